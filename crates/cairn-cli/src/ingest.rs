@@ -1,0 +1,128 @@
+//! `cairn ingest`: reads a file in one of the supported shapes and ingests it.
+use anyhow::{bail, Context, Result};
+use cairn::formats::{load_locomo, load_longmemeval, read_sessions_jsonl};
+use cairn::{IngestReport, Memory, SessionInput};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct IngestArgs {
+    /// The file to ingest (`.json`, `.json.gz` or `.jsonl`).
+    pub file: PathBuf,
+    /// Target space. For LongMemEval and LoCoMo files, a prefix: each question or
+    /// conversation gets its own space `<prefix><id>`.
+    #[arg(long)]
+    pub space: String,
+    /// jsonl (one session per line), longmemeval, locomo, or auto (from the content).
+    #[arg(long, default_value = "auto")]
+    pub format: String,
+    /// Only the first N questions / conversations (LongMemEval, LoCoMo).
+    #[arg(long)]
+    pub limit: Option<usize>,
+}
+
+fn detect(path: &Path) -> Result<&'static str> {
+    let name = path.to_string_lossy();
+    if name.ends_with(".jsonl") {
+        return Ok("jsonl");
+    }
+    let mut head = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(cairn::formats::open_reader(path)?, 4096), &mut head)
+        .with_context(|| format!("reading {}", path.display()))?;
+    let text = String::from_utf8_lossy(&head);
+    if text.contains("\"haystack_sessions\"") || text.contains("\"question_id\"") {
+        Ok("longmemeval")
+    } else if text.contains("\"sample_id\"") || text.contains("\"conversation\"") {
+        Ok("locomo")
+    } else {
+        bail!("cannot tell the format of {}: pass --format jsonl|longmemeval|locomo", path.display())
+    }
+}
+
+fn bar(len: usize, what: &str) -> ProgressBar {
+    let pb = ProgressBar::new(len as u64);
+    pb.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg} (eta {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    pb.set_prefix(what.to_string());
+    pb
+}
+
+fn add(total: &mut IngestReport, r: &IngestReport) {
+    total.sessions += r.sessions;
+    total.unchanged += r.unchanged;
+    total.messages_added += r.messages_added;
+    total.units += r.units;
+    total.vectors_computed += r.vectors_computed;
+    total.vectors_cached += r.vectors_cached;
+}
+
+/// Ingests `groups` (space, sessions) with a progress bar; returns the summed report.
+fn ingest_groups(memory: &Memory, groups: Vec<(String, Vec<SessionInput>)>, what: &str) -> Result<IngestReport> {
+    let pb = bar(groups.len(), what);
+    let mut total = IngestReport::default();
+    for (space, sessions) in groups {
+        pb.set_message(space.clone());
+        let r = memory
+            .ingest_sessions(&space, sessions)
+            .with_context(|| format!("ingesting into space {space:?}"))?;
+        add(&mut total, &r);
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    Ok(total)
+}
+
+pub fn run(memory: &Memory, args: &IngestArgs, json: bool) -> Result<()> {
+    let format = match args.format.as_str() {
+        "auto" => detect(&args.file)?,
+        "jsonl" => "jsonl",
+        "longmemeval" => "longmemeval",
+        "locomo" => "locomo",
+        other => bail!("unknown --format {other:?} (jsonl, longmemeval, locomo, auto)"),
+    };
+    let limit = args.limit.unwrap_or(usize::MAX);
+    let start = Instant::now();
+    let groups: Vec<(String, Vec<SessionInput>)> = match format {
+        "jsonl" => vec![(args.space.clone(), read_sessions_jsonl(&args.file)?)],
+        "longmemeval" => load_longmemeval(&args.file)?
+            .into_iter()
+            .take(limit)
+            .map(|q| Ok((format!("{}{}", args.space, q.question_id), q.sessions()?.sessions)))
+            .collect::<Result<_>>()?,
+        _ => load_locomo(&args.file)?
+            .into_iter()
+            .take(limit)
+            .map(|s| Ok((format!("{}{}", args.space, s.sample_id), s.sessions_input()?.sessions)))
+            .collect::<Result<_>>()?,
+    };
+    let spaces: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
+    let report = ingest_groups(memory, groups, "ingest")?;
+    memory.flush()?;
+    let secs = start.elapsed().as_secs_f64();
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "spaces": spaces, "report": report, "seconds": secs,
+                "turns_per_second": report.messages_added as f64 / secs.max(1e-9),
+            }))?
+        );
+    } else {
+        println!(
+            "ingested {} sessions ({} messages, {} units) into {} space(s) in {:.1}s: {:.0} turns/s; vectors computed {}, from cache {}",
+            report.sessions,
+            report.messages_added,
+            report.units,
+            spaces.len(),
+            secs,
+            report.messages_added as f64 / secs.max(1e-9),
+            report.vectors_computed,
+            report.vectors_cached
+        );
+    }
+    Ok(())
+}

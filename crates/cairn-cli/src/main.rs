@@ -1,0 +1,225 @@
+//! The `cairn` command: a thin layer of argument parsing, configuration and output over
+//! the `cairn` library and the `cairn-bench` harness. It holds no logic of its own.
+
+mod config;
+mod ingest;
+
+use anyhow::{bail, Context, Result};
+use cairn::{Format, Memory, RecallOptions, UnitKind};
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "cairn", version, about = "Long-term memory for AI agents")]
+struct Cli {
+    /// Data directory of the memory store.
+    #[arg(long, global = true, env = "CAIRN_DIR", default_value = "cairn-data")]
+    dir: PathBuf,
+    /// Configuration file (TOML). Defaults to `cairn.toml` in the data directory, if any.
+    #[arg(long, global = true, env = "CAIRN_CONFIG")]
+    config: Option<PathBuf>,
+    /// Local directory of the embedding model (overrides the configuration).
+    #[arg(long, global = true, env = "CAIRN_MODEL_DIR")]
+    model_dir: Option<PathBuf>,
+    /// Embedding cache file (overrides the configuration).
+    #[arg(long, global = true)]
+    embedding_cache: Option<PathBuf>,
+    /// Print machine-readable JSON.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Ingest sessions: a JSONL of sessions, a LongMemEval file or a LoCoMo file.
+    Ingest(ingest::IngestArgs),
+    /// Recall evidence for a query.
+    Recall {
+        #[arg(long)]
+        space: String,
+        query: String,
+        #[arg(long, default_value_t = 3)]
+        top_k: usize,
+        #[arg(long, default_value_t = 600)]
+        token_budget: usize,
+        #[arg(long, default_value = "synthesized")]
+        format: String,
+        /// Recall as of this date (units after it are invisible).
+        #[arg(long)]
+        as_of: Option<String>,
+        #[arg(long = "session")]
+        sessions: Vec<String>,
+        #[arg(long = "speaker")]
+        speakers: Vec<String>,
+        #[arg(long = "group")]
+        groups: Vec<String>,
+        #[arg(long = "kind")]
+        kinds: Vec<String>,
+    },
+    /// Forget a session, one message, or a whole space.
+    Forget {
+        #[arg(long)]
+        space: String,
+        #[arg(long)]
+        session: Option<String>,
+        #[arg(long, requires = "session")]
+        message: Option<String>,
+        /// Forget the whole space.
+        #[arg(long, conflicts_with = "session")]
+        all: bool,
+    },
+    /// Export a space as JSONL (exactly what was ingested).
+    Export {
+        #[arg(long)]
+        space: String,
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Import an export.
+    Import { file: PathBuf },
+    /// Counts per space.
+    Stats {
+        #[arg(long)]
+        space: Option<String>,
+    },
+    /// List spaces.
+    Spaces,
+    /// Verify derived state against the verbatim record; --rebuild recomputes it all.
+    Check {
+        #[arg(long)]
+        rebuild: bool,
+    },
+    /// Benchmarks (LongMemEval, LoCoMo) and their reports.
+    #[command(subcommand)]
+    Bench(cairn_bench::BenchCommand),
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    if let Err(e) = run(Cli::parse()) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn open(cli: &Cli) -> Result<Memory> {
+    let cfg = config::load(cli.config.as_deref(), &cli.dir, cli.model_dir.clone(), cli.embedding_cache.clone())?;
+    Memory::open_with(&cli.dir, cfg).with_context(|| format!("opening {}", cli.dir.display()))
+}
+
+fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match &cli.command {
+        Command::Bench(cmd) => cairn_bench::run(cmd.clone()),
+        Command::Ingest(args) => ingest::run(&open(&cli)?, args, cli.json),
+        Command::Recall { space, query, top_k, token_budget, format, as_of, sessions, speakers, groups, kinds } => {
+            let options = RecallOptions {
+                top_k: *top_k,
+                token_budget: *token_budget,
+                format: format.parse::<Format>()?,
+                as_of: as_of.as_deref().map(cairn::parse_timestamp).transpose()?,
+                sessions: (!sessions.is_empty()).then(|| sessions.clone()),
+                speakers: (!speakers.is_empty()).then(|| speakers.clone()),
+                groups: (!groups.is_empty()).then(|| groups.clone()),
+                kinds: if kinds.is_empty() {
+                    None
+                } else {
+                    Some(
+                        kinds
+                            .iter()
+                            .map(|k| UnitKind::parse(k).with_context(|| format!("unknown kind {k:?}")))
+                            .collect::<Result<_>>()?,
+                    )
+                },
+            };
+            let recall = open(&cli)?.recall(space, query, &options)?;
+            if cli.json {
+                return print_json(&recall);
+            }
+            for (i, h) in recall.hits.iter().enumerate() {
+                println!(
+                    "{:>2}. {:.4}  {}  session={} turns={} {}",
+                    i + 1,
+                    h.score,
+                    h.unit_id,
+                    h.session_id.as_deref().unwrap_or("-"),
+                    h.turn_ids.join(","),
+                    h.occurred_at.map(|t| t.format("%Y-%m-%d").to_string()).unwrap_or_default()
+                );
+            }
+            println!("\n--- context ({} tokens, {} hits cut, {:.1} ms) ---", recall.context_tokens, recall.hits_cut, recall.timings.total_ms);
+            println!("{}", recall.context);
+            Ok(())
+        }
+        Command::Forget { space, session, message, all } => {
+            let m = open(&cli)?;
+            let removed = match (session, message, all) {
+                (_, _, true) => usize::from(m.forget_space(space)?),
+                (Some(s), Some(msg), _) => m.forget_message(space, s, msg)?,
+                (Some(s), None, _) => m.forget_session(space, s)?,
+                (None, _, false) => bail!("say what to forget: --session ID [--message ID], or --all"),
+            };
+            if cli.json {
+                return print_json(&serde_json::json!({ "removed": removed }));
+            }
+            println!("forgotten ({removed} removed)");
+            Ok(())
+        }
+        Command::Export { space, output } => {
+            let m = open(&cli)?;
+            let n = match output {
+                Some(p) => {
+                    let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+                    let mut w = std::io::BufWriter::new(f);
+                    let n = m.export(space, &mut w)?;
+                    w.flush()?;
+                    n
+                }
+                None => m.export(space, std::io::stdout().lock())?,
+            };
+            eprintln!("exported {n} sessions");
+            Ok(())
+        }
+        Command::Import { file } => {
+            let f = std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
+            let report = open(&cli)?.import(std::io::BufReader::new(f))?;
+            print_json(&report)
+        }
+        Command::Stats { space } => {
+            let m = open(&cli)?;
+            let spaces = match space {
+                Some(s) => vec![s.clone()],
+                None => m.spaces()?.into_iter().map(|s| s.to_string()).collect(),
+            };
+            let stats = spaces.iter().map(|s| m.stats(s)).collect::<Result<Vec<_>, _>>()?;
+            if cli.json {
+                return print_json(&stats);
+            }
+            for s in stats {
+                let kinds: Vec<String> = s.units_by_kind.iter().map(|(k, n)| format!("{k}={n}")).collect();
+                println!("{}: {} sessions, {} messages, {} units ({})", s.space, s.sessions, s.messages, s.units, kinds.join(" "));
+            }
+            Ok(())
+        }
+        Command::Spaces => {
+            for s in open(&cli)?.spaces()? {
+                println!("{s}");
+            }
+            Ok(())
+        }
+        Command::Check { rebuild } => print_json(&open(&cli)?.check(*rebuild)?),
+    }
+}

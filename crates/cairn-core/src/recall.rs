@@ -1,0 +1,132 @@
+//! Recall options and results.
+use crate::{InputError, Timestamp, UnitKind};
+use serde::{Deserialize, Serialize};
+
+/// How the packed context is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Verbatim excerpts in chronological order, each prefixed with its date and speaker.
+    Raw,
+    /// Compact, deduplicated, newest first; built without an LLM.
+    #[default]
+    Synthesized,
+}
+
+impl std::str::FromStr for Format {
+    type Err = InputError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "raw" => Ok(Format::Raw),
+            "synthesized" => Ok(Format::Synthesized),
+            other => Err(InputError::new(
+                "format",
+                format!("unknown format {other:?} (expected raw or synthesized)"),
+            )),
+        }
+    }
+}
+
+/// Largest `top_k` accepted.
+pub const MAX_TOP_K: usize = 1000;
+/// Largest `token_budget` accepted.
+pub const MAX_TOKEN_BUDGET: usize = 1_000_000;
+
+/// Options of one recall. `Default` gives the engine's stock settings
+/// (`top_k=3, token_budget=600, format=synthesized`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RecallOptions {
+    pub top_k: usize,
+    pub token_budget: usize,
+    pub format: Format,
+    /// Recall as of this time: units that occurred later are invisible, and relative time
+    /// expressions in the query resolve against it. `None` means now.
+    pub as_of: Option<Timestamp>,
+    /// Only units from these sessions.
+    pub sessions: Option<Vec<String>>,
+    /// Only units with at least one of these speakers.
+    pub speakers: Option<Vec<String>>,
+    /// Only units from these groups.
+    pub groups: Option<Vec<String>>,
+    /// Only units of these kinds.
+    pub kinds: Option<Vec<UnitKind>>,
+}
+
+impl Default for RecallOptions {
+    fn default() -> Self {
+        Self {
+            top_k: 3,
+            token_budget: 600,
+            format: Format::Synthesized,
+            as_of: None,
+            sessions: None,
+            speakers: None,
+            groups: None,
+            kinds: None,
+        }
+    }
+}
+
+impl RecallOptions {
+    pub fn validate(&self) -> Result<(), InputError> {
+        if self.top_k == 0 || self.top_k > MAX_TOP_K {
+            return Err(InputError::new(
+                "recall options",
+                format!("`top_k` must be 1..={MAX_TOP_K}, got {}", self.top_k),
+            ));
+        }
+        if self.token_budget == 0 || self.token_budget > MAX_TOKEN_BUDGET {
+            return Err(InputError::new(
+                "recall options",
+                format!(
+                    "`token_budget` must be 1..={MAX_TOKEN_BUDGET}, got {}",
+                    self.token_budget
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One ranked piece of evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hit {
+    pub unit_id: String,
+    pub kind: UnitKind,
+    pub text: String,
+    pub score: f32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The messages (turns) this hit covers.
+    pub turn_ids: Vec<String>,
+    pub speakers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occurred_at: Option<Timestamp>,
+}
+
+/// Where recall spent its time, in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    pub embed_ms: f64,
+    pub lexical_ms: f64,
+    pub dense_ms: f64,
+    pub rank_ms: f64,
+    pub pack_ms: f64,
+    pub total_ms: f64,
+}
+
+/// The answer to a recall.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recall {
+    pub hits: Vec<Hit>,
+    /// The evidence written out within `token_budget`.
+    pub context: String,
+    /// Tokens in `context`, counted with the embedding model's tokenizer.
+    pub context_tokens: usize,
+    /// Hits that are in `hits` but did not fit (wholly) into the context.
+    pub hits_cut: usize,
+    /// The unit ids whose text (whole or trimmed) is in `context`.
+    pub context_unit_ids: Vec<String>,
+    pub timings: Timings,
+}

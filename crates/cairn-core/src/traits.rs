@@ -1,0 +1,135 @@
+//! The seams of the architecture: what a storage backend and an embedder must provide.
+//! The engine is written against these traits only, so the embedded store and a server
+//! backend (PostgreSQL) are interchangeable.
+use crate::{SessionRecord, SpaceId, Unit, UnitKind};
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// Errors of storage backends (records, text index, vector index, embedding cache).
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("space {0:?} does not exist")]
+    NoSuchSpace(String),
+    #[error("{0} not found")]
+    NotFound(String),
+    #[error("session {session:?} in space {space:?} already holds different messages; ingest only appends to a session (forget it first to replace it)")]
+    Conflict { space: String, session: String },
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    #[error("storage backend: {0}")]
+    Backend(String),
+}
+
+/// Errors of embedding backends.
+#[derive(Debug, Error)]
+#[error("embedder: {0}")]
+pub struct EmbedError(pub String);
+
+/// Counts of one space.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SpaceStats {
+    pub space: String,
+    pub sessions: usize,
+    pub messages: usize,
+    pub units: usize,
+    pub units_by_kind: BTreeMap<String, usize>,
+}
+
+/// Ground state (sources) and derived units. A write of a session and its units is one
+/// transaction: acknowledged means durable.
+///
+/// Every unit write gets a sequence number, increasing across the whole store. Derived
+/// indexes remember the highest sequence they absorbed (their watermark), so whatever a
+/// crash left unindexed is found with [`RecordStore::units_since`] and healed on open.
+pub trait RecordStore: Send + Sync {
+    /// Creates the space if needed; true if it was created.
+    fn create_space(&self, space: &SpaceId) -> Result<bool, StoreError>;
+    fn space_exists(&self, space: &SpaceId) -> Result<bool, StoreError>;
+    fn list_spaces(&self) -> Result<Vec<SpaceId>, StoreError>;
+    /// Deletes the space with every source and unit in it; false if it did not exist.
+    fn drop_space(&self, space: &SpaceId) -> Result<bool, StoreError>;
+    fn get_session(&self, space: &SpaceId, id: &str) -> Result<Option<SessionRecord>, StoreError>;
+    /// Stores the session record and replaces its derived units, atomically. Returns the
+    /// sequence number of the last unit written.
+    fn put_session(&self, record: &SessionRecord, units: &[Unit]) -> Result<u64, StoreError>;
+    /// Deletes a session and its units; returns the deleted unit ids (empty if absent).
+    fn delete_session(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError>;
+    /// All sessions of a space in ingest order.
+    fn sessions(&self, space: &SpaceId) -> Result<Vec<SessionRecord>, StoreError>;
+    /// Units by id, in the order asked; unknown ids are skipped.
+    fn units(&self, space: &SpaceId, ids: &[String]) -> Result<Vec<Unit>, StoreError>;
+    fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, StoreError>;
+    /// Units written after sequence `seq`, with their sequence numbers, oldest first.
+    fn units_since(&self, seq: u64) -> Result<Vec<(u64, Unit)>, StoreError>;
+    /// Every unit of a space (rebuilds).
+    fn space_units(&self, space: &SpaceId) -> Result<Vec<Unit>, StoreError>;
+    fn last_seq(&self) -> Result<u64, StoreError>;
+    fn stats(&self, space: &SpaceId) -> Result<SpaceStats, StoreError>;
+}
+
+/// What to look for in the lexical index. Every query names its space: there is no way
+/// to search across spaces.
+#[derive(Debug, Clone)]
+pub struct TextQuery<'a> {
+    pub space: &'a SpaceId,
+    pub text: &'a str,
+    pub kinds: Option<&'a [UnitKind]>,
+    pub sessions: Option<&'a [String]>,
+    pub limit: usize,
+}
+
+/// Lexical (BM25) index over units.
+pub trait TextIndex: Send + Sync {
+    /// Adds or replaces units. Visible to search after [`TextIndex::commit`].
+    fn upsert(&self, units: &[Unit]) -> Result<(), StoreError>;
+    fn remove(&self, space: &SpaceId, unit_ids: &[String]) -> Result<(), StoreError>;
+    fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError>;
+    /// Makes pending changes durable and searchable, recording `watermark` (the highest
+    /// unit sequence number absorbed).
+    fn commit(&self, watermark: u64) -> Result<(), StoreError>;
+    /// True if there are changes not yet committed.
+    fn has_pending(&self) -> bool;
+    fn watermark(&self) -> Result<u64, StoreError>;
+    /// Unit ids with BM25 scores, best first.
+    fn search(&self, query: &TextQuery<'_>) -> Result<Vec<(String, f32)>, StoreError>;
+}
+
+/// Dense vectors of units, searched by cosine similarity (vectors are unit length).
+pub trait VectorIndex: Send + Sync {
+    /// Adds or replaces vectors, durably, and records `watermark`.
+    fn upsert(
+        &self,
+        space: &SpaceId,
+        items: &[(String, Vec<f32>)],
+        watermark: u64,
+    ) -> Result<(), StoreError>;
+    fn remove(&self, space: &SpaceId, unit_ids: &[String]) -> Result<(), StoreError>;
+    fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError>;
+    fn watermark(&self) -> Result<u64, StoreError>;
+    /// Unit ids with cosine similarity, best first.
+    fn search(
+        &self,
+        space: &SpaceId,
+        query: &[f32],
+        limit: usize,
+    ) -> Result<Vec<(String, f32)>, StoreError>;
+    fn len(&self, space: &SpaceId) -> Result<usize, StoreError>;
+}
+
+/// Persistent cache of embeddings keyed by (model id, hash of the normalized text), shared
+/// by all spaces, so the same text is never embedded twice.
+pub trait EmbeddingCache: Send + Sync {
+    fn get(&self, model: &str, keys: &[[u8; 32]]) -> Result<Vec<Option<Vec<f32>>>, StoreError>;
+    fn put(&self, model: &str, items: &[([u8; 32], Vec<f32>)]) -> Result<(), StoreError>;
+}
+
+/// A sentence-embedding model.
+pub trait Embedder: Send + Sync {
+    /// Identifies the model and its settings; part of the embedding cache key.
+    fn model_id(&self) -> &str;
+    fn dim(&self) -> usize;
+    /// Unit-length vectors, one per text, in order.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// Tokens of `text` under the model's tokenizer (used for token budgets).
+    fn count_tokens(&self, text: &str) -> usize;
+}

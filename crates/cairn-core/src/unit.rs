@@ -1,0 +1,102 @@
+//! Memory units: what recall ranks and returns. Derived state: each unit is computed from
+//! sources, cites them, and can be rebuilt from them.
+use crate::{SpaceId, Timestamp};
+use serde::{Deserialize, Serialize};
+
+/// The kinds of memory unit. Only `Turn` and `Round` are derived today; the others are
+/// reserved so that stores, indexes and wire formats already carry them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitKind {
+    /// One message.
+    Turn,
+    /// A user turn with the reply to it (or, in multi-party chats, a turn with its answer).
+    Round,
+    /// A coherent stretch of one conversation.
+    Episode,
+    /// A window of an agent trajectory.
+    Slice,
+    /// A state change (in a trajectory or in a fact's value).
+    Event,
+    /// A procedure or gotcha note.
+    Note,
+    /// A versioned statement with a subject.
+    Fact,
+    /// What is known about a speaker.
+    Profile,
+}
+
+impl UnitKind {
+    pub const ALL: [UnitKind; 8] = [
+        UnitKind::Turn,
+        UnitKind::Round,
+        UnitKind::Episode,
+        UnitKind::Slice,
+        UnitKind::Event,
+        UnitKind::Note,
+        UnitKind::Fact,
+        UnitKind::Profile,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnitKind::Turn => "turn",
+            UnitKind::Round => "round",
+            UnitKind::Episode => "episode",
+            UnitKind::Slice => "slice",
+            UnitKind::Event => "event",
+            UnitKind::Note => "note",
+            UnitKind::Fact => "fact",
+            UnitKind::Profile => "profile",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// Where a unit comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Provenance {
+    /// The session the unit was derived from, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The messages it covers, in conversation order.
+    #[serde(default)]
+    pub message_ids: Vec<String>,
+    /// Position of the first covered message in its session (orders units chronologically
+    /// inside a session).
+    #[serde(default)]
+    pub first_position: u32,
+    #[serde(default)]
+    pub speakers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+/// One memory unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unit {
+    /// Deterministic from the source position (e.g. `round:s1:4`), so deriving twice
+    /// gives the same ids and derivation is idempotent.
+    pub id: String,
+    pub space: SpaceId,
+    pub kind: UnitKind,
+    /// The text shown to a reader (verbatim excerpt of the sources).
+    pub text: String,
+    /// The lexical key: the part of the text that says what the unit is about (for a
+    /// round, the user's words). Indexed with a higher weight than `text`.
+    pub key: String,
+    /// What gets a dense vector; `None` means this unit is served by lexical search only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embed_text: Option<String>,
+    pub provenance: Provenance,
+    /// The unit that contains this one (a turn's round). Recall shows the container and
+    /// credits it with the part's evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part_of: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occurred_at: Option<Timestamp>,
+    pub recorded_at: Timestamp,
+}

@@ -1,0 +1,84 @@
+//! Embedding throughput of the default model on this machine.
+//!
+//! ```text
+//! cargo run --release -p cairn-embed --example throughput [-- SENTENCES [BATCH_SIZE]]
+//! ```
+//!
+//! Embeds SENTENCES (default 500) synthetic sentences of about 50 tokens each, in
+//! batches of BATCH_SIZE (default 32), and prints sentences per second. The thread count
+//! of candle's matrix multiplication follows `RAYON_NUM_THREADS` (default: all cores).
+use cairn_core::Embedder;
+use cairn_embed::{BertEmbedder, EmbedConfig};
+use std::time::Instant;
+
+const WORDS: &[&str] = &[
+    "the", "agent", "remembered", "that", "user", "prefers", "dark", "roast", "coffee",
+    "meeting", "moved", "to", "thursday", "afternoon", "because", "of", "travel", "plans",
+    "project", "deadline", "is", "next", "week", "and", "budget", "was", "approved", "by",
+    "finance", "team", "yesterday", "she", "asked", "about", "vegetarian", "restaurants",
+    "near", "office", "in", "berlin", "he", "mentioned", "his", "daughter", "starts",
+    "school", "september", "database", "migration", "failed", "twice", "during", "night",
+    "we", "should", "schedule", "a", "review", "before", "release", "allergic", "peanuts",
+    "flight", "lands", "at", "seven", "thirty", "conference", "keynote", "slides", "need",
+    "updates", "from", "marketing",
+];
+
+/// Deterministic pseudo-random sentences of `words` words.
+fn sentences(n: usize, words: usize) -> Vec<String> {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..n)
+        .map(|_| {
+            let mut s = Vec::with_capacity(words);
+            for _ in 0..words {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                s.push(WORDS[(state >> 33) as usize % WORDS.len()]);
+            }
+            let mut sentence = s.join(" ");
+            sentence.push('.');
+            sentence
+        })
+        .collect()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let n: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(500);
+    let batch_size: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(32);
+    let config = EmbedConfig {
+        batch_size,
+        ..EmbedConfig::default()
+    };
+    let started = Instant::now();
+    let embedder = BertEmbedder::load(&config)?;
+    println!(
+        "loaded {} from {} in {:.2?}",
+        embedder.model_id(),
+        embedder.model_dir().display(),
+        started.elapsed()
+    );
+
+    let texts = sentences(n, 44);
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let tokens: usize = refs.iter().map(|t| embedder.count_tokens(t)).sum();
+    println!(
+        "{n} sentences, {:.1} tokens each on average (without special tokens), batch size {batch_size}, rayon threads {}",
+        tokens as f64 / n as f64,
+        std::env::var("RAYON_NUM_THREADS").unwrap_or_else(|_| "default".into())
+    );
+
+    // Warm up (first-touch allocations, page faults on the weights).
+    embedder.embed(&refs[..refs.len().min(batch_size)])?;
+
+    let started = Instant::now();
+    let vectors = embedder.embed(&refs)?;
+    let elapsed = started.elapsed();
+    assert_eq!(vectors.len(), n);
+    println!(
+        "embedded {n} sentences in {:.2?}: {:.1} sentences/s",
+        elapsed,
+        n as f64 / elapsed.as_secs_f64()
+    );
+    Ok(())
+}

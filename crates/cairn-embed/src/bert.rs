@@ -1,0 +1,385 @@
+//! Sentence embeddings with a BERT model (sentence-transformers layout) on the CPU, with
+//! candle: mean pooling over the attention mask, then L2 normalisation, exactly like
+//! sentence-transformers' `all-MiniLM-L6-v2` pipeline (Transformer, Pooling(mean),
+//! Normalize).
+use crate::error::EmbedLoadError;
+use crate::resolve::{resolve_model_dir, ModelEnv};
+use cairn_core::{EmbedError, Embedder};
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config as BertConfig};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
+
+/// The default model: a hub id.
+pub const DEFAULT_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
+/// Default truncation length in tokens, special tokens included (sentence-transformers'
+/// `max_seq_length` of the default model).
+pub const DEFAULT_MAX_TOKENS: usize = 256;
+/// Default number of texts run through the model at once.
+pub const DEFAULT_BATCH_SIZE: usize = 32;
+
+/// Settings of a [`BertEmbedder`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbedConfig {
+    /// Hub id of the model, e.g. `sentence-transformers/all-MiniLM-L6-v2`. Names the
+    /// model in [`Embedder::model_id`] and locates it in the model caches.
+    pub model: String,
+    /// A local model directory to use instead of looking in the caches. It must hold
+    /// the model named by `model` (the id is not checked against the files).
+    pub model_dir: Option<PathBuf>,
+    /// Texts are truncated to this many tokens, special tokens included. At most the
+    /// model's `max_position_embeddings`.
+    pub max_tokens: usize,
+    /// Texts per forward pass. Texts are sorted by length before batching, so padding
+    /// waste stays small even with large batches.
+    pub batch_size: usize,
+}
+
+impl Default for EmbedConfig {
+    fn default() -> Self {
+        Self {
+            model: DEFAULT_MODEL.to_string(),
+            model_dir: None,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            batch_size: DEFAULT_BATCH_SIZE,
+        }
+    }
+}
+
+/// A BERT sentence embedder running on the CPU.
+///
+/// `embed` tokenizes every text (truncated to `max_tokens`), sorts the texts by token
+/// length, runs them in batches of `batch_size` padded to the longest text of the batch,
+/// mean-pools the last hidden states over the attention mask, L2-normalises, and returns
+/// the vectors in the caller's order.
+///
+/// candle's CPU matrix multiplication already uses every core (through rayon; the
+/// thread count follows `RAYON_NUM_THREADS`, default all cores), so batches run one
+/// after another.
+pub struct BertEmbedder {
+    model: BertModel,
+    /// Truncating to `max_tokens`, no padding (padding is done per batch here).
+    tokenizer: Tokenizer,
+    /// No truncation, no padding: for [`Embedder::count_tokens`].
+    counter: Tokenizer,
+    device: Device,
+    model_id: String,
+    dim: usize,
+    max_tokens: usize,
+    batch_size: usize,
+    pad_id: u32,
+    dir: PathBuf,
+}
+
+impl std::fmt::Debug for BertEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BertEmbedder")
+            .field("model_id", &self.model_id)
+            .field("dir", &self.dir)
+            .field("dim", &self.dim)
+            .field("max_tokens", &self.max_tokens)
+            .field("batch_size", &self.batch_size)
+            .finish_non_exhaustive()
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, EmbedLoadError> {
+    std::fs::read(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => EmbedLoadError::MissingFile {
+            path: path.to_path_buf(),
+        },
+        _ => EmbedLoadError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+    })
+}
+
+impl BertEmbedder {
+    /// Resolves the model named by `config.model` (see [`crate::resolve`]; the process
+    /// environment is read) and loads it.
+    pub fn load(config: &EmbedConfig) -> Result<Self, EmbedLoadError> {
+        let resolved = resolve_model_dir(
+            &config.model,
+            config.model_dir.as_deref(),
+            &ModelEnv::from_process(),
+        )?;
+        tracing::debug!(dir = %resolved.dir.display(), source = ?resolved.source, "embedding model resolved");
+        Self::from_dir(&resolved.dir, config)
+    }
+
+    /// Loads the model in `dir` (config.json, tokenizer.json, model.safetensors);
+    /// `config.model_dir` is ignored, `config.model` only names the model.
+    pub fn from_dir(dir: &Path, config: &EmbedConfig) -> Result<Self, EmbedLoadError> {
+        let started = Instant::now();
+        if config.batch_size == 0 {
+            return Err(EmbedLoadError::InvalidSettings(
+                "batch_size must be at least 1".into(),
+            ));
+        }
+        if config.max_tokens < 2 {
+            return Err(EmbedLoadError::InvalidSettings(
+                "max_tokens must be at least 2 (room for the special tokens)".into(),
+            ));
+        }
+        if config.model.trim().is_empty() {
+            return Err(EmbedLoadError::InvalidSettings(
+                "model must name the model (a hub id)".into(),
+            ));
+        }
+
+        // config.json
+        let config_path = dir.join("config.json");
+        let bert_config: BertConfig = serde_json::from_slice(&read(&config_path)?).map_err(|e| {
+            EmbedLoadError::BadConfig {
+                path: config_path.clone(),
+                reason: e.to_string(),
+            }
+        })?;
+        let bad_config = |reason: String| EmbedLoadError::BadConfig {
+            path: config_path.clone(),
+            reason,
+        };
+        if let Some(kind) = &bert_config.model_type {
+            if kind != "bert" {
+                return Err(bad_config(format!(
+                    "model_type is {kind:?}; only \"bert\" models are supported"
+                )));
+            }
+        }
+        if bert_config.hidden_size == 0
+            || bert_config.num_attention_heads == 0
+            || bert_config.hidden_size % bert_config.num_attention_heads != 0
+        {
+            return Err(bad_config(format!(
+                "hidden_size {} is not a positive multiple of num_attention_heads {}",
+                bert_config.hidden_size, bert_config.num_attention_heads
+            )));
+        }
+        if config.max_tokens > bert_config.max_position_embeddings {
+            return Err(EmbedLoadError::InvalidSettings(format!(
+                "max_tokens {} exceeds the model's max_position_embeddings {}",
+                config.max_tokens, bert_config.max_position_embeddings
+            )));
+        }
+        let pad_id = u32::try_from(bert_config.pad_token_id)
+            .map_err(|_| bad_config("pad_token_id out of range".into()))?;
+
+        // tokenizer.json
+        let tokenizer_path = dir.join("tokenizer.json");
+        let tokenizer_bytes = read(&tokenizer_path)?;
+        let bad_tokenizer = |reason: String| EmbedLoadError::Tokenizer {
+            path: tokenizer_path.clone(),
+            reason,
+        };
+        let mut counter =
+            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| bad_tokenizer(e.to_string()))?;
+        // tokenizer.json files often carry their own truncation and fixed padding (the
+        // default model's says 128 tokens, fixed): override both.
+        counter.with_padding(None);
+        counter
+            .with_truncation(None)
+            .map_err(|e| bad_tokenizer(e.to_string()))?;
+        let mut tokenizer = counter.clone();
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: config.max_tokens,
+                strategy: TruncationStrategy::LongestFirst,
+                stride: 0,
+                direction: TruncationDirection::Right,
+            }))
+            .map_err(|e| bad_tokenizer(e.to_string()))?;
+        let vocab = tokenizer.get_vocab_size(true);
+        if vocab > bert_config.vocab_size {
+            return Err(bad_tokenizer(format!(
+                "tokenizer has {vocab} tokens but the model's vocab_size is {}",
+                bert_config.vocab_size
+            )));
+        }
+
+        // model.safetensors
+        let weights_path = dir.join("model.safetensors");
+        let weights = read(&weights_path)?;
+        let bad_weights = |reason: String| EmbedLoadError::Weights {
+            path: weights_path.clone(),
+            reason,
+        };
+        let device = Device::Cpu;
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
+            .map_err(|e| bad_weights(e.to_string()))?;
+        // Exported sentence-transformers models name the weights `embeddings.…`;
+        // checkpoints of BertFor* heads prefix them with `bert.`. Pick explicitly rather
+        // than relying on candle's model_type fallback (config.json may lack it).
+        let probe = "embeddings.word_embeddings.weight";
+        let vb = if vb.contains_tensor(probe) {
+            vb
+        } else if vb.contains_tensor(&format!("bert.{probe}")) {
+            vb.pp("bert")
+        } else {
+            return Err(bad_weights(format!(
+                "no {probe} or bert.{probe} tensor; not a BERT model"
+            )));
+        };
+        let model = BertModel::load(vb, &bert_config).map_err(|e| bad_weights(e.to_string()))?;
+
+        let model_id = format!("{}@max{}", config.model, config.max_tokens);
+        tracing::info!(
+            model = %model_id,
+            dir = %dir.display(),
+            dim = bert_config.hidden_size,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "embedding model loaded"
+        );
+        Ok(Self {
+            model,
+            tokenizer,
+            counter,
+            device,
+            model_id,
+            dim: bert_config.hidden_size,
+            max_tokens: config.max_tokens,
+            batch_size: config.batch_size,
+            pad_id,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// The directory the model was loaded from.
+    pub fn model_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn max_tokens(&self) -> usize {
+        self.max_tokens
+    }
+
+    pub fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+
+    /// Token ids of `texts` as the model sees them: special tokens added, truncated to
+    /// `max_tokens`.
+    fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, EmbedError> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError(format!("tokenizing: {e}")))?;
+        Ok(encodings
+            .into_iter()
+            .map(|e| e.get_ids().to_vec())
+            .collect())
+    }
+
+    /// Runs one batch (token ids, any lengths) through the model; unit vectors in the
+    /// batch's order.
+    fn run_batch(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, candle_core::Error> {
+        let rows = batch.len();
+        let width = batch.iter().map(|ids| ids.len()).max().unwrap_or(0).max(1);
+        let mut input = Vec::with_capacity(rows * width);
+        let mut mask = Vec::with_capacity(rows * width);
+        for ids in batch {
+            let pad = width - ids.len();
+            input.extend_from_slice(ids);
+            input.extend(std::iter::repeat_n(self.pad_id, pad));
+            mask.extend(std::iter::repeat_n(1u32, ids.len()));
+            mask.extend(std::iter::repeat_n(0u32, pad));
+        }
+        let input_ids = Tensor::from_vec(input, (rows, width), &self.device)?;
+        let token_type_ids = input_ids.zeros_like()?;
+        let mask = Tensor::from_vec(mask, (rows, width), &self.device)?;
+        // (rows, width, dim)
+        let hidden = self.model.forward(&input_ids, &token_type_ids, Some(&mask))?;
+        // Mean over the real tokens (sentence-transformers clamps the count at 1e-9).
+        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+        let counts = mask.sum(1)?.clamp(1e-9f32, f32::MAX)?;
+        let mean = summed.broadcast_div(&counts)?;
+        // L2 normalisation (torch.nn.functional.normalize clamps the norm at 1e-12).
+        let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12f32, f32::MAX)?;
+        mean.broadcast_div(&norms)?.to_vec2::<f32>()
+    }
+}
+
+impl Embedder for BertEmbedder {
+    fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = self.encode(texts)?;
+        // Sort by length (stable, so equal lengths keep their order) and batch the
+        // sorted run, so each batch pads to nearly its own length.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| ids[i].len());
+        let chunks: Vec<&[usize]> = order.chunks(self.batch_size).collect();
+        let workers: usize = std::env::var("CAIRN_EMBED_WORKERS").ok().and_then(|v| v.parse().ok()).unwrap_or(1).clamp(1, chunks.len());
+        let run = |chunk: &[usize]| -> Result<Vec<Vec<f32>>, EmbedError> {
+            let batch: Vec<&[u32]> = chunk.iter().map(|&i| ids[i].as_slice()).collect();
+            let vectors = self
+                .run_batch(&batch)
+                .map_err(|e| EmbedError(format!("model {}: {e}", self.model_id)))?;
+            if vectors.len() != chunk.len() {
+                return Err(EmbedError(format!(
+                    "model {} returned {} vectors for {} texts",
+                    self.model_id,
+                    vectors.len(),
+                    chunk.len()
+                )));
+            }
+            Ok(vectors)
+        };
+        let results: Vec<Result<Vec<Vec<f32>>, EmbedError>> = if std::env::var("CAIRN_EMBED_RAYON").is_ok() {
+            use rayon::prelude::*;
+            chunks.par_iter().with_max_len(1).map(|c| run(c)).collect()
+        } else if workers <= 1 {
+            chunks.iter().map(|c| run(c)).collect()
+        } else {
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let mut slots: Vec<Option<Result<Vec<Vec<f32>>, EmbedError>>> = (0..chunks.len()).map(|_| None).collect();
+            let per_worker: Vec<Vec<(usize, Result<Vec<Vec<f32>>, EmbedError>)>> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..workers).map(|_| s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if k >= chunks.len() { break; }
+                        mine.push((k, run(chunks[k])));
+                    }
+                    mine
+                })).collect();
+                handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+            });
+            for (k, r) in per_worker.into_iter().flatten() { slots[k] = Some(r); }
+            slots.into_iter().map(|r| r.unwrap_or_else(|| Err(EmbedError("worker died".into())))).collect()
+        };
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        for (chunk, vectors) in chunks.iter().zip(results) {
+            for (&i, v) in chunk.iter().zip(vectors?) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        match self.counter.encode(text, false) {
+            Ok(encoding) => encoding.len(),
+            Err(e) => {
+                // Not expected for BERT tokenizers; fall back to a rough estimate rather
+                // than pretending the text is empty.
+                tracing::warn!(error = %e, "count_tokens: tokenizer failed, estimating");
+                text.len().div_ceil(4)
+            }
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! Derivation of memory units from a session. Pure and deterministic: the same session
+//! gives the same units with the same ids, so re-deriving is idempotent and the derived
+//! state can always be rebuilt from the verbatim record.
+use cairn_core::{Message, Provenance, Role, SessionInput, SpaceId, Timestamp, Unit, UnitKind};
+
+/// Derives the units of one session:
+/// - a `turn` per message;
+/// - a `round` per exchange: in a user/assistant chat, a user message with the replies
+///   that follow it; in a chat of named speakers (no roles), a message with the next
+///   message when another speaker wrote it.
+///
+/// Keys (the lexically boosted words) and embedded text favour what a person said, since
+/// questions ask about the person; assistant replies are long and are served by the
+/// full-text field of BM25 rather than by a vector.
+pub fn derive_session_units(
+    space: &SpaceId,
+    session: &SessionInput,
+    recorded_at: Timestamp,
+) -> Vec<Unit> {
+    let has_roles = session.messages.iter().any(|m| m.role.is_some());
+    let rounds = if has_roles {
+        role_rounds(&session.messages)
+    } else {
+        speaker_rounds(&session.messages)
+    };
+    let round_units: Vec<Unit> = rounds
+        .iter()
+        .map(|&span| round_unit(space, session, span, recorded_at))
+        .collect();
+    let mut units = Vec::with_capacity(session.messages.len() + round_units.len());
+    for (pos, m) in session.messages.iter().enumerate() {
+        let mut turn = turn_unit(space, session, pos, m, recorded_at);
+        // In user/assistant chats every round is disjoint, so a turn has one container.
+        // Overlapping speaker rounds would make the choice arbitrary: there a turn stands
+        // on its own.
+        if has_roles {
+            turn.part_of = rounds
+                .iter()
+                .position(|&(a, b)| a <= pos && pos < b)
+                .map(|i| round_units[i].id.clone());
+        }
+        units.push(turn);
+    }
+    units.extend(round_units);
+    units
+}
+
+fn is_user(m: &Message) -> bool {
+    m.role == Some(Role::User)
+}
+
+/// Message index spans `[start, end)` of user-led rounds.
+fn role_rounds(messages: &[Message]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < messages.len() {
+        if !is_user(&messages[i]) {
+            i += 1;
+            continue;
+        }
+        let mut end = i + 1;
+        while end < messages.len() && !is_user(&messages[end]) {
+            end += 1;
+        }
+        out.push((i, end));
+        i = end;
+    }
+    out
+}
+
+/// Each message with the following one, when someone else answers it.
+fn speaker_rounds(messages: &[Message]) -> Vec<(usize, usize)> {
+    (0..messages.len().saturating_sub(1))
+        .filter(|&i| messages[i].speaker_name() != messages[i + 1].speaker_name())
+        .map(|i| (i, i + 2))
+        .collect()
+}
+
+fn speaker_line(m: &Message) -> String {
+    format!("{}: {}", m.speaker_name(), m.text)
+}
+
+fn turn_unit(
+    space: &SpaceId,
+    s: &SessionInput,
+    pos: usize,
+    m: &Message,
+    recorded_at: Timestamp,
+) -> Unit {
+    let named_speaker = m.role.is_none();
+    let embed_text = match m.role {
+        Some(Role::Assistant) => None,
+        _ if named_speaker => Some(speaker_line(m)),
+        _ => Some(m.text.clone()),
+    };
+    Unit {
+        id: format!("turn:{}:{}", s.id, m.id),
+        space: space.clone(),
+        kind: UnitKind::Turn,
+        text: m.text.clone(),
+        key: if named_speaker { speaker_line(m) } else { m.text.clone() },
+        embed_text,
+        provenance: Provenance {
+            session_id: Some(s.id.clone()),
+            message_ids: vec![m.id.clone()],
+            first_position: pos as u32,
+            speakers: vec![m.speaker_name().to_string()],
+            group: s.group.clone(),
+        },
+        part_of: None,
+        occurred_at: s.message_time(m),
+        recorded_at,
+    }
+}
+
+fn round_unit(
+    space: &SpaceId,
+    s: &SessionInput,
+    (start, end): (usize, usize),
+    recorded_at: Timestamp,
+) -> Unit {
+    let msgs = &s.messages[start..end];
+    let lead = &msgs[0];
+    let mut speakers: Vec<String> = Vec::new();
+    for m in msgs {
+        if !speakers.iter().any(|x| x == m.speaker_name()) {
+            speakers.push(m.speaker_name().to_string());
+        }
+    }
+    let text = msgs.iter().map(speaker_line).collect::<Vec<_>>().join("\n");
+    let (key, embed_text) = if lead.role.is_some() {
+        (lead.text.clone(), lead.text.clone())
+    } else {
+        (text.clone(), speaker_line(lead))
+    };
+    Unit {
+        id: format!("round:{}:{}", s.id, lead.id),
+        space: space.clone(),
+        kind: UnitKind::Round,
+        text,
+        key,
+        embed_text: Some(embed_text),
+        provenance: Provenance {
+            session_id: Some(s.id.clone()),
+            message_ids: msgs.iter().map(|m| m.id.clone()).collect(),
+            first_position: start as u32,
+            speakers,
+            group: s.group.clone(),
+        },
+        part_of: None,
+        occurred_at: s.message_time(lead),
+        recorded_at,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(id: &str, role: Option<Role>, speaker: Option<&str>, text: &str) -> Message {
+        Message {
+            id: id.into(),
+            role,
+            speaker: speaker.map(Into::into),
+            text: text.into(),
+            occurred_at: None,
+            metadata: serde_json::Value::Null,
+        }
+    }
+
+    fn session(messages: Vec<Message>) -> SessionInput {
+        SessionInput {
+            id: "s1".into(),
+            occurred_at: Some(cairn_core::time::parse_timestamp("2023-05-01").unwrap()),
+            group: None,
+            messages,
+            metadata: serde_json::Value::Null,
+        }
+    }
+
+    #[test]
+    fn user_assistant_chat_gives_turns_and_user_led_rounds() {
+        let s = session(vec![
+            msg("0", Some(Role::Assistant), None, "Welcome!"),
+            msg("1", Some(Role::User), None, "I adopted a cat named Luna."),
+            msg("2", Some(Role::Assistant), None, "Congratulations on Luna!"),
+            msg("3", Some(Role::User), None, "Thanks."),
+        ]);
+        let space = SpaceId::new("t").unwrap();
+        let units = derive_session_units(&space, &s, chrono::Utc::now());
+        let turns: Vec<_> = units.iter().filter(|u| u.kind == UnitKind::Turn).collect();
+        let rounds: Vec<_> = units.iter().filter(|u| u.kind == UnitKind::Round).collect();
+        assert_eq!(turns.len(), 4);
+        assert_eq!(rounds.len(), 2);
+        assert_eq!(rounds[0].id, "round:s1:1");
+        assert_eq!(rounds[0].provenance.message_ids, ["1", "2"]);
+        assert_eq!(rounds[0].key, "I adopted a cat named Luna.");
+        assert!(rounds[0].text.contains("assistant: Congratulations"));
+        assert_eq!(rounds[1].provenance.message_ids, ["3"]);
+        assert!(turns[0].embed_text.is_none(), "assistant turns are not embedded");
+        assert_eq!(turns[0].part_of, None, "a greeting before any user turn stands alone");
+        assert_eq!(turns[2].part_of.as_deref(), Some("round:s1:1"));
+        assert_eq!(turns[1].occurred_at, s.occurred_at);
+        // Deterministic: deriving again gives the same units.
+        let again = derive_session_units(&space, &s, units[0].recorded_at);
+        assert_eq!(units, again);
+    }
+
+    #[test]
+    fn named_speakers_pair_each_message_with_its_answer() {
+        let s = session(vec![
+            msg("D1:1", None, Some("Ann"), "Hi Bob"),
+            msg("D1:2", None, Some("Bob"), "Hey Ann"),
+            msg("D1:3", None, Some("Bob"), "Guess what"),
+        ]);
+        let units = derive_session_units(&SpaceId::new("t").unwrap(), &s, chrono::Utc::now());
+        let rounds: Vec<_> = units.iter().filter(|u| u.kind == UnitKind::Round).collect();
+        assert_eq!(rounds.len(), 1);
+        assert_eq!(rounds[0].provenance.speakers, ["Ann", "Bob"]);
+        assert_eq!(rounds[0].text, "Ann: Hi Bob\nBob: Hey Ann");
+        let t = units.iter().find(|u| u.id == "turn:s1:D1:3").unwrap();
+        assert_eq!(t.key, "Bob: Guess what");
+    }
+}

@@ -1,0 +1,534 @@
+//! The engine: the one place where ingest and recall are orchestrated.
+use crate::derive::derive_session_units;
+use crate::embedding::{embed_cached, CachedEmbedError, EmbedCounts};
+use crate::pack::{pack, PackInput};
+use crate::query::analyze_query;
+use crate::rank::{rrf_fuse, second_pass, RankConfig};
+use cairn_core::{
+    EmbedError, Embedder, EmbeddingCache, Hit, InputError, Recall, RecallOptions, RecordStore,
+    SessionInput, SessionRecord, SpaceId, SpaceStats, StoreError, TextIndex, TextQuery, Timings,
+    Unit, UnitKind, VectorIndex,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+}
+
+impl From<CachedEmbedError> for EngineError {
+    fn from(e: CachedEmbedError) -> Self {
+        match e {
+            CachedEmbedError::Embed(e) => EngineError::Embed(e),
+            CachedEmbedError::Store(e) => EngineError::Store(e),
+        }
+    }
+}
+
+/// The storage and model implementations an engine runs on.
+#[derive(Clone)]
+pub struct EngineBackends {
+    pub records: Arc<dyn RecordStore>,
+    pub text: Arc<dyn TextIndex>,
+    pub vectors: Arc<dyn VectorIndex>,
+    pub embedder: Arc<dyn Embedder>,
+    pub cache: Arc<dyn EmbeddingCache>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct EngineConfig {
+    pub rank: RankConfig,
+}
+
+/// What an ingest did.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct IngestReport {
+    pub sessions: usize,
+    /// Sessions that were already stored identically (nothing to do).
+    pub unchanged: usize,
+    pub messages_added: usize,
+    pub units: usize,
+    pub vectors_computed: usize,
+    pub vectors_cached: usize,
+}
+
+/// What `check` found (and, with rebuild, repaired).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct CheckReport {
+    pub spaces: usize,
+    pub units: usize,
+    pub text_reindexed: usize,
+    pub vectors_rebuilt: usize,
+    pub text_watermark: u64,
+    pub vector_watermark: u64,
+    pub last_seq: u64,
+}
+
+pub struct Engine {
+    b: EngineBackends,
+    cfg: EngineConfig,
+    /// Serializes writers: sequence numbers then reach the indexes in order.
+    write: Mutex<()>,
+    /// Highest unit sequence handed to the text index (committed or not).
+    text_seq: AtomicU64,
+}
+
+enum Merge {
+    New(SessionInput),
+    Unchanged,
+    Append(SessionInput, usize),
+}
+
+fn merge(existing: Option<SessionRecord>, new: SessionInput, space: &SpaceId) -> Result<Merge, StoreError> {
+    let Some(old) = existing else {
+        return Ok(Merge::New(new));
+    };
+    let old = old.session;
+    if old == new {
+        return Ok(Merge::Unchanged);
+    }
+    let same_header = old.occurred_at == new.occurred_at
+        && old.group == new.group
+        && old.metadata == new.metadata;
+    let is_prefix = old.messages.len() < new.messages.len()
+        && old.messages.iter().zip(&new.messages).all(|(a, b)| a == b);
+    if same_header && is_prefix {
+        let added = new.messages.len() - old.messages.len();
+        return Ok(Merge::Append(new, added));
+    }
+    Err(StoreError::Conflict {
+        space: space.to_string(),
+        session: new.id,
+    })
+}
+
+impl Engine {
+    /// Opens the engine and heals derived state that a crash left behind.
+    pub fn open(b: EngineBackends, cfg: EngineConfig) -> Result<Self, EngineError> {
+        let engine = Self {
+            b,
+            cfg,
+            write: Mutex::new(()),
+            text_seq: AtomicU64::new(0),
+        };
+        engine.heal()?;
+        Ok(engine)
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.cfg
+    }
+
+    pub fn embedder(&self) -> &dyn Embedder {
+        self.b.embedder.as_ref()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.write.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Brings both indexes up to the record store: units written after an index's
+    /// watermark are (re)indexed.
+    fn heal(&self) -> Result<CheckReport, EngineError> {
+        let _w = self.lock();
+        let last = self.b.records.last_seq()?;
+        let tw = self.b.text.watermark()?;
+        let vw = self.b.vectors.watermark()?;
+        let mut report = CheckReport {
+            last_seq: last,
+            text_watermark: tw,
+            vector_watermark: vw,
+            ..Default::default()
+        };
+        if tw < last {
+            let units: Vec<Unit> = self.b.records.units_since(tw)?.into_iter().map(|(_, u)| u).collect();
+            tracing::info!(units = units.len(), "healing text index");
+            self.b.text.upsert(&units)?;
+            self.b.text.commit(last)?;
+            report.text_reindexed = units.len();
+        }
+        if vw < last {
+            let units: Vec<Unit> = self.b.records.units_since(vw)?.into_iter().map(|(_, u)| u).collect();
+            tracing::info!(units = units.len(), "healing vectors");
+            report.vectors_rebuilt = self.index_vectors(&units, last)?.computed;
+        }
+        self.text_seq.store(last, Ordering::SeqCst);
+        Ok(report)
+    }
+
+    /// Verifies that the derived state matches the record; with `rebuild`, recomputes all
+    /// of it from the verbatim sessions (re-deriving units too).
+    pub fn check(&self, rebuild: bool) -> Result<CheckReport, EngineError> {
+        if !rebuild {
+            let mut r = self.heal()?;
+            r.spaces = self.b.records.list_spaces()?.len();
+            return Ok(r);
+        }
+        let mut report = CheckReport::default();
+        for space in self.b.records.list_spaces()? {
+            report.spaces += 1;
+            let records = self.b.records.sessions(&space)?;
+            {
+                let _w = self.lock();
+                let old: Vec<String> = self.b.records.space_units(&space)?.into_iter().map(|u| u.id).collect();
+                self.b.text.remove(&space, &old)?;
+                self.b.vectors.remove(&space, &old)?;
+            }
+            for rec in records {
+                let r = self.write_records(vec![(rec, true)])?;
+                report.units += r.units;
+                report.vectors_rebuilt += r.vectors_computed + r.vectors_cached;
+                report.text_reindexed += r.units;
+            }
+        }
+        self.flush()?;
+        report.last_seq = self.b.records.last_seq()?;
+        report.text_watermark = self.b.text.watermark()?;
+        report.vector_watermark = self.b.vectors.watermark()?;
+        Ok(report)
+    }
+
+    pub fn create_space(&self, space: &SpaceId) -> Result<bool, EngineError> {
+        Ok(self.b.records.create_space(space)?)
+    }
+
+    pub fn spaces(&self) -> Result<Vec<SpaceId>, EngineError> {
+        Ok(self.b.records.list_spaces()?)
+    }
+
+    /// Deletes a space and everything derived from it.
+    pub fn drop_space(&self, space: &SpaceId) -> Result<bool, EngineError> {
+        let _w = self.lock();
+        self.b.text.drop_space(space)?;
+        self.b.vectors.drop_space(space)?;
+        let existed = self.b.records.drop_space(space)?;
+        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        Ok(existed)
+    }
+
+    /// Ingests sessions into a space (created if needed). Every session is validated
+    /// before anything is written; a session id already stored accepts only appended
+    /// messages.
+    pub fn ingest_sessions(&self, space: &SpaceId, sessions: Vec<SessionInput>) -> Result<IngestReport, EngineError> {
+        let sessions = sessions
+            .into_iter()
+            .map(SessionInput::validate)
+            .collect::<Result<Vec<_>, _>>()?;
+        self.b.records.create_space(space)?;
+        let now = chrono::Utc::now();
+        let records = sessions
+            .into_iter()
+            .map(|session| {
+                (
+                    SessionRecord {
+                        space: space.clone(),
+                        recorded_at: now,
+                        session,
+                    },
+                    false,
+                )
+            })
+            .collect();
+        self.write_records(records)
+    }
+
+    /// Restores exported records (keeping their `recorded_at`).
+    pub fn import(&self, records: Vec<SessionRecord>) -> Result<IngestReport, EngineError> {
+        let mut checked = Vec::with_capacity(records.len());
+        for mut r in records {
+            r.session = r.session.validate()?;
+            self.b.records.create_space(&r.space)?;
+            checked.push((r, false));
+        }
+        self.write_records(checked)
+    }
+
+    /// Writes records (ground state first, one transaction each), then their vectors and
+    /// text entries. `force` re-derives even unchanged sessions (rebuild).
+    fn write_records(&self, records: Vec<(SessionRecord, bool)>) -> Result<IngestReport, EngineError> {
+        let _w = self.lock();
+        let mut report = IngestReport::default();
+        let mut written: Vec<Unit> = Vec::new();
+        let mut last = 0;
+        for (rec, force) in records {
+            report.sessions += 1;
+            let existing = self.b.records.get_session(&rec.space, &rec.session.id)?;
+            let recorded_at = existing.as_ref().map(|e| e.recorded_at).unwrap_or(rec.recorded_at);
+            let (session, added) = match merge(existing, rec.session.clone(), &rec.space)? {
+                Merge::New(s) => {
+                    let n = s.messages.len();
+                    (s, n)
+                }
+                Merge::Append(s, n) => (s, n),
+                Merge::Unchanged if force => (rec.session.clone(), 0),
+                Merge::Unchanged => {
+                    report.unchanged += 1;
+                    continue;
+                }
+            };
+            let record = SessionRecord {
+                space: rec.space.clone(),
+                recorded_at,
+                session,
+            };
+            let units = derive_session_units(&record.space, &record.session, recorded_at);
+            last = self.b.records.put_session(&record, &units)?;
+            report.messages_added += added;
+            report.units += units.len();
+            written.extend(units);
+        }
+        if !written.is_empty() {
+            let counts = self.index_vectors(&written, last)?;
+            report.vectors_computed = counts.computed;
+            report.vectors_cached = counts.cached;
+            self.b.text.upsert(&written)?;
+            self.text_seq.store(last, Ordering::SeqCst);
+        }
+        Ok(report)
+    }
+
+    fn index_vectors(&self, units: &[Unit], watermark: u64) -> Result<EmbedCounts, EngineError> {
+        let with_text: Vec<&Unit> = units.iter().filter(|u| u.embed_text.is_some()).collect();
+        let texts: Vec<&str> = with_text.iter().filter_map(|u| u.embed_text.as_deref()).collect();
+        let (vectors, counts) = embed_cached(self.b.embedder.as_ref(), self.b.cache.as_ref(), &texts)?;
+        let mut by_space: BTreeMap<&SpaceId, Vec<(String, Vec<f32>)>> = BTreeMap::new();
+        for (u, v) in with_text.iter().zip(vectors) {
+            by_space.entry(&u.space).or_default().push((u.id.clone(), v));
+        }
+        if by_space.is_empty() {
+            // Nothing to embed, but the watermark still moves past these units.
+            if let Some(u) = units.first() {
+                self.b.vectors.upsert(&u.space, &[], watermark)?;
+            }
+        }
+        for (space, items) in by_space {
+            self.b.vectors.upsert(space, &items, watermark)?;
+        }
+        Ok(counts)
+    }
+
+    /// Makes every ingested unit searchable and the text index durable.
+    pub fn flush(&self) -> Result<(), EngineError> {
+        if self.b.text.has_pending() {
+            let _w = self.lock();
+            self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        }
+        Ok(())
+    }
+
+    fn require_space(&self, space: &SpaceId) -> Result<(), EngineError> {
+        if self.b.records.space_exists(space)? {
+            Ok(())
+        } else {
+            Err(StoreError::NoSuchSpace(space.to_string()).into())
+        }
+    }
+
+    /// Forgets a whole session: its record, units, vectors and index entries.
+    pub fn forget_session(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
+        self.require_space(space)?;
+        let _w = self.lock();
+        let ids = self.b.records.delete_session(space, session)?;
+        self.b.text.remove(space, &ids)?;
+        self.b.vectors.remove(space, &ids)?;
+        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        Ok(ids.len())
+    }
+
+    /// Forgets one message: the session is rewritten without it and re-derived.
+    pub fn forget_message(&self, space: &SpaceId, session: &str, message: &str) -> Result<usize, EngineError> {
+        self.require_space(space)?;
+        let Some(mut rec) = self.b.records.get_session(space, session)? else {
+            return Err(StoreError::NotFound(format!("session {session:?} in space {space:?}")).into());
+        };
+        let before = rec.session.messages.len();
+        rec.session.messages.retain(|m| m.id != message);
+        if rec.session.messages.len() == before {
+            return Err(StoreError::NotFound(format!("message {message:?} of session {session:?}")).into());
+        }
+        if rec.session.messages.is_empty() {
+            return self.forget_session(space, session);
+        }
+        let old: Vec<String> = self.b.records.session_units(space, session)?.into_iter().map(|u| u.id).collect();
+        let _w = self.lock();
+        let units = derive_session_units(space, &rec.session, rec.recorded_at);
+        let last = self.b.records.put_session(&rec, &units)?;
+        let stale: Vec<String> = old.into_iter().filter(|id| !units.iter().any(|u| &u.id == id)).collect();
+        self.b.text.remove(space, &stale)?;
+        self.b.vectors.remove(space, &stale)?;
+        self.index_vectors(&units, last)?;
+        self.b.text.upsert(&units)?;
+        self.text_seq.store(last, Ordering::SeqCst);
+        self.b.text.commit(last)?;
+        Ok(stale.len())
+    }
+
+    /// Every session of a space, exactly as ingested.
+    pub fn export(&self, space: &SpaceId) -> Result<Vec<SessionRecord>, EngineError> {
+        self.require_space(space)?;
+        Ok(self.b.records.sessions(space)?)
+    }
+
+    /// The units derived from one session.
+    pub fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, EngineError> {
+        self.require_space(space)?;
+        Ok(self.b.records.session_units(space, session)?)
+    }
+
+    pub fn stats(&self, space: &SpaceId) -> Result<SpaceStats, EngineError> {
+        Ok(self.b.records.stats(space)?)
+    }
+
+    /// Recalls evidence for `query` from one space.
+    pub fn recall(&self, space: &SpaceId, query: &str, opts: &RecallOptions) -> Result<Recall, EngineError> {
+        let t0 = Instant::now();
+        opts.validate()?;
+        if query.trim().is_empty() {
+            return Err(InputError::new("recall", "`query` is empty").into());
+        }
+        self.require_space(space)?;
+        self.flush()?;
+        let mut timings = Timings::default();
+        let now = opts.as_of.unwrap_or_else(chrono::Utc::now);
+        let analysis = analyze_query(query, now);
+        let rc = &self.cfg.rank;
+        let filtered = opts.speakers.is_some() || opts.groups.is_some() || opts.sessions.is_some() || opts.kinds.is_some() || opts.as_of.is_some();
+        let pool = if filtered { rc.candidates * 4 } else { rc.candidates };
+
+        let t = Instant::now();
+        let lexical = self.b.text.search(&TextQuery {
+            space,
+            text: query,
+            kinds: None,
+            sessions: opts.sessions.as_deref(),
+            limit: pool,
+        })?;
+        timings.lexical_ms = ms(t);
+
+        let t = Instant::now();
+        let (qv, _) = embed_cached(self.b.embedder.as_ref(), self.b.cache.as_ref(), &[query])?;
+        timings.embed_ms = ms(t);
+        let t = Instant::now();
+        let dense = match qv.first() {
+            Some(v) => self.b.vectors.search(space, v, pool)?,
+            None => Vec::new(),
+        };
+        timings.dense_ms = ms(t);
+
+        let t = Instant::now();
+        let fused = rrf_fuse(&[(&lexical, rc.lexical_weight), (&dense, rc.dense_weight)], rc.rrf_k);
+        let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
+        let visible = |u: &Unit| visible(u, opts);
+        let units: HashMap<String, Unit> = self
+            .b
+            .records
+            .units(space, &ids)?
+            .into_iter()
+            .filter(visible)
+            .map(|u| (u.id.clone(), u))
+            .collect();
+        let want_containers = opts.kinds.as_ref().is_none_or(|k| k.contains(&UnitKind::Round));
+        let container_ids: Vec<String> = if want_containers {
+            let mut c: Vec<String> = units.values().filter_map(|u| u.part_of.clone()).filter(|c| !units.contains_key(c)).collect();
+            c.sort();
+            c.dedup();
+            c
+        } else {
+            Vec::new()
+        };
+        let containers: HashMap<String, Unit> = self
+            .b
+            .records
+            .units(space, &container_ids)?
+            .into_iter()
+            .filter(visible)
+            .map(|u| (u.id.clone(), u))
+            .chain(units.iter().filter(|(_, u)| u.kind == UnitKind::Round).map(|(k, u)| (k.clone(), u.clone())))
+            .collect();
+        let ranked = second_pass(&fused, &units, &containers, &analysis, rc);
+        let top: Vec<_> = ranked
+            .into_iter()
+            .filter(|r| opts.kinds.as_ref().is_none_or(|k| k.contains(&r.unit.kind)))
+            .take(opts.top_k)
+            .collect();
+        timings.rank_ms = ms(t);
+
+        let t = Instant::now();
+        let refs: Vec<&Unit> = top.iter().map(|r| &r.unit).collect();
+        let counter = |s: &str| self.b.embedder.count_tokens(s);
+        let packed = pack(&PackInput {
+            units: &refs,
+            query_words: &analysis.words,
+            budget: opts.token_budget,
+            format: opts.format,
+            count_tokens: &counter,
+        });
+        timings.pack_ms = ms(t);
+        timings.total_ms = ms(t0);
+        let hits = top
+            .into_iter()
+            .map(|r| Hit {
+                unit_id: r.unit.id,
+                kind: r.unit.kind,
+                text: r.unit.text,
+                score: r.score,
+                session_id: r.unit.provenance.session_id,
+                turn_ids: r.unit.provenance.message_ids,
+                speakers: r.unit.provenance.speakers,
+                occurred_at: r.unit.occurred_at,
+            })
+            .collect();
+        Ok(Recall {
+            hits,
+            context: packed.context,
+            context_tokens: packed.tokens,
+            hits_cut: packed.cut,
+            context_unit_ids: packed.unit_ids,
+            timings,
+        })
+    }
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
+/// Whether options let a unit be seen.
+fn visible(u: &Unit, opts: &RecallOptions) -> bool {
+    if let (Some(as_of), Some(t)) = (opts.as_of, u.occurred_at) {
+        if t > as_of {
+            return false;
+        }
+    }
+    if let Some(kinds) = &opts.kinds {
+        if !kinds.contains(&u.kind) && !(u.kind == UnitKind::Turn && kinds.contains(&UnitKind::Round)) {
+            return false;
+        }
+    }
+    if let Some(sessions) = &opts.sessions {
+        if !u.provenance.session_id.as_ref().is_some_and(|s| sessions.contains(s)) {
+            return false;
+        }
+    }
+    if let Some(speakers) = &opts.speakers {
+        if !u.provenance.speakers.iter().any(|s| speakers.contains(s)) {
+            return false;
+        }
+    }
+    if let Some(groups) = &opts.groups {
+        if !u.provenance.group.as_ref().is_some_and(|g| groups.contains(g)) {
+            return false;
+        }
+    }
+    true
+}

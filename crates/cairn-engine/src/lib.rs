@@ -1,0 +1,27 @@
+//! The Cairn engine: ingest and recall pipelines over the storage and embedding traits of
+//! `cairn-core`.
+//!
+//! Data flow (each step a plain function over plain data, testable alone):
+//! ```text
+//! ingest: SessionInput -> validate -> derive units (derive.rs) -> store (ground + units)
+//!         -> vectors (embedding cache first) -> text index
+//! recall: query + options -> analyze (query.rs: terms, time expressions)
+//!         -> lexical + dense candidates -> fuse (rank.rs) -> second pass (containers,
+//!         sessions, time) -> pack into the token budget (pack.rs) -> Recall
+//! ```
+//! This crate owns every ranking and derivation decision. It must never know a storage
+//! engine (SQLite, tantivy, PostgreSQL), HTTP, or a model file format.
+
+mod derive;
+mod embedding;
+mod engine;
+mod pack;
+mod query;
+mod rank;
+mod text;
+
+pub use derive::derive_session_units;
+pub use engine::{CheckReport, Engine, EngineBackends, EngineConfig, EngineError, IngestReport};
+pub use pack::{pack, PackInput};
+pub use query::{analyze_query, QueryAnalysis, TimeRange};
+pub use rank::{rrf_fuse, RankConfig};

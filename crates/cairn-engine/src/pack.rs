@@ -1,0 +1,262 @@
+//! Packing ranked units into a context that fits a token budget.
+use crate::text::{overlap, sentences};
+use cairn_core::{Format, Unit};
+
+/// Entries smaller than this are not worth trimming a unit into.
+const MIN_TRIMMED_TOKENS: usize = 24;
+const SEPARATOR: &str = "\n\n";
+
+pub struct PackInput<'a> {
+    /// Units in rank order.
+    pub units: &'a [&'a Unit],
+    /// Content words of the query, to choose what to keep when trimming.
+    pub query_words: &'a [String],
+    pub budget: usize,
+    pub format: Format,
+    pub count_tokens: &'a dyn Fn(&str) -> usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Packed {
+    pub context: String,
+    pub tokens: usize,
+    /// Units left out or trimmed.
+    pub cut: usize,
+    /// Ids of units (whole or trimmed) in the context, in context order.
+    pub unit_ids: Vec<String>,
+}
+
+fn date_label(u: &Unit) -> String {
+    u.occurred_at
+        .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|| "undated".to_string())
+}
+
+/// The body of an entry: verbatim for `raw`; for `synthesized`, a person's words in full
+/// and, of long replies, only the sentences that bear on the query.
+fn body(u: &Unit, query_words: &[String], format: Format) -> String {
+    match format {
+        Format::Raw => u.text.clone(),
+        Format::Synthesized => u
+            .text
+            .lines()
+            .map(|line| compact_line(line, query_words))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+fn compact_line(line: &str, query_words: &[String]) -> String {
+    const LONG_LINE: usize = 400;
+    if line.len() <= LONG_LINE || !line.starts_with("assistant:") {
+        return line.to_string();
+    }
+    let best = best_sentences(line, query_words, 2);
+    format!("{} …", best.join(" … "))
+}
+
+/// The `n` sentences of `text` sharing most words with the query, in text order
+/// (the first sentence when nothing matches).
+fn best_sentences<'t>(text: &'t str, query_words: &[String], n: usize) -> Vec<&'t str> {
+    let spans = sentences(text);
+    let mut scored: Vec<(usize, usize)> = spans
+        .iter()
+        .enumerate()
+        .map(|(i, &(a, b))| (overlap(query_words, &text[a..b]), i))
+        .collect();
+    scored.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+    let mut keep: Vec<usize> = scored.iter().take(n).map(|&(_, i)| i).collect();
+    keep.sort_unstable();
+    keep.iter().map(|&i| text[spans[i].0..spans[i].1].trim()).collect()
+}
+
+fn entry(u: &Unit, body: &str) -> String {
+    let session = u
+        .provenance
+        .session_id
+        .as_deref()
+        .map(|s| format!(" session {s}"))
+        .unwrap_or_default();
+    let prefix = if u.kind == cairn_core::UnitKind::Turn {
+        format!("{}: ", u.provenance.speakers.first().map(String::as_str).unwrap_or("unknown"))
+    } else {
+        String::new()
+    };
+    format!("[{}{}]\n{}{}", date_label(u), session, prefix, body)
+}
+
+/// Trims `body` to the sentences that best match the query and fit in `budget` tokens of
+/// the finished entry. `None` if not even one sentence fits.
+fn trim_to_fit(u: &Unit, body: &str, input: &PackInput<'_>, budget: usize) -> Option<String> {
+    let spans = sentences(body);
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(overlap(input.query_words, &body[spans[i].0..spans[i].1])));
+    let mut kept: Vec<usize> = Vec::new();
+    let mut best: Option<String> = None;
+    for i in order {
+        kept.push(i);
+        kept.sort_unstable();
+        let text = kept
+            .iter()
+            .map(|&k| body[spans[k].0..spans[k].1].trim())
+            .collect::<Vec<_>>()
+            .join(" … ");
+        let candidate = entry(u, &format!("{text} …"));
+        if (input.count_tokens)(&candidate) <= budget {
+            best = Some(candidate);
+        } else {
+            kept.retain(|&k| k != i);
+        }
+    }
+    best
+}
+
+/// Greedy by rank: whole entries while they fit, a trimmed entry when a unit is too long,
+/// never over the budget. `raw` is written chronologically, `synthesized` newest first
+/// without repeated entries.
+pub fn pack(input: &PackInput<'_>) -> Packed {
+    let sep_tokens = (input.count_tokens)(SEPARATOR);
+    let mut used = 0usize;
+    let mut cut = 0usize;
+    let mut chosen: Vec<(&Unit, String)> = Vec::new();
+    let mut seen_bodies: Vec<String> = Vec::new();
+    for &u in input.units {
+        let b = body(u, input.query_words, input.format);
+        if input.format == Format::Synthesized {
+            let norm = b.split_whitespace().collect::<Vec<_>>().join(" ");
+            if seen_bodies.contains(&norm) {
+                continue;
+            }
+            seen_bodies.push(norm);
+        }
+        let overhead = if chosen.is_empty() { 0 } else { sep_tokens };
+        let remaining = input.budget.saturating_sub(used + overhead);
+        let full = entry(u, &b);
+        let tokens = (input.count_tokens)(&full);
+        if tokens <= remaining {
+            used += tokens + overhead;
+            chosen.push((u, full));
+            continue;
+        }
+        cut += 1;
+        if remaining >= MIN_TRIMMED_TOKENS {
+            if let Some(t) = trim_to_fit(u, &b, input, remaining) {
+                used += (input.count_tokens)(&t) + overhead;
+                chosen.push((u, t));
+            }
+        }
+    }
+    match input.format {
+        Format::Raw => chosen.sort_by(|a, b| {
+            (a.0.occurred_at, &a.0.provenance.session_id, a.0.provenance.first_position)
+                .cmp(&(b.0.occurred_at, &b.0.provenance.session_id, b.0.provenance.first_position))
+        }),
+        Format::Synthesized => chosen.sort_by(|a, b| b.0.occurred_at.cmp(&a.0.occurred_at)),
+    }
+    let mut context = chosen
+        .iter()
+        .map(|(_, e)| e.as_str())
+        .collect::<Vec<_>>()
+        .join(SEPARATOR);
+    // Token counts of joined text can differ from the sum of the parts at the seams;
+    // the budget is a promise, so check the whole and drop from the end if needed.
+    let mut tokens = (input.count_tokens)(&context);
+    while tokens > input.budget && !chosen.is_empty() {
+        chosen.pop();
+        cut += 1;
+        context = chosen.iter().map(|(_, e)| e.as_str()).collect::<Vec<_>>().join(SEPARATOR);
+        tokens = (input.count_tokens)(&context);
+    }
+    Packed {
+        context,
+        tokens,
+        cut,
+        unit_ids: chosen.iter().map(|(u, _)| u.id.clone()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_core::{Provenance, SpaceId, UnitKind};
+
+    fn unit(id: &str, text: &str, day: &str, pos: u32) -> Unit {
+        Unit {
+            id: id.into(),
+            space: SpaceId::new("t").unwrap(),
+            kind: UnitKind::Round,
+            text: text.into(),
+            key: text.into(),
+            embed_text: None,
+            provenance: Provenance {
+                session_id: Some("s".into()),
+                message_ids: vec![id.into()],
+                first_position: pos,
+                speakers: vec!["user".into()],
+                group: None,
+            },
+            part_of: None,
+            occurred_at: Some(cairn_core::time::parse_timestamp(day).unwrap()),
+            recorded_at: chrono::Utc::now(),
+        }
+    }
+
+    fn words(s: &str) -> usize {
+        s.split_whitespace().count()
+    }
+
+    #[test]
+    fn raw_is_chronological_and_within_budget() {
+        let a = unit("a", "user: late fact about pizza", "2023-05-02", 0);
+        let b = unit("b", "user: early fact about pasta", "2023-05-01", 0);
+        let units = [&a, &b];
+        let p = pack(&PackInput {
+            units: &units,
+            query_words: &[],
+            budget: 100,
+            format: Format::Raw,
+            count_tokens: &words,
+        });
+        assert!(p.context.find("pasta").unwrap() < p.context.find("pizza").unwrap());
+        assert_eq!(p.unit_ids, ["b", "a"]);
+        assert!(p.tokens <= 100);
+        assert_eq!(p.cut, 0);
+    }
+
+    #[test]
+    fn long_units_are_trimmed_to_matching_sentences_never_over_budget() {
+        let filler = "Nothing to see here at all. ".repeat(40);
+        let text = format!("user: {filler} The budget is 40k dollars. {filler}");
+        let a = unit("a", &text, "2023-05-02", 0);
+        let units = [&a];
+        let q = vec!["budget".to_string()];
+        for budget in [30, 60, 200] {
+            let p = pack(&PackInput {
+                units: &units,
+                query_words: &q,
+                budget,
+                format: Format::Raw,
+                count_tokens: &words,
+            });
+            assert!(p.tokens <= budget, "{} > {budget}", p.tokens);
+            assert!(p.context.contains("budget is 40k"), "{}", p.context);
+            assert_eq!(p.cut, 1);
+        }
+    }
+
+    #[test]
+    fn synthesized_is_newest_first_and_deduplicated() {
+        let a = unit("a", "user: same words", "2023-05-01", 0);
+        let b = unit("b", "user: same  words", "2023-05-03", 1);
+        let c = unit("c", "user: other words", "2023-05-02", 2);
+        let units = [&a, &b, &c];
+        let p = pack(&PackInput {
+            units: &units,
+            query_words: &[],
+            budget: 100,
+            format: Format::Synthesized,
+            count_tokens: &words,
+        });
+        assert_eq!(p.unit_ids, ["c", "a"]);
+    }
+}

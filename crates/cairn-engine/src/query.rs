@@ -1,0 +1,180 @@
+//! Query analysis: content words and time expressions resolved against the recall time.
+use crate::text::content_words;
+use cairn_core::Timestamp;
+use chrono::{Datelike, Duration, NaiveDate, TimeZone, Utc};
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// A half-open time range `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeRange {
+    pub start: Timestamp,
+    pub end: Timestamp,
+}
+
+impl TimeRange {
+    pub fn contains(&self, t: Timestamp) -> bool {
+        self.start <= t && t < self.end
+    }
+
+    /// Distance in days from the range (0 inside it).
+    pub fn days_outside(&self, t: Timestamp) -> f64 {
+        if t < self.start {
+            (self.start - t).num_seconds() as f64 / 86_400.0
+        } else if t >= self.end {
+            (t - self.end).num_seconds() as f64 / 86_400.0
+        } else {
+            0.0
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryAnalysis {
+    /// Content words, stop words removed, lightly stemmed.
+    pub words: Vec<String>,
+    /// The period the question points at, if it names one ("last week", "in May",
+    /// "three days ago"), resolved against the recall time.
+    pub time: Option<TimeRange>,
+}
+
+const MONTHS: [&str; 12] = [
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+];
+
+fn number_word(w: &str) -> Option<i64> {
+    const WORDS: [&str; 13] = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve",
+    ];
+    match w {
+        "a" | "an" => Some(1),
+        "a couple of" | "couple of" => Some(2),
+        "a few" | "few" => Some(3),
+        _ => w
+            .parse()
+            .ok()
+            .or_else(|| WORDS.iter().position(|x| *x == w).map(|p| p as i64)),
+    }
+}
+
+fn day_start(d: NaiveDate) -> Timestamp {
+    Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0).unwrap_or_default())
+}
+
+fn range_days(end_day: NaiveDate, days_back: i64, width_days: i64) -> TimeRange {
+    let start = end_day - Duration::days(days_back);
+    TimeRange {
+        start: day_start(start),
+        end: day_start(start + Duration::days(width_days)),
+    }
+}
+
+fn ago_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few)\s+(day|week|month|year)s?\s+ago\b")
+            .expect("static regex")
+    })
+}
+
+fn last_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"\b(yesterday|today|last night|this week|this month|this year|last week|last weekend|last month|last year|past week|past month|past year|recently|the other day)\b")
+            .expect("static regex")
+    })
+}
+
+fn month_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"\b(in|during|on|since|of|early|late|mid)\s+(january|february|march|april|may|june|july|august|september|october|november|december)\b")
+            .expect("static regex")
+    })
+}
+
+/// Resolves the first time expression of `q` against `now`. Widths are generous: a
+/// person's "two weeks ago" is rarely exact, and the range only boosts.
+pub fn time_range(q: &str, now: Timestamp) -> Option<TimeRange> {
+    let q = q.to_lowercase();
+    let today = now.date_naive();
+    if let Some(c) = ago_re().captures(&q) {
+        let n = number_word(&c[1])?;
+        let (center, slack) = match &c[2] {
+            "day" => (n, 1 + n / 3),
+            "week" => (7 * n, 4 + 2 * n),
+            "month" => (30 * n, 10 + 5 * n),
+            _ => (365 * n, 60 + 30 * n),
+        };
+        return Some(range_days(today, center + slack, 2 * slack + 1));
+    }
+    if let Some(c) = last_re().captures(&q) {
+        let r = match &c[1] {
+            "today" => range_days(today, 0, 1),
+            "yesterday" | "last night" => range_days(today, 1, 2),
+            "this week" => range_days(today, 7, 8),
+            "last week" | "past week" | "last weekend" | "the other day" => range_days(today, 14, 15),
+            "this month" => range_days(today, today.day0() as i64, today.day0() as i64 + 1),
+            "last month" | "past month" => range_days(today, 62, 63),
+            "recently" => range_days(today, 30, 31),
+            "this year" => range_days(today, today.ordinal0() as i64, today.ordinal0() as i64 + 1),
+            _ => range_days(today, 400, 401),
+        };
+        return Some(r);
+    }
+    if let Some(c) = month_re().captures(&q) {
+        let month = MONTHS.iter().position(|m| *m == &c[2])? as u32 + 1;
+        // The most recent such month not after `now`.
+        let year = if month <= today.month() { today.year() } else { today.year() - 1 };
+        let start = NaiveDate::from_ymd_opt(year, month, 1)?;
+        let end = if month == 12 {
+            NaiveDate::from_ymd_opt(year + 1, 1, 1)?
+        } else {
+            NaiveDate::from_ymd_opt(year, month + 1, 1)?
+        };
+        return Some(TimeRange {
+            start: day_start(start),
+            end: day_start(end),
+        });
+    }
+    None
+}
+
+pub fn analyze_query(q: &str, now: Timestamp) -> QueryAnalysis {
+    QueryAnalysis {
+        words: content_words(q),
+        time: time_range(q, now),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_core::time::parse_timestamp;
+
+    fn now() -> Timestamp {
+        parse_timestamp("2023-06-15 12:00").unwrap()
+    }
+
+    #[test]
+    fn resolves_relative_expressions() {
+        let r = time_range("What did I buy two weeks ago?", now()).unwrap();
+        assert!(r.contains(parse_timestamp("2023-06-01").unwrap()));
+        assert!(!r.contains(parse_timestamp("2023-04-01").unwrap()));
+        let r = time_range("Where did I go in May?", now()).unwrap();
+        assert_eq!(r.start, parse_timestamp("2023-05-01").unwrap());
+        assert_eq!(r.end, parse_timestamp("2023-06-01").unwrap());
+        let r = time_range("the concert in August", now()).unwrap();
+        assert_eq!(r.start, parse_timestamp("2022-08-01").unwrap());
+        let r = time_range("what did we discuss yesterday", now()).unwrap();
+        assert!(r.contains(parse_timestamp("2023-06-14 18:00").unwrap()));
+    }
+
+    #[test]
+    fn stays_off_without_a_time_reference() {
+        assert_eq!(time_range("What is my cat's name?", now()), None);
+        assert_eq!(time_range("May I ask about the budget?", now()), None);
+    }
+}

@@ -1,0 +1,92 @@
+//! Light text helpers used for ranking details and context trimming (the index has its
+//! own analyzer; these only need to be consistent with themselves).
+
+/// Lowercased word tokens with a crude English suffix strip, for overlap scoring.
+pub fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| stem(&w.to_lowercase()))
+        .collect()
+}
+
+fn stem(w: &str) -> String {
+    for suffix in ["ing", "ed", "es", "s"] {
+        if w.len() > suffix.len() + 2 && w.ends_with(suffix) {
+            return w[..w.len() - suffix.len()].to_string();
+        }
+    }
+    w.to_string()
+}
+
+pub const STOP_WORDS: &[&str] = &[
+    "a", "an", "the", "and", "or", "but", "if", "of", "at", "by", "for", "with", "about", "to",
+    "from", "in", "on", "is", "are", "was", "were", "be", "been", "am", "do", "did", "does",
+    "i", "me", "my", "you", "your", "we", "our", "it", "its", "he", "she", "they", "them",
+    "what", "which", "who", "whom", "when", "where", "why", "how", "that", "this", "these",
+    "those", "can", "could", "would", "should", "will", "have", "has", "had", "not", "no",
+    "so", "than", "too", "very", "just", "there", "their", "any", "some", "into", "up",
+];
+
+/// Content words of a query (stop words removed), stemmed like [`words`].
+pub fn content_words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let lw = w.to_lowercase();
+        if STOP_WORDS.contains(&lw.as_str()) {
+            continue;
+        }
+        let s = stem(&lw);
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Sentence-ish pieces of a text, keeping their byte ranges.
+pub fn sentences(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        let end_here = b == b'\n'
+            || ((b == b'.' || b == b'!' || b == b'?')
+                && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()));
+        if end_here {
+            if text[start..=i].trim().len() > 0 {
+                out.push((start, i + 1));
+            }
+            start = i + 1;
+        }
+    }
+    if start < text.len() && !text[start..].trim().is_empty() {
+        out.push((start, text.len()));
+    }
+    out
+}
+
+/// How many of `query` words appear in `text`.
+pub fn overlap(query: &[String], text: &str) -> usize {
+    let w = words(text);
+    query.iter().filter(|q| w.contains(q)).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_split_on_terminators_and_newlines() {
+        let t = "Hello there. How are you?\nFine 3.5 ok";
+        let s: Vec<&str> = sentences(t).iter().map(|&(a, b)| t[a..b].trim()).collect();
+        assert_eq!(s, ["Hello there.", "How are you?", "Fine 3.5 ok"]);
+    }
+
+    #[test]
+    fn content_words_drop_stop_words_and_stem() {
+        assert_eq!(content_words("What are my cooking classes?"), ["cook", "class"]);
+    }
+}

@@ -1,0 +1,42 @@
+//! Parsers of outside input shapes into Cairn's source types.
+//!
+//! This crate owns *reading formats that Cairn does not define*: JSONL files of sessions,
+//! and the public memory benchmarks (LongMemEval, LoCoMo, FriendsQA). Each loader turns a
+//! file into plain structs, and each record converts into [`cairn_core::SessionInput`]s
+//! that have passed [`cairn_core::SessionInput::validate`].
+//!
+//! Boundaries: this crate reads files and nothing else. It must never touch storage, the
+//! engine, embedders or the network; callers hand the sessions it returns to the engine.
+//!
+//! Errors: every loader error names the file and the record (line number, question id,
+//! sample id, scene title, session, turn) and the problem, so a user can find what to fix.
+//! Nothing here panics on input.
+//!
+//! Modules:
+//! - [`io`]: read plain or gzip-compressed files, parse JSON, hash files.
+//! - [`jsonl`]: one [`cairn_core::SessionInput`] per line.
+//! - [`longmemeval`]: LongMemEval records (`longmemeval_s`, `longmemeval_oracle`).
+//! - [`locomo`]: LoCoMo conversations and their questions.
+//! - [`friendsqa`]: FriendsQA scenes (multi-party dialogue) and their questions.
+
+pub mod error;
+mod fields;
+pub mod friendsqa;
+pub mod io;
+pub mod jsonl;
+pub mod locomo;
+pub mod longmemeval;
+
+pub use error::FormatError;
+pub use friendsqa::{
+    friendsqa_sessions, load_friendsqa, FriendsAnswer, FriendsHistory, FriendsQuestion,
+    FriendsScene, FriendsUtterance,
+};
+pub use io::{open_reader, read_bytes, read_json_file, read_text_file, sha256_file};
+pub use jsonl::{open_sessions_jsonl, parse_session_line, read_sessions_jsonl, SessionLines};
+pub use locomo::{
+    load_locomo, LocomoConversion, LocomoQa, LocomoSample, LocomoSession, LocomoTurn,
+};
+pub use longmemeval::{
+    load_longmemeval, DuplicateResolution, DuplicateSession, LmeHaystack, LmeQuestion, LmeTurn,
+};

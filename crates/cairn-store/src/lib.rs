@@ -1,0 +1,60 @@
+//! The embedded storage backend: one data directory holding everything of a Cairn
+//! instance.
+//!
+//! - `records.sqlite3` (SQLite, WAL, synchronous=FULL): the verbatim sessions (ground
+//!   state), the derived units, and unit vectors.
+//! - `text/` (tantivy): the BM25 index over units, one index for all spaces with a `space`
+//!   term required by every query.
+//! - the embedding cache, a SQLite file that may live elsewhere so several data
+//!   directories (e.g. benchmark runs) share it.
+//!
+//! This crate owns persistence and the mechanics of search (BM25 scoring, vector
+//! similarity). It must never make ranking decisions (fusion, boosts, packing): those
+//! belong to the engine.
+
+mod cache;
+mod records;
+mod sqlite;
+mod text;
+mod vectors;
+
+pub use cache::SqliteEmbeddingCache;
+pub use records::SqliteRecordStore;
+pub use text::TantivyTextIndex;
+pub use vectors::{ExactVectorIndex, SqliteVectorIndex};
+
+use cairn_core::StoreError;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The three stores of one embedded data directory.
+pub struct EmbeddedStore {
+    pub records: Arc<SqliteRecordStore>,
+    pub text: Arc<TantivyTextIndex>,
+    pub vectors: Arc<SqliteVectorIndex>,
+}
+
+impl EmbeddedStore {
+    /// Opens (creating if needed) the data directory. `vector_model` names the embedding
+    /// model whose vectors the directory holds; a different model invalidates them.
+    pub fn open(dir: &Path, vector_model: &str) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+        let records = Arc::new(SqliteRecordStore::open(&dir.join("records.sqlite3"))?);
+        let vectors = Arc::new(SqliteVectorIndex::new(records.connection(), vector_model)?);
+        let text = Arc::new(TantivyTextIndex::open(&dir.join("text"))?);
+        Ok(Self {
+            records,
+            text,
+            vectors,
+        })
+    }
+
+    /// Where the embedding cache of a data directory lives by default.
+    pub fn default_cache_path(dir: &Path) -> PathBuf {
+        dir.join("embedding-cache.sqlite3")
+    }
+}
+
+pub(crate) fn io_err(path: &Path, e: std::io::Error) -> StoreError {
+    StoreError::Backend(format!("{}: {e}", path.display()))
+}

@@ -1,0 +1,269 @@
+use crate::sqlite::{be, Shared};
+use cairn_core::{RecordStore, SessionRecord, SpaceId, SpaceStats, StoreError, Unit};
+use rusqlite::{params, OptionalExtension, Transaction};
+use std::path::Path;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS spaces(name TEXT PRIMARY KEY, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions(
+    space TEXT NOT NULL REFERENCES spaces(name) ON DELETE CASCADE,
+    id TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    recorded_at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY(space, id));
+CREATE TABLE IF NOT EXISTS units(
+    space TEXT NOT NULL REFERENCES spaces(name) ON DELETE CASCADE,
+    id TEXT NOT NULL,
+    session_id TEXT,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY(space, id));
+CREATE INDEX IF NOT EXISTS units_by_seq ON units(seq);
+CREATE INDEX IF NOT EXISTS units_by_session ON units(space, session_id);
+INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '1'), ('last_seq', '0');
+";
+
+/// Sessions and units in SQLite. Bodies are JSON so the record keeps every field of the
+/// input exactly (metadata included).
+pub struct SqliteRecordStore {
+    db: Shared,
+}
+
+impl SqliteRecordStore {
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let db = Shared::open(path)?;
+        be(db.lock().execute_batch(SCHEMA))?;
+        let version: String = be(db.lock().query_row(
+            "SELECT value FROM meta WHERE key='schema_version'",
+            [],
+            |r| r.get(0),
+        ))?;
+        if version != "1" {
+            return Err(StoreError::Corrupt(format!(
+                "{}: schema version {version} is not supported by this Cairn",
+                path.display()
+            )));
+        }
+        Ok(Self { db })
+    }
+
+    pub(crate) fn connection(&self) -> Shared {
+        self.db.clone()
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
+    serde_json::to_string(v).map_err(|e| StoreError::Backend(format!("encode: {e}")))
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(s: &str, what: &str) -> Result<T, StoreError> {
+    serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
+}
+
+fn require_space(tx: &Transaction<'_>, space: &SpaceId) -> Result<(), StoreError> {
+    let exists: Option<i64> = be(tx
+        .query_row("SELECT 1 FROM spaces WHERE name=?1", [space.as_str()], |r| r.get(0))
+        .optional())?;
+    match exists {
+        Some(_) => Ok(()),
+        None => Err(StoreError::NoSuchSpace(space.to_string())),
+    }
+}
+
+fn next_seq(tx: &Transaction<'_>, n: usize) -> Result<u64, StoreError> {
+    let last: String = be(tx.query_row("SELECT value FROM meta WHERE key='last_seq'", [], |r| r.get(0)))?;
+    let last: u64 = last
+        .parse()
+        .map_err(|_| StoreError::Corrupt(format!("meta.last_seq = {last:?}")))?;
+    be(tx.execute(
+        "UPDATE meta SET value=?1 WHERE key='last_seq'",
+        [(last + n as u64).to_string()],
+    ))?;
+    Ok(last + 1)
+}
+
+fn units_of(rows: Vec<String>) -> Result<Vec<Unit>, StoreError> {
+    rows.iter().map(|b| from_json(b, "unit")).collect()
+}
+
+impl RecordStore for SqliteRecordStore {
+    fn create_space(&self, space: &SpaceId) -> Result<bool, StoreError> {
+        let n = be(self.db.lock().execute(
+            "INSERT OR IGNORE INTO spaces(name, created_at) VALUES (?1, ?2)",
+            params![space.as_str(), chrono::Utc::now().to_rfc3339()],
+        ))?;
+        Ok(n == 1)
+    }
+
+    fn space_exists(&self, space: &SpaceId) -> Result<bool, StoreError> {
+        let found: Option<i64> = be(self
+            .db
+            .lock()
+            .query_row("SELECT 1 FROM spaces WHERE name=?1", [space.as_str()], |r| r.get(0))
+            .optional())?;
+        Ok(found.is_some())
+    }
+
+    fn list_spaces(&self) -> Result<Vec<SpaceId>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare("SELECT name FROM spaces ORDER BY name"))?;
+        let names: Vec<String> = be(stmt.query_map([], |r| r.get(0)).and_then(|r| r.collect()))?;
+        names
+            .into_iter()
+            .map(|n| SpaceId::new(n).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .collect()
+    }
+
+    fn drop_space(&self, space: &SpaceId) -> Result<bool, StoreError> {
+        let n = be(self
+            .db
+            .lock()
+            .execute("DELETE FROM spaces WHERE name=?1", [space.as_str()]))?;
+        Ok(n == 1)
+    }
+
+    fn get_session(&self, space: &SpaceId, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let body: Option<String> = be(self
+            .db
+            .lock()
+            .query_row(
+                "SELECT body FROM sessions WHERE space=?1 AND id=?2",
+                params![space.as_str(), id],
+                |r| r.get(0),
+            )
+            .optional())?;
+        body.map(|b| from_json(&b, "session")).transpose()
+    }
+
+    fn put_session(&self, record: &SessionRecord, units: &[Unit]) -> Result<u64, StoreError> {
+        let space = record.space.as_str();
+        let body = to_json(record)?;
+        let mut conn = self.db.lock();
+        let tx = be(conn.transaction())?;
+        require_space(&tx, &record.space)?;
+        let ord: i64 = be(tx.query_row(
+            "SELECT COALESCE((SELECT ord FROM sessions WHERE space=?1 AND id=?2),
+                             (SELECT COALESCE(MAX(ord), -1) + 1 FROM sessions WHERE space=?1))",
+            params![space, record.session.id],
+            |r| r.get(0),
+        ))?;
+        be(tx.execute(
+            "INSERT OR REPLACE INTO sessions(space, id, ord, recorded_at, body) VALUES (?1,?2,?3,?4,?5)",
+            params![space, record.session.id, ord, record.recorded_at.to_rfc3339(), body],
+        ))?;
+        be(tx.execute(
+            "DELETE FROM units WHERE space=?1 AND session_id=?2",
+            params![space, record.session.id],
+        ))?;
+        let first = next_seq(&tx, units.len())?;
+        {
+            let mut stmt = be(tx.prepare_cached(
+                "INSERT OR REPLACE INTO units(space, id, session_id, seq, body) VALUES (?1,?2,?3,?4,?5)",
+            ))?;
+            for (i, u) in units.iter().enumerate() {
+                be(stmt.execute(params![
+                    space,
+                    u.id,
+                    u.provenance.session_id,
+                    (first + i as u64) as i64,
+                    to_json(u)?
+                ]))?;
+            }
+        }
+        be(tx.commit())?;
+        Ok(first + units.len() as u64 - 1)
+    }
+
+    fn delete_session(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError> {
+        let mut conn = self.db.lock();
+        let tx = be(conn.transaction())?;
+        let ids: Vec<String> = {
+            let mut stmt = be(tx.prepare("SELECT id FROM units WHERE space=?1 AND session_id=?2"))?;
+            let rows = be(stmt.query_map(params![space.as_str(), id], |r| r.get(0)))?;
+            be(rows.collect())?
+        };
+        be(tx.execute("DELETE FROM units WHERE space=?1 AND session_id=?2", params![space.as_str(), id]))?;
+        let n = be(tx.execute("DELETE FROM sessions WHERE space=?1 AND id=?2", params![space.as_str(), id]))?;
+        be(tx.commit())?;
+        if n == 0 {
+            return Err(StoreError::NotFound(format!("session {id:?} in space {space:?}")));
+        }
+        Ok(ids)
+    }
+
+    fn sessions(&self, space: &SpaceId) -> Result<Vec<SessionRecord>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare("SELECT body FROM sessions WHERE space=?1 ORDER BY ord"))?;
+        let rows: Vec<String> = be(stmt.query_map([space.as_str()], |r| r.get(0)).and_then(|r| r.collect()))?;
+        rows.iter().map(|b| from_json(b, "session")).collect()
+    }
+
+    fn units(&self, space: &SpaceId, ids: &[String]) -> Result<Vec<Unit>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare_cached("SELECT body FROM units WHERE space=?1 AND id=?2"))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let body: Option<String> =
+                be(stmt.query_row(params![space.as_str(), id], |r| r.get(0)).optional())?;
+            if let Some(b) = body {
+                out.push(from_json(&b, "unit")?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare("SELECT body FROM units WHERE space=?1 AND session_id=?2 ORDER BY seq"))?;
+        let rows: Vec<String> = be(stmt.query_map(params![space.as_str(), session], |r| r.get(0)).and_then(|r| r.collect()))?;
+        units_of(rows)
+    }
+
+    fn units_since(&self, seq: u64) -> Result<Vec<(u64, Unit)>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare("SELECT seq, body FROM units WHERE seq > ?1 ORDER BY seq"))?;
+        let rows: Vec<(i64, String)> =
+            be(stmt.query_map([seq as i64], |r| Ok((r.get(0)?, r.get(1)?))).and_then(|r| r.collect()))?;
+        rows.into_iter()
+            .map(|(s, b)| Ok((s as u64, from_json(&b, "unit")?)))
+            .collect()
+    }
+
+    fn space_units(&self, space: &SpaceId) -> Result<Vec<Unit>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare("SELECT body FROM units WHERE space=?1 ORDER BY seq"))?;
+        let rows: Vec<String> = be(stmt.query_map([space.as_str()], |r| r.get(0)).and_then(|r| r.collect()))?;
+        units_of(rows)
+    }
+
+    fn last_seq(&self) -> Result<u64, StoreError> {
+        let last: String = be(self.db.lock().query_row(
+            "SELECT value FROM meta WHERE key='last_seq'",
+            [],
+            |r| r.get(0),
+        ))?;
+        last.parse()
+            .map_err(|_| StoreError::Corrupt(format!("meta.last_seq = {last:?}")))
+    }
+
+    fn stats(&self, space: &SpaceId) -> Result<SpaceStats, StoreError> {
+        if !self.space_exists(space)? {
+            return Err(StoreError::NoSuchSpace(space.to_string()));
+        }
+        let mut stats = SpaceStats {
+            space: space.to_string(),
+            ..Default::default()
+        };
+        for rec in self.sessions(space)? {
+            stats.sessions += 1;
+            stats.messages += rec.session.messages.len();
+        }
+        for u in self.space_units(space)? {
+            stats.units += 1;
+            *stats.units_by_kind.entry(u.kind.as_str().to_string()).or_default() += 1;
+        }
+        Ok(stats)
+    }
+}

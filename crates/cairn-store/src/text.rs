@@ -1,0 +1,261 @@
+use cairn_core::{SpaceId, StoreError, TextIndex, TextQuery, Unit};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
+};
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter,
+    TextAnalyzer, TokenStream,
+};
+use tantivy::{doc, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+/// Name of Cairn's English analyzer: simple tokenizer, long-token removal, lowercasing,
+/// English stop words, Porter-style stemming.
+pub const ANALYZER: &str = "cairn_en";
+
+/// How much a match in a unit's full text counts next to a match in its key (the words
+/// that say what the unit is about, e.g. the user's side of a round).
+const TEXT_FIELD_BOOST: f32 = 0.35;
+
+fn analyzer() -> TextAnalyzer {
+    let builder = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser);
+    match StopWordFilter::new(Language::English) {
+        Some(stop) => builder
+            .filter(stop)
+            .filter(Stemmer::new(Language::English))
+            .build(),
+        None => builder.filter(Stemmer::new(Language::English)).build(),
+    }
+}
+
+struct Fields {
+    doc_key: Field,
+    unit_id: Field,
+    space: Field,
+    kind: Field,
+    session: Field,
+    key: Field,
+    text: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let analyzed = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER)
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    let fields = Fields {
+        // space + unit id: unique across the index, used to replace and delete.
+        doc_key: b.add_text_field("doc_key", STRING),
+        unit_id: b.add_text_field("unit_id", STRING | STORED),
+        space: b.add_text_field("space", STRING),
+        kind: b.add_text_field("kind", STRING),
+        session: b.add_text_field("session", STRING),
+        key: b.add_text_field("key", analyzed.clone()),
+        text: b.add_text_field("text", analyzed),
+    };
+    (b.build(), fields)
+}
+
+fn doc_key(space: &str, unit_id: &str) -> String {
+    format!("{space}\u{1f}{unit_id}")
+}
+
+fn te(e: tantivy::TantivyError) -> StoreError {
+    StoreError::Backend(format!("tantivy: {e}"))
+}
+
+/// BM25 over units with tantivy: one index for all spaces; every query requires the
+/// space term, so no query can reach another space.
+pub struct TantivyTextIndex {
+    index: Index,
+    fields: Fields,
+    writer: Mutex<IndexWriter>,
+    reader: IndexReader,
+    pending: AtomicBool,
+}
+
+impl TantivyTextIndex {
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|e| crate::io_err(dir, e))?;
+        let (schema, fields) = schema();
+        let mmap = tantivy::directory::MmapDirectory::open(dir)
+            .map_err(|e| StoreError::Backend(format!("{}: {e}", dir.display())))?;
+        let index = Index::open_or_create(mmap, schema).map_err(te)?;
+        index.tokenizers().register(ANALYZER, analyzer());
+        // One indexing thread: ingest is already serialized by the engine, and the other
+        // core is busy embedding.
+        let writer = index.writer_with_num_threads(1, 64_000_000).map_err(te)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(te)?;
+        Ok(Self {
+            index,
+            fields,
+            writer: Mutex::new(writer),
+            reader,
+            pending: AtomicBool::new(false),
+        })
+    }
+
+    fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The analyzed terms of `text`, deduplicated, in first-seen order.
+    pub fn analyze(&self, text: &str) -> Vec<String> {
+        let mut a = analyzer();
+        let mut stream = a.token_stream(text);
+        let mut out: Vec<String> = Vec::new();
+        while let Some(tok) = stream.next() {
+            if !out.iter().any(|t| t == &tok.text) {
+                out.push(tok.text.clone());
+            }
+        }
+        out
+    }
+
+    fn any_of(&self, field: Field, values: &[String]) -> Box<dyn Query> {
+        let clauses: Vec<(Occur, Box<dyn Query>)> = values
+            .iter()
+            .map(|v| {
+                let q: Box<dyn Query> = Box::new(TermQuery::new(
+                    Term::from_field_text(field, v),
+                    IndexRecordOption::Basic,
+                ));
+                (Occur::Should, q)
+            })
+            .collect();
+        // A filter: it must match but must not move the BM25 score.
+        Box::new(BoostQuery::new(Box::new(BooleanQuery::new(clauses)), 0.0))
+    }
+}
+
+impl TextIndex for TantivyTextIndex {
+    fn upsert(&self, units: &[Unit]) -> Result<(), StoreError> {
+        let f = &self.fields;
+        let writer = self.writer();
+        for u in units {
+            let key = doc_key(u.space.as_str(), &u.id);
+            writer.delete_term(Term::from_field_text(f.doc_key, &key));
+            writer
+                .add_document(doc!(
+                    f.doc_key => key,
+                    f.unit_id => u.id.clone(),
+                    f.space => u.space.as_str(),
+                    f.kind => u.kind.as_str(),
+                    f.session => u.provenance.session_id.clone().unwrap_or_default(),
+                    f.key => u.key.clone(),
+                    f.text => u.text.clone(),
+                ))
+                .map_err(te)?;
+        }
+        self.pending.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn remove(&self, space: &SpaceId, unit_ids: &[String]) -> Result<(), StoreError> {
+        let writer = self.writer();
+        for id in unit_ids {
+            writer.delete_term(Term::from_field_text(self.fields.doc_key, &doc_key(space.as_str(), id)));
+        }
+        self.pending.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError> {
+        self.writer()
+            .delete_term(Term::from_field_text(self.fields.space, space.as_str()));
+        self.pending.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn commit(&self, watermark: u64) -> Result<(), StoreError> {
+        let mut writer = self.writer();
+        let mut prepared = writer.prepare_commit().map_err(te)?;
+        prepared.set_payload(&watermark.to_string());
+        prepared.commit().map_err(te)?;
+        self.pending.store(false, Ordering::SeqCst);
+        drop(writer);
+        self.reader.reload().map_err(te)
+    }
+
+    fn has_pending(&self) -> bool {
+        self.pending.load(Ordering::SeqCst)
+    }
+
+    fn watermark(&self) -> Result<u64, StoreError> {
+        let metas = self.index.load_metas().map_err(te)?;
+        Ok(metas.payload.and_then(|p| p.parse().ok()).unwrap_or(0))
+    }
+
+    fn search(&self, q: &TextQuery<'_>) -> Result<Vec<(String, f32)>, StoreError> {
+        let f = &self.fields;
+        let terms = self.analyze(q.text);
+        if terms.is_empty() || q.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut matches: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len() * 2);
+        for t in &terms {
+            matches.push((
+                Occur::Should,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.key, t),
+                    IndexRecordOption::WithFreqs,
+                )),
+            ));
+            matches.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(
+                    Box::new(TermQuery::new(
+                        Term::from_field_text(f.text, t),
+                        IndexRecordOption::WithFreqs,
+                    )),
+                    TEXT_FIELD_BOOST,
+                )),
+            ));
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![
+            (
+                Occur::Must,
+                Box::new(BoostQuery::new(
+                    Box::new(TermQuery::new(
+                        Term::from_field_text(f.space, q.space.as_str()),
+                        IndexRecordOption::Basic,
+                    )),
+                    0.0,
+                )),
+            ),
+            (Occur::Must, Box::new(BooleanQuery::new(matches))),
+        ];
+        if let Some(kinds) = q.kinds {
+            let names: Vec<String> = kinds.iter().map(|k| k.as_str().to_string()).collect();
+            clauses.push((Occur::Must, self.any_of(f.kind, &names)));
+        }
+        if let Some(sessions) = q.sessions {
+            clauses.push((Occur::Must, self.any_of(f.session, sessions)));
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(q.limit))
+            .map_err(te)?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let d: TantivyDocument = searcher.doc(addr).map_err(te)?;
+            if let Some(id) = d.get_first(f.unit_id).and_then(|v| v.as_str()) {
+                out.push((id.to_string(), score));
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,239 @@
+use crate::sqlite::{be, Shared};
+use cairn_core::{SpaceId, StoreError, VectorIndex};
+use rusqlite::{params, OptionalExtension};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::{Arc, Mutex};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS vectors(
+    space TEXT NOT NULL REFERENCES spaces(name) ON DELETE CASCADE,
+    unit_id TEXT NOT NULL,
+    vec BLOB NOT NULL,
+    PRIMARY KEY(space, unit_id));
+INSERT OR IGNORE INTO meta(key, value) VALUES ('vector_watermark', '0'), ('vector_model', '');
+";
+
+pub(crate) fn encode(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub(crate) fn decode(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Exact (brute-force) search over one space's vectors, kept contiguous so scoring is a
+/// tight loop over `f32` slices that the compiler vectorizes.
+#[derive(Default)]
+pub struct ExactVectorIndex {
+    ids: Vec<String>,
+    data: Vec<f32>,
+    dim: usize,
+}
+
+#[derive(PartialEq)]
+struct Scored(f32, usize);
+impl Eq for Scored {}
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Scored {
+    // Reversed so the heap's top is the worst kept score.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.0.total_cmp(&self.0).then(self.1.cmp(&other.1))
+    }
+}
+
+impl ExactVectorIndex {
+    pub fn from_items(items: Vec<(String, Vec<f32>)>) -> Self {
+        let dim = items.first().map(|(_, v)| v.len()).unwrap_or(0);
+        let mut ids = Vec::with_capacity(items.len());
+        let mut data = Vec::with_capacity(items.len() * dim);
+        for (id, v) in items {
+            if v.len() == dim {
+                ids.push(id);
+                data.extend_from_slice(&v);
+            }
+        }
+        Self { ids, data, dim }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    pub fn search(&self, query: &[f32], limit: usize) -> Vec<(String, f32)> {
+        if self.dim == 0 || query.len() != self.dim || limit == 0 {
+            return Vec::new();
+        }
+        let mut heap = BinaryHeap::with_capacity(limit + 1);
+        for (i, row) in self.data.chunks_exact(self.dim).enumerate() {
+            let s: f32 = row.iter().zip(query).map(|(a, b)| a * b).sum();
+            if heap.len() < limit {
+                heap.push(Scored(s, i));
+            } else if heap.peek().is_some_and(|w| s > w.0) {
+                heap.pop();
+                heap.push(Scored(s, i));
+            }
+        }
+        let mut out: Vec<_> = heap.into_iter().map(|Scored(s, i)| (self.ids[i].clone(), s)).collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1));
+        out
+    }
+}
+
+/// Unit vectors persisted in the records database, searched exactly in memory. A space's
+/// vectors are loaded on first search and dropped from memory when the space changes.
+pub struct SqliteVectorIndex {
+    db: Shared,
+    loaded: Mutex<HashMap<SpaceId, Arc<ExactVectorIndex>>>,
+}
+
+impl SqliteVectorIndex {
+    /// Vectors of another model than `model` are discarded (they are derived state and
+    /// will be recomputed from the units).
+    pub(crate) fn new(db: Shared, model: &str) -> Result<Self, StoreError> {
+        {
+            let conn = db.lock();
+            be(conn.execute_batch(SCHEMA))?;
+            let stored: String = be(conn.query_row(
+                "SELECT value FROM meta WHERE key='vector_model'",
+                [],
+                |r| r.get(0),
+            ))?;
+            if stored != model {
+                if !stored.is_empty() {
+                    tracing::warn!(old = %stored, new = %model, "embedding model changed: vectors will be rebuilt");
+                }
+                be(conn.execute_batch(
+                    "DELETE FROM vectors; UPDATE meta SET value='0' WHERE key='vector_watermark';",
+                ))?;
+                be(conn.execute("UPDATE meta SET value=?1 WHERE key='vector_model'", [model]))?;
+            }
+        }
+        Ok(Self {
+            db,
+            loaded: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn forget_loaded(&self, space: &SpaceId) {
+        self.loaded.lock().unwrap_or_else(|p| p.into_inner()).remove(space);
+    }
+
+    fn space_index(&self, space: &SpaceId) -> Result<Arc<ExactVectorIndex>, StoreError> {
+        if let Some(ix) = self.loaded.lock().unwrap_or_else(|p| p.into_inner()).get(space) {
+            return Ok(ix.clone());
+        }
+        let items: Vec<(String, Vec<f32>)> = {
+            let conn = self.db.lock();
+            let mut stmt = be(conn.prepare("SELECT unit_id, vec FROM vectors WHERE space=?1 ORDER BY unit_id"))?;
+            let rows = be(stmt.query_map([space.as_str()], |r| {
+                let b: Vec<u8> = r.get(1)?;
+                Ok((r.get::<_, String>(0)?, decode(&b)))
+            }))?;
+            be(rows.collect())?
+        };
+        let ix = Arc::new(ExactVectorIndex::from_items(items));
+        self.loaded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(space.clone(), ix.clone());
+        Ok(ix)
+    }
+}
+
+impl VectorIndex for SqliteVectorIndex {
+    fn upsert(&self, space: &SpaceId, items: &[(String, Vec<f32>)], watermark: u64) -> Result<(), StoreError> {
+        {
+            let mut conn = self.db.lock();
+            let tx = be(conn.transaction())?;
+            {
+                let mut stmt = be(tx.prepare_cached(
+                    "INSERT OR REPLACE INTO vectors(space, unit_id, vec) VALUES (?1, ?2, ?3)",
+                ))?;
+                for (id, v) in items {
+                    be(stmt.execute(params![space.as_str(), id, encode(v)]))?;
+                }
+            }
+            be(tx.execute(
+                "UPDATE meta SET value=MAX(CAST(value AS INTEGER), ?1) WHERE key='vector_watermark'",
+                [watermark as i64],
+            ))?;
+            be(tx.commit())?;
+        }
+        self.forget_loaded(space);
+        Ok(())
+    }
+
+    fn remove(&self, space: &SpaceId, unit_ids: &[String]) -> Result<(), StoreError> {
+        {
+            let mut conn = self.db.lock();
+            let tx = be(conn.transaction())?;
+            {
+                let mut stmt = be(tx.prepare_cached("DELETE FROM vectors WHERE space=?1 AND unit_id=?2"))?;
+                for id in unit_ids {
+                    be(stmt.execute(params![space.as_str(), id]))?;
+                }
+            }
+            be(tx.commit())?;
+        }
+        self.forget_loaded(space);
+        Ok(())
+    }
+
+    fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError> {
+        be(self.db.lock().execute("DELETE FROM vectors WHERE space=?1", [space.as_str()]))?;
+        self.forget_loaded(space);
+        Ok(())
+    }
+
+    fn watermark(&self) -> Result<u64, StoreError> {
+        let v: Option<String> = be(self
+            .db
+            .lock()
+            .query_row("SELECT value FROM meta WHERE key='vector_watermark'", [], |r| r.get(0))
+            .optional())?;
+        Ok(v.and_then(|s| s.parse().ok()).unwrap_or(0))
+    }
+
+    fn search(&self, space: &SpaceId, query: &[f32], limit: usize) -> Result<Vec<(String, f32)>, StoreError> {
+        Ok(self.space_index(space)?.search(query, limit))
+    }
+
+    fn len(&self, space: &SpaceId) -> Result<usize, StoreError> {
+        Ok(self.space_index(space)?.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_search_returns_best_first() {
+        let ix = ExactVectorIndex::from_items(vec![
+            ("a".into(), vec![1.0, 0.0]),
+            ("b".into(), vec![0.0, 1.0]),
+            ("c".into(), vec![0.6, 0.8]),
+        ]);
+        let hits = ix.search(&[0.0, 1.0], 2);
+        assert_eq!(hits.iter().map(|h| h.0.as_str()).collect::<Vec<_>>(), ["b", "c"]);
+        assert!((hits[1].1 - 0.8).abs() < 1e-6);
+        assert!(ix.search(&[1.0], 2).is_empty(), "wrong dimension must not match");
+    }
+
+    #[test]
+    fn codec_round_trips() {
+        let v = vec![0.25, -1.5, 3.0e-7];
+        assert_eq!(decode(&encode(&v)), v);
+    }
+}

@@ -1,0 +1,38 @@
+//! Cairn: long-term memory for AI agents, as a Rust library.
+//!
+//! ```no_run
+//! use cairn::{Memory, RecallOptions, SessionInput};
+//! # fn main() -> Result<(), cairn::Error> {
+//! let memory = Memory::open("./cairn-data")?;
+//! let session: SessionInput = serde_json::from_str(
+//!     r#"{"id": "s1", "date": "2024-03-01", "messages": [
+//!         {"role": "user", "text": "I moved to Lisbon last week."},
+//!         {"role": "assistant", "text": "Welcome to Lisbon!"}]}"#,
+//! ).expect("valid json");
+//! memory.ingest_session("alice", session)?;
+//! let recall = memory.recall("alice", "Where do I live?", &RecallOptions::default())?;
+//! println!("{}", recall.context);
+//! # Ok(()) }
+//! ```
+//!
+//! This crate wires the engine to the embedded store and the local embedding model. It
+//! owns the public Rust API and its error type; it must not hold logic of its own beyond
+//! wiring, configuration and (de)serialization of the export format.
+
+mod error;
+mod memory;
+
+pub use cairn_core::{
+    time::parse_timestamp, Format, Hit, InputError, Message, Recall, RecallOptions, Role,
+    SessionInput, SessionRecord, SpaceId, SpaceStats, Timestamp, Timings, Unit, UnitKind,
+};
+pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
+pub use cairn_engine::{CheckReport, EngineConfig, IngestReport, RankConfig};
+pub use error::Error;
+pub use memory::{Memory, MemoryConfig};
+
+/// Parsers of outside formats (JSONL sessions, LongMemEval, LoCoMo, ...).
+pub use cairn_formats as formats;
+
+/// The version of this build, with the git revision when known.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,184 @@
+use crate::Error;
+use cairn_core::{
+    Embedder, InputError, Recall, RecallOptions, SessionInput, SessionRecord, SpaceId,
+    SpaceStats,
+};
+use cairn_embed::{BertEmbedder, EmbedConfig};
+use cairn_engine::{CheckReport, Engine, EngineBackends, EngineConfig, IngestReport};
+use cairn_store::{EmbeddedStore, SqliteEmbeddingCache};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Settings of a [`Memory`]: the embedding model, ranking, and where the embedding cache
+/// lives.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    pub embed: EmbedConfig,
+    pub engine: EngineConfig,
+    /// Embedding cache file; defaults to `embedding-cache.sqlite3` in the data directory.
+    /// Point several data directories at one file to share it.
+    pub embedding_cache: Option<PathBuf>,
+}
+
+/// A memory store in one data directory.
+pub struct Memory {
+    engine: Engine,
+    dir: PathBuf,
+}
+
+fn space(name: &str) -> Result<SpaceId, Error> {
+    Ok(SpaceId::new(name)?)
+}
+
+impl Memory {
+    /// Opens (or creates) a data directory with the default model and settings.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Self, Error> {
+        Self::open_with(dir, MemoryConfig::default())
+    }
+
+    pub fn open_with(dir: impl AsRef<Path>, config: MemoryConfig) -> Result<Self, Error> {
+        let embedder = Arc::new(BertEmbedder::load(&config.embed)?);
+        Self::open_with_embedder(dir, config, embedder)
+    }
+
+    /// Opens with an embedder of the caller's choosing (any [`Embedder`] implementation).
+    pub fn open_with_embedder(
+        dir: impl AsRef<Path>,
+        config: MemoryConfig,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<Self, Error> {
+        let dir = dir.as_ref().to_path_buf();
+        let store = EmbeddedStore::open(&dir, embedder.model_id())?;
+        let cache_path = config
+            .embedding_cache
+            .clone()
+            .unwrap_or_else(|| EmbeddedStore::default_cache_path(&dir));
+        let cache = Arc::new(SqliteEmbeddingCache::open(&cache_path)?);
+        let engine = Engine::open(
+            EngineBackends {
+                records: store.records,
+                text: store.text,
+                vectors: store.vectors,
+                embedder,
+                cache,
+            },
+            config.engine,
+        )?;
+        Ok(Self { engine, dir })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn embedder(&self) -> &dyn Embedder {
+        self.engine.embedder()
+    }
+
+    pub fn create_space(&self, name: &str) -> Result<bool, Error> {
+        Ok(self.engine.create_space(&space(name)?)?)
+    }
+
+    pub fn spaces(&self) -> Result<Vec<SpaceId>, Error> {
+        Ok(self.engine.spaces()?)
+    }
+
+    pub fn ingest_session(&self, space_name: &str, session: SessionInput) -> Result<IngestReport, Error> {
+        self.ingest_sessions(space_name, vec![session])
+    }
+
+    /// Ingests several sessions at once (embedding them in shared batches). All are
+    /// validated before any is written.
+    pub fn ingest_sessions(&self, space_name: &str, sessions: Vec<SessionInput>) -> Result<IngestReport, Error> {
+        Ok(self.engine.ingest_sessions(&space(space_name)?, sessions)?)
+    }
+
+    pub fn recall(&self, space_name: &str, query: &str, options: &RecallOptions) -> Result<Recall, Error> {
+        Ok(self.engine.recall(&space(space_name)?, query, options)?)
+    }
+
+    /// Forgets a session (record, units, vectors, index entries); returns units removed.
+    pub fn forget_session(&self, space_name: &str, session: &str) -> Result<usize, Error> {
+        Ok(self.engine.forget_session(&space(space_name)?, session)?)
+    }
+
+    /// Forgets one message of a session; the session's units are derived again.
+    pub fn forget_message(&self, space_name: &str, session: &str, message: &str) -> Result<usize, Error> {
+        Ok(self.engine.forget_message(&space(space_name)?, session, message)?)
+    }
+
+    /// Forgets a whole space; false if it did not exist.
+    pub fn forget_space(&self, space_name: &str) -> Result<bool, Error> {
+        Ok(self.engine.drop_space(&space(space_name)?)?)
+    }
+
+    /// The sessions of a space exactly as ingested.
+    pub fn sessions(&self, space_name: &str) -> Result<Vec<SessionRecord>, Error> {
+        Ok(self.engine.export(&space(space_name)?)?)
+    }
+
+    /// Writes a space as JSONL, one [`SessionRecord`] per line; returns the line count.
+    pub fn export(&self, space_name: &str, mut out: impl Write) -> Result<usize, Error> {
+        let records = self.sessions(space_name)?;
+        for r in &records {
+            let line = serde_json::to_string(r).map_err(|e| Error::Io {
+                context: "export".into(),
+                source: e.into(),
+            })?;
+            writeln!(out, "{line}").map_err(|e| Error::Io {
+                context: "export".into(),
+                source: e,
+            })?;
+        }
+        Ok(records.len())
+    }
+
+    /// Reads an export (JSONL of [`SessionRecord`]) back. Every line is parsed and
+    /// validated before anything is written.
+    pub fn import(&self, input: impl BufRead) -> Result<IngestReport, Error> {
+        let mut records = Vec::new();
+        for (i, line) in input.lines().enumerate() {
+            let line = line.map_err(|e| Error::Io {
+                context: format!("import line {}", i + 1),
+                source: e,
+            })?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let r: SessionRecord = serde_json::from_str(&line)
+                .map_err(|e| InputError::new(format!("line {}", i + 1), e.to_string()))?;
+            records.push(r);
+        }
+        Ok(self.engine.import(records)?)
+    }
+
+    /// The memory units derived from one session (turns, rounds, ...).
+    pub fn session_units(&self, space_name: &str, session: &str) -> Result<Vec<cairn_core::Unit>, Error> {
+        Ok(self.engine.session_units(&space(space_name)?, session)?)
+    }
+
+    pub fn stats(&self, space_name: &str) -> Result<SpaceStats, Error> {
+        Ok(self.engine.stats(&space(space_name)?)?)
+    }
+
+    /// Checks derived state against the verbatim record; `rebuild` recomputes all of it.
+    pub fn check(&self, rebuild: bool) -> Result<CheckReport, Error> {
+        Ok(self.engine.check(rebuild)?)
+    }
+
+    /// Makes everything ingested searchable and durable in every index.
+    pub fn flush(&self) -> Result<(), Error> {
+        Ok(self.engine.flush()?)
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        if let Err(e) = self.engine.flush() {
+            tracing::warn!(error = %e, "flushing the text index on close failed; it will be healed on next open");
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Behaviour of the public library API on the real embedded store and model.
+mod common;
+use cairn::{Format, RecallOptions};
+use common::{open, session};
+
+fn pets() -> cairn::SessionInput {
+    session(
+        r#"{"id": "pets", "date": "2023-05-01 10:00", "messages": [
+        {"role": "user", "text": "I just adopted a grey cat and named her Luna."},
+        {"role": "assistant", "text": "Luna is a lovely name for a grey cat! Make sure she has a quiet place to hide."},
+        {"role": "user", "text": "She loves the window sill."},
+        {"role": "assistant", "text": "Window perches are great for cats."}]}"#,
+    )
+}
+
+fn travel() -> cairn::SessionInput {
+    session(
+        r#"{"id": "trip", "date": "2023-06-10 09:00", "metadata": {"source": "test"}, "messages": [
+        {"role": "user", "text": "I'm planning a trip to Kyoto in October and want to see the temples."},
+        {"role": "assistant", "text": "Kyoto in October is beautiful. Visit Kiyomizu-dera early in the morning."}]}"#,
+    )
+}
+
+#[test]
+fn recall_returns_cited_hits_within_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let r = m.ingest_sessions("alice", vec![pets(), travel()]).unwrap();
+    assert_eq!(r.sessions, 2);
+    assert_eq!(r.messages_added, 6);
+    let opts = RecallOptions { top_k: 2, token_budget: 60, ..Default::default() };
+    let recall = m.recall("alice", "What is my cat called?", &opts).unwrap();
+    let top = &recall.hits[0];
+    assert_eq!(top.session_id.as_deref(), Some("pets"));
+    assert!(top.turn_ids.contains(&"0".to_string()), "{top:?}");
+    assert!(top.occurred_at.is_some());
+    assert!(recall.context_tokens <= 60, "{}", recall.context_tokens);
+    assert!(m.embedder().count_tokens(&recall.context) <= 60);
+    assert!(recall.context.contains("Luna"), "{}", recall.context);
+
+    let raw = RecallOptions { top_k: 10, token_budget: 10_000, format: Format::Raw, ..Default::default() };
+    let recall = m.recall("alice", "temples in Kyoto", &raw).unwrap();
+    assert_eq!(recall.hits[0].session_id.as_deref(), Some("trip"));
+    assert!(recall.context.starts_with("[2023-05-01") || recall.context.starts_with("[2023-06-10"));
+    // Raw context is chronological: the May session comes before the June one.
+    if let (Some(a), Some(b)) = (recall.context.find("Luna"), recall.context.find("Kyoto")) {
+        assert!(a < b);
+    }
+}
+
+#[test]
+fn spaces_are_isolated() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    m.ingest_session("alice", pets()).unwrap();
+    m.ingest_session("bob", travel()).unwrap();
+    let opts = RecallOptions { top_k: 50, token_budget: 10_000, ..Default::default() };
+    for q in ["cat Luna", "Kyoto temples October", "anything at all"] {
+        for h in m.recall("alice", q, &opts).unwrap().hits {
+            assert_eq!(h.session_id.as_deref(), Some("pets"), "alice saw {h:?}");
+        }
+        for h in m.recall("bob", q, &opts).unwrap().hits {
+            assert_eq!(h.session_id.as_deref(), Some("trip"), "bob saw {h:?}");
+        }
+    }
+    let err = m.recall("carol", "cat", &opts).unwrap_err();
+    assert!(err.to_string().contains("carol"), "{err}");
+    assert!(m.forget_space("alice").unwrap());
+    assert!(m.recall("alice", "cat", &opts).is_err());
+    // Both turns of the trip session fold into its one round.
+    assert_eq!(m.recall("bob", "cat Luna", &opts).unwrap().hits.len(), 1);
+}
+
+#[test]
+fn export_is_exactly_what_was_ingested_and_import_restores_recall() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    m.ingest_sessions("alice", vec![pets(), travel()]).unwrap();
+    let records = m.sessions("alice").unwrap();
+    assert_eq!(records[0].session, pets().validate().unwrap());
+    assert_eq!(records[1].session, travel().validate().unwrap());
+    let mut buf = Vec::new();
+    assert_eq!(m.export("alice", &mut buf).unwrap(), 2);
+
+    let dir2 = tempfile::tempdir().unwrap();
+    let m2 = open(dir2.path()).unwrap();
+    let r = m2.import(std::io::Cursor::new(&buf)).unwrap();
+    assert_eq!(r.sessions, 2);
+    assert_eq!(m2.sessions("alice").unwrap(), records, "recorded_at and content survive");
+    let opts = RecallOptions { top_k: 5, token_budget: 500, ..Default::default() };
+    for q in ["cat name", "Kyoto trip"] {
+        let a = m.recall("alice", q, &opts).unwrap();
+        let b = m2.recall("alice", q, &opts).unwrap();
+        let ids = |r: &cairn::Recall| r.hits.iter().map(|h| h.unit_id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&a), ids(&b));
+        assert_eq!(a.context, b.context);
+    }
+}
+
+#[test]
+fn bad_input_is_rejected_by_name_and_nothing_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    m.ingest_session("alice", pets()).unwrap();
+    let before = m.sessions("alice").unwrap();
+
+    let empty = session(r#"{"id": "x", "messages": [{"role": "user", "text": "ok"}, {"role": "user", "text": " "}]}"#);
+    let err = m.ingest_sessions("alice", vec![travel(), empty]).unwrap_err();
+    assert!(err.is_input());
+    assert!(err.to_string().contains("session \"x\" message 1: field `text` is empty"), "{err}");
+    assert_eq!(m.sessions("alice").unwrap(), before, "a rejected batch writes nothing");
+
+    let mut changed = pets();
+    changed.messages[0].text = "I adopted a dog.".into();
+    let err = m.ingest_session("alice", changed).unwrap_err();
+    assert!(err.to_string().contains("already holds different messages"), "{err}");
+    assert_eq!(m.sessions("alice").unwrap(), before);
+
+    assert!(m.ingest_session("bad space!", pets()).unwrap_err().is_input());
+    let opts = RecallOptions { top_k: 0, ..Default::default() };
+    assert!(m.recall("alice", "cat", &opts).unwrap_err().to_string().contains("top_k"));
+    assert!(m.recall("alice", "  ", &RecallOptions::default()).is_err());
+    assert!(m.import(std::io::Cursor::new(b"{not json}\n")).unwrap_err().to_string().contains("line 1"));
+}
+
+#[test]
+fn appending_to_a_session_extends_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let mut first = pets();
+    first.messages.truncate(3);
+    m.ingest_session("alice", first).unwrap();
+    let r = m.ingest_session("alice", pets()).unwrap();
+    assert_eq!(r.messages_added, 1);
+    let again = m.ingest_session("alice", pets()).unwrap();
+    assert_eq!(again.unchanged, 1);
+    let units = m.session_units("alice", "pets").unwrap();
+    let round = units.iter().find(|u| u.id == "round:pets:2").unwrap();
+    assert_eq!(round.provenance.message_ids, ["2", "3"], "the reply joined its round");
+}
+
+#[test]
+fn forgetting_removes_from_recall_and_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    m.ingest_sessions("alice", vec![pets(), travel()]).unwrap();
+    let opts = RecallOptions { top_k: 20, token_budget: 5000, ..Default::default() };
+    assert!(m.forget_session("alice", "pets").unwrap() > 0);
+    let r = m.recall("alice", "grey cat Luna window", &opts).unwrap();
+    assert!(r.hits.iter().all(|h| h.session_id.as_deref() != Some("pets")));
+    assert!(!r.context.contains("Luna"));
+    assert_eq!(m.sessions("alice").unwrap().len(), 1);
+    m.forget_message("alice", "trip", "1").unwrap();
+    let r = m.recall("alice", "Kiyomizu-dera morning", &opts).unwrap();
+    assert!(!r.context.contains("Kiyomizu"), "{}", r.context);
+    assert_eq!(m.sessions("alice").unwrap()[0].session.messages.len(), 1);
+    assert!(m.forget_session("alice", "nope").unwrap_err().is_input());
+}
+
+#[test]
+fn as_of_hides_later_units_and_reopen_keeps_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let Some(m) = open(dir.path()) else { return };
+        m.ingest_sessions("alice", vec![pets(), travel()]).unwrap();
+    }
+    let m = open(dir.path()).unwrap();
+    let opts = RecallOptions {
+        top_k: 10,
+        token_budget: 5000,
+        as_of: Some(cairn::parse_timestamp("2023-05-15").unwrap()),
+        ..Default::default()
+    };
+    let r = m.recall("alice", "Kyoto trip temples", &opts).unwrap();
+    assert!(r.hits.iter().all(|h| h.session_id.as_deref() == Some("pets")), "{:?}", r.hits);
+    let r = m.recall("alice", "Kyoto trip temples", &RecallOptions::default()).unwrap();
+    assert_eq!(r.hits[0].session_id.as_deref(), Some("trip"));
+    let report = m.check(false).unwrap();
+    assert_eq!(report.text_watermark, report.last_seq);
+    let rebuilt = m.check(true).unwrap();
+    assert_eq!(rebuilt.spaces, 1);
+    let r2 = m.recall("alice", "Kyoto trip temples", &RecallOptions::default()).unwrap();
+    assert_eq!(r2.hits[0].unit_id, r.hits[0].unit_id);
+}
