@@ -317,10 +317,7 @@ fn hub_snapshot(repo: &Path) -> Result<PathBuf, String> {
     match best {
         Some((_, _, dir)) => Ok(dir),
         None => {
-            notes.push(format!(
-                "no snapshot holds {}",
-                REQUIRED_FILES.join(", ")
-            ));
+            notes.push(format!("no snapshot holds {}", REQUIRED_FILES.join(", ")));
             Err(notes.join("; "))
         }
     }
@@ -377,7 +374,13 @@ mod tests {
             ..ModelEnv::default()
         };
         let got = resolve_model_dir(ID, None, &env).unwrap();
-        assert_eq!(got, ResolvedModel { dir, source: ModelSource::EnvVar });
+        assert_eq!(
+            got,
+            ResolvedModel {
+                dir,
+                source: ModelSource::EnvVar
+            }
+        );
     }
 
     #[test]
@@ -390,7 +393,10 @@ mod tests {
         let err = resolve_model_dir(ID, Some(&explicit), &env_home(tmp.path())).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("model_dir setting"), "{msg}");
-        assert!(msg.contains("missing tokenizer.json, model.safetensors"), "{msg}");
+        assert!(
+            msg.contains("missing tokenizer.json, model.safetensors"),
+            "{msg}"
+        );
         assert!(msg.contains("./scripts/setup.sh"), "{msg}");
     }
 
@@ -438,7 +444,9 @@ mod tests {
     #[test]
     fn hub_snapshot_from_refs_main() {
         let tmp = tempfile::tempdir().unwrap();
-        let repo = tmp.path().join("hub/models--sentence-transformers--all-MiniLM-L6-v2");
+        let repo = tmp
+            .path()
+            .join("hub/models--sentence-transformers--all-MiniLM-L6-v2");
         make_model(&repo.join("snapshots/aaa"));
         make_model(&repo.join("snapshots/bbb"));
         // An incomplete snapshot is never chosen.

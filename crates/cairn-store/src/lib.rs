@@ -21,7 +21,7 @@ mod vectors;
 pub use cache::SqliteEmbeddingCache;
 pub use records::SqliteRecordStore;
 pub use text::TantivyTextIndex;
-pub use vectors::{ExactVectorIndex, SqliteVectorIndex};
+pub use vectors::{AnnVectorIndex, ExactVectorIndex, SpaceVectors, SqliteVectorIndex, ANN_THRESHOLD};
 
 use cairn_core::StoreError;
 use std::path::{Path, PathBuf};

@@ -90,11 +90,105 @@ impl ExactVectorIndex {
     }
 }
 
-/// Unit vectors persisted in the records database, searched exactly in memory. A space's
-/// vectors are loaded on first search and dropped from memory when the space changes.
+/// A point of the HNSW graph: a row of a shared contiguous matrix, so the graph holds no
+/// copy of the vectors.
+#[derive(Clone)]
+struct Row {
+    data: Arc<Vec<f32>>,
+    start: usize,
+    dim: usize,
+}
+
+impl instant_distance::Point for Row {
+    fn distance(&self, other: &Self) -> f32 {
+        let a = &self.data[self.start..self.start + self.dim];
+        let b = &other.data[other.start..other.start + other.dim];
+        1.0 - a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>()
+    }
+}
+
+/// Approximate search (HNSW) for spaces too large to scan on every query.
+pub struct AnnVectorIndex {
+    map: instant_distance::HnswMap<Row, usize>,
+    exact: ExactVectorIndex,
+}
+
+/// Results an ANN search can return; larger requests fall back to an exact scan.
+const ANN_EF_SEARCH: usize = 256;
+
+impl AnnVectorIndex {
+    pub fn build(exact: ExactVectorIndex) -> Self {
+        let data = Arc::new(exact.data.clone());
+        let dim = exact.dim.max(1);
+        let points: Vec<Row> = (0..exact.len())
+            .map(|i| Row { data: data.clone(), start: i * dim, dim })
+            .collect();
+        let values: Vec<usize> = (0..exact.len()).collect();
+        let map = instant_distance::Builder::default()
+            .ef_search(ANN_EF_SEARCH)
+            .seed(7)
+            .build(points, values);
+        Self { map, exact }
+    }
+
+    pub fn search(&self, query: &[f32], limit: usize) -> Vec<(String, f32)> {
+        if limit > ANN_EF_SEARCH || query.len() != self.exact.dim {
+            return self.exact.search(query, limit);
+        }
+        let q = Row { data: Arc::new(query.to_vec()), start: 0, dim: query.len() };
+        let mut search = instant_distance::Search::default();
+        self.map
+            .search(&q, &mut search)
+            .take(limit)
+            .map(|item| (self.exact.ids[*item.value].clone(), 1.0 - item.distance))
+            .collect()
+    }
+}
+
+/// One space's vectors in memory: scanned exactly while small, through HNSW once large.
+pub enum SpaceVectors {
+    Exact(ExactVectorIndex),
+    Ann(Box<AnnVectorIndex>),
+}
+
+/// Spaces with more vectors than this are searched through HNSW. Exact search over
+/// 384-dimensional vectors scans ~50k rows in a few milliseconds on one core.
+pub const ANN_THRESHOLD: usize = 50_000;
+
+impl SpaceVectors {
+    pub fn new(exact: ExactVectorIndex, ann_threshold: usize) -> Self {
+        if exact.len() > ann_threshold {
+            SpaceVectors::Ann(Box::new(AnnVectorIndex::build(exact)))
+        } else {
+            SpaceVectors::Exact(exact)
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            SpaceVectors::Exact(e) => e.len(),
+            SpaceVectors::Ann(a) => a.exact.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn search(&self, query: &[f32], limit: usize) -> Vec<(String, f32)> {
+        match self {
+            SpaceVectors::Exact(e) => e.search(query, limit),
+            SpaceVectors::Ann(a) => a.search(query, limit),
+        }
+    }
+}
+
+/// Unit vectors persisted in the records database, searched in memory. A space's vectors
+/// are loaded on first search and dropped from memory when the space changes.
 pub struct SqliteVectorIndex {
     db: Shared,
-    loaded: Mutex<HashMap<SpaceId, Arc<ExactVectorIndex>>>,
+    loaded: Mutex<HashMap<SpaceId, Arc<SpaceVectors>>>,
+    ann_threshold: usize,
 }
 
 impl SqliteVectorIndex {
@@ -122,14 +216,21 @@ impl SqliteVectorIndex {
         Ok(Self {
             db,
             loaded: Mutex::new(HashMap::new()),
+            ann_threshold: ANN_THRESHOLD,
         })
+    }
+
+    /// Sets the size above which a space is searched through HNSW instead of exactly.
+    pub fn with_ann_threshold(mut self, n: usize) -> Self {
+        self.ann_threshold = n;
+        self
     }
 
     fn forget_loaded(&self, space: &SpaceId) {
         self.loaded.lock().unwrap_or_else(|p| p.into_inner()).remove(space);
     }
 
-    fn space_index(&self, space: &SpaceId) -> Result<Arc<ExactVectorIndex>, StoreError> {
+    fn space_index(&self, space: &SpaceId) -> Result<Arc<SpaceVectors>, StoreError> {
         if let Some(ix) = self.loaded.lock().unwrap_or_else(|p| p.into_inner()).get(space) {
             return Ok(ix.clone());
         }
@@ -142,7 +243,7 @@ impl SqliteVectorIndex {
             }))?;
             be(rows.collect())?
         };
-        let ix = Arc::new(ExactVectorIndex::from_items(items));
+        let ix = Arc::new(SpaceVectors::new(ExactVectorIndex::from_items(items), self.ann_threshold));
         self.loaded
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -229,6 +330,37 @@ mod tests {
         assert_eq!(hits.iter().map(|h| h.0.as_str()).collect::<Vec<_>>(), ["b", "c"]);
         assert!((hits[1].1 - 0.8).abs() < 1e-6);
         assert!(ix.search(&[1.0], 2).is_empty(), "wrong dimension must not match");
+    }
+
+    #[test]
+    fn ann_finds_what_exact_search_finds() {
+        // Deterministic pseudo-random unit vectors.
+        let mut x: u64 = 42;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 2000) as f32 / 1000.0 - 1.0
+        };
+        let dim = 32;
+        let mut unit = |_: usize| {
+            let v: Vec<f32> = (0..dim).map(|_| next()).collect();
+            let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+            v.into_iter().map(|a| a / n).collect::<Vec<f32>>()
+        };
+        let items: Vec<(String, Vec<f32>)> = (0..3000).map(|i| (format!("u{i}"), unit(i))).collect();
+        let queries: Vec<Vec<f32>> = (0..50).map(&mut unit).collect();
+        let exact = ExactVectorIndex::from_items(items.clone());
+        let ann = SpaceVectors::new(ExactVectorIndex::from_items(items), 1000);
+        assert!(matches!(ann, SpaceVectors::Ann(_)));
+        let mut found = 0;
+        for q in &queries {
+            let truth: Vec<String> = exact.search(q, 10).into_iter().map(|h| h.0).collect();
+            let got: Vec<String> = ann.search(q, 10).into_iter().map(|h| h.0).collect();
+            found += truth.iter().filter(|t| got.contains(t)).count();
+        }
+        let recall = found as f64 / 500.0;
+        assert!(recall >= 0.9, "ANN recall@10 {recall}");
     }
 
     #[test]

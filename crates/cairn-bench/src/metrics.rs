@@ -1,0 +1,424 @@
+//! Retrieval metrics over one ranked list of hits, their aggregation over questions, and
+//! latency percentiles. Pure functions over plain data; the definitions are written out
+//! in [`DEFINITIONS`] (copied into every run's METHODOLOGY.md).
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The cut-offs every `@k` metric is reported at.
+pub const KS: [usize; 4] = [1, 3, 5, 10];
+
+/// Per-question scores, keyed by metric name (`recall_any@1`, ..., `mrr`,
+/// `evidence_in_context`); see [`metric_names`].
+pub type Scores = BTreeMap<String, f64>;
+
+/// The metric names in display order.
+pub fn metric_names() -> Vec<String> {
+    let mut out = Vec::new();
+    for m in ["recall_any", "recall_all", "coverage", "ndcg"] {
+        for k in KS {
+            out.push(format!("{m}@{k}"));
+        }
+    }
+    out.push("mrr".into());
+    out.push("evidence_in_context".into());
+    out
+}
+
+/// The metric definitions, as written into METHODOLOGY.md.
+pub const DEFINITIONS: &str = "\
+- **Relevance.** At session level a hit is relevant iff its `session_id` is one of the \
+question's evidence sessions. At turn level a hit is relevant iff its `turn_ids` cover an \
+evidence turn, i.e. (hit session id, turn id) is an evidence turn. A hit without a session \
+is never relevant but still takes its rank slot.
+- **recall_any@k**: 1 if any of the first k hits is relevant, else 0.
+- **recall_all@k**: 1 if every evidence session (turn level: every evidence turn) is covered \
+by the first k hits, else 0. (This is the LongMemEval paper's Recall@k.)
+- **coverage@k**: distinct evidence sessions (turns) covered by the first k hits / number of \
+evidence sessions (turns).
+- **MRR**: 1 / rank of the first relevant hit among all returned hits; 0 if none is relevant.
+- **NDCG@k**: binary gains; DCG@k = sum over ranks i = 1..k of rel_i / log2(i + 1); IDCG@k \
+assumes the top min(k, n_available) slots relevant, where n_available is the number of \
+memory units ingested for the evidence sessions (turn level: the units among them whose \
+turns cover an evidence turn), taken from the ledger (`Memory::session_units`). NDCG = 0 \
+when IDCG = 0.
+- **evidence_in_context**: 1 if the packed context holds evidence: some hit whose `unit_id` \
+is in `recall.context_unit_ids` is relevant (turn level: covers an evidence turn; session \
+level: comes from an evidence session).
+- When fewer than k hits are returned (e.g. `top_k = 3`), `@k` is computed over the hits \
+returned, so `@5` and `@10` equal `@3` for such a row.
+- Aggregates are plain means over the questions included (overall and per question type); \
+excluded questions (abstention, adversarial, errored, no evidence) are counted, not scored.
+- Latency percentiles use the nearest-rank method: pXX = the ceil(XX/100 * n)-th smallest value.";
+
+/// One ranked hit as judged against the evidence of its question: which evidence items
+/// (indices into the evidence list) it covers, and whether it is in the packed context.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Judged {
+    pub covers: Vec<usize>,
+    pub in_context: bool,
+}
+
+impl Judged {
+    pub fn relevant(&self) -> bool {
+        !self.covers.is_empty()
+    }
+}
+
+/// What [`judge_sessions`] and [`judge_turns`] need of a hit.
+pub trait HitRef {
+    fn session_id(&self) -> Option<&str>;
+    fn turn_ids(&self) -> &[String];
+    fn in_context(&self) -> bool;
+}
+
+/// Session level: a hit covers the evidence session it comes from.
+pub fn judge_sessions<H: HitRef>(hits: &[H], evidence_sessions: &[String]) -> Vec<Judged> {
+    hits.iter()
+        .map(|h| Judged {
+            covers: h
+                .session_id()
+                .and_then(|s| evidence_sessions.iter().position(|e| e == s))
+                .into_iter()
+                .collect(),
+            in_context: h.in_context(),
+        })
+        .collect()
+}
+
+/// Turn level: a hit covers every evidence turn `(session, turn)` with its session and one
+/// of its turn ids.
+pub fn judge_turns<H: HitRef>(hits: &[H], evidence_turns: &[(String, String)]) -> Vec<Judged> {
+    hits.iter()
+        .map(|h| {
+            let covers = match h.session_id() {
+                None => Vec::new(),
+                Some(s) => evidence_turns
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (es, et))| es == s && h.turn_ids().iter().any(|t| t == et))
+                    .map(|(i, _)| i)
+                    .collect(),
+            };
+            Judged {
+                covers,
+                in_context: h.in_context(),
+            }
+        })
+        .collect()
+}
+
+/// Scores one ranking. `n_evidence` is the number of evidence items (sessions or turns),
+/// `n_available` the number of relevant units that exist (for IDCG).
+pub fn score(judged: &[Judged], n_evidence: usize, n_available: usize) -> Scores {
+    let mut s = Scores::new();
+    for k in KS {
+        let top = &judged[..k.min(judged.len())];
+        let any = top.iter().any(Judged::relevant);
+        let covered: BTreeSet<usize> = top.iter().flat_map(|j| j.covers.iter().copied()).collect();
+        let coverage = if n_evidence == 0 {
+            0.0
+        } else {
+            covered.len() as f64 / n_evidence as f64
+        };
+        let all = n_evidence > 0 && covered.len() >= n_evidence;
+        let dcg: f64 = top
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| j.relevant())
+            .map(|(i, _)| discount(i + 1))
+            .sum();
+        let idcg: f64 = (1..=k.min(n_available)).map(discount).sum();
+        let ndcg = if idcg > 0.0 { dcg / idcg } else { 0.0 };
+        s.insert(format!("recall_any@{k}"), f64::from(u8::from(any)));
+        s.insert(format!("recall_all@{k}"), f64::from(u8::from(all)));
+        s.insert(format!("coverage@{k}"), coverage);
+        s.insert(format!("ndcg@{k}"), ndcg);
+    }
+    let mrr = judged
+        .iter()
+        .position(Judged::relevant)
+        .map_or(0.0, |p| 1.0 / (p + 1) as f64);
+    s.insert("mrr".into(), mrr);
+    let in_ctx = judged.iter().any(|j| j.relevant() && j.in_context);
+    s.insert("evidence_in_context".into(), f64::from(u8::from(in_ctx)));
+    s
+}
+
+/// 1 / log2(rank + 1), rank from 1.
+fn discount(rank: usize) -> f64 {
+    1.0 / ((rank + 1) as f64).log2()
+}
+
+/// Mean scores over a set of questions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Means {
+    /// Questions averaged.
+    pub n: usize,
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// Sums scores, then divides.
+#[derive(Debug, Default)]
+pub struct Accumulator {
+    n: usize,
+    sums: BTreeMap<String, f64>,
+}
+
+impl Accumulator {
+    pub fn add(&mut self, s: &Scores) {
+        self.n += 1;
+        for (k, v) in s {
+            *self.sums.entry(k.clone()).or_insert(0.0) += v;
+        }
+    }
+
+    pub fn means(&self) -> Means {
+        Means {
+            n: self.n,
+            metrics: self
+                .sums
+                .iter()
+                .map(|(k, v)| (k.clone(), if self.n == 0 { 0.0 } else { v / self.n as f64 }))
+                .collect(),
+        }
+    }
+}
+
+/// Overall and per-group means.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Grouped {
+    pub overall: Means,
+    pub by_type: BTreeMap<String, Means>,
+}
+
+/// Averages `(group, scores)` pairs overall and per group.
+pub fn aggregate<'a>(items: impl IntoIterator<Item = (&'a str, &'a Scores)>) -> Grouped {
+    let mut overall = Accumulator::default();
+    let mut groups: BTreeMap<String, Accumulator> = BTreeMap::new();
+    for (g, s) in items {
+        overall.add(s);
+        groups.entry(g.to_string()).or_default().add(s);
+    }
+    Grouped {
+        overall: overall.means(),
+        by_type: groups.into_iter().map(|(g, a)| (g, a.means())).collect(),
+    }
+}
+
+/// Distribution of a latency (milliseconds).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub n: usize,
+    pub mean: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// Nearest-rank percentiles; all zero for no values.
+pub fn percentiles(values: &[f64]) -> Percentiles {
+    if values.is_empty() {
+        return Percentiles::default();
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let rank = |p: f64| {
+        let r = (p / 100.0 * n as f64).ceil() as usize;
+        v[r.clamp(1, n) - 1]
+    };
+    Percentiles {
+        n,
+        mean: v.iter().sum::<f64>() / n as f64,
+        p50: rank(50.0),
+        p95: rank(95.0),
+        p99: rank(99.0),
+        max: v[n - 1],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct H {
+        session: Option<&'static str>,
+        turns: Vec<String>,
+        ctx: bool,
+    }
+
+    impl HitRef for H {
+        fn session_id(&self) -> Option<&str> {
+            self.session
+        }
+        fn turn_ids(&self) -> &[String] {
+            &self.turns
+        }
+        fn in_context(&self) -> bool {
+            self.ctx
+        }
+    }
+
+    fn h(session: Option<&'static str>, turns: &[&str]) -> H {
+        H {
+            session,
+            turns: turns.iter().map(|t| t.to_string()).collect(),
+            ctx: false,
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
+    }
+
+    fn assert_metric(s: &Scores, name: &str, want: f64) {
+        let got = s[name];
+        assert!(close(got, want), "{name}: got {got}, want {want}");
+    }
+
+    #[test]
+    fn session_level_by_hand() {
+        // Evidence sessions A and B. Ranking: X, A, (no session), B, A.
+        let ev = vec!["A".to_string(), "B".to_string()];
+        let hits = [
+            h(Some("X"), &["0"]),
+            h(Some("A"), &["1"]),
+            h(None, &[]),
+            h(Some("B"), &["2"]),
+            h(Some("A"), &["3"]),
+        ];
+        let j = judge_sessions(&hits, &ev);
+        assert_eq!(
+            j.iter().map(Judged::relevant).collect::<Vec<_>>(),
+            [false, true, false, true, true]
+        );
+        // 4 units exist in the evidence sessions.
+        let s = score(&j, 2, 4);
+        for (k, any, all, cov) in [
+            (1, 0.0, 0.0, 0.0),
+            (3, 1.0, 0.0, 0.5),
+            (5, 1.0, 1.0, 1.0),
+            (10, 1.0, 1.0, 1.0),
+        ] {
+            assert_metric(&s, &format!("recall_any@{k}"), any);
+            assert_metric(&s, &format!("recall_all@{k}"), all);
+            assert_metric(&s, &format!("coverage@{k}"), cov);
+        }
+        assert_metric(&s, "mrr", 0.5);
+        let l2 = |x: f64| x.log2();
+        assert_metric(&s, "ndcg@1", 0.0);
+        // @3: relevant at rank 2 only; ideal has min(3, 4) = 3 relevant slots.
+        let dcg3 = 1.0 / l2(3.0);
+        let idcg3 = 1.0 / l2(2.0) + 1.0 / l2(3.0) + 1.0 / l2(4.0);
+        assert_metric(&s, "ndcg@3", dcg3 / idcg3);
+        // @5: ranks 2, 4, 5 (the session-less hit keeps rank 3, so B sits at rank 4);
+        // ideal has min(5, 4) = 4 slots.
+        let dcg5 = 1.0 / l2(3.0) + 1.0 / l2(5.0) + 1.0 / l2(6.0);
+        let idcg5 = 1.0 / l2(2.0) + 1.0 / l2(3.0) + 1.0 / l2(4.0) + 1.0 / l2(5.0);
+        assert_metric(&s, "ndcg@5", dcg5 / idcg5);
+        // @10: only 5 hits; the ideal is still capped at 4 available units.
+        assert_metric(&s, "ndcg@10", dcg5 / idcg5);
+        assert_metric(&s, "evidence_in_context", 0.0);
+    }
+
+    #[test]
+    fn a_hit_without_session_takes_its_slot() {
+        let ev = vec!["A".to_string()];
+        let with_gap = judge_sessions(&[h(None, &[]), h(Some("A"), &["1"])], &ev);
+        let s = score(&with_gap, 1, 1);
+        assert_metric(&s, "recall_any@1", 0.0);
+        assert_metric(&s, "recall_any@3", 1.0);
+        assert_metric(&s, "mrr", 0.5);
+        // DCG = 1/log2(3); IDCG = min(k, 1) = 1 slot = 1/log2(2) = 1.
+        assert_metric(&s, "ndcg@3", 1.0 / 3f64.log2());
+        assert_metric(&s, "ndcg@10", 0.630_929_753_571_457_4);
+    }
+
+    #[test]
+    fn idcg_is_capped_by_available_units() {
+        let ev = vec!["A".to_string()];
+        let top = judge_sessions(&[h(Some("A"), &["1"]), h(Some("Z"), &["1"])], &ev);
+        // One unit available: a perfect ranking at every k.
+        let s = score(&top, 1, 1);
+        for k in KS {
+            assert_metric(&s, &format!("ndcg@{k}"), 1.0);
+        }
+        // Three units available: @3 ideal is 1 + 1/log2 3 + 1/2, @1 ideal is 1.
+        let s = score(&top, 1, 3);
+        assert_metric(&s, "ndcg@1", 1.0);
+        assert_metric(&s, "ndcg@3", 1.0 / (1.0 + 1.0 / 3f64.log2() + 0.5));
+        // Nothing available: NDCG is 0, not NaN.
+        let s = score(&top, 1, 0);
+        assert_metric(&s, "ndcg@10", 0.0);
+        // No hits at all.
+        let s = score(&[], 1, 5);
+        assert_metric(&s, "recall_any@10", 0.0);
+        assert_metric(&s, "mrr", 0.0);
+        assert_metric(&s, "ndcg@10", 0.0);
+    }
+
+    #[test]
+    fn turn_level_needs_session_and_turn() {
+        let ev = vec![
+            ("s1".to_string(), "3".to_string()),
+            ("s2".to_string(), "7".to_string()),
+        ];
+        let mut in_ctx = h(Some("s2"), &["7"]);
+        in_ctx.ctx = true;
+        let hits = [
+            h(Some("s3"), &["7"]),      // right turn id, wrong session
+            h(Some("s1"), &["2", "3"]), // a round covering s1:3
+            h(Some("s1"), &["4"]),      // evidence session, not an evidence turn
+            in_ctx,                     // s2:7, packed into the context
+        ];
+        let j = judge_turns(&hits, &ev);
+        assert_eq!(j[1].covers, [0]);
+        assert_eq!(
+            j.iter().map(Judged::relevant).collect::<Vec<_>>(),
+            [false, true, false, true]
+        );
+        let s = score(&j, 2, 2);
+        assert_metric(&s, "recall_any@1", 0.0);
+        assert_metric(&s, "recall_any@3", 1.0);
+        assert_metric(&s, "recall_all@3", 0.0);
+        assert_metric(&s, "coverage@3", 0.5);
+        assert_metric(&s, "recall_all@5", 1.0);
+        assert_metric(&s, "mrr", 0.5);
+        // Ranks 2 and 4 relevant; ideal min(5, 2) = 2 slots.
+        let want = (1.0 / 3f64.log2() + 1.0 / 5f64.log2()) / (1.0 + 1.0 / 3f64.log2());
+        assert_metric(&s, "ndcg@5", want);
+        assert_metric(&s, "evidence_in_context", 1.0);
+        // The same rank-4 hit outside the context: no evidence in context.
+        let mut j2 = j.clone();
+        j2[3].in_context = false;
+        j2[2].in_context = true; // irrelevant hit in context does not count
+        assert_metric(&score(&j2, 2, 2), "evidence_in_context", 0.0);
+    }
+
+    #[test]
+    fn aggregates_overall_and_per_group() {
+        let a: Scores = [("mrr".to_string(), 1.0)].into();
+        let b: Scores = [("mrr".to_string(), 0.5)].into();
+        let c: Scores = [("mrr".to_string(), 0.0)].into();
+        let g = aggregate([("x", &a), ("x", &b), ("y", &c)]);
+        assert_eq!(g.overall.n, 3);
+        assert!(close(g.overall.metrics["mrr"], 0.5));
+        assert!(close(g.by_type["x"].metrics["mrr"], 0.75));
+        assert_eq!(g.by_type["y"].n, 1);
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<f64> = (1..=100).rev().map(f64::from).collect();
+        let p = percentiles(&v);
+        assert_eq!((p.p50, p.p95, p.p99, p.max), (50.0, 95.0, 99.0, 100.0));
+        assert!(close(p.mean, 50.5));
+        let p = percentiles(&[7.0]);
+        assert_eq!((p.p50, p.p99), (7.0, 7.0));
+        // n = 3: p50 = ceil(1.5) = 2nd, p95 = ceil(2.85) = 3rd.
+        let p = percentiles(&[3.0, 1.0, 2.0]);
+        assert_eq!((p.p50, p.p95), (2.0, 3.0));
+        assert_eq!(percentiles(&[]).n, 0);
+    }
+}

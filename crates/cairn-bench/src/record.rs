@@ -1,0 +1,276 @@
+//! The per-question record (`results.jsonl`: one line per question per config row) and
+//! the append-only results file.
+use crate::metrics::{HitRef, Scores};
+use anyhow::Context as _;
+use cairn::{Timestamp, Timings, UnitKind};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+/// Why a question is left out of the retrieval aggregates.
+pub mod exclusion {
+    pub const ABSTENTION: &str = "abstention";
+    pub const ADVERSARIAL: &str = "adversarial (category 5)";
+    pub const ERROR: &str = "error";
+    pub const NO_EVIDENCE: &str = "no evidence";
+}
+
+/// One question under one config row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionRecord {
+    pub dataset: String,
+    pub question_id: String,
+    /// LongMemEval `question_type`; LoCoMo `<category>-<name>` (e.g. `2-temporal`).
+    pub question_type: String,
+    /// Config row name (`defaults`, `bench`).
+    pub config: String,
+    pub space: String,
+    pub question: String,
+    #[serde(default)]
+    pub answer: Option<String>,
+    /// The `as_of` the recall ran with.
+    #[serde(default)]
+    pub as_of: Option<Timestamp>,
+    /// Set when `as_of` differs from the question's own date, saying why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_of_note: Option<String>,
+    /// Why the question is excluded from aggregates (see [`exclusion`]); none when scored.
+    #[serde(default)]
+    pub exclusion: Option<String>,
+    #[serde(default)]
+    pub error: Option<String>,
+    pub evidence: Evidence,
+    pub hits: Vec<RankedHit>,
+    pub context_tokens: usize,
+    pub hits_cut: usize,
+    pub context_unit_ids: Vec<String>,
+    pub metrics: LevelScores,
+    pub timings: QuestionTimings,
+    pub ingest: IngestInfo,
+    /// Units ingested per evidence session.
+    pub ledger: Vec<LedgerEntry>,
+}
+
+/// The question's evidence, as scored (ids that name nothing ingested are dropped and
+/// listed in `notes`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub sessions: Vec<String>,
+    /// `(session id, message id)`.
+    pub turns: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// One returned hit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankedHit {
+    /// From 1.
+    pub rank: usize,
+    pub unit_id: String,
+    pub kind: UnitKind,
+    pub session_id: Option<String>,
+    pub turn_ids: Vec<String>,
+    pub score: f32,
+    /// The unit is in `recall.context_unit_ids`.
+    pub in_context: bool,
+    /// Relevant at session / turn level.
+    pub session_relevant: bool,
+    pub turn_relevant: bool,
+}
+
+impl HitRef for RankedHit {
+    fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+    fn turn_ids(&self) -> &[String] {
+        &self.turn_ids
+    }
+    fn in_context(&self) -> bool {
+        self.in_context
+    }
+}
+
+/// Scores at each level; `None` when the level cannot be scored for this question (no
+/// evidence at that level).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LevelScores {
+    pub session: Option<Scores>,
+    pub turn: Option<Scores>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuestionTimings {
+    /// Wall time of the space's ingest (`ingest_sessions` + `flush`).
+    pub ingest_ms: f64,
+    /// Wall time of the `recall` call.
+    pub recall_wall_ms: f64,
+    /// The engine's own timings (`recall.timings`).
+    pub recall: Option<Timings>,
+}
+
+/// The ingest of the question's space (shared by all questions of a LoCoMo conversation).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IngestInfo {
+    pub space: String,
+    /// True when the space (and this ingest) serves several questions.
+    pub shared: bool,
+    pub sessions: usize,
+    pub messages: usize,
+    pub units: usize,
+    pub vectors_computed: usize,
+    pub vectors_cached: usize,
+    pub ms: f64,
+    pub skipped_empty_turns: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    pub session_id: String,
+    /// Memory units ingested for this session.
+    pub units: usize,
+    /// Of those, units whose turns cover an evidence turn.
+    pub evidence_turn_units: usize,
+}
+
+/// The append-only `results.jsonl`.
+pub struct ResultsFile {
+    path: PathBuf,
+    file: File,
+}
+
+impl ResultsFile {
+    /// Opens for appending. A last line cut short by a crash is removed first, so what
+    /// follows starts on a fresh line.
+    pub fn open(path: &Path) -> anyhow::Result<Self> {
+        repair_tail(path)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Appends one record as a line and hands it to the OS at once.
+    pub fn append(&mut self, r: &QuestionRecord) -> anyhow::Result<()> {
+        let mut line = serde_json::to_string(r)?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|_| self.file.flush())
+            .with_context(|| format!("writing {}", self.path.display()))
+    }
+}
+
+fn repair_tail(path: &Path) -> anyhow::Result<()> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(());
+    };
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        return Ok(());
+    }
+    let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let f = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    f.set_len(keep as u64)
+        .with_context(|| format!("truncating the cut-short last line of {}", path.display()))?;
+    tracing::warn!(path = %path.display(), "dropped a cut-short last line");
+    Ok(())
+}
+
+/// Reads every record of a results file (none if it does not exist). Lines that do not
+/// parse (a line cut short by a crash) are skipped and counted.
+pub fn read_results(path: &Path) -> anyhow::Result<(Vec<QuestionRecord>, usize)> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+        Err(e) => return Err(e).with_context(|| format!("opening {}", path.display())),
+    };
+    let mut out = Vec::new();
+    let mut bad = 0;
+    for line in BufReader::new(file).lines() {
+        let line = line.with_context(|| format!("reading {}", path.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str(&line) {
+            Ok(r) => out.push(r),
+            Err(_) => bad += 1,
+        }
+    }
+    Ok((out, bad))
+}
+
+/// `(question id, config)` pairs already in a results file.
+pub fn done_pairs(records: &[QuestionRecord]) -> HashSet<(String, String)> {
+    records
+        .iter()
+        .map(|r| (r.question_id.clone(), r.config.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) fn minimal(id: &str, qtype: &str, config: &str) -> QuestionRecord {
+    QuestionRecord {
+        dataset: "test".into(),
+        question_id: id.into(),
+        question_type: qtype.into(),
+        config: config.into(),
+        space: format!("t-{id}"),
+        question: "?".into(),
+        answer: None,
+        as_of: None,
+        as_of_note: None,
+        exclusion: None,
+        error: None,
+        evidence: Evidence::default(),
+        hits: Vec::new(),
+        context_tokens: 0,
+        hits_cut: 0,
+        context_unit_ids: Vec::new(),
+        metrics: LevelScores::default(),
+        timings: QuestionTimings::default(),
+        ingest: IngestInfo {
+            space: format!("t-{id}"),
+            ..Default::default()
+        },
+        ledger: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_and_recovers_from_a_cut_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("results.jsonl");
+        let mut f = ResultsFile::open(&p).unwrap();
+        f.append(&minimal("q1", "t", "defaults")).unwrap();
+        f.append(&minimal("q2", "t", "defaults")).unwrap();
+        drop(f);
+        // Simulate a crash in the middle of a third line.
+        let mut raw = std::fs::read(&p).unwrap();
+        raw.extend_from_slice(b"{\"dataset\":\"te");
+        std::fs::write(&p, &raw).unwrap();
+        let (rs, bad) = read_results(&p).unwrap();
+        assert_eq!((rs.len(), bad), (2, 1));
+        let mut f = ResultsFile::open(&p).unwrap();
+        f.append(&minimal("q3", "t", "bench")).unwrap();
+        let (rs, bad) = read_results(&p).unwrap();
+        assert_eq!((rs.len(), bad), (3, 0));
+        let done = done_pairs(&rs);
+        assert!(done.contains(&("q3".to_string(), "bench".to_string())));
+        assert!(!done.contains(&("q3".to_string(), "defaults".to_string())));
+        assert_eq!(rs[0], minimal("q1", "t", "defaults"), "round trip");
+    }
+}

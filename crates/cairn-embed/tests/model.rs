@@ -1,0 +1,237 @@
+//! Tests against the real default model. They run only when the model resolves
+//! (install it with ./scripts/setup.sh); otherwise they print a note and pass.
+use cairn_core::Embedder;
+use cairn_embed::{
+    resolve_model_dir, BertEmbedder, EmbedConfig, EmbedLoadError, ModelEnv, DEFAULT_MODEL,
+};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+fn model_dir() -> Option<PathBuf> {
+    match resolve_model_dir(DEFAULT_MODEL, None, &ModelEnv::from_process()) {
+        Ok(resolved) => Some(resolved.dir),
+        Err(EmbedLoadError::ModelNotFound { .. }) => {
+            eprintln!("skipping: model not installed, run ./scripts/setup.sh");
+            None
+        }
+        Err(e) => panic!("resolving the default model: {e}"),
+    }
+}
+
+/// The default embedder, loaded once for all tests of this file.
+fn embedder() -> Option<&'static BertEmbedder> {
+    static EMBEDDER: OnceLock<Option<BertEmbedder>> = OnceLock::new();
+    EMBEDDER
+        .get_or_init(|| {
+            model_dir().map(|dir| {
+                BertEmbedder::from_dir(&dir, &EmbedConfig::default())
+                    .unwrap_or_else(|e| panic!("loading {}: {e}", dir.display()))
+            })
+        })
+        .as_ref()
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn norm(a: &[f32]) -> f32 {
+    a.iter().map(|x| x * x).sum::<f32>().sqrt()
+}
+
+fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn dim_model_id_and_unit_length() {
+    let Some(e) = embedder() else { return };
+    assert_eq!(e.dim(), 384);
+    assert_eq!(
+        e.model_id(),
+        "sentence-transformers/all-MiniLM-L6-v2@max256"
+    );
+    let texts = [
+        "A man is eating food.",
+        "",
+        "   ",
+        "ünïcödé ✓ 日本語 🙂",
+        "x",
+    ];
+    let vectors = e.embed(&texts).unwrap();
+    assert_eq!(vectors.len(), texts.len());
+    for v in &vectors {
+        assert_eq!(v.len(), 384);
+        assert!(v.iter().all(|x| x.is_finite()));
+        assert!((norm(v) - 1.0).abs() < 1e-4, "norm {}", norm(v));
+    }
+}
+
+#[test]
+fn empty_input_gives_empty_output() {
+    let Some(e) = embedder() else { return };
+    assert!(e.embed(&[]).unwrap().is_empty());
+}
+
+#[test]
+fn similar_sentences_are_close() {
+    let Some(e) = embedder() else { return };
+    let v = e
+        .embed(&[
+            "A man is eating food.",
+            "A man is eating a piece of bread.",
+            "The girl is carrying a baby.",
+        ])
+        .unwrap();
+    let close = cosine(&v[0], &v[1]);
+    let far = cosine(&v[0], &v[2]);
+    assert!(close > 0.5, "close {close}");
+    assert!(close > far, "close {close} far {far}");
+    // Reference value of sentence-transformers for all-MiniLM-L6-v2.
+    assert!(
+        (close - 0.7553).abs() < 0.01,
+        "cosine {close}, expected about 0.7553"
+    );
+}
+
+#[test]
+fn batch_order_is_preserved() {
+    let Some(e) = embedder() else { return };
+    // Mixed lengths, more texts than one batch, so sorting and batching both matter.
+    let texts: Vec<String> = (0..41)
+        .map(|i| {
+            let words = (i * 7919) % 37 + 1;
+            (0..words)
+                .map(|w| format!("word{} ", (w * 31 + i) % 17))
+                .collect::<String>()
+                + &format!("sentence number {i}.")
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let together = e.embed(&refs).unwrap();
+    assert_eq!(together.len(), refs.len());
+    for (text, v) in refs.iter().zip(&together) {
+        let alone = e.embed(&[text]).unwrap();
+        let d = max_abs_diff(v, &alone[0]);
+        assert!(d < 1e-4, "{text:?} differs by {d}");
+    }
+}
+
+#[test]
+fn long_texts_are_truncated() {
+    let Some(e) = embedder() else { return };
+    let long: String = (0..5000)
+        .map(|i| ["memory ", "agent ", "recall ", "stone "][i % 4])
+        .collect();
+    assert!(e.count_tokens(&long) >= 5000);
+    let longer = format!("{long} completely different words at the very end");
+    let v = e.embed(&[&long, &longer, "short"]).unwrap();
+    assert!((norm(&v[0]) - 1.0).abs() < 1e-4);
+    // Everything past max_tokens is cut off, so the tail does not matter.
+    assert!(max_abs_diff(&v[0], &v[1]) < 1e-5);
+}
+
+#[test]
+fn count_tokens_without_special_tokens() {
+    let Some(e) = embedder() else { return };
+    assert_eq!(e.count_tokens("hello world"), 2);
+    assert_eq!(e.count_tokens(""), 0);
+    assert!(e.count_tokens("A man is eating a piece of bread.") >= 9);
+}
+
+#[test]
+fn smaller_settings_change_model_id_and_truncate_earlier() {
+    let Some(dir) = model_dir() else { return };
+    let config = EmbedConfig {
+        max_tokens: 8,
+        batch_size: 2,
+        ..EmbedConfig::default()
+    };
+    let e = BertEmbedder::from_dir(&dir, &config).unwrap();
+    assert_eq!(e.model_id(), "sentence-transformers/all-MiniLM-L6-v2@max8");
+    // 6 word tokens + [CLS] + [SEP] fill the 8 tokens; the rest is cut off.
+    let v = e
+        .embed(&[
+            "one two three four five six",
+            "one two three four five six seven eight",
+        ])
+        .unwrap();
+    assert!(max_abs_diff(&v[0], &v[1]) < 1e-5);
+    // count_tokens never truncates.
+    assert_eq!(e.count_tokens("one two three four five six seven eight"), 8);
+}
+
+#[test]
+fn settings_are_checked() {
+    let Some(dir) = model_dir() else { return };
+    for config in [
+        EmbedConfig {
+            max_tokens: 513,
+            ..EmbedConfig::default()
+        },
+        EmbedConfig {
+            batch_size: 0,
+            ..EmbedConfig::default()
+        },
+        EmbedConfig {
+            max_tokens: 1,
+            ..EmbedConfig::default()
+        },
+    ] {
+        let err = BertEmbedder::from_dir(&dir, &config).unwrap_err();
+        assert!(matches!(err, EmbedLoadError::InvalidSettings(_)), "{err}");
+    }
+}
+
+/// Weights named with a `bert.` prefix (BertFor* checkpoints) load too, even when
+/// config.json has no model_type, and give the same vectors.
+#[test]
+fn weights_with_bert_prefix() {
+    let Some(dir) = model_dir() else { return };
+    let Some(reference) = embedder() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let tensors =
+        candle_core::safetensors::load(dir.join("model.safetensors"), &candle_core::Device::Cpu)
+            .unwrap();
+    let renamed: std::collections::HashMap<String, candle_core::Tensor> = tensors
+        .into_iter()
+        .map(|(name, t)| (format!("bert.{name}"), t))
+        .collect();
+    candle_core::safetensors::save(&renamed, tmp.path().join("model.safetensors")).unwrap();
+    std::fs::copy(
+        dir.join("tokenizer.json"),
+        tmp.path().join("tokenizer.json"),
+    )
+    .unwrap();
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
+    config.as_object_mut().unwrap().remove("model_type");
+    std::fs::write(
+        tmp.path().join("config.json"),
+        serde_json::to_vec(&config).unwrap(),
+    )
+    .unwrap();
+
+    let e = BertEmbedder::from_dir(tmp.path(), &EmbedConfig::default()).unwrap();
+    let text = ["A man is eating food."];
+    let a = e.embed(&text).unwrap();
+    let b = reference.embed(&text).unwrap();
+    assert!(max_abs_diff(&a[0], &b[0]) < 1e-6);
+}
+
+#[test]
+fn embedder_is_shareable_across_threads() {
+    let Some(e) = embedder() else { return };
+    let expected = e.embed(&["thread safety"]).unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                let got = e.embed(&["thread safety"]).unwrap();
+                assert!(max_abs_diff(&got[0], &expected[0]) < 1e-5);
+            });
+        }
+    });
+}

@@ -1,0 +1,109 @@
+//! The embedded store keeps spaces apart on every query path and keeps what it commits.
+use cairn_core::{
+    Provenance, RecordStore, SessionInput, SessionRecord, SpaceId, TextIndex, TextQuery, Unit,
+    UnitKind, VectorIndex,
+};
+use cairn_store::EmbeddedStore;
+
+fn unit(space: &SpaceId, id: &str, session: &str, text: &str) -> Unit {
+    Unit {
+        id: id.into(),
+        space: space.clone(),
+        kind: UnitKind::Turn,
+        text: text.into(),
+        key: text.into(),
+        embed_text: Some(text.into()),
+        provenance: Provenance {
+            session_id: Some(session.into()),
+            message_ids: vec!["0".into()],
+            ..Default::default()
+        },
+        part_of: None,
+        occurred_at: None,
+        recorded_at: chrono::Utc::now(),
+    }
+}
+
+fn record(space: &SpaceId, id: &str, text: &str) -> SessionRecord {
+    let session: SessionInput = serde_json::from_value(serde_json::json!({
+        "id": id, "messages": [{"role": "user", "text": text}]
+    }))
+    .unwrap();
+    SessionRecord {
+        space: space.clone(),
+        recorded_at: chrono::Utc::now(),
+        session: session.validate().unwrap(),
+    }
+}
+
+#[test]
+fn every_query_path_stays_in_its_space() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(dir.path(), "m").unwrap();
+    let a = SpaceId::new("a").unwrap();
+    let b = SpaceId::new("b").unwrap();
+    for s in [&a, &b] {
+        store.records.create_space(s).unwrap();
+        let u = unit(s, "turn:s:0", "s", "the same words in both spaces");
+        let seq = store.records.put_session(&record(s, "s", "the same words in both spaces"), &[u.clone()]).unwrap();
+        store.text.upsert(&[u]).unwrap();
+        let v = if s == &a { vec![1.0, 0.0] } else { vec![0.0, 1.0] };
+        store.vectors.upsert(s, &[("turn:s:0".into(), v)], seq).unwrap();
+    }
+    store.text.commit(store.records.last_seq().unwrap()).unwrap();
+    for s in [&a, &b] {
+        let hits = store
+            .text
+            .search(&TextQuery { space: s, text: "same words", kinds: None, sessions: None, limit: 10 })
+            .unwrap();
+        assert_eq!(hits.len(), 1, "text search in {s} sees only its own unit");
+        let v = store.vectors.search(s, &[1.0, 0.0], 10).unwrap();
+        assert_eq!(v.len(), 1);
+        let expected = if s == &a { 1.0 } else { 0.0 };
+        assert!((v[0].1 - expected).abs() < 1e-6, "vector search crossed spaces");
+        assert_eq!(store.records.units(s, &["turn:s:0".into()]).unwrap()[0].space, *s);
+    }
+    // Dropping a space leaves nothing of it in any index.
+    store.records.drop_space(&a).unwrap();
+    store.text.drop_space(&a).unwrap();
+    store.vectors.drop_space(&a).unwrap();
+    store.text.commit(store.records.last_seq().unwrap()).unwrap();
+    let q = TextQuery { space: &a, text: "same words", kinds: None, sessions: None, limit: 10 };
+    assert!(store.text.search(&q).unwrap().is_empty());
+    assert!(store.vectors.search(&a, &[1.0, 0.0], 10).unwrap().is_empty());
+    assert!(store.records.space_units(&a).unwrap().is_empty());
+    assert_eq!(store.records.space_units(&b).unwrap().len(), 1);
+}
+
+#[test]
+fn commits_and_watermarks_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SpaceId::new("s").unwrap();
+    {
+        let store = EmbeddedStore::open(dir.path(), "m").unwrap();
+        store.records.create_space(&s).unwrap();
+        let u = unit(&s, "turn:x:0", "x", "durable words");
+        let seq = store.records.put_session(&record(&s, "x", "durable words"), &[u.clone()]).unwrap();
+        store.text.upsert(&[u]).unwrap();
+        store.text.commit(seq).unwrap();
+        store.vectors.upsert(&s, &[("turn:x:0".into(), vec![1.0])], seq).unwrap();
+        // Written to the record store but never indexed: a crash at this point.
+        let u2 = unit(&s, "turn:y:0", "y", "unindexed words");
+        store.records.put_session(&record(&s, "y", "unindexed words"), &[u2.clone()]).unwrap();
+        store.text.upsert(&[u2]).unwrap();
+    }
+    let store = EmbeddedStore::open(dir.path(), "m").unwrap();
+    let last = store.records.last_seq().unwrap();
+    assert_eq!(last, 2);
+    assert_eq!(store.text.watermark().unwrap(), 1);
+    assert_eq!(store.vectors.watermark().unwrap(), 1);
+    let pending = store.records.units_since(1).unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].1.id, "turn:y:0");
+    assert_eq!(store.records.sessions(&s).unwrap().len(), 2);
+    // Another model invalidates vectors (they are derived state).
+    drop(store);
+    let other = EmbeddedStore::open(dir.path(), "other-model").unwrap();
+    assert_eq!(other.vectors.watermark().unwrap(), 0);
+    assert_eq!(other.vectors.len(&s).unwrap(), 0);
+}
