@@ -106,7 +106,10 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        assert_eq!(shell_join(&args), r"cairn bench --questions 'a b' 'it'\''s'");
+        assert_eq!(
+            shell_join(&args),
+            r"cairn bench --questions 'a b' 'it'\''s'"
+        );
         assert!(Machine::detect().nproc >= 1);
     }
 }

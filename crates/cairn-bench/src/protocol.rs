@@ -44,7 +44,9 @@ fn install_ctrlc() {
         .is_ok()
     });
     if !ok {
-        tracing::debug!("a Ctrl-C handler is already installed; it should call cairn_bench::request_stop");
+        tracing::debug!(
+            "a Ctrl-C handler is already installed; it should call cairn_bench::request_stop"
+        );
     }
 }
 
@@ -254,7 +256,10 @@ impl Run {
         let previous: Option<RunMeta> = if args.resume && run_json.is_file() {
             let text = std::fs::read_to_string(&run_json)
                 .with_context(|| format!("reading {}", run_json.display()))?;
-            Some(serde_json::from_str(&text).with_context(|| format!("parsing {}", run_json.display()))?)
+            Some(
+                serde_json::from_str(&text)
+                    .with_context(|| format!("parsing {}", run_json.display()))?,
+            )
         } else {
             None
         };
@@ -331,7 +336,11 @@ impl Run {
         let finished = plan
             .selected
             .iter()
-            .filter(|q| row_names.iter().all(|r| done.contains(&(q.to_string(), r.to_string()))))
+            .filter(|q| {
+                row_names
+                    .iter()
+                    .all(|r| done.contains(&(q.to_string(), r.to_string())))
+            })
             .count();
         let pb = ProgressBar::with_draw_target(
             Some(plan.selected.len() as u64),
@@ -371,16 +380,34 @@ impl Run {
     }
 
     pub fn memory(&self) -> &Memory {
-        self.memory.as_ref().unwrap_or_else(|| unreachable!("memory is open until finish"))
+        self.memory
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("memory is open until finish"))
     }
 
     /// Config rows not yet recorded for this question.
     pub fn pending_rows(&self, question_id: &str) -> Vec<ConfigRow> {
         self.rows
             .iter()
-            .filter(|r| !self.done.contains(&(question_id.to_string(), r.name.clone())))
+            .filter(|r| {
+                !self
+                    .done
+                    .contains(&(question_id.to_string(), r.name.clone()))
+            })
             .cloned()
             .collect()
+    }
+
+    /// The pending rows in the order they run for the question at `position`: the order
+    /// alternates from question to question, so the query embedding (computed by the first
+    /// recall of a question, served from the cache to the next) is charged to each row
+    /// equally often.
+    pub fn rows_in_order(&self, question_id: &str, position: usize) -> Vec<ConfigRow> {
+        let mut rows = self.pending_rows(question_id);
+        if position % 2 == 1 {
+            rows.reverse();
+        }
+        rows
     }
 
     /// Ingests sessions into a fresh space (dropped first if a previous run left it), in
@@ -583,8 +610,7 @@ impl Run {
         ledger: &[LedgerEntry],
         error: &str,
     ) -> QuestionRecord {
-        self.pb
-            .println(format!("question {}: {error}", q.id));
+        self.pb.println(format!("question {}: {error}", q.id));
         QuestionRecord {
             exclusion: Some(exclusion::ERROR.into()),
             error: Some(error.to_string()),
@@ -623,7 +649,10 @@ impl Run {
         self.meta.finished_at = Some(chrono::Utc::now());
         let s = summary::summarize(&self.meta, &records, complete);
         summary::write_files(&self.dir, &s)?;
-        std::fs::write(self.dir.join("run.json"), serde_json::to_string_pretty(&self.meta)?)?;
+        std::fs::write(
+            self.dir.join("run.json"),
+            serde_json::to_string_pretty(&self.meta)?,
+        )?;
         eprintln!("{}", summary::short_report(&s));
         eprintln!("wrote {}", self.dir.display());
         if interrupted && !complete {

@@ -18,7 +18,8 @@ pub fn load(
     };
     let mut cfg = match path {
         Some(p) => {
-            let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+            let text =
+                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
             toml::from_str(&text).with_context(|| format!("parsing {}", p.display()))?
         }
         None => MemoryConfig::default(),

@@ -28,15 +28,21 @@ fn detect(path: &Path) -> Result<&'static str> {
         return Ok("jsonl");
     }
     let mut head = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(cairn::formats::open_reader(path)?, 4096), &mut head)
-        .with_context(|| format!("reading {}", path.display()))?;
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(cairn::formats::open_reader(path)?, 4096),
+        &mut head,
+    )
+    .with_context(|| format!("reading {}", path.display()))?;
     let text = String::from_utf8_lossy(&head);
     if text.contains("\"haystack_sessions\"") || text.contains("\"question_id\"") {
         Ok("longmemeval")
     } else if text.contains("\"sample_id\"") || text.contains("\"conversation\"") {
         Ok("locomo")
     } else {
-        bail!("cannot tell the format of {}: pass --format jsonl|longmemeval|locomo", path.display())
+        bail!(
+            "cannot tell the format of {}: pass --format jsonl|longmemeval|locomo",
+            path.display()
+        )
     }
 }
 
@@ -61,7 +67,11 @@ fn add(total: &mut IngestReport, r: &IngestReport) {
 }
 
 /// Ingests `groups` (space, sessions) with a progress bar; returns the summed report.
-fn ingest_groups(memory: &Memory, groups: Vec<(String, Vec<SessionInput>)>, what: &str) -> Result<IngestReport> {
+fn ingest_groups(
+    memory: &Memory,
+    groups: Vec<(String, Vec<SessionInput>)>,
+    what: &str,
+) -> Result<IngestReport> {
     let pb = bar(groups.len(), what);
     let mut total = IngestReport::default();
     for (space, sessions) in groups {
@@ -91,12 +101,22 @@ pub fn run(memory: &Memory, args: &IngestArgs, json: bool) -> Result<()> {
         "longmemeval" => load_longmemeval(&args.file)?
             .into_iter()
             .take(limit)
-            .map(|q| Ok((format!("{}{}", args.space, q.question_id), q.sessions()?.sessions)))
+            .map(|q| {
+                Ok((
+                    format!("{}{}", args.space, q.question_id),
+                    q.sessions()?.sessions,
+                ))
+            })
             .collect::<Result<_>>()?,
         _ => load_locomo(&args.file)?
             .into_iter()
             .take(limit)
-            .map(|s| Ok((format!("{}{}", args.space, s.sample_id), s.sessions_input()?.sessions)))
+            .map(|s| {
+                Ok((
+                    format!("{}{}", args.space, s.sample_id),
+                    s.sessions_input()?.sessions,
+                ))
+            })
             .collect::<Result<_>>()?,
     };
     let spaces: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();

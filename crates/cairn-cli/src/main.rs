@@ -112,7 +112,12 @@ fn main() {
 }
 
 fn open(cli: &Cli) -> Result<Memory> {
-    let cfg = config::load(cli.config.as_deref(), &cli.dir, cli.model_dir.clone(), cli.embedding_cache.clone())?;
+    let cfg = config::load(
+        cli.config.as_deref(),
+        &cli.dir,
+        cli.model_dir.clone(),
+        cli.embedding_cache.clone(),
+    )?;
     Memory::open_with(&cli.dir, cfg).with_context(|| format!("opening {}", cli.dir.display()))
 }
 
@@ -125,7 +130,18 @@ fn run(cli: Cli) -> Result<()> {
     match &cli.command {
         Command::Bench(cmd) => cairn_bench::run(cmd.clone()),
         Command::Ingest(args) => ingest::run(&open(&cli)?, args, cli.json),
-        Command::Recall { space, query, top_k, token_budget, format, as_of, sessions, speakers, groups, kinds } => {
+        Command::Recall {
+            space,
+            query,
+            top_k,
+            token_budget,
+            format,
+            as_of,
+            sessions,
+            speakers,
+            groups,
+            kinds,
+        } => {
             let options = RecallOptions {
                 top_k: *top_k,
                 token_budget: *token_budget,
@@ -140,7 +156,9 @@ fn run(cli: Cli) -> Result<()> {
                     Some(
                         kinds
                             .iter()
-                            .map(|k| UnitKind::parse(k).with_context(|| format!("unknown kind {k:?}")))
+                            .map(|k| {
+                                UnitKind::parse(k).with_context(|| format!("unknown kind {k:?}"))
+                            })
                             .collect::<Result<_>>()?,
                     )
                 },
@@ -157,20 +175,32 @@ fn run(cli: Cli) -> Result<()> {
                     h.unit_id,
                     h.session_id.as_deref().unwrap_or("-"),
                     h.turn_ids.join(","),
-                    h.occurred_at.map(|t| t.format("%Y-%m-%d").to_string()).unwrap_or_default()
+                    h.occurred_at
+                        .map(|t| t.format("%Y-%m-%d").to_string())
+                        .unwrap_or_default()
                 );
             }
-            println!("\n--- context ({} tokens, {} hits cut, {:.1} ms) ---", recall.context_tokens, recall.hits_cut, recall.timings.total_ms);
+            println!(
+                "\n--- context ({} tokens, {} hits cut, {:.1} ms) ---",
+                recall.context_tokens, recall.hits_cut, recall.timings.total_ms
+            );
             println!("{}", recall.context);
             Ok(())
         }
-        Command::Forget { space, session, message, all } => {
+        Command::Forget {
+            space,
+            session,
+            message,
+            all,
+        } => {
             let m = open(&cli)?;
             let removed = match (session, message, all) {
                 (_, _, true) => usize::from(m.forget_space(space)?),
                 (Some(s), Some(msg), _) => m.forget_message(space, s, msg)?,
                 (Some(s), None, _) => m.forget_session(space, s)?,
-                (None, _, false) => bail!("say what to forget: --session ID [--message ID], or --all"),
+                (None, _, false) => {
+                    bail!("say what to forget: --session ID [--message ID], or --all")
+                }
             };
             if cli.json {
                 return print_json(&serde_json::json!({ "removed": removed }));
@@ -182,7 +212,8 @@ fn run(cli: Cli) -> Result<()> {
             let m = open(&cli)?;
             let n = match output {
                 Some(p) => {
-                    let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+                    let f = std::fs::File::create(p)
+                        .with_context(|| format!("creating {}", p.display()))?;
                     let mut w = std::io::BufWriter::new(f);
                     let n = m.export(space, &mut w)?;
                     w.flush()?;
@@ -194,7 +225,8 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Import { file } => {
-            let f = std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
+            let f =
+                std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
             let report = open(&cli)?.import(std::io::BufReader::new(f))?;
             print_json(&report)
         }
@@ -204,13 +236,27 @@ fn run(cli: Cli) -> Result<()> {
                 Some(s) => vec![s.clone()],
                 None => m.spaces()?.into_iter().map(|s| s.to_string()).collect(),
             };
-            let stats = spaces.iter().map(|s| m.stats(s)).collect::<Result<Vec<_>, _>>()?;
+            let stats = spaces
+                .iter()
+                .map(|s| m.stats(s))
+                .collect::<Result<Vec<_>, _>>()?;
             if cli.json {
                 return print_json(&stats);
             }
             for s in stats {
-                let kinds: Vec<String> = s.units_by_kind.iter().map(|(k, n)| format!("{k}={n}")).collect();
-                println!("{}: {} sessions, {} messages, {} units ({})", s.space, s.sessions, s.messages, s.units, kinds.join(" "));
+                let kinds: Vec<String> = s
+                    .units_by_kind
+                    .iter()
+                    .map(|(k, n)| format!("{k}={n}"))
+                    .collect();
+                println!(
+                    "{}: {} sessions, {} messages, {} units ({})",
+                    s.space,
+                    s.sessions,
+                    s.messages,
+                    s.units,
+                    kinds.join(" ")
+                );
             }
             Ok(())
         }

@@ -40,7 +40,11 @@ fn write_sessions(path: &Path, prefix: &str, n: usize) {
 }
 
 fn json(out: std::process::Output) -> serde_json::Value {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -55,8 +59,16 @@ fn killed_ingest_loses_nothing_acknowledged() {
     let b = tmp.path().join("b.jsonl");
     write_sessions(&a, "a", 40);
     write_sessions(&b, "b", 600);
-    let out = cairn(&dir).args(["ingest", "--space", "s"]).arg(&a).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cairn(&dir)
+        .args(["ingest", "--space", "s"])
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     for delay_ms in [300u64, 900, 1500] {
         let mut child = cairn(&dir)
@@ -70,7 +82,12 @@ fn killed_ingest_loses_nothing_acknowledged() {
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
 
-        let stats = json(cairn(&dir).args(["--json", "stats", "--space", "s"]).output().unwrap());
+        let stats = json(
+            cairn(&dir)
+                .args(["--json", "stats", "--space", "s"])
+                .output()
+                .unwrap(),
+        );
         let sessions = stats[0]["sessions"].as_u64().unwrap();
         let messages = stats[0]["messages"].as_u64().unwrap();
         assert!(sessions >= 40, "acknowledged sessions lost: {sessions}");
@@ -81,7 +98,15 @@ fn killed_ingest_loses_nothing_acknowledged() {
         // Acknowledged data is searchable after the crash.
         let r = json(
             cairn(&dir)
-                .args(["--json", "recall", "--space", "s", "--top-k", "3", "locker code number 17 note a"])
+                .args([
+                    "--json",
+                    "recall",
+                    "--space",
+                    "s",
+                    "--top-k",
+                    "3",
+                    "locker code number 17 note a",
+                ])
                 .output()
                 .unwrap(),
         );
@@ -89,12 +114,28 @@ fn killed_ingest_loses_nothing_acknowledged() {
         assert!(hits.iter().any(|h| h["session_id"] == "a-17"), "{r}");
     }
     // Re-running the interrupted ingest completes it; nothing is duplicated.
-    let out = cairn(&dir).args(["ingest", "--space", "s"]).arg(&b).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let stats = json(cairn(&dir).args(["--json", "stats", "--space", "s"]).output().unwrap());
+    let out = cairn(&dir)
+        .args(["ingest", "--space", "s"])
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats = json(
+        cairn(&dir)
+            .args(["--json", "stats", "--space", "s"])
+            .output()
+            .unwrap(),
+    );
     assert_eq!(stats[0]["sessions"], 640);
     assert_eq!(stats[0]["messages"], 1280);
-    let export = cairn(&dir).args(["export", "--space", "s"]).output().unwrap();
+    let export = cairn(&dir)
+        .args(["export", "--space", "s"])
+        .output()
+        .unwrap();
     assert_eq!(String::from_utf8_lossy(&export.stdout).lines().count(), 640);
 }
 
@@ -111,14 +152,28 @@ fn bad_input_files_get_named_errors() {
         "{\"id\":\"ok\",\"messages\":[{\"role\":\"user\",\"text\":\"fine\"}]}\n{\"id\":\"s2\",\"messages\":[{\"role\":\"user\",\"text\":\"x\"}],\"date\":\"31/31/2020\"}\n",
     )
     .unwrap();
-    let out = cairn(&dir).args(["ingest", "--space", "s"]).arg(&f).output().unwrap();
+    let out = cairn(&dir)
+        .args(["ingest", "--space", "s"])
+        .arg(&f)
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("line 2") && err.contains("31/31/2020"), "{err}");
+    assert!(
+        err.contains("line 2") && err.contains("31/31/2020"),
+        "{err}"
+    );
     std::fs::write(&f, [0xffu8, 0xfe, b'{', b'\n']).unwrap();
-    let out = cairn(&dir).args(["ingest", "--space", "s"]).arg(&f).output().unwrap();
+    let out = cairn(&dir)
+        .args(["ingest", "--space", "s"])
+        .arg(&f)
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
-    let out = cairn(&dir).args(["recall", "--space", "nobody", "hi"]).output().unwrap();
+    let out = cairn(&dir)
+        .args(["recall", "--space", "nobody", "hi"])
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"nobody\" does not exist"));
 }

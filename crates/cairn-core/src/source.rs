@@ -115,7 +115,10 @@ impl SessionInput {
         if self.messages.len() > MAX_MESSAGES {
             return Err(InputError::new(
                 rec,
-                format!("has {} messages (at most {MAX_MESSAGES})", self.messages.len()),
+                format!(
+                    "has {} messages (at most {MAX_MESSAGES})",
+                    self.messages.len()
+                ),
             ));
         }
         if let Some(g) = &self.group {
@@ -129,7 +132,10 @@ impl SessionInput {
             }
             check_id(&m.id, &mrec, "id")?;
             if !seen.insert(m.id.clone()) {
-                return Err(InputError::new(mrec, format!("duplicate message id {:?}", m.id)));
+                return Err(InputError::new(
+                    mrec,
+                    format!("duplicate message id {:?}", m.id),
+                ));
             }
             if m.role.is_none() && m.speaker.as_deref().is_none_or(|s| s.trim().is_empty()) {
                 return Err(InputError::new(mrec, "needs a `role` or a `speaker`"));
@@ -145,11 +151,17 @@ impl SessionInput {
             if m.text.len() > MAX_TEXT_BYTES {
                 return Err(InputError::new(
                     mrec,
-                    format!("field `text` has {} bytes (at most {MAX_TEXT_BYTES})", m.text.len()),
+                    format!(
+                        "field `text` has {} bytes (at most {MAX_TEXT_BYTES})",
+                        m.text.len()
+                    ),
                 ));
             }
             if m.text.contains('\0') {
-                return Err(InputError::new(mrec, "field `text` contains a NUL character"));
+                return Err(InputError::new(
+                    mrec,
+                    "field `text` contains a NUL character",
+                ));
             }
         }
         Ok(self)
@@ -172,7 +184,10 @@ fn check_id(id: &str, rec: &str, field: &str) -> Result<(), InputError> {
         ));
     }
     if id.chars().any(|c| c.is_control()) {
-        return Err(InputError::new(rec, format!("field `{field}` contains control characters")));
+        return Err(InputError::new(
+            rec,
+            format!("field `{field}` contains control characters"),
+        ));
     }
     Ok(())
 }
@@ -194,7 +209,8 @@ mod tests {
     use super::*;
 
     fn session(json: &str) -> Result<SessionInput, InputError> {
-        let s: SessionInput = serde_json::from_str(json).map_err(|e| InputError::new("json", e.to_string()))?;
+        let s: SessionInput =
+            serde_json::from_str(json).map_err(|e| InputError::new("json", e.to_string()))?;
         s.validate()
     }
 
@@ -203,22 +219,36 @@ mod tests {
         let s = session(r#"{"id":"s1","date":"2023/05/30 (Tue) 23:40","messages":[{"role":"user","text":"hi"},{"role":"assistant","text":"hello"}]}"#).unwrap();
         assert_eq!(s.messages[0].id, "0");
         assert_eq!(s.messages[1].id, "1");
-        assert_eq!(s.occurred_at.unwrap().to_rfc3339(), "2023-05-30T23:40:00+00:00");
+        assert_eq!(
+            s.occurred_at.unwrap().to_rfc3339(),
+            "2023-05-30T23:40:00+00:00"
+        );
         assert_eq!(s.messages[1].speaker_name(), "assistant");
     }
 
     #[test]
     fn errors_name_the_record_and_field() {
-        let e = session(r#"{"id":"s1","messages":[{"role":"user","text":"ok"},{"role":"user","text":"  "}]}"#).unwrap_err();
-        assert_eq!(e.to_string(), "session \"s1\" message 1: field `text` is empty");
+        let e = session(
+            r#"{"id":"s1","messages":[{"role":"user","text":"ok"},{"role":"user","text":"  "}]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "session \"s1\" message 1: field `text` is empty"
+        );
         let e = session(r#"{"id":"s1","messages":[{"text":"who?"}]}"#).unwrap_err();
         assert!(e.to_string().contains("`role` or a `speaker`"));
         let e = session(r#"{"id":"s1","messages":[]}"#).unwrap_err();
         assert!(e.to_string().contains("messages"));
-        let e = session(r#"{"id":"s1","date":"not a date","messages":[{"role":"user","text":"x"}]}"#).unwrap_err();
+        let e =
+            session(r#"{"id":"s1","date":"not a date","messages":[{"role":"user","text":"x"}]}"#)
+                .unwrap_err();
         assert!(e.to_string().contains("not a date"));
         let big = "x".repeat(MAX_TEXT_BYTES + 1);
-        let e = session(&format!(r#"{{"id":"s1","messages":[{{"role":"user","text":"{big}"}}]}}"#)).unwrap_err();
+        let e = session(&format!(
+            r#"{{"id":"s1","messages":[{{"role":"user","text":"{big}"}}]}}"#
+        ))
+        .unwrap_err();
         assert!(e.to_string().contains("bytes"));
     }
 }

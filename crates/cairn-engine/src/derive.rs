@@ -98,7 +98,11 @@ fn turn_unit(
         space: space.clone(),
         kind: UnitKind::Turn,
         text: m.text.clone(),
-        key: if named_speaker { speaker_line(m) } else { m.text.clone() },
+        key: if named_speaker {
+            speaker_line(m)
+        } else {
+            m.text.clone()
+        },
         embed_text,
         provenance: Provenance {
             session_id: Some(s.id.clone()),
@@ -197,8 +201,14 @@ mod tests {
         assert_eq!(rounds[0].key, "I adopted a cat named Luna.");
         assert!(rounds[0].text.contains("assistant: Congratulations"));
         assert_eq!(rounds[1].provenance.message_ids, ["3"]);
-        assert!(turns[0].embed_text.is_none(), "assistant turns are not embedded");
-        assert_eq!(turns[0].part_of, None, "a greeting before any user turn stands alone");
+        assert!(
+            turns[0].embed_text.is_none(),
+            "assistant turns are not embedded"
+        );
+        assert_eq!(
+            turns[0].part_of, None,
+            "a greeting before any user turn stands alone"
+        );
         assert_eq!(turns[2].part_of.as_deref(), Some("round:s1:1"));
         assert_eq!(turns[1].occurred_at, s.occurred_at);
         // Deterministic: deriving again gives the same units.

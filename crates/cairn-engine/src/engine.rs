@@ -89,7 +89,11 @@ enum Merge {
     Append(SessionInput, usize),
 }
 
-fn merge(existing: Option<SessionRecord>, new: SessionInput, space: &SpaceId) -> Result<Merge, StoreError> {
+fn merge(
+    existing: Option<SessionRecord>,
+    new: SessionInput,
+    space: &SpaceId,
+) -> Result<Merge, StoreError> {
     let Some(old) = existing else {
         return Ok(Merge::New(new));
     };
@@ -151,14 +155,26 @@ impl Engine {
             ..Default::default()
         };
         if tw < last {
-            let units: Vec<Unit> = self.b.records.units_since(tw)?.into_iter().map(|(_, u)| u).collect();
+            let units: Vec<Unit> = self
+                .b
+                .records
+                .units_since(tw)?
+                .into_iter()
+                .map(|(_, u)| u)
+                .collect();
             tracing::info!(units = units.len(), "healing text index");
             self.b.text.upsert(&units)?;
             self.b.text.commit(last)?;
             report.text_reindexed = units.len();
         }
         if vw < last {
-            let units: Vec<Unit> = self.b.records.units_since(vw)?.into_iter().map(|(_, u)| u).collect();
+            let units: Vec<Unit> = self
+                .b
+                .records
+                .units_since(vw)?
+                .into_iter()
+                .map(|(_, u)| u)
+                .collect();
             tracing::info!(units = units.len(), "healing vectors");
             report.vectors_rebuilt = self.index_vectors(&units, last)?.computed;
         }
@@ -180,7 +196,13 @@ impl Engine {
             let records = self.b.records.sessions(&space)?;
             {
                 let _w = self.lock();
-                let old: Vec<String> = self.b.records.space_units(&space)?.into_iter().map(|u| u.id).collect();
+                let old: Vec<String> = self
+                    .b
+                    .records
+                    .space_units(&space)?
+                    .into_iter()
+                    .map(|u| u.id)
+                    .collect();
                 self.b.text.remove(&space, &old)?;
                 self.b.vectors.remove(&space, &old)?;
             }
@@ -219,7 +241,11 @@ impl Engine {
     /// Ingests sessions into a space (created if needed). Every session is validated
     /// before anything is written; a session id already stored accepts only appended
     /// messages.
-    pub fn ingest_sessions(&self, space: &SpaceId, sessions: Vec<SessionInput>) -> Result<IngestReport, EngineError> {
+    pub fn ingest_sessions(
+        &self,
+        space: &SpaceId,
+        sessions: Vec<SessionInput>,
+    ) -> Result<IngestReport, EngineError> {
         let sessions = sessions
             .into_iter()
             .map(SessionInput::validate)
@@ -255,7 +281,10 @@ impl Engine {
 
     /// Writes records (ground state first, one transaction each), then their vectors and
     /// text entries. `force` re-derives even unchanged sessions (rebuild).
-    fn write_records(&self, records: Vec<(SessionRecord, bool)>) -> Result<IngestReport, EngineError> {
+    fn write_records(
+        &self,
+        records: Vec<(SessionRecord, bool)>,
+    ) -> Result<IngestReport, EngineError> {
         let _w = self.lock();
         let mut report = IngestReport::default();
         let mut written: Vec<Unit> = Vec::new();
@@ -263,7 +292,10 @@ impl Engine {
         for (rec, force) in records {
             report.sessions += 1;
             let existing = self.b.records.get_session(&rec.space, &rec.session.id)?;
-            let recorded_at = existing.as_ref().map(|e| e.recorded_at).unwrap_or(rec.recorded_at);
+            let recorded_at = existing
+                .as_ref()
+                .map(|e| e.recorded_at)
+                .unwrap_or(rec.recorded_at);
             let (session, added) = match merge(existing, rec.session.clone(), &rec.space)? {
                 Merge::New(s) => {
                     let n = s.messages.len();
@@ -299,11 +331,18 @@ impl Engine {
 
     fn index_vectors(&self, units: &[Unit], watermark: u64) -> Result<EmbedCounts, EngineError> {
         let with_text: Vec<&Unit> = units.iter().filter(|u| u.embed_text.is_some()).collect();
-        let texts: Vec<&str> = with_text.iter().filter_map(|u| u.embed_text.as_deref()).collect();
-        let (vectors, counts) = embed_cached(self.b.embedder.as_ref(), self.b.cache.as_ref(), &texts)?;
+        let texts: Vec<&str> = with_text
+            .iter()
+            .filter_map(|u| u.embed_text.as_deref())
+            .collect();
+        let (vectors, counts) =
+            embed_cached(self.b.embedder.as_ref(), self.b.cache.as_ref(), &texts)?;
         let mut by_space: BTreeMap<&SpaceId, Vec<(String, Vec<f32>)>> = BTreeMap::new();
         for (u, v) in with_text.iter().zip(vectors) {
-            by_space.entry(&u.space).or_default().push((u.id.clone(), v));
+            by_space
+                .entry(&u.space)
+                .or_default()
+                .push((u.id.clone(), v));
         }
         if by_space.is_empty() {
             // Nothing to embed, but the watermark still moves past these units.
@@ -346,24 +385,43 @@ impl Engine {
     }
 
     /// Forgets one message: the session is rewritten without it and re-derived.
-    pub fn forget_message(&self, space: &SpaceId, session: &str, message: &str) -> Result<usize, EngineError> {
+    pub fn forget_message(
+        &self,
+        space: &SpaceId,
+        session: &str,
+        message: &str,
+    ) -> Result<usize, EngineError> {
         self.require_space(space)?;
         let Some(mut rec) = self.b.records.get_session(space, session)? else {
-            return Err(StoreError::NotFound(format!("session {session:?} in space {space:?}")).into());
+            return Err(
+                StoreError::NotFound(format!("session {session:?} in space {space:?}")).into(),
+            );
         };
         let before = rec.session.messages.len();
         rec.session.messages.retain(|m| m.id != message);
         if rec.session.messages.len() == before {
-            return Err(StoreError::NotFound(format!("message {message:?} of session {session:?}")).into());
+            return Err(StoreError::NotFound(format!(
+                "message {message:?} of session {session:?}"
+            ))
+            .into());
         }
         if rec.session.messages.is_empty() {
             return self.forget_session(space, session);
         }
-        let old: Vec<String> = self.b.records.session_units(space, session)?.into_iter().map(|u| u.id).collect();
+        let old: Vec<String> = self
+            .b
+            .records
+            .session_units(space, session)?
+            .into_iter()
+            .map(|u| u.id)
+            .collect();
         let _w = self.lock();
         let units = derive_session_units(space, &rec.session, rec.recorded_at);
         let last = self.b.records.put_session(&rec, &units)?;
-        let stale: Vec<String> = old.into_iter().filter(|id| !units.iter().any(|u| &u.id == id)).collect();
+        let stale: Vec<String> = old
+            .into_iter()
+            .filter(|id| !units.iter().any(|u| &u.id == id))
+            .collect();
         self.b.text.remove(space, &stale)?;
         self.b.vectors.remove(space, &stale)?;
         self.index_vectors(&units, last)?;
@@ -390,7 +448,12 @@ impl Engine {
     }
 
     /// Recalls evidence for `query` from one space.
-    pub fn recall(&self, space: &SpaceId, query: &str, opts: &RecallOptions) -> Result<Recall, EngineError> {
+    pub fn recall(
+        &self,
+        space: &SpaceId,
+        query: &str,
+        opts: &RecallOptions,
+    ) -> Result<Recall, EngineError> {
         let t0 = Instant::now();
         opts.validate()?;
         if query.trim().is_empty() {
@@ -402,8 +465,16 @@ impl Engine {
         let now = opts.as_of.unwrap_or_else(chrono::Utc::now);
         let analysis = analyze_query(query, now);
         let rc = &self.cfg.rank;
-        let filtered = opts.speakers.is_some() || opts.groups.is_some() || opts.sessions.is_some() || opts.kinds.is_some() || opts.as_of.is_some();
-        let pool = if filtered { rc.candidates * 4 } else { rc.candidates };
+        let filtered = opts.speakers.is_some()
+            || opts.groups.is_some()
+            || opts.sessions.is_some()
+            || opts.kinds.is_some()
+            || opts.as_of.is_some();
+        let pool = if filtered {
+            rc.candidates * 4
+        } else {
+            rc.candidates
+        };
 
         let t = Instant::now();
         let lexical = self.b.text.search(&TextQuery {
@@ -426,7 +497,10 @@ impl Engine {
         timings.dense_ms = ms(t);
 
         let t = Instant::now();
-        let fused = rrf_fuse(&[(&lexical, rc.lexical_weight), (&dense, rc.dense_weight)], rc.rrf_k);
+        let fused = rrf_fuse(
+            &[(&lexical, rc.lexical_weight), (&dense, rc.dense_weight)],
+            rc.rrf_k,
+        );
         let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
         let visible = |u: &Unit| visible(u, opts);
         let units: HashMap<String, Unit> = self
@@ -437,9 +511,16 @@ impl Engine {
             .filter(visible)
             .map(|u| (u.id.clone(), u))
             .collect();
-        let want_containers = opts.kinds.as_ref().is_none_or(|k| k.contains(&UnitKind::Round));
+        let want_containers = opts
+            .kinds
+            .as_ref()
+            .is_none_or(|k| k.contains(&UnitKind::Round));
         let container_ids: Vec<String> = if want_containers {
-            let mut c: Vec<String> = units.values().filter_map(|u| u.part_of.clone()).filter(|c| !units.contains_key(c)).collect();
+            let mut c: Vec<String> = units
+                .values()
+                .filter_map(|u| u.part_of.clone())
+                .filter(|c| !units.contains_key(c))
+                .collect();
             c.sort();
             c.dedup();
             c
@@ -453,7 +534,12 @@ impl Engine {
             .into_iter()
             .filter(visible)
             .map(|u| (u.id.clone(), u))
-            .chain(units.iter().filter(|(_, u)| u.kind == UnitKind::Round).map(|(k, u)| (k.clone(), u.clone())))
+            .chain(
+                units
+                    .iter()
+                    .filter(|(_, u)| u.kind == UnitKind::Round)
+                    .map(|(k, u)| (k.clone(), u.clone())),
+            )
             .collect();
         let ranked = second_pass(&fused, &units, &containers, &analysis, rc);
         let top: Vec<_> = ranked
@@ -511,12 +597,19 @@ fn visible(u: &Unit, opts: &RecallOptions) -> bool {
         }
     }
     if let Some(kinds) = &opts.kinds {
-        if !kinds.contains(&u.kind) && !(u.kind == UnitKind::Turn && kinds.contains(&UnitKind::Round)) {
+        // A turn stays visible when rounds are wanted: it credits its round.
+        let credits_round = u.kind == UnitKind::Turn && kinds.contains(&UnitKind::Round);
+        if !(kinds.contains(&u.kind) || credits_round) {
             return false;
         }
     }
     if let Some(sessions) = &opts.sessions {
-        if !u.provenance.session_id.as_ref().is_some_and(|s| sessions.contains(s)) {
+        if !u
+            .provenance
+            .session_id
+            .as_ref()
+            .is_some_and(|s| sessions.contains(s))
+        {
             return false;
         }
     }
@@ -526,7 +619,12 @@ fn visible(u: &Unit, opts: &RecallOptions) -> bool {
         }
     }
     if let Some(groups) = &opts.groups {
-        if !u.provenance.group.as_ref().is_some_and(|g| groups.contains(g)) {
+        if !u
+            .provenance
+            .group
+            .as_ref()
+            .is_some_and(|g| groups.contains(g))
+        {
             return false;
         }
     }

@@ -67,7 +67,9 @@ fn best_sentences<'t>(text: &'t str, query_words: &[String], n: usize) -> Vec<&'
     scored.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
     let mut keep: Vec<usize> = scored.iter().take(n).map(|&(_, i)| i).collect();
     keep.sort_unstable();
-    keep.iter().map(|&i| text[spans[i].0..spans[i].1].trim()).collect()
+    keep.iter()
+        .map(|&i| text[spans[i].0..spans[i].1].trim())
+        .collect()
 }
 
 fn entry(u: &Unit, body: &str) -> String {
@@ -78,7 +80,14 @@ fn entry(u: &Unit, body: &str) -> String {
         .map(|s| format!(" session {s}"))
         .unwrap_or_default();
     let prefix = if u.kind == cairn_core::UnitKind::Turn {
-        format!("{}: ", u.provenance.speakers.first().map(String::as_str).unwrap_or("unknown"))
+        format!(
+            "{}: ",
+            u.provenance
+                .speakers
+                .first()
+                .map(String::as_str)
+                .unwrap_or("unknown")
+        )
     } else {
         String::new()
     };
@@ -90,7 +99,9 @@ fn entry(u: &Unit, body: &str) -> String {
 fn trim_to_fit(u: &Unit, body: &str, input: &PackInput<'_>, budget: usize) -> Option<String> {
     let spans = sentences(body);
     let mut order: Vec<usize> = (0..spans.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(overlap(input.query_words, &body[spans[i].0..spans[i].1])));
+    order.sort_by_key(|&i| {
+        std::cmp::Reverse(overlap(input.query_words, &body[spans[i].0..spans[i].1]))
+    });
     let mut kept: Vec<usize> = Vec::new();
     let mut best: Option<String> = None;
     for i in order {
@@ -148,10 +159,18 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
     }
     match input.format {
         Format::Raw => chosen.sort_by(|a, b| {
-            (a.0.occurred_at, &a.0.provenance.session_id, a.0.provenance.first_position)
-                .cmp(&(b.0.occurred_at, &b.0.provenance.session_id, b.0.provenance.first_position))
+            (
+                a.0.occurred_at,
+                &a.0.provenance.session_id,
+                a.0.provenance.first_position,
+            )
+                .cmp(&(
+                    b.0.occurred_at,
+                    &b.0.provenance.session_id,
+                    b.0.provenance.first_position,
+                ))
         }),
-        Format::Synthesized => chosen.sort_by(|a, b| b.0.occurred_at.cmp(&a.0.occurred_at)),
+        Format::Synthesized => chosen.sort_by_key(|c| std::cmp::Reverse(c.0.occurred_at)),
     }
     let mut context = chosen
         .iter()
@@ -164,7 +183,11 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
     while tokens > input.budget && !chosen.is_empty() {
         chosen.pop();
         cut += 1;
-        context = chosen.iter().map(|(_, e)| e.as_str()).collect::<Vec<_>>().join(SEPARATOR);
+        context = chosen
+            .iter()
+            .map(|(_, e)| e.as_str())
+            .collect::<Vec<_>>()
+            .join(SEPARATOR);
         tokens = (input.count_tokens)(&context);
     }
     Packed {

@@ -39,8 +39,18 @@ pub struct QueryAnalysis {
 }
 
 const MONTHS: [&str; 12] = [
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
 ];
 
 fn number_word(w: &str) -> Option<i64> {
@@ -115,7 +125,9 @@ pub fn time_range(q: &str, now: Timestamp) -> Option<TimeRange> {
             "today" => range_days(today, 0, 1),
             "yesterday" | "last night" => range_days(today, 1, 2),
             "this week" => range_days(today, 7, 8),
-            "last week" | "past week" | "last weekend" | "the other day" => range_days(today, 14, 15),
+            "last week" | "past week" | "last weekend" | "the other day" => {
+                range_days(today, 14, 15)
+            }
             "this month" => range_days(today, today.day0() as i64, today.day0() as i64 + 1),
             "last month" | "past month" => range_days(today, 62, 63),
             "recently" => range_days(today, 30, 31),
@@ -127,7 +139,11 @@ pub fn time_range(q: &str, now: Timestamp) -> Option<TimeRange> {
     if let Some(c) = month_re().captures(&q) {
         let month = MONTHS.iter().position(|m| *m == &c[2])? as u32 + 1;
         // The most recent such month not after `now`.
-        let year = if month <= today.month() { today.year() } else { today.year() - 1 };
+        let year = if month <= today.month() {
+            today.year()
+        } else {
+            today.year() - 1
+        };
         let start = NaiveDate::from_ymd_opt(year, month, 1)?;
         let end = if month == 12 {
             NaiveDate::from_ymd_opt(year + 1, 1, 1)?

@@ -119,7 +119,10 @@ fn drop_covered(ranked: Vec<Ranked>) -> Vec<Ranked> {
     for r in ranked {
         let sid = r.unit.provenance.session_id.clone();
         let ids = &r.unit.provenance.message_ids;
-        let all_covered = !ids.is_empty() && ids.iter().all(|m| covered.contains(&(sid.clone(), m.clone())));
+        let all_covered = !ids.is_empty()
+            && ids
+                .iter()
+                .all(|m| covered.contains(&(sid.clone(), m.clone())));
         if all_covered {
             continue;
         }

@@ -20,11 +20,11 @@ fn stem(w: &str) -> String {
 
 pub const STOP_WORDS: &[&str] = &[
     "a", "an", "the", "and", "or", "but", "if", "of", "at", "by", "for", "with", "about", "to",
-    "from", "in", "on", "is", "are", "was", "were", "be", "been", "am", "do", "did", "does",
-    "i", "me", "my", "you", "your", "we", "our", "it", "its", "he", "she", "they", "them",
-    "what", "which", "who", "whom", "when", "where", "why", "how", "that", "this", "these",
-    "those", "can", "could", "would", "should", "will", "have", "has", "had", "not", "no",
-    "so", "than", "too", "very", "just", "there", "their", "any", "some", "into", "up",
+    "from", "in", "on", "is", "are", "was", "were", "be", "been", "am", "do", "did", "does", "i",
+    "me", "my", "you", "your", "we", "our", "it", "its", "he", "she", "they", "them", "what",
+    "which", "who", "whom", "when", "where", "why", "how", "that", "this", "these", "those", "can",
+    "could", "would", "should", "will", "have", "has", "had", "not", "no", "so", "than", "too",
+    "very", "just", "there", "their", "any", "some", "into", "up",
 ];
 
 /// Content words of a query (stop words removed), stemmed like [`words`].
@@ -56,7 +56,7 @@ pub fn sentences(text: &str) -> Vec<(usize, usize)> {
             || ((b == b'.' || b == b'!' || b == b'?')
                 && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()));
         if end_here {
-            if text[start..=i].trim().len() > 0 {
+            if !text[start..=i].trim().is_empty() {
                 out.push((start, i + 1));
             }
             start = i + 1;
@@ -87,6 +87,9 @@ mod tests {
 
     #[test]
     fn content_words_drop_stop_words_and_stem() {
-        assert_eq!(content_words("What are my cooking classes?"), ["cook", "class"]);
+        assert_eq!(
+            content_words("What are my cooking classes?"),
+            ["cook", "class"]
+        );
     }
 }

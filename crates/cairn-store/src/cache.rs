@@ -24,11 +24,13 @@ impl SqliteEmbeddingCache {
 impl EmbeddingCache for SqliteEmbeddingCache {
     fn get(&self, model: &str, keys: &[[u8; 32]]) -> Result<Vec<Option<Vec<f32>>>, StoreError> {
         let conn = self.db.lock();
-        let mut stmt = be(conn.prepare_cached("SELECT vec FROM embeddings WHERE model=?1 AND key=?2"))?;
+        let mut stmt =
+            be(conn.prepare_cached("SELECT vec FROM embeddings WHERE model=?1 AND key=?2"))?;
         keys.iter()
             .map(|k| {
-                let blob: Option<Vec<u8>> =
-                    be(stmt.query_row(params![model, &k[..]], |r| r.get(0)).optional())?;
+                let blob: Option<Vec<u8>> = be(stmt
+                    .query_row(params![model, &k[..]], |r| r.get(0))
+                    .optional())?;
                 Ok(blob.map(|b| crate::vectors::decode(&b)))
             })
             .collect()

@@ -21,7 +21,9 @@ mod vectors;
 pub use cache::SqliteEmbeddingCache;
 pub use records::SqliteRecordStore;
 pub use text::TantivyTextIndex;
-pub use vectors::{AnnVectorIndex, ExactVectorIndex, SpaceVectors, SqliteVectorIndex, ANN_THRESHOLD};
+pub use vectors::{
+    AnnVectorIndex, ExactVectorIndex, SpaceVectors, SqliteVectorIndex, ANN_THRESHOLD,
+};
 
 use cairn_core::StoreError;
 use std::path::{Path, PathBuf};

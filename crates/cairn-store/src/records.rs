@@ -64,7 +64,11 @@ fn from_json<T: serde::de::DeserializeOwned>(s: &str, what: &str) -> Result<T, S
 
 fn require_space(tx: &Transaction<'_>, space: &SpaceId) -> Result<(), StoreError> {
     let exists: Option<i64> = be(tx
-        .query_row("SELECT 1 FROM spaces WHERE name=?1", [space.as_str()], |r| r.get(0))
+        .query_row(
+            "SELECT 1 FROM spaces WHERE name=?1",
+            [space.as_str()],
+            |r| r.get(0),
+        )
         .optional())?;
     match exists {
         Some(_) => Ok(()),
@@ -73,7 +77,11 @@ fn require_space(tx: &Transaction<'_>, space: &SpaceId) -> Result<(), StoreError
 }
 
 fn next_seq(tx: &Transaction<'_>, n: usize) -> Result<u64, StoreError> {
-    let last: String = be(tx.query_row("SELECT value FROM meta WHERE key='last_seq'", [], |r| r.get(0)))?;
+    let last: String = be(
+        tx.query_row("SELECT value FROM meta WHERE key='last_seq'", [], |r| {
+            r.get(0)
+        }),
+    )?;
     let last: u64 = last
         .parse()
         .map_err(|_| StoreError::Corrupt(format!("meta.last_seq = {last:?}")))?;
@@ -101,7 +109,11 @@ impl RecordStore for SqliteRecordStore {
         let found: Option<i64> = be(self
             .db
             .lock()
-            .query_row("SELECT 1 FROM spaces WHERE name=?1", [space.as_str()], |r| r.get(0))
+            .query_row(
+                "SELECT 1 FROM spaces WHERE name=?1",
+                [space.as_str()],
+                |r| r.get(0),
+            )
             .optional())?;
         Ok(found.is_some())
     }
@@ -184,11 +196,19 @@ impl RecordStore for SqliteRecordStore {
             let rows = be(stmt.query_map(params![space.as_str(), id], |r| r.get(0)))?;
             be(rows.collect())?
         };
-        be(tx.execute("DELETE FROM units WHERE space=?1 AND session_id=?2", params![space.as_str(), id]))?;
-        let n = be(tx.execute("DELETE FROM sessions WHERE space=?1 AND id=?2", params![space.as_str(), id]))?;
+        be(tx.execute(
+            "DELETE FROM units WHERE space=?1 AND session_id=?2",
+            params![space.as_str(), id],
+        ))?;
+        let n = be(tx.execute(
+            "DELETE FROM sessions WHERE space=?1 AND id=?2",
+            params![space.as_str(), id],
+        ))?;
         be(tx.commit())?;
         if n == 0 {
-            return Err(StoreError::NotFound(format!("session {id:?} in space {space:?}")));
+            return Err(StoreError::NotFound(format!(
+                "session {id:?} in space {space:?}"
+            )));
         }
         Ok(ids)
     }
@@ -196,7 +216,9 @@ impl RecordStore for SqliteRecordStore {
     fn sessions(&self, space: &SpaceId) -> Result<Vec<SessionRecord>, StoreError> {
         let conn = self.db.lock();
         let mut stmt = be(conn.prepare("SELECT body FROM sessions WHERE space=?1 ORDER BY ord"))?;
-        let rows: Vec<String> = be(stmt.query_map([space.as_str()], |r| r.get(0)).and_then(|r| r.collect()))?;
+        let rows: Vec<String> = be(stmt
+            .query_map([space.as_str()], |r| r.get(0))
+            .and_then(|r| r.collect()))?;
         rows.iter().map(|b| from_json(b, "session")).collect()
     }
 
@@ -205,8 +227,9 @@ impl RecordStore for SqliteRecordStore {
         let mut stmt = be(conn.prepare_cached("SELECT body FROM units WHERE space=?1 AND id=?2"))?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            let body: Option<String> =
-                be(stmt.query_row(params![space.as_str(), id], |r| r.get(0)).optional())?;
+            let body: Option<String> = be(stmt
+                .query_row(params![space.as_str(), id], |r| r.get(0))
+                .optional())?;
             if let Some(b) = body {
                 out.push(from_json(&b, "unit")?);
             }
@@ -216,16 +239,21 @@ impl RecordStore for SqliteRecordStore {
 
     fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, StoreError> {
         let conn = self.db.lock();
-        let mut stmt = be(conn.prepare("SELECT body FROM units WHERE space=?1 AND session_id=?2 ORDER BY seq"))?;
-        let rows: Vec<String> = be(stmt.query_map(params![space.as_str(), session], |r| r.get(0)).and_then(|r| r.collect()))?;
+        let mut stmt =
+            be(conn
+                .prepare("SELECT body FROM units WHERE space=?1 AND session_id=?2 ORDER BY seq"))?;
+        let rows: Vec<String> = be(stmt
+            .query_map(params![space.as_str(), session], |r| r.get(0))
+            .and_then(|r| r.collect()))?;
         units_of(rows)
     }
 
     fn units_since(&self, seq: u64) -> Result<Vec<(u64, Unit)>, StoreError> {
         let conn = self.db.lock();
         let mut stmt = be(conn.prepare("SELECT seq, body FROM units WHERE seq > ?1 ORDER BY seq"))?;
-        let rows: Vec<(i64, String)> =
-            be(stmt.query_map([seq as i64], |r| Ok((r.get(0)?, r.get(1)?))).and_then(|r| r.collect()))?;
+        let rows: Vec<(i64, String)> = be(stmt
+            .query_map([seq as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|r| r.collect()))?;
         rows.into_iter()
             .map(|(s, b)| Ok((s as u64, from_json(&b, "unit")?)))
             .collect()
@@ -234,16 +262,20 @@ impl RecordStore for SqliteRecordStore {
     fn space_units(&self, space: &SpaceId) -> Result<Vec<Unit>, StoreError> {
         let conn = self.db.lock();
         let mut stmt = be(conn.prepare("SELECT body FROM units WHERE space=?1 ORDER BY seq"))?;
-        let rows: Vec<String> = be(stmt.query_map([space.as_str()], |r| r.get(0)).and_then(|r| r.collect()))?;
+        let rows: Vec<String> = be(stmt
+            .query_map([space.as_str()], |r| r.get(0))
+            .and_then(|r| r.collect()))?;
         units_of(rows)
     }
 
     fn last_seq(&self) -> Result<u64, StoreError> {
-        let last: String = be(self.db.lock().query_row(
-            "SELECT value FROM meta WHERE key='last_seq'",
-            [],
-            |r| r.get(0),
-        ))?;
+        let last: String =
+            be(self
+                .db
+                .lock()
+                .query_row("SELECT value FROM meta WHERE key='last_seq'", [], |r| {
+                    r.get(0)
+                }))?;
         last.parse()
             .map_err(|_| StoreError::Corrupt(format!("meta.last_seq = {last:?}")))
     }
@@ -262,7 +294,10 @@ impl RecordStore for SqliteRecordStore {
         }
         for u in self.space_units(space)? {
             stats.units += 1;
-            *stats.units_by_kind.entry(u.kind.as_str().to_string()).or_default() += 1;
+            *stats
+                .units_by_kind
+                .entry(u.kind.as_str().to_string())
+                .or_default() += 1;
         }
         Ok(stats)
     }

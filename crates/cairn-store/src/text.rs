@@ -8,8 +8,8 @@ use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
 };
 use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter,
-    TextAnalyzer, TokenStream,
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+    TokenStream,
 };
 use tantivy::{doc, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
@@ -166,7 +166,10 @@ impl TextIndex for TantivyTextIndex {
     fn remove(&self, space: &SpaceId, unit_ids: &[String]) -> Result<(), StoreError> {
         let writer = self.writer();
         for id in unit_ids {
-            writer.delete_term(Term::from_field_text(self.fields.doc_key, &doc_key(space.as_str(), id)));
+            writer.delete_term(Term::from_field_text(
+                self.fields.doc_key,
+                &doc_key(space.as_str(), id),
+            ));
         }
         self.pending.store(true, Ordering::SeqCst);
         Ok(())

@@ -84,7 +84,10 @@ impl ExactVectorIndex {
                 heap.push(Scored(s, i));
             }
         }
-        let mut out: Vec<_> = heap.into_iter().map(|Scored(s, i)| (self.ids[i].clone(), s)).collect();
+        let mut out: Vec<_> = heap
+            .into_iter()
+            .map(|Scored(s, i)| (self.ids[i].clone(), s))
+            .collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1));
         out
     }
@@ -121,7 +124,11 @@ impl AnnVectorIndex {
         let data = Arc::new(exact.data.clone());
         let dim = exact.dim.max(1);
         let points: Vec<Row> = (0..exact.len())
-            .map(|i| Row { data: data.clone(), start: i * dim, dim })
+            .map(|i| Row {
+                data: data.clone(),
+                start: i * dim,
+                dim,
+            })
             .collect();
         let values: Vec<usize> = (0..exact.len()).collect();
         let map = instant_distance::Builder::default()
@@ -135,7 +142,11 @@ impl AnnVectorIndex {
         if limit > ANN_EF_SEARCH || query.len() != self.exact.dim {
             return self.exact.search(query, limit);
         }
-        let q = Row { data: Arc::new(query.to_vec()), start: 0, dim: query.len() };
+        let q = Row {
+            data: Arc::new(query.to_vec()),
+            start: 0,
+            dim: query.len(),
+        };
         let mut search = instant_distance::Search::default();
         self.map
             .search(&q, &mut search)
@@ -227,23 +238,36 @@ impl SqliteVectorIndex {
     }
 
     fn forget_loaded(&self, space: &SpaceId) {
-        self.loaded.lock().unwrap_or_else(|p| p.into_inner()).remove(space);
+        self.loaded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(space);
     }
 
     fn space_index(&self, space: &SpaceId) -> Result<Arc<SpaceVectors>, StoreError> {
-        if let Some(ix) = self.loaded.lock().unwrap_or_else(|p| p.into_inner()).get(space) {
+        if let Some(ix) = self
+            .loaded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(space)
+        {
             return Ok(ix.clone());
         }
         let items: Vec<(String, Vec<f32>)> = {
             let conn = self.db.lock();
-            let mut stmt = be(conn.prepare("SELECT unit_id, vec FROM vectors WHERE space=?1 ORDER BY unit_id"))?;
+            let mut stmt =
+                be(conn
+                    .prepare("SELECT unit_id, vec FROM vectors WHERE space=?1 ORDER BY unit_id"))?;
             let rows = be(stmt.query_map([space.as_str()], |r| {
                 let b: Vec<u8> = r.get(1)?;
                 Ok((r.get::<_, String>(0)?, decode(&b)))
             }))?;
             be(rows.collect())?
         };
-        let ix = Arc::new(SpaceVectors::new(ExactVectorIndex::from_items(items), self.ann_threshold));
+        let ix = Arc::new(SpaceVectors::new(
+            ExactVectorIndex::from_items(items),
+            self.ann_threshold,
+        ));
         self.loaded
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -253,7 +277,12 @@ impl SqliteVectorIndex {
 }
 
 impl VectorIndex for SqliteVectorIndex {
-    fn upsert(&self, space: &SpaceId, items: &[(String, Vec<f32>)], watermark: u64) -> Result<(), StoreError> {
+    fn upsert(
+        &self,
+        space: &SpaceId,
+        items: &[(String, Vec<f32>)],
+        watermark: u64,
+    ) -> Result<(), StoreError> {
         {
             let mut conn = self.db.lock();
             let tx = be(conn.transaction())?;
@@ -280,7 +309,8 @@ impl VectorIndex for SqliteVectorIndex {
             let mut conn = self.db.lock();
             let tx = be(conn.transaction())?;
             {
-                let mut stmt = be(tx.prepare_cached("DELETE FROM vectors WHERE space=?1 AND unit_id=?2"))?;
+                let mut stmt =
+                    be(tx.prepare_cached("DELETE FROM vectors WHERE space=?1 AND unit_id=?2"))?;
                 for id in unit_ids {
                     be(stmt.execute(params![space.as_str(), id]))?;
                 }
@@ -292,7 +322,10 @@ impl VectorIndex for SqliteVectorIndex {
     }
 
     fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError> {
-        be(self.db.lock().execute("DELETE FROM vectors WHERE space=?1", [space.as_str()]))?;
+        be(self
+            .db
+            .lock()
+            .execute("DELETE FROM vectors WHERE space=?1", [space.as_str()]))?;
         self.forget_loaded(space);
         Ok(())
     }
@@ -301,12 +334,21 @@ impl VectorIndex for SqliteVectorIndex {
         let v: Option<String> = be(self
             .db
             .lock()
-            .query_row("SELECT value FROM meta WHERE key='vector_watermark'", [], |r| r.get(0))
+            .query_row(
+                "SELECT value FROM meta WHERE key='vector_watermark'",
+                [],
+                |r| r.get(0),
+            )
             .optional())?;
         Ok(v.and_then(|s| s.parse().ok()).unwrap_or(0))
     }
 
-    fn search(&self, space: &SpaceId, query: &[f32], limit: usize) -> Result<Vec<(String, f32)>, StoreError> {
+    fn search(
+        &self,
+        space: &SpaceId,
+        query: &[f32],
+        limit: usize,
+    ) -> Result<Vec<(String, f32)>, StoreError> {
         Ok(self.space_index(space)?.search(query, limit))
     }
 
@@ -327,9 +369,15 @@ mod tests {
             ("c".into(), vec![0.6, 0.8]),
         ]);
         let hits = ix.search(&[0.0, 1.0], 2);
-        assert_eq!(hits.iter().map(|h| h.0.as_str()).collect::<Vec<_>>(), ["b", "c"]);
+        assert_eq!(
+            hits.iter().map(|h| h.0.as_str()).collect::<Vec<_>>(),
+            ["b", "c"]
+        );
         assert!((hits[1].1 - 0.8).abs() < 1e-6);
-        assert!(ix.search(&[1.0], 2).is_empty(), "wrong dimension must not match");
+        assert!(
+            ix.search(&[1.0], 2).is_empty(),
+            "wrong dimension must not match"
+        );
     }
 
     #[test]
@@ -348,7 +396,8 @@ mod tests {
             let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
             v.into_iter().map(|a| a / n).collect::<Vec<f32>>()
         };
-        let items: Vec<(String, Vec<f32>)> = (0..3000).map(|i| (format!("u{i}"), unit(i))).collect();
+        let items: Vec<(String, Vec<f32>)> =
+            (0..3000).map(|i| (format!("u{i}"), unit(i))).collect();
         let queries: Vec<Vec<f32>> = (0..50).map(&mut unit).collect();
         let exact = ExactVectorIndex::from_items(items.clone());
         let ann = SpaceVectors::new(ExactVectorIndex::from_items(items), 1000);

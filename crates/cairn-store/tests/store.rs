@@ -45,32 +45,73 @@ fn every_query_path_stays_in_its_space() {
     for s in [&a, &b] {
         store.records.create_space(s).unwrap();
         let u = unit(s, "turn:s:0", "s", "the same words in both spaces");
-        let seq = store.records.put_session(&record(s, "s", "the same words in both spaces"), &[u.clone()]).unwrap();
+        let seq = store
+            .records
+            .put_session(
+                &record(s, "s", "the same words in both spaces"),
+                std::slice::from_ref(&u),
+            )
+            .unwrap();
         store.text.upsert(&[u]).unwrap();
-        let v = if s == &a { vec![1.0, 0.0] } else { vec![0.0, 1.0] };
-        store.vectors.upsert(s, &[("turn:s:0".into(), v)], seq).unwrap();
+        let v = if s == &a {
+            vec![1.0, 0.0]
+        } else {
+            vec![0.0, 1.0]
+        };
+        store
+            .vectors
+            .upsert(s, &[("turn:s:0".into(), v)], seq)
+            .unwrap();
     }
-    store.text.commit(store.records.last_seq().unwrap()).unwrap();
+    store
+        .text
+        .commit(store.records.last_seq().unwrap())
+        .unwrap();
     for s in [&a, &b] {
         let hits = store
             .text
-            .search(&TextQuery { space: s, text: "same words", kinds: None, sessions: None, limit: 10 })
+            .search(&TextQuery {
+                space: s,
+                text: "same words",
+                kinds: None,
+                sessions: None,
+                limit: 10,
+            })
             .unwrap();
         assert_eq!(hits.len(), 1, "text search in {s} sees only its own unit");
         let v = store.vectors.search(s, &[1.0, 0.0], 10).unwrap();
         assert_eq!(v.len(), 1);
         let expected = if s == &a { 1.0 } else { 0.0 };
-        assert!((v[0].1 - expected).abs() < 1e-6, "vector search crossed spaces");
-        assert_eq!(store.records.units(s, &["turn:s:0".into()]).unwrap()[0].space, *s);
+        assert!(
+            (v[0].1 - expected).abs() < 1e-6,
+            "vector search crossed spaces"
+        );
+        assert_eq!(
+            store.records.units(s, &["turn:s:0".into()]).unwrap()[0].space,
+            *s
+        );
     }
     // Dropping a space leaves nothing of it in any index.
     store.records.drop_space(&a).unwrap();
     store.text.drop_space(&a).unwrap();
     store.vectors.drop_space(&a).unwrap();
-    store.text.commit(store.records.last_seq().unwrap()).unwrap();
-    let q = TextQuery { space: &a, text: "same words", kinds: None, sessions: None, limit: 10 };
+    store
+        .text
+        .commit(store.records.last_seq().unwrap())
+        .unwrap();
+    let q = TextQuery {
+        space: &a,
+        text: "same words",
+        kinds: None,
+        sessions: None,
+        limit: 10,
+    };
     assert!(store.text.search(&q).unwrap().is_empty());
-    assert!(store.vectors.search(&a, &[1.0, 0.0], 10).unwrap().is_empty());
+    assert!(store
+        .vectors
+        .search(&a, &[1.0, 0.0], 10)
+        .unwrap()
+        .is_empty());
     assert!(store.records.space_units(&a).unwrap().is_empty());
     assert_eq!(store.records.space_units(&b).unwrap().len(), 1);
 }
@@ -83,13 +124,25 @@ fn commits_and_watermarks_survive_reopen() {
         let store = EmbeddedStore::open(dir.path(), "m").unwrap();
         store.records.create_space(&s).unwrap();
         let u = unit(&s, "turn:x:0", "x", "durable words");
-        let seq = store.records.put_session(&record(&s, "x", "durable words"), &[u.clone()]).unwrap();
+        let seq = store
+            .records
+            .put_session(&record(&s, "x", "durable words"), std::slice::from_ref(&u))
+            .unwrap();
         store.text.upsert(&[u]).unwrap();
         store.text.commit(seq).unwrap();
-        store.vectors.upsert(&s, &[("turn:x:0".into(), vec![1.0])], seq).unwrap();
+        store
+            .vectors
+            .upsert(&s, &[("turn:x:0".into(), vec![1.0])], seq)
+            .unwrap();
         // Written to the record store but never indexed: a crash at this point.
         let u2 = unit(&s, "turn:y:0", "y", "unindexed words");
-        store.records.put_session(&record(&s, "y", "unindexed words"), &[u2.clone()]).unwrap();
+        store
+            .records
+            .put_session(
+                &record(&s, "y", "unindexed words"),
+                std::slice::from_ref(&u2),
+            )
+            .unwrap();
         store.text.upsert(&[u2]).unwrap();
     }
     let store = EmbeddedStore::open(dir.path(), "m").unwrap();

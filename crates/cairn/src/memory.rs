@@ -1,7 +1,6 @@
 use crate::Error;
 use cairn_core::{
-    Embedder, InputError, Recall, RecallOptions, SessionInput, SessionRecord, SpaceId,
-    SpaceStats,
+    Embedder, InputError, Recall, RecallOptions, SessionInput, SessionRecord, SpaceId, SpaceStats,
 };
 use cairn_embed::{BertEmbedder, EmbedConfig};
 use cairn_engine::{CheckReport, Engine, EngineBackends, EngineConfig, IngestReport};
@@ -86,17 +85,30 @@ impl Memory {
         Ok(self.engine.spaces()?)
     }
 
-    pub fn ingest_session(&self, space_name: &str, session: SessionInput) -> Result<IngestReport, Error> {
+    pub fn ingest_session(
+        &self,
+        space_name: &str,
+        session: SessionInput,
+    ) -> Result<IngestReport, Error> {
         self.ingest_sessions(space_name, vec![session])
     }
 
     /// Ingests several sessions at once (embedding them in shared batches). All are
     /// validated before any is written.
-    pub fn ingest_sessions(&self, space_name: &str, sessions: Vec<SessionInput>) -> Result<IngestReport, Error> {
+    pub fn ingest_sessions(
+        &self,
+        space_name: &str,
+        sessions: Vec<SessionInput>,
+    ) -> Result<IngestReport, Error> {
         Ok(self.engine.ingest_sessions(&space(space_name)?, sessions)?)
     }
 
-    pub fn recall(&self, space_name: &str, query: &str, options: &RecallOptions) -> Result<Recall, Error> {
+    pub fn recall(
+        &self,
+        space_name: &str,
+        query: &str,
+        options: &RecallOptions,
+    ) -> Result<Recall, Error> {
         Ok(self.engine.recall(&space(space_name)?, query, options)?)
     }
 
@@ -106,8 +118,15 @@ impl Memory {
     }
 
     /// Forgets one message of a session; the session's units are derived again.
-    pub fn forget_message(&self, space_name: &str, session: &str, message: &str) -> Result<usize, Error> {
-        Ok(self.engine.forget_message(&space(space_name)?, session, message)?)
+    pub fn forget_message(
+        &self,
+        space_name: &str,
+        session: &str,
+        message: &str,
+    ) -> Result<usize, Error> {
+        Ok(self
+            .engine
+            .forget_message(&space(space_name)?, session, message)?)
     }
 
     /// Forgets a whole space; false if it did not exist.
@@ -156,7 +175,11 @@ impl Memory {
     }
 
     /// The memory units derived from one session (turns, rounds, ...).
-    pub fn session_units(&self, space_name: &str, session: &str) -> Result<Vec<cairn_core::Unit>, Error> {
+    pub fn session_units(
+        &self,
+        space_name: &str,
+        session: &str,
+    ) -> Result<Vec<cairn_core::Unit>, Error> {
         Ok(self.engine.session_units(&space(space_name)?, session)?)
     }
 

@@ -28,7 +28,11 @@ fn recall_returns_cited_hits_within_budget() {
     let r = m.ingest_sessions("alice", vec![pets(), travel()]).unwrap();
     assert_eq!(r.sessions, 2);
     assert_eq!(r.messages_added, 6);
-    let opts = RecallOptions { top_k: 2, token_budget: 60, ..Default::default() };
+    let opts = RecallOptions {
+        top_k: 2,
+        token_budget: 60,
+        ..Default::default()
+    };
     let recall = m.recall("alice", "What is my cat called?", &opts).unwrap();
     let top = &recall.hits[0];
     assert_eq!(top.session_id.as_deref(), Some("pets"));
@@ -38,7 +42,12 @@ fn recall_returns_cited_hits_within_budget() {
     assert!(m.embedder().count_tokens(&recall.context) <= 60);
     assert!(recall.context.contains("Luna"), "{}", recall.context);
 
-    let raw = RecallOptions { top_k: 10, token_budget: 10_000, format: Format::Raw, ..Default::default() };
+    let raw = RecallOptions {
+        top_k: 10,
+        token_budget: 10_000,
+        format: Format::Raw,
+        ..Default::default()
+    };
     let recall = m.recall("alice", "temples in Kyoto", &raw).unwrap();
     assert_eq!(recall.hits[0].session_id.as_deref(), Some("trip"));
     assert!(recall.context.starts_with("[2023-05-01") || recall.context.starts_with("[2023-06-10"));
@@ -54,7 +63,11 @@ fn spaces_are_isolated() {
     let Some(m) = open(dir.path()) else { return };
     m.ingest_session("alice", pets()).unwrap();
     m.ingest_session("bob", travel()).unwrap();
-    let opts = RecallOptions { top_k: 50, token_budget: 10_000, ..Default::default() };
+    let opts = RecallOptions {
+        top_k: 50,
+        token_budget: 10_000,
+        ..Default::default()
+    };
     for q in ["cat Luna", "Kyoto temples October", "anything at all"] {
         for h in m.recall("alice", q, &opts).unwrap().hits {
             assert_eq!(h.session_id.as_deref(), Some("pets"), "alice saw {h:?}");
@@ -86,8 +99,16 @@ fn export_is_exactly_what_was_ingested_and_import_restores_recall() {
     let m2 = open(dir2.path()).unwrap();
     let r = m2.import(std::io::Cursor::new(&buf)).unwrap();
     assert_eq!(r.sessions, 2);
-    assert_eq!(m2.sessions("alice").unwrap(), records, "recorded_at and content survive");
-    let opts = RecallOptions { top_k: 5, token_budget: 500, ..Default::default() };
+    assert_eq!(
+        m2.sessions("alice").unwrap(),
+        records,
+        "recorded_at and content survive"
+    );
+    let opts = RecallOptions {
+        top_k: 5,
+        token_budget: 500,
+        ..Default::default()
+    };
     for q in ["cat name", "Kyoto trip"] {
         let a = m.recall("alice", q, &opts).unwrap();
         let b = m2.recall("alice", q, &opts).unwrap();
@@ -104,23 +125,52 @@ fn bad_input_is_rejected_by_name_and_nothing_is_lost() {
     m.ingest_session("alice", pets()).unwrap();
     let before = m.sessions("alice").unwrap();
 
-    let empty = session(r#"{"id": "x", "messages": [{"role": "user", "text": "ok"}, {"role": "user", "text": " "}]}"#);
-    let err = m.ingest_sessions("alice", vec![travel(), empty]).unwrap_err();
+    let empty = session(
+        r#"{"id": "x", "messages": [{"role": "user", "text": "ok"}, {"role": "user", "text": " "}]}"#,
+    );
+    let err = m
+        .ingest_sessions("alice", vec![travel(), empty])
+        .unwrap_err();
     assert!(err.is_input());
-    assert!(err.to_string().contains("session \"x\" message 1: field `text` is empty"), "{err}");
-    assert_eq!(m.sessions("alice").unwrap(), before, "a rejected batch writes nothing");
+    assert!(
+        err.to_string()
+            .contains("session \"x\" message 1: field `text` is empty"),
+        "{err}"
+    );
+    assert_eq!(
+        m.sessions("alice").unwrap(),
+        before,
+        "a rejected batch writes nothing"
+    );
 
     let mut changed = pets();
     changed.messages[0].text = "I adopted a dog.".into();
     let err = m.ingest_session("alice", changed).unwrap_err();
-    assert!(err.to_string().contains("already holds different messages"), "{err}");
+    assert!(
+        err.to_string().contains("already holds different messages"),
+        "{err}"
+    );
     assert_eq!(m.sessions("alice").unwrap(), before);
 
-    assert!(m.ingest_session("bad space!", pets()).unwrap_err().is_input());
-    let opts = RecallOptions { top_k: 0, ..Default::default() };
-    assert!(m.recall("alice", "cat", &opts).unwrap_err().to_string().contains("top_k"));
+    assert!(m
+        .ingest_session("bad space!", pets())
+        .unwrap_err()
+        .is_input());
+    let opts = RecallOptions {
+        top_k: 0,
+        ..Default::default()
+    };
+    assert!(m
+        .recall("alice", "cat", &opts)
+        .unwrap_err()
+        .to_string()
+        .contains("top_k"));
     assert!(m.recall("alice", "  ", &RecallOptions::default()).is_err());
-    assert!(m.import(std::io::Cursor::new(b"{not json}\n")).unwrap_err().to_string().contains("line 1"));
+    assert!(m
+        .import(std::io::Cursor::new(b"{not json}\n"))
+        .unwrap_err()
+        .to_string()
+        .contains("line 1"));
 }
 
 #[test]
@@ -136,7 +186,11 @@ fn appending_to_a_session_extends_it() {
     assert_eq!(again.unchanged, 1);
     let units = m.session_units("alice", "pets").unwrap();
     let round = units.iter().find(|u| u.id == "round:pets:2").unwrap();
-    assert_eq!(round.provenance.message_ids, ["2", "3"], "the reply joined its round");
+    assert_eq!(
+        round.provenance.message_ids,
+        ["2", "3"],
+        "the reply joined its round"
+    );
 }
 
 #[test]
@@ -144,10 +198,17 @@ fn forgetting_removes_from_recall_and_export() {
     let dir = tempfile::tempdir().unwrap();
     let Some(m) = open(dir.path()) else { return };
     m.ingest_sessions("alice", vec![pets(), travel()]).unwrap();
-    let opts = RecallOptions { top_k: 20, token_budget: 5000, ..Default::default() };
+    let opts = RecallOptions {
+        top_k: 20,
+        token_budget: 5000,
+        ..Default::default()
+    };
     assert!(m.forget_session("alice", "pets").unwrap() > 0);
     let r = m.recall("alice", "grey cat Luna window", &opts).unwrap();
-    assert!(r.hits.iter().all(|h| h.session_id.as_deref() != Some("pets")));
+    assert!(r
+        .hits
+        .iter()
+        .all(|h| h.session_id.as_deref() != Some("pets")));
     assert!(!r.context.contains("Luna"));
     assert_eq!(m.sessions("alice").unwrap().len(), 1);
     m.forget_message("alice", "trip", "1").unwrap();
@@ -172,13 +233,23 @@ fn as_of_hides_later_units_and_reopen_keeps_everything() {
         ..Default::default()
     };
     let r = m.recall("alice", "Kyoto trip temples", &opts).unwrap();
-    assert!(r.hits.iter().all(|h| h.session_id.as_deref() == Some("pets")), "{:?}", r.hits);
-    let r = m.recall("alice", "Kyoto trip temples", &RecallOptions::default()).unwrap();
+    assert!(
+        r.hits
+            .iter()
+            .all(|h| h.session_id.as_deref() == Some("pets")),
+        "{:?}",
+        r.hits
+    );
+    let r = m
+        .recall("alice", "Kyoto trip temples", &RecallOptions::default())
+        .unwrap();
     assert_eq!(r.hits[0].session_id.as_deref(), Some("trip"));
     let report = m.check(false).unwrap();
     assert_eq!(report.text_watermark, report.last_seq);
     let rebuilt = m.check(true).unwrap();
     assert_eq!(rebuilt.spaces, 1);
-    let r2 = m.recall("alice", "Kyoto trip temples", &RecallOptions::default()).unwrap();
+    let r2 = m
+        .recall("alice", "Kyoto trip temples", &RecallOptions::default())
+        .unwrap();
     assert_eq!(r2.hits[0].unit_id, r.hits[0].unit_id);
 }

@@ -1,0 +1,651 @@
+//! Aggregates of a run (`summary.json`), their markdown (`summary.md`), the
+//! `METHODOLOGY.md` of the run, and the comparison table of several runs.
+use crate::env::shell_join;
+use crate::metrics::{aggregate, metric_names, percentiles, Grouped, Percentiles, DEFINITIONS};
+use crate::protocol::{ConfigRow, RunMeta};
+use crate::record::QuestionRecord;
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+pub const LEVELS: [&str; 2] = ["session", "turn"];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub meta: RunMeta,
+    /// Every selected question has a record for every config row.
+    pub complete: bool,
+    pub questions: QuestionCounts,
+    pub rows: Vec<RowSummary>,
+    pub ingest: IngestSummary,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuestionCounts {
+    pub in_file: usize,
+    pub selected: usize,
+    /// Selected questions with a record in at least one row.
+    pub done: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowSummary {
+    pub config: String,
+    pub options: cairn::RecallOptions,
+    /// Questions with a record in this row.
+    pub questions: usize,
+    /// Questions left out of every aggregate, by reason.
+    pub excluded: BTreeMap<String, usize>,
+    /// `session` and `turn`.
+    pub levels: BTreeMap<String, LevelSummary>,
+    pub latency: RecallLatency,
+    /// Mean tokens of the packed context, and mean hits returned.
+    pub mean_context_tokens: f64,
+    pub mean_hits: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LevelSummary {
+    #[serde(flatten)]
+    pub grouped: Grouped,
+    /// Included questions that could not be scored at this level (no evidence there).
+    pub unscored: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecallLatency {
+    /// `recall.timings.total_ms` (the engine's own clock).
+    pub engine_total_ms: Percentiles,
+    /// Wall time around the `recall` call.
+    pub wall_ms: Percentiles,
+    /// Means of the engine's stages (embed, lexical, dense, rank, pack).
+    pub stage_means_ms: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IngestSummary {
+    /// Spaces ingested (LongMemEval: questions; LoCoMo: conversations).
+    pub spaces: usize,
+    pub sessions: usize,
+    pub messages: usize,
+    pub units: usize,
+    pub vectors_computed: usize,
+    pub vectors_cached: usize,
+    /// Per-space ingest wall time.
+    pub ms: Percentiles,
+    pub total_seconds: f64,
+    /// Messages (turns) ingested per second of ingest wall time.
+    pub turns_per_second: f64,
+}
+
+/// Aggregates the records of a run (records of unselected questions must be filtered out
+/// by the caller).
+pub fn summarize(meta: &RunMeta, records: &[QuestionRecord], complete: bool) -> Summary {
+    let done: HashSet<&str> = records.iter().map(|r| r.question_id.as_str()).collect();
+    let rows = meta
+        .configs
+        .iter()
+        .map(|c| summarize_row(c, records))
+        .collect();
+    Summary {
+        meta: meta.clone(),
+        complete,
+        questions: QuestionCounts {
+            in_file: meta.questions_in_file,
+            selected: meta.questions_selected,
+            done: done.len(),
+        },
+        rows,
+        ingest: summarize_ingest(records),
+    }
+}
+
+/// One row's aggregates. A record is scored at a level iff it has no exclusion and has
+/// scores at that level; the first record of a question id wins.
+pub fn summarize_row(row: &ConfigRow, records: &[QuestionRecord]) -> RowSummary {
+    let mut seen = HashSet::new();
+    let recs: Vec<&QuestionRecord> = records
+        .iter()
+        .filter(|r| r.config == row.name)
+        .filter(|r| seen.insert(r.question_id.as_str()))
+        .collect();
+    let mut excluded: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &recs {
+        if let Some(e) = &r.exclusion {
+            *excluded.entry(e.clone()).or_default() += 1;
+        }
+    }
+    let included: Vec<&&QuestionRecord> = recs.iter().filter(|r| r.exclusion.is_none()).collect();
+    let mut levels = BTreeMap::new();
+    for level in LEVELS {
+        fn pick<'r>(r: &'r QuestionRecord, level: &str) -> Option<&'r crate::metrics::Scores> {
+            match level {
+                "session" => r.metrics.session.as_ref(),
+                _ => r.metrics.turn.as_ref(),
+            }
+        }
+        let scored: Vec<(&str, &crate::metrics::Scores)> = included
+            .iter()
+            .filter_map(|r| pick(r, level).map(|s| (r.question_type.as_str(), s)))
+            .collect();
+        levels.insert(
+            level.to_string(),
+            LevelSummary {
+                unscored: included.len() - scored.len(),
+                grouped: aggregate(scored),
+            },
+        );
+    }
+    let ok: Vec<&&QuestionRecord> = recs.iter().filter(|r| r.error.is_none()).collect();
+    let timed: Vec<&cairn::Timings> = ok
+        .iter()
+        .filter_map(|r| r.timings.recall.as_ref())
+        .collect();
+    let mut stage_means_ms = BTreeMap::new();
+    if !timed.is_empty() {
+        let n = timed.len() as f64;
+        let mean_of =
+            |f: &dyn Fn(&cairn::Timings) -> f64| timed.iter().map(|t| f(t)).sum::<f64>() / n;
+        stage_means_ms.insert("embed".to_string(), mean_of(&|t| t.embed_ms));
+        stage_means_ms.insert("lexical".to_string(), mean_of(&|t| t.lexical_ms));
+        stage_means_ms.insert("dense".to_string(), mean_of(&|t| t.dense_ms));
+        stage_means_ms.insert("rank".to_string(), mean_of(&|t| t.rank_ms));
+        stage_means_ms.insert("pack".to_string(), mean_of(&|t| t.pack_ms));
+    }
+    let mean = |f: &dyn Fn(&QuestionRecord) -> f64| {
+        if ok.is_empty() {
+            0.0
+        } else {
+            ok.iter().map(|r| f(r)).sum::<f64>() / ok.len() as f64
+        }
+    };
+    RowSummary {
+        config: row.name.clone(),
+        options: row.options.clone(),
+        questions: recs.len(),
+        excluded,
+        levels,
+        latency: RecallLatency {
+            engine_total_ms: percentiles(&timed.iter().map(|t| t.total_ms).collect::<Vec<_>>()),
+            wall_ms: percentiles(
+                &ok.iter()
+                    .filter(|r| r.timings.recall.is_some())
+                    .map(|r| r.timings.recall_wall_ms)
+                    .collect::<Vec<_>>(),
+            ),
+            stage_means_ms,
+        },
+        mean_context_tokens: mean(&|r| r.context_tokens as f64),
+        mean_hits: mean(&|r| r.hits.len() as f64),
+    }
+}
+
+/// Ingest per space (first record of each space; spaces whose ingest failed are left out).
+fn summarize_ingest(records: &[QuestionRecord]) -> IngestSummary {
+    let mut seen = HashSet::new();
+    let mut s = IngestSummary::default();
+    let mut ms = Vec::new();
+    for r in records {
+        if r.ingest.sessions == 0 || !seen.insert(r.ingest.space.as_str()) {
+            continue;
+        }
+        let i = &r.ingest;
+        s.spaces += 1;
+        s.sessions += i.sessions;
+        s.messages += i.messages;
+        s.units += i.units;
+        s.vectors_computed += i.vectors_computed;
+        s.vectors_cached += i.vectors_cached;
+        ms.push(i.ms);
+    }
+    s.total_seconds = ms.iter().sum::<f64>() / 1000.0;
+    s.turns_per_second = if s.total_seconds > 0.0 {
+        s.messages as f64 / s.total_seconds
+    } else {
+        0.0
+    };
+    s.ms = percentiles(&ms);
+    s
+}
+
+pub fn write_files(dir: &Path, s: &Summary) -> anyhow::Result<()> {
+    let w = |name: &str, text: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
+    };
+    w("summary.json", serde_json::to_string_pretty(s)?)?;
+    w("summary.md", render_summary(s))?;
+    w("METHODOLOGY.md", render_methodology(s))?;
+    Ok(())
+}
+
+fn f3(x: f64) -> String {
+    format!("{x:.3}")
+}
+
+fn ms(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+fn short_metric(name: &str) -> String {
+    name.replace("recall_any", "any")
+        .replace("recall_all", "all")
+        .replace("coverage", "cov")
+        .replace("evidence_in_context", "in ctx")
+}
+
+fn options_line(o: &cairn::RecallOptions) -> String {
+    format!(
+        "top_k={}, token_budget={}, format={}",
+        o.top_k,
+        o.token_budget,
+        serde_json::to_value(o.format)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default()
+    )
+}
+
+fn metrics_table(out: &mut String, level: &LevelSummary) {
+    let names = metric_names();
+    let _ = write!(out, "| group | n |");
+    for n in &names {
+        let _ = write!(out, " {} |", short_metric(n));
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "|---|---:|{}", "---:|".repeat(names.len()));
+    let mut line = |label: &str, m: &crate::metrics::Means| {
+        let _ = write!(out, "| {label} | {} |", m.n);
+        for n in &names {
+            let _ = write!(
+                out,
+                " {} |",
+                m.metrics.get(n).map_or("-".into(), |v| f3(*v))
+            );
+        }
+        let _ = writeln!(out);
+    };
+    line("**overall**", &level.grouped.overall);
+    for (g, m) in &level.grouped.by_type {
+        line(g, m);
+    }
+}
+
+fn excluded_words(e: &BTreeMap<String, usize>) -> String {
+    if e.is_empty() {
+        "none".into()
+    } else {
+        e.iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+pub fn render_summary(s: &Summary) -> String {
+    let m = &s.meta;
+    let mut out = String::new();
+    let _ = writeln!(out, "# {} — {}\n", m.run_label, m.dataset);
+    let _ = writeln!(
+        out,
+        "- data: `{}` (sha256 `{}`)\n- questions: {} selected of {} in the file, {} done{}\n- Cairn {} (git {}, built {}), embedding model `{}`\n- as_of: {}\n",
+        m.data_path,
+        m.data_sha256,
+        s.questions.selected,
+        s.questions.in_file,
+        s.questions.done,
+        if s.complete { "" } else { " (**incomplete run**)" },
+        m.cairn_version,
+        m.git_sha,
+        m.build_time,
+        m.embedding_model,
+        m.as_of_description,
+    );
+    for row in &s.rows {
+        let _ = writeln!(
+            out,
+            "## Config `{}` ({})\n\n{} questions recorded; excluded from aggregates: {}.\n",
+            row.config,
+            options_line(&row.options),
+            row.questions,
+            excluded_words(&row.excluded)
+        );
+        for level in LEVELS {
+            let Some(l) = row.levels.get(level) else {
+                continue;
+            };
+            let _ = writeln!(out, "### {level} level\n");
+            if l.unscored > 0 {
+                let _ = writeln!(
+                    out,
+                    "{} included questions have no {level}-level evidence and are not scored here.\n",
+                    l.unscored
+                );
+            }
+            metrics_table(&mut out, l);
+            let _ = writeln!(out);
+        }
+        let lat = &row.latency;
+        let _ = writeln!(out, "### latency (ms)\n");
+        let _ = writeln!(
+            out,
+            "| measure | n | mean | p50 | p95 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|"
+        );
+        for (name, p) in [
+            ("recall, engine `timings.total_ms`", &lat.engine_total_ms),
+            ("recall, wall", &lat.wall_ms),
+        ] {
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {} | {} | {} | {} | {} |",
+                p.n,
+                ms(p.mean),
+                ms(p.p50),
+                ms(p.p95),
+                ms(p.p99),
+                ms(p.max)
+            );
+        }
+        let stages = lat
+            .stage_means_ms
+            .iter()
+            .map(|(k, v)| format!("{k} {}", ms(*v)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            out,
+            "\nMean engine stages (ms): {stages}. Mean context tokens: {:.0}; mean hits: {:.1}.\n",
+            row.mean_context_tokens, row.mean_hits
+        );
+    }
+    let i = &s.ingest;
+    let _ = writeln!(
+        out,
+        "## Ingest\n\n{} spaces, {} sessions, {} messages, {} units; vectors computed {} / from cache {}.\n\n| per space (ms) | n | mean | p50 | p95 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|\n| ingest_sessions + flush | {} | {} | {} | {} | {} | {} |\n\nIngest throughput: **{:.1} turns/s** ({} messages in {:.1} s).",
+        i.spaces, i.sessions, i.messages, i.units, i.vectors_computed, i.vectors_cached,
+        i.ms.n, ms(i.ms.mean), ms(i.ms.p50), ms(i.ms.p95), ms(i.ms.p99), ms(i.ms.max),
+        i.turns_per_second, i.messages, i.total_seconds
+    );
+    out
+}
+
+pub fn render_methodology(s: &Summary) -> String {
+    let m = &s.meta;
+    let mut out = String::new();
+    let _ = writeln!(out, "# Methodology of run `{}`\n", m.run_label);
+    let _ = writeln!(out, "Generated by `cairn-bench` from this run; the numbers are in summary.md / summary.json, every question in results.jsonl.\n");
+    let _ = writeln!(out, "## Data\n");
+    let _ = writeln!(
+        out,
+        "- dataset: {}\n- file: `{}`\n- sha256: `{}`\n- questions: {} in the file, {} selected (limit: {}, --questions: {}{}), {} done{}\n- loading took {:.1} s",
+        m.dataset,
+        m.data_path,
+        m.data_sha256,
+        m.questions_in_file,
+        m.questions_selected,
+        m.limit.map_or("none".into(), |l| l.to_string()),
+        if m.questions_filter.is_empty() { "none".into() } else { m.questions_filter.join(",") },
+        m.max_questions_per_conv.map_or(String::new(), |n| format!(", at most {n} per conversation")),
+        s.questions.done,
+        if s.complete { "" } else { " — **the run is incomplete** (interrupted; resume with --resume)" },
+        m.load_seconds,
+    );
+    for row in &s.rows {
+        let _ = writeln!(
+            out,
+            "- config `{}`: {} questions recorded; excluded from aggregates: {}; session level scored {}, turn level scored {}",
+            row.config,
+            row.questions,
+            excluded_words(&row.excluded),
+            row.levels.get("session").map_or(0, |l| l.grouped.overall.n),
+            row.levels.get("turn").map_or(0, |l| l.grouped.overall.n),
+        );
+    }
+    for n in &m.dataset_notes {
+        let _ = writeln!(out, "- {n}");
+    }
+    let _ = writeln!(out, "\n## System under test\n");
+    let _ = writeln!(
+        out,
+        "- Cairn {} (`cairn::VERSION`), git {} (obtained at {}), cairn-bench built {}\n- embedding model: `{}` ({} dimensions)\n- embedding cache: {}\n- the bench uses only the public `cairn` API (`Memory::open_with`, `ingest_sessions`, `flush`, `recall`, `session_units`, `forget_space`): what it measures is what a user gets",
+        m.cairn_version,
+        m.git_sha,
+        m.git_sha_source,
+        m.build_time,
+        m.embedding_model,
+        m.embedding_dim,
+        m.embedding_cache.as_deref().map_or("the data directory's own".into(), |c| format!("`{c}`")),
+    );
+    let _ = writeln!(
+        out,
+        "\n## Config rows (recorded verbatim, `RecallOptions` as JSON)\n"
+    );
+    for c in &m.configs {
+        let _ = writeln!(
+            out,
+            "- `{}`: `{}`",
+            c.name,
+            serde_json::to_string(&c.options).unwrap_or_default()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n`as_of` is set per question: {}.\n",
+        m.as_of_description
+    );
+    let _ = writeln!(out, "## Protocol\n");
+    match m.dataset.as_str() {
+        "longmemeval" => {
+            let _ = writeln!(out, "- Each question gets its own fresh space (`lme-<question_id>`) in the run's data directory; its haystack sessions (dated, sorted by date by the loader, empty turns skipped) are ingested in ONE `ingest_sessions` call, followed by `flush`; then the question is recalled once per config row.\n- Evidence: `answer_session_ids` (session level) and turns with `has_answer: true` as (session id, turn index) (turn level). Turn-level metrics are computed only for questions with such turns.\n- Abstention questions (`_abs`) are excluded from aggregates and counted.");
+        }
+        _ => {
+            let _ = writeln!(out, "- Each conversation (sample) is one space (`locomo-<sample_id>`); its sessions, with their parsed dates, are ingested in ONE `ingest_sessions` call followed by `flush`; then every selected question is recalled once per config row.\n- Evidence: the question's dia_ids (turn level, a turn is (session_N, dia_id)), rolled up to their sessions `session_N` (session level).\n- Categories are reported separately (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial); category 5 is excluded from the aggregates and counted.");
+        }
+    }
+    let _ = writeln!(out, "- A ledger per question records the memory units ingested for each evidence session (`Memory::session_units`), used as n_available for NDCG.\n- Latency: ingest wall time per space (`ingest_sessions` + `flush`), recall time per query from `recall.timings.total_ms` and as wall time, p50/p95/p99; ingest turns/s = messages ingested / ingest seconds.\n- Ctrl-C stops after the current question; results.jsonl is appended and flushed per question; `--resume` skips (question, config) pairs already recorded.");
+    let _ = writeln!(out, "\n## Metric definitions\n\n{DEFINITIONS}\n");
+    let _ = writeln!(out, "## Known limitations\n");
+    for l in &m.limitations {
+        let _ = writeln!(out, "- {l}");
+    }
+    let _ = writeln!(out, "\n## Machine and invocation\n");
+    let mc = &m.machine;
+    let _ = writeln!(
+        out,
+        "- machine: {} logical CPUs (`{}`), {} memory, {}/{}\n- started {}, finished {}\n- command line: `{}`",
+        mc.nproc,
+        mc.cpu_model,
+        mc.memory_gib.map_or("unknown".into(), |g| format!("{g} GiB")),
+        mc.os,
+        mc.arch,
+        m.started_at.to_rfc3339(),
+        m.finished_at.map_or("-".into(), |t| t.to_rfc3339()),
+        shell_join(&m.command_line),
+    );
+    for c in &m.previous_command_lines {
+        let _ = writeln!(
+            out,
+            "- resumed from an earlier invocation: `{}`",
+            shell_join(c)
+        );
+    }
+    out
+}
+
+/// A few lines for the terminal at the end of a run.
+pub fn short_report(s: &Summary) -> String {
+    let mut out = String::new();
+    for row in &s.rows {
+        let g = |level: &str, name: &str| {
+            row.levels
+                .get(level)
+                .and_then(|l| l.grouped.overall.metrics.get(name))
+                .map_or("-".into(), |v| f3(*v))
+        };
+        let n = row.levels.get("session").map_or(0, |l| l.grouped.overall.n);
+        let _ = writeln!(
+            out,
+            "{} [{}] n={n}: session any@1 {} any@5 {} all@10 {} ndcg@10 {} mrr {} | turn any@5 {} | evidence in context {} | recall p50 {} ms p95 {} ms",
+            s.meta.run_label,
+            row.config,
+            g("session", "recall_any@1"),
+            g("session", "recall_any@5"),
+            g("session", "recall_all@10"),
+            g("session", "ndcg@10"),
+            g("session", "mrr"),
+            g("turn", "recall_any@5"),
+            g("turn", "evidence_in_context"),
+            ms(row.latency.engine_total_ms.p50),
+            ms(row.latency.engine_total_ms.p95),
+        );
+    }
+    let _ = write!(
+        out,
+        "ingest: {:.1} turns/s over {} spaces (p50 {} ms)",
+        s.ingest.turns_per_second,
+        s.ingest.spaces,
+        ms(s.ingest.ms.p50)
+    );
+    out
+}
+
+/// The markdown comparison of several runs (each a folder with summary.json).
+pub fn compare(dirs: &[impl AsRef<Path>]) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let cols = [
+        ("session", "recall_any@1"),
+        ("session", "recall_any@5"),
+        ("session", "recall_all@5"),
+        ("session", "recall_all@10"),
+        ("session", "ndcg@10"),
+        ("session", "mrr"),
+        ("turn", "recall_any@5"),
+        ("turn", "recall_all@10"),
+        ("turn", "ndcg@10"),
+        ("turn", "evidence_in_context"),
+        ("session", "evidence_in_context"),
+    ];
+    let _ = write!(out, "| run | dataset | config | n |");
+    for (l, m) in cols {
+        let _ = write!(
+            out,
+            " {} {} |",
+            if l == "session" { "S" } else { "T" },
+            short_metric(m)
+        );
+    }
+    let _ = writeln!(
+        out,
+        " recall p50 ms | recall p95 ms | ingest turns/s | vectors from cache | git | complete |"
+    );
+    let _ = writeln!(
+        out,
+        "|---|---|---|---:|{}---:|---:|---:|---:|---|---|",
+        "---:|".repeat(cols.len())
+    );
+    for d in dirs {
+        let p = d.as_ref().join("summary.json");
+        let text =
+            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        let s: Summary =
+            serde_json::from_str(&text).with_context(|| format!("parsing {}", p.display()))?;
+        for row in &s.rows {
+            let n = row.levels.get("session").map_or(0, |l| l.grouped.overall.n);
+            let _ = write!(
+                out,
+                "| {} | {} | `{}` ({}) | {n} |",
+                s.meta.run_label,
+                s.meta.dataset,
+                row.config,
+                options_line(&row.options)
+            );
+            for (l, m) in cols {
+                let v = row
+                    .levels
+                    .get(l)
+                    .and_then(|x| x.grouped.overall.metrics.get(m))
+                    .map_or("-".into(), |v| f3(*v));
+                let _ = write!(out, " {v} |");
+            }
+            let vectors = s.ingest.vectors_cached + s.ingest.vectors_computed;
+            let _ = writeln!(
+                out,
+                " {} | {} | {:.1} | {} | {} | {} |",
+                ms(row.latency.engine_total_ms.p50),
+                ms(row.latency.engine_total_ms.p95),
+                s.ingest.turns_per_second,
+                if vectors == 0 {
+                    "-".to_string()
+                } else {
+                    format!(
+                        "{:.0}%",
+                        100.0 * s.ingest.vectors_cached as f64 / vectors as f64
+                    )
+                },
+                s.meta.git_sha,
+                if s.complete { "yes" } else { "no" }
+            );
+        }
+    }
+    let _ = writeln!(out, "\nS = session level, T = turn level; n = questions scored at session level; recall latency is the engine's `timings.total_ms`; \"vectors from cache\" tells how warm the embedding cache was during ingest. Definitions: each run's METHODOLOGY.md.");
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Scores;
+    use crate::record::{exclusion, minimal};
+
+    fn scores(any1: f64) -> Scores {
+        [
+            ("recall_any@1".to_string(), any1),
+            ("mrr".to_string(), any1),
+        ]
+        .into()
+    }
+
+    #[test]
+    fn abstention_and_errors_are_excluded_and_counted() {
+        let row = ConfigRow {
+            name: "defaults".into(),
+            options: cairn::RecallOptions::default(),
+        };
+        let mut a = minimal("q1", "multi-session", "defaults");
+        a.metrics.session = Some(scores(1.0));
+        a.metrics.turn = Some(scores(1.0));
+        let mut b = minimal("q2", "temporal-reasoning", "defaults");
+        b.metrics.session = Some(scores(0.0)); // scored at session level only
+        let mut abs = minimal("q3_abs", "multi-session", "defaults");
+        abs.metrics.session = Some(scores(0.0));
+        abs.exclusion = Some(exclusion::ABSTENTION.into());
+        let mut err = minimal("q4", "multi-session", "defaults");
+        err.exclusion = Some(exclusion::ERROR.into());
+        err.error = Some("boom".into());
+        let mut other_row = minimal("q5", "multi-session", "bench");
+        other_row.metrics.session = Some(scores(0.0));
+        let dup = minimal("q1", "multi-session", "defaults"); // a later duplicate line: ignored
+        let recs = vec![a, b, abs, err, other_row, dup];
+        let s = summarize_row(&row, &recs);
+        assert_eq!(s.questions, 4);
+        assert_eq!(s.excluded[exclusion::ABSTENTION], 1);
+        assert_eq!(s.excluded[exclusion::ERROR], 1);
+        let sl = &s.levels["session"];
+        assert_eq!(sl.grouped.overall.n, 2);
+        assert_eq!(sl.grouped.overall.metrics["recall_any@1"], 0.5);
+        assert_eq!(
+            sl.grouped.by_type["multi-session"].n, 1,
+            "abstention not in its type"
+        );
+        assert_eq!(sl.grouped.by_type["multi-session"].metrics["mrr"], 1.0);
+        let tl = &s.levels["turn"];
+        assert_eq!(tl.grouped.overall.n, 1);
+        assert_eq!(tl.unscored, 1);
+    }
+}
