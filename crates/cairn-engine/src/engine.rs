@@ -45,7 +45,7 @@ pub struct EngineBackends {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct EngineConfig {
     pub rank: RankConfig,
 }

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 /// Ranking settings. The same values serve every dataset and every user.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct RankConfig {
     /// Reciprocal rank fusion constant.
     pub rrf_k: f32,
