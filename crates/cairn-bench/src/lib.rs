@@ -102,6 +102,10 @@ pub struct RunArgs {
     /// Keep the run's data directory (and every space) instead of deleting it.
     #[arg(long)]
     pub keep_data: bool,
+    /// Engine settings (a `cairn.toml`: `[engine.rank]`, `[embed]`) for experiments; the
+    /// settings in force are written to METHODOLOGY.md. Default: the stock settings.
+    #[arg(long, value_name = "FILE")]
+    pub memory_config: Option<PathBuf>,
     /// What `as_of` recall runs with (LoCoMo: `question` and `question-or-later` both
     /// mean the conversation's last session date).
     #[arg(long, value_enum, default_value_t = AsOfPolicy::QuestionOrLater)]

@@ -131,6 +131,9 @@ pub struct RunMeta {
     pub embedding_model: String,
     pub embedding_dim: usize,
     pub embedding_cache: Option<String>,
+    /// Engine and embedder settings in force (`MemoryConfig` without the cache path).
+    #[serde(default)]
+    pub memory_settings: serde_json::Value,
     pub machine: Machine,
     pub configs: Vec<ConfigRow>,
     pub as_of_policy: String,
@@ -278,10 +281,20 @@ impl Run {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let data_dir = dir.join("data");
         let cache = args.cache.clone().or_else(env::default_embedding_cache);
+        let base = match &args.memory_config {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("reading {}", p.display()))?;
+                toml::from_str::<MemoryConfig>(&text)
+                    .with_context(|| format!("parsing {}", p.display()))?
+            }
+            None => MemoryConfig::default(),
+        };
         let config = MemoryConfig {
             embedding_cache: cache.clone(),
-            ..MemoryConfig::default()
+            ..base
         };
+        let memory_settings = serde_json::json!({"embed": &config.embed, "engine": &config.engine});
         let memory = Memory::open_with(&data_dir, config).map_err(|e| {
             let hint = if matches!(e, cairn::Error::Model(_)) {
                 " (install the embedding model with ./scripts/setup.sh, or set CAIRN_MODEL_DIR)"
@@ -314,6 +327,7 @@ impl Run {
             embedding_model: memory.embedder().model_id().to_string(),
             embedding_dim: memory.embedder().dim(),
             embedding_cache: cache.map(|c| c.display().to_string()),
+            memory_settings,
             machine: Machine::detect(),
             configs: rows.clone(),
             as_of_policy: args.as_of.name().into(),

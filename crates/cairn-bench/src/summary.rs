@@ -424,6 +424,11 @@ pub fn render_methodology(s: &Summary) -> String {
     );
     let _ = writeln!(
         out,
+        "- engine and embedder settings: `{}`",
+        serde_json::to_string(&m.memory_settings).unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
         "\n## Config rows (recorded verbatim, `RecallOptions` as JSON)\n"
     );
     for c in &m.configs {

@@ -17,8 +17,8 @@ struct Cli {
     #[arg(long, global = true, env = "CAIRN_DIR", default_value = "cairn-data")]
     dir: PathBuf,
     /// Configuration file (TOML). Defaults to `cairn.toml` in the data directory, if any.
-    #[arg(long, global = true, env = "CAIRN_CONFIG")]
-    config: Option<PathBuf>,
+    #[arg(long = "config-file", global = true, env = "CAIRN_CONFIG")]
+    config_file: Option<PathBuf>,
     /// Local directory of the embedding model (overrides the configuration).
     #[arg(long, global = true, env = "CAIRN_MODEL_DIR")]
     model_dir: Option<PathBuf>,
@@ -113,7 +113,7 @@ fn main() {
 
 fn open(cli: &Cli) -> Result<Memory> {
     let cfg = config::load(
-        cli.config.as_deref(),
+        cli.config_file.as_deref(),
         &cli.dir,
         cli.model_dir.clone(),
         cli.embedding_cache.clone(),

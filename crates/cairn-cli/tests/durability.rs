@@ -177,3 +177,30 @@ fn bad_input_files_get_named_errors() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"nobody\" does not exist"));
 }
+
+#[test]
+fn smoke_bench_runs_through_the_cli() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = std::env::var_os("CAIRN_DATA_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
+    let file = data.join("longmemeval/longmemeval_s_dev.json.gz");
+    if !file.exists() || !model_installed(&tmp.path().join("probe")) {
+        eprintln!("SKIPPED: {} or the model is missing", file.display());
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["bench", "longmemeval", "--limit", "1", "--config", "both", "--run-label", "smoke", "--out"])
+        .arg(tmp.path())
+        .arg("--data")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("smoke/summary.json")).unwrap()).unwrap();
+    assert!(summary.to_string().contains("recall_any"), "{summary}");
+    let results = std::fs::read_to_string(tmp.path().join("smoke/results.jsonl")).unwrap();
+    assert_eq!(results.lines().count(), 2, "one line per config row");
+    assert!(tmp.path().join("smoke/METHODOLOGY.md").exists());
+}

@@ -75,6 +75,8 @@ pub struct TextQuery<'a> {
     pub text: &'a str,
     pub kinds: Option<&'a [UnitKind]>,
     pub sessions: Option<&'a [String]>,
+    /// Weight of a match in a unit's full text relative to a match in its key (1.0).
+    pub text_weight: f32,
     pub limit: usize,
 }
 

@@ -42,7 +42,50 @@ pub fn derive_session_units(
         units.push(turn);
     }
     units.extend(round_units);
+    if session.messages.len() > 1 {
+        units.push(episode_unit(space, session, has_roles, recorded_at));
+    }
     units
+}
+
+/// The whole session as one stretch. Its key is what people said (the user's side in a
+/// user/assistant chat), so BM25 can score a conversation by everything said in it.
+fn episode_unit(space: &SpaceId, s: &SessionInput, has_roles: bool, recorded_at: Timestamp) -> Unit {
+    let text = s.messages.iter().map(speaker_line).collect::<Vec<_>>().join("\n");
+    let key = if has_roles {
+        s.messages
+            .iter()
+            .filter(|m| is_user(m))
+            .map(|m| m.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else {
+        text.clone()
+    };
+    let mut speakers: Vec<String> = Vec::new();
+    for m in &s.messages {
+        if !speakers.iter().any(|x| x == m.speaker_name()) {
+            speakers.push(m.speaker_name().to_string());
+        }
+    }
+    Unit {
+        id: format!("episode:{}", s.id),
+        space: space.clone(),
+        kind: UnitKind::Episode,
+        text,
+        key,
+        embed_text: None,
+        provenance: Provenance {
+            session_id: Some(s.id.clone()),
+            message_ids: s.messages.iter().map(|m| m.id.clone()).collect(),
+            first_position: 0,
+            speakers,
+            group: s.group.clone(),
+        },
+        part_of: None,
+        occurred_at: s.occurred_at.or_else(|| s.messages.first().and_then(|m| m.occurred_at)),
+        recorded_at,
+    }
 }
 
 fn is_user(m: &Message) -> bool {

@@ -482,6 +482,7 @@ impl Engine {
             text: query,
             kinds: None,
             sessions: opts.sessions.as_deref(),
+            text_weight: rc.text_weight,
             limit: pool,
         })?;
         timings.lexical_ms = ms(t);
@@ -541,7 +542,8 @@ impl Engine {
                     .map(|(k, u)| (k.clone(), u.clone())),
             )
             .collect();
-        let ranked = second_pass(&fused, &units, &containers, &analysis, rc);
+        let episodes_as_hits = opts.kinds.as_ref().is_some_and(|k| k.contains(&UnitKind::Episode));
+        let ranked = second_pass(&fused, &units, &containers, &analysis, rc, episodes_as_hits);
         let top: Vec<_> = ranked
             .into_iter()
             .filter(|r| opts.kinds.as_ref().is_none_or(|k| k.contains(&r.unit.kind)))

@@ -95,31 +95,36 @@ fn entry(u: &Unit, body: &str) -> String {
 }
 
 /// Trims `body` to the sentences that best match the query and fit in `budget` tokens of
-/// the finished entry. `None` if not even one sentence fits.
+/// the finished entry. `None` if not even one sentence fits. Sentences are counted once;
+/// the finished entry is counted again, since counts of joined text can differ at seams.
 fn trim_to_fit(u: &Unit, body: &str, input: &PackInput<'_>, budget: usize) -> Option<String> {
+    const JOINER: &str = " … ";
     let spans = sentences(body);
-    let mut order: Vec<usize> = (0..spans.len()).collect();
-    order.sort_by_key(|&i| {
-        std::cmp::Reverse(overlap(input.query_words, &body[spans[i].0..spans[i].1]))
-    });
+    let piece = |i: usize| body[spans[i].0..spans[i].1].trim();
+    let count = |s: &str| (input.count_tokens)(s);
+    let joiner_tokens = count(JOINER);
+    let mut used = count(&entry(u, JOINER));
+    let mut priority: Vec<usize> = (0..spans.len()).collect();
+    priority.sort_by_key(|&i| std::cmp::Reverse(overlap(input.query_words, piece(i))));
     let mut kept: Vec<usize> = Vec::new();
-    let mut best: Option<String> = None;
-    for i in order {
-        kept.push(i);
-        kept.sort_unstable();
-        let text = kept
-            .iter()
-            .map(|&k| body[spans[k].0..spans[k].1].trim())
-            .collect::<Vec<_>>()
-            .join(" … ");
-        let candidate = entry(u, &format!("{text} …"));
-        if (input.count_tokens)(&candidate) <= budget {
-            best = Some(candidate);
-        } else {
-            kept.retain(|&k| k != i);
+    for i in priority {
+        let c = count(piece(i)) + joiner_tokens;
+        if used + c <= budget {
+            used += c;
+            kept.push(i);
         }
     }
-    best
+    while !kept.is_empty() {
+        let mut in_order = kept.clone();
+        in_order.sort_unstable();
+        let text = in_order.iter().map(|&k| piece(k)).collect::<Vec<_>>().join(JOINER);
+        let candidate = entry(u, &format!("{text}{JOINER}"));
+        if count(&candidate) <= budget {
+            return Some(candidate);
+        }
+        kept.pop();
+    }
+    None
 }
 
 /// Greedy by rank: whole entries while they fit, a trimmed entry when a unit is too long,
@@ -131,7 +136,7 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
     let mut cut = 0usize;
     let mut chosen: Vec<(&Unit, String)> = Vec::new();
     let mut seen_bodies: Vec<String> = Vec::new();
-    for &u in input.units {
+    for (i, &u) in input.units.iter().enumerate() {
         let b = body(u, input.query_words, input.format);
         if input.format == Format::Synthesized {
             let norm = b.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -142,16 +147,22 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
         }
         let overhead = if chosen.is_empty() { 0 } else { sep_tokens };
         let remaining = input.budget.saturating_sub(used + overhead);
+        // Synthesized context shares the budget among the hits still to come, so every
+        // hit keeps its best sentences; raw context fills greedily by rank.
+        let allowance = match input.format {
+            Format::Raw => remaining,
+            Format::Synthesized => (remaining / (input.units.len() - i)).max(MIN_TRIMMED_TOKENS).min(remaining),
+        };
         let full = entry(u, &b);
         let tokens = (input.count_tokens)(&full);
-        if tokens <= remaining {
+        if tokens <= allowance {
             used += tokens + overhead;
             chosen.push((u, full));
             continue;
         }
         cut += 1;
-        if remaining >= MIN_TRIMMED_TOKENS {
-            if let Some(t) = trim_to_fit(u, &b, input, remaining) {
+        if allowance >= MIN_TRIMMED_TOKENS {
+            if let Some(t) = trim_to_fit(u, &b, input, allowance) {
                 used += (input.count_tokens)(&t) + overhead;
                 chosen.push((u, t));
             }

@@ -97,6 +97,22 @@ fn last_re() -> &'static Regex {
     })
 }
 
+fn weekday_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")
+            .expect("static regex")
+    })
+}
+
+fn past_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"\b(?:past|last) (\d+|two|three|four|five|six|seven|eight|nine|ten|few|couple of) (day|week|month)s\b")
+            .expect("static regex")
+    })
+}
+
 fn month_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -119,6 +135,24 @@ pub fn time_range(q: &str, now: Timestamp) -> Option<TimeRange> {
             _ => (365 * n, 60 + 30 * n),
         };
         return Some(range_days(today, center + slack, 2 * slack + 1));
+    }
+    if let Some(c) = weekday_re().captures(&q) {
+        const DAYS: [&str; 7] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+        let target = DAYS.iter().position(|d| *d == &c[1])? as i64;
+        let today_idx = today.weekday().num_days_from_monday() as i64;
+        // The most recent such day strictly before today, give or take a day.
+        let back = (today_idx - target).rem_euclid(7);
+        let back = if back == 0 { 7 } else { back };
+        return Some(range_days(today, back + 1, 3));
+    }
+    if let Some(c) = past_re().captures(&q) {
+        let n = number_word(&c[1])?;
+        let days = match &c[2] {
+            "day" => n,
+            "week" => 7 * n,
+            _ => 31 * n,
+        };
+        return Some(range_days(today, days + 1, days + 2));
     }
     if let Some(c) = last_re().captures(&q) {
         let r = match &c[1] {
@@ -184,6 +218,12 @@ mod tests {
         assert_eq!(r.end, parse_timestamp("2023-06-01").unwrap());
         let r = time_range("the concert in August", now()).unwrap();
         assert_eq!(r.start, parse_timestamp("2022-08-01").unwrap());
+        // 2023-06-15 is a Thursday: last Saturday is 2023-06-10.
+        let r = time_range("I got it last Saturday", now()).unwrap();
+        assert!(r.contains(parse_timestamp("2023-06-10 15:00").unwrap()));
+        assert!(!r.contains(parse_timestamp("2023-06-03 15:00").unwrap()));
+        let r = time_range("concerts in the past two months", now()).unwrap();
+        assert!(r.contains(parse_timestamp("2023-04-20").unwrap()));
         let r = time_range("what did we discuss yesterday", now()).unwrap();
         assert!(r.contains(parse_timestamp("2023-06-14 18:00").unwrap()));
     }

@@ -1,6 +1,6 @@
 //! Fusion and the second pass: from per-index candidate lists to ranked units.
 use crate::query::QueryAnalysis;
-use cairn_core::Unit;
+use cairn_core::{Unit, UnitKind};
 use std::collections::{HashMap, HashSet};
 
 /// Ranking settings. The same values serve every dataset and every user.
@@ -11,12 +11,24 @@ pub struct RankConfig {
     pub rrf_k: f32,
     pub lexical_weight: f32,
     pub dense_weight: f32,
+    /// BM25 weight of a unit's full text next to its key (the words that say what the
+    /// unit is about, e.g. the user's side of a round), which weighs 1.
+    pub text_weight: f32,
     /// Candidates taken from each index.
     pub candidates: usize,
-    /// Weight of a unit's session evidence (its other matching units) in its score.
+    /// Weight of the session's own match (its episode unit: everything said in it) in
+    /// the score of each of its units.
     pub session_weight: f32,
     /// Multiplier for units inside the period a question names.
     pub time_boost: f32,
+    /// Diversity across conversation stretches: a unit's score is multiplied by this for
+    /// every unit of the same stretch already ranked above it (1: no effect). Questions
+    /// whose evidence spans several conversations then see all of them near the top.
+    pub session_decay: f32,
+    /// Two units of a session belong to the same stretch when their first messages are
+    /// at most this many positions apart. Short topical sessions are one stretch; long
+    /// multi-topic sessions are several.
+    pub stretch: u32,
 }
 
 impl Default for RankConfig {
@@ -25,9 +37,12 @@ impl Default for RankConfig {
             rrf_k: 60.0,
             lexical_weight: 1.0,
             dense_weight: 1.0,
+            text_weight: 0.35,
             candidates: 100,
             session_weight: 0.0,
-            time_boost: 0.0,
+            time_boost: 0.3,
+            session_decay: 1.0,
+            stretch: 12,
         }
     }
 }
@@ -63,7 +78,9 @@ pub struct Ranked {
 /// The second pass over fused candidates:
 /// 1. a part (a turn inside a round) hands its score to its container, so recall shows
 ///    whole exchanges, scored by their best evidence;
-/// 2. units gain from the other evidence of their session (`session_weight`);
+/// 2. units gain from how well their whole session matches (`session_weight` times the
+///    fused score of the session's episode); episodes themselves are hits only when
+///    asked for by kind;
 /// 3. units inside the period the question names gain `time_boost`;
 /// 4. a unit whose messages are all covered by better units is dropped.
 pub fn second_pass(
@@ -72,10 +89,21 @@ pub fn second_pass(
     containers: &HashMap<String, Unit>,
     analysis: &QueryAnalysis,
     cfg: &RankConfig,
+    episodes_as_hits: bool,
 ) -> Vec<Ranked> {
     let mut best: HashMap<String, f32> = HashMap::new();
+    let mut session_prior: HashMap<&str, f32> = HashMap::new();
     for (id, score) in fused {
         let Some(u) = units.get(id) else { continue };
+        if u.kind == UnitKind::Episode {
+            if let Some(sid) = u.provenance.session_id.as_deref() {
+                let e = session_prior.entry(sid).or_insert(0.0);
+                *e = e.max(*score);
+            }
+            if !episodes_as_hits {
+                continue;
+            }
+        }
         let target = match &u.part_of {
             Some(c) if containers.contains_key(c) => c.clone(),
             _ => u.id.clone(),
@@ -84,19 +112,15 @@ pub fn second_pass(
         *e = e.max(*score);
     }
     let lookup = |id: &str| units.get(id).or_else(|| containers.get(id));
-    let mut session_mass: HashMap<&str, f32> = HashMap::new();
-    for (id, s) in &best {
-        if let Some(sid) = lookup(id).and_then(|u| u.provenance.session_id.as_deref()) {
-            *session_mass.entry(sid).or_insert(0.0) += s;
-        }
-    }
     let mut ranked: Vec<Ranked> = best
         .iter()
         .filter_map(|(id, &s)| {
             let u = lookup(id)?;
             let mut score = s;
             if let Some(sid) = u.provenance.session_id.as_deref() {
-                score += cfg.session_weight * (session_mass.get(sid).copied().unwrap_or(0.0) - s);
+                if u.kind != UnitKind::Episode {
+                    score += cfg.session_weight * session_prior.get(sid).copied().unwrap_or(0.0);
+                }
             }
             if let (Some(range), Some(t)) = (analysis.time, u.occurred_at) {
                 if range.contains(t) {
@@ -110,7 +134,46 @@ pub fn second_pass(
         })
         .collect();
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.unit.id.cmp(&b.unit.id)));
-    drop_covered(ranked)
+    spread_sessions(drop_covered(ranked), cfg.session_decay, cfg.stretch)
+}
+
+/// Greedy re-rank: each step takes the unit with the best score after multiplying by
+/// `decay` once per unit of its session already taken. Scores of the result are the
+/// adjusted ones, so they stay in descending order.
+fn spread_sessions(ranked: Vec<Ranked>, decay: f32, stretch: u32) -> Vec<Ranked> {
+    if decay >= 1.0 || ranked.len() < 2 {
+        return ranked;
+    }
+    // Positions of the units already taken, per session.
+    let mut taken: HashMap<Option<String>, Vec<u32>> = HashMap::new();
+    let mut rest = ranked;
+    let mut out = Vec::with_capacity(rest.len());
+    while !rest.is_empty() {
+        let adjusted = |r: &Ranked, taken: &HashMap<Option<String>, Vec<u32>>| {
+            let p = r.unit.provenance.first_position;
+            let n = taken
+                .get(&r.unit.provenance.session_id)
+                .map_or(0, |ps| ps.iter().filter(|&&q| q.abs_diff(p) <= stretch).count());
+            r.score * decay.max(0.0).powi(n as i32)
+        };
+        let mut best = 0;
+        let mut best_score = f32::MIN;
+        for (i, r) in rest.iter().enumerate() {
+            let s = adjusted(r, &taken);
+            if s > best_score {
+                best = i;
+                best_score = s;
+            }
+        }
+        let mut r = rest.remove(best);
+        taken
+            .entry(r.unit.provenance.session_id.clone())
+            .or_default()
+            .push(r.unit.provenance.first_position);
+        r.score = best_score;
+        out.push(r);
+    }
+    out
 }
 
 fn drop_covered(ranked: Vec<Ranked>) -> Vec<Ranked> {

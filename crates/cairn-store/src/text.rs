@@ -17,10 +17,6 @@ use tantivy::{doc, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocumen
 /// English stop words, Porter-style stemming.
 pub const ANALYZER: &str = "cairn_en";
 
-/// How much a match in a unit's full text counts next to a match in its key (the words
-/// that say what the unit is about, e.g. the user's side of a round).
-const TEXT_FIELD_BOOST: f32 = 0.35;
-
 fn analyzer() -> TextAnalyzer {
     let builder = TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
@@ -223,7 +219,7 @@ impl TextIndex for TantivyTextIndex {
                         Term::from_field_text(f.text, t),
                         IndexRecordOption::WithFreqs,
                     )),
-                    TEXT_FIELD_BOOST,
+                    q.text_weight,
                 )),
             ));
         }

@@ -75,6 +75,7 @@ fn every_query_path_stays_in_its_space() {
                 text: "same words",
                 kinds: None,
                 sessions: None,
+                text_weight: 0.5,
                 limit: 10,
             })
             .unwrap();
@@ -104,6 +105,7 @@ fn every_query_path_stays_in_its_space() {
         text: "same words",
         kinds: None,
         sessions: None,
+        text_weight: 0.5,
         limit: 10,
     };
     assert!(store.text.search(&q).unwrap().is_empty());
