@@ -190,15 +190,30 @@ fn smoke_bench_runs_through_the_cli() {
         return;
     }
     let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["bench", "longmemeval", "--limit", "1", "--config", "both", "--run-label", "smoke", "--out"])
+        .args([
+            "bench",
+            "longmemeval",
+            "--limit",
+            "1",
+            "--config",
+            "both",
+            "--run-label",
+            "smoke",
+            "--out",
+        ])
         .arg(tmp.path())
         .arg("--data")
         .arg(&file)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(tmp.path().join("smoke/summary.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(tmp.path().join("smoke/summary.json")).unwrap())
+            .unwrap();
     assert!(summary.to_string().contains("recall_any"), "{summary}");
     let results = std::fs::read_to_string(tmp.path().join("smoke/results.jsonl")).unwrap();
     assert_eq!(results.lines().count(), 2, "one line per config row");

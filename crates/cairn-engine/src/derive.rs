@@ -50,8 +50,18 @@ pub fn derive_session_units(
 
 /// The whole session as one stretch. Its key is what people said (the user's side in a
 /// user/assistant chat), so BM25 can score a conversation by everything said in it.
-fn episode_unit(space: &SpaceId, s: &SessionInput, has_roles: bool, recorded_at: Timestamp) -> Unit {
-    let text = s.messages.iter().map(speaker_line).collect::<Vec<_>>().join("\n");
+fn episode_unit(
+    space: &SpaceId,
+    s: &SessionInput,
+    has_roles: bool,
+    recorded_at: Timestamp,
+) -> Unit {
+    let text = s
+        .messages
+        .iter()
+        .map(speaker_line)
+        .collect::<Vec<_>>()
+        .join("\n");
     let key = if has_roles {
         s.messages
             .iter()
@@ -83,7 +93,9 @@ fn episode_unit(space: &SpaceId, s: &SessionInput, has_roles: bool, recorded_at:
             group: s.group.clone(),
         },
         part_of: None,
-        occurred_at: s.occurred_at.or_else(|| s.messages.first().and_then(|m| m.occurred_at)),
+        occurred_at: s
+            .occurred_at
+            .or_else(|| s.messages.first().and_then(|m| m.occurred_at)),
         recorded_at,
     }
 }

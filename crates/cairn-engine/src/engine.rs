@@ -542,7 +542,10 @@ impl Engine {
                     .map(|(k, u)| (k.clone(), u.clone())),
             )
             .collect();
-        let episodes_as_hits = opts.kinds.as_ref().is_some_and(|k| k.contains(&UnitKind::Episode));
+        let episodes_as_hits = opts
+            .kinds
+            .as_ref()
+            .is_some_and(|k| k.contains(&UnitKind::Episode));
         let ranked = second_pass(&fused, &units, &containers, &analysis, rc, episodes_as_hits);
         let top: Vec<_> = ranked
             .into_iter()

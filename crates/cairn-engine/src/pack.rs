@@ -32,26 +32,48 @@ fn date_label(u: &Unit) -> String {
         .unwrap_or_else(|| "undated".to_string())
 }
 
-/// The body of an entry: verbatim for `raw`; for `synthesized`, a person's words in full
-/// and, of long replies, only the sentences that bear on the query.
+/// The body of an entry: verbatim for `raw`; for `synthesized`, each speaker's block
+/// (a turn may span several lines) cut to the sentences that bear on the query when it
+/// is long.
 fn body(u: &Unit, query_words: &[String], format: Format) -> String {
     match format {
         Format::Raw => u.text.clone(),
-        Format::Synthesized => u
-            .text
-            .lines()
-            .map(|line| compact_line(line, query_words))
+        Format::Synthesized => speaker_blocks(&u.text, &u.provenance.speakers)
+            .into_iter()
+            .map(|block| compact_block(block, query_words))
             .collect::<Vec<_>>()
             .join("\n"),
     }
 }
 
-fn compact_line(line: &str, query_words: &[String]) -> String {
-    const LONG_LINE: usize = 400;
-    if line.len() <= LONG_LINE || !line.starts_with("assistant:") {
-        return line.to_string();
+/// Splits a unit's text at lines that start with one of its speakers (`name: `).
+fn speaker_blocks<'t>(text: &'t str, speakers: &[String]) -> Vec<&'t str> {
+    let starts_block = |line: &str| {
+        speakers.iter().any(|s| {
+            line.strip_prefix(s.as_str())
+                .is_some_and(|r| r.starts_with(": "))
+        })
+    };
+    let mut blocks = Vec::new();
+    let mut start = 0;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if offset > start && starts_block(line) {
+            blocks.push(text[start..offset].trim_end());
+            start = offset;
+        }
+        offset += line.len();
     }
-    let best = best_sentences(line, query_words, 2);
+    blocks.push(text[start..].trim_end());
+    blocks
+}
+
+fn compact_block(block: &str, query_words: &[String]) -> String {
+    const LONG_BLOCK: usize = 400;
+    if block.len() <= LONG_BLOCK {
+        return block.to_string();
+    }
+    let best = best_sentences(block, query_words, 2);
     format!("{} …", best.join(" … "))
 }
 
@@ -117,7 +139,11 @@ fn trim_to_fit(u: &Unit, body: &str, input: &PackInput<'_>, budget: usize) -> Op
     while !kept.is_empty() {
         let mut in_order = kept.clone();
         in_order.sort_unstable();
-        let text = in_order.iter().map(|&k| piece(k)).collect::<Vec<_>>().join(JOINER);
+        let text = in_order
+            .iter()
+            .map(|&k| piece(k))
+            .collect::<Vec<_>>()
+            .join(JOINER);
         let candidate = entry(u, &format!("{text}{JOINER}"));
         if count(&candidate) <= budget {
             return Some(candidate);
@@ -151,7 +177,9 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
         // hit keeps its best sentences; raw context fills greedily by rank.
         let allowance = match input.format {
             Format::Raw => remaining,
-            Format::Synthesized => (remaining / (input.units.len() - i)).max(MIN_TRIMMED_TOKENS).min(remaining),
+            Format::Synthesized => (remaining / (input.units.len() - i))
+                .max(MIN_TRIMMED_TOKENS)
+                .min(remaining),
         };
         let full = entry(u, &b);
         let tokens = (input.count_tokens)(&full);
@@ -276,6 +304,30 @@ mod tests {
             assert!(p.context.contains("budget is 40k"), "{}", p.context);
             assert_eq!(p.cut, 1);
         }
+    }
+
+    #[test]
+    fn synthesized_compacts_multi_line_replies_per_speaker() {
+        let reply = format!(
+            "assistant: Here are tips.\n{}\nFor chains, wax lube works best in dry weather.\n{}",
+            "1. Clean the frame with soap and water every week.\n".repeat(10),
+            "Ride safe and have fun out there on the road.\n".repeat(5)
+        );
+        let text = format!("user: Which chain lube should I use?\n{reply}");
+        let mut a = unit("a", &text, "2023-05-02", 0);
+        a.provenance.speakers = vec!["user".into(), "assistant".into()];
+        let b = body(
+            &a,
+            &["chain".to_string(), "lube".to_string()],
+            Format::Synthesized,
+        );
+        assert!(
+            b.starts_with("user: Which chain lube should I use?\n"),
+            "{b}"
+        );
+        assert!(b.contains("wax lube works best"), "{b}");
+        assert!(b.len() < 300, "long reply kept whole: {b}");
+        assert_eq!(body(&a, &[], Format::Raw), text);
     }
 
     #[test]

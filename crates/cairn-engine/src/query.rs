@@ -137,7 +137,15 @@ pub fn time_range(q: &str, now: Timestamp) -> Option<TimeRange> {
         return Some(range_days(today, center + slack, 2 * slack + 1));
     }
     if let Some(c) = weekday_re().captures(&q) {
-        const DAYS: [&str; 7] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+        const DAYS: [&str; 7] = [
+            "monday",
+            "tuesday",
+            "wednesday",
+            "thursday",
+            "friday",
+            "saturday",
+            "sunday",
+        ];
         let target = DAYS.iter().position(|d| *d == &c[1])? as i64;
         let today_idx = today.weekday().num_days_from_monday() as i64;
         // The most recent such day strictly before today, give or take a day.

@@ -151,9 +151,9 @@ fn spread_sessions(ranked: Vec<Ranked>, decay: f32, stretch: u32) -> Vec<Ranked>
     while !rest.is_empty() {
         let adjusted = |r: &Ranked, taken: &HashMap<Option<String>, Vec<u32>>| {
             let p = r.unit.provenance.first_position;
-            let n = taken
-                .get(&r.unit.provenance.session_id)
-                .map_or(0, |ps| ps.iter().filter(|&&q| q.abs_diff(p) <= stretch).count());
+            let n = taken.get(&r.unit.provenance.session_id).map_or(0, |ps| {
+                ps.iter().filter(|&&q| q.abs_diff(p) <= stretch).count()
+            });
             r.score * decay.max(0.0).powi(n as i32)
         };
         let mut best = 0;

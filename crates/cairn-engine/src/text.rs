@@ -46,23 +46,29 @@ pub fn content_words(text: &str) -> Vec<String> {
     out
 }
 
-/// Sentence-ish pieces of a text, keeping their byte ranges.
+/// Sentence-ish pieces of a text, keeping their byte ranges. A list number (`2.`) does
+/// not end a sentence, and pieces without a word are not sentences.
 pub fn sentences(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start = 0;
     let bytes = text.as_bytes();
     for (i, &b) in bytes.iter().enumerate() {
+        let list_number = b == b'.' && {
+            let piece = text[start..i].trim();
+            !piece.is_empty() && piece.bytes().all(|c| c.is_ascii_digit())
+        };
         let end_here = b == b'\n'
             || ((b == b'.' || b == b'!' || b == b'?')
+                && !list_number
                 && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()));
         if end_here {
-            if !text[start..=i].trim().is_empty() {
+            if text[start..=i].chars().any(char::is_alphabetic) {
                 out.push((start, i + 1));
             }
             start = i + 1;
         }
     }
-    if start < text.len() && !text[start..].trim().is_empty() {
+    if start < text.len() && text[start..].chars().any(char::is_alphabetic) {
         out.push((start, text.len()));
     }
     out
@@ -80,9 +86,17 @@ mod tests {
 
     #[test]
     fn sentences_split_on_terminators_and_newlines() {
-        let t = "Hello there. How are you?\nFine 3.5 ok";
+        let t = "Hello there. How are you?\nFine 3.5 ok\n2. **Scan** your files.\n---\n";
         let s: Vec<&str> = sentences(t).iter().map(|&(a, b)| t[a..b].trim()).collect();
-        assert_eq!(s, ["Hello there.", "How are you?", "Fine 3.5 ok"]);
+        assert_eq!(
+            s,
+            [
+                "Hello there.",
+                "How are you?",
+                "Fine 3.5 ok",
+                "2. **Scan** your files."
+            ]
+        );
     }
 
     #[test]
