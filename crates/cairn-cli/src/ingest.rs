@@ -57,15 +57,6 @@ fn bar(len: usize, what: &str) -> ProgressBar {
     pb
 }
 
-fn add(total: &mut IngestReport, r: &IngestReport) {
-    total.sessions += r.sessions;
-    total.unchanged += r.unchanged;
-    total.messages_added += r.messages_added;
-    total.units += r.units;
-    total.vectors_computed += r.vectors_computed;
-    total.vectors_cached += r.vectors_cached;
-}
-
 /// Ingests `groups` (space, sessions) with a progress bar; returns the summed report.
 fn ingest_groups(
     memory: &Memory,
@@ -79,7 +70,7 @@ fn ingest_groups(
         let r = memory
             .ingest_sessions(&space, sessions)
             .with_context(|| format!("ingesting into space {space:?}"))?;
-        add(&mut total, &r);
+        total += &r;
         pb.inc(1);
     }
     pb.finish_and_clear();

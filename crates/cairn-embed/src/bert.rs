@@ -2,8 +2,9 @@
 //! candle: mean pooling over the attention mask, then L2 normalisation, exactly like
 //! sentence-transformers' `all-MiniLM-L6-v2` pipeline (Transformer, Pooling(mean),
 //! Normalize).
+use crate::download::{download_model, DEFAULT_ENDPOINT};
 use crate::error::EmbedLoadError;
-use crate::resolve::{resolve_model_dir, ModelEnv};
+use crate::resolve::{resolve_model_dir, ModelEnv, ModelSource, ResolvedModel};
 use cairn_core::{EmbedError, Embedder};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -38,6 +39,9 @@ pub struct EmbedConfig {
     /// Texts per forward pass. Texts are sorted by length before batching, so padding
     /// waste stays small even with large batches.
     pub batch_size: usize,
+    /// Download the model from the hub (`HF_ENDPOINT`, default the public hub) into
+    /// Cairn's model cache when no local copy is found. `HF_HUB_OFFLINE=1` also stops it.
+    pub download: bool,
 }
 
 impl Default for EmbedConfig {
@@ -47,6 +51,7 @@ impl Default for EmbedConfig {
             model_dir: None,
             max_tokens: DEFAULT_MAX_TOKENS,
             batch_size: DEFAULT_BATCH_SIZE,
+            download: true,
         }
     }
 }
@@ -107,11 +112,25 @@ impl BertEmbedder {
     /// Resolves the model named by `config.model` (see [`crate::resolve`]; the process
     /// environment is read) and loads it.
     pub fn load(config: &EmbedConfig) -> Result<Self, EmbedLoadError> {
-        let resolved = resolve_model_dir(
-            &config.model,
-            config.model_dir.as_deref(),
-            &ModelEnv::from_process(),
-        )?;
+        let env = ModelEnv::from_process();
+        let resolved = match resolve_model_dir(&config.model, config.model_dir.as_deref(), &env) {
+            Err(EmbedLoadError::ModelNotFound { model, tried }) => {
+                // An explicit directory is the user's choice: never replace it silently.
+                let target = env.cairn_models_dir().map(|d| d.join(&model));
+                match target {
+                    Some(dest) if config.download && config.model_dir.is_none() && !env.offline => {
+                        let endpoint = env.hf_endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT);
+                        download_model(&model, endpoint, &dest)?;
+                        ResolvedModel {
+                            dir: dest,
+                            source: ModelSource::Downloaded,
+                        }
+                    }
+                    _ => return Err(EmbedLoadError::ModelNotFound { model, tried }),
+                }
+            }
+            other => other?,
+        };
         tracing::debug!(dir = %resolved.dir.display(), source = ?resolved.source, "embedding model resolved");
         Self::from_dir(&resolved.dir, config)
     }

@@ -75,4 +75,8 @@ pub enum EmbedLoadError {
     /// model's positions, ...).
     #[error("invalid embedder settings: {0}")]
     InvalidSettings(String),
+
+    /// Downloading the model from a hub failed.
+    #[error("downloading {url}: {reason} (set HF_HUB_OFFLINE=1 to stop trying, and install the model with ./scripts/setup.sh or point CAIRN_MODEL_DIR at it)")]
+    Download { url: String, reason: String },
 }

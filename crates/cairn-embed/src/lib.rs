@@ -28,6 +28,7 @@
 //! ```
 
 mod bert;
+pub mod download;
 mod error;
 pub mod resolve;
 

@@ -19,9 +19,8 @@
 //! A directory counts only if it has `config.json`, `tokenizer.json` and
 //! `model.safetensors` ([`REQUIRED_FILES`]).
 //!
-//! Downloading from the Hugging Face hub at runtime is deliberately not done here: the
-//! machines Cairn runs on reach package registries only. A `hub` download source is left
-//! for a later feature; until then `./scripts/setup.sh` installs the default model.
+//! When none holds the model, [`crate::BertEmbedder::load`] downloads it from the hub
+//! into Cairn's model cache (see [`crate::download`]), unless offline.
 //!
 //! The resolver takes the environment as a value ([`ModelEnv`]) so it can be tested
 //! without touching the process environment.
@@ -48,6 +47,10 @@ pub struct ModelEnv {
     pub hf_hub_cache: Option<PathBuf>,
     /// `HF_HOME`: the Hugging Face root (hub cache under `hub/`).
     pub hf_home: Option<PathBuf>,
+    /// `HF_ENDPOINT`: the hub to download from (default: the public hub).
+    pub hf_endpoint: Option<String>,
+    /// `HF_HUB_OFFLINE=1` or `CAIRN_OFFLINE=1`: never download.
+    pub offline: bool,
 }
 
 fn non_empty(value: Option<OsString>) -> Option<PathBuf> {
@@ -65,6 +68,10 @@ impl ModelEnv {
             home: var("HOME"),
             hf_hub_cache: var("HF_HUB_CACHE"),
             hf_home: var("HF_HOME"),
+            hf_endpoint: std::env::var("HF_ENDPOINT").ok().filter(|v| !v.is_empty()),
+            offline: ["HF_HUB_OFFLINE", "CAIRN_OFFLINE"].iter().any(|n| {
+                std::env::var(n).is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
+            }),
         }
     }
 
@@ -113,6 +120,8 @@ pub enum ModelSource {
     CairnCache,
     /// A snapshot in the Hugging Face hub cache.
     HubCache,
+    /// Downloaded from a hub into Cairn's model cache just now.
+    Downloaded,
 }
 
 /// A model directory that holds every file in [`REQUIRED_FILES`].

@@ -62,6 +62,17 @@ pub struct IngestReport {
     pub vectors_cached: usize,
 }
 
+impl std::ops::AddAssign<&IngestReport> for IngestReport {
+    fn add_assign(&mut self, r: &IngestReport) {
+        self.sessions += r.sessions;
+        self.unchanged += r.unchanged;
+        self.messages_added += r.messages_added;
+        self.units += r.units;
+        self.vectors_computed += r.vectors_computed;
+        self.vectors_cached += r.vectors_cached;
+    }
+}
+
 /// What `check` found (and, with rebuild, repaired).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct CheckReport {
