@@ -39,6 +39,16 @@ fn write_sessions(path: &Path, prefix: &str, n: usize) {
     }
 }
 
+/// Runs a command that must succeed.
+fn run_ok(cmd: &mut Command) {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn json(out: std::process::Output) -> serde_json::Value {
     assert!(
         out.status.success(),
@@ -59,16 +69,7 @@ fn killed_ingest_loses_nothing_acknowledged() {
     let b = tmp.path().join("b.jsonl");
     write_sessions(&a, "a", 40);
     write_sessions(&b, "b", 600);
-    let out = cairn(&dir)
-        .args(["ingest", "--space", "s"])
-        .arg(&a)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(cairn(&dir).args(["ingest", "--space", "s"]).arg(&a));
 
     for delay_ms in [300u64, 900, 1500] {
         let mut child = cairn(&dir)
@@ -114,16 +115,7 @@ fn killed_ingest_loses_nothing_acknowledged() {
         assert!(hits.iter().any(|h| h["session_id"] == "a-17"), "{r}");
     }
     // Re-running the interrupted ingest completes it; nothing is duplicated.
-    let out = cairn(&dir)
-        .args(["ingest", "--space", "s"])
-        .arg(&b)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(cairn(&dir).args(["ingest", "--space", "s"]).arg(&b));
     let stats = json(
         cairn(&dir)
             .args(["--json", "stats", "--space", "s"])

@@ -3,7 +3,7 @@ use crate::text::content_words;
 use cairn_core::Timestamp;
 use chrono::{Datelike, Duration, NaiveDate, TimeZone, Utc};
 use regex::Regex;
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 /// A half-open time range `[start, end)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,52 +81,33 @@ fn range_days(end_day: NaiveDate, days_back: i64, width_days: i64) -> TimeRange 
     }
 }
 
-fn ago_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few)\s+(day|week|month|year)s?\s+ago\b")
-            .expect("static regex")
-    })
-}
+static AGO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few)\s+(day|week|month|year)s?\s+ago\b").expect("static regex")
+});
 
-fn last_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"\b(yesterday|today|last night|this week|this month|this year|last week|last weekend|last month|last year|past week|past month|past year|recently|the other day)\b")
-            .expect("static regex")
-    })
-}
+static LAST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(yesterday|today|last night|this week|this month|this year|last week|last weekend|last month|last year|past week|past month|past year|recently|the other day)\b").expect("static regex")
+});
 
-fn weekday_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")
-            .expect("static regex")
-    })
-}
+static WEEKDAY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")
+        .expect("static regex")
+});
 
-fn past_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"\b(?:past|last) (\d+|two|three|four|five|six|seven|eight|nine|ten|few|couple of) (day|week|month)s\b")
-            .expect("static regex")
-    })
-}
+static PAST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:past|last) (\d+|two|three|four|five|six|seven|eight|nine|ten|few|couple of) (day|week|month)s\b").expect("static regex")
+});
 
-fn month_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"\b(in|during|on|since|of|early|late|mid)\s+(january|february|march|april|may|june|july|august|september|october|november|december)\b")
-            .expect("static regex")
-    })
-}
+static MONTH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(in|during|on|since|of|early|late|mid)\s+(january|february|march|april|may|june|july|august|september|october|november|december)\b").expect("static regex")
+});
 
 /// Resolves the first time expression of `q` against `now`. Widths are generous: a
 /// person's "two weeks ago" is rarely exact, and the range only boosts.
 pub fn time_range(q: &str, now: Timestamp) -> Option<TimeRange> {
     let q = q.to_lowercase();
     let today = now.date_naive();
-    if let Some(c) = ago_re().captures(&q) {
+    if let Some(c) = AGO.captures(&q) {
         let n = number_word(&c[1])?;
         let (center, slack) = match &c[2] {
             "day" => (n, 1 + n / 3),
@@ -136,7 +117,7 @@ pub fn time_range(q: &str, now: Timestamp) -> Option<TimeRange> {
         };
         return Some(range_days(today, center + slack, 2 * slack + 1));
     }
-    if let Some(c) = weekday_re().captures(&q) {
+    if let Some(c) = WEEKDAY.captures(&q) {
         const DAYS: [&str; 7] = [
             "monday",
             "tuesday",
@@ -153,7 +134,7 @@ pub fn time_range(q: &str, now: Timestamp) -> Option<TimeRange> {
         let back = if back == 0 { 7 } else { back };
         return Some(range_days(today, back + 1, 3));
     }
-    if let Some(c) = past_re().captures(&q) {
+    if let Some(c) = PAST.captures(&q) {
         let n = number_word(&c[1])?;
         let days = match &c[2] {
             "day" => n,
@@ -162,7 +143,7 @@ pub fn time_range(q: &str, now: Timestamp) -> Option<TimeRange> {
         };
         return Some(range_days(today, days + 1, days + 2));
     }
-    if let Some(c) = last_re().captures(&q) {
+    if let Some(c) = LAST.captures(&q) {
         let r = match &c[1] {
             "today" => range_days(today, 0, 1),
             "yesterday" | "last night" => range_days(today, 1, 2),
@@ -178,7 +159,7 @@ pub fn time_range(q: &str, now: Timestamp) -> Option<TimeRange> {
         };
         return Some(r);
     }
-    if let Some(c) = month_re().captures(&q) {
+    if let Some(c) = MONTH.captures(&q) {
         let month = MONTHS.iter().position(|m| *m == &c[2])? as u32 + 1;
         // The most recent such month not after `now`.
         let year = if month <= today.month() {
