@@ -298,37 +298,26 @@ impl Engine {
     ) -> Result<IngestReport, EngineError> {
         let _w = self.lock();
         let mut report = IngestReport::default();
+        let planned = self.plan_writes(records, &mut report)?;
+        // Ground state first, one transaction per session. Whatever was written is
+        // indexed even when a later write fails, so it is searchable at once.
         let mut written: Vec<Unit> = Vec::new();
         let mut last = 0;
-        for (rec, force) in records {
-            report.sessions += 1;
-            let existing = self.b.records.get_session(&rec.space, &rec.session.id)?;
-            let recorded_at = existing
-                .as_ref()
-                .map(|e| e.recorded_at)
-                .unwrap_or(rec.recorded_at);
-            let (session, added) = match merge(existing, rec.session.clone(), &rec.space)? {
-                Merge::New(s) => {
-                    let n = s.messages.len();
-                    (s, n)
+        let mut failure = None;
+        for (record, added) in planned {
+            let units = derive_session_units(&record.space, &record.session, record.recorded_at);
+            match self.b.records.put_session(&record, &units) {
+                Ok(seq) => {
+                    last = seq;
+                    report.messages_added += added;
+                    report.units += units.len();
+                    written.extend(units);
                 }
-                Merge::Append(s, n) => (s, n),
-                Merge::Unchanged if force => (rec.session.clone(), 0),
-                Merge::Unchanged => {
-                    report.unchanged += 1;
-                    continue;
+                Err(e) => {
+                    failure = Some(e);
+                    break;
                 }
-            };
-            let record = SessionRecord {
-                space: rec.space.clone(),
-                recorded_at,
-                session,
-            };
-            let units = derive_session_units(&record.space, &record.session, recorded_at);
-            last = self.b.records.put_session(&record, &units)?;
-            report.messages_added += added;
-            report.units += units.len();
-            written.extend(units);
+            }
         }
         if !written.is_empty() {
             let counts = self.index_vectors(&written, last)?;
@@ -337,7 +326,59 @@ impl Engine {
             self.b.text.upsert(&written)?;
             self.text_seq.store(last, Ordering::SeqCst);
         }
-        Ok(report)
+        match failure {
+            Some(e) => Err(e.into()),
+            None => Ok(report),
+        }
+    }
+
+    /// Decides what each record becomes (new, appended, unchanged) before anything is
+    /// written, so a conflict anywhere in a batch writes nothing. A session named twice in
+    /// one batch merges with its earlier occurrence.
+    fn plan_writes(
+        &self,
+        records: Vec<(SessionRecord, bool)>,
+        report: &mut IngestReport,
+    ) -> Result<Vec<(SessionRecord, usize)>, EngineError> {
+        let mut planned: Vec<(SessionRecord, usize)> = Vec::new();
+        let mut position: HashMap<(SpaceId, String), usize> = HashMap::new();
+        for (rec, force) in records {
+            report.sessions += 1;
+            let key = (rec.space.clone(), rec.session.id.clone());
+            let existing = match position.get(&key) {
+                Some(&i) => Some(planned[i].0.clone()),
+                None => self.b.records.get_session(&rec.space, &rec.session.id)?,
+            };
+            let recorded_at = existing.as_ref().map_or(rec.recorded_at, |e| e.recorded_at);
+            let (session, added) = match merge(existing, rec.session.clone(), &rec.space)? {
+                Merge::New(s) => {
+                    let n = s.messages.len();
+                    (s, n)
+                }
+                Merge::Append(s, n) => (s, n),
+                Merge::Unchanged if force => (rec.session, 0),
+                Merge::Unchanged => {
+                    report.unchanged += 1;
+                    continue;
+                }
+            };
+            let record = SessionRecord {
+                space: rec.space,
+                recorded_at,
+                session,
+            };
+            match position.get(&key) {
+                Some(&i) => {
+                    planned[i].0 = record;
+                    planned[i].1 += added;
+                }
+                None => {
+                    position.insert(key, planned.len());
+                    planned.push((record, added));
+                }
+            }
+        }
+        Ok(planned)
     }
 
     fn index_vectors(&self, units: &[Unit], watermark: u64) -> Result<EmbedCounts, EngineError> {
