@@ -62,9 +62,10 @@ pub enum BenchCommand {
     Download {
         #[arg(value_enum)]
         dataset: Dataset,
-        /// Data folder [default: $CAIRN_DATA_DIR, else ../shared/data].
-        #[arg(long, value_name = "DIR")]
-        dir: Option<PathBuf>,
+        /// Data folder [default: $CAIRN_DATA_DIR, else ../shared/data]. (Not `--dir`:
+        /// that names the memory store in the `cairn` command.)
+        #[arg(long = "data-dir", value_name = "DIR")]
+        data_dir: Option<PathBuf>,
     },
 }
 
@@ -165,8 +166,8 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             print!("{}", summary::compare(&runs)?);
             Ok(())
         }
-        BenchCommand::Download { dataset, dir } => {
-            download::run(dataset, &dir.unwrap_or_else(env::default_data_dir))
+        BenchCommand::Download { dataset, data_dir } => {
+            download::run(dataset, &data_dir.unwrap_or_else(env::default_data_dir))
         }
     }
 }
@@ -230,7 +231,7 @@ mod tests {
             c.bench,
             BenchCommand::Download {
                 dataset: Dataset::Locomo,
-                dir: None
+                data_dir: None
             }
         ));
     }

@@ -1,5 +1,6 @@
-//! Kill-and-reopen: a `cairn ingest` killed with SIGKILL mid-way loses nothing that an
-//! earlier command acknowledged, leaves only whole sessions, and the store heals.
+//! The `cairn` binary end to end: kill-and-reopen (a `cairn ingest` killed with SIGKILL
+//! mid-way loses nothing that an earlier command acknowledged, leaves only whole sessions,
+//! and the store heals), named errors for bad files, a smoke bench, argument parsing.
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -210,4 +211,47 @@ fn smoke_bench_runs_through_the_cli() {
     let results = std::fs::read_to_string(tmp.path().join("smoke/results.jsonl")).unwrap();
     assert_eq!(results.lines().count(), 2, "one line per config row");
     assert!(tmp.path().join("smoke/METHODOLOGY.md").exists());
+}
+
+#[test]
+fn bench_subcommands_parse_beside_the_global_flags() {
+    // `--dir` and `--config-file` are global flags of `cairn`; bench options must not
+    // collide with them.
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args([
+            "bench",
+            "download",
+            "longmemeval",
+            "--data-dir",
+            "/nonexistent/data",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("/nonexistent/data/longmemeval"));
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .env("CAIRN_DATA_DIR", "/elsewhere")
+        .args(["--dir", "/tmp/unused", "bench", "download", "locomo"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("/elsewhere/locomo"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["bench", "longmemeval", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--config <CONFIG>"));
 }
