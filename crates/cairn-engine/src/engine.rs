@@ -429,6 +429,11 @@ impl Engine {
     pub fn forget_session(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
         self.require_space(space)?;
         let _w = self.lock();
+        self.delete_session_locked(space, session)
+    }
+
+    /// Deletes a session and everything derived from it; the caller holds the write lock.
+    fn delete_session_locked(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
         let ids = self.b.records.delete_session(space, session)?;
         self.b.text.remove(space, &ids)?;
         self.b.vectors.remove(space, &ids)?;
@@ -444,6 +449,9 @@ impl Engine {
         message: &str,
     ) -> Result<usize, EngineError> {
         self.require_space(space)?;
+        // Held from the read on: a concurrent append must not be overwritten by the
+        // session as read here.
+        let _w = self.lock();
         let Some(mut rec) = self.b.records.get_session(space, session)? else {
             return Err(
                 StoreError::NotFound(format!("session {session:?} in space {space:?}")).into(),
@@ -458,7 +466,7 @@ impl Engine {
             .into());
         }
         if rec.session.messages.is_empty() {
-            return self.forget_session(space, session);
+            return self.delete_session_locked(space, session);
         }
         let old: Vec<String> = self
             .b
@@ -467,7 +475,6 @@ impl Engine {
             .into_iter()
             .map(|u| u.id)
             .collect();
-        let _w = self.lock();
         let units = derive_session_units(space, &rec.session, rec.recorded_at);
         let last = self.b.records.put_session(&rec, &units)?;
         let stale: Vec<String> = old

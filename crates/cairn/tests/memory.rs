@@ -253,3 +253,15 @@ fn as_of_hides_later_units_and_reopen_keeps_everything() {
         .unwrap();
     assert_eq!(r2.hits[0].unit_id, r.hits[0].unit_id);
 }
+
+#[test]
+fn forgetting_the_last_message_forgets_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let mut one = travel();
+    one.messages.truncate(1);
+    m.ingest_session("alice", one).unwrap();
+    m.forget_message("alice", "trip", "0").unwrap();
+    assert!(m.sessions("alice").unwrap().is_empty());
+    assert!(m.session_units("alice", "trip").unwrap().is_empty());
+}
