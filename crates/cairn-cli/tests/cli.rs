@@ -41,22 +41,18 @@ fn write_sessions(path: &Path, prefix: &str, n: usize) {
 }
 
 /// Runs a command that must succeed.
-fn run_ok(cmd: &mut Command) {
+fn run_ok(cmd: &mut Command) -> std::process::Output {
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
 }
 
-fn json(out: std::process::Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+fn json(cmd: &mut Command) -> serde_json::Value {
+    serde_json::from_slice(&run_ok(cmd).stdout).unwrap()
 }
 
 #[test]
@@ -84,45 +80,30 @@ fn killed_ingest_loses_nothing_acknowledged() {
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
 
-        let stats = json(
-            cairn(&dir)
-                .args(["--json", "stats", "--space", "s"])
-                .output()
-                .unwrap(),
-        );
+        let stats = json(cairn(&dir).args(["--json", "stats", "--space", "s"]));
         let sessions = stats[0]["sessions"].as_u64().unwrap();
         let messages = stats[0]["messages"].as_u64().unwrap();
         assert!(sessions >= 40, "acknowledged sessions lost: {sessions}");
         assert_eq!(messages, sessions * 2, "only whole sessions are stored");
-        let check = json(cairn(&dir).args(["--json", "check"]).output().unwrap());
+        let check = json(cairn(&dir).args(["--json", "check"]));
         assert_eq!(check["text_watermark"], check["last_seq"], "{check}");
         assert_eq!(check["vector_watermark"], check["last_seq"], "{check}");
         // Acknowledged data is searchable after the crash.
-        let r = json(
-            cairn(&dir)
-                .args([
-                    "--json",
-                    "recall",
-                    "--space",
-                    "s",
-                    "--top-k",
-                    "3",
-                    "locker code number 17 note a",
-                ])
-                .output()
-                .unwrap(),
-        );
+        let r = json(cairn(&dir).args([
+            "--json",
+            "recall",
+            "--space",
+            "s",
+            "--top-k",
+            "3",
+            "locker code number 17 note a",
+        ]));
         let hits = r["hits"].as_array().unwrap();
         assert!(hits.iter().any(|h| h["session_id"] == "a-17"), "{r}");
     }
     // Re-running the interrupted ingest completes it; nothing is duplicated.
     run_ok(cairn(&dir).args(["ingest", "--space", "s"]).arg(&b));
-    let stats = json(
-        cairn(&dir)
-            .args(["--json", "stats", "--space", "s"])
-            .output()
-            .unwrap(),
-    );
+    let stats = json(cairn(&dir).args(["--json", "stats", "--space", "s"]));
     assert_eq!(stats[0]["sessions"], 640);
     assert_eq!(stats[0]["messages"], 1280);
     let export = cairn(&dir)

@@ -165,29 +165,28 @@ impl Engine {
             vector_watermark: vw,
             ..Default::default()
         };
-        if tw < last {
-            let units: Vec<Unit> = self
-                .b
-                .records
-                .units_since(tw)?
-                .into_iter()
-                .map(|(_, u)| u)
-                .collect();
-            tracing::info!(units = units.len(), "healing text index");
-            self.b.text.upsert(&units)?;
-            self.b.text.commit(last)?;
-            report.text_reindexed = units.len();
-        }
-        if vw < last {
-            let units: Vec<Unit> = self
-                .b
-                .records
-                .units_since(vw)?
-                .into_iter()
-                .map(|(_, u)| u)
-                .collect();
-            tracing::info!(units = units.len(), "healing vectors");
-            report.vectors_rebuilt = self.index_vectors(&units, last)?.computed;
+        if tw.min(vw) < last {
+            // One read serves both indexes: each takes the units past its own watermark.
+            let pending = self.b.records.units_since(tw.min(vw))?;
+            let past = |w: u64| -> Vec<Unit> {
+                pending
+                    .iter()
+                    .filter(|(seq, _)| *seq > w)
+                    .map(|(_, u)| u.clone())
+                    .collect()
+            };
+            if tw < last {
+                let units = past(tw);
+                tracing::info!(units = units.len(), "healing text index");
+                self.b.text.upsert(&units)?;
+                self.b.text.commit(last)?;
+                report.text_reindexed = units.len();
+            }
+            if vw < last {
+                let units = past(vw);
+                tracing::info!(units = units.len(), "healing vectors");
+                report.vectors_rebuilt = self.index_vectors(&units, last)?.computed;
+            }
         }
         self.text_seq.store(last, Ordering::SeqCst);
         Ok(report)
@@ -594,12 +593,6 @@ impl Engine {
             .into_iter()
             .filter(visible)
             .map(|u| (u.id.clone(), u))
-            .chain(
-                units
-                    .iter()
-                    .filter(|(_, u)| u.kind == UnitKind::Round)
-                    .map(|(k, u)| (k.clone(), u.clone())),
-            )
             .collect();
         let episodes_as_hits = opts
             .kinds

@@ -105,7 +105,7 @@ pub fn second_pass(
             }
         }
         let target = match &u.part_of {
-            Some(c) if containers.contains_key(c) => c.clone(),
+            Some(c) if units.contains_key(c) || containers.contains_key(c) => c.clone(),
             _ => u.id.clone(),
         };
         let e = best.entry(target).or_insert(0.0);
