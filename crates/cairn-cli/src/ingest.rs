@@ -1,6 +1,9 @@
 //! `cairn ingest`: reads a file in one of the supported shapes and ingests it.
 use anyhow::{bail, Context, Result};
-use cairn::formats::{load_locomo, load_longmemeval, read_sessions_jsonl};
+use cairn::formats::{
+    load_evermem_dialogue, load_locomo, load_longmemeval, read_group_messages_jsonl,
+    read_sessions_jsonl,
+};
 use cairn::{IngestReport, Memory, SessionInput};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -14,7 +17,9 @@ pub struct IngestArgs {
     /// conversation gets its own space `<prefix><id>`.
     #[arg(long)]
     pub space: String,
-    /// jsonl (one session per line), longmemeval, locomo, or auto (from the content).
+    /// jsonl (one session per line), group-jsonl (one group message per line),
+    /// evermembench (`dialogue_en.json`, streamed day by day), longmemeval, locomo, or
+    /// auto (from the content).
     #[arg(long, default_value = "auto")]
     pub format: String,
     /// Only the first N questions / conversations (LongMemEval, LoCoMo).
@@ -24,9 +29,7 @@ pub struct IngestArgs {
 
 fn detect(path: &Path) -> Result<&'static str> {
     let name = path.to_string_lossy();
-    if name.ends_with(".jsonl") {
-        return Ok("jsonl");
-    }
+    let jsonl = name.ends_with(".jsonl");
     let mut head = Vec::new();
     std::io::Read::read_to_end(
         &mut std::io::Read::take(cairn::formats::open_reader(path)?, 4096),
@@ -34,13 +37,25 @@ fn detect(path: &Path) -> Result<&'static str> {
     )
     .with_context(|| format!("reading {}", path.display()))?;
     let text = String::from_utf8_lossy(&head);
-    if text.contains("\"haystack_sessions\"") || text.contains("\"question_id\"") {
+    if jsonl {
+        let first = text.lines().next().unwrap_or("");
+        return Ok(
+            if first.contains("\"group\"") && !first.contains("\"messages\"") {
+                "group-jsonl"
+            } else {
+                "jsonl"
+            },
+        );
+    }
+    if text.contains("\"dialogues\"") {
+        Ok("evermembench")
+    } else if text.contains("\"haystack_sessions\"") || text.contains("\"question_id\"") {
         Ok("longmemeval")
     } else if text.contains("\"sample_id\"") || text.contains("\"conversation\"") {
         Ok("locomo")
     } else {
         bail!(
-            "cannot tell the format of {}: pass --format jsonl|longmemeval|locomo",
+            "cannot tell the format of {}: pass --format jsonl|group-jsonl|evermembench|longmemeval|locomo",
             path.display()
         )
     }
@@ -77,16 +92,96 @@ fn ingest_groups(
     Ok(total)
 }
 
+/// Group chats go into the one space named, a day at a time (as they would arrive).
+fn ingest_group_days(
+    memory: &Memory,
+    args: &IngestArgs,
+    format: &str,
+    json: bool,
+    start: Instant,
+) -> Result<()> {
+    let days: Vec<Vec<cairn::GroupMessage>> = if format == "evermembench" {
+        load_evermem_dialogue(&args.file)?
+            .into_iter()
+            .map(|d| d.messages)
+            .collect()
+    } else {
+        let mut by_day: std::collections::BTreeMap<String, Vec<cairn::GroupMessage>> =
+            Default::default();
+        for m in read_group_messages_jsonl(&args.file)? {
+            by_day
+                .entry(m.time.format("%Y-%m-%d").to_string())
+                .or_default()
+                .push(m);
+        }
+        by_day.into_values().collect()
+    };
+    let days: Vec<_> = days
+        .into_iter()
+        .take(args.limit.unwrap_or(usize::MAX))
+        .collect();
+    let pb = bar(days.len(), "days");
+    let mut report = IngestReport::default();
+    for day in days {
+        let r = memory
+            .ingest_group_messages(&args.space, day)
+            .with_context(|| format!("ingesting into space {:?}", args.space))?;
+        report += &r;
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    memory.flush()?;
+    print_report(&report, &[args.space.clone()], start, json)
+}
+
+fn print_report(
+    report: &IngestReport,
+    spaces: &[String],
+    start: Instant,
+    json: bool,
+) -> Result<()> {
+    let secs = start.elapsed().as_secs_f64();
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "spaces": spaces, "report": report, "seconds": secs,
+                "turns_per_second": report.messages_added as f64 / secs.max(1e-9),
+            }))?
+        );
+    } else {
+        println!(
+            "ingested {} sessions ({} messages, {} units) into {} space(s) in {:.1}s: {:.0} turns/s; vectors computed {}, from cache {}",
+            report.sessions,
+            report.messages_added,
+            report.units,
+            spaces.len(),
+            secs,
+            report.messages_added as f64 / secs.max(1e-9),
+            report.vectors_computed,
+            report.vectors_cached
+        );
+    }
+    Ok(())
+}
+
 pub fn run(memory: &Memory, args: &IngestArgs, json: bool) -> Result<()> {
     let format = match args.format.as_str() {
         "auto" => detect(&args.file)?,
         "jsonl" => "jsonl",
         "longmemeval" => "longmemeval",
         "locomo" => "locomo",
-        other => bail!("unknown --format {other:?} (jsonl, longmemeval, locomo, auto)"),
+        "group-jsonl" => "group-jsonl",
+        "evermembench" => "evermembench",
+        other => bail!(
+            "unknown --format {other:?} (jsonl, group-jsonl, evermembench, longmemeval, locomo, auto)"
+        ),
     };
     let limit = args.limit.unwrap_or(usize::MAX);
     let start = Instant::now();
+    if format == "group-jsonl" || format == "evermembench" {
+        return ingest_group_days(memory, args, format, json, start);
+    }
     let groups: Vec<(String, Vec<SessionInput>)> = match format {
         "jsonl" => vec![(args.space.clone(), read_sessions_jsonl(&args.file)?)],
         "longmemeval" => load_longmemeval(&args.file)?
@@ -113,27 +208,5 @@ pub fn run(memory: &Memory, args: &IngestArgs, json: bool) -> Result<()> {
     let spaces: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
     let report = ingest_groups(memory, groups, "ingest")?;
     memory.flush()?;
-    let secs = start.elapsed().as_secs_f64();
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "spaces": spaces, "report": report, "seconds": secs,
-                "turns_per_second": report.messages_added as f64 / secs.max(1e-9),
-            }))?
-        );
-    } else {
-        println!(
-            "ingested {} sessions ({} messages, {} units) into {} space(s) in {:.1}s: {:.0} turns/s; vectors computed {}, from cache {}",
-            report.sessions,
-            report.messages_added,
-            report.units,
-            spaces.len(),
-            secs,
-            report.messages_added as f64 / secs.max(1e-9),
-            report.vectors_computed,
-            report.vectors_cached
-        );
-    }
-    Ok(())
+    print_report(&report, &spaces, start, json)
 }

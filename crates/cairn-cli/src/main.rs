@@ -50,6 +50,9 @@ enum Command {
         /// Recall as of this date (units after it are invisible).
         #[arg(long)]
         as_of: Option<String>,
+        /// Only units from this date on (with --as-of, a time range).
+        #[arg(long)]
+        since: Option<String>,
         #[arg(long = "session")]
         sessions: Vec<String>,
         #[arg(long = "speaker")]
@@ -58,6 +61,22 @@ enum Command {
         groups: Vec<String>,
         #[arg(long = "kind")]
         kinds: Vec<String>,
+    },
+    /// The version history of a fact subject ("budget for Atlas").
+    History {
+        #[arg(long)]
+        space: String,
+        subject: String,
+        /// The history as known at this date.
+        #[arg(long)]
+        as_of: Option<String>,
+    },
+    /// What a space shows about a speaker (style, roles, skills, topics), with evidence.
+    Profile {
+        #[arg(long)]
+        space: String,
+        /// A speaker; without it, lists the space's speakers.
+        speaker: Option<String>,
     },
     /// Forget a session, one message, or a whole space.
     Forget {
@@ -137,6 +156,7 @@ fn run(cli: Cli) -> Result<()> {
             token_budget,
             format,
             as_of,
+            since,
             sessions,
             speakers,
             groups,
@@ -147,6 +167,7 @@ fn run(cli: Cli) -> Result<()> {
                 token_budget: *token_budget,
                 format: format.parse::<Format>()?,
                 as_of: as_of.as_deref().map(cairn::parse_timestamp).transpose()?,
+                since: since.as_deref().map(cairn::parse_timestamp).transpose()?,
                 sessions: (!sessions.is_empty()).then(|| sessions.clone()),
                 speakers: (!speakers.is_empty()).then(|| speakers.clone()),
                 groups: (!groups.is_empty()).then(|| groups.clone()),
@@ -185,6 +206,66 @@ fn run(cli: Cli) -> Result<()> {
                 recall.context_tokens, recall.hits_cut, recall.timings.total_ms
             );
             println!("{}", recall.context);
+            Ok(())
+        }
+        Command::History {
+            space,
+            subject,
+            as_of,
+        } => {
+            let as_of = as_of.as_deref().map(cairn::parse_timestamp).transpose()?;
+            let Some(h) = open(&cli)?.history(space, subject, as_of)? else {
+                bail!("no fact about {subject:?} in space {space:?}");
+            };
+            if cli.json {
+                return print_json(&h);
+            }
+            println!("{}", h.subject);
+            for v in &h.versions {
+                let day = |t: Option<cairn::Timestamp>| {
+                    t.map_or("-".to_string(), |t| t.format("%Y-%m-%d %H:%M").to_string())
+                };
+                println!(
+                    "  {:<30} from {} to {}  ({}, {} {})",
+                    v.value,
+                    day(v.valid_from),
+                    if v.valid_to.is_some() {
+                        day(v.valid_to)
+                    } else {
+                        "now".into()
+                    },
+                    v.speaker.as_deref().unwrap_or("-"),
+                    v.session_id.as_deref().unwrap_or("-"),
+                    v.message_id.as_deref().unwrap_or("-"),
+                );
+            }
+            Ok(())
+        }
+        Command::Profile { space, speaker } => {
+            let m = open(&cli)?;
+            let Some(speaker) = speaker else {
+                let speakers = m.speakers(space)?;
+                if cli.json {
+                    return print_json(&speakers);
+                }
+                for s in speakers {
+                    println!("{s}");
+                }
+                return Ok(());
+            };
+            let Some(p) = m.profile(space, speaker)? else {
+                bail!("no speaker {speaker:?} in space {space:?}");
+            };
+            if cli.json {
+                return print_json(&p);
+            }
+            println!("{}", p.summary);
+            for e in p.roles.iter().chain(&p.skills) {
+                println!(
+                    "  {:<30} evidence: {} {}",
+                    e.what, e.session_id, e.message_id
+                );
+            }
             Ok(())
         }
         Command::Forget {

@@ -7,7 +7,10 @@
 //! no other Cairn crate.
 
 pub mod error;
+pub mod fact;
+pub mod group;
 pub mod ids;
+pub mod profile;
 pub mod recall;
 pub mod source;
 pub mod time;
@@ -15,12 +18,15 @@ pub mod traits;
 pub mod unit;
 
 pub use error::{CoreError, InputError};
+pub use fact::{FactDetail, FactHistory, FactVersion};
+pub use group::GroupMessage;
 pub use ids::SpaceId;
+pub use profile::{Evidence, SpeakerProfile, SpeakerStats, Style};
 pub use recall::{Format, Hit, Recall, RecallOptions, Timings};
-pub use source::{Message, Role, SessionInput, SessionRecord};
+pub use source::{Message, Role, SessionInput, SessionRecord, MAX_TEXT_BYTES};
 pub use time::Timestamp;
 pub use traits::{
     EmbedError, Embedder, EmbeddingCache, RecordStore, SpaceStats, StoreError, TextIndex,
     TextQuery, VectorIndex,
 };
-pub use unit::{Provenance, Unit, UnitKind};
+pub use unit::{Provenance, Unit, UnitDetail, UnitKind};

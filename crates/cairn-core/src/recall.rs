@@ -43,6 +43,8 @@ pub struct RecallOptions {
     /// Recall as of this time: units that occurred later are invisible, and relative time
     /// expressions in the query resolve against it. `None` means now.
     pub as_of: Option<Timestamp>,
+    /// Only units that occurred at or after this time (with `as_of`, a time range).
+    pub since: Option<Timestamp>,
     /// Only units from these sessions.
     pub sessions: Option<Vec<String>>,
     /// Only units with at least one of these speakers.
@@ -60,6 +62,7 @@ impl Default for RecallOptions {
             token_budget: 600,
             format: Format::Synthesized,
             as_of: None,
+            since: None,
             sessions: None,
             speakers: None,
             groups: None,
@@ -85,6 +88,14 @@ impl RecallOptions {
                 ),
             ));
         }
+        if let (Some(since), Some(as_of)) = (self.since, self.as_of) {
+            if since > as_of {
+                return Err(InputError::new(
+                    "recall options",
+                    "`since` is later than `as_of`",
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -103,6 +114,10 @@ pub struct Hit {
     pub speakers: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub occurred_at: Option<Timestamp>,
+    /// For a fact that a later statement replaced (as of the recall time): the unit of
+    /// the version that replaced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
 }
 
 /// Where recall spent its time, in milliseconds.

@@ -93,7 +93,7 @@ pub struct SessionRecord {
     pub session: SessionInput,
 }
 
-fn lenient_time<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Timestamp>, D::Error> {
+pub(crate) fn lenient_time<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Timestamp>, D::Error> {
     let raw: Option<String> = Option::deserialize(d)?;
     match raw {
         None => Ok(None),
@@ -173,7 +173,7 @@ impl SessionInput {
     }
 }
 
-fn check_id(id: &str, rec: &str, field: &str) -> Result<(), InputError> {
+pub(crate) fn check_id(id: &str, rec: &str, field: &str) -> Result<(), InputError> {
     if id.trim().is_empty() {
         return Err(InputError::new(rec, format!("field `{field}` is empty")));
     }
@@ -192,7 +192,7 @@ fn check_id(id: &str, rec: &str, field: &str) -> Result<(), InputError> {
     Ok(())
 }
 
-fn clip(s: &str) -> String {
+pub(crate) fn clip(s: &str) -> String {
     if s.len() <= 60 {
         s.to_string()
     } else {

@@ -63,7 +63,14 @@ pub trait RecordStore: Send + Sync {
     fn units_since(&self, seq: u64) -> Result<Vec<(u64, Unit)>, StoreError>;
     /// Every unit of a space (rebuilds).
     fn space_units(&self, space: &SpaceId) -> Result<Vec<Unit>, StoreError>;
+    /// Units of a space whose [`Unit::topic`] starts with `prefix`, oldest first.
+    fn topic_units(&self, space: &SpaceId, prefix: &str) -> Result<Vec<Unit>, StoreError>;
+    /// Distinct topics of a space starting with `prefix`.
+    fn topics(&self, space: &SpaceId, prefix: &str) -> Result<Vec<String>, StoreError>;
     fn last_seq(&self) -> Result<u64, StoreError>;
+    /// The version of the derivation rules the stored units were made with (0: unknown).
+    fn derive_version(&self) -> Result<u32, StoreError>;
+    fn set_derive_version(&self, version: u32) -> Result<(), StoreError>;
     fn stats(&self, space: &SpaceId) -> Result<SpaceStats, StoreError>;
 }
 

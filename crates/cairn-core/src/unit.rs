@@ -1,10 +1,10 @@
 //! Memory units: what recall ranks and returns. Derived state: each unit is computed from
 //! sources, cites them, and can be rebuilt from them.
-use crate::{SpaceId, Timestamp};
+use crate::{FactDetail, SpaceId, SpeakerStats, Timestamp};
 use serde::{Deserialize, Serialize};
 
-/// The kinds of memory unit. Only `Turn` and `Round` are derived today; the others are
-/// reserved so that stores, indexes and wire formats already carry them.
+/// The kinds of memory unit. `Slice`, `Event` and `Note` are reserved for trajectories, so
+/// that stores, indexes and wire formats already carry them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum UnitKind {
@@ -22,7 +22,8 @@ pub enum UnitKind {
     Note,
     /// A versioned statement with a subject.
     Fact,
-    /// What is known about a speaker.
+    /// One session's contribution to what is known about a speaker. Never ranked: recall
+    /// and `profile` sum these into a [`crate::SpeakerProfile`].
     Profile,
 }
 
@@ -99,4 +100,33 @@ pub struct Unit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub occurred_at: Option<Timestamp>,
     pub recorded_at: Timestamp,
+    /// Structured content of fact and profile units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<UnitDetail>,
+}
+
+/// Structured content some units carry beside their text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitDetail {
+    Fact(FactDetail),
+    Speaker(SpeakerStats),
+}
+
+impl Unit {
+    /// What the unit is filed under for lookups that are not searches: a fact's subject
+    /// (`fact:<key words>`), a profile contribution's speaker (`speaker:<name>`).
+    pub fn topic(&self) -> Option<String> {
+        match &self.detail {
+            Some(UnitDetail::Fact(f)) => Some(format!("fact:{}", f.subject_key.join(" "))),
+            Some(UnitDetail::Speaker(s)) => Some(format!("speaker:{}", s.speaker)),
+            None => None,
+        }
+    }
+
+    /// Whether search indexes hold this unit (profile contributions are read whole,
+    /// never searched).
+    pub fn is_searchable(&self) -> bool {
+        self.kind != UnitKind::Profile
+    }
 }

@@ -1,13 +1,47 @@
 //! Derivation of memory units from a session. Pure and deterministic: the same session
 //! gives the same units with the same ids, so re-deriving is idempotent and the derived
 //! state can always be rebuilt from the verbatim record.
+use crate::text::content_words;
 use cairn_core::{Message, Provenance, Role, SessionInput, SpaceId, Timestamp, Unit, UnitKind};
+use std::collections::HashSet;
+
+/// Version of the rules below. Stores remember which version made their units; opening
+/// a store made by another version re-derives every unit from the record.
+pub const DERIVE_VERSION: u32 = 2;
+
+/// A silence this long ends an episode of a multi-party chat.
+const EPISODE_GAP_MINUTES: i64 = 30;
+/// Messages an episode has before a change of topic may end it.
+const MIN_EPISODE: usize = 3;
+/// Longest episode, in messages; longer stretches are cut where the topic moves most.
+const MAX_EPISODE: usize = 40;
+/// Messages compared on each side of a possible topic boundary.
+const TOPIC_WINDOW: usize = 3;
+/// Openers that announce a new topic.
+const TOPIC_CUES: &[&str] = &[
+    "btw",
+    "by the way",
+    "on another note",
+    "switching gears",
+    "different topic",
+    "moving on",
+    "another thing",
+    "separately",
+    "unrelated",
+    "new topic",
+    "quick question",
+    "changing topic",
+];
 
 /// Derives the units of one session:
 /// - a `turn` per message;
 /// - a `round` per exchange: in a user/assistant chat, a user message with the replies
 ///   that follow it; in a chat of named speakers (no roles), a message with the next
-///   message when another speaker wrote it.
+///   message when another speaker wrote it;
+/// - `episode`s: the whole session for a user/assistant chat; for named speakers, the
+///   coherent stretches found by [`segment`] (silences, topic changes);
+/// - a `fact` per statement of a subject's value (see `facts.rs`);
+/// - a `profile` contribution per speaker (see `profile.rs`).
 ///
 /// Keys (the lexically boosted words) and embedded text favour what a person said, since
 /// questions ask about the person; assistant replies are long and are served by the
@@ -42,29 +76,87 @@ pub fn derive_session_units(
         units.push(turn);
     }
     units.extend(round_units);
-    if session.messages.len() > 1 {
-        units.push(episode_unit(space, session, has_roles, recorded_at));
+    if has_roles {
+        if session.messages.len() > 1 {
+            let id = format!("episode:{}", session.id);
+            let all = (0, session.messages.len());
+            units.push(episode_unit(space, session, id, all, true, recorded_at));
+        }
+    } else {
+        for (a, b) in segment(session) {
+            if b - a > 1 {
+                let id = format!("episode:{}:{}", session.id, session.messages[a].id);
+                units.push(episode_unit(space, session, id, (a, b), false, recorded_at));
+            }
+        }
     }
+    // A fact credits the exchange its message belongs to, as its turn does.
+    let mut facts = crate::facts::fact_units(space, session, recorded_at);
+    for f in &mut facts {
+        f.part_of = units
+            .iter()
+            .find(|u| {
+                u.kind == UnitKind::Turn && u.provenance.message_ids == f.provenance.message_ids
+            })
+            .and_then(|t| t.part_of.clone());
+    }
+    units.extend(facts);
+    units.extend(crate::profile::profile_units(space, session, recorded_at));
     units
 }
 
-/// The whole session as one stretch. Its key is what people said (the user's side in a
-/// user/assistant chat), so BM25 can score a conversation by everything said in it.
+/// Splits a chat of named speakers into episodes `[start, end)`: a new one starts after
+/// a silence of [`EPISODE_GAP_MINUTES`], at a message that announces a new topic, or
+/// where the words of the messages before and after stop overlapping.
+pub fn segment(s: &SessionInput) -> Vec<(usize, usize)> {
+    let msgs = &s.messages;
+    let words: Vec<HashSet<String>> = msgs
+        .iter()
+        .map(|m| content_words(&m.text).into_iter().collect())
+        .collect();
+    let window = |a: usize, b: usize| -> HashSet<&String> {
+        words[a..b].iter().flat_map(|w| w.iter()).collect()
+    };
+    let mut spans = Vec::new();
+    let mut start = 0;
+    for i in 1..msgs.len() {
+        let gap = match (s.message_time(&msgs[i - 1]), s.message_time(&msgs[i])) {
+            (Some(a), Some(b)) => (b - a).num_minutes() >= EPISODE_GAP_MINUTES,
+            _ => false,
+        };
+        let len = i - start;
+        let opener = msgs[i].text.trim_start().to_lowercase();
+        let cue = TOPIC_CUES.iter().any(|c| opener.starts_with(c));
+        let shift = len >= MIN_EPISODE && i + TOPIC_WINDOW <= msgs.len() && {
+            let before = window(i.saturating_sub(TOPIC_WINDOW).max(start), i);
+            let after = window(i, i + TOPIC_WINDOW);
+            before.is_disjoint(&after)
+        };
+        if gap || (len >= MIN_EPISODE && cue) || shift || len >= MAX_EPISODE {
+            spans.push((start, i));
+            start = i;
+        }
+    }
+    if start < msgs.len() {
+        spans.push((start, msgs.len()));
+    }
+    spans
+}
+
+/// A stretch of a session as one unit. Its key is what people said (the user's side in
+/// a user/assistant chat), so BM25 can score a conversation by everything said in it.
 fn episode_unit(
     space: &SpaceId,
     s: &SessionInput,
+    id: String,
+    (start, end): (usize, usize),
     has_roles: bool,
     recorded_at: Timestamp,
 ) -> Unit {
-    let text = s
-        .messages
-        .iter()
-        .map(speaker_line)
-        .collect::<Vec<_>>()
-        .join("\n");
+    let msgs = &s.messages[start..end];
+    let text = msgs.iter().map(speaker_line).collect::<Vec<_>>().join("\n");
     let key = if has_roles {
-        s.messages
-            .iter()
+        msgs.iter()
             .filter(|m| is_user(m))
             .map(|m| m.text.as_str())
             .collect::<Vec<_>>()
@@ -73,13 +165,14 @@ fn episode_unit(
         text.clone()
     };
     let mut speakers: Vec<String> = Vec::new();
-    for m in &s.messages {
+    for m in msgs {
         if !speakers.iter().any(|x| x == m.speaker_name()) {
             speakers.push(m.speaker_name().to_string());
         }
     }
+    let occurred_at = s.message_time(&msgs[0]);
     Unit {
-        id: format!("episode:{}", s.id),
+        id,
         space: space.clone(),
         kind: UnitKind::Episode,
         text,
@@ -87,16 +180,15 @@ fn episode_unit(
         embed_text: None,
         provenance: Provenance {
             session_id: Some(s.id.clone()),
-            message_ids: s.messages.iter().map(|m| m.id.clone()).collect(),
-            first_position: 0,
+            message_ids: msgs.iter().map(|m| m.id.clone()).collect(),
+            first_position: start as u32,
             speakers,
             group: s.group.clone(),
         },
         part_of: None,
-        occurred_at: s
-            .occurred_at
-            .or_else(|| s.messages.first().and_then(|m| m.occurred_at)),
+        occurred_at,
         recorded_at,
+        detail: None,
     }
 }
 
@@ -169,6 +261,7 @@ fn turn_unit(
         part_of: None,
         occurred_at: s.message_time(m),
         recorded_at,
+        detail: None,
     }
 }
 
@@ -209,6 +302,7 @@ fn round_unit(
         part_of: None,
         occurred_at: s.message_time(lead),
         recorded_at,
+        detail: None,
     }
 }
 

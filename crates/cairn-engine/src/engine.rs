@@ -1,13 +1,14 @@
 //! The engine: the one place where ingest and recall are orchestrated.
-use crate::derive::derive_session_units;
+use crate::derive::{derive_session_units, DERIVE_VERSION};
 use crate::embedding::{embed_cached, CachedEmbedError, EmbedCounts};
 use crate::pack::{pack, PackInput};
 use crate::query::analyze_query;
-use crate::rank::{rrf_fuse, second_pass, RankConfig};
+use crate::rank::{rrf_fuse, second_pass, RankConfig, Ranked};
+use crate::{facts, profile};
 use cairn_core::{
-    EmbedError, Embedder, EmbeddingCache, Hit, InputError, Recall, RecallOptions, RecordStore,
-    SessionInput, SessionRecord, SpaceId, SpaceStats, StoreError, TextIndex, TextQuery, Timings,
-    Unit, UnitKind, VectorIndex,
+    EmbedError, Embedder, EmbeddingCache, FactHistory, GroupMessage, Hit, InputError, Recall,
+    RecallOptions, RecordStore, SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile,
+    StoreError, TextIndex, TextQuery, Timestamp, Timings, Unit, UnitKind, VectorIndex,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -94,6 +95,18 @@ pub struct Engine {
     text_seq: AtomicU64,
 }
 
+/// How a record joins what is stored under its id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WriteMode {
+    /// The record is the whole session: new, identical, or the stored one plus messages.
+    Whole,
+    /// Derive again even if unchanged (rebuilds).
+    Rederive,
+    /// The record's messages are added after the stored ones (group chats streamed in);
+    /// messages already stored are skipped, so sending a day twice is harmless.
+    Append,
+}
+
 enum Merge {
     New(SessionInput),
     Unchanged,
@@ -127,6 +140,38 @@ fn merge(
     })
 }
 
+/// The stored session followed by the new messages it does not hold yet (same speaker,
+/// time and text means already held). New messages without an id are numbered after the
+/// stored ones.
+fn appended(
+    stored: Option<&SessionInput>,
+    mut new: SessionInput,
+) -> Result<SessionInput, InputError> {
+    let mut messages = Vec::new();
+    if let Some(stored) = stored {
+        new.messages.retain(|m| {
+            !stored.messages.iter().any(|s| {
+                s.speaker == m.speaker && s.occurred_at == m.occurred_at && s.text == m.text
+            })
+        });
+        messages = stored.messages.clone();
+        new.occurred_at = stored.occurred_at;
+        new.group = stored.group.clone();
+        new.metadata = stored.metadata.clone();
+    }
+    for mut m in std::mem::take(&mut new.messages) {
+        if m.id.is_empty() {
+            let mut n = messages.len();
+            while messages.iter().any(|x| x.id == n.to_string()) {
+                n += 1;
+            }
+            m.id = n.to_string();
+        }
+        messages.push(m);
+    }
+    SessionInput { messages, ..new }.validate()
+}
+
 impl Engine {
     /// Opens the engine and heals derived state that a crash left behind.
     pub fn open(b: EngineBackends, cfg: EngineConfig) -> Result<Self, EngineError> {
@@ -137,7 +182,27 @@ impl Engine {
             text_seq: AtomicU64::new(0),
         };
         engine.heal()?;
+        engine.rederive_if_rules_changed()?;
         Ok(engine)
+    }
+
+    /// Units made by other derivation rules than this build's are derived again from the
+    /// record, so an upgrade never serves stale or missing units.
+    fn rederive_if_rules_changed(&self) -> Result<(), EngineError> {
+        let stored = self.b.records.derive_version()?;
+        if stored == DERIVE_VERSION {
+            return Ok(());
+        }
+        if self.b.records.last_seq()? > 0 {
+            tracing::info!(
+                from = stored,
+                to = DERIVE_VERSION,
+                "derivation rules changed; re-deriving every unit"
+            );
+            self.check(true)?;
+        }
+        self.b.records.set_derive_version(DERIVE_VERSION)?;
+        Ok(())
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -176,7 +241,7 @@ impl Engine {
                     .collect()
             };
             if tw < last {
-                let units = past(tw);
+                let units: Vec<Unit> = past(tw).into_iter().filter(Unit::is_searchable).collect();
                 tracing::info!(units = units.len(), "healing text index");
                 self.b.text.upsert(&units)?;
                 self.b.text.commit(last)?;
@@ -217,7 +282,7 @@ impl Engine {
                 self.b.vectors.remove(&space, &old)?;
             }
             for rec in records {
-                let r = self.write_records(vec![(rec, true)])?;
+                let r = self.write_records(vec![(rec, WriteMode::Rederive)])?;
                 report.units += r.units;
                 report.vectors_rebuilt += r.vectors_computed + r.vectors_cached;
                 report.text_reindexed += r.units;
@@ -271,8 +336,39 @@ impl Engine {
                         recorded_at: now,
                         session,
                     },
-                    false,
+                    WriteMode::Whole,
                 )
+            })
+            .collect();
+        self.write_records(records)
+    }
+
+    /// Ingests messages of group chats (any groups, any days). Each group's day is a
+    /// session `<group>/<YYYY-MM-DD>` that later messages of that day extend; a message
+    /// already stored (same speaker, time and text) is skipped. All messages are
+    /// validated before anything is written.
+    pub fn ingest_group_messages(
+        &self,
+        space: &SpaceId,
+        messages: Vec<GroupMessage>,
+    ) -> Result<IngestReport, EngineError> {
+        if messages.is_empty() {
+            return Err(InputError::new("group messages", "no messages given").into());
+        }
+        for (i, m) in messages.iter().enumerate() {
+            m.validate(i)?;
+        }
+        self.b.records.create_space(space)?;
+        let now = chrono::Utc::now();
+        let records = cairn_core::group::day_sessions(messages)
+            .into_iter()
+            .map(|session| {
+                let record = SessionRecord {
+                    space: space.clone(),
+                    recorded_at: now,
+                    session,
+                };
+                (record, WriteMode::Append)
             })
             .collect();
         self.write_records(records)
@@ -284,7 +380,7 @@ impl Engine {
         for mut r in records {
             r.session = r.session.validate()?;
             self.b.records.create_space(&r.space)?;
-            checked.push((r, false));
+            checked.push((r, WriteMode::Whole));
         }
         self.write_records(checked)
     }
@@ -293,7 +389,7 @@ impl Engine {
     /// text entries. `force` re-derives even unchanged sessions (rebuild).
     fn write_records(
         &self,
-        records: Vec<(SessionRecord, bool)>,
+        records: Vec<(SessionRecord, WriteMode)>,
     ) -> Result<IngestReport, EngineError> {
         let _w = self.lock();
         let mut report = IngestReport::default();
@@ -322,6 +418,7 @@ impl Engine {
             let counts = self.index_vectors(&written, last)?;
             report.vectors_computed = counts.computed;
             report.vectors_cached = counts.cached;
+            written.retain(Unit::is_searchable);
             self.b.text.upsert(&written)?;
             self.text_seq.store(last, Ordering::SeqCst);
         }
@@ -336,12 +433,12 @@ impl Engine {
     /// one batch merges with its earlier occurrence.
     fn plan_writes(
         &self,
-        records: Vec<(SessionRecord, bool)>,
+        records: Vec<(SessionRecord, WriteMode)>,
         report: &mut IngestReport,
     ) -> Result<Vec<(SessionRecord, usize)>, EngineError> {
         let mut planned: Vec<(SessionRecord, usize)> = Vec::new();
         let mut position: HashMap<(SpaceId, String), usize> = HashMap::new();
-        for (rec, force) in records {
+        for (mut rec, mode) in records {
             report.sessions += 1;
             let key = (rec.space.clone(), rec.session.id.clone());
             let existing = match position.get(&key) {
@@ -349,6 +446,10 @@ impl Engine {
                 None => self.b.records.get_session(&rec.space, &rec.session.id)?,
             };
             let recorded_at = existing.as_ref().map_or(rec.recorded_at, |e| e.recorded_at);
+            if mode == WriteMode::Append {
+                rec.session = appended(existing.as_ref().map(|e| &e.session), rec.session)?;
+            }
+            let force = mode == WriteMode::Rederive;
             let (session, added) = match merge(existing, rec.session.clone(), &rec.space)? {
                 Merge::New(s) => {
                     let n = s.messages.len();
@@ -474,7 +575,7 @@ impl Engine {
             .into_iter()
             .map(|u| u.id)
             .collect();
-        let units = derive_session_units(space, &rec.session, rec.recorded_at);
+        let mut units = derive_session_units(space, &rec.session, rec.recorded_at);
         let last = self.b.records.put_session(&rec, &units)?;
         let stale: Vec<String> = old
             .into_iter()
@@ -483,6 +584,7 @@ impl Engine {
         self.b.text.remove(space, &stale)?;
         self.b.vectors.remove(space, &stale)?;
         self.index_vectors(&units, last)?;
+        units.retain(Unit::is_searchable);
         self.b.text.upsert(&units)?;
         self.text_seq.store(last, Ordering::SeqCst);
         self.b.text.commit(last)?;
@@ -527,7 +629,8 @@ impl Engine {
             || opts.groups.is_some()
             || opts.sessions.is_some()
             || opts.kinds.is_some()
-            || opts.as_of.is_some();
+            || opts.as_of.is_some()
+            || opts.since.is_some();
         let pool = if filtered {
             rc.candidates * 4
         } else {
@@ -599,11 +702,25 @@ impl Engine {
             .as_ref()
             .is_some_and(|k| k.contains(&UnitKind::Episode));
         let ranked = second_pass(&fused, &units, &containers, &analysis, rc, episodes_as_hits);
-        let top: Vec<_> = ranked
+        let ranked: Vec<Ranked> = ranked
             .into_iter()
             .filter(|r| opts.kinds.as_ref().is_none_or(|k| k.contains(&r.unit.kind)))
-            .take(opts.top_k)
             .collect();
+        let (ranked, superseded) = self.resolve_versions(space, ranked, opts)?;
+        let mut top: Vec<Ranked> = ranked.into_iter().take(opts.top_k).collect();
+        if let Some(profiles) = self.profiles_for(space, query, opts)? {
+            let best = top.first().map_or(1.0, |r| r.score);
+            for p in profiles.into_iter().rev() {
+                top.insert(
+                    0,
+                    Ranked {
+                        unit: p,
+                        score: best,
+                    },
+                );
+            }
+            top.truncate(opts.top_k.max(1));
+        }
         timings.rank_ms = ms(t);
 
         let t = Instant::now();
@@ -621,7 +738,6 @@ impl Engine {
         let hits = top
             .into_iter()
             .map(|r| Hit {
-                unit_id: r.unit.id,
                 kind: r.unit.kind,
                 text: r.unit.text,
                 score: r.score,
@@ -629,6 +745,8 @@ impl Engine {
                 turn_ids: r.unit.provenance.message_ids,
                 speakers: r.unit.provenance.speakers,
                 occurred_at: r.unit.occurred_at,
+                superseded_by: superseded.get(&r.unit.id).cloned(),
+                unit_id: r.unit.id,
             })
             .collect();
         Ok(Recall {
@@ -642,6 +760,154 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// Every fact of a space stated at or before `as_of`.
+    fn facts(&self, space: &SpaceId, as_of: Option<Timestamp>) -> Result<Vec<Unit>, EngineError> {
+        let mut facts = self.b.records.topic_units(space, "fact:")?;
+        if let Some(as_of) = as_of {
+            facts.retain(|f| f.occurred_at.is_none_or(|t| t <= as_of));
+        }
+        Ok(facts)
+    }
+
+    /// Puts each fact hit in its version chain (as of the recall time): a superseded
+    /// fact gets the current version ranked just above it, and both get a note saying
+    /// which is which. Returns the superseded facts with the unit that replaced them.
+    fn resolve_versions(
+        &self,
+        space: &SpaceId,
+        ranked: Vec<Ranked>,
+        opts: &RecallOptions,
+    ) -> Result<(Vec<Ranked>, HashMap<String, String>), EngineError> {
+        let mut superseded = HashMap::new();
+        // Facts far below the cut cannot reach the context; only the window that can is
+        // resolved.
+        let window = opts.top_k * 2;
+        if !ranked
+            .iter()
+            .take(window)
+            .any(|r| r.unit.kind == UnitKind::Fact)
+        {
+            return Ok((ranked, superseded));
+        }
+        let facts = self.facts(space, opts.as_of)?;
+        let mut out: Vec<Ranked> = Vec::with_capacity(ranked.len() + 2);
+        for (i, mut r) in ranked.into_iter().enumerate() {
+            if i >= window || r.unit.kind != UnitKind::Fact {
+                out.push(r);
+                continue;
+            }
+            let chain = facts::chain_of(&r.unit, &facts);
+            let Some(note) = facts::version_note(&r.unit, &chain) else {
+                out.push(r);
+                continue;
+            };
+            r.unit.text = format!("{}\n{note}", r.unit.text);
+            let newest = chain.last().filter(|n| n.id != r.unit.id);
+            if let Some(newest) = newest.filter(|n| visible(n, opts)) {
+                superseded.insert(r.unit.id.clone(), newest.id.clone());
+                if !out.iter().any(|o| o.unit.id == newest.id) {
+                    let mut current = (*newest).clone();
+                    if let Some(n) = facts::version_note(newest, &chain) {
+                        current.text = format!("{}\n{n}", current.text);
+                    }
+                    out.push(Ranked {
+                        unit: current,
+                        score: r.score,
+                    });
+                }
+            }
+            out.push(r);
+        }
+        // A current version met later in the list keeps its first place only.
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|r| seen.insert(r.unit.id.clone()));
+        Ok((out, superseded))
+    }
+
+    /// Profiles of the people a question is about (named in it, or given as `speakers`),
+    /// as units for the context; `None` when the question is not about a person.
+    fn profiles_for(
+        &self,
+        space: &SpaceId,
+        query: &str,
+        opts: &RecallOptions,
+    ) -> Result<Option<Vec<Unit>>, EngineError> {
+        if !profile::asks_about_person(query) {
+            return Ok(None);
+        }
+        let known = self.speakers(space)?;
+        let mut named = profile::named_speakers(query, &known);
+        if named.is_empty() {
+            named = opts.speakers.clone().unwrap_or_default();
+        }
+        if named.is_empty() {
+            return Ok(None);
+        }
+        let contributions = self.b.records.topic_units(space, "speaker:")?;
+        let units: Vec<Unit> = named
+            .iter()
+            .take(2)
+            .filter_map(|name| profile::build_profile(name, &contributions))
+            .map(|p| Unit {
+                id: format!("profile:{}", p.speaker),
+                space: space.clone(),
+                kind: UnitKind::Profile,
+                text: p.summary.clone(),
+                key: String::new(),
+                embed_text: None,
+                provenance: cairn_core::Provenance {
+                    speakers: vec![p.speaker.clone()],
+                    group: None,
+                    ..Default::default()
+                },
+                part_of: None,
+                occurred_at: p.last_seen,
+                recorded_at: chrono::Utc::now(),
+                detail: None,
+            })
+            .collect();
+        Ok((!units.is_empty()).then_some(units))
+    }
+
+    /// The version chain of the subject best matching `subject`, as of a time.
+    pub fn history(
+        &self,
+        space: &SpaceId,
+        subject: &str,
+        as_of: Option<Timestamp>,
+    ) -> Result<Option<FactHistory>, EngineError> {
+        self.require_space(space)?;
+        if subject.trim().is_empty() {
+            return Err(InputError::new("history", "`subject` is empty").into());
+        }
+        Ok(facts::history(subject, &self.facts(space, as_of)?))
+    }
+
+    /// What is known about a speaker of the space.
+    pub fn profile(
+        &self,
+        space: &SpaceId,
+        speaker: &str,
+    ) -> Result<Option<SpeakerProfile>, EngineError> {
+        self.require_space(space)?;
+        let contributions = self.b.records.topic_units(space, "speaker:")?;
+        Ok(profile::build_profile(speaker, &contributions))
+    }
+
+    /// Everyone who wrote in, or was described in, the space.
+    pub fn speakers(&self, space: &SpaceId) -> Result<Vec<String>, EngineError> {
+        self.require_space(space)?;
+        Ok(self
+            .b
+            .records
+            .topics(space, "speaker:")?
+            .into_iter()
+            .filter_map(|t| t.strip_prefix("speaker:").map(String::from))
+            .collect())
+    }
+}
+
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1000.0
 }
@@ -650,6 +916,11 @@ fn ms(t: Instant) -> f64 {
 fn visible(u: &Unit, opts: &RecallOptions) -> bool {
     if let (Some(as_of), Some(t)) = (opts.as_of, u.occurred_at) {
         if t > as_of {
+            return false;
+        }
+    }
+    if let (Some(since), Some(t)) = (opts.since, u.occurred_at) {
+        if t < since {
             return false;
         }
     }

@@ -15,12 +15,14 @@
 mod derive;
 mod embedding;
 mod engine;
+mod facts;
 mod pack;
+mod profile;
 mod query;
 mod rank;
 mod text;
 
-pub use derive::derive_session_units;
+pub use derive::{derive_session_units, segment, DERIVE_VERSION};
 pub use engine::{CheckReport, Engine, EngineBackends, EngineConfig, EngineError, IngestReport};
 pub use pack::{pack, PackInput};
 pub use query::{analyze_query, QueryAnalysis, TimeRange};

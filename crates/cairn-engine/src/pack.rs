@@ -260,6 +260,7 @@ mod tests {
             part_of: None,
             occurred_at: Some(cairn_core::time::parse_timestamp(day).unwrap()),
             recorded_at: chrono::Utc::now(),
+            detail: None,
         }
     }
 

@@ -9,7 +9,7 @@ pub fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn stem(w: &str) -> String {
+pub fn stem(w: &str) -> String {
     for suffix in ["ing", "ed", "es", "s"] {
         if w.len() > suffix.len() + 2 && w.ends_with(suffix) {
             return w[..w.len() - suffix.len()].to_string();

@@ -17,9 +17,11 @@
 //! - [`jsonl`]: one [`cairn_core::SessionInput`] per line.
 //! - [`longmemeval`]: LongMemEval records (`longmemeval_s`, `longmemeval_oracle`).
 //! - [`locomo`]: LoCoMo conversations and their questions.
+//! - [`evermembench`]: EverMemBench group-chat days and questions; group-message JSONL.
 //! - [`friendsqa`]: FriendsQA scenes (multi-party dialogue) and their questions.
 
 pub mod error;
+pub mod evermembench;
 mod fields;
 pub mod friendsqa;
 pub mod io;
@@ -28,6 +30,9 @@ pub mod locomo;
 pub mod longmemeval;
 
 pub use error::FormatError;
+pub use evermembench::{
+    load_evermem_dialogue, load_evermem_qa, read_group_messages_jsonl, EverDay, EverQuestion,
+};
 pub use friendsqa::{
     friendsqa_sessions, load_friendsqa, FriendsAnswer, FriendsHistory, FriendsQuestion,
     FriendsScene, FriendsUtterance,

@@ -19,11 +19,23 @@ CREATE TABLE IF NOT EXISTS units(
     session_id TEXT,
     seq INTEGER NOT NULL,
     body TEXT NOT NULL,
+    topic TEXT,
     PRIMARY KEY(space, id));
 CREATE INDEX IF NOT EXISTS units_by_seq ON units(seq);
 CREATE INDEX IF NOT EXISTS units_by_session ON units(space, session_id);
-INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '1'), ('last_seq', '0');
+INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '2'), ('last_seq', '0');
 ";
+
+/// Version 1 had no `topic` column. Its units were made by older derivation rules, so the
+/// engine re-derives them (the derive version is unknown after this step).
+const MIGRATE_1_TO_2: &str = "
+ALTER TABLE units ADD COLUMN topic TEXT;
+UPDATE meta SET value='2' WHERE key='schema_version';
+DELETE FROM meta WHERE key='derive_version';
+";
+
+const TOPIC_INDEX: &str =
+    "CREATE INDEX IF NOT EXISTS units_by_topic ON units(space, topic) WHERE topic IS NOT NULL;";
 
 /// Sessions and units in SQLite. Bodies are JSON so the record keeps every field of the
 /// input exactly (metadata included).
@@ -35,12 +47,22 @@ impl SqliteRecordStore {
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let db = Shared::open(path)?;
         be(db.lock().execute_batch(SCHEMA))?;
-        let version: String = be(db.lock().query_row(
-            "SELECT value FROM meta WHERE key='schema_version'",
-            [],
-            |r| r.get(0),
-        ))?;
-        if version != "1" {
+        let version = || -> Result<String, StoreError> {
+            be(db.lock().query_row(
+                "SELECT value FROM meta WHERE key='schema_version'",
+                [],
+                |r| r.get(0),
+            ))
+        };
+        if version()? == "1" {
+            let mut conn = db.lock();
+            let tx = be(conn.transaction())?;
+            be(tx.execute_batch(MIGRATE_1_TO_2))?;
+            be(tx.commit())?;
+        }
+        be(db.lock().execute_batch(TOPIC_INDEX))?;
+        let version = version()?;
+        if version != "2" {
             return Err(StoreError::Corrupt(format!(
                 "{}: schema version {version} is not supported by this Cairn",
                 path.display()
@@ -90,6 +112,12 @@ fn next_seq(tx: &Transaction<'_>, n: usize) -> Result<u64, StoreError> {
         [(last + n as u64).to_string()],
     ))?;
     Ok(last + 1)
+}
+
+/// The smallest string above every string that starts with `prefix` (range scans on the
+/// index instead of LIKE, whose escaping rules would make `_` and `%` in names special).
+fn prefix_end(prefix: &str) -> String {
+    format!("{prefix}\u{10FFFF}")
 }
 
 fn units_of(rows: Vec<String>) -> Result<Vec<Unit>, StoreError> {
@@ -172,7 +200,7 @@ impl RecordStore for SqliteRecordStore {
         let first = next_seq(&tx, units.len())?;
         {
             let mut stmt = be(tx.prepare_cached(
-                "INSERT OR REPLACE INTO units(space, id, session_id, seq, body) VALUES (?1,?2,?3,?4,?5)",
+                "INSERT OR REPLACE INTO units(space, id, session_id, seq, body, topic) VALUES (?1,?2,?3,?4,?5,?6)",
             ))?;
             for (i, u) in units.iter().enumerate() {
                 be(stmt.execute(params![
@@ -180,7 +208,8 @@ impl RecordStore for SqliteRecordStore {
                     u.id,
                     u.provenance.session_id,
                     (first + i as u64) as i64,
-                    to_json(u)?
+                    to_json(u)?,
+                    u.topic()
                 ]))?;
             }
         }
@@ -266,6 +295,53 @@ impl RecordStore for SqliteRecordStore {
             .query_map([space.as_str()], |r| r.get(0))
             .and_then(|r| r.collect()))?;
         units_of(rows)
+    }
+
+    fn topic_units(&self, space: &SpaceId, prefix: &str) -> Result<Vec<Unit>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare_cached(
+            "SELECT body FROM units WHERE space=?1 AND topic >= ?2 AND topic < ?3 ORDER BY seq",
+        ))?;
+        let rows: Vec<String> = be(stmt
+            .query_map(params![space.as_str(), prefix, prefix_end(prefix)], |r| {
+                r.get(0)
+            })
+            .and_then(|r| r.collect()))?;
+        units_of(rows)
+    }
+
+    fn topics(&self, space: &SpaceId, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare_cached(
+            "SELECT DISTINCT topic FROM units WHERE space=?1 AND topic >= ?2 AND topic < ?3 ORDER BY topic",
+        ))?;
+        let rows: Vec<String> = be(stmt
+            .query_map(params![space.as_str(), prefix, prefix_end(prefix)], |r| {
+                r.get(0)
+            })
+            .and_then(|r| r.collect()))?;
+        Ok(rows)
+    }
+
+    fn derive_version(&self) -> Result<u32, StoreError> {
+        let v: Option<String> = be(self
+            .db
+            .lock()
+            .query_row(
+                "SELECT value FROM meta WHERE key='derive_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional())?;
+        Ok(v.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
+
+    fn set_derive_version(&self, version: u32) -> Result<(), StoreError> {
+        be(self.db.lock().execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('derive_version', ?1)",
+            [version.to_string()],
+        ))?;
+        Ok(())
     }
 
     fn last_seq(&self) -> Result<u64, StoreError> {

@@ -21,6 +21,7 @@ fn unit(space: &SpaceId, id: &str, session: &str, text: &str) -> Unit {
         part_of: None,
         occurred_at: None,
         recorded_at: chrono::Utc::now(),
+        detail: None,
     }
 }
 

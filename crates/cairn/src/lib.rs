@@ -23,8 +23,9 @@ mod error;
 mod memory;
 
 pub use cairn_core::{
-    time::parse_timestamp, Format, Hit, InputError, Message, Recall, RecallOptions, Role,
-    SessionInput, SessionRecord, SpaceId, SpaceStats, Timestamp, Timings, Unit, UnitKind,
+    time::parse_timestamp, Evidence, FactHistory, FactVersion, Format, GroupMessage, Hit,
+    InputError, Message, Recall, RecallOptions, Role, SessionInput, SessionRecord, SpaceId,
+    SpaceStats, SpeakerProfile, Style, Timestamp, Timings, Unit, UnitDetail, UnitKind,
 };
 pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
 pub use cairn_engine::{CheckReport, EngineConfig, IngestReport, RankConfig};

@@ -1,6 +1,7 @@
 use crate::Error;
 use cairn_core::{
-    Embedder, InputError, Recall, RecallOptions, SessionInput, SessionRecord, SpaceId, SpaceStats,
+    Embedder, FactHistory, GroupMessage, InputError, Recall, RecallOptions, SessionInput,
+    SessionRecord, SpaceId, SpaceStats, SpeakerProfile, Timestamp,
 };
 use cairn_embed::{BertEmbedder, EmbedConfig};
 use cairn_engine::{CheckReport, Engine, EngineBackends, EngineConfig, IngestReport};
@@ -101,6 +102,45 @@ impl Memory {
         sessions: Vec<SessionInput>,
     ) -> Result<IngestReport, Error> {
         Ok(self.engine.ingest_sessions(&space(space_name)?, sessions)?)
+    }
+
+    /// Ingests group-chat messages (any groups, any days; typically one day of every
+    /// group at a time). Each group's day becomes the session `<group>/<YYYY-MM-DD>`;
+    /// a message sent twice is stored once.
+    pub fn ingest_group_messages(
+        &self,
+        space_name: &str,
+        messages: Vec<GroupMessage>,
+    ) -> Result<IngestReport, Error> {
+        Ok(self
+            .engine
+            .ingest_group_messages(&space(space_name)?, messages)?)
+    }
+
+    /// The versions of the fact subject best matching `subject` (oldest first, the last
+    /// current), as of a time (`None`: now). `None` when no fact has that subject.
+    pub fn history(
+        &self,
+        space_name: &str,
+        subject: &str,
+        as_of: Option<Timestamp>,
+    ) -> Result<Option<FactHistory>, Error> {
+        Ok(self.engine.history(&space(space_name)?, subject, as_of)?)
+    }
+
+    /// What the space shows about a speaker: style, roles, skills, topics, with the
+    /// messages that show them. `None` for a name the space does not know.
+    pub fn profile(
+        &self,
+        space_name: &str,
+        speaker: &str,
+    ) -> Result<Option<SpeakerProfile>, Error> {
+        Ok(self.engine.profile(&space(space_name)?, speaker)?)
+    }
+
+    /// Everyone who wrote in, or was described in, a space.
+    pub fn speakers(&self, space_name: &str) -> Result<Vec<String>, Error> {
+        Ok(self.engine.speakers(&space(space_name)?)?)
     }
 
     pub fn recall(

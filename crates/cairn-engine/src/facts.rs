@@ -1,0 +1,634 @@
+//! Facts with a subject, read from messages by patterns (no model): values stated or
+//! revised ("the budget for Atlas is $120k", "launch moved to May 3", "let's do $95k
+//! instead", "Dana will own the vendor review"), and the version chains they form.
+//!
+//! Extraction is per message and pure, so fact units are derived like any other unit.
+//! Chains are computed when asked (history, recall) from every fact of the space: a
+//! later statement about the same subject supersedes an earlier one, and both stay.
+use crate::text::{sentences, stem, STOP_WORDS};
+use cairn_core::{
+    FactDetail, FactHistory, FactVersion, Message, Provenance, SessionInput, SpaceId, Timestamp,
+    Unit, UnitDetail, UnitKind,
+};
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// Words that qualify a subject without naming it: "the final budget" is the budget.
+const GENERIC: &[&str] = &[
+    "final",
+    "new",
+    "current",
+    "revised",
+    "updated",
+    "latest",
+    "official",
+    "actual",
+    "now",
+    "confirmed",
+    "agreed",
+    "proposed",
+    "planned",
+    "target",
+    "initial",
+    "original",
+    "old",
+];
+
+/// Longest subject, in words, that a pattern may capture.
+const MAX_SUBJECT_WORDS: usize = 6;
+/// Longest value, in words.
+const MAX_VALUE_WORDS: usize = 8;
+
+const REVISION_VERBS: &str = "changed|moved|updated|revised|pushed(?: back| out)?|pulled(?: in| forward)?|shifted|increased|decreased|reduced|raised|lowered|cut|bumped(?: up| down)?|extended|reset|finali[sz]ed|rescheduled|adjusted|switched|dropped|upped|set";
+const SUBJECT: &str = r"(?P<subj>[\w$'&/-]+(?:\s+[\w$'&/-]+){0,9}?)";
+const VALUE: &str = r"(?P<val>[^.;!?\n]{1,100})";
+
+static STATED_REVISION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i){SUBJECT}\s+(?:has been|have been|was|were|is|are|got|will be|'s been|just)?\s*(?:{REVISION_VERBS})\s+(?:back\s+)?(?:to|at)\s+{VALUE}"
+    ))
+    .expect("valid regex")
+});
+static ASKED_REVISION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i)\b(?:change|move|push|set|update|bump|increase|reduce|cut|raise|lower|extend|reschedule|shift|adjust|switch)\s+(?:the\s+|our\s+)?{SUBJECT}\s+(?:to|at)\s+{VALUE}"
+    ))
+    .expect("valid regex")
+});
+static NOW_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i){SUBJECT}\s+(?:is|are|will be)\s+(?:now|finally|officially|confirmed(?: as| at| for)?|locked(?: in)?(?: at| as| for)?)\s+{VALUE}"
+    ))
+    .expect("valid regex")
+});
+static STATED_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i){SUBJECT}\s*(?:\bis\b|\bare\b|\bwill be\b|\bshould be\b|\bis going to be\b|\bstays at\b|\bremains\b|=|:)\s*{VALUE}"
+    ))
+    .expect("valid regex")
+});
+static OWNER_WILL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?P<who>[A-Z][a-z]+)\s+(?i:will\s+|is going to\s+|'ll\s+)?(?i:own|owns|lead|leads|take over|takes over|handle|handles|drive|drives|is owning|is leading|is handling|is driving|is responsible for|will be responsible for|is in charge of|is taking over)\s+(?i:the\s+)?(?P<task>[^.;!?\n,]{2,60})")
+        .expect("valid regex")
+});
+static OWNER_ASSIGNED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i:the\s+)?(?P<task>[\w'&/-]+(?:\s+[\w'&/-]+){0,5}?)\s+(?i:is|was|has been|will be|gets|got)\s+(?i:re)?(?i:assigned)\s+to\s+(?P<who>[A-Z][a-z]+)")
+        .expect("valid regex")
+});
+static OWNER_ASSIGN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i:assign|assigning|reassign|reassigning|hand|handing|give|giving)\s+(?i:the\s+)?(?P<task>[\w'&/-]+(?:\s+[\w'&/-]+){0,5}?)\s+(?i:over\s+)?(?i:to)\s+(?P<who>[A-Z][a-z]+)")
+        .expect("valid regex")
+});
+static OWNER_SELF: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bI(?:'ll| will|'m going to| am going to| can)\s+(?:own|take|handle|lead|drive|take over)\s+(?:the\s+)?(?P<task>[^.;!?\n,]{2,60})")
+        .expect("valid regex")
+});
+static INSTEAD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:go with|do|use|make it|switch to|settle on|pick|choose)\s+(?P<val>[^.;!?\n]{1,40}?)\s+instead\b")
+        .expect("valid regex")
+});
+static HAS_NUMBER_OR_DATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)[\d$€£¥%]|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next week|end of (?:the )?(?:week|month|quarter|year)|eod|eow|q[1-4])\b")
+        .expect("valid regex")
+});
+
+/// Leading words that start a sentence but are not part of a subject.
+const LEAD_FILLERS: &[&str] = &[
+    "so",
+    "ok",
+    "okay",
+    "well",
+    "update",
+    "fyi",
+    "and",
+    "but",
+    "also",
+    "just",
+    "hey",
+    "hi",
+    "team",
+    "everyone",
+    "all",
+    "guys",
+    "folks",
+    "i",
+    "think",
+    "heads",
+    "up",
+    "quick",
+    "note",
+    "btw",
+    "yes",
+    "yeah",
+    "sure",
+    "great",
+    "good",
+    "news",
+    "then",
+    "that",
+    "means",
+    "because",
+    "since",
+    "if",
+    "as",
+    "we",
+    "agreed",
+    "decided",
+    "confirm",
+    "confirmed",
+    "looks",
+    "like",
+    "please",
+    "let's",
+    "lets",
+    "let",
+    "us",
+    "can",
+    "could",
+    "should",
+    "you",
+    "reminder",
+    "remember",
+    "officially",
+];
+/// Subjects that only point elsewhere.
+const POINTERS: &[&str] = &[
+    "it",
+    "this",
+    "that",
+    "which",
+    "what",
+    "there",
+    "here",
+    "he",
+    "she",
+    "they",
+    "i",
+    "we",
+    "you",
+    "who",
+    "mine",
+    "yours",
+    "everything",
+    "nothing",
+    "something",
+    "one",
+    "answer",
+    "question",
+    "problem",
+    "issue",
+    "thing",
+    "idea",
+    "plan",
+    "point",
+    "reason",
+    "goal",
+];
+
+/// A fact found in a message, before it becomes a unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extracted {
+    pub subject: String,
+    pub value: String,
+    pub revision: bool,
+    /// The sentence it was read from.
+    pub sentence: String,
+}
+
+/// Normalized subject words: stop and generic words dropped, stemmed, sorted, unique.
+pub fn subject_key(subject: &str) -> Vec<String> {
+    let mut key: Vec<String> = subject
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|w| !w.is_empty() && !STOP_WORDS.contains(&w.as_str()))
+        .filter(|w| !GENERIC.contains(&w.as_str()))
+        .map(|w| stem(&w))
+        .collect();
+    key.sort();
+    key.dedup();
+    key
+}
+
+/// Keeps the words of a captured subject that name it: after the last determiner, or
+/// without leading fillers, at most [`MAX_SUBJECT_WORDS`].
+fn clean_subject(raw: &str) -> Option<String> {
+    let raw = raw.rsplit([',', ':', '(']).next().unwrap_or(raw);
+    let words: Vec<&str> = raw.split_whitespace().collect();
+    let start = words
+        .iter()
+        .rposition(|w| {
+            matches!(
+                w.to_lowercase().as_str(),
+                "the" | "our" | "my" | "your" | "their" | "its" | "his" | "her" | "this" | "that"
+            )
+        })
+        .map(|i| i + 1)
+        .unwrap_or_else(|| {
+            words
+                .iter()
+                .position(|w| !LEAD_FILLERS.contains(&w.to_lowercase().as_str()))
+                .unwrap_or(words.len())
+        });
+    let words = &words[start..];
+    let words = &words[words.len().saturating_sub(MAX_SUBJECT_WORDS)..];
+    let subject = words.join(" ");
+    let key = subject_key(&subject);
+    let pointer_only = key
+        .iter()
+        .all(|w| POINTERS.contains(&w.as_str()) || w.chars().all(|c| c.is_ascii_digit()));
+    if key.is_empty() || pointer_only {
+        return None;
+    }
+    Some(subject)
+}
+
+/// Cuts a captured value at the first clause that is not part of it.
+fn clean_value(raw: &str) -> Option<String> {
+    const CUTS: &[&str] = &[
+        " because ",
+        " since ",
+        " so that ",
+        " so ",
+        " but ",
+        " and then ",
+        " if ",
+        ", ",
+        " instead",
+        " for now",
+        " as discussed",
+        " as agreed",
+        " which ",
+        " after ",
+        " unless ",
+    ];
+    let lower = raw.to_lowercase();
+    let end = CUTS
+        .iter()
+        .filter_map(|c| lower.find(c))
+        .min()
+        .unwrap_or(raw.len());
+    let value: Vec<&str> = raw[..end]
+        .split_whitespace()
+        .take(MAX_VALUE_WORDS)
+        .collect();
+    let value = value
+        .join(" ")
+        .trim_matches(|c: char| !c.is_alphanumeric() && !"$€£¥%)".contains(c))
+        .to_string();
+    (!value.is_empty()).then_some(value)
+}
+
+fn capture(re: &Regex, sentence: &str, revision: bool, out: &mut Vec<Extracted>) {
+    for c in re.captures_iter(sentence) {
+        let (Some(s), Some(v)) = (c.name("subj"), c.name("val")) else {
+            continue;
+        };
+        if let (Some(subject), Some(value)) = (clean_subject(s.as_str()), clean_value(v.as_str())) {
+            out.push(Extracted {
+                subject,
+                value,
+                revision,
+                sentence: sentence.to_string(),
+            });
+        }
+    }
+}
+
+fn capture_owner(re: &Regex, sentence: &str, who: Option<&str>, out: &mut Vec<Extracted>) {
+    for c in re.captures_iter(sentence) {
+        let Some(task) = c.name("task").and_then(|t| clean_value(t.as_str())) else {
+            continue;
+        };
+        let Some(who) = c.name("who").map(|w| w.as_str()).or(who) else {
+            continue;
+        };
+        if subject_key(&task).is_empty() {
+            continue;
+        }
+        out.push(Extracted {
+            subject: format!("owner of {task}"),
+            value: who.to_string(),
+            revision: sentence.to_lowercase().contains("reassign")
+                || sentence.to_lowercase().contains("take over")
+                || sentence.to_lowercase().contains("taking over"),
+            sentence: sentence.to_string(),
+        });
+    }
+}
+
+/// Facts stated in one message. `earlier` are the facts of the conversation before it,
+/// newest last: a bare "let's do $95k instead" revises the latest of them whose value
+/// has the same shape.
+pub fn extract(message: &Message, earlier: &[Extracted]) -> Vec<Extracted> {
+    let mut out = Vec::new();
+    for (a, b) in sentences(&message.text) {
+        let sentence = message.text[a..b].trim();
+        let before = out.len();
+        capture(&STATED_REVISION, sentence, true, &mut out);
+        if out.len() == before {
+            capture(&ASKED_REVISION, sentence, true, &mut out);
+        }
+        if out.len() == before {
+            capture(&NOW_VALUE, sentence, true, &mut out);
+        }
+        if out.len() == before {
+            let mut stated = Vec::new();
+            capture(&STATED_VALUE, sentence, false, &mut stated);
+            // A plain "X is Y" is a fact only when Y is a figure or a date: otherwise
+            // it is as likely an opinion ("the demo is great").
+            stated.retain(|f| HAS_NUMBER_OR_DATE.is_match(&f.value));
+            for f in &mut stated {
+                f.revision = sentence.to_lowercase().contains("final");
+            }
+            out.extend(stated);
+        }
+        capture_owner(&OWNER_WILL, sentence, None, &mut out);
+        capture_owner(&OWNER_ASSIGNED, sentence, None, &mut out);
+        capture_owner(&OWNER_ASSIGN, sentence, None, &mut out);
+        capture_owner(
+            &OWNER_SELF,
+            sentence,
+            Some(message.speaker_name()),
+            &mut out,
+        );
+        if out.len() == before {
+            if let Some(v) = INSTEAD
+                .captures(sentence)
+                .and_then(|c| c.name("val"))
+                .and_then(|v| clean_value(v.as_str()))
+            {
+                let shape = value_shape(&v);
+                let all = earlier.iter().chain(out.iter());
+                if let Some(prev) = all.filter(|f| value_shape(&f.value) == shape).last() {
+                    let subject = prev.subject.clone();
+                    out.push(Extracted {
+                        subject,
+                        value: v,
+                        revision: true,
+                        sentence: sentence.to_string(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Coarse kind of a value, so a bare revision attaches to a fact of the same kind.
+fn value_shape(v: &str) -> u8 {
+    let thousands = v.to_lowercase().ends_with('k') && v.contains(char::is_numeric);
+    if v.contains(['$', '€', '£', '¥']) || thousands {
+        1
+    } else if HAS_NUMBER_OR_DATE.is_match(v) && !v.chars().any(|c| c.is_ascii_digit()) {
+        2
+    } else if v.chars().any(|c| c.is_ascii_digit()) {
+        3
+    } else {
+        4
+    }
+}
+
+/// Fact units of a session: one per fact stated, citing its message.
+pub fn fact_units(space: &SpaceId, s: &SessionInput, recorded_at: Timestamp) -> Vec<Unit> {
+    let mut earlier: Vec<Extracted> = Vec::new();
+    let mut units = Vec::new();
+    for (pos, m) in s.messages.iter().enumerate() {
+        // An assistant's statements are not facts of the user's world.
+        if m.role == Some(cairn_core::Role::Assistant) {
+            continue;
+        }
+        let found = extract(m, &earlier);
+        for (n, f) in found.iter().enumerate() {
+            let key = subject_key(&f.subject);
+            units.push(Unit {
+                id: format!("fact:{}:{}:{n}", s.id, m.id),
+                space: space.clone(),
+                kind: UnitKind::Fact,
+                text: format!("{}: {}", m.speaker_name(), f.sentence),
+                key: format!("{} {}", f.subject, f.value),
+                embed_text: None,
+                provenance: Provenance {
+                    session_id: Some(s.id.clone()),
+                    message_ids: vec![m.id.clone()],
+                    first_position: pos as u32,
+                    speakers: vec![m.speaker_name().to_string()],
+                    group: s.group.clone(),
+                },
+                part_of: None,
+                occurred_at: s.message_time(m),
+                recorded_at,
+                detail: Some(UnitDetail::Fact(FactDetail {
+                    subject: f.subject.clone(),
+                    subject_key: key,
+                    value: f.value.clone(),
+                    revision: f.revision,
+                })),
+            });
+        }
+        earlier.extend(found);
+    }
+    units
+}
+
+fn detail(u: &Unit) -> Option<&FactDetail> {
+    match &u.detail {
+        Some(UnitDetail::Fact(f)) => Some(f),
+        _ => None,
+    }
+}
+
+/// Whether two subject keys name the same subject: equal, or one contains the other.
+/// A one-word subject ("the budget") is too vague to join another conversation's
+/// chain, so it only joins facts of its own group.
+pub fn same_subject(a: &Unit, b: &Unit) -> bool {
+    let (Some(fa), Some(fb)) = (detail(a), detail(b)) else {
+        return false;
+    };
+    same_key(&fa.subject_key, &fb.subject_key, || {
+        a.provenance.group == b.provenance.group
+    })
+}
+
+fn same_key(a: &[String], b: &[String], same_group: impl Fn() -> bool) -> bool {
+    if a == b {
+        return true;
+    }
+    let (small, big) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if small.is_empty() || !small.iter().all(|w| big.contains(w)) {
+        return false;
+    }
+    small.len() >= 2 || same_group()
+}
+
+/// The chain a fact belongs to, oldest first, among `facts` (every fact of its space
+/// visible at the recall time).
+pub fn chain_of<'a>(fact: &Unit, facts: &'a [Unit]) -> Vec<&'a Unit> {
+    let mut chain: Vec<&Unit> = facts.iter().filter(|f| same_subject(fact, f)).collect();
+    chain.sort_by(|a, b| a.occurred_at.cmp(&b.occurred_at).then(a.id.cmp(&b.id)));
+    chain
+}
+
+/// The history of the subject best matching `subject` among `facts`: every fact whose
+/// key equals or contains the asked key's words (or is contained in it).
+pub fn history(subject: &str, facts: &[Unit]) -> Option<FactHistory> {
+    let asked = subject_key(subject);
+    if asked.is_empty() {
+        return None;
+    }
+    let mut chain: Vec<&Unit> = facts
+        .iter()
+        .filter(|f| detail(f).is_some_and(|d| same_key(&asked, &d.subject_key, || false)))
+        .collect();
+    if chain.is_empty() {
+        return None;
+    }
+    chain.sort_by(|a, b| a.occurred_at.cmp(&b.occurred_at).then(a.id.cmp(&b.id)));
+    let versions = versions(&chain);
+    let subject = versions.last()?.subject.clone();
+    Some(FactHistory { subject, versions })
+}
+
+/// Versions of a chain (oldest first) with their validity intervals.
+pub fn versions(chain: &[&Unit]) -> Vec<FactVersion> {
+    chain
+        .iter()
+        .enumerate()
+        .filter_map(|(i, u)| {
+            let d = detail(u)?;
+            let next = chain.get(i + 1);
+            Some(FactVersion {
+                unit_id: u.id.clone(),
+                subject: d.subject.clone(),
+                value: d.value.clone(),
+                valid_from: u.occurred_at,
+                valid_to: next.and_then(|n| n.occurred_at),
+                superseded_by: next.map(|n| n.id.clone()),
+                session_id: u.provenance.session_id.clone(),
+                message_id: u.provenance.message_ids.first().cloned(),
+                speaker: u.provenance.speakers.first().cloned(),
+                group: u.provenance.group.clone(),
+                text: u.text.clone(),
+            })
+        })
+        .collect()
+}
+
+/// A note for a fact in a context: superseded by what, or current since when and what
+/// came before.
+pub fn version_note(fact: &Unit, chain: &[&Unit]) -> Option<String> {
+    if chain.len() < 2 {
+        return None;
+    }
+    let pos = chain.iter().position(|u| u.id == fact.id)?;
+    let day = |u: &Unit| {
+        u.occurred_at
+            .map(|t| t.format("%Y-%m-%d").to_string())
+            .unwrap_or_else(|| "undated".into())
+    };
+    let value = |u: &Unit| detail(u).map(|d| d.value.clone()).unwrap_or_default();
+    if let Some(newest) = chain.last().filter(|_| pos + 1 < chain.len()) {
+        return Some(format!(
+            "[superseded: changed to {} on {}]",
+            value(newest),
+            day(newest)
+        ));
+    }
+    let earlier: Vec<String> = chain[..pos]
+        .iter()
+        .map(|u| format!("{} ({})", value(u), day(u)))
+        .collect();
+    Some(format!("[current value; earlier: {}]", earlier.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn said(speaker: &str, text: &str) -> Message {
+        Message {
+            id: "0".into(),
+            role: None,
+            speaker: Some(speaker.into()),
+            text: text.into(),
+            occurred_at: None,
+            metadata: serde_json::Value::Null,
+        }
+    }
+
+    fn one(text: &str) -> Vec<(String, String, bool)> {
+        extract(&said("Ann", text), &[])
+            .into_iter()
+            .map(|f| (f.subject, f.value, f.revision))
+            .collect()
+    }
+
+    #[test]
+    fn reads_stated_and_revised_values() {
+        assert_eq!(
+            one("The budget for Project Atlas is $120,000 for the quarter."),
+            [(
+                "budget for Project Atlas".into(),
+                "$120,000 for the quarter".into(),
+                false
+            )]
+        );
+        assert_eq!(
+            one("Update: the Atlas budget has been cut to $95,000 because of the freeze."),
+            [("Atlas budget".into(), "$95,000".into(), true)]
+        );
+        assert_eq!(
+            one("Let's move the launch date to May 14."),
+            [("launch date".into(), "May 14".into(), true)]
+        );
+        assert_eq!(
+            one("Final decision: the venue is now Harbor Hall."),
+            [("venue".into(), "Harbor Hall".into(), true)]
+        );
+        assert!(
+            one("The demo is great.").is_empty(),
+            "opinions are not facts"
+        );
+        assert!(
+            one("It is 5pm already").is_empty(),
+            "pointers are not subjects"
+        );
+    }
+
+    #[test]
+    fn reads_owners() {
+        assert_eq!(
+            one("Dana will own the vendor review."),
+            [("owner of vendor review".into(), "Dana".into(), false)]
+        );
+        assert_eq!(
+            one("The vendor review is reassigned to Omar."),
+            [("owner of vendor review".into(), "Omar".into(), true)]
+        );
+        let mine = extract(&said("Lee", "I'll take the onboarding deck."), &[]);
+        assert_eq!(mine[0].subject, "owner of onboarding deck");
+        assert_eq!(mine[0].value, "Lee");
+    }
+
+    #[test]
+    fn bare_instead_revises_the_latest_fact_of_its_shape() {
+        let earlier = extract(&said("Ann", "The launch date is June 2."), &[]);
+        let mut all = earlier.clone();
+        all.extend(extract(&said("Bo", "Budget is $50k."), &all));
+        let f = extract(&said("Cy", "Let's go with $60k instead."), &all);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].subject, "Budget");
+        assert_eq!(f[0].value, "$60k");
+        assert!(f[0].revision);
+    }
+
+    #[test]
+    fn keys_match_across_phrasings() {
+        let a = subject_key("the final budget for Project Atlas");
+        let b = subject_key("Atlas budget");
+        assert_eq!(a, ["atla", "budget", "project"]);
+        assert!(same_key(&a, &b, || false));
+        assert!(!same_key(&b, &subject_key("Beacon budget"), || true));
+        assert!(!same_key(&subject_key("budget"), &b, || false));
+        assert!(same_key(&subject_key("budget"), &b, || true));
+    }
+}

@@ -1,0 +1,683 @@
+//! Speaker profiles without a model: style from counted markers, roles and skills from
+//! patterns ("I'm the QA lead", "Priya is our go-to person for pricing"), topics from the
+//! words a speaker uses more than the rest of the space.
+//!
+//! Each session yields one [`SpeakerStats`] per speaker (a `profile` unit); a profile is
+//! the sum of a speaker's contributions, so it follows every ingest and deletion.
+use crate::text::{stem, STOP_WORDS};
+use cairn_core::{
+    Evidence, Provenance, SessionInput, SpaceId, SpeakerProfile, SpeakerStats, Style, Timestamp,
+    Unit, UnitDetail, UnitKind,
+};
+use regex::Regex;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::LazyLock;
+
+/// Content words kept per speaker per session.
+const TERMS_PER_SESSION: usize = 40;
+/// Replies slower than this are a new conversation, not a response time.
+const MAX_REPLY_SECONDS: f64 = 6.0 * 3600.0;
+
+const ROLE_NOUNS: &str = r"(?:manager|lead|leader|engineer|designer|developer|director|analyst|scientist|architect|owner|officer|head|coordinator|specialist|consultant|intern|researcher|administrator|admin|marketer|writer|editor|recruiter|accountant|counsel|lawyer|vp|cto|ceo|cfo|coo|pm|strategist|planner|producer|founder|partner|supervisor|representative|rep|assistant|advisor|tester)";
+
+static SELF_ROLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i)\b(?:I'm|I am|I work as|as|my role is|my title is|my job is)\s+(?:the|a|an|our|your|team's)\s+(?P<role>(?:[\w-]+\s+){{0,3}}{ROLE_NOUNS})\b"
+    ))
+    .expect("valid regex")
+});
+static OTHER_ROLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"\b(?P<name>[A-Z][a-z]+)(?:,|\s+is|\s+-|\s+\()\s*(?i:our|the|a|an|your)\s+(?P<role>(?i:(?:[\w-]+\s+){{0,3}}{ROLE_NOUNS}))\b"
+    ))
+    .expect("valid regex")
+});
+static SELF_SKILL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bI(?:'ve| have)?\s*(?:got\s+|had\s+)?(?:\d+\+?\s+years\s+of\s+)?(?:experience|worked|been working|spent years)\s+(?:in|with|on|doing)\s+(?P<skill>[^.,;!?\n]{2,40})|\bI(?:'m| am)\s+(?:really\s+|pretty\s+|very\s+)?(?:good|great|experienced|skilled|an expert|expert|proficient|fluent|certified)\s+(?:at|in|with)\s+(?P<skill2>[^.,;!?\n]{2,40})|\bI\s+speciali[sz]e\s+in\s+(?P<skill3>[^.,;!?\n]{2,40})|\bmy\s+(?:background|expertise|specialty|speciality|strength)\s+is\s+(?:in\s+)?(?P<skill4>[^.,;!?\n]{2,40})")
+        .expect("valid regex")
+});
+static OTHER_SKILL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?P<name>[A-Z][a-z]+)(?:\s+is|'s)\s+(?i:our|the|an?)\s+(?i:expert|go-to(?: person)?|specialist|guru|wizard|pro)\s+(?i:on|for|in|at|with)\s+(?P<skill>[^.,;!?\n]{2,40})|(?i:ask)\s+(?P<name2>[A-Z][a-z]+)\s+(?i:about|for help with|re:?)\s+(?P<skill2>[^.,;!?\n]{2,40})")
+        .expect("valid regex")
+});
+
+const INFORMAL: &[&str] = &[
+    "lol", "haha", "hahaha", "gonna", "wanna", "gotta", "yeah", "yep", "yup", "nope", "hey", "btw",
+    "omg", "thx", "kinda", "sorta", "ya", "u", "cool", "awesome", "dude", "lmao", "ok", "okay",
+    "tbh", "imo", "pls", "plz",
+];
+const FORMAL: &[&str] = &[
+    "please",
+    "kindly",
+    "regards",
+    "sincerely",
+    "appreciate",
+    "therefore",
+    "furthermore",
+    "however",
+    "accordingly",
+    "dear",
+    "shall",
+    "hereby",
+    "respectfully",
+    "grateful",
+];
+const DIRECTIVE: &[&str] = &[
+    "make sure",
+    "need you to",
+    "you need to",
+    "must",
+    "have to",
+    "asap",
+    "by eod",
+    "by tomorrow",
+    "don't forget",
+    "do not",
+    "ensure",
+    "i want",
+    "i expect",
+    "deadline",
+    "no later than",
+    "get it done",
+    "action item",
+];
+const COMMANDS: &[&str] = &[
+    "send", "update", "review", "check", "fix", "finish", "prepare", "schedule", "submit", "share",
+    "book", "call", "email", "draft", "get", "make", "set", "confirm", "remember", "stop", "start",
+    "add", "remove", "move", "write", "ping", "file", "follow",
+];
+const COLLABORATIVE: &[&str] = &[
+    "let's",
+    "lets ",
+    "we could",
+    "we can",
+    "what do you think",
+    "how about",
+    "shall we",
+    "thoughts",
+    "any ideas",
+    "happy to help",
+    "maybe we",
+    "what if we",
+    "together",
+    "open to",
+    "does that work",
+    "would you mind",
+    "i wonder",
+    "could we",
+    "feel free",
+];
+
+fn has_emoji(text: &str) -> bool {
+    text.chars()
+        .any(|c| matches!(c as u32, 0x1F300..=0x1FAFF | 0x2600..=0x27BF | 0x1F000..=0x1F2FF))
+        || [":)", ":-)", ":D", ";)", ":(", ":P", "<3"]
+            .iter()
+            .any(|e| text.contains(e))
+}
+
+fn lower_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The style markers of one message, added to `s`.
+fn count_style(text: &str, s: &mut SpeakerStats) {
+    let lower = text.to_lowercase();
+    let words = lower_words(text);
+    s.messages += 1;
+    s.words += words.len() as u64;
+    s.questions += u32::from(text.contains('?'));
+    s.exclamations += u32::from(text.contains('!'));
+    s.emoji += u32::from(has_emoji(text));
+    let contraction = words.iter().any(|w| {
+        ["n't", "'re", "'ll", "'ve", "'m", "'d"]
+            .iter()
+            .any(|c| w.ends_with(c))
+    });
+    s.informal += u32::from(contraction || words.iter().any(|w| INFORMAL.contains(&w.as_str())));
+    s.formal += u32::from(
+        words.iter().any(|w| FORMAL.contains(&w.as_str()))
+            || ["would you", "could you", "thank you", "i would like"]
+                .iter()
+                .any(|p| lower.contains(p)),
+    );
+    let command = words
+        .first()
+        .is_some_and(|w| COMMANDS.contains(&w.as_str()))
+        || words
+            .windows(2)
+            .any(|p| p[0] == "please" && COMMANDS.contains(&p[1].as_str()));
+    s.directive += u32::from(command || DIRECTIVE.iter().any(|p| lower.contains(p)));
+    s.collaborative += u32::from(COLLABORATIVE.iter().any(|p| lower.contains(p)));
+}
+
+fn content_terms(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 4)
+        .map(str::to_lowercase)
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()) && !w.chars().all(|c| c.is_ascii_digit()))
+        .map(|w| stem(&w))
+}
+
+fn clip_phrase(s: &str) -> String {
+    let lower = s.to_lowercase();
+    let end = [
+        " so ",
+        " and ",
+        " because ",
+        " but ",
+        " since ",
+        " which ",
+        " for ",
+    ]
+    .iter()
+    .filter_map(|c| lower.find(c))
+    .min()
+    .unwrap_or(s.len());
+    s[..end]
+        .split_whitespace()
+        .take(6)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_end_matches(|c: char| !c.is_alphanumeric())
+        .to_string()
+}
+
+/// Profile contributions of one session: a `profile` unit per speaker who wrote in it
+/// or was described in it.
+pub fn profile_units(space: &SpaceId, s: &SessionInput, recorded_at: Timestamp) -> Vec<Unit> {
+    let mut stats: BTreeMap<String, SpeakerStats> = BTreeMap::new();
+    let entry = |stats: &mut BTreeMap<String, SpeakerStats>, name: &str| {
+        stats
+            .entry(name.to_string())
+            .or_insert_with(|| SpeakerStats {
+                speaker: name.to_string(),
+                ..Default::default()
+            })
+            .clone()
+    };
+    let mut prev: Option<(&str, Option<Timestamp>)> = None;
+    for m in &s.messages {
+        let name = m.speaker_name();
+        let at = s.message_time(m);
+        let mut st = entry(&mut stats, name);
+        count_style(&m.text, &mut st);
+        if let Some((p, Some(pt))) = prev {
+            if let (true, Some(t)) = (p != name, at) {
+                let secs = (t - pt).num_seconds() as f64;
+                if (0.0..MAX_REPLY_SECONDS).contains(&secs) {
+                    st.reply_seconds += secs;
+                    st.replies += 1;
+                }
+            }
+        }
+        st.first = match (st.first, at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        st.last = st.last.max(at);
+        if let Some(g) = &s.group {
+            if !st.groups.contains(g) {
+                st.groups.push(g.clone());
+            }
+        }
+        for t in content_terms(&m.text) {
+            *st.terms.entry(t).or_default() += 1;
+        }
+        let evidence = |what: &str| Evidence {
+            what: clip_phrase(what),
+            session_id: s.id.clone(),
+            message_id: m.id.clone(),
+        };
+        for c in SELF_ROLE.captures_iter(&m.text) {
+            st.roles.push(evidence(&c["role"]));
+        }
+        for c in SELF_SKILL.captures_iter(&m.text) {
+            let skill = ["skill", "skill2", "skill3", "skill4"]
+                .iter()
+                .find_map(|n| c.name(n));
+            if let Some(skill) = skill {
+                st.skills.push(evidence(skill.as_str()));
+            }
+        }
+        stats.insert(name.to_string(), st);
+        for c in OTHER_ROLE.captures_iter(&m.text) {
+            let who = &c["name"];
+            if who != name {
+                let mut other = entry(&mut stats, who);
+                other.roles.push(evidence(&c["role"]));
+                stats.insert(who.to_string(), other);
+            }
+        }
+        for c in OTHER_SKILL.captures_iter(&m.text) {
+            let who = c.name("name").or(c.name("name2")).map(|w| w.as_str());
+            let skill = c.name("skill").or(c.name("skill2"));
+            if let (Some(who), Some(skill)) = (who, skill) {
+                if who != name {
+                    let mut other = entry(&mut stats, who);
+                    other.skills.push(evidence(skill.as_str()));
+                    stats.insert(who.to_string(), other);
+                }
+            }
+        }
+        prev = Some((name, at));
+    }
+    stats
+        .into_values()
+        .map(|mut st| {
+            keep_top_terms(&mut st.terms, TERMS_PER_SESSION);
+            Unit {
+                id: format!("profile:{}:{}", s.id, st.speaker),
+                space: space.clone(),
+                kind: UnitKind::Profile,
+                text: String::new(),
+                key: String::new(),
+                embed_text: None,
+                provenance: Provenance {
+                    session_id: Some(s.id.clone()),
+                    message_ids: Vec::new(),
+                    first_position: 0,
+                    speakers: vec![st.speaker.clone()],
+                    group: s.group.clone(),
+                },
+                part_of: None,
+                occurred_at: st.first.or(s.occurred_at),
+                recorded_at,
+                detail: Some(UnitDetail::Speaker(st)),
+            }
+        })
+        .collect()
+}
+
+fn keep_top_terms(terms: &mut BTreeMap<String, u32>, n: usize) {
+    if terms.len() <= n {
+        return;
+    }
+    let mut v: Vec<(String, u32)> = std::mem::take(terms).into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v.truncate(n);
+    terms.extend(v);
+}
+
+fn stats_of(u: &Unit) -> Option<&SpeakerStats> {
+    match &u.detail {
+        Some(UnitDetail::Speaker(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Sums contributions into one.
+fn sum<'a>(speaker: &str, parts: impl Iterator<Item = &'a SpeakerStats>) -> SpeakerStats {
+    let mut t = SpeakerStats {
+        speaker: speaker.to_string(),
+        ..Default::default()
+    };
+    for p in parts {
+        t.messages += p.messages;
+        t.words += p.words;
+        t.questions += p.questions;
+        t.exclamations += p.exclamations;
+        t.emoji += p.emoji;
+        t.informal += p.informal;
+        t.formal += p.formal;
+        t.directive += p.directive;
+        t.collaborative += p.collaborative;
+        t.reply_seconds += p.reply_seconds;
+        t.replies += p.replies;
+        t.first = match (t.first, p.first) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        t.last = t.last.max(p.last);
+        for g in &p.groups {
+            if !t.groups.contains(g) {
+                t.groups.push(g.clone());
+            }
+        }
+        for (w, n) in &p.terms {
+            *t.terms.entry(w.clone()).or_default() += n;
+        }
+        t.roles.extend(p.roles.iter().cloned());
+        t.skills.extend(p.skills.iter().cloned());
+    }
+    t
+}
+
+/// Most frequent phrases first, each once (case-insensitive), with their first evidence.
+fn rank_evidence(items: &[Evidence], n: usize) -> Vec<Evidence> {
+    let mut counts: Vec<(String, usize, Evidence)> = Vec::new();
+    for e in items {
+        let k = e.what.to_lowercase();
+        match counts.iter_mut().find(|c| c.0 == k) {
+            Some(c) => c.1 += 1,
+            None => counts.push((k, 1, e.clone())),
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.into_iter().take(n).map(|c| c.2).collect()
+}
+
+fn rate(n: u32, of: u32) -> f32 {
+    if of == 0 {
+        0.0
+    } else {
+        n as f32 / of as f32
+    }
+}
+
+fn style(t: &SpeakerStats) -> Style {
+    let m = t.messages;
+    let mut s = Style {
+        avg_words: if m == 0 {
+            0.0
+        } else {
+            t.words as f32 / m as f32
+        },
+        question_rate: rate(t.questions, m),
+        exclamation_rate: rate(t.exclamations, m),
+        emoji_rate: rate(t.emoji, m),
+        formality: rate(t.formal, m) - rate(t.informal, m),
+        directive_rate: rate(t.directive, m),
+        collaborative_rate: rate(t.collaborative, m),
+        avg_reply_seconds: (t.replies > 0).then(|| (t.reply_seconds / t.replies as f64) as f32),
+        traits: Vec::new(),
+    };
+    if m == 0 {
+        return s;
+    }
+    let mut traits = Vec::new();
+    if s.avg_words < 8.0 {
+        traits.push("brief (short messages)");
+    } else if s.avg_words > 25.0 {
+        traits.push("detailed (long messages)");
+    }
+    if s.formality > 0.15 {
+        traits.push("formal");
+    } else if s.formality < -0.15 {
+        traits.push("casual");
+    }
+    if s.directive_rate > 0.15 && s.directive_rate > s.collaborative_rate {
+        traits.push("directive (gives instructions)");
+    } else if s.collaborative_rate > 0.15 && s.collaborative_rate >= s.directive_rate {
+        traits.push("collaborative (invites input)");
+    }
+    if s.question_rate > 0.3 {
+        traits.push("asks many questions");
+    }
+    if s.exclamation_rate > 0.3 {
+        traits.push("enthusiastic (exclamation marks)");
+    }
+    if s.emoji_rate > 0.2 {
+        traits.push("uses emoji");
+    }
+    match s.avg_reply_seconds {
+        Some(r) if r < 120.0 => traits.push("quick to reply"),
+        Some(r) if r > 1800.0 => traits.push("slow to reply"),
+        _ => {}
+    }
+    s.traits = traits.into_iter().map(String::from).collect();
+    s
+}
+
+/// Words this speaker uses far more than others: frequency times inverse speaker
+/// frequency over the space.
+fn topics(
+    t: &SpeakerStats,
+    speakers_using: &HashMap<String, usize>,
+    speakers: usize,
+) -> Vec<String> {
+    let mut scored: Vec<(f32, &String)> = t
+        .terms
+        .iter()
+        .filter(|(_, &n)| n >= 2)
+        .map(|(w, &n)| {
+            let df = speakers_using.get(w).copied().unwrap_or(1);
+            let idf = ((1 + speakers) as f32 / df as f32).ln();
+            (n as f32 * idf, w)
+        })
+        .filter(|(s, _)| *s > 0.0)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.into_iter().take(8).map(|(_, w)| w.clone()).collect()
+}
+
+/// The profile of `speaker` from every profile contribution of the space. A speaker
+/// named "Ana Diaz" also collects what was said of "Ana". `None` when nothing is known.
+pub fn build_profile(speaker: &str, contributions: &[Unit]) -> Option<SpeakerProfile> {
+    let first_name = speaker.split_whitespace().next().unwrap_or(speaker);
+    let all: Vec<&SpeakerStats> = contributions.iter().filter_map(stats_of).collect();
+    let mine: Vec<&SpeakerStats> = all
+        .iter()
+        .copied()
+        .filter(|s| s.speaker == speaker || (s.speaker == first_name && s.messages == 0))
+        .collect();
+    if mine.is_empty() {
+        return None;
+    }
+    let t = sum(speaker, mine.into_iter());
+    let mut per_speaker: HashMap<&str, Vec<&SpeakerStats>> = HashMap::new();
+    for s in &all {
+        per_speaker.entry(s.speaker.as_str()).or_default().push(s);
+    }
+    let mut speakers_using: HashMap<String, usize> = HashMap::new();
+    for parts in per_speaker.values() {
+        let mut seen: Vec<&String> = parts.iter().flat_map(|p| p.terms.keys()).collect();
+        seen.sort();
+        seen.dedup();
+        for w in seen {
+            *speakers_using.entry(w.clone()).or_default() += 1;
+        }
+    }
+    let style = style(&t);
+    let roles = rank_evidence(&t.roles, 3);
+    let skills = rank_evidence(&t.skills, 6);
+    let topics = topics(&t, &speakers_using, per_speaker.len());
+    let summary = summarize(&t, &style, &roles, &skills, &topics);
+    Some(SpeakerProfile {
+        speaker: speaker.to_string(),
+        messages: t.messages,
+        groups: t.groups,
+        first_seen: t.first,
+        last_seen: t.last,
+        style,
+        roles,
+        skills,
+        topics,
+        summary,
+    })
+}
+
+fn summarize(
+    t: &SpeakerStats,
+    style: &Style,
+    roles: &[Evidence],
+    skills: &[Evidence],
+    topics: &[String],
+) -> String {
+    let list = |e: &[Evidence]| {
+        e.iter()
+            .map(|e| e.what.clone())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let day = |t: Option<Timestamp>| t.map(|t| t.format("%Y-%m-%d").to_string());
+    let mut out = format!("Profile of {}", t.speaker);
+    if !roles.is_empty() {
+        out += &format!(" — role: {}", list(roles));
+    }
+    out += ".";
+    if t.messages > 0 {
+        out += &format!(" {} messages", t.messages);
+        if let (Some(a), Some(b)) = (day(t.first), day(t.last)) {
+            out += &format!(" from {a} to {b}");
+        }
+        if !t.groups.is_empty() {
+            out += &format!(" in {}", t.groups.join(", "));
+        }
+        out += ".";
+        out += &format!(
+            " Style: {}; about {:.0} words per message",
+            if style.traits.is_empty() {
+                "neutral".to_string()
+            } else {
+                style.traits.join(", ")
+            },
+            style.avg_words
+        );
+        if let Some(r) = style.avg_reply_seconds {
+            out += &format!(", replies after about {:.0} min", r / 60.0);
+        }
+        out += ".";
+    }
+    if !skills.is_empty() {
+        out += &format!(" Skills: {}.", list(skills));
+    }
+    if !topics.is_empty() {
+        out += &format!(" Often talks about: {}.", topics.join(", "));
+    }
+    out
+}
+
+/// Whether a question asks about a person rather than about what they said.
+pub fn asks_about_person(query: &str) -> bool {
+    const CUES: &[&str] = &[
+        "style",
+        "communicat",
+        "tone",
+        "personality",
+        "skill",
+        "expert",
+        "good at",
+        "strength",
+        "role",
+        "title",
+        "job",
+        "position",
+        "responsib",
+        "work as",
+        "background",
+        "specialt",
+        "kind of person",
+        "describe",
+        "typically",
+        "usually",
+        "tend to",
+        "prefer",
+        "habit",
+        "who is",
+        "profile",
+        "known for",
+        "best person",
+        "how does",
+        "how would",
+    ];
+    let q = query.to_lowercase();
+    CUES.iter().any(|c| q.contains(c))
+}
+
+/// Speakers named in a query (whole words, case-insensitive; a first name counts when
+/// no other speaker shares it).
+pub fn named_speakers(query: &str, speakers: &[String]) -> Vec<String> {
+    let words: Vec<String> = lower_words(query)
+        .into_iter()
+        .map(|w| w.trim_end_matches("'s").to_string())
+        .collect();
+    let q = words.join(" ");
+    let first = |s: &str| s.split_whitespace().next().unwrap_or(s).to_lowercase();
+    speakers
+        .iter()
+        .filter(|s| {
+            let full = s.to_lowercase();
+            let f = first(s);
+            let unique_first = speakers.iter().filter(|o| first(o) == f).count() == 1;
+            format!(" {q} ").contains(&format!(" {full} "))
+                || (unique_first && f.len() >= 3 && words.contains(&f))
+        })
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_core::Message;
+
+    fn session(lines: &[(&str, &str, &str)]) -> SessionInput {
+        SessionInput {
+            id: "Ops/2025-03-02".into(),
+            occurred_at: None,
+            group: Some("Ops".into()),
+            messages: lines
+                .iter()
+                .enumerate()
+                .map(|(i, (who, at, text))| Message {
+                    id: i.to_string(),
+                    role: None,
+                    speaker: Some(who.to_string()),
+                    text: text.to_string(),
+                    occurred_at: Some(cairn_core::time::parse_timestamp(at).unwrap()),
+                    metadata: serde_json::Value::Null,
+                })
+                .collect(),
+            metadata: serde_json::Value::Null,
+        }
+    }
+
+    #[test]
+    fn roles_skills_and_style_come_with_evidence() {
+        let s = session(&[
+            (
+                "Maya",
+                "2025-03-02 09:00",
+                "Send me the numbers by EOD. Make sure they are final.",
+            ),
+            (
+                "Tom",
+                "2025-03-02 09:01",
+                "lol ok, gonna do it now 😅 Maya is our finance director btw",
+            ),
+            ("Maya", "2025-03-02 09:05", "Check the vendor invoices too."),
+            (
+                "Tom",
+                "2025-03-02 09:06",
+                "I've got 5 years of experience with SQL so that's easy!",
+            ),
+        ]);
+        let space = SpaceId::new("t").unwrap();
+        let units = profile_units(&space, &s, chrono::Utc::now());
+        assert_eq!(units.len(), 2);
+        let maya = build_profile("Maya", &units).unwrap();
+        assert_eq!(maya.roles[0].what, "finance director");
+        assert_eq!(maya.roles[0].message_id, "1");
+        assert!(maya.style.traits.iter().any(|t| t.starts_with("directive")));
+        let tom = build_profile("Tom", &units).unwrap();
+        assert!(
+            tom.style.traits.contains(&"casual".to_string()),
+            "{:?}",
+            tom.style
+        );
+        assert_eq!(tom.skills[0].what, "SQL");
+        assert_eq!(tom.style.avg_reply_seconds, Some(60.0));
+        assert!(tom.summary.contains("Skills: SQL"));
+        assert!(build_profile("Nobody", &units).is_none());
+    }
+
+    #[test]
+    fn finds_people_named_in_questions() {
+        let speakers = vec![
+            "Maya Chen".to_string(),
+            "Tom".to_string(),
+            "Tomas".to_string(),
+        ];
+        assert_eq!(
+            named_speakers("How would you describe Maya's style?", &speakers),
+            ["Maya Chen"]
+        );
+        assert_eq!(named_speakers("what does tom do?", &speakers), ["Tom"]);
+        assert!(asks_about_person("What is Tom's role on the team?"));
+        assert!(!asks_about_person("When is the launch?"));
+    }
+}
