@@ -770,9 +770,11 @@ impl Engine {
         Ok(facts)
     }
 
-    /// Puts each fact hit in its version chain (as of the recall time): a superseded
-    /// fact gets the current version ranked just above it, and both get a note saying
-    /// which is which. Returns the superseded facts with the unit that replaced them.
+    /// Puts what each hit states into its version chain (as of the recall time): a hit
+    /// stating a value that was later replaced gets the current version ranked just
+    /// above it (unless a better hit already shows it), and every hit stating a
+    /// versioned value gets a note saying whether it is current or superseded. Returns
+    /// the superseded hits with the fact unit that replaced them.
     fn resolve_versions(
         &self,
         space: &SpaceId,
@@ -780,33 +782,62 @@ impl Engine {
         opts: &RecallOptions,
     ) -> Result<(Vec<Ranked>, HashMap<String, String>), EngineError> {
         let mut superseded = HashMap::new();
-        // Facts far below the cut cannot reach the context; only the window that can is
-        // resolved.
-        let window = opts.top_k * 2;
-        if !ranked
-            .iter()
-            .take(window)
-            .any(|r| r.unit.kind == UnitKind::Fact)
-        {
+        let facts = self.facts(space, opts.as_of)?;
+        if facts.is_empty() {
             return Ok((ranked, superseded));
         }
-        let facts = self.facts(space, opts.as_of)?;
+        let mut stated_in: HashMap<(&str, &str), Vec<&Unit>> = HashMap::new();
+        for f in &facts {
+            if let (Some(s), Some(m)) = (
+                f.provenance.session_id.as_deref(),
+                f.provenance.message_ids.first(),
+            ) {
+                stated_in.entry((s, m.as_str())).or_default().push(f);
+            }
+        }
+        // Hits far below the cut cannot reach the context; only the window that can is
+        // resolved.
+        let window = opts.top_k * 2;
+        let shown = |out: &[Ranked], f: &Unit| {
+            out.iter().any(|o| {
+                o.unit.provenance.session_id == f.provenance.session_id
+                    && f.provenance
+                        .message_ids
+                        .iter()
+                        .all(|m| o.unit.provenance.message_ids.contains(m))
+            })
+        };
         let mut out: Vec<Ranked> = Vec::with_capacity(ranked.len() + 2);
         for (i, mut r) in ranked.into_iter().enumerate() {
-            if i >= window || r.unit.kind != UnitKind::Fact {
-                out.push(r);
-                continue;
-            }
-            let chain = facts::chain_of(&r.unit, &facts);
-            let Some(note) = facts::version_note(&r.unit, &chain) else {
-                out.push(r);
-                continue;
+            let sid = r.unit.provenance.session_id.clone().unwrap_or_default();
+            let stated: Vec<&Unit> = if i >= window {
+                Vec::new()
+            } else if r.unit.kind == UnitKind::Fact {
+                facts.iter().filter(|f| f.id == r.unit.id).collect()
+            } else {
+                r.unit
+                    .provenance
+                    .message_ids
+                    .iter()
+                    .filter_map(|m| stated_in.get(&(sid.as_str(), m.as_str())))
+                    .flatten()
+                    .copied()
+                    .collect()
             };
-            r.unit.text = format!("{}\n{note}", r.unit.text);
-            let newest = chain.last().filter(|n| n.id != r.unit.id);
-            if let Some(newest) = newest.filter(|n| visible(n, opts)) {
+            let mut notes: Vec<String> = Vec::new();
+            for f in stated {
+                let chain = facts::chain_of(f, &facts);
+                let Some(note) = facts::version_note(f, &chain) else {
+                    continue;
+                };
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+                let Some(newest) = chain.last().filter(|n| n.id != f.id && visible(n, opts)) else {
+                    continue;
+                };
                 superseded.insert(r.unit.id.clone(), newest.id.clone());
-                if !out.iter().any(|o| o.unit.id == newest.id) {
+                if !shown(&out, newest) {
                     let mut current = (*newest).clone();
                     if let Some(n) = facts::version_note(newest, &chain) {
                         current.text = format!("{}\n{n}", current.text);
@@ -817,9 +848,12 @@ impl Engine {
                     });
                 }
             }
+            if !notes.is_empty() {
+                r.unit.text = format!("{}\n{}", r.unit.text, notes.join("\n"));
+            }
             out.push(r);
         }
-        // A current version met later in the list keeps its first place only.
+        // A unit met again later in the list keeps its first place only.
         let mut seen = std::collections::HashSet::new();
         out.retain(|r| seen.insert(r.unit.id.clone()));
         Ok((out, superseded))

@@ -359,7 +359,7 @@ pub fn extract(message: &Message, earlier: &[Extracted]) -> Vec<Extracted> {
             {
                 let shape = value_shape(&v);
                 let all = earlier.iter().chain(out.iter());
-                if let Some(prev) = all.filter(|f| value_shape(&f.value) == shape).last() {
+                if let Some(prev) = all.rev().find(|f| value_shape(&f.value) == shape) {
                     let subject = prev.subject.clone();
                     out.push(Extracted {
                         subject,
