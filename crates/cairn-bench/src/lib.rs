@@ -1,7 +1,7 @@
 //! The benchmark harness of Cairn (`cairn bench ...`).
 //!
 //! This crate owns the benchmark *protocols* (how a dataset is fed to a memory and
-//! questioned: LongMemEval, LoCoMo), the retrieval *metrics* (exact definitions in
+//! questioned: LongMemEval, LoCoMo, FriendsQA), the retrieval *metrics* (exact definitions in
 //! [`metrics::DEFINITIONS`], written into every run's METHODOLOGY.md), and the *reports*
 //! (`results.jsonl`, `summary.json`, `summary.md`, `METHODOLOGY.md`, comparison tables).
 //!
@@ -29,6 +29,7 @@
 
 pub mod download;
 pub mod env;
+mod friendsqa;
 mod locomo;
 mod longmemeval;
 pub mod metrics;
@@ -36,6 +37,7 @@ mod protocol;
 pub mod record;
 pub mod summary;
 
+pub use friendsqa::question_word as friendsqa_question_word;
 pub use locomo::question_id as locomo_question_id;
 pub use protocol::{request_stop, space_name, ConfigRow, RunMeta};
 pub use summary::Summary;
@@ -52,6 +54,10 @@ pub enum BenchCommand {
     /// LoCoMo: one space per conversation, every question recalled; turn-level
     /// (dia_id) and session-level metrics per category.
     Locomo(LocomoArgs),
+    /// FriendsQA: every scene streamed as group chat (a day per episode) into one space,
+    /// then every question recalled against the whole history; utterance- and
+    /// scene-level metrics per question word.
+    Friendsqa(RunArgs),
     /// Print a markdown table comparing finished runs (folders holding summary.json).
     Report {
         #[arg(required = true, value_name = "RUN_DIR")]
@@ -162,6 +168,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     match cmd {
         BenchCommand::Longmemeval(args) => longmemeval::run(&args),
         BenchCommand::Locomo(args) => locomo::run(&args),
+        BenchCommand::Friendsqa(args) => friendsqa::run(&args),
         BenchCommand::Report { runs } => {
             print!("{}", summary::compare(&runs)?);
             Ok(())

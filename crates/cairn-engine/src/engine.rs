@@ -782,10 +782,13 @@ impl Engine {
         opts: &RecallOptions,
     ) -> Result<(Vec<Ranked>, HashMap<String, String>), EngineError> {
         let mut superseded = HashMap::new();
-        let facts = self.facts(space, opts.as_of)?;
-        if facts.is_empty() {
+        // Hits far below the cut cannot reach the context; only the window that can is
+        // resolved.
+        let window = opts.top_k * 2;
+        if !self.any_states_a_fact(space, &ranked[..window.min(ranked.len())])? {
             return Ok((ranked, superseded));
         }
+        let facts = self.facts(space, opts.as_of)?;
         let mut stated_in: HashMap<(&str, &str), Vec<&Unit>> = HashMap::new();
         for f in &facts {
             if let (Some(s), Some(m)) = (
@@ -795,9 +798,6 @@ impl Engine {
                 stated_in.entry((s, m.as_str())).or_default().push(f);
             }
         }
-        // Hits far below the cut cannot reach the context; only the window that can is
-        // resolved.
-        let window = opts.top_k * 2;
         let shown = |out: &[Ranked], f: &Unit| {
             out.iter().any(|o| {
                 o.unit.provenance.session_id == f.provenance.session_id
@@ -857,6 +857,24 @@ impl Engine {
         let mut seen = std::collections::HashSet::new();
         out.retain(|r| seen.insert(r.unit.id.clone()));
         Ok((out, superseded))
+    }
+
+    /// Whether any of `hits` is or contains a message that states a fact: a point lookup
+    /// of the first fact id each message would have, so recall reads the space's facts
+    /// only when they matter.
+    fn any_states_a_fact(&self, space: &SpaceId, hits: &[Ranked]) -> Result<bool, EngineError> {
+        let mut ids = Vec::new();
+        for r in hits {
+            if r.unit.kind == UnitKind::Fact {
+                return Ok(true);
+            }
+            if let Some(sid) = &r.unit.provenance.session_id {
+                for m in &r.unit.provenance.message_ids {
+                    ids.push(facts::first_fact_id(sid, m));
+                }
+            }
+        }
+        Ok(!self.b.records.units(space, &ids)?.is_empty())
     }
 
     /// Profiles of the people a question is about (named in it, or given as `speakers`),

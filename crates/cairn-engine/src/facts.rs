@@ -388,6 +388,15 @@ fn value_shape(v: &str) -> u8 {
     }
 }
 
+/// The id of the first fact a message states, if it states any.
+pub fn first_fact_id(session: &str, message: &str) -> String {
+    fact_id(session, message, 0)
+}
+
+fn fact_id(session: &str, message: &str, n: usize) -> String {
+    format!("fact:{session}:{message}:{n}")
+}
+
 /// Fact units of a session: one per fact stated, citing its message.
 pub fn fact_units(space: &SpaceId, s: &SessionInput, recorded_at: Timestamp) -> Vec<Unit> {
     let mut earlier: Vec<Extracted> = Vec::new();
@@ -401,7 +410,7 @@ pub fn fact_units(space: &SpaceId, s: &SessionInput, recorded_at: Timestamp) -> 
         for (n, f) in found.iter().enumerate() {
             let key = subject_key(&f.subject);
             units.push(Unit {
-                id: format!("fact:{}:{}:{n}", s.id, m.id),
+                id: fact_id(&s.id, &m.id, n),
                 space: space.clone(),
                 kind: UnitKind::Fact,
                 text: format!("{}: {}", m.speaker_name(), f.sentence),

@@ -11,25 +11,26 @@
 //! The key really is `utterances:` with a colon (`utterances` is accepted too). A title is
 //! season, episode and scene. Paragraphs of one scene are concatenated.
 //!
-//! The transcript has no timestamps. Mapping onto the group-chat protocol
-//! ([`friendsqa_sessions`]), meant for all scenes of a split in one space:
-//! - one session per scene: session id = group = the title
-//!   (metadata `{"season", "episode", "scene"}`);
+//! The transcript has no timestamps. Mapping onto group-chat messages
+//! ([`friendsqa_group_days`]), meant for all scenes of a split in one space, ingested a
+//! day at a time:
+//! - one group conversation per scene: group = the title, so the scene becomes the
+//!   session `<title>/<day>` ([`scene_session_id`]);
 //! - one day per episode: episodes are numbered 0, 1, 2, ... in (season, episode) order
 //!   over the scenes given, and episode `k` happens on [`BASE_DATE`] + `k` days; scene
-//!   `cNN` of an episode starts `NN` minutes after midnight, so scene order is time order;
-//!   messages inherit the scene's time;
+//!   `cNN` of an episode starts `NN` minutes after midnight and its `i`-th utterance is
+//!   said `i` seconds later, so scene order is time order;
 //! - message id = `uid`; speaker = the speakers joined with `", "` (the list is also kept
 //!   as metadata `{"speakers": [...]}` when there are several); `#NOTE#` (a scene
-//!   description) becomes the speaker `narration`; no role;
+//!   description) becomes the speaker `narration`;
 //! - utterances with empty text are skipped and counted.
 //!
 //! Evidence of a question is the scene title plus the `utterance_id` of its answers, i.e.
-//! (session id, message id) in the sessions above.
+//! (session id, message id) once ingested.
 use crate::error::FormatError;
 use crate::fields;
 use crate::io::read_text_file;
-use cairn_core::{InputError, Message, SessionInput, Timestamp};
+use cairn_core::{GroupMessage, InputError, Timestamp};
 use chrono::{Duration, NaiveDate, TimeZone, Utc};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -223,19 +224,33 @@ pub fn load_friendsqa(path: impl AsRef<Path>) -> Result<Vec<FriendsScene>, Forma
     Ok(scenes)
 }
 
-/// Scenes mapped onto sessions (see the module docs).
+/// Scenes mapped onto group-chat days (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FriendsHistory {
-    /// Validated sessions, in time order.
-    pub sessions: Vec<SessionInput>,
+    /// Each episode's day with the messages of all its scenes, in time order.
+    pub days: Vec<(NaiveDate, Vec<GroupMessage>)>,
     /// Utterances left out because their text is empty.
     pub skipped_empty_utterances: usize,
     /// The day given to each episode: `(season, episode) -> day`.
     pub episode_days: BTreeMap<(u32, u32), NaiveDate>,
 }
 
-/// Map scenes onto dated group sessions, one day per episode (see the module docs).
-pub fn friendsqa_sessions(scenes: &[FriendsScene]) -> Result<FriendsHistory, InputError> {
+impl FriendsHistory {
+    /// The session a scene becomes once ingested (`None` for a scene not in the history).
+    pub fn session_of(&self, scene: &FriendsScene) -> Option<String> {
+        self.episode_days
+            .get(&(scene.season, scene.episode))
+            .map(|day| scene_session_id(&scene.title, *day))
+    }
+}
+
+/// The session id of a scene ingested on `day`: `<title>/<YYYY-MM-DD>`.
+pub fn scene_session_id(title: &str, day: NaiveDate) -> String {
+    format!("{title}/{}", day.format("%Y-%m-%d"))
+}
+
+/// Maps scenes onto group-chat messages, one day per episode (see the module docs).
+pub fn friendsqa_group_days(scenes: &[FriendsScene]) -> Result<FriendsHistory, InputError> {
     let base = NaiveDate::from_ymd_opt(BASE_DATE.0, BASE_DATE.1, BASE_DATE.2)
         .ok_or_else(|| InputError::new("BASE_DATE", "not a date"))?;
     let mut episode_days = BTreeMap::new();
@@ -248,15 +263,20 @@ pub fn friendsqa_sessions(scenes: &[FriendsScene]) -> Result<FriendsHistory, Inp
     let mut order: Vec<&FriendsScene> = scenes.iter().collect();
     order.sort_by_key(|s| (s.season, s.episode, s.scene));
 
-    let mut sessions = Vec::with_capacity(order.len());
+    let mut days: Vec<(NaiveDate, Vec<GroupMessage>)> = Vec::new();
     let mut skipped = 0;
     for s in order {
         let rec = s.record();
         let day = episode_days[&(s.season, s.episode)];
         let start: Timestamp = Utc.from_utc_datetime(&day.and_time(chrono::NaiveTime::MIN))
             + Duration::minutes(i64::from(s.scene));
-        let mut messages = Vec::with_capacity(s.utterances.len());
-        for u in &s.utterances {
+        if days.last().is_none_or(|(d, _)| *d != day) {
+            days.push((day, Vec::new()));
+        }
+        let Some((_, messages)) = days.last_mut() else {
+            continue;
+        };
+        for (i, u) in s.utterances.iter().enumerate() {
             if u.utterance.trim().is_empty() {
                 skipped += 1;
                 continue;
@@ -272,33 +292,26 @@ pub fn friendsqa_sessions(scenes: &[FriendsScene]) -> Result<FriendsHistory, Inp
                 .iter()
                 .map(|n| if n == "#NOTE#" { NARRATION } else { n.as_str() })
                 .collect();
-            messages.push(Message {
-                id: u.uid.to_string(),
-                role: None,
-                speaker: Some(names.join(", ")),
+            let m = GroupMessage {
+                id: Some(u.uid.to_string()),
+                speaker: names.join(", "),
+                group: s.title.clone(),
+                time: start + Duration::seconds(i as i64),
                 text: u.utterance.clone(),
-                occurred_at: None,
                 metadata: if u.speakers.len() > 1 {
                     json!({ "speakers": u.speakers })
                 } else {
                     Value::Null
                 },
-            });
+            };
+            m.validate(messages.len())
+                .map_err(|e| InputError::new(format!("{rec} utterance uid {}", u.uid), e.to_string()))?;
+            messages.push(m);
         }
-        if messages.is_empty() {
-            continue;
-        }
-        let session = SessionInput {
-            id: s.title.clone(),
-            occurred_at: Some(start),
-            group: Some(s.title.clone()),
-            messages,
-            metadata: json!({"season": s.season, "episode": s.episode, "scene": s.scene}),
-        };
-        sessions.push(session.validate()?);
     }
+    days.retain(|(_, m)| !m.is_empty());
     Ok(FriendsHistory {
-        sessions,
+        days,
         skipped_empty_utterances: skipped,
         episode_days,
     })
@@ -350,30 +363,30 @@ mod tests {
         let scenes = load(good()).unwrap();
         let titles: Vec<_> = scenes.iter().map(|s| s.title.as_str()).collect();
         assert_eq!(titles, ["s01_e23_c02", "s01_e23_c06", "s02_e24_c03"]);
-        let h = friendsqa_sessions(&scenes).unwrap();
+        let h = friendsqa_group_days(&scenes).unwrap();
         assert_eq!(h.skipped_empty_utterances, 1);
-        let times: Vec<_> = h
-            .sessions
-            .iter()
-            .map(|s| s.occurred_at.unwrap().to_rfc3339())
-            .collect();
+        assert_eq!(h.days.len(), 2, "one day per episode");
+        let (day, msgs) = &h.days[0];
+        assert_eq!(day.to_string(), "2000-01-01");
+        let times: Vec<_> = msgs.iter().map(|m| m.time.to_rfc3339()).collect();
         assert_eq!(
             times,
             [
                 "2000-01-01T00:02:00+00:00",
                 "2000-01-01T00:06:00+00:00",
-                "2000-01-02T00:03:00+00:00"
+                "2000-01-01T00:06:01+00:00"
             ]
         );
-        let s = &h.sessions[1];
-        assert_eq!(s.group.as_deref(), Some("s01_e23_c06"));
-        assert_eq!(s.messages[0].speaker.as_deref(), Some(NARRATION));
+        assert_eq!(msgs[1].group, "s01_e23_c06");
+        assert_eq!(msgs[1].speaker, NARRATION);
+        assert_eq!(msgs[2].speaker, "Ross Geller, Susan Bunch");
+        assert_eq!(msgs[2].id.as_deref(), Some("1"));
+        assert_eq!(msgs[2].session_id(), "s01_e23_c06/2000-01-01");
         assert_eq!(
-            s.messages[1].speaker.as_deref(),
-            Some("Ross Geller, Susan Bunch")
+            h.session_of(&scenes[1]).as_deref(),
+            Some("s01_e23_c06/2000-01-01")
         );
-        assert_eq!(s.messages[1].id, "1");
-        assert_eq!(s.messages.len(), 2);
+        assert_eq!(h.days[1].1[0].time.to_rfc3339(), "2000-01-02T00:03:00+00:00");
         let q = &scenes[1].questions[0];
         assert_eq!(
             scenes[1].evidence_turns(q).into_iter().collect::<Vec<_>>(),

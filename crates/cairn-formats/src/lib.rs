@@ -34,7 +34,7 @@ pub use evermembench::{
     load_evermem_dialogue, load_evermem_qa, read_group_messages_jsonl, EverDay, EverQuestion,
 };
 pub use friendsqa::{
-    friendsqa_sessions, load_friendsqa, FriendsAnswer, FriendsHistory, FriendsQuestion,
+    friendsqa_group_days, load_friendsqa, scene_session_id, FriendsAnswer, FriendsHistory, FriendsQuestion,
     FriendsScene, FriendsUtterance,
 };
 pub use io::{open_reader, read_bytes, read_json_file, read_text_file, sha256_file};

@@ -2,7 +2,7 @@
 //! `<workspace root>/../shared/data`; each test is skipped, with a message, when its file is
 //! absent. Run with `--nocapture` to see the statistics.
 use cairn_formats::{
-    friendsqa_sessions, load_friendsqa, load_locomo, load_longmemeval, sha256_file,
+    friendsqa_group_days, load_friendsqa, load_locomo, load_longmemeval, sha256_file,
     DuplicateResolution,
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -255,33 +255,34 @@ fn friendsqa_dev() {
         return;
     };
     let scenes = load_friendsqa(&path).unwrap_or_else(|e| panic!("{e}"));
-    let h = friendsqa_sessions(&scenes).unwrap_or_else(|e| panic!("{e}"));
-    let utterances: usize = h.sessions.iter().map(|s| s.messages.len()).sum();
+    let h = friendsqa_group_days(&scenes).unwrap_or_else(|e| panic!("{e}"));
+    let messages: Vec<&cairn_core::GroupMessage> = h.days.iter().flat_map(|d| &d.1).collect();
+    let utterances = messages.len();
     let questions: usize = scenes.iter().map(|s| s.questions.len()).sum();
-    let narration = h
-        .sessions
+    let narration = messages.iter().filter(|m| m.speaker == "narration").count();
+    let held: std::collections::HashSet<(String, String)> = messages
         .iter()
-        .flat_map(|s| &s.messages)
-        .filter(|m| m.speaker.as_deref() == Some("narration"))
-        .count();
+        .map(|m| (m.group.clone(), m.id.clone().unwrap_or_default()))
+        .collect();
     for s in &scenes {
         for q in &s.questions {
-            for (sid, mid) in s.evidence_turns(q) {
-                let sess = h.sessions.iter().find(|x| x.id == sid).expect("scene");
-                assert!(sess.messages.iter().any(|m| m.id == mid), "{} {mid}", q.id);
+            for ev in s.evidence_turns(q) {
+                assert!(held.contains(&ev), "{} {ev:?}", q.id);
             }
         }
     }
+    let scenes_held: std::collections::HashSet<&str> =
+        messages.iter().map(|m| m.group.as_str()).collect();
     println!(
         "friendsqa_dev: {} scenes, {} episodes (days {:?} .. {:?}), {utterances} utterances \
          ({narration} narration), {} empty skipped, {questions} questions",
-        h.sessions.len(),
+        scenes_held.len(),
         h.episode_days.len(),
         h.episode_days.values().next(),
         h.episode_days.values().last(),
         h.skipped_empty_utterances
     );
-    assert_eq!(h.sessions.len(), 136);
+    assert_eq!(scenes_held.len(), 136);
     assert_eq!(utterances, 2847);
     assert_eq!(questions, 1182);
 }
