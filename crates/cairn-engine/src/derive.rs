@@ -65,14 +65,14 @@ pub fn derive_session_units(
     for (pos, m) in session.messages.iter().enumerate() {
         let mut turn = turn_unit(space, session, pos, m, recorded_at);
         // In user/assistant chats every round is disjoint, so a turn has one container.
-        // Overlapping speaker rounds would make the choice arbitrary: there a turn stands
-        // on its own.
-        if has_roles {
-            turn.part_of = rounds
-                .iter()
-                .position(|&(a, b)| a <= pos && pos < b)
-                .map(|i| round_units[i].id.clone());
+        // Speaker rounds overlap: a line belongs to the round it opens (the line with its
+        // answer), which is how a reader needs to see it.
+        turn.part_of = if has_roles {
+            rounds.iter().position(|&(a, b)| a <= pos && pos < b)
+        } else {
+            rounds.iter().position(|&(a, _)| a == pos)
         }
+        .map(|i| round_units[i].id.clone());
         units.push(turn);
     }
     units.extend(round_units);
@@ -283,7 +283,7 @@ fn round_unit(
     let (key, embed_text) = if lead.role.is_some() {
         (lead.text.clone(), lead.text.clone())
     } else {
-        (text.clone(), speaker_line(lead))
+        (text.clone(), text.clone())
     };
     Unit {
         id: format!("round:{}:{}", s.id, lead.id),
