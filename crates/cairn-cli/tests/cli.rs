@@ -236,3 +236,52 @@ fn bench_subcommands_parse_beside_the_global_flags() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("--config <CONFIG>"));
 }
+
+#[test]
+fn group_chat_history_and_profile_through_the_cli() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    if !model_installed(&dir) {
+        return;
+    }
+    let file = tmp.path().join("chat.jsonl");
+    let lines = [
+        r#"{"speaker": "Maya", "group": "Atlas", "time": "2025-03-03 09:00", "text": "The budget for Project Atlas is $120,000."}"#,
+        r#"{"speaker": "Priya", "group": "Atlas", "time": "2025-03-03 09:05", "text": "I'm the finance director, please send the breakdown."}"#,
+        r#"{"speaker": "Maya", "group": "Atlas", "time": "2025-03-10 14:00", "text": "Update: the Atlas budget has been cut to $100,000."}"#,
+    ];
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let r = json(
+        cairn(&dir)
+            .args(["--json", "ingest", "--space", "team"])
+            .arg(&file),
+    );
+    assert_eq!(r["report"]["messages_added"], 3);
+    assert_eq!(r["report"]["sessions"], 2, "one session per group and day");
+    let h = json(cairn(&dir).args(["--json", "history", "--space", "team", "Atlas budget"]));
+    let values: Vec<&str> = h["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(values, ["$120,000", "$100,000"]);
+    let early = json(cairn(&dir).args([
+        "--json",
+        "history",
+        "--space",
+        "team",
+        "Atlas budget",
+        "--as-of",
+        "2025-03-05",
+    ]));
+    assert_eq!(early["versions"].as_array().unwrap().len(), 1);
+    let p = json(cairn(&dir).args(["--json", "profile", "--space", "team", "Priya"]));
+    assert_eq!(p["roles"][0]["what"], "finance director");
+    let out = cairn(&dir)
+        .args(["history", "--space", "team", "launch date"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no fact about"));
+}

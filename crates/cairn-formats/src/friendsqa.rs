@@ -304,8 +304,9 @@ pub fn friendsqa_group_days(scenes: &[FriendsScene]) -> Result<FriendsHistory, I
                     Value::Null
                 },
             };
-            m.validate(messages.len())
-                .map_err(|e| InputError::new(format!("{rec} utterance uid {}", u.uid), e.to_string()))?;
+            m.validate(messages.len()).map_err(|e| {
+                InputError::new(format!("{rec} utterance uid {}", u.uid), e.to_string())
+            })?;
             messages.push(m);
         }
     }
@@ -386,7 +387,10 @@ mod tests {
             h.session_of(&scenes[1]).as_deref(),
             Some("s01_e23_c06/2000-01-01")
         );
-        assert_eq!(h.days[1].1[0].time.to_rfc3339(), "2000-01-02T00:03:00+00:00");
+        assert_eq!(
+            h.days[1].1[0].time.to_rfc3339(),
+            "2000-01-02T00:03:00+00:00"
+        );
         let q = &scenes[1].questions[0];
         assert_eq!(
             scenes[1].evidence_turns(q).into_iter().collect::<Vec<_>>(),

@@ -34,8 +34,8 @@ pub use evermembench::{
     load_evermem_dialogue, load_evermem_qa, read_group_messages_jsonl, EverDay, EverQuestion,
 };
 pub use friendsqa::{
-    friendsqa_group_days, load_friendsqa, scene_session_id, FriendsAnswer, FriendsHistory, FriendsQuestion,
-    FriendsScene, FriendsUtterance,
+    friendsqa_group_days, load_friendsqa, scene_session_id, FriendsAnswer, FriendsHistory,
+    FriendsQuestion, FriendsScene, FriendsUtterance,
 };
 pub use io::{open_reader, read_bytes, read_json_file, read_text_file, sha256_file};
 pub use jsonl::{open_sessions_jsonl, parse_session_line, read_sessions_jsonl, SessionLines};
