@@ -7,6 +7,7 @@
 //! no other Cairn crate.
 
 pub mod error;
+pub mod filter;
 pub mod ids;
 pub mod recall;
 pub mod source;
@@ -15,6 +16,7 @@ pub mod traits;
 pub mod unit;
 
 pub use error::{CoreError, InputError};
+pub use filter::Filter;
 pub use ids::SpaceId;
 pub use recall::{Format, Hit, Recall, RecallOptions, Timings};
 pub use source::{Message, Role, SessionInput, SessionRecord};
