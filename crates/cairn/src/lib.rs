@@ -19,12 +19,16 @@
 //! owns the public Rust API and its error type; it must not hold logic of its own beyond
 //! wiring, configuration and (de)serialization of the export format.
 
+mod browse;
 mod error;
 mod memory;
 
+/// Metadata filter expressions (see [`cairn_core::filter`]).
+pub use cairn_core::filter;
 pub use cairn_core::{
     time::parse_timestamp, Format, Hit, InputError, Message, Recall, RecallOptions, Role,
-    SessionInput, SessionRecord, SpaceId, SpaceStats, Timestamp, Timings, Unit, UnitKind,
+    SessionInput, SessionRecord, SpaceId, SpaceStats, StoreError, Timestamp, Timings, Unit,
+    UnitKind,
 };
 pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
 pub use cairn_engine::{CheckReport, EngineConfig, IngestReport, RankConfig};
