@@ -83,6 +83,9 @@ pub struct LoadArgs {
     pub seed_messages: usize,
     #[arg(long, default_value_t = 5)]
     pub top_k: usize,
+    /// Make every query unique (no query embedding comes from the cache).
+    #[arg(long)]
+    pub fresh_queries: bool,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -241,6 +244,7 @@ pub fn load(args: &LoadArgs, json: bool) -> Result<()> {
         duration: Duration::from_secs(args.duration),
         seed_messages: args.seed_messages,
         top_k: args.top_k,
+        fresh_queries: args.fresh_queries,
     })?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -249,10 +253,11 @@ pub fn load(args: &LoadArgs, json: bool) -> Result<()> {
             println!("seeded in {:.1}s", report.seed_seconds);
         }
         println!(
-            "recall on {:?} ({} messages), {} clients, {:.1}s: {} requests, {} errors, {:.1} req/s, p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            "recall on {:?} ({} messages), {} clients{}, {:.1}s: {} requests, {} errors, {:.1} req/s, p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
             report.space,
             report.messages_in_space,
             report.concurrency,
+            if report.fresh_queries { ", fresh queries" } else { "" },
             report.seconds,
             report.requests,
             report.errors,

@@ -18,6 +18,9 @@ pub struct LoadOptions {
     /// Messages to ingest before measuring (0: use the space as it is).
     pub seed_messages: usize,
     pub top_k: usize,
+    /// Make every query text unique, so none is served from the embedding cache (the
+    /// query set is otherwise 256 texts, embedded once each).
+    pub fresh_queries: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -25,6 +28,7 @@ pub struct LoadReport {
     pub space: String,
     pub messages_in_space: u64,
     pub concurrency: usize,
+    pub fresh_queries: bool,
     pub seconds: f64,
     pub requests: usize,
     pub errors: usize,
@@ -212,7 +216,11 @@ pub fn run(opts: &LoadOptions) -> Result<LoadReport, ServerError> {
                     let mut errors = 0;
                     let mut i = c * 17;
                     while Instant::now() < deadline {
-                        let q = &qs[i % qs.len()];
+                        let q = if opts.fresh_queries {
+                            format!("{} {c}x{i}", qs[i % qs.len()])
+                        } else {
+                            qs[i % qs.len()].clone()
+                        };
                         i += 1;
                         let t = Instant::now();
                         match post(&a, url, key, &json!({"query": q, "top_k": opts.top_k})) {
@@ -240,6 +248,7 @@ pub fn run(opts: &LoadOptions) -> Result<LoadReport, ServerError> {
         space: opts.space.clone(),
         messages_in_space,
         concurrency: opts.concurrency,
+        fresh_queries: opts.fresh_queries,
         seconds,
         requests: lat.len(),
         errors,
