@@ -25,8 +25,8 @@ impl Memory {
         Ok(self.records.get_session(&sp, id)?)
     }
 
-    /// Every unit of a space, in a stable order (by session ingest order is not kept by
-    /// the store, so by occurrence time, then id): the basis of paginated listings.
+    /// Every unit of a space, ordered by occurrence time, session, position and id: a
+    /// stable order, so offset pages do not shuffle between requests.
     pub fn space_units(&self, space_name: &str) -> Result<Vec<Unit>, Error> {
         let sp = self.require(space_name)?;
         let mut units = self.records.space_units(&sp)?;
