@@ -3,6 +3,7 @@
 
 mod config;
 mod ingest;
+mod server;
 
 use anyhow::{bail, Context, Result};
 use cairn::{Format, Memory, RecallOptions, UnitKind};
@@ -111,6 +112,15 @@ enum Command {
         #[arg(long)]
         rebuild: bool,
     },
+    /// Serve the HTTP API (/v1) and the MCP endpoint (/mcp).
+    Serve(server::ServeArgs),
+    /// Serve the MCP tools on stdin/stdout (for a local agent).
+    Mcp(server::McpArgs),
+    /// Manage API keys of the server (stored hashed in the data directory).
+    #[command(subcommand)]
+    Keys(server::KeysCommand),
+    /// Measure recall throughput and latency of a running server.
+    Load(server::LoadArgs),
     /// Benchmarks (LongMemEval, LoCoMo) and their reports.
     #[command(subcommand)]
     Bench(cairn_bench::BenchCommand),
@@ -148,6 +158,10 @@ fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
 fn run(cli: Cli) -> Result<()> {
     match &cli.command {
         Command::Bench(cmd) => cairn_bench::run(cmd.clone()),
+        Command::Serve(args) => server::serve(open(&cli)?, args),
+        Command::Mcp(args) => server::mcp(open(&cli)?, args),
+        Command::Keys(cmd) => server::keys(&cli.dir, cmd, cli.json),
+        Command::Load(args) => server::load(args, cli.json),
         Command::Ingest(args) => ingest::run(&open(&cli)?, args, cli.json),
         Command::Recall {
             space,

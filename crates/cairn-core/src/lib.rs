@@ -8,6 +8,7 @@
 
 pub mod error;
 pub mod fact;
+pub mod filter;
 pub mod group;
 pub mod ids;
 pub mod profile;
@@ -19,6 +20,7 @@ pub mod unit;
 
 pub use error::{CoreError, InputError};
 pub use fact::{FactDetail, FactHistory, FactVersion};
+pub use filter::Filter;
 pub use group::GroupMessage;
 pub use ids::SpaceId;
 pub use profile::{Evidence, SpeakerProfile, SpeakerStats, Style};

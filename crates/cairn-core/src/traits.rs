@@ -130,6 +130,8 @@ pub trait VectorIndex: Send + Sync {
 pub trait EmbeddingCache: Send + Sync {
     fn get(&self, model: &str, keys: &[[u8; 32]]) -> Result<Vec<Option<Vec<f32>>>, StoreError>;
     fn put(&self, model: &str, items: &[([u8; 32], Vec<f32>)]) -> Result<(), StoreError>;
+    /// Drops entries (a forgotten source must leave no vector of its text behind).
+    fn remove(&self, model: &str, keys: &[[u8; 32]]) -> Result<(), StoreError>;
 }
 
 /// A sentence-embedding model.

@@ -23,6 +23,7 @@ mod rank;
 mod text;
 
 pub use derive::{derive_session_units, segment, DERIVE_VERSION};
+pub use embedding::cache_key;
 pub use engine::{CheckReport, Engine, EngineBackends, EngineConfig, EngineError, IngestReport};
 pub use pack::{pack, PackInput};
 pub use query::{analyze_query, QueryAnalysis, TimeRange};

@@ -49,4 +49,17 @@ impl EmbeddingCache for SqliteEmbeddingCache {
         }
         be(tx.commit())
     }
+
+    fn remove(&self, model: &str, keys: &[[u8; 32]]) -> Result<(), StoreError> {
+        let mut conn = self.db.lock();
+        let tx = be(conn.transaction())?;
+        {
+            let mut stmt =
+                be(tx.prepare_cached("DELETE FROM embeddings WHERE model=?1 AND key=?2"))?;
+            for k in keys {
+                be(stmt.execute(params![model, &k[..]]))?;
+            }
+        }
+        be(tx.commit())
+    }
 }

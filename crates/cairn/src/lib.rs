@@ -19,13 +19,16 @@
 //! owns the public Rust API and its error type; it must not hold logic of its own beyond
 //! wiring, configuration and (de)serialization of the export format.
 
+mod browse;
 mod error;
 mod memory;
 
+/// Metadata filter expressions (see [`cairn_core::filter`]).
+pub use cairn_core::filter;
 pub use cairn_core::{
     time::parse_timestamp, Evidence, FactHistory, FactVersion, Format, GroupMessage, Hit,
     InputError, Message, Recall, RecallOptions, Role, SessionInput, SessionRecord, SpaceId,
-    SpaceStats, SpeakerProfile, Style, Timestamp, Timings, Unit, UnitDetail, UnitKind,
+    SpaceStats, SpeakerProfile, StoreError, Style, Timestamp, Timings, Unit, UnitDetail, UnitKind,
 };
 pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
 pub use cairn_engine::{CheckReport, EngineConfig, IngestReport, RankConfig};

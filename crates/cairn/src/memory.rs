@@ -1,7 +1,7 @@
 use crate::Error;
 use cairn_core::{
-    Embedder, FactHistory, GroupMessage, InputError, Recall, RecallOptions, SessionInput,
-    SessionRecord, SpaceId, SpaceStats, SpeakerProfile, Timestamp,
+    Embedder, EmbeddingCache, FactHistory, GroupMessage, InputError, Recall, RecallOptions,
+    RecordStore, SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile, Timestamp,
 };
 use cairn_embed::{BertEmbedder, EmbedConfig};
 use cairn_engine::{CheckReport, Engine, EngineBackends, EngineConfig, IngestReport};
@@ -27,9 +27,13 @@ pub struct MemoryConfig {
 pub struct Memory {
     engine: Engine,
     dir: PathBuf,
+    /// Read access for browsing (see `browse.rs`) and the cache for purging on forget;
+    /// every write still goes through the engine.
+    pub(crate) records: Arc<dyn RecordStore>,
+    pub(crate) cache: Arc<dyn EmbeddingCache>,
 }
 
-fn space(name: &str) -> Result<SpaceId, Error> {
+pub(crate) fn space(name: &str) -> Result<SpaceId, Error> {
     Ok(SpaceId::new(name)?)
 }
 
@@ -56,18 +60,24 @@ impl Memory {
             .embedding_cache
             .clone()
             .unwrap_or_else(|| EmbeddedStore::default_cache_path(&dir));
-        let cache = Arc::new(SqliteEmbeddingCache::open(&cache_path)?);
+        let cache: Arc<dyn EmbeddingCache> = Arc::new(SqliteEmbeddingCache::open(&cache_path)?);
+        let records: Arc<dyn RecordStore> = store.records;
         let engine = Engine::open(
             EngineBackends {
-                records: store.records,
+                records: records.clone(),
                 text: store.text,
                 vectors: store.vectors,
                 embedder,
-                cache,
+                cache: cache.clone(),
             },
             config.engine,
         )?;
-        Ok(Self { engine, dir })
+        Ok(Self {
+            engine,
+            dir,
+            records,
+            cache,
+        })
     }
 
     pub fn dir(&self) -> &Path {
@@ -152,9 +162,14 @@ impl Memory {
         Ok(self.engine.recall(&space(space_name)?, query, options)?)
     }
 
-    /// Forgets a session (record, units, vectors, index entries); returns units removed.
+    /// Forgets a session (record, units, vectors, index entries, cached vectors of its
+    /// text); returns units removed.
     pub fn forget_session(&self, space_name: &str, session: &str) -> Result<usize, Error> {
-        Ok(self.engine.forget_session(&space(space_name)?, session)?)
+        let sp = space(space_name)?;
+        let before = self.embed_keys(self.records.session_units(&sp, session)?);
+        let removed = self.engine.forget_session(&sp, session)?;
+        self.purge_cache(before, &sp, Some(session))?;
+        Ok(removed)
     }
 
     /// Forgets one message of a session; the session's units are derived again.
@@ -164,14 +179,57 @@ impl Memory {
         session: &str,
         message: &str,
     ) -> Result<usize, Error> {
-        Ok(self
-            .engine
-            .forget_message(&space(space_name)?, session, message)?)
+        let sp = space(space_name)?;
+        let before = self.embed_keys(self.records.session_units(&sp, session)?);
+        let removed = self.engine.forget_message(&sp, session, message)?;
+        self.purge_cache(before, &sp, Some(session))?;
+        Ok(removed)
     }
 
     /// Forgets a whole space; false if it did not exist.
     pub fn forget_space(&self, space_name: &str) -> Result<bool, Error> {
-        Ok(self.engine.drop_space(&space(space_name)?)?)
+        let sp = space(space_name)?;
+        let before = if self.records.space_exists(&sp)? {
+            self.embed_keys(self.records.space_units(&sp)?)
+        } else {
+            Vec::new()
+        };
+        let existed = self.engine.drop_space(&sp)?;
+        self.purge_cache(before, &sp, None)?;
+        Ok(existed)
+    }
+
+    fn embed_keys(&self, units: Vec<cairn_core::Unit>) -> Vec<[u8; 32]> {
+        units
+            .iter()
+            .filter_map(|u| u.embed_text.as_deref())
+            .map(cairn_engine::cache_key)
+            .collect()
+    }
+
+    /// Drops cached vectors of text that a forget removed: `before` minus whatever the
+    /// session (re-derived after a message forget) still embeds. The cache is shared, so
+    /// another space holding the same text only pays one re-embedding, never loses data.
+    fn purge_cache(
+        &self,
+        before: Vec<[u8; 32]>,
+        sp: &SpaceId,
+        session: Option<&str>,
+    ) -> Result<(), Error> {
+        if before.is_empty() {
+            return Ok(());
+        }
+        let kept: std::collections::HashSet<[u8; 32]> = match session {
+            Some(s) => self
+                .embed_keys(self.records.session_units(sp, s)?)
+                .into_iter()
+                .collect(),
+            None => Default::default(),
+        };
+        let gone: Vec<[u8; 32]> = before.into_iter().filter(|k| !kept.contains(k)).collect();
+        Ok(self
+            .cache
+            .remove(self.engine.embedder().model_id(), &gone)?)
     }
 
     /// The sessions of a space exactly as ingested.

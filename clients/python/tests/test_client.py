@@ -1,0 +1,125 @@
+"""The client against a real server: every method, errors, key scoping, deletion."""
+
+import json
+
+import pytest
+
+from cairn_client import Cairn, CairnError, IngestReport, Recall
+
+
+def session(sid, text, reply, **metadata):
+    return {
+        "id": sid,
+        "date": "2024-03-01 09:30",
+        "metadata": metadata,
+        "messages": [{"role": "user", "text": text}, {"role": "assistant", "text": reply}],
+    }
+
+
+@pytest.fixture()
+def admin(server):
+    with Cairn(server["url"], api_key=server["admin"]) as c:
+        yield c
+
+
+def test_ingest_recall_list_and_forget(admin):
+    sp = "py-main"
+    assert admin.health()["status"] == "ok"
+    assert admin.ready()["status"] == "ready"
+    assert "/v1/spaces/{space}/recall" in admin.openapi()["paths"]
+    assert admin.create_space(sp) is True
+    assert admin.create_space(sp) is False
+    r = admin.ingest_session(sp, session("pets", "I adopted a grey cat named Luna.", "Lovely.", user_id="u1"))
+    assert isinstance(r, IngestReport) and r.messages_added == 2
+    r = admin.ingest_sessions(
+        sp,
+        [
+            session("trip", "I am flying to Kyoto in October.", "Enjoy the temples.", user_id="u2"),
+            session("work", "My manager is Ingrid.", "Noted.", user_id="u1"),
+        ],
+    )
+    assert r.sessions == 2
+    r = admin.add_messages(sp, "chat", [{"role": "user", "text": "My bike is a red Bianchi."}],
+                           metadata={"user_id": "u1"})
+    r = admin.add_messages(sp, "chat", [{"role": "assistant", "text": "Nice bike."}])
+    assert r.messages_added == 1
+
+    rec = admin.recall(sp, "grey cat Luna", top_k=2)
+    assert isinstance(rec, Recall)
+    assert rec.hits[0].session_id == "pets"
+    assert "Luna" in rec.context
+    rec = admin.recall(sp, "Kyoto cat manager bike", top_k=10, token_budget=400, format="raw",
+                       as_of="2030-01-01", kinds=["round"], filter={"user_id": "u1"})
+    assert rec.hits and all(h.session_id != "trip" for h in rec.hits)
+
+    assert sp in admin.spaces()
+    [st] = admin.stats(sp)
+    assert (st.sessions, st.messages) == (4, 8)
+    assert any(s.space == sp for s in admin.stats())
+    page = admin.sessions(sp, limit=3)
+    assert page.total == 4 and len(page.items) == 3 and page.next_offset == 3
+    assert admin.sessions(sp, filter={"user_id": "u1"}).total == 3
+    assert admin.session(sp, "chat")["session"]["messages"][1]["text"] == "Nice bike."
+    mem = admin.memories(sp, kind="round", session_id="pets")
+    assert mem.items and all(u["kind"] == "round" for u in mem.items)
+    uid = mem.items[0]["id"]
+    assert admin.memory(sp, uid)["provenance"]["session_id"] == "pets"
+
+    dump = admin.export(sp)
+    assert len(dump.splitlines()) == 4
+    moved = "".join(json.dumps({**json.loads(l), "space": "py-copy"}) + "\n" for l in dump.splitlines())
+    assert admin.import_("py-copy", moved).sessions == 4
+
+    assert admin.delete_memory(sp, uid)["session_id"] == "pets"
+    assert admin.forget_message(sp, "chat", "0") >= 0
+    assert admin.forget_session(sp, "work") > 0
+    rec = admin.recall(sp, "manager Ingrid", top_k=10)
+    assert "Ingrid" not in rec.context
+    admin.delete_space("py-copy")
+    assert "py-copy" not in admin.spaces()
+
+
+def test_errors_carry_code_status_and_field(admin):
+    with pytest.raises(CairnError) as e:
+        admin.recall("py-nobody", "anything")
+    assert (e.value.status, e.value.code) == (404, "space_not_found")
+    admin.create_space("py-err")
+    with pytest.raises(CairnError) as e:
+        admin.recall("py-err", "x", top_k=0)
+    assert e.value.code == "invalid_input" and e.value.field == "top_k"
+    with pytest.raises(CairnError) as e:
+        admin.ingest_session("py-err", {"id": "s", "messages": [{"role": "user", "text": 5}]})
+    assert e.value.status == 422 and e.value.field == "messages[0].text"
+    with pytest.raises(CairnError) as e:
+        admin.recall("py-err", "x", filter={"score": {"near": 1}})
+    assert e.value.field == "filter.score.near"
+
+
+def test_a_key_sees_only_its_space(server):
+    key = server["make_key"]("py-a")
+    ro = server["make_key"]("py-a", read_only=True)
+    with Cairn(server["url"], api_key=server["admin"]) as admin:
+        admin.ingest_session("py-b", session("s", "The safe code is 4921.", "Stored."))
+    with Cairn(server["url"], api_key=key) as a:
+        a.ingest_session("py-a", session("s", "I like oolong tea.", "Nice."))
+        assert a.spaces() == ["py-a"]
+        for call in (
+            lambda: a.recall("py-b", "safe code"),
+            lambda: a.sessions("py-b"),
+            lambda: a.memories("py-b"),
+            lambda: a.export("py-b"),
+            lambda: a.stats("py-b"),
+            lambda: a.forget_session("py-b", "s"),
+        ):
+            with pytest.raises(CairnError) as e:
+                call()
+            assert (e.value.status, e.value.code) == (403, "forbidden")
+    with Cairn(server["url"], api_key=ro) as r:
+        assert "oolong" in r.recall("py-a", "tea").context
+        with pytest.raises(CairnError) as e:
+            r.add_messages("py-a", "s2", [{"role": "user", "text": "hi"}])
+        assert e.value.code == "read_only_key"
+    with Cairn(server["url"]) as anon:
+        with pytest.raises(CairnError) as e:
+            anon.spaces()
+        assert e.value.status == 401

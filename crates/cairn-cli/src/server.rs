@@ -1,0 +1,272 @@
+//! `cairn serve`, `cairn mcp`, `cairn keys`, `cairn load`: flags in, `cairn-server` calls out.
+use anyhow::{bail, Context, Result};
+use cairn::Memory;
+use cairn_server::{AppState, AuthMode, KeyStore, Limits, ServerConfig};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Loopback by default: put a TLS reverse proxy in front to
+    /// expose it.
+    #[arg(long, env = "CAIRN_BIND", default_value = "127.0.0.1:7700")]
+    pub bind: SocketAddr,
+    /// Admin key: sees and writes every space (at least 24 characters).
+    #[arg(long, env = "CAIRN_ADMIN_KEY", hide_env_values = true)]
+    pub admin_key: Option<String>,
+    /// Accept requests without a key (every caller is admin). Refused unless bound to a
+    /// loopback address.
+    #[arg(long)]
+    pub no_auth: bool,
+    /// Largest request body in bytes.
+    #[arg(long, default_value_t = Limits::default().max_body_bytes)]
+    pub max_body_bytes: usize,
+    /// Most sessions in one batch or import.
+    #[arg(long, default_value_t = Limits::default().max_batch_sessions)]
+    pub max_batch_sessions: usize,
+    /// Longest message text (and query) in bytes.
+    #[arg(long, default_value_t = Limits::default().max_text_bytes)]
+    pub max_text_bytes: usize,
+    /// Host names the MCP endpoint accepts (DNS-rebinding protection). Default: the
+    /// loopback names when bound to loopback, any host otherwise.
+    #[arg(long = "allowed-host")]
+    pub allowed_hosts: Vec<String>,
+}
+
+#[derive(clap::Args)]
+pub struct McpArgs {
+    /// Space used when a tool call names none.
+    #[arg(long)]
+    pub space: Option<String>,
+}
+
+#[derive(clap::Subcommand)]
+pub enum KeysCommand {
+    /// Create a key; its token is printed once and never stored.
+    Create {
+        /// A space the key may use (repeat for several).
+        #[arg(long = "space", required = true)]
+        spaces: Vec<String>,
+        /// The key may read but not write.
+        #[arg(long)]
+        read_only: bool,
+        /// A note to tell keys apart.
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// List keys (never their tokens).
+    List,
+    /// Revoke a key by id; takes effect on the next request.
+    Revoke { id: String },
+}
+
+#[derive(clap::Args)]
+pub struct LoadArgs {
+    /// Base URL of a running `cairn serve`.
+    #[arg(long, default_value = "http://127.0.0.1:7700")]
+    pub url: String,
+    /// API key (an admin key, or one that may use --space).
+    #[arg(long, env = "CAIRN_API_KEY", hide_env_values = true)]
+    pub key: Option<String>,
+    #[arg(long, default_value = "load")]
+    pub space: String,
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 32)]
+    pub concurrency: usize,
+    /// Seconds to measure.
+    #[arg(long, default_value_t = 20)]
+    pub duration: u64,
+    /// Ingest this many synthetic messages first (0: measure the space as it is).
+    #[arg(long, default_value_t = 0)]
+    pub seed_messages: usize,
+    #[arg(long, default_value_t = 5)]
+    pub top_k: usize,
+    /// Make every query unique (no query embedding comes from the cache).
+    #[arg(long)]
+    pub fresh_queries: bool,
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutting down");
+}
+
+pub fn serve(memory: Memory, args: &ServeArgs) -> Result<()> {
+    let loopback = args.bind.ip().is_loopback();
+    let auth = if args.no_auth {
+        if !loopback {
+            bail!(
+                "--no-auth is only allowed on a loopback address (got {})",
+                args.bind
+            );
+        }
+        AuthMode::Disabled
+    } else {
+        AuthMode::Keys {
+            admin_key: args.admin_key.clone(),
+        }
+    };
+    let mcp_allowed_hosts = if !args.allowed_hosts.is_empty() {
+        Some(args.allowed_hosts.clone())
+    } else if loopback {
+        ServerConfig::default().mcp_allowed_hosts
+    } else {
+        None
+    };
+    let config = ServerConfig {
+        limits: Limits {
+            max_body_bytes: args.max_body_bytes,
+            max_batch_sessions: args.max_batch_sessions,
+            max_text_bytes: args.max_text_bytes,
+        },
+        auth,
+        mcp_allowed_hosts,
+    };
+    let state = AppState::new(Arc::new(memory), config)?;
+    if matches!(&state.config.auth, AuthMode::Keys { admin_key: None })
+        && state.keys.list()?.iter().all(|k| k.revoked_at.is_some())
+    {
+        eprintln!(
+            "warning: no API keys yet; create one with `cairn keys create --space NAME` or set CAIRN_ADMIN_KEY"
+        );
+    }
+    let rt = runtime()?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.bind)
+            .await
+            .with_context(|| format!("binding {}", args.bind))?;
+        let addr = listener.local_addr()?;
+        // The first stdout line is the address (tests and scripts bind port 0 and read it).
+        println!("cairn serve: listening on http://{addr}");
+        cairn_server::serve(listener, state.clone(), shutdown_signal()).await?;
+        anyhow::Ok(())
+    })?;
+    // Requests are done; closing the memory flushes its indexes.
+    drop(state);
+    Ok(())
+}
+
+pub fn mcp(memory: Memory, args: &McpArgs) -> Result<()> {
+    let state = AppState::new(
+        Arc::new(memory),
+        ServerConfig {
+            auth: AuthMode::Disabled,
+            ..Default::default()
+        },
+    )?;
+    runtime()?.block_on(cairn_server::serve_stdio(state, args.space.clone()))?;
+    Ok(())
+}
+
+pub fn keys(dir: &Path, cmd: &KeysCommand, json: bool) -> Result<()> {
+    let store = KeyStore::open(dir)?;
+    match cmd {
+        KeysCommand::Create {
+            spaces,
+            read_only,
+            label,
+        } => {
+            let k = store.create(spaces, *read_only, label.as_deref())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&k)?);
+            } else {
+                println!("{}", k.token);
+                eprintln!(
+                    "key {} for space(s) {}{}; the token above is shown only now",
+                    k.info.id,
+                    k.info.spaces.join(", "),
+                    if k.info.read_only { " (read-only)" } else { "" }
+                );
+            }
+        }
+        KeysCommand::List => {
+            let keys = store.list()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&keys)?);
+            } else {
+                for k in keys {
+                    println!(
+                        "{}  {}  {}{}{}",
+                        k.id,
+                        k.spaces.join(","),
+                        if k.read_only {
+                            "read-only"
+                        } else {
+                            "read-write"
+                        },
+                        k.label.map(|l| format!("  {l}")).unwrap_or_default(),
+                        k.revoked_at
+                            .map(|r| format!("  revoked {r}"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+        }
+        KeysCommand::Revoke { id } => {
+            if !store.revoke(id)? {
+                bail!("no live key with id {id:?}");
+            }
+            eprintln!("revoked {id}");
+        }
+    }
+    Ok(())
+}
+
+pub fn load(args: &LoadArgs, json: bool) -> Result<()> {
+    let report = cairn_server::load::run(&cairn_server::load::LoadOptions {
+        url: args.url.clone(),
+        key: args.key.clone(),
+        space: args.space.clone(),
+        concurrency: args.concurrency,
+        duration: Duration::from_secs(args.duration),
+        seed_messages: args.seed_messages,
+        top_k: args.top_k,
+        fresh_queries: args.fresh_queries,
+    })?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        if report.seed_seconds > 0.0 {
+            println!("seeded in {:.1}s", report.seed_seconds);
+        }
+        println!(
+            "recall on {:?} ({} messages), {} clients{}, {:.1}s: {} requests, {} errors, {:.1} req/s, p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            report.space,
+            report.messages_in_space,
+            report.concurrency,
+            if report.fresh_queries { ", fresh queries" } else { "" },
+            report.seconds,
+            report.requests,
+            report.errors,
+            report.requests_per_second,
+            report.p50_ms,
+            report.p90_ms,
+            report.p99_ms,
+            report.max_ms
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,230 @@
+//! `cairn serve`, `cairn keys`, `cairn load` and `cairn mcp` as processes: keys created
+//! while the server runs work at once and revoked ones stop at once; a real MCP client
+//! (rmcp) handshakes with `cairn mcp` over stdio and uses every tool.
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+fn cairn(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    c.arg("--dir").arg(dir).env_remove("CAIRN_ADMIN_KEY");
+    c
+}
+
+/// Starts `cairn serve` on a free port; None (SKIPPED) without the embedding model.
+fn serve(dir: &Path, extra: &[&str]) -> Option<(Child, String)> {
+    let mut child = cairn(dir)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    match line.trim().strip_prefix("cairn serve: listening on ") {
+        Some(url) => Some((child, url.to_string())),
+        None => {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            let _ = child.wait();
+            assert!(err.contains("embedding model"), "serve failed: {err}");
+            eprintln!("SKIPPED: {err}");
+            None
+        }
+    }
+}
+
+fn request(
+    method: &str,
+    url: &str,
+    key: Option<&str>,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let mut req = ureq::request(method, url);
+    if let Some(k) = key {
+        req = req.set("Authorization", &format!("Bearer {k}"));
+    }
+    let result = match body {
+        Some(b) => req
+            .set("Content-Type", "application/json")
+            .send_string(&b.to_string()),
+        None => req.call(),
+    };
+    let resp = match result {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("{url}: {e}"),
+    };
+    let status = resp.status();
+    let text = resp.into_string().unwrap();
+    (status, serde_json::from_str(&text).unwrap_or_default())
+}
+
+fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn serve_with_keys_made_and_revoked_while_running_and_the_load_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let Some((mut server, url)) = serve(&dir, &[]) else {
+        return;
+    };
+    let (status, body) = request("GET", &format!("{url}/v1/spaces"), None, None);
+    assert_eq!((status, body["code"].as_str()), (401, Some("unauthorized")));
+
+    let token = run_ok(cairn(&dir).args(["keys", "create", "--space", "a", "--label", "ci"]));
+    let token = token.trim();
+    assert!(token.starts_with("cairn_"), "{token}");
+    let session = serde_json::json!({"id": "s1", "messages": [
+        {"role": "user", "text": "My sister Noor lives in Tangier."},
+        {"role": "assistant", "text": "Tangier is lovely."}]});
+    let (status, _) = request(
+        "POST",
+        &format!("{url}/v1/spaces/a/sessions"),
+        Some(token),
+        Some(session),
+    );
+    assert_eq!(status, 200);
+    let (_, recall) = request(
+        "POST",
+        &format!("{url}/v1/spaces/a/recall"),
+        Some(token),
+        Some(serde_json::json!({"query": "Where does Noor live?"})),
+    );
+    assert!(recall["context"].as_str().unwrap().contains("Tangier"));
+
+    let load = run_ok(cairn(&dir).args([
+        "--json",
+        "load",
+        "--url",
+        &url,
+        "--key",
+        token,
+        "--space",
+        "a",
+        "--seed-messages",
+        "20",
+        "--concurrency",
+        "4",
+        "--duration",
+        "1",
+    ]));
+    let report: serde_json::Value = serde_json::from_str(&load).unwrap();
+    assert!(report["requests"].as_u64().unwrap() > 0, "{report}");
+    assert_eq!(report["errors"], 0, "{report}");
+    assert_eq!(report["messages_in_space"], 22, "{report}");
+
+    let keys: serde_json::Value =
+        serde_json::from_str(&run_ok(cairn(&dir).args(["--json", "keys", "list"]))).unwrap();
+    assert_eq!(keys[0]["spaces"], serde_json::json!(["a"]));
+    assert!(
+        !keys.to_string().contains(token),
+        "a listing never shows a token"
+    );
+    let id = keys[0]["id"].as_str().unwrap();
+    run_ok(cairn(&dir).args(["keys", "revoke", id]));
+    let (status, _) = request("GET", &format!("{url}/v1/spaces"), Some(token), None);
+    assert_eq!(status, 401);
+
+    // SIGTERM: the server drains and exits cleanly.
+    run_ok(Command::new("kill").args(["-TERM", &server.id().to_string()]));
+    assert!(server.wait().unwrap().success());
+
+    let out = cairn(&dir)
+        .args(["serve", "--bind", "0.0.0.0:0", "--no-auth"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("loopback"));
+}
+
+#[test]
+fn a_real_mcp_client_handshakes_with_cairn_mcp_over_stdio() {
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    use rmcp::ServiceExt;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    // Probe for the model the way every CLI test does.
+    let probe = cairn(&dir).arg("spaces").output().unwrap();
+    if !probe.status.success() {
+        eprintln!("SKIPPED: {}", String::from_utf8_lossy(&probe.stderr));
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let transport = TokioChildProcess::new(
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn")).configure(|c| {
+                c.arg("--dir").arg(&dir).args(["mcp", "--space", "alice"]);
+            }),
+        )
+        .unwrap();
+        let client = ().serve(transport).await.unwrap();
+        let info = client.peer_info().unwrap();
+        assert_eq!(info.server_info.as_ref().unwrap().name, "cairn");
+        assert!(info
+            .instructions
+            .as_deref()
+            .unwrap_or("")
+            .contains("recall"));
+        let tools = client.list_all_tools().await.unwrap();
+        let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        names.sort();
+        assert_eq!(names, ["forget", "recall", "remember"]);
+        for t in &tools {
+            assert!(t.description.as_deref().unwrap_or("").len() > 80, "{t:?}");
+        }
+
+        let call = |name: &'static str, args: serde_json::Value| {
+            let params =
+                CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone());
+            let client = &client;
+            async move {
+                let r = client.call_tool(params).await.unwrap();
+                let text = r.content[0].as_text().unwrap().text.clone();
+                (r.is_error.unwrap_or(false), text)
+            }
+        };
+        let (err, text) = call(
+            "remember",
+            serde_json::json!({"session_id": "c1", "messages": [
+                {"role": "user", "text": "I keep my bike in the blue shed behind the house."},
+                {"role": "assistant", "text": "Got it, the blue shed."}]}),
+        )
+        .await;
+        assert!(!err, "{text}");
+        let (err, text) = call(
+            "recall",
+            serde_json::json!({"query": "Where is my bike kept?"}),
+        )
+        .await;
+        assert!(!err && text.contains("blue shed"), "{text}");
+        let (err, text) = call("forget", serde_json::json!({"session_id": "c1"})).await;
+        assert!(!err, "{text}");
+        let (_, text) = call("recall", serde_json::json!({"query": "bike shed"})).await;
+        assert!(!text.contains("blue shed"), "{text}");
+        // A bad call is a tool error the model can read, not a broken session.
+        let (err, text) = call(
+            "recall",
+            serde_json::json!({"query": "x", "as_of": "whenever"}),
+        )
+        .await;
+        assert!(err && text.contains("whenever"), "{text}");
+        client.cancel().await.unwrap();
+    });
+}

@@ -1,0 +1,381 @@
+//! Metadata filters: a small boolean expression over a JSON document, as clients of memory
+//! APIs know them (Mem0's `filters`, Zep's metadata queries).
+//!
+//! Two shapes are accepted and may be mixed:
+//!
+//! - explicit: `{"field": "metadata.user_id", "op": "eq", "value": "u1"}`, combined with
+//!   `{"and": [...]}`, `{"or": [...]}`, `{"not": {...}}` (keys in any case: `AND` works);
+//! - shorthand: `{"user_id": "u1", "metadata.score": {"gte": 3, "lt": 9}}`: every key is a
+//!   field, a plain value means `eq`, an object of operators applies each; keys are ANDed.
+//!
+//! Operators: `eq ne gt gte lt lte in nin contains`. Fields are dotted paths into the
+//! document. A name whose first segment is not one of the document's own fields (given to
+//! [`Filter::parse`]) is read as `metadata.<name>`, so Mem0's `{"user_id": "u1"}` works on
+//! metadata written as `{"user_id": "u1"}`.
+//!
+//! Semantics, chosen to be unsurprising rather than clever: a missing field matches only
+//! `ne` and `nin`; on an array field, `eq`, `in` and `contains` match when any element
+//! does, and `ne`, `nin` when none does; `gt gte lt lte` compare numbers as numbers,
+//! strings that both read as dates (see [`crate::time::parse_timestamp`]) as instants, and
+//! other strings lexicographically; values of different types never compare.
+use crate::time::parse_timestamp;
+use crate::InputError;
+use serde_json::Value;
+use std::cmp::Ordering;
+
+/// Deepest nesting of `and`/`or`/`not` accepted (input from the network must not be able
+/// to exhaust the stack).
+pub const MAX_DEPTH: usize = 16;
+/// Most conditions in one filter.
+pub const MAX_CONDITIONS: usize = 256;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Eq,
+    Ne,
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+    In,
+    Nin,
+    Contains,
+}
+
+impl Op {
+    pub const ALL: [Op; 9] = [
+        Op::Eq,
+        Op::Ne,
+        Op::Gt,
+        Op::Gte,
+        Op::Lt,
+        Op::Lte,
+        Op::In,
+        Op::Nin,
+        Op::Contains,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Eq => "eq",
+            Op::Ne => "ne",
+            Op::Gt => "gt",
+            Op::Gte => "gte",
+            Op::Lt => "lt",
+            Op::Lte => "lte",
+            Op::In => "in",
+            Op::Nin => "nin",
+            Op::Contains => "contains",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Op> {
+        // Mongo-style `$eq` is common in client code; accept it.
+        let s = s.strip_prefix('$').unwrap_or(s);
+        Self::ALL
+            .into_iter()
+            .find(|o| o.as_str().eq_ignore_ascii_case(s))
+    }
+}
+
+/// A parsed filter expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    And(Vec<Filter>),
+    Or(Vec<Filter>),
+    Not(Box<Filter>),
+    Cond {
+        /// Dotted path into the document.
+        field: String,
+        op: Op,
+        value: Value,
+    },
+}
+
+fn err(path: &str, problem: impl Into<String>) -> InputError {
+    InputError::new(path.to_string(), problem)
+}
+
+struct Parser<'a> {
+    fields: &'a [&'a str],
+    conditions: usize,
+}
+
+impl Filter {
+    /// Parses a filter. `fields` are the document's own top-level fields; any other name
+    /// is read under `metadata`. Errors name the offending path, e.g. `filter.and[1].op`.
+    pub fn parse(v: &Value, fields: &[&str]) -> Result<Filter, InputError> {
+        Parser {
+            fields,
+            conditions: 0,
+        }
+        .node(v, "filter", 0)
+    }
+
+    /// True if the document satisfies the filter.
+    pub fn matches(&self, doc: &Value) -> bool {
+        match self {
+            Filter::And(fs) => fs.iter().all(|f| f.matches(doc)),
+            Filter::Or(fs) => fs.iter().any(|f| f.matches(doc)),
+            Filter::Not(f) => !f.matches(doc),
+            Filter::Cond { field, op, value } => cond(lookup(doc, field), *op, value),
+        }
+    }
+}
+
+impl Parser<'_> {
+    fn node(&mut self, v: &Value, path: &str, depth: usize) -> Result<Filter, InputError> {
+        if depth > MAX_DEPTH {
+            return Err(err(path, format!("nested deeper than {MAX_DEPTH} levels")));
+        }
+        let Value::Object(map) = v else {
+            return Err(err(path, "must be an object"));
+        };
+        if map.contains_key("field") && map.contains_key("op") {
+            return self.explicit(map, path);
+        }
+        let mut all = Vec::new();
+        for (key, val) in map {
+            let sub = format!("{path}.{key}");
+            match key.to_ascii_lowercase().as_str() {
+                k @ ("and" | "or") => {
+                    let Value::Array(items) = val else {
+                        return Err(err(&sub, "must be an array of filters"));
+                    };
+                    let fs = items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, it)| self.node(it, &format!("{sub}[{i}]"), depth + 1))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    all.push(if k == "and" {
+                        Filter::And(fs)
+                    } else {
+                        Filter::Or(fs)
+                    });
+                }
+                "not" => all.push(Filter::Not(Box::new(self.node(val, &sub, depth + 1)?))),
+                _ => self.shorthand(key, val, &sub, &mut all)?,
+            }
+        }
+        Ok(if all.len() == 1 {
+            all.remove(0)
+        } else {
+            Filter::And(all)
+        })
+    }
+
+    fn explicit(
+        &mut self,
+        map: &serde_json::Map<String, Value>,
+        path: &str,
+    ) -> Result<Filter, InputError> {
+        if let Some(extra) = map
+            .keys()
+            .find(|k| !matches!(k.as_str(), "field" | "op" | "value"))
+        {
+            return Err(err(
+                path,
+                format!("unexpected key {extra:?} in a condition (field, op, value)"),
+            ));
+        }
+        let Some(Value::String(field)) = map.get("field") else {
+            return Err(err(&format!("{path}.field"), "must be a string"));
+        };
+        let op = match map.get("op") {
+            Some(Value::String(o)) => Op::parse(o).ok_or_else(|| {
+                err(
+                    &format!("{path}.op"),
+                    format!("unknown operator {o:?} (eq ne gt gte lt lte in nin contains)"),
+                )
+            })?,
+            _ => return Err(err(&format!("{path}.op"), "must be a string")),
+        };
+        let value = map.get("value").cloned().unwrap_or(Value::Null);
+        self.cond(field, op, value, &format!("{path}.value"))
+    }
+
+    fn shorthand(
+        &mut self,
+        field: &str,
+        val: &Value,
+        path: &str,
+        out: &mut Vec<Filter>,
+    ) -> Result<(), InputError> {
+        match val {
+            Value::Object(ops) if !ops.is_empty() && ops.keys().all(|k| Op::parse(k).is_some()) => {
+                for (o, v) in ops {
+                    let op = Op::parse(o).expect("checked above");
+                    out.push(self.cond(field, op, v.clone(), &format!("{path}.{o}"))?);
+                }
+                Ok(())
+            }
+            Value::Object(ops) => match ops.keys().find(|k| Op::parse(k).is_none()) {
+                Some(bad) => Err(err(
+                    &format!("{path}.{bad}"),
+                    "unknown operator (eq ne gt gte lt lte in nin contains)",
+                )),
+                None => Err(err(path, "operator object is empty")),
+            },
+            v => {
+                out.push(self.cond(field, Op::Eq, v.clone(), path)?);
+                Ok(())
+            }
+        }
+    }
+
+    fn cond(
+        &mut self,
+        field: &str,
+        op: Op,
+        value: Value,
+        path: &str,
+    ) -> Result<Filter, InputError> {
+        self.conditions += 1;
+        if self.conditions > MAX_CONDITIONS {
+            return Err(err(path, format!("more than {MAX_CONDITIONS} conditions")));
+        }
+        let field = field.trim();
+        if field.is_empty() || field.split('.').any(str::is_empty) {
+            return Err(err(path, format!("bad field name {field:?}")));
+        }
+        if matches!(op, Op::In | Op::Nin) && !value.is_array() {
+            return Err(err(path, format!("`{}` needs an array", op.as_str())));
+        }
+        let first = field.split('.').next().unwrap_or(field);
+        let field = if self.fields.contains(&first) {
+            field.to_string()
+        } else {
+            format!("metadata.{field}")
+        };
+        Ok(Filter::Cond { field, op, value })
+    }
+}
+
+fn lookup<'a>(doc: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.')
+        .try_fold(doc, |v, seg| v.as_object().and_then(|m| m.get(seg)))
+        .filter(|v| !v.is_null())
+}
+
+fn cond(found: Option<&Value>, op: Op, want: &Value) -> bool {
+    let Some(have) = found else {
+        return matches!(op, Op::Ne | Op::Nin);
+    };
+    let any = |pred: &dyn Fn(&Value) -> bool| match have {
+        Value::Array(items) => items.iter().any(pred),
+        v => pred(v),
+    };
+    let in_list = |v: &Value| {
+        want.as_array()
+            .is_some_and(|l| l.iter().any(|w| equal(v, w)))
+    };
+    match op {
+        Op::Eq => any(&|v| equal(v, want)),
+        Op::Ne => !any(&|v| equal(v, want)),
+        Op::In => any(&in_list),
+        Op::Nin => !any(&in_list),
+        Op::Contains => match (have, want) {
+            (Value::String(h), Value::String(w)) => h.contains(w.as_str()),
+            (Value::Array(items), w) => items.iter().any(|v| equal(v, w)),
+            _ => false,
+        },
+        Op::Gt => compare(have, want) == Some(Ordering::Greater),
+        Op::Gte => matches!(
+            compare(have, want),
+            Some(Ordering::Greater | Ordering::Equal)
+        ),
+        Op::Lt => compare(have, want) == Some(Ordering::Less),
+        Op::Lte => matches!(compare(have, want), Some(Ordering::Less | Ordering::Equal)),
+    }
+}
+
+fn equal(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) if a.is_number() && b.is_number() => x == y,
+        _ => a == b,
+    }
+}
+
+fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64()?.partial_cmp(&y.as_f64()?),
+        (Value::String(x), Value::String(y)) => match (parse_timestamp(x), parse_timestamp(y)) {
+            (Ok(tx), Ok(ty)) => Some(tx.cmp(&ty)),
+            _ => Some(x.as_str().cmp(y.as_str())),
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const FIELDS: &[&str] = &["session_id", "metadata", "occurred_at", "speakers"];
+
+    fn f(v: Value) -> Filter {
+        Filter::parse(&v, FIELDS).unwrap()
+    }
+
+    #[test]
+    fn shorthand_and_explicit_agree() {
+        let doc = json!({"session_id": "s1", "metadata": {"user_id": "u1", "score": 7, "tags": ["a", "b"]}});
+        assert!(f(json!({"user_id": "u1"})).matches(&doc));
+        assert!(f(json!({"field": "metadata.user_id", "op": "eq", "value": "u1"})).matches(&doc));
+        assert!(!f(json!({"user_id": "u2"})).matches(&doc));
+        assert!(f(json!({"metadata.score": {"gte": 7, "lt": 8}})).matches(&doc));
+        assert!(!f(json!({"score": {"gt": 7}})).matches(&doc));
+        assert!(
+            f(json!({"tags": "a"})).matches(&doc),
+            "eq on an array: any element"
+        );
+        assert!(f(json!({"tags": {"contains": "b"}})).matches(&doc));
+        assert!(f(json!({"tags": {"nin": ["c"]}})).matches(&doc));
+        assert!(f(json!({"missing": {"ne": 1}})).matches(&doc));
+        assert!(!f(json!({"missing": 1})).matches(&doc));
+        assert!(
+            f(json!({"OR": [{"user_id": "zz"}, {"session_id": {"in": ["s0", "s1"]}}]}))
+                .matches(&doc)
+        );
+        assert!(!f(json!({"not": {"session_id": "s1"}})).matches(&doc));
+        assert!(
+            f(json!({})).matches(&doc),
+            "an empty filter matches everything"
+        );
+        assert!(
+            f(json!({"score": 7.0})).matches(&doc),
+            "numbers compare as numbers"
+        );
+    }
+
+    #[test]
+    fn dates_compare_as_instants() {
+        let doc = json!({"occurred_at": "2024-03-01T09:30:00Z"});
+        assert!(
+            f(json!({"occurred_at": {"gte": "2024-03-01", "lt": "2024/03/02 00:00"}}))
+                .matches(&doc)
+        );
+        assert!(!f(json!({"occurred_at": {"gt": "2024-03-01 10:00"}})).matches(&doc));
+    }
+
+    #[test]
+    fn errors_name_the_path() {
+        let e = Filter::parse(
+            &json!({"and": [{"a": 1}, {"field": "x", "op": "near"}]}),
+            FIELDS,
+        )
+        .unwrap_err();
+        assert_eq!(e.record, "filter.and[1].op", "{e}");
+        let e = Filter::parse(&json!({"a": {"in": 3}}), FIELDS).unwrap_err();
+        assert!(e.to_string().contains("filter.a.in"), "{e}");
+        let e = Filter::parse(&json!({"a": {"gt": 1, "bogus": 2}}), FIELDS).unwrap_err();
+        assert!(e.to_string().contains("filter.a.bogus"), "{e}");
+        assert!(Filter::parse(&json!([1]), FIELDS).is_err());
+        let mut deep = json!({"a": 1});
+        for _ in 0..40 {
+            deep = json!({ "not": deep });
+        }
+        assert!(Filter::parse(&deep, FIELDS).is_err());
+    }
+}

@@ -1,0 +1,319 @@
+//! API keys and who may touch which space.
+//!
+//! A key is `cairn_<id>_<secret>`: `id` (12 hex digits) is public and finds the row,
+//! `secret` is 32 random bytes. Only SHA-256 of the whole token is stored
+//! (`keys.sqlite3` in the data directory), compared in constant time; the token itself is
+//! shown once, on creation. Keys are read from the file on every request, so keys created
+//! or revoked by `cairn keys` while the server runs take effect at once.
+use crate::error::{ApiError, ServerError};
+use axum::http::StatusCode;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use subtle::ConstantTimeEq;
+
+/// File name of the key store inside the data directory.
+pub const KEYS_FILE: &str = "keys.sqlite3";
+/// Shortest admin key accepted: anything shorter is guessable.
+pub const MIN_ADMIN_KEY_LEN: usize = 24;
+
+/// Which spaces a caller may see.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// Every space (the admin key, or a server run without auth on loopback).
+    All,
+    /// Only these spaces.
+    Spaces(Vec<String>),
+}
+
+/// What an authenticated request may do. Inserted into request extensions by the auth
+/// middleware; every handler that names a space checks it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Principal {
+    /// Key id, `admin`, or `local` (stdio MCP / no-auth server).
+    pub key_id: String,
+    pub access: Access,
+    pub read_only: bool,
+}
+
+/// What a request needs of a space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    Read,
+    Write,
+}
+
+impl Principal {
+    pub fn admin(name: &str) -> Self {
+        Self {
+            key_id: name.to_string(),
+            access: Access::All,
+            read_only: false,
+        }
+    }
+
+    pub fn can_see(&self, space: &str) -> bool {
+        match &self.access {
+            Access::All => true,
+            Access::Spaces(s) => s.iter().any(|x| x == space),
+        }
+    }
+
+    /// Refuses with 403 unless the caller may do `need` in `space`. A space outside the
+    /// key's list is refused the same way whether or not it exists, so a key cannot probe
+    /// for other tenants' spaces.
+    pub fn require(&self, space: &str, need: Need) -> Result<(), ApiError> {
+        if !self.can_see(space) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                format!("this key has no access to space {space:?}"),
+            ));
+        }
+        if need == Need::Write && self.read_only {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "read_only_key",
+                "this key is read-only",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A key as listed (never with its secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeyInfo {
+    pub id: String,
+    pub spaces: Vec<String>,
+    pub read_only: bool,
+    pub label: Option<String>,
+    pub created_at: String,
+    pub revoked_at: Option<String>,
+}
+
+/// A key just created: the only moment its token exists outside the caller's hands.
+#[derive(Debug, Clone, Serialize)]
+pub struct NewKey {
+    pub token: String,
+    #[serde(flatten)]
+    pub info: KeyInfo,
+}
+
+/// The key store of one data directory.
+pub struct KeyStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+fn hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn random(n: usize) -> Result<Vec<u8>, ServerError> {
+    let mut buf = vec![0u8; n];
+    getrandom::fill(&mut buf).map_err(|e| ServerError::Random(e.to_string()))?;
+    Ok(buf)
+}
+
+/// Compares two secrets in constant time (through their hashes, so lengths leak nothing).
+pub fn secrets_equal(a: &str, b: &str) -> bool {
+    hash(a).ct_eq(&hash(b)).into()
+}
+
+impl KeyStore {
+    /// Opens (creating if needed) `keys.sqlite3` in `dir`.
+    pub fn open(dir: &Path) -> Result<Self, ServerError> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join(KEYS_FILE);
+        let err = |source| ServerError::Keys {
+            path: path.display().to_string(),
+            source,
+        };
+        let conn = Connection::open(&path).map_err(err)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA busy_timeout=5000;
+             PRAGMA secure_delete=ON;
+             CREATE TABLE IF NOT EXISTS keys(
+                id TEXT PRIMARY KEY, hash BLOB NOT NULL, spaces TEXT NOT NULL,
+                read_only INTEGER NOT NULL, label TEXT, created_at TEXT NOT NULL,
+                revoked_at TEXT);",
+        )
+        .map_err(err)?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic mid-statement leaves SQLite consistent (the statement rolls back).
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn err(&self, source: rusqlite::Error) -> ServerError {
+        ServerError::Keys {
+            path: self.path.display().to_string(),
+            source,
+        }
+    }
+
+    /// Creates a key for `spaces` (at least one; names are validated as space names).
+    pub fn create(
+        &self,
+        spaces: &[String],
+        read_only: bool,
+        label: Option<&str>,
+    ) -> Result<NewKey, ServerError> {
+        if spaces.is_empty() {
+            return Err(ServerError::Config(
+                "a key needs at least one --space".into(),
+            ));
+        }
+        for s in spaces {
+            cairn::SpaceId::new(s.as_str()).map_err(|e| ServerError::Config(e.to_string()))?;
+        }
+        let id = hex(&random(6)?);
+        let token = format!("cairn_{id}_{}", hex(&random(32)?));
+        let created_at = chrono::Utc::now().to_rfc3339();
+        let spaces_json =
+            serde_json::to_string(spaces).map_err(|e| ServerError::Config(e.to_string()))?;
+        self.lock()
+            .execute(
+                "INSERT INTO keys(id, hash, spaces, read_only, label, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    id,
+                    &hash(&token)[..],
+                    spaces_json,
+                    read_only,
+                    label,
+                    created_at
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(NewKey {
+            token,
+            info: KeyInfo {
+                id,
+                spaces: spaces.to_vec(),
+                read_only,
+                label: label.map(str::to_string),
+                created_at,
+                revoked_at: None,
+            },
+        })
+    }
+
+    pub fn list(&self) -> Result<Vec<KeyInfo>, ServerError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare(
+                "SELECT id, spaces, read_only, label, created_at, revoked_at
+                 FROM keys ORDER BY created_at, id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let spaces: String = r.get(1)?;
+                Ok(KeyInfo {
+                    id: r.get(0)?,
+                    spaces: serde_json::from_str(&spaces).unwrap_or_default(),
+                    read_only: r.get(2)?,
+                    label: r.get(3)?,
+                    created_at: r.get(4)?,
+                    revoked_at: r.get(5)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Revokes a key by id; false if no live key has that id.
+    pub fn revoke(&self, id: &str) -> Result<bool, ServerError> {
+        let n = self
+            .lock()
+            .execute(
+                "UPDATE keys SET revoked_at=?2 WHERE id=?1 AND revoked_at IS NULL",
+                params![id, chrono::Utc::now().to_rfc3339()],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(n > 0)
+    }
+
+    /// The principal of a live key, or None for anything else (unknown, revoked,
+    /// malformed: the caller answers 401 alike).
+    pub fn authenticate(&self, token: &str) -> Result<Option<Principal>, ServerError> {
+        let Some(id) = token
+            .strip_prefix("cairn_")
+            .and_then(|rest| rest.split_once('_'))
+            .map(|(id, _)| id)
+        else {
+            return Ok(None);
+        };
+        let row: Option<(Vec<u8>, String, bool)> = self
+            .lock()
+            .query_row(
+                "SELECT hash, spaces, read_only FROM keys WHERE id=?1 AND revoked_at IS NULL",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let Some((stored, spaces, read_only)) = row else {
+            return Ok(None);
+        };
+        if !bool::from(stored.as_slice().ct_eq(&hash(token)[..])) {
+            return Ok(None);
+        }
+        let spaces: Vec<String> = serde_json::from_str(&spaces)
+            .map_err(|e| ServerError::Config(format!("key {id}: corrupt space list: {e}")))?;
+        Ok(Some(Principal {
+            key_id: id.to_string(),
+            access: Access::Spaces(spaces),
+            read_only,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_hashed_scoped_and_revocable() {
+        let dir = tempfile::tempdir().unwrap();
+        let ks = KeyStore::open(dir.path()).unwrap();
+        let k = ks.create(&["alice".into()], true, Some("bot")).unwrap();
+        let p = ks.authenticate(&k.token).unwrap().unwrap();
+        assert_eq!(p.access, Access::Spaces(vec!["alice".into()]));
+        assert!(p.read_only);
+        assert!(p.require("alice", Need::Read).is_ok());
+        assert_eq!(
+            p.require("alice", Need::Write).unwrap_err().code,
+            "read_only_key"
+        );
+        assert_eq!(p.require("bob", Need::Read).unwrap_err().code, "forbidden");
+        // A wrong secret with a right id is refused.
+        let forged = format!("cairn_{}_{}", k.info.id, "0".repeat(64));
+        assert!(ks.authenticate(&forged).unwrap().is_none());
+        assert!(ks.authenticate("garbage").unwrap().is_none());
+        // The token is not in the file.
+        let raw = std::fs::read(dir.path().join(KEYS_FILE)).unwrap();
+        let secret = k.token.rsplit('_').next().unwrap();
+        assert!(!String::from_utf8_lossy(&raw).contains(secret));
+        assert!(ks.revoke(&k.info.id).unwrap());
+        assert!(ks.authenticate(&k.token).unwrap().is_none());
+        assert!(!ks.revoke(&k.info.id).unwrap());
+        assert!(ks.create(&[], false, None).is_err());
+        assert!(ks.create(&["a/b".into()], false, None).is_err());
+        assert!(secrets_equal("abc", "abc") && !secrets_equal("abc", "abd"));
+    }
+}

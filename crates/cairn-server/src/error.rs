@@ -1,0 +1,152 @@
+//! Errors: [`ApiError`] is what a client sees (RFC 9457 problem details with a stable
+//! `code`); [`ServerError`] is what the library's own setup calls return.
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use cairn::Error as MemoryError;
+use serde::Serialize;
+use thiserror::Error;
+
+/// Errors of setting up or running the server (not of single requests).
+#[derive(Debug, Error)]
+pub enum ServerError {
+    #[error("key store {path}: {source}")]
+    Keys {
+        path: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("random source: {0}")]
+    Random(String),
+    #[error("{0}")]
+    Config(String),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+    #[error("MCP: {0}")]
+    Mcp(String),
+    #[error("load driver: {0}")]
+    Load(String),
+}
+
+/// A request failed. Serialized as `application/problem+json`:
+/// `{"type", "title", "status", "detail", "code", "field"?}`. `code` is stable and meant
+/// for programs; `detail` is for people and may change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApiError {
+    #[serde(skip)]
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub detail: String,
+    /// The input field at fault, when one is: a JSON path (`messages[0].text`), a query
+    /// parameter, or the record named by validation (`session "s1" message 3`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Problem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    title: &'a str,
+    status: u16,
+    #[serde(flatten)]
+    inner: &'a ApiError,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            detail: detail.into(),
+            field: None,
+        }
+    }
+
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    /// Well-formed input that fails validation (422).
+    pub fn invalid(field: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_input", detail).with_field(field)
+    }
+
+    pub fn not_found(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, code, detail)
+    }
+
+    /// A failure of the server itself. The cause is logged, never sent: it may name files
+    /// or internals a client has no business seeing.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %cause, "internal error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "internal error; the server log has the cause",
+        )
+    }
+}
+
+impl From<MemoryError> for ApiError {
+    fn from(e: MemoryError) -> Self {
+        use cairn::StoreError::{Conflict, NoSuchSpace, NotFound};
+        match e {
+            MemoryError::Input(i) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_input",
+                i.to_string(),
+            )
+            .with_field(i.record.clone()),
+            MemoryError::Store(NoSuchSpace(s)) => {
+                ApiError::not_found("space_not_found", format!("space {s:?} does not exist"))
+            }
+            MemoryError::Store(NotFound(what)) => {
+                ApiError::not_found("not_found", format!("{what} not found"))
+            }
+            MemoryError::Store(c @ Conflict { .. }) => {
+                ApiError::new(StatusCode::CONFLICT, "conflict", c.to_string())
+            }
+            other => ApiError::internal(other),
+        }
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}): {}",
+            self.status.as_u16(),
+            self.code,
+            self.detail
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let title = self.status.canonical_reason().unwrap_or("Error");
+        let body = Problem {
+            kind: "about:blank",
+            title,
+            status: self.status.as_u16(),
+            inner: &self,
+        };
+        let bytes = serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec());
+        let mut resp = (self.status, bytes).into_response();
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        if self.status == StatusCode::UNAUTHORIZED {
+            resp.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"cairn\""),
+            );
+        }
+        resp
+    }
+}

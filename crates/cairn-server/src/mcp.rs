@@ -1,0 +1,408 @@
+//! MCP tools over the same operations as the HTTP API (`ops.rs`): `remember`, `recall`,
+//! `forget`. Served on stdio (`cairn mcp`, the local user is admin) and as streamable HTTP
+//! at `/mcp` (stateless JSON responses; the caller's key, checked by the HTTP middleware,
+//! scopes every tool call exactly as it scopes the REST routes).
+use crate::auth::Principal;
+use crate::error::{ApiError, ServerError};
+use crate::ops;
+use crate::wire::{AddMessages, RecallRequest};
+use crate::AppState;
+use cairn::{Format, Message, Role, UnitKind};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use std::sync::Arc;
+
+/// The Cairn MCP server.
+#[derive(Clone)]
+pub struct CairnMcp {
+    state: Arc<AppState>,
+    /// Fixed caller (stdio); `None` reads the caller from the HTTP request.
+    local: Option<Principal>,
+    /// Space used when a tool call names none.
+    default_space: Option<String>,
+    tool_router: ToolRouter<Self>,
+}
+
+/// One message of a conversation to remember.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageArg {
+    /// `user`, `assistant` or `system`. Give this or `speaker`.
+    #[serde(default)]
+    pub role: Option<String>,
+    /// Name of who wrote it, for group chats. Give this or `role`.
+    #[serde(default)]
+    pub speaker: Option<String>,
+    /// The message text, verbatim.
+    pub text: String,
+    /// When it was written, e.g. `2024-03-01T09:30:00Z` or `2024-03-01 09:30`.
+    #[serde(default)]
+    pub occurred_at: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RememberArgs {
+    /// Memory space (one per user or agent). Optional when the server has a default.
+    #[serde(default)]
+    pub space: Option<String>,
+    /// A single thing worth keeping, in plain words: a fact, preference, decision or
+    /// instruction (e.g. "The user is allergic to peanuts"). Use this or `messages`.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// Conversation turns to keep verbatim, in order. Use this or `note`.
+    #[serde(default)]
+    pub messages: Option<Vec<MessageArg>>,
+    /// The conversation the messages belong to; later calls with the same id append to it.
+    /// Defaults to a new id.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// When the conversation (or note) happened; defaults to now. Messages with their own
+    /// `occurred_at` keep it.
+    #[serde(default)]
+    pub occurred_at: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallArgs {
+    /// Memory space to search. Optional when the server has a default.
+    #[serde(default)]
+    pub space: Option<String>,
+    /// What you want to know, as a question or keywords (e.g. "Where does the user live?").
+    pub query: String,
+    /// How many pieces of evidence to return (default 5).
+    #[serde(default)]
+    pub top_k: Option<usize>,
+    /// Most tokens of context to return (default 800).
+    #[serde(default)]
+    pub token_budget: Option<usize>,
+    /// Recall as of this date: later memories are invisible and "last week" in the query
+    /// means the week before this date.
+    #[serde(default)]
+    pub as_of: Option<String>,
+    /// `synthesized` (compact, newest first; default) or `raw` (verbatim, chronological).
+    #[serde(default)]
+    pub format: Option<String>,
+    /// Only memories from these conversations (session ids).
+    #[serde(default)]
+    pub sessions: Option<Vec<String>>,
+    /// Only memories involving these speakers.
+    #[serde(default)]
+    pub speakers: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetArgs {
+    /// Memory space. Optional when the server has a default.
+    #[serde(default)]
+    pub space: Option<String>,
+    /// The conversation (session id) to forget, as cited by `recall`.
+    pub session_id: String,
+    /// Forget only this message of the conversation (a turn id cited by `recall`).
+    #[serde(default)]
+    pub message_id: Option<String>,
+}
+
+fn tool_error(e: ApiError) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "{} ({})",
+        e.detail, e.code
+    ))])
+}
+
+fn json_text(v: &impl serde::Serialize) -> ContentBlock {
+    ContentBlock::text(serde_json::to_string_pretty(v).unwrap_or_default())
+}
+
+fn unique_id(prefix: &str) -> String {
+    let mut b = [0u8; 6];
+    // A clock-only id could collide between two calls in one tick; randomness settles it,
+    // and without it the clock alone still gives a usable id.
+    let _ = getrandom::fill(&mut b);
+    let r: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{prefix}-{}-{r}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%S")
+    )
+}
+
+#[tool_router]
+impl CairnMcp {
+    /// A server for a local, trusted client (stdio): the caller is admin.
+    pub fn local(state: Arc<AppState>, default_space: Option<String>) -> Self {
+        Self {
+            state,
+            local: Some(Principal::admin("local")),
+            default_space,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// A server whose caller is the key of each HTTP request.
+    pub fn http(state: Arc<AppState>) -> Self {
+        Self {
+            state,
+            local: None,
+            default_space: None,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Principal, ApiError> {
+        if let Some(p) = &self.local {
+            return Ok(p.clone());
+        }
+        ctx.extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Principal>())
+            .cloned()
+            // The HTTP middleware always sets it; its absence means a wiring mistake, and
+            // refusing is the safe answer.
+            .ok_or_else(|| {
+                ApiError::new(
+                    axum::http::StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    "no caller",
+                )
+            })
+    }
+
+    fn space(&self, asked: Option<String>) -> Result<String, ApiError> {
+        asked.or_else(|| self.default_space.clone()).ok_or_else(|| {
+            ApiError::invalid("space", "name a `space` (this server has no default)")
+        })
+    }
+
+    #[tool(
+        description = "Store something in long-term memory so it can be recalled in later conversations. Pass `note` for one fact, preference, decision or instruction worth keeping (\"User's daughter is called Mia\"), or `messages` to keep conversation turns verbatim (appended to `session_id`). Memory keeps the exact words and when they were said; nothing is summarized away. Returns what was stored."
+    )]
+    async fn remember(
+        &self,
+        Parameters(args): Parameters<RememberArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let run = async {
+            let who = self.caller(&ctx)?;
+            let space = self.space(args.space)?;
+            // Times go on the messages, not the session: appending to a stored session
+            // must not change its header.
+            let when = match args.occurred_at.as_deref() {
+                Some(t) => ops::parse_time(t, "occurred_at")?,
+                None => chrono::Utc::now(),
+            };
+            let (messages, prefix) = match (args.note, args.messages) {
+                (Some(note), None) => (
+                    vec![Message {
+                        id: String::new(),
+                        role: None,
+                        speaker: Some("note".into()),
+                        text: note,
+                        occurred_at: Some(when),
+                        metadata: serde_json::Value::Null,
+                    }],
+                    "note",
+                ),
+                (None, Some(ms)) if !ms.is_empty() => {
+                    let mut out = Vec::with_capacity(ms.len());
+                    for (i, m) in ms.into_iter().enumerate() {
+                        let role = match m.role.as_deref() {
+                            None => None,
+                            Some("user") => Some(Role::User),
+                            Some("assistant") => Some(Role::Assistant),
+                            Some("system") => Some(Role::System),
+                            Some(other) => {
+                                return Err(ApiError::invalid(
+                                    format!("messages[{i}].role"),
+                                    format!("unknown role {other:?} (user, assistant, system)"),
+                                ))
+                            }
+                        };
+                        let occurred_at = m
+                            .occurred_at
+                            .as_deref()
+                            .map(|t| ops::parse_time(t, &format!("messages[{i}].occurred_at")))
+                            .transpose()?
+                            .or(Some(when));
+                        out.push(Message {
+                            id: String::new(),
+                            role,
+                            speaker: m.speaker,
+                            text: m.text,
+                            occurred_at,
+                            metadata: serde_json::Value::Null,
+                        });
+                    }
+                    (out, "conversation")
+                }
+                _ => {
+                    return Err(ApiError::invalid(
+                        "note",
+                        "pass either `note` or a non-empty `messages`",
+                    ))
+                }
+            };
+            let session_id = args.session_id.unwrap_or_else(|| unique_id(prefix));
+            let report = ops::add_messages(
+                &self.state,
+                &who,
+                &space,
+                AddMessages {
+                    session_id: session_id.clone(),
+                    messages,
+                    occurred_at: None,
+                    group: None,
+                    metadata: serde_json::Value::Null,
+                },
+            )
+            .await?;
+            Ok(json!({
+                "space": space,
+                "session_id": session_id,
+                "messages_added": report.messages_added,
+                "units": report.units,
+            }))
+        };
+        Ok(match run.await {
+            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
+        description = "Search long-term memory for evidence relevant to a question, before answering anything about the user's past, preferences, plans or earlier conversations. Returns `context` (the evidence as text, dated and attributed, within `token_budget` tokens: quote from it) and `hits` (ranked memories with their session_id, turn ids, speakers and dates, for citing or forgetting). Relative dates in the query (\"last week\") resolve against `as_of` (default now)."
+    )]
+    async fn recall(
+        &self,
+        Parameters(args): Parameters<RecallArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let run = async {
+            let who = self.caller(&ctx)?;
+            let space = self.space(args.space)?;
+            let format = match args.format.as_deref() {
+                None => Format::Synthesized,
+                Some(f) => f
+                    .parse::<Format>()
+                    .map_err(|e| ApiError::invalid("format", e.to_string()))?,
+            };
+            let req = RecallRequest {
+                query: args.query,
+                top_k: args.top_k.unwrap_or(5),
+                token_budget: args.token_budget.unwrap_or(800),
+                format,
+                as_of: args.as_of,
+                since: None,
+                sessions: args.sessions,
+                speakers: args.speakers,
+                groups: None,
+                kinds: None::<Vec<UnitKind>>,
+                filter: None,
+            };
+            let r = ops::recall(&self.state, &who, &space, req).await?;
+            let hits: Vec<_> = r
+                .hits
+                .iter()
+                .map(|h| {
+                    json!({
+                        "memory_id": h.unit_id, "session_id": h.session_id,
+                        "turn_ids": h.turn_ids, "speakers": h.speakers,
+                        "occurred_at": h.occurred_at, "score": h.score,
+                    })
+                })
+                .collect();
+            Ok(json!({ "context": r.context, "hits": hits }))
+        };
+        Ok(match run.await {
+            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
+        description = "Permanently delete from long-term memory: a whole conversation (`session_id`) or one message of it (`session_id` and `message_id`, as cited by `recall`). The words and everything derived from them are removed and can no longer be recalled. Use when the user asks to forget something or information is wrong; it cannot be undone."
+    )]
+    async fn forget(
+        &self,
+        Parameters(args): Parameters<ForgetArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let run = async {
+            let who = self.caller(&ctx)?;
+            let space = self.space(args.space)?;
+            let n = ops::forget(
+                &self.state,
+                &who,
+                &space,
+                &args.session_id,
+                args.message_id.as_deref(),
+            )
+            .await?;
+            Ok(json!({"forgotten": true, "removed_units": n}))
+        };
+        Ok(match run.await {
+            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
+            Err(e) => tool_error(e),
+        })
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for CairnMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("cairn", cairn::VERSION))
+            .with_instructions(
+                "Cairn is long-term memory. Call `recall` before answering questions about \
+                 the user's past, preferences or earlier conversations; call `remember` for \
+                 things worth keeping across conversations; call `forget` when asked to \
+                 delete something.",
+            )
+    }
+}
+
+/// The `/mcp` endpoint: stateless streamable HTTP with plain JSON responses, so each POST is
+/// independent and carries its own key.
+pub(crate) fn http_service(
+    state: Arc<AppState>,
+) -> StreamableHttpService<CairnMcp, LocalSessionManager> {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_max_request_body_bytes(state.config.limits.max_body_bytes);
+    config = match &state.config.mcp_allowed_hosts {
+        Some(hosts) => config.with_allowed_hosts(hosts.clone()),
+        None => config.disable_allowed_hosts(),
+    };
+    StreamableHttpService::new(
+        move || Ok(CairnMcp::http(state.clone())),
+        Default::default(),
+        config,
+    )
+}
+
+/// Serves the MCP tools on stdin/stdout until the client disconnects.
+pub async fn serve_stdio(
+    state: Arc<AppState>,
+    default_space: Option<String>,
+) -> Result<(), ServerError> {
+    let service = CairnMcp::local(state, default_space)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| ServerError::Mcp(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map_err(|e| ServerError::Mcp(e.to_string()))?;
+    Ok(())
+}

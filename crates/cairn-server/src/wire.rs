@@ -1,0 +1,231 @@
+//! Wire JSON: request bodies and their parsing. Responses reuse the library's own
+//! serializable types (`Recall`, `Unit`, `SessionRecord`, `IngestReport`, ...), so the wire
+//! shape and the library shape cannot drift apart.
+use crate::error::ApiError;
+use crate::AppState;
+use axum::extract::{FromRequest, Request};
+use axum::http::{header, StatusCode};
+use cairn::{Format, Message, SessionInput, UnitKind};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// A JSON body read within the server's size limit and parsed with the path of the
+/// failing field: `messages[2].text: invalid type: integer, expected a string`.
+pub struct WireJson<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest<Arc<AppState>> for WireJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &Arc<AppState>) -> Result<Self, ApiError> {
+        let is_json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .map(|m| {
+                let m = m.trim().to_ascii_lowercase();
+                m == "application/json" || m.ends_with("+json")
+            })
+            .unwrap_or(false);
+        if !is_json {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "send the body as JSON with `Content-Type: application/json`",
+            ));
+        }
+        let bytes = read_body(req, state.config.limits.max_body_bytes).await?;
+        parse(&bytes).map(WireJson)
+    }
+}
+
+/// Reads a whole body, refusing (413) past `limit` bytes without buffering the rest.
+pub async fn read_body(req: Request, limit: usize) -> Result<axum::body::Bytes, ApiError> {
+    axum::body::to_bytes(req.into_body(), limit)
+        .await
+        .map_err(|e| {
+            // `to_bytes` reports the limit as its own error kind somewhere in the chain.
+            let too_large = std::error::Error::source(&e)
+                .map(|s| s.to_string().contains("length limit"))
+                .unwrap_or(false)
+                || e.to_string().contains("length limit");
+            if too_large {
+                ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "payload_too_large",
+                    format!("the body is larger than {limit} bytes"),
+                )
+            } else {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "bad_body",
+                    format!("reading the body: {e}"),
+                )
+            }
+        })
+}
+
+/// Parses JSON naming the failing field. Syntax errors are 400 `malformed_json`;
+/// well-formed JSON of the wrong shape is 422 `invalid_field`.
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let result = serde_path_to_error::deserialize(&mut de);
+    if result.is_ok() {
+        // Trailing bytes after a complete value are malformed JSON too.
+        de.end().map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "malformed_json",
+                format!("malformed JSON: {e}"),
+            )
+        })?;
+    }
+    result.map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "malformed_json",
+                format!("malformed JSON: {inner}"),
+            )
+        } else {
+            let field = if path == "." { String::new() } else { path };
+            let detail = if field.is_empty() {
+                inner.to_string()
+            } else {
+                format!("{field}: {inner}")
+            };
+            let err = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_field", detail);
+            if field.is_empty() {
+                err
+            } else {
+                err.with_field(field)
+            }
+        }
+    })
+}
+
+/// `POST /v1/spaces`.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSpace {
+    pub name: String,
+}
+
+/// `POST /v1/spaces/{space}/sessions/batch`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchIngest {
+    pub sessions: Vec<SessionInput>,
+}
+
+/// `POST /v1/spaces/{space}/messages`: append messages to a session, creating it on first
+/// use (Mem0's `add`). Header fields apply when the session is new; for a stored session
+/// they must be absent or equal to what is stored.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AddMessages {
+    /// The conversation these messages continue.
+    pub session_id: String,
+    /// Messages in order: `role` (user, assistant, system) or `speaker`, and `text`;
+    /// optional `id`, `occurred_at`, `metadata`.
+    pub messages: Vec<Message>,
+    /// When the session happened (any date shape Cairn reads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occurred_at: Option<String>,
+    /// Group conversation id, for multi-party chats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Session metadata (what filters match on), e.g. `{"user_id": "u1", "agent_id": "a"}`.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub metadata: Value,
+}
+
+fn default_top_k() -> usize {
+    cairn::RecallOptions::default().top_k
+}
+fn default_budget() -> usize {
+    cairn::RecallOptions::default().token_budget
+}
+
+/// `POST /v1/spaces/{space}/recall`: every option of the library, plus a metadata filter.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecallRequest {
+    pub query: String,
+    #[serde(default = "default_top_k")]
+    pub top_k: usize,
+    #[serde(default = "default_budget")]
+    pub token_budget: usize,
+    #[serde(default)]
+    pub format: Format,
+    /// Recall as of this date: later units are invisible.
+    #[serde(default)]
+    pub as_of: Option<String>,
+    /// Only units from this date on (with `as_of`, a time range).
+    #[serde(default)]
+    pub since: Option<String>,
+    #[serde(default)]
+    pub sessions: Option<Vec<String>>,
+    #[serde(default)]
+    pub speakers: Option<Vec<String>>,
+    #[serde(default)]
+    pub groups: Option<Vec<String>>,
+    #[serde(default)]
+    pub kinds: Option<Vec<UnitKind>>,
+    /// Metadata filter over sessions (see `cairn::filter`).
+    #[serde(default)]
+    pub filter: Option<Value>,
+}
+
+/// Query of `GET /v1/spaces/{space}/memories`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListMemories {
+    pub limit: Option<usize>,
+    pub offset: Option<usize>,
+    pub kind: Option<String>,
+    pub session_id: Option<String>,
+    pub speaker: Option<String>,
+    pub since: Option<String>,
+    pub until: Option<String>,
+    /// A filter as JSON text (URL-encoded).
+    pub filter: Option<String>,
+}
+
+/// Query of `GET /v1/spaces/{space}/sessions`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListSessions {
+    pub limit: Option<usize>,
+    pub offset: Option<usize>,
+    pub filter: Option<String>,
+}
+
+/// A page of a listing.
+#[derive(Debug, Serialize)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub total: usize,
+    pub offset: usize,
+    /// Where the next page starts; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+}
+
+impl<T> Page<T> {
+    pub fn of(all: Vec<T>, offset: usize, limit: usize) -> Self {
+        let total = all.len();
+        let items: Vec<T> = all.into_iter().skip(offset).take(limit).collect();
+        let end = offset.saturating_add(items.len());
+        Self {
+            next_offset: (end < total).then_some(end),
+            items,
+            total,
+            offset,
+        }
+    }
+}

@@ -1,0 +1,202 @@
+#![allow(dead_code)]
+//! A real server on a free loopback port, over a real memory (the installed embedding
+//! model), driven by a plain HTTP client.
+use cairn::Memory;
+use cairn_server::{AppState, ServerConfig};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+pub const ADMIN: &str = "test-admin-key-0123456789abcdef";
+
+pub struct Server {
+    pub base: String,
+    pub state: Option<Arc<AppState>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// (method, route template) of every request made, to prove coverage.
+    pub hit: Mutex<BTreeSet<(String, String)>>,
+}
+
+/// Starts a server over `dir`, or None (SKIPPED) when the embedding model is absent.
+pub fn start(dir: &Path, config: ServerConfig) -> Option<Server> {
+    let memory = match Memory::open(dir) {
+        Ok(m) => m,
+        Err(cairn::Error::Model(e)) => {
+            eprintln!("SKIPPED: embedding model not installed ({e}); run ./scripts/setup.sh");
+            return None;
+        }
+        Err(e) => panic!("open failed: {e}"),
+    };
+    let state = AppState::new(Arc::new(memory), config).expect("state");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let st = state.clone();
+    let thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            addr_tx
+                .send(listener.local_addr().expect("addr"))
+                .expect("send");
+            cairn_server::serve(listener, st, async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("serve");
+        });
+    });
+    let addr = addr_rx.recv().expect("server address");
+    Some(Server {
+        base: format!("http://{addr}"),
+        state: Some(state),
+        stop: Some(stop),
+        thread: Some(thread),
+        hit: Mutex::new(BTreeSet::new()),
+    })
+}
+
+pub fn admin_config() -> ServerConfig {
+    ServerConfig {
+        auth: cairn_server::AuthMode::Keys {
+            admin_key: Some(ADMIN.into()),
+        },
+        ..Default::default()
+    }
+}
+
+/// A response: status and body (JSON when it parses, else a string).
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub content_type: String,
+    pub body: Value,
+    pub text: String,
+}
+
+impl Resp {
+    /// The problem `code` of an error response.
+    pub fn code(&self) -> &str {
+        self.body["code"].as_str().unwrap_or("")
+    }
+}
+
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b':' | b'@' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+impl Server {
+    /// `template` is a route of the table (`/v1/spaces/{space}/recall`); `args` fill its
+    /// `{...}` parts in order (percent-encoded). `query` is appended as is.
+    pub fn call(
+        &self,
+        method: &str,
+        template: &str,
+        args: &[&str],
+        query: &str,
+        key: Option<&str>,
+        body: Option<(&str, &str)>,
+    ) -> Resp {
+        self.hit
+            .lock()
+            .unwrap()
+            .insert((method.to_string(), template.to_string()));
+        let mut path = String::new();
+        let mut rest = template;
+        let mut args = args.iter();
+        while let Some(open) = rest.find('{') {
+            let close = rest[open..].find('}').expect("closing brace") + open;
+            path.push_str(&rest[..open]);
+            path.push_str(&encode(args.next().expect("an argument per {param}")));
+            rest = &rest[close + 1..];
+        }
+        path.push_str(rest);
+        let url = format!("{}{path}{query}", self.base);
+        let agent = ureq::AgentBuilder::new()
+            .timeout(std::time::Duration::from_secs(120))
+            .build();
+        // MCP's streamable HTTP asks clients to accept both; the REST routes ignore it.
+        let mut req = agent
+            .request(method, &url)
+            .set("Accept", "application/json, text/event-stream");
+        if let Some(k) = key {
+            req = req.set("Authorization", &format!("Bearer {k}"));
+        }
+        let result = match body {
+            Some((ctype, b)) => req.set("Content-Type", ctype).send_string(b),
+            None => req.call(),
+        };
+        let resp = match result {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("{method} {url}: {e}"),
+        };
+        let status = resp.status();
+        let content_type = resp.header("content-type").unwrap_or("").to_string();
+        let text = resp.into_string().unwrap_or_default();
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text.clone()));
+        Resp {
+            status,
+            content_type,
+            body,
+            text,
+        }
+    }
+
+    pub fn get(&self, template: &str, args: &[&str], key: &str) -> Resp {
+        self.call("GET", template, args, "", Some(key), None)
+    }
+
+    pub fn post(&self, template: &str, args: &[&str], key: &str, json: &Value) -> Resp {
+        self.call(
+            "POST",
+            template,
+            args,
+            "",
+            Some(key),
+            Some(("application/json", &json.to_string())),
+        )
+    }
+
+    pub fn delete(&self, template: &str, args: &[&str], key: &str) -> Resp {
+        self.call("DELETE", template, args, "", Some(key), None)
+    }
+
+    /// Stops the server and closes the memory (flushing its indexes).
+    pub fn stop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            t.join().expect("server thread");
+        }
+        self.state = None;
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+pub fn session(id: &str, text: &str, reply: &str, metadata: Value) -> Value {
+    serde_json::json!({
+        "id": id, "date": "2024-03-01 09:30", "metadata": metadata,
+        "messages": [{"role": "user", "text": text}, {"role": "assistant", "text": reply}]
+    })
+}
