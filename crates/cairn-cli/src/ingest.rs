@@ -131,7 +131,7 @@ fn ingest_group_days(
     }
     pb.finish_and_clear();
     memory.flush()?;
-    print_report(&report, &[args.space.clone()], start, json)
+    print_report(&report, std::slice::from_ref(&args.space), start, json)
 }
 
 fn print_report(

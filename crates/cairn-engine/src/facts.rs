@@ -358,8 +358,8 @@ pub fn extract(message: &Message, earlier: &[Extracted]) -> Vec<Extracted> {
                 .and_then(|v| clean_value(v.as_str()))
             {
                 let shape = value_shape(&v);
-                let all = earlier.iter().chain(out.iter());
-                if let Some(prev) = all.filter(|f| value_shape(&f.value) == shape).last() {
+                let mut all = earlier.iter().chain(out.iter());
+                if let Some(prev) = all.rfind(|f| value_shape(&f.value) == shape) {
                     let subject = prev.subject.clone();
                     out.push(Extracted {
                         subject,

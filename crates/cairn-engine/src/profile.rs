@@ -356,7 +356,7 @@ fn rank_evidence(items: &[Evidence], n: usize) -> Vec<Evidence> {
             None => counts.push((k, 1, e.clone())),
         }
     }
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|b| std::cmp::Reverse(b.1));
     counts.into_iter().take(n).map(|c| c.2).collect()
 }
 
