@@ -111,7 +111,7 @@ enum Command {
         #[arg(long)]
         rebuild: bool,
     },
-    /// Benchmarks (LongMemEval, LoCoMo) and their reports.
+    /// Benchmarks (LongMemEval, LoCoMo, EverMemBench) and their reports.
     #[command(subcommand)]
     Bench(cairn_bench::BenchCommand),
 }
