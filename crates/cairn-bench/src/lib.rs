@@ -1,7 +1,7 @@
 //! The benchmark harness of Cairn (`cairn bench ...`).
 //!
 //! This crate owns the benchmark *protocols* (how a dataset is fed to a memory and
-//! questioned: LongMemEval, LoCoMo, FriendsQA), the retrieval *metrics* (exact definitions in
+//! questioned: LongMemEval, LoCoMo, FriendsQA, EverMemBench), the retrieval *metrics* (exact definitions in
 //! [`metrics::DEFINITIONS`], written into every run's METHODOLOGY.md), and the *reports*
 //! (`results.jsonl`, `summary.json`, `summary.md`, `METHODOLOGY.md`, comparison tables).
 //!
@@ -29,6 +29,7 @@
 
 pub mod download;
 pub mod env;
+pub mod evermembench;
 mod friendsqa;
 mod locomo;
 mod longmemeval;
@@ -37,6 +38,7 @@ mod protocol;
 pub mod record;
 pub mod summary;
 
+pub use evermembench::EverMemArgs;
 pub use friendsqa::question_word as friendsqa_question_word;
 pub use locomo::question_id as locomo_question_id;
 pub use protocol::{request_stop, space_name, ConfigRow, RunMeta};
@@ -58,6 +60,10 @@ pub enum BenchCommand {
     /// then every question recalled against the whole history; utterance- and
     /// scene-level metrics per question word.
     Friendsqa(RunArgs),
+    /// EverMemBench (multi-party group chats): the whole dialogue ingested day by day into
+    /// one space, every question recalled; multiple choice answered by an LLM-free option
+    /// scorer, open-ended questions given a retrieval-only diagnostic; accuracy per category.
+    Evermembench(EverMemArgs),
     /// Print a markdown table comparing finished runs (folders holding summary.json).
     Report {
         #[arg(required = true, value_name = "RUN_DIR")]
@@ -169,6 +175,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Longmemeval(args) => longmemeval::run(&args),
         BenchCommand::Locomo(args) => locomo::run(&args),
         BenchCommand::Friendsqa(args) => friendsqa::run(&args),
+        BenchCommand::Evermembench(args) => evermembench::run(&args),
         BenchCommand::Report { runs } => {
             print!("{}", summary::compare(&runs)?);
             Ok(())
@@ -232,6 +239,24 @@ mod tests {
         };
         assert_eq!(a.common.config, ConfigChoice::Both);
         assert_eq!(a.max_questions_per_conv, Some(5));
+        let c = Cli::try_parse_from([
+            "cairn",
+            "evermembench",
+            "--dialogue",
+            "dialogue_en.json",
+            "--qa",
+            "qa_004.json",
+            "--memory-config",
+            "cairn.toml",
+        ])
+        .unwrap();
+        let BenchCommand::Evermembench(a) = c.bench else {
+            panic!()
+        };
+        assert_eq!(a.qa, PathBuf::from("qa_004.json"));
+        assert_eq!(a.config, ConfigChoice::Both);
+        assert_eq!(a.memory_config, Some(PathBuf::from("cairn.toml")));
+        assert!(Cli::try_parse_from(["cairn", "evermembench", "--qa", "q.json"]).is_err());
         assert!(Cli::try_parse_from(["cairn", "report"]).is_err());
         let c = Cli::try_parse_from(["cairn", "download", "locomo"]).unwrap();
         assert!(matches!(

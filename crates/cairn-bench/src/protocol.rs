@@ -50,6 +50,12 @@ fn install_ctrlc() {
     }
 }
 
+/// Clears an earlier stop request and installs the Ctrl-C handler (once per process).
+pub(crate) fn arm_stop() {
+    STOP.store(false, Ordering::SeqCst);
+    install_ctrlc();
+}
+
 pub(crate) fn stopped() -> bool {
     STOP.load(Ordering::SeqCst)
 }
@@ -193,11 +199,11 @@ pub(crate) struct Run {
     pub dataset_label: String,
 }
 
-fn utc_stamp(t: Timestamp) -> String {
+pub(crate) fn utc_stamp(t: Timestamp) -> String {
     t.format("%Y%m%dT%H%M%SZ").to_string()
 }
 
-fn check_label(label: &str) -> anyhow::Result<()> {
+pub(crate) fn check_label(label: &str) -> anyhow::Result<()> {
     let ok = !label.is_empty()
         && label != "."
         && label != ".."
@@ -210,12 +216,48 @@ fn check_label(label: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn config_name(c: ConfigChoice) -> &'static str {
+pub(crate) fn config_name(c: ConfigChoice) -> &'static str {
     match c {
         ConfigChoice::Defaults => "defaults",
         ConfigChoice::Bench => "bench",
         ConfigChoice::Both => "both",
     }
+}
+
+/// Opens the run's memory in `data_dir`: the embedding cache (`--cache`, else the shared
+/// default) and engine settings (`--memory-config`, else stock). Returns the memory, the
+/// cache path and the settings in force (for METHODOLOGY.md).
+pub(crate) fn open_memory(
+    data_dir: &Path,
+    cache: Option<&Path>,
+    memory_config: Option<&Path>,
+) -> anyhow::Result<(Memory, Option<PathBuf>, serde_json::Value)> {
+    let cache = cache
+        .map(Path::to_path_buf)
+        .or_else(env::default_embedding_cache);
+    let base = match memory_config {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            toml::from_str::<MemoryConfig>(&text)
+                .with_context(|| format!("parsing {}", p.display()))?
+        }
+        None => MemoryConfig::default(),
+    };
+    let config = MemoryConfig {
+        embedding_cache: cache.clone(),
+        ..base
+    };
+    let memory_settings = serde_json::json!({"embed": &config.embed, "engine": &config.engine});
+    let memory = Memory::open_with(data_dir, config).map_err(|e| {
+        let hint = if matches!(e, cairn::Error::Model(_)) {
+            " (install the embedding model with ./scripts/setup.sh, or set CAIRN_MODEL_DIR)"
+        } else {
+            ""
+        };
+        anyhow::anyhow!("opening the memory in {}: {e}{hint}", data_dir.display())
+    })?;
+    Ok((memory, cache, memory_settings))
 }
 
 /// The newest `<prefix>*` folder under `out` (labels end in a sortable UTC stamp).
@@ -280,29 +322,11 @@ impl Run {
         }
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let data_dir = dir.join("data");
-        let cache = args.cache.clone().or_else(env::default_embedding_cache);
-        let base = match &args.memory_config {
-            Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .with_context(|| format!("reading {}", p.display()))?;
-                toml::from_str::<MemoryConfig>(&text)
-                    .with_context(|| format!("parsing {}", p.display()))?
-            }
-            None => MemoryConfig::default(),
-        };
-        let config = MemoryConfig {
-            embedding_cache: cache.clone(),
-            ..base
-        };
-        let memory_settings = serde_json::json!({"embed": &config.embed, "engine": &config.engine});
-        let memory = Memory::open_with(&data_dir, config).map_err(|e| {
-            let hint = if matches!(e, cairn::Error::Model(_)) {
-                " (install the embedding model with ./scripts/setup.sh, or set CAIRN_MODEL_DIR)"
-            } else {
-                ""
-            };
-            anyhow::anyhow!("opening the memory in {}: {e}{hint}", data_dir.display())
-        })?;
+        let (memory, cache, memory_settings) = open_memory(
+            &data_dir,
+            args.cache.as_deref(),
+            args.memory_config.as_deref(),
+        )?;
         let rows = config_rows(args.config);
         let data_path = std::fs::canonicalize(&args.data).unwrap_or_else(|_| args.data.clone());
         let mut previous_command_lines = Vec::new();

@@ -523,6 +523,7 @@ pub fn short_report(s: &Summary) -> String {
 /// The markdown comparison of several runs (each a folder with summary.json).
 pub fn compare(dirs: &[impl AsRef<Path>]) -> anyhow::Result<String> {
     let mut out = String::new();
+    let mut not_retrieval = Vec::new();
     let cols = [
         ("session", "recall_any@1"),
         ("session", "recall_any@5"),
@@ -558,8 +559,15 @@ pub fn compare(dirs: &[impl AsRef<Path>]) -> anyhow::Result<String> {
         let p = d.as_ref().join("summary.json");
         let text =
             std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-        let s: Summary =
+        let raw: serde_json::Value =
             serde_json::from_str(&text).with_context(|| format!("parsing {}", p.display()))?;
+        if raw["meta"]["dataset"] == "evermembench" {
+            // Accuracy, not retrieval metrics: its own summary.md holds its table.
+            not_retrieval.push(d.as_ref().display().to_string());
+            continue;
+        }
+        let s: Summary =
+            serde_json::from_value(raw).with_context(|| format!("parsing {}", p.display()))?;
         for row in &s.rows {
             let n = row.levels.get("session").map_or(0, |l| l.grouped.overall.n);
             let _ = write!(
@@ -597,6 +605,13 @@ pub fn compare(dirs: &[impl AsRef<Path>]) -> anyhow::Result<String> {
                 if s.complete { "yes" } else { "no" }
             );
         }
+    }
+    if !not_retrieval.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNot in this table (EverMemBench runs report accuracy, see their summary.md): {}.",
+            not_retrieval.join(", ")
+        );
     }
     let _ = writeln!(out, "\nS = session level, T = turn level; n = questions scored at session level; recall latency is the engine's `timings.total_ms`; \"vectors from cache\" tells how warm the embedding cache was during ingest. Definitions: each run's METHODOLOGY.md.");
     Ok(out)

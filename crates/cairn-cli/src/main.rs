@@ -121,7 +121,7 @@ enum Command {
     Keys(server::KeysCommand),
     /// Measure recall throughput and latency of a running server.
     Load(server::LoadArgs),
-    /// Benchmarks (LongMemEval, LoCoMo) and their reports.
+    /// Benchmarks (LongMemEval, LoCoMo, FriendsQA, EverMemBench) and their reports.
     #[command(subcommand)]
     Bench(cairn_bench::BenchCommand),
 }
