@@ -72,7 +72,7 @@ static OWNER_WILL: LazyLock<Regex> = LazyLock::new(|| {
         .expect("valid regex")
 });
 static OWNER_ASSIGNED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i:the\s+)?(?P<task>[\w'&/-]+(?:\s+[\w'&/-]+){0,5}?)\s+(?i:is|was|has been|will be|gets|got)\s+(?i:re)?(?i:assigned)\s+to\s+(?P<who>[A-Z][a-z]+)")
+    Regex::new(r"(?i:the\s+)?(?P<task>[\w'&/-]+(?:\s+[\w'&/-]+){0,5}?)\s+(?i:is|was|has been|will be|gets|got)\s+(?i:\w+ly\s+|therefore\s+|now\s+|then\s+)?(?i:re)?(?i:assigned)\s+to\s+(?P<who>[A-Z][a-z]+)")
         .expect("valid regex")
 });
 static OWNER_ASSIGN: LazyLock<Regex> = LazyLock::new(|| {
@@ -267,10 +267,25 @@ fn clean_value(raw: &str) -> Option<String> {
         .filter_map(|c| lower.find(c))
         .min()
         .unwrap_or(raw.len());
-    let value: Vec<&str> = raw[..end]
+    // Words that close a sentence without saying anything about the value.
+    const TRAILING: &[&str] = &[
+        "then", "now", "too", "again", "anyway", "instead", "please", "ok", "okay", "today",
+        "tonight", "asap", "already", "here", "there",
+    ];
+    let mut value: Vec<&str> = raw[..end]
         .split_whitespace()
         .take(MAX_VALUE_WORDS)
         .collect();
+    while value.len() > 1
+        && value.last().is_some_and(|w| {
+            let w = w
+                .trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase();
+            TRAILING.contains(&w.as_str())
+        })
+    {
+        value.pop();
+    }
     let value = value
         .join(" ")
         .trim_matches(|c: char| !c.is_alphanumeric() && !"$€£¥%)".contains(c))
@@ -612,6 +627,14 @@ mod tests {
         assert_eq!(
             one("The vendor review is reassigned to Omar."),
             [("owner of vendor review".into(), "Omar".into(), true)]
+        );
+        assert_eq!(
+            one("I'll own the vendor review then!")[0].0,
+            "owner of vendor review"
+        );
+        assert_eq!(
+            one("The vendor review is therefore reassigned to Priya.")[0].1,
+            "Priya"
         );
         let mine = extract(&said("Lee", "I'll take the onboarding deck."), &[]);
         assert_eq!(mine[0].subject, "owner of onboarding deck");

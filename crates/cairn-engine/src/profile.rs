@@ -4,7 +4,7 @@
 //!
 //! Each session yields one [`SpeakerStats`] per speaker (a `profile` unit); a profile is
 //! the sum of a speaker's contributions, so it follows every ingest and deletion.
-use crate::text::{stem, STOP_WORDS};
+use crate::text::STOP_WORDS;
 use cairn_core::{
     Evidence, Provenance, SessionInput, SpaceId, SpeakerProfile, SpeakerStats, Style, Timestamp,
     Unit, UnitDetail, UnitKind,
@@ -154,12 +154,12 @@ fn count_style(text: &str, s: &mut SpeakerStats) {
     s.collaborative += u32::from(COLLABORATIVE.iter().any(|p| lower.contains(p)));
 }
 
+/// Words as written (lowercased), so a profile's topics read as words.
 fn content_terms(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.len() >= 4)
         .map(str::to_lowercase)
         .filter(|w| !STOP_WORDS.contains(&w.as_str()) && !w.chars().all(|c| c.is_ascii_digit()))
-        .map(|w| stem(&w))
 }
 
 fn clip_phrase(s: &str) -> String {
