@@ -2,7 +2,7 @@
 use anyhow::{bail, Context, Result};
 use cairn::formats::{
     load_evermem_dialogue, load_locomo, load_longmemeval, read_group_messages_jsonl,
-    read_sessions_jsonl,
+    read_sessions_jsonl, read_trajectories_jsonl,
 };
 use cairn::{IngestReport, Memory, SessionInput};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -18,6 +18,7 @@ pub struct IngestArgs {
     #[arg(long)]
     pub space: String,
     /// jsonl (one session per line), group-jsonl (one group message per line),
+    /// trajectories (one agent trajectory per line),
     /// evermembench (`dialogue_en.json`, streamed day by day), longmemeval, locomo, or
     /// auto (from the content).
     #[arg(long, default_value = "auto")]
@@ -55,7 +56,7 @@ fn detect(path: &Path) -> Result<&'static str> {
         Ok("locomo")
     } else {
         bail!(
-            "cannot tell the format of {}: pass --format jsonl|group-jsonl|evermembench|longmemeval|locomo",
+            "cannot tell the format of {}: pass --format jsonl|group-jsonl|trajectories|evermembench|longmemeval|locomo",
             path.display()
         )
     }
@@ -151,9 +152,10 @@ fn print_report(
         );
     } else {
         println!(
-            "ingested {} sessions ({} messages, {} units) into {} space(s) in {:.1}s: {:.0} turns/s; vectors computed {}, from cache {}",
+            "ingested {} sessions ({} messages), {} trajectories, {} units into {} space(s) in {:.1}s: {:.0} turns/s; vectors computed {}, from cache {}",
             report.sessions,
             report.messages_added,
+            report.trajectories,
             report.units,
             spaces.len(),
             secs,
@@ -173,12 +175,22 @@ pub fn run(memory: &Memory, args: &IngestArgs, json: bool) -> Result<()> {
         "locomo" => "locomo",
         "group-jsonl" => "group-jsonl",
         "evermembench" => "evermembench",
+        "trajectories" => "trajectories",
         other => bail!(
-            "unknown --format {other:?} (jsonl, group-jsonl, evermembench, longmemeval, locomo, auto)"
+            "unknown --format {other:?} (jsonl, group-jsonl, trajectories, evermembench, longmemeval, locomo, auto)"
         ),
     };
     let limit = args.limit.unwrap_or(usize::MAX);
     let start = Instant::now();
+    if format == "trajectories" {
+        let all = read_trajectories_jsonl(&args.file)?;
+        let all: Vec<_> = all.into_iter().take(limit).collect();
+        let report = memory
+            .insert_trajectories(&args.space, all)
+            .with_context(|| format!("inserting into space {:?}", args.space))?;
+        memory.flush()?;
+        return print_report(&report, std::slice::from_ref(&args.space), start, json);
+    }
     if format == "group-jsonl" || format == "evermembench" {
         return ingest_group_days(memory, args, format, json, start);
     }

@@ -60,8 +60,23 @@ enum Command {
         speakers: Vec<String>,
         #[arg(long = "group")]
         groups: Vec<String>,
+        /// Only units of this kind (turn, round, episode, fact, slice, event, note, ...);
+        /// repeat for several (the pools of a trajectory query).
         #[arg(long = "kind")]
         kinds: Vec<String>,
+        /// At most N hits of a kind, as KIND=N (e.g. --quota note=2); repeatable.
+        #[arg(long = "quota", value_name = "KIND=N")]
+        quotas: Vec<String>,
+    },
+    /// The manifest of a space's trajectories, or one trajectory (or one of its states).
+    Trajectories {
+        #[arg(long)]
+        space: String,
+        /// One trajectory, exactly as inserted.
+        id: Option<String>,
+        /// Only this state of it (0-based).
+        #[arg(long, requires = "id")]
+        state: Option<usize>,
     },
     /// The version history of a fact subject ("budget for Atlas").
     History {
@@ -87,8 +102,11 @@ enum Command {
         session: Option<String>,
         #[arg(long, requires = "session")]
         message: Option<String>,
-        /// Forget the whole space.
+        /// Forget one trajectory.
         #[arg(long, conflicts_with = "session")]
+        trajectory: Option<String>,
+        /// Forget the whole space.
+        #[arg(long, conflicts_with_all = ["session", "trajectory"])]
         all: bool,
     },
     /// Export a space as JSONL (exactly what was ingested).
@@ -150,6 +168,26 @@ fn open(cli: &Cli) -> Result<Memory> {
     Memory::open_with(&cli.dir, cfg).with_context(|| format!("opening {}", cli.dir.display()))
 }
 
+fn parse_quotas(raw: &[String]) -> Result<Option<std::collections::BTreeMap<UnitKind, usize>>> {
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    raw.iter()
+        .map(|q| {
+            let (k, n) = q
+                .split_once('=')
+                .with_context(|| format!("--quota {q:?}: expected KIND=N"))?;
+            let kind =
+                UnitKind::parse(k).with_context(|| format!("--quota: unknown kind {k:?}"))?;
+            let n: usize = n
+                .parse()
+                .with_context(|| format!("--quota {q:?}: {n:?} is not a count"))?;
+            Ok((kind, n))
+        })
+        .collect::<Result<_>>()
+        .map(Some)
+}
+
 fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
@@ -175,6 +213,7 @@ fn run(cli: Cli) -> Result<()> {
             speakers,
             groups,
             kinds,
+            quotas,
         } => {
             let options = RecallOptions {
                 top_k: *top_k,
@@ -197,6 +236,7 @@ fn run(cli: Cli) -> Result<()> {
                             .collect::<Result<_>>()?,
                     )
                 },
+                quotas: parse_quotas(quotas)?,
             };
             let recall = open(&cli)?.recall(space, query, &options)?;
             if cli.json {
@@ -221,6 +261,46 @@ fn run(cli: Cli) -> Result<()> {
             );
             println!("{}", recall.context);
             Ok(())
+        }
+        Command::Trajectories { space, id, state } => {
+            let m = open(&cli)?;
+            let Some(id) = id else {
+                let manifest = m.trajectory_manifest(space)?;
+                if cli.json {
+                    return print_json(&manifest);
+                }
+                for t in manifest {
+                    let outcome = match t.succeeded {
+                        Some(true) => "succeeded",
+                        Some(false) => "failed",
+                        None => "outcome unknown",
+                    };
+                    println!(
+                        "{}  {} steps, {outcome}, {} URLs  {}",
+                        t.id,
+                        t.steps,
+                        t.urls.len(),
+                        t.goal
+                    );
+                }
+                return Ok(());
+            };
+            let Some(t) = m.trajectory(space, id)? else {
+                bail!("no trajectory {id:?} in space {space:?}");
+            };
+            match state {
+                Some(i) => {
+                    let Some(s) = t.trajectory.states.get(*i) else {
+                        bail!(
+                            "trajectory {id:?} has {} states (0..{})",
+                            t.trajectory.states.len(),
+                            t.trajectory.states.len()
+                        );
+                    };
+                    print_json(s)
+                }
+                None => print_json(&t),
+            }
         }
         Command::History {
             space,
@@ -286,15 +366,17 @@ fn run(cli: Cli) -> Result<()> {
             space,
             session,
             message,
+            trajectory,
             all,
         } => {
             let m = open(&cli)?;
-            let removed = match (session, message, all) {
-                (_, _, true) => usize::from(m.forget_space(space)?),
-                (Some(s), Some(msg), _) => m.forget_message(space, s, msg)?,
-                (Some(s), None, _) => m.forget_session(space, s)?,
-                (None, _, false) => {
-                    bail!("say what to forget: --session ID [--message ID], or --all")
+            let removed = match (session, message, trajectory, all) {
+                (_, _, _, true) => usize::from(m.forget_space(space)?),
+                (Some(s), Some(msg), _, _) => m.forget_message(space, s, msg)?,
+                (Some(s), None, _, _) => m.forget_session(space, s)?,
+                (None, _, Some(t), _) => m.forget_trajectory(space, t)?,
+                (None, _, None, false) => {
+                    bail!("say what to forget: --session ID [--message ID], --trajectory ID, or --all")
                 }
             };
             if cli.json {

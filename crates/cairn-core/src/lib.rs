@@ -16,6 +16,7 @@ pub mod recall;
 pub mod source;
 pub mod time;
 pub mod traits;
+pub mod trajectory;
 pub mod unit;
 
 pub use error::{CoreError, InputError};
@@ -31,4 +32,5 @@ pub use traits::{
     EmbedError, Embedder, EmbeddingCache, RecordStore, SpaceStats, StoreError, TextIndex,
     TextQuery, VectorIndex,
 };
+pub use trajectory::{AgentState, TrajectoryInput, TrajectoryRecord, TrajectorySummary};
 pub use unit::{Provenance, Unit, UnitDetail, UnitKind};

@@ -1,6 +1,7 @@
 //! Recall options and results.
 use crate::{InputError, Timestamp, UnitKind};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// How the packed context is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -51,8 +52,10 @@ pub struct RecallOptions {
     pub speakers: Option<Vec<String>>,
     /// Only units from these groups.
     pub groups: Option<Vec<String>>,
-    /// Only units of these kinds.
+    /// Only units of these kinds (for trajectories: the pools `slice`, `event`, `note`).
     pub kinds: Option<Vec<UnitKind>>,
+    /// At most this many hits of a kind (per-pool quotas); kinds not named are unlimited.
+    pub quotas: Option<BTreeMap<UnitKind, usize>>,
 }
 
 impl Default for RecallOptions {
@@ -67,6 +70,7 @@ impl Default for RecallOptions {
             speakers: None,
             groups: None,
             kinds: None,
+            quotas: None,
         }
     }
 }
@@ -114,6 +118,11 @@ pub struct Hit {
     pub speakers: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub occurred_at: Option<Timestamp>,
+    /// The trajectory and states `[first, end)` a trajectory unit cites.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub states: Option<[u32; 2]>,
     /// For a fact that a later statement replaced (as of the recall time): the unit of
     /// the version that replaced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

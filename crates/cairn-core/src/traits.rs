@@ -1,7 +1,7 @@
 //! The seams of the architecture: what a storage backend and an embedder must provide.
 //! The engine is written against these traits only, so the embedded store and a server
 //! backend (PostgreSQL) are interchangeable.
-use crate::{SessionRecord, SpaceId, Unit, UnitKind};
+use crate::{SessionRecord, SpaceId, TrajectoryRecord, TrajectorySummary, Unit, UnitKind};
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -14,6 +14,8 @@ pub enum StoreError {
     NotFound(String),
     #[error("session {session:?} in space {space:?} already holds different messages; ingest only appends to a session (forget it first to replace it)")]
     Conflict { space: String, session: String },
+    #[error("trajectory {id:?} in space {space:?} is already stored with different content (forget it first to replace it)")]
+    TrajectoryConflict { space: String, id: String },
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
     #[error("storage backend: {0}")]
@@ -31,6 +33,8 @@ pub struct SpaceStats {
     pub space: String,
     pub sessions: usize,
     pub messages: usize,
+    #[serde(default)]
+    pub trajectories: usize,
     pub units: usize,
     pub units_by_kind: BTreeMap<String, usize>,
 }
@@ -54,6 +58,21 @@ pub trait RecordStore: Send + Sync {
     fn put_session(&self, record: &SessionRecord, units: &[Unit]) -> Result<u64, StoreError>;
     /// Deletes a session and its units; returns the deleted unit ids (empty if absent).
     fn delete_session(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError>;
+    /// Stores a trajectory and replaces its derived units, atomically (like
+    /// [`RecordStore::put_session`]). Observations repeated across states and
+    /// trajectories may be stored once.
+    fn put_trajectory(&self, record: &TrajectoryRecord, units: &[Unit]) -> Result<u64, StoreError>;
+    fn get_trajectory(
+        &self,
+        space: &SpaceId,
+        id: &str,
+    ) -> Result<Option<TrajectoryRecord>, StoreError>;
+    /// Deletes a trajectory and its units; returns the deleted unit ids.
+    fn delete_trajectory(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError>;
+    /// All trajectories of a space in insert order.
+    fn trajectories(&self, space: &SpaceId) -> Result<Vec<TrajectoryRecord>, StoreError>;
+    /// The manifest of a space: one summary per trajectory, in insert order.
+    fn trajectory_summaries(&self, space: &SpaceId) -> Result<Vec<TrajectorySummary>, StoreError>;
     /// All sessions of a space in ingest order.
     fn sessions(&self, space: &SpaceId) -> Result<Vec<SessionRecord>, StoreError>;
     /// Units by id, in the order asked; unknown ids are skipped.

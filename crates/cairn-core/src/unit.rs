@@ -74,6 +74,12 @@ pub struct Provenance {
     pub speakers: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// The trajectory the unit was derived from, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory_id: Option<String>,
+    /// The trajectory states it covers, `[first, end)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub states: Option<[u32; 2]>,
 }
 
 /// One memory unit.

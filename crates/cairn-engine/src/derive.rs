@@ -184,6 +184,7 @@ fn episode_unit(
             first_position: start as u32,
             speakers,
             group: s.group.clone(),
+            ..Default::default()
         },
         part_of: None,
         occurred_at,
@@ -257,6 +258,7 @@ fn turn_unit(
             first_position: pos as u32,
             speakers: vec![m.speaker_name().to_string()],
             group: s.group.clone(),
+            ..Default::default()
         },
         part_of: None,
         occurred_at: s.message_time(m),
@@ -298,6 +300,7 @@ fn round_unit(
             first_position: start as u32,
             speakers,
             group: s.group.clone(),
+            ..Default::default()
         },
         part_of: None,
         occurred_at: s.message_time(lead),

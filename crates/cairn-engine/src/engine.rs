@@ -1,14 +1,16 @@
 //! The engine: the one place where ingest and recall are orchestrated.
 use crate::derive::{derive_session_units, DERIVE_VERSION};
-use crate::embedding::{embed_cached, CachedEmbedError, EmbedCounts};
+use crate::embedding::{cache_key, embed_cached, CachedEmbedError, EmbedCounts};
 use crate::pack::{pack, PackInput};
 use crate::query::analyze_query;
 use crate::rank::{rrf_fuse, second_pass, RankConfig, Ranked};
+use crate::trajectory::derive_trajectory_units;
 use crate::{facts, profile};
 use cairn_core::{
     EmbedError, Embedder, EmbeddingCache, FactHistory, GroupMessage, Hit, InputError, Recall,
     RecallOptions, RecordStore, SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile,
-    StoreError, TextIndex, TextQuery, Timestamp, Timings, Unit, UnitKind, VectorIndex,
+    StoreError, TextIndex, TextQuery, Timestamp, Timings, TrajectoryInput, TrajectoryRecord,
+    TrajectorySummary, Unit, UnitKind, VectorIndex,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -55,7 +57,9 @@ pub struct EngineConfig {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct IngestReport {
     pub sessions: usize,
-    /// Sessions that were already stored identically (nothing to do).
+    /// Trajectories written (new ones; identical re-inserts count as unchanged).
+    pub trajectories: usize,
+    /// Sessions or trajectories that were already stored identically (nothing to do).
     pub unchanged: usize,
     pub messages_added: usize,
     pub units: usize,
@@ -66,6 +70,7 @@ pub struct IngestReport {
 impl std::ops::AddAssign<&IngestReport> for IngestReport {
     fn add_assign(&mut self, r: &IngestReport) {
         self.sessions += r.sessions;
+        self.trajectories += r.trajectories;
         self.unchanged += r.unchanged;
         self.messages_added += r.messages_added;
         self.units += r.units;
@@ -287,6 +292,12 @@ impl Engine {
                 report.vectors_rebuilt += r.vectors_computed + r.vectors_cached;
                 report.text_reindexed += r.units;
             }
+            for rec in self.b.records.trajectories(&space)? {
+                let r = self.write_trajectories(vec![rec], true)?;
+                report.units += r.units;
+                report.vectors_rebuilt += r.vectors_computed + r.vectors_cached;
+                report.text_reindexed += r.units;
+            }
         }
         self.flush()?;
         report.last_seq = self.b.records.last_seq()?;
@@ -306,6 +317,9 @@ impl Engine {
     /// Deletes a space and everything derived from it.
     pub fn drop_space(&self, space: &SpaceId) -> Result<bool, EngineError> {
         let _w = self.lock();
+        if self.b.records.space_exists(space)? {
+            self.purge_cached(&self.b.records.space_units(space)?, &[])?;
+        }
         self.b.text.drop_space(space)?;
         self.b.vectors.drop_space(space)?;
         let existed = self.b.records.drop_space(space)?;
@@ -414,18 +428,156 @@ impl Engine {
                 }
             }
         }
-        if !written.is_empty() {
-            let counts = self.index_vectors(&written, last)?;
-            report.vectors_computed = counts.computed;
-            report.vectors_cached = counts.cached;
-            written.retain(Unit::is_searchable);
-            self.b.text.upsert(&written)?;
-            self.text_seq.store(last, Ordering::SeqCst);
-        }
+        self.index_written(written, last, &mut report)?;
         match failure {
             Some(e) => Err(e.into()),
             None => Ok(report),
         }
+    }
+
+    /// Indexes units just written to the record store (vectors, then text); the caller
+    /// holds the write lock.
+    fn index_written(
+        &self,
+        mut written: Vec<Unit>,
+        last: u64,
+        report: &mut IngestReport,
+    ) -> Result<(), EngineError> {
+        if written.is_empty() {
+            return Ok(());
+        }
+        let counts = self.index_vectors(&written, last)?;
+        report.vectors_computed += counts.computed;
+        report.vectors_cached += counts.cached;
+        written.retain(Unit::is_searchable);
+        self.b.text.upsert(&written)?;
+        self.text_seq.store(last, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Inserts agent trajectories into a space (created if needed). All are validated
+    /// before anything is written; a trajectory already stored identically is left as it
+    /// is, one stored with different content is a conflict.
+    pub fn insert_trajectories(
+        &self,
+        space: &SpaceId,
+        trajectories: Vec<TrajectoryInput>,
+    ) -> Result<IngestReport, EngineError> {
+        let trajectories = trajectories
+            .into_iter()
+            .map(TrajectoryInput::validate)
+            .collect::<Result<Vec<_>, _>>()?;
+        self.b.records.create_space(space)?;
+        let now = chrono::Utc::now();
+        let records = trajectories
+            .into_iter()
+            .map(|trajectory| TrajectoryRecord {
+                space: space.clone(),
+                recorded_at: now,
+                trajectory,
+            })
+            .collect();
+        self.write_trajectories(records, false)
+    }
+
+    fn write_trajectories(
+        &self,
+        records: Vec<TrajectoryRecord>,
+        rederive: bool,
+    ) -> Result<IngestReport, EngineError> {
+        let _w = self.lock();
+        let mut report = IngestReport::default();
+        let mut planned: Vec<TrajectoryRecord> = Vec::new();
+        for r in records {
+            let stored = match planned
+                .iter()
+                .find(|p| p.space == r.space && p.trajectory.id == r.trajectory.id)
+            {
+                Some(p) => Some(p.clone()),
+                None => self.b.records.get_trajectory(&r.space, &r.trajectory.id)?,
+            };
+            match stored {
+                Some(s) if s.trajectory != r.trajectory => {
+                    return Err(StoreError::TrajectoryConflict {
+                        space: r.space.to_string(),
+                        id: r.trajectory.id,
+                    }
+                    .into())
+                }
+                Some(s) if !rederive => {
+                    report.unchanged += 1;
+                    let _ = s;
+                }
+                _ => planned.push(r),
+            }
+        }
+        let mut written = Vec::new();
+        let mut last = 0;
+        for r in planned {
+            let units = derive_trajectory_units(&r.space, &r.trajectory, r.recorded_at);
+            last = self.b.records.put_trajectory(&r, &units)?;
+            report.trajectories += 1;
+            report.units += units.len();
+            written.extend(units);
+        }
+        self.index_written(written, last, &mut report)?;
+        Ok(report)
+    }
+
+    /// Restores exported trajectories (keeping their `recorded_at`).
+    pub fn import_trajectories(
+        &self,
+        records: Vec<TrajectoryRecord>,
+    ) -> Result<IngestReport, EngineError> {
+        let mut checked = Vec::with_capacity(records.len());
+        for mut r in records {
+            r.trajectory = r.trajectory.validate()?;
+            self.b.records.create_space(&r.space)?;
+            checked.push(r);
+        }
+        self.write_trajectories(checked, false)
+    }
+
+    /// Forgets a trajectory: its record, units, vectors, index entries and the
+    /// observations no other trajectory shares.
+    pub fn forget_trajectory(&self, space: &SpaceId, id: &str) -> Result<usize, EngineError> {
+        self.require_space(space)?;
+        let _w = self.lock();
+        // Units are derived deterministically, so the record tells what was embedded.
+        if let Some(r) = self.b.records.get_trajectory(space, id)? {
+            let units = derive_trajectory_units(space, &r.trajectory, r.recorded_at);
+            self.purge_cached(&units, &[])?;
+        }
+        let ids = self.b.records.delete_trajectory(space, id)?;
+        self.b.text.remove(space, &ids)?;
+        self.b.vectors.remove(space, &ids)?;
+        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        Ok(ids.len())
+    }
+
+    /// A trajectory exactly as inserted.
+    pub fn trajectory(
+        &self,
+        space: &SpaceId,
+        id: &str,
+    ) -> Result<Option<TrajectoryRecord>, EngineError> {
+        self.require_space(space)?;
+        Ok(self.b.records.get_trajectory(space, id)?)
+    }
+
+    /// Every trajectory of a space, exactly as inserted.
+    pub fn trajectories(&self, space: &SpaceId) -> Result<Vec<TrajectoryRecord>, EngineError> {
+        self.require_space(space)?;
+        Ok(self.b.records.trajectories(space)?)
+    }
+
+    /// The manifest of a space: goal, outcome, steps and URLs of each trajectory.
+    pub fn trajectory_manifest(
+        &self,
+        space: &SpaceId,
+    ) -> Result<Vec<TrajectorySummary>, EngineError> {
+        self.require_space(space)?;
+        Ok(self.b.records.trajectory_summaries(space)?)
     }
 
     /// Decides what each record becomes (new, appended, unchanged) before anything is
@@ -508,6 +660,28 @@ impl Engine {
         Ok(counts)
     }
 
+    /// Drops from the embedding cache the vectors of `gone` units' text that `kept`
+    /// units do not embed too: forgetting removes the text from every derived store. The
+    /// cache is shared between spaces, so another space holding the same text only pays
+    /// one re-embedding.
+    fn purge_cached(&self, gone: &[Unit], kept: &[Unit]) -> Result<(), EngineError> {
+        let keep: std::collections::HashSet<[u8; 32]> = kept
+            .iter()
+            .filter_map(|u| u.embed_text.as_deref())
+            .map(cache_key)
+            .collect();
+        let keys: Vec<[u8; 32]> = gone
+            .iter()
+            .filter_map(|u| u.embed_text.as_deref())
+            .map(cache_key)
+            .filter(|k| !keep.contains(k))
+            .collect();
+        if !keys.is_empty() {
+            self.b.cache.remove(self.b.embedder.model_id(), &keys)?;
+        }
+        Ok(())
+    }
+
     /// Makes every ingested unit searchable and the text index durable.
     pub fn flush(&self) -> Result<(), EngineError> {
         if self.b.text.has_pending() {
@@ -532,9 +706,12 @@ impl Engine {
         self.delete_session_locked(space, session)
     }
 
-    /// Deletes a session and everything derived from it; the caller holds the write lock.
+    /// Deletes a session and everything derived from it, cached vectors of its text
+    /// included; the caller holds the write lock.
     fn delete_session_locked(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
+        let before = self.b.records.session_units(space, session)?;
         let ids = self.b.records.delete_session(space, session)?;
+        self.purge_cached(&before, &[])?;
         self.b.text.remove(space, &ids)?;
         self.b.vectors.remove(space, &ids)?;
         self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
@@ -568,15 +745,11 @@ impl Engine {
         if rec.session.messages.is_empty() {
             return self.delete_session_locked(space, session);
         }
-        let old: Vec<String> = self
-            .b
-            .records
-            .session_units(space, session)?
-            .into_iter()
-            .map(|u| u.id)
-            .collect();
+        let before = self.b.records.session_units(space, session)?;
+        let old: Vec<String> = before.iter().map(|u| u.id.clone()).collect();
         let mut units = derive_session_units(space, &rec.session, rec.recorded_at);
         let last = self.b.records.put_session(&rec, &units)?;
+        self.purge_cached(&before, &units)?;
         let stale: Vec<String> = old
             .into_iter()
             .filter(|id| !units.iter().any(|u| &u.id == id))
@@ -707,7 +880,7 @@ impl Engine {
             .filter(|r| opts.kinds.as_ref().is_none_or(|k| k.contains(&r.unit.kind)))
             .collect();
         let (ranked, superseded) = self.resolve_versions(space, ranked, opts)?;
-        let mut top: Vec<Ranked> = ranked.into_iter().take(opts.top_k).collect();
+        let mut top = take_with_quotas(ranked, opts);
         if let Some(profiles) = self.profiles_for(space, query, opts)? {
             let best = top.first().map_or(1.0, |r| r.score);
             for p in profiles.into_iter().rev() {
@@ -746,6 +919,8 @@ impl Engine {
                 speakers: r.unit.provenance.speakers,
                 occurred_at: r.unit.occurred_at,
                 superseded_by: superseded.get(&r.unit.id).cloned(),
+                trajectory_id: r.unit.provenance.trajectory_id,
+                states: r.unit.provenance.states,
                 unit_id: r.unit.id,
             })
             .collect();
@@ -958,6 +1133,27 @@ impl Engine {
             .filter_map(|t| t.strip_prefix("speaker:").map(String::from))
             .collect())
     }
+}
+
+/// The first `top_k` units, taking no more of a kind than its quota allows.
+fn take_with_quotas(ranked: Vec<Ranked>, opts: &RecallOptions) -> Vec<Ranked> {
+    let Some(quotas) = &opts.quotas else {
+        return ranked.into_iter().take(opts.top_k).collect();
+    };
+    let mut taken: HashMap<UnitKind, usize> = HashMap::new();
+    let mut out = Vec::with_capacity(opts.top_k);
+    for r in ranked {
+        if out.len() == opts.top_k {
+            break;
+        }
+        let n = taken.entry(r.unit.kind).or_default();
+        if quotas.get(&r.unit.kind).is_some_and(|&q| *n >= q) {
+            continue;
+        }
+        *n += 1;
+        out.push(r);
+    }
+    out
 }
 
 fn ms(t: Instant) -> f64 {

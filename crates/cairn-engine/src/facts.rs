@@ -437,6 +437,7 @@ pub fn fact_units(space: &SpaceId, s: &SessionInput, recorded_at: Timestamp) -> 
                     first_position: pos as u32,
                     speakers: vec![m.speaker_name().to_string()],
                     group: s.group.clone(),
+                    ..Default::default()
                 },
                 part_of: None,
                 occurred_at: s.message_time(m),

@@ -21,6 +21,7 @@ mod profile;
 mod query;
 mod rank;
 mod text;
+mod trajectory;
 
 pub use derive::{derive_session_units, segment, DERIVE_VERSION};
 pub use embedding::cache_key;
@@ -28,3 +29,4 @@ pub use engine::{CheckReport, Engine, EngineBackends, EngineConfig, EngineError,
 pub use pack::{pack, PackInput};
 pub use query::{analyze_query, QueryAnalysis, TimeRange};
 pub use rank::{rrf_fuse, RankConfig};
+pub use trajectory::derive_trajectory_units;

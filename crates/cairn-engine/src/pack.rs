@@ -95,12 +95,16 @@ fn best_sentences<'t>(text: &'t str, query_words: &[String], n: usize) -> Vec<&'
 }
 
 fn entry(u: &Unit, body: &str) -> String {
-    let session = u
-        .provenance
-        .session_id
-        .as_deref()
-        .map(|s| format!(" session {s}"))
-        .unwrap_or_default();
+    let p = &u.provenance;
+    let session = match (&p.session_id, &p.trajectory_id, p.states) {
+        (Some(s), _, _) => format!(" session {s}"),
+        (None, Some(t), Some([a, b])) if b > a + 1 => {
+            format!(" trajectory {t} states {a}-{}", b - 1)
+        }
+        (None, Some(t), Some([a, _])) => format!(" trajectory {t} state {a}"),
+        (None, Some(t), None) => format!(" trajectory {t}"),
+        _ => String::new(),
+    };
     let prefix = if u.kind == cairn_core::UnitKind::Turn {
         format!(
             "{}: ",
@@ -256,6 +260,7 @@ mod tests {
                 first_position: pos,
                 speakers: vec!["user".into()],
                 group: None,
+                ..Default::default()
             },
             part_of: None,
             occurred_at: Some(cairn_core::time::parse_timestamp(day).unwrap()),

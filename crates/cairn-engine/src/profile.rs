@@ -282,6 +282,7 @@ pub fn profile_units(space: &SpaceId, s: &SessionInput, recorded_at: Timestamp) 
                     first_position: 0,
                     speakers: vec![st.speaker.clone()],
                     group: s.group.clone(),
+                    ..Default::default()
                 },
                 part_of: None,
                 occurred_at: st.first.or(s.occurred_at),

@@ -18,6 +18,7 @@
 //! - [`longmemeval`]: LongMemEval records (`longmemeval_s`, `longmemeval_oracle`).
 //! - [`locomo`]: LoCoMo conversations and their questions.
 //! - [`evermembench`]: EverMemBench group-chat days and questions; group-message JSONL.
+//! - [`trajectories`]: agent trajectories, one per line (LongMemEval-V2 shape).
 //! - [`friendsqa`]: FriendsQA scenes (multi-party dialogue) and their questions.
 
 pub mod error;
@@ -28,6 +29,7 @@ pub mod io;
 pub mod jsonl;
 pub mod locomo;
 pub mod longmemeval;
+pub mod trajectories;
 
 pub use error::FormatError;
 pub use evermembench::{
@@ -45,3 +47,4 @@ pub use locomo::{
 pub use longmemeval::{
     load_longmemeval, DuplicateResolution, DuplicateSession, LmeHaystack, LmeQuestion, LmeTurn,
 };
+pub use trajectories::read_trajectories_jsonl;

@@ -92,7 +92,7 @@ impl ApiError {
 
 impl From<MemoryError> for ApiError {
     fn from(e: MemoryError) -> Self {
-        use cairn::StoreError::{Conflict, NoSuchSpace, NotFound};
+        use cairn::StoreError::{Conflict, NoSuchSpace, NotFound, TrajectoryConflict};
         match e {
             MemoryError::Input(i) => ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -106,7 +106,7 @@ impl From<MemoryError> for ApiError {
             MemoryError::Store(NotFound(what)) => {
                 ApiError::not_found("not_found", format!("{what} not found"))
             }
-            MemoryError::Store(c @ Conflict { .. }) => {
+            MemoryError::Store(c @ (Conflict { .. } | TrajectoryConflict { .. })) => {
                 ApiError::new(StatusCode::CONFLICT, "conflict", c.to_string())
             }
             other => ApiError::internal(other),

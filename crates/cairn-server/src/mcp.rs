@@ -306,6 +306,7 @@ impl CairnMcp {
                 speakers: args.speakers,
                 groups: None,
                 kinds: None::<Vec<UnitKind>>,
+                quotas: None,
                 filter: None,
             };
             let r = ops::recall(&self.state, &who, &space, req).await?;

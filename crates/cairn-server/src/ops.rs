@@ -240,6 +240,7 @@ pub async fn recall(
         speakers: req.speakers,
         groups: req.groups,
         kinds: req.kinds,
+        quotas: req.quotas,
     };
     options.validate().map_err(|e| {
         let field = if e.problem.contains("top_k") {

@@ -176,6 +176,9 @@ pub struct RecallRequest {
     pub groups: Option<Vec<String>>,
     #[serde(default)]
     pub kinds: Option<Vec<UnitKind>>,
+    /// At most this many hits of a kind (per-pool quotas, e.g. `{"note": 2}`).
+    #[serde(default)]
+    pub quotas: Option<std::collections::BTreeMap<UnitKind, usize>>,
     /// Metadata filter over sessions (see `cairn::filter`).
     #[serde(default)]
     pub filter: Option<Value>,

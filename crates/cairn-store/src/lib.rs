@@ -1,8 +1,9 @@
 //! The embedded storage backend: one data directory holding everything of a Cairn
 //! instance.
 //!
-//! - `records.sqlite3` (SQLite, WAL, synchronous=FULL): the verbatim sessions (ground
-//!   state), the derived units, and unit vectors.
+//! - `records.sqlite3` (SQLite, WAL, synchronous=FULL): the verbatim sessions and
+//!   trajectories (ground state; observations deduplicated and compressed), the derived
+//!   units, and unit vectors.
 //! - `text/` (tantivy): the BM25 index over units, one index for all spaces with a `space`
 //!   term required by every query.
 //! - the embedding cache, a SQLite file that may live elsewhere so several data
@@ -16,6 +17,7 @@ mod cache;
 mod records;
 mod sqlite;
 mod text;
+mod trajectories;
 mod vectors;
 
 pub use cache::SqliteEmbeddingCache;

@@ -1,5 +1,8 @@
 use crate::sqlite::{be, Shared};
-use cairn_core::{RecordStore, SessionRecord, SpaceId, SpaceStats, StoreError, Unit};
+use cairn_core::{
+    RecordStore, SessionRecord, SpaceId, SpaceStats, StoreError, TrajectoryRecord,
+    TrajectorySummary, Unit,
+};
 use rusqlite::{params, OptionalExtension, Transaction};
 use std::path::Path;
 
@@ -20,22 +23,31 @@ CREATE TABLE IF NOT EXISTS units(
     seq INTEGER NOT NULL,
     body TEXT NOT NULL,
     topic TEXT,
+    trajectory_id TEXT,
     PRIMARY KEY(space, id));
 CREATE INDEX IF NOT EXISTS units_by_seq ON units(seq);
 CREATE INDEX IF NOT EXISTS units_by_session ON units(space, session_id);
-INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '2'), ('last_seq', '0');
+INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '3'), ('last_seq', '0');
 ";
 
-/// Version 1 had no `topic` column. Its units were made by older derivation rules, so the
-/// engine re-derives them (the derive version is unknown after this step).
-const MIGRATE_1_TO_2: &str = "
-ALTER TABLE units ADD COLUMN topic TEXT;
-UPDATE meta SET value='2' WHERE key='schema_version';
-DELETE FROM meta WHERE key='derive_version';
-";
+/// Schema changes, in order: `MIGRATIONS[i]` takes version `i + 1` to `i + 2`. Each runs
+/// in one transaction. Units made by older derivation rules are re-derived by the engine
+/// (the derive version is unknown after a migration).
+const MIGRATIONS: &[&str] = &[
+    "ALTER TABLE units ADD COLUMN topic TEXT;
+     UPDATE meta SET value='2' WHERE key='schema_version';
+     DELETE FROM meta WHERE key='derive_version';",
+    "ALTER TABLE units ADD COLUMN trajectory_id TEXT;
+     UPDATE meta SET value='3' WHERE key='schema_version';
+     DELETE FROM meta WHERE key='derive_version';",
+];
+const SCHEMA_VERSION: &str = "3";
 
-const TOPIC_INDEX: &str =
-    "CREATE INDEX IF NOT EXISTS units_by_topic ON units(space, topic) WHERE topic IS NOT NULL;";
+/// Indexes on columns that migrations add.
+const LATE_INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS units_by_topic ON units(space, topic) WHERE topic IS NOT NULL;
+CREATE INDEX IF NOT EXISTS units_by_trajectory ON units(space, trajectory_id)
+    WHERE trajectory_id IS NOT NULL;";
 
 /// Sessions and units in SQLite. Bodies are JSON so the record keeps every field of the
 /// input exactly (metadata included).
@@ -47,6 +59,7 @@ impl SqliteRecordStore {
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let db = Shared::open(path)?;
         be(db.lock().execute_batch(SCHEMA))?;
+        be(db.lock().execute_batch(crate::trajectories::SCHEMA))?;
         let version = || -> Result<String, StoreError> {
             be(db.lock().query_row(
                 "SELECT value FROM meta WHERE key='schema_version'",
@@ -54,15 +67,19 @@ impl SqliteRecordStore {
                 |r| r.get(0),
             ))
         };
-        if version()? == "1" {
+        while let Some(step) = version()?
+            .parse::<usize>()
+            .ok()
+            .and_then(|v| MIGRATIONS.get(v.wrapping_sub(1)))
+        {
             let mut conn = db.lock();
             let tx = be(conn.transaction())?;
-            be(tx.execute_batch(MIGRATE_1_TO_2))?;
+            be(tx.execute_batch(step))?;
             be(tx.commit())?;
         }
-        be(db.lock().execute_batch(TOPIC_INDEX))?;
+        be(db.lock().execute_batch(LATE_INDEXES))?;
         let version = version()?;
-        if version != "2" {
+        if version != SCHEMA_VERSION {
             return Err(StoreError::Corrupt(format!(
                 "{}: schema version {version} is not supported by this Cairn",
                 path.display()
@@ -76,15 +93,18 @@ impl SqliteRecordStore {
     }
 }
 
-fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
+pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v).map_err(|e| StoreError::Backend(format!("encode: {e}")))
 }
 
-fn from_json<T: serde::de::DeserializeOwned>(s: &str, what: &str) -> Result<T, StoreError> {
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
+    s: &str,
+    what: &str,
+) -> Result<T, StoreError> {
     serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
 }
 
-fn require_space(tx: &Transaction<'_>, space: &SpaceId) -> Result<(), StoreError> {
+pub(crate) fn require_space(tx: &Transaction<'_>, space: &SpaceId) -> Result<(), StoreError> {
     let exists: Option<i64> = be(tx
         .query_row(
             "SELECT 1 FROM spaces WHERE name=?1",
@@ -120,7 +140,33 @@ fn prefix_end(prefix: &str) -> String {
     format!("{prefix}\u{10FFFF}")
 }
 
-fn units_of(rows: Vec<String>) -> Result<Vec<Unit>, StoreError> {
+/// Writes units with fresh sequence numbers; returns the last one (the previous last when
+/// `units` is empty).
+pub(crate) fn write_units(
+    tx: &Transaction<'_>,
+    space: &str,
+    units: &[Unit],
+) -> Result<u64, StoreError> {
+    let first = next_seq(tx, units.len())?;
+    let mut stmt = be(tx.prepare_cached(
+        "INSERT OR REPLACE INTO units(space, id, session_id, seq, body, topic, trajectory_id)
+         VALUES (?1,?2,?3,?4,?5,?6,?7)",
+    ))?;
+    for (i, u) in units.iter().enumerate() {
+        be(stmt.execute(params![
+            space,
+            u.id,
+            u.provenance.session_id,
+            (first + i as u64) as i64,
+            to_json(u)?,
+            u.topic(),
+            u.provenance.trajectory_id
+        ]))?;
+    }
+    Ok(first + units.len() as u64 - 1)
+}
+
+pub(crate) fn units_of(rows: Vec<String>) -> Result<Vec<Unit>, StoreError> {
     rows.iter().map(|b| from_json(b, "unit")).collect()
 }
 
@@ -157,11 +203,44 @@ impl RecordStore for SqliteRecordStore {
     }
 
     fn drop_space(&self, space: &SpaceId) -> Result<bool, StoreError> {
-        let n = be(self
-            .db
-            .lock()
-            .execute("DELETE FROM spaces WHERE name=?1", [space.as_str()]))?;
+        let mut conn = self.db.lock();
+        let tx = be(conn.transaction())?;
+        let n = be(tx.execute("DELETE FROM spaces WHERE name=?1", [space.as_str()]))?;
+        crate::trajectories::collect_garbage(&tx)?;
+        be(tx.commit())?;
         Ok(n == 1)
+    }
+
+    fn put_trajectory(&self, record: &TrajectoryRecord, units: &[Unit]) -> Result<u64, StoreError> {
+        let mut conn = self.db.lock();
+        let tx = be(conn.transaction())?;
+        let last = crate::trajectories::put(&tx, record, units)?;
+        be(tx.commit())?;
+        Ok(last)
+    }
+
+    fn get_trajectory(
+        &self,
+        space: &SpaceId,
+        id: &str,
+    ) -> Result<Option<TrajectoryRecord>, StoreError> {
+        crate::trajectories::get(&self.db.lock(), space, id)
+    }
+
+    fn delete_trajectory(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError> {
+        let mut conn = self.db.lock();
+        let tx = be(conn.transaction())?;
+        let ids = crate::trajectories::delete(&tx, space, id)?;
+        be(tx.commit())?;
+        Ok(ids)
+    }
+
+    fn trajectories(&self, space: &SpaceId) -> Result<Vec<TrajectoryRecord>, StoreError> {
+        crate::trajectories::all(&self.db.lock(), space)
+    }
+
+    fn trajectory_summaries(&self, space: &SpaceId) -> Result<Vec<TrajectorySummary>, StoreError> {
+        crate::trajectories::summaries(&self.db.lock(), space)
     }
 
     fn get_session(&self, space: &SpaceId, id: &str) -> Result<Option<SessionRecord>, StoreError> {
@@ -197,24 +276,9 @@ impl RecordStore for SqliteRecordStore {
             "DELETE FROM units WHERE space=?1 AND session_id=?2",
             params![space, record.session.id],
         ))?;
-        let first = next_seq(&tx, units.len())?;
-        {
-            let mut stmt = be(tx.prepare_cached(
-                "INSERT OR REPLACE INTO units(space, id, session_id, seq, body, topic) VALUES (?1,?2,?3,?4,?5,?6)",
-            ))?;
-            for (i, u) in units.iter().enumerate() {
-                be(stmt.execute(params![
-                    space,
-                    u.id,
-                    u.provenance.session_id,
-                    (first + i as u64) as i64,
-                    to_json(u)?,
-                    u.topic()
-                ]))?;
-            }
-        }
+        let last = write_units(&tx, space, units)?;
         be(tx.commit())?;
-        Ok(first + units.len() as u64 - 1)
+        Ok(last)
     }
 
     fn delete_session(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError> {
@@ -368,6 +432,7 @@ impl RecordStore for SqliteRecordStore {
             stats.sessions += 1;
             stats.messages += rec.session.messages.len();
         }
+        stats.trajectories = self.trajectory_summaries(space)?.len();
         for u in self.space_units(space)? {
             stats.units += 1;
             *stats

@@ -42,6 +42,7 @@ impl Error {
                 | Error::Store(StoreError::NoSuchSpace(_))
                 | Error::Store(StoreError::NotFound(_))
                 | Error::Store(StoreError::Conflict { .. })
+                | Error::Store(StoreError::TrajectoryConflict { .. })
         )
     }
 }

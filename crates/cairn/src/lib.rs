@@ -26,9 +26,10 @@ mod memory;
 /// Metadata filter expressions (see [`cairn_core::filter`]).
 pub use cairn_core::filter;
 pub use cairn_core::{
-    time::parse_timestamp, Evidence, FactHistory, FactVersion, Format, GroupMessage, Hit,
-    InputError, Message, Recall, RecallOptions, Role, SessionInput, SessionRecord, SpaceId,
-    SpaceStats, SpeakerProfile, StoreError, Style, Timestamp, Timings, Unit, UnitDetail, UnitKind,
+    time::parse_timestamp, AgentState, Evidence, FactHistory, FactVersion, Format, GroupMessage,
+    Hit, InputError, Message, Recall, RecallOptions, Role, SessionInput, SessionRecord, SpaceId,
+    SpaceStats, SpeakerProfile, StoreError, Style, Timestamp, Timings, TrajectoryInput,
+    TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind,
 };
 pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
 pub use cairn_engine::{CheckReport, EngineConfig, IngestReport, RankConfig};

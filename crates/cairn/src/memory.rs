@@ -2,6 +2,7 @@ use crate::Error;
 use cairn_core::{
     Embedder, EmbeddingCache, FactHistory, GroupMessage, InputError, Recall, RecallOptions,
     RecordStore, SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile, Timestamp,
+    TrajectoryInput, TrajectoryRecord, TrajectorySummary,
 };
 use cairn_embed::{BertEmbedder, EmbedConfig};
 use cairn_engine::{CheckReport, Engine, EngineBackends, EngineConfig, IngestReport};
@@ -27,10 +28,8 @@ pub struct MemoryConfig {
 pub struct Memory {
     engine: Engine,
     dir: PathBuf,
-    /// Read access for browsing (see `browse.rs`) and the cache for purging on forget;
-    /// every write still goes through the engine.
+    /// Read access for browsing (see `browse.rs`); every write goes through the engine.
     pub(crate) records: Arc<dyn RecordStore>,
-    pub(crate) cache: Arc<dyn EmbeddingCache>,
 }
 
 pub(crate) fn space(name: &str) -> Result<SpaceId, Error> {
@@ -68,7 +67,7 @@ impl Memory {
                 text: store.text,
                 vectors: store.vectors,
                 embedder,
-                cache: cache.clone(),
+                cache,
             },
             config.engine,
         )?;
@@ -76,7 +75,6 @@ impl Memory {
             engine,
             dir,
             records,
-            cache,
         })
     }
 
@@ -165,11 +163,7 @@ impl Memory {
     /// Forgets a session (record, units, vectors, index entries, cached vectors of its
     /// text); returns units removed.
     pub fn forget_session(&self, space_name: &str, session: &str) -> Result<usize, Error> {
-        let sp = space(space_name)?;
-        let before = self.embed_keys(self.records.session_units(&sp, session)?);
-        let removed = self.engine.forget_session(&sp, session)?;
-        self.purge_cache(before, &sp, Some(session))?;
-        Ok(removed)
+        Ok(self.engine.forget_session(&space(space_name)?, session)?)
     }
 
     /// Forgets one message of a session; the session's units are derived again.
@@ -179,57 +173,14 @@ impl Memory {
         session: &str,
         message: &str,
     ) -> Result<usize, Error> {
-        let sp = space(space_name)?;
-        let before = self.embed_keys(self.records.session_units(&sp, session)?);
-        let removed = self.engine.forget_message(&sp, session, message)?;
-        self.purge_cache(before, &sp, Some(session))?;
-        Ok(removed)
+        Ok(self
+            .engine
+            .forget_message(&space(space_name)?, session, message)?)
     }
 
     /// Forgets a whole space; false if it did not exist.
     pub fn forget_space(&self, space_name: &str) -> Result<bool, Error> {
-        let sp = space(space_name)?;
-        let before = if self.records.space_exists(&sp)? {
-            self.embed_keys(self.records.space_units(&sp)?)
-        } else {
-            Vec::new()
-        };
-        let existed = self.engine.drop_space(&sp)?;
-        self.purge_cache(before, &sp, None)?;
-        Ok(existed)
-    }
-
-    fn embed_keys(&self, units: Vec<cairn_core::Unit>) -> Vec<[u8; 32]> {
-        units
-            .iter()
-            .filter_map(|u| u.embed_text.as_deref())
-            .map(cairn_engine::cache_key)
-            .collect()
-    }
-
-    /// Drops cached vectors of text that a forget removed: `before` minus whatever the
-    /// session (re-derived after a message forget) still embeds. The cache is shared, so
-    /// another space holding the same text only pays one re-embedding, never loses data.
-    fn purge_cache(
-        &self,
-        before: Vec<[u8; 32]>,
-        sp: &SpaceId,
-        session: Option<&str>,
-    ) -> Result<(), Error> {
-        if before.is_empty() {
-            return Ok(());
-        }
-        let kept: std::collections::HashSet<[u8; 32]> = match session {
-            Some(s) => self
-                .embed_keys(self.records.session_units(sp, s)?)
-                .into_iter()
-                .collect(),
-            None => Default::default(),
-        };
-        let gone: Vec<[u8; 32]> = before.into_iter().filter(|k| !kept.contains(k)).collect();
-        Ok(self
-            .cache
-            .remove(self.engine.embedder().model_id(), &gone)?)
+        Ok(self.engine.drop_space(&space(space_name)?)?)
     }
 
     /// The sessions of a space exactly as ingested.
@@ -237,26 +188,36 @@ impl Memory {
         Ok(self.engine.export(&space(space_name)?)?)
     }
 
-    /// Writes a space as JSONL, one [`SessionRecord`] per line; returns the line count.
+    /// Writes a space as JSONL: one [`SessionRecord`] per line, then one
+    /// [`TrajectoryRecord`] per line; returns the line count.
     pub fn export(&self, space_name: &str, mut out: impl Write) -> Result<usize, Error> {
-        let records = self.sessions(space_name)?;
-        for r in &records {
-            let line = serde_json::to_string(r).map_err(|e| Error::Io {
+        let sp = space(space_name)?;
+        let sessions = self.engine.export(&sp)?;
+        let trajectories = self.engine.trajectories(&sp)?;
+        let mut write = |line: serde_json::Result<String>| -> Result<(), Error> {
+            let line = line.map_err(|e| Error::Io {
                 context: "export".into(),
                 source: e.into(),
             })?;
             writeln!(out, "{line}").map_err(|e| Error::Io {
                 context: "export".into(),
                 source: e,
-            })?;
+            })
+        };
+        for r in &sessions {
+            write(serde_json::to_string(r))?;
         }
-        Ok(records.len())
+        for r in &trajectories {
+            write(serde_json::to_string(r))?;
+        }
+        Ok(sessions.len() + trajectories.len())
     }
 
-    /// Reads an export (JSONL of [`SessionRecord`]) back. Every line is parsed and
+    /// Reads an export back (session and trajectory lines). Every line is parsed and
     /// validated before anything is written.
     pub fn import(&self, input: impl BufRead) -> Result<IngestReport, Error> {
-        let mut records = Vec::new();
+        let mut sessions = Vec::new();
+        let mut trajectories = Vec::new();
         for (i, line) in input.lines().enumerate() {
             let line = line.map_err(|e| Error::Io {
                 context: format!("import line {}", i + 1),
@@ -265,11 +226,58 @@ impl Memory {
             if line.trim().is_empty() {
                 continue;
             }
-            let r: SessionRecord = serde_json::from_str(&line)
-                .map_err(|e| InputError::new(format!("line {}", i + 1), e.to_string()))?;
-            records.push(r);
+            let bad =
+                |e: serde_json::Error| InputError::new(format!("line {}", i + 1), e.to_string());
+            let v: serde_json::Value = serde_json::from_str(&line).map_err(bad)?;
+            if v.get("trajectory").is_some() {
+                trajectories.push(serde_json::from_value::<TrajectoryRecord>(v).map_err(bad)?);
+            } else {
+                sessions.push(serde_json::from_value::<SessionRecord>(v).map_err(bad)?);
+            }
         }
-        Ok(self.engine.import(records)?)
+        let mut report = self.engine.import(sessions)?;
+        report += &self.engine.import_trajectories(trajectories)?;
+        Ok(report)
+    }
+
+    /// Inserts an agent trajectory; inserting the same one again changes nothing.
+    pub fn insert_trajectory(
+        &self,
+        space_name: &str,
+        trajectory: TrajectoryInput,
+    ) -> Result<IngestReport, Error> {
+        self.insert_trajectories(space_name, vec![trajectory])
+    }
+
+    /// Inserts trajectories (embedding them in shared batches); all are validated before
+    /// any is written.
+    pub fn insert_trajectories(
+        &self,
+        space_name: &str,
+        trajectories: Vec<TrajectoryInput>,
+    ) -> Result<IngestReport, Error> {
+        Ok(self
+            .engine
+            .insert_trajectories(&space(space_name)?, trajectories)?)
+    }
+
+    /// A trajectory exactly as inserted (every state addressable by index).
+    pub fn trajectory(
+        &self,
+        space_name: &str,
+        id: &str,
+    ) -> Result<Option<TrajectoryRecord>, Error> {
+        Ok(self.engine.trajectory(&space(space_name)?, id)?)
+    }
+
+    /// The manifest of a space: goal, outcome, steps and URLs of every trajectory.
+    pub fn trajectory_manifest(&self, space_name: &str) -> Result<Vec<TrajectorySummary>, Error> {
+        Ok(self.engine.trajectory_manifest(&space(space_name)?)?)
+    }
+
+    /// Forgets a trajectory and everything derived from it; returns units removed.
+    pub fn forget_trajectory(&self, space_name: &str, id: &str) -> Result<usize, Error> {
+        Ok(self.engine.forget_trajectory(&space(space_name)?, id)?)
     }
 
     /// The memory units derived from one session (turns, rounds, ...).
