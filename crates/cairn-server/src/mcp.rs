@@ -113,6 +113,30 @@ pub struct ForgetArgs {
     pub message_id: Option<String>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryArgs {
+    /// Memory space. Optional when the server has a default.
+    #[serde(default)]
+    pub space: Option<String>,
+    /// What the fact is about, in a few words ("budget for project Atlas", "launch date",
+    /// "owner of the vendor review").
+    pub subject: String,
+    /// The history as known at this date (default: now).
+    #[serde(default)]
+    pub as_of: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileArgs {
+    /// Memory space. Optional when the server has a default.
+    #[serde(default)]
+    pub space: Option<String>,
+    /// The person's name as it appears in the conversations.
+    pub speaker: String,
+}
+
 fn tool_error(e: ApiError) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(format!(
         "{} ({})",
@@ -355,6 +379,51 @@ impl CairnMcp {
             Err(e) => tool_error(e),
         })
     }
+
+    #[tool(
+        description = "How a fact changed over time: every stated value of a subject (a budget, a date, a price, who owns a task), oldest first, with when each was said, by whom, and which one replaced it. The last version is the current one. Use for \"what is the final X\", \"when did X change\", or \"what was X on <date>\" (pass `as_of`)."
+    )]
+    async fn history(
+        &self,
+        Parameters(args): Parameters<HistoryArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let run = async {
+            let who = self.caller(&ctx)?;
+            let space = self.space(args.space)?;
+            ops::history(
+                &self.state,
+                &who,
+                &space,
+                args.subject,
+                args.as_of.as_deref(),
+            )
+            .await
+        };
+        Ok(match run.await {
+            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
+        description = "What the memory shows about a person: communication style (brief or detailed, formal or casual, directive or collaborative, reply speed), roles and skills said of them (each with the message that shows it), topics they talk about, and their groups. Use before writing to or about someone, or to answer \"who is X\" and \"what is X good at\"."
+    )]
+    async fn profile(
+        &self,
+        Parameters(args): Parameters<ProfileArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let run = async {
+            let who = self.caller(&ctx)?;
+            let space = self.space(args.space)?;
+            ops::profile(&self.state, &who, &space, args.speaker).await
+        };
+        Ok(match run.await {
+            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
+            Err(e) => tool_error(e),
+        })
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -366,7 +435,8 @@ impl ServerHandler for CairnMcp {
                 "Cairn is long-term memory. Call `recall` before answering questions about \
                  the user's past, preferences or earlier conversations; call `remember` for \
                  things worth keeping across conversations; call `forget` when asked to \
-                 delete something.",
+                 delete something; call `history` for how a value (budget, date, owner) \
+                 changed and what it is now; call `profile` for what is known about a person.",
             )
     }
 }

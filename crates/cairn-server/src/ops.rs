@@ -101,6 +101,96 @@ pub fn check_limits(
     Ok(())
 }
 
+/// The version history of a fact subject, as of a time; 404 when no fact has it.
+pub async fn history(
+    state: &Arc<AppState>,
+    who: &Principal,
+    space: &str,
+    subject: String,
+    as_of: Option<&str>,
+) -> Result<cairn::FactHistory, ApiError> {
+    who.require(space, Need::Read)?;
+    let as_of = as_of.map(|t| parse_time(t, "as_of")).transpose()?;
+    let sp = space.to_string();
+    let asked = subject.clone();
+    blocking(state, move |m| m.history(&sp, &asked, as_of))
+        .await?
+        .ok_or_else(|| ApiError::not_found("not_found", format!("no fact about {subject:?}")))
+}
+
+/// A speaker's profile; 404 for a name the space does not know.
+pub async fn profile(
+    state: &Arc<AppState>,
+    who: &Principal,
+    space: &str,
+    speaker: String,
+) -> Result<cairn::SpeakerProfile, ApiError> {
+    who.require(space, Need::Read)?;
+    let sp = space.to_string();
+    let name = speaker.clone();
+    blocking(state, move |m| m.profile(&sp, &name))
+        .await?
+        .ok_or_else(|| ApiError::not_found("not_found", format!("no speaker {speaker:?}")))
+}
+
+/// Refuses group messages past the server's limits (batch size, text length).
+pub fn check_group_limits(
+    state: &AppState,
+    messages: &[cairn::GroupMessage],
+) -> Result<(), ApiError> {
+    let limits = &state.config.limits;
+    if messages.len() > limits.max_batch_sessions * 100 {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "batch_too_large",
+            format!(
+                "{} messages in one request (at most {})",
+                messages.len(),
+                limits.max_batch_sessions * 100
+            ),
+        )
+        .with_field("messages"));
+    }
+    if let Some((i, m)) = messages
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.text.len() > limits.max_text_bytes)
+    {
+        let at = format!("messages[{i}].text");
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "text_too_long",
+            format!(
+                "{at} has {} bytes (at most {})",
+                m.text.len(),
+                limits.max_text_bytes
+            ),
+        )
+        .with_field(at));
+    }
+    Ok(())
+}
+
+/// Refuses more trajectories in one request than sessions in a batch.
+pub fn check_trajectory_limits(
+    state: &AppState,
+    trajectories: &[cairn::TrajectoryInput],
+) -> Result<(), ApiError> {
+    let max = state.config.limits.max_batch_sessions;
+    if trajectories.len() > max {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "batch_too_large",
+            format!(
+                "{} trajectories in one request (at most {max})",
+                trajectories.len()
+            ),
+        )
+        .with_field("trajectories"));
+    }
+    Ok(())
+}
+
 /// Ingests sessions; acknowledged only once durable and searchable (the text index is
 /// committed before the answer, so a client's next recall sees what it just wrote).
 pub async fn ingest(

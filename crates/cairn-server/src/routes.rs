@@ -6,8 +6,8 @@ use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::{self, blocking, parse_filter, parse_time, session_doc};
 use crate::wire::{
-    parse, read_body, AddMessages, BatchIngest, CreateSpace, ListMemories, ListSessions, Page,
-    RecallRequest, WireJson,
+    parse, read_body, AddMessages, BatchIngest, CreateSpace, GroupIngest, HistoryQuery,
+    ListMemories, ListSessions, Page, RecallRequest, TrajectoryIngest, WireJson,
 };
 use crate::{AppState, AuthMode};
 use axum::extract::rejection::QueryRejection;
@@ -95,6 +95,43 @@ fn table(state: &S) -> Vec<Route> {
             Method::POST,
             "/v1/spaces/{space}/messages",
             post(add_messages),
+        ),
+        r(
+            Method::POST,
+            "/v1/spaces/{space}/group-messages",
+            post(add_group_messages),
+        ),
+        r(
+            Method::POST,
+            "/v1/spaces/{space}/trajectories",
+            post(insert_trajectories),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectories",
+            get(trajectory_manifest),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectories/{id}",
+            get(get_trajectory),
+        ),
+        r(
+            Method::DELETE,
+            "/v1/spaces/{space}/trajectories/{id}",
+            delete(delete_trajectory),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectories/{id}/states/{index}",
+            get(get_trajectory_state),
+        ),
+        r(Method::GET, "/v1/spaces/{space}/history", get(history)),
+        r(Method::GET, "/v1/spaces/{space}/speakers", get(speakers)),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/profiles/{speaker}",
+            get(profile),
         ),
         r(Method::POST, "/v1/spaces/{space}/recall", post(recall)),
         r(
@@ -376,6 +413,136 @@ async fn add_messages(
     Ok(Json(ops::add_messages(&st, &who, &space, body).await?))
 }
 
+async fn add_group_messages(
+    State(st): State<S>,
+    Extension(who): Extension<Principal>,
+    Path(space): Path<String>,
+    WireJson(body): WireJson<GroupIngest>,
+) -> ApiResult<Json<cairn::IngestReport>> {
+    who.require(&space, Need::Write)?;
+    ops::check_group_limits(&st, &body.messages)?;
+    // Appends to a group's day are read-modify-writes of one session: one at a time.
+    let lock = st.space_lock(&space);
+    let _guard = lock.lock().await;
+    Ok(Json(
+        blocking(&st, move |m| {
+            let r = m.ingest_group_messages(&space, body.messages)?;
+            m.flush()?;
+            Ok(r)
+        })
+        .await?,
+    ))
+}
+
+async fn insert_trajectories(
+    State(st): State<S>,
+    Extension(who): Extension<Principal>,
+    Path(space): Path<String>,
+    WireJson(body): WireJson<TrajectoryIngest>,
+) -> ApiResult<Json<cairn::IngestReport>> {
+    who.require(&space, Need::Write)?;
+    ops::check_trajectory_limits(&st, &body.trajectories)?;
+    Ok(Json(
+        blocking(&st, move |m| {
+            let r = m.insert_trajectories(&space, body.trajectories)?;
+            m.flush()?;
+            Ok(r)
+        })
+        .await?,
+    ))
+}
+
+async fn trajectory_manifest(
+    State(st): State<S>,
+    Extension(who): Extension<Principal>,
+    Path(space): Path<String>,
+) -> ApiResult<Json<Value>> {
+    who.require(&space, Need::Read)?;
+    let list = blocking(&st, move |m| m.trajectory_manifest(&space)).await?;
+    Ok(Json(json!({ "trajectories": list })))
+}
+
+async fn fetch_trajectory(st: &S, space: &str, id: &str) -> ApiResult<cairn::TrajectoryRecord> {
+    let (sp, i) = (space.to_string(), id.to_string());
+    blocking(st, move |m| m.trajectory(&sp, &i))
+        .await?
+        .ok_or_else(|| ApiError::not_found("not_found", format!("trajectory {id:?} not found")))
+}
+
+async fn get_trajectory(
+    State(st): State<S>,
+    Extension(who): Extension<Principal>,
+    Path((space, id)): Path<(String, String)>,
+) -> ApiResult<Json<cairn::TrajectoryRecord>> {
+    who.require(&space, Need::Read)?;
+    Ok(Json(fetch_trajectory(&st, &space, &id).await?))
+}
+
+async fn get_trajectory_state(
+    State(st): State<S>,
+    Extension(who): Extension<Principal>,
+    Path((space, id, index)): Path<(String, String, String)>,
+) -> ApiResult<Json<cairn::AgentState>> {
+    who.require(&space, Need::Read)?;
+    let i: usize = index
+        .parse()
+        .map_err(|_| ApiError::invalid("index", format!("{index:?} is not a state index")))?;
+    let t = fetch_trajectory(&st, &space, &id).await?;
+    let n = t.trajectory.states.len();
+    t.trajectory
+        .states
+        .into_iter()
+        .nth(i)
+        .map(Json)
+        .ok_or_else(|| {
+            ApiError::not_found(
+                "not_found",
+                format!("trajectory {id:?} has {n} states; no state {i}"),
+            )
+        })
+}
+
+async fn delete_trajectory(
+    State(st): State<S>,
+    Extension(who): Extension<Principal>,
+    Path((space, id)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    who.require(&space, Need::Write)?;
+    let n = blocking(&st, move |m| m.forget_trajectory(&space, &id)).await?;
+    Ok(Json(json!({"removed_units": n})))
+}
+
+async fn history(
+    State(st): State<S>,
+    Extension(who): Extension<Principal>,
+    Path(space): Path<String>,
+    q: Result<Query<HistoryQuery>, QueryRejection>,
+) -> ApiResult<Json<cairn::FactHistory>> {
+    who.require(&space, Need::Read)?;
+    let Query(q) = q.map_err(|e| ApiError::invalid("subject", e.body_text()))?;
+    Ok(Json(
+        ops::history(&st, &who, &space, q.subject, q.as_of.as_deref()).await?,
+    ))
+}
+
+async fn speakers(
+    State(st): State<S>,
+    Extension(who): Extension<Principal>,
+    Path(space): Path<String>,
+) -> ApiResult<Json<Value>> {
+    who.require(&space, Need::Read)?;
+    let list = blocking(&st, move |m| m.speakers(&space)).await?;
+    Ok(Json(json!({ "speakers": list })))
+}
+
+async fn profile(
+    State(st): State<S>,
+    Extension(who): Extension<Principal>,
+    Path((space, speaker)): Path<(String, String)>,
+) -> ApiResult<Json<cairn::SpeakerProfile>> {
+    Ok(Json(ops::profile(&st, &who, &space, speaker).await?))
+}
+
 const DEFAULT_PAGE: usize = 50;
 const MAX_PAGE: usize = 1000;
 
@@ -557,6 +724,15 @@ async fn delete_memory(
 ) -> ApiResult<Json<Value>> {
     who.require(&space, Need::Write)?;
     let unit = fetch_unit(&st, &space, &id).await?;
+    if let (None, Some(t)) = (&unit.provenance.session_id, &unit.provenance.trajectory_id) {
+        let (sp, t) = (space.clone(), t.clone());
+        let removed = blocking(&st, move |m| m.forget_trajectory(&sp, &t)).await?;
+        return Ok(Json(json!({
+            "trajectory_id": unit.provenance.trajectory_id,
+            "forgotten_trajectory": true,
+            "removed_units": removed,
+        })));
+    }
     let Some(session) = unit.provenance.session_id.clone() else {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,

@@ -122,6 +122,29 @@ pub struct BatchIngest {
     pub sessions: Vec<SessionInput>,
 }
 
+/// `POST /v1/spaces/{space}/group-messages`: messages of group chats (any groups, any
+/// days); each group's day is a session `<group>/<YYYY-MM-DD>`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupIngest {
+    pub messages: Vec<cairn::GroupMessage>,
+}
+
+/// `POST /v1/spaces/{space}/trajectories`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrajectoryIngest {
+    pub trajectories: Vec<cairn::TrajectoryInput>,
+}
+
+/// Query of `GET /v1/spaces/{space}/history`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryQuery {
+    pub subject: String,
+    pub as_of: Option<String>,
+}
+
 /// `POST /v1/spaces/{space}/messages`: append messages to a session, creating it on first
 /// use (Mem0's `add`). Header fields apply when the session is new; for a stored session
 /// they must be absent or equal to what is stored.

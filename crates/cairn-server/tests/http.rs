@@ -20,6 +20,29 @@ const MEMORIES: &str = "/v1/spaces/{space}/memories";
 const MEMORY: &str = "/v1/spaces/{space}/memories/{id}";
 const EXPORT: &str = "/v1/spaces/{space}/export";
 const IMPORT: &str = "/v1/spaces/{space}/import";
+const GROUP: &str = "/v1/spaces/{space}/group-messages";
+const TRAJECTORIES: &str = "/v1/spaces/{space}/trajectories";
+const TRAJECTORY: &str = "/v1/spaces/{space}/trajectories/{id}";
+const STATE: &str = "/v1/spaces/{space}/trajectories/{id}/states/{index}";
+const HISTORY: &str = "/v1/spaces/{space}/history";
+const SPEAKERS: &str = "/v1/spaces/{space}/speakers";
+const PROFILE: &str = "/v1/spaces/{space}/profiles/{speaker}";
+
+fn team_day() -> Value {
+    json!({"messages": [
+        {"speaker": "Maya", "group": "Atlas", "time": "2025-03-03 09:00", "text": "The budget for Project Atlas is $120,000."},
+        {"speaker": "Priya", "group": "Atlas", "time": "2025-03-03 09:05", "text": "I'm the finance director, please send me the breakdown."},
+        {"speaker": "Maya", "group": "Atlas", "time": "2025-03-10 14:00", "text": "Update: the Atlas budget has been cut to $100,000."}
+    ]})
+}
+
+fn agent_run() -> Value {
+    json!({"trajectories": [{"id": "coupon", "goal": "Create coupon SPRING10", "outcome": "failure",
+    "states": [
+        {"url": "http://shop/admin/coupons/new", "action": "click [63]", "accessibility_tree": "[61] textbox 'Code' value 'SPRING10'\n[63] button 'Save'"},
+        {"url": "http://shop/admin/coupons/new", "accessibility_tree": "[64] alert 'The coupon code SPRING10 already exists.'"}
+    ]}]})
+}
 
 fn ok(r: &Resp) {
     assert!(r.status < 300, "{} {}", r.status, r.text);
@@ -240,6 +263,82 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
     let r = s.get(MEMORY, &["alice", "round:pets:0"], k);
     assert_eq!(r.body["provenance"]["message_ids"], json!(["0", "1"]));
 
+    // Group chats, fact history, speakers and profiles.
+    let r = s.post(GROUP, &["team"], k, &team_day());
+    ok(&r);
+    assert_eq!(r.body["messages_added"], 3);
+    assert_eq!(r.body["sessions"], 2, "one session per group and day");
+    let r = s.call(
+        "GET",
+        HISTORY,
+        &["team"],
+        "?subject=Atlas%20budget",
+        Some(k),
+        None,
+    );
+    ok(&r);
+    let values: Vec<&str> = r.body["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(values, ["$120,000", "$100,000"]);
+    let r = s.call(
+        "GET",
+        HISTORY,
+        &["team"],
+        "?subject=Atlas%20budget&as_of=2025-03-05",
+        Some(k),
+        None,
+    );
+    assert_eq!(r.body["versions"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        s.call("GET", HISTORY, &["team"], "?subject=launch", Some(k), None)
+            .status,
+        404
+    );
+    assert_eq!(
+        s.call("GET", HISTORY, &["team"], "", Some(k), None).status,
+        422
+    );
+    let r = s.get(SPEAKERS, &["team"], k);
+    assert_eq!(r.body["speakers"], json!(["Maya", "Priya"]));
+    let r = s.get(PROFILE, &["team", "Priya"], k);
+    assert_eq!(r.body["roles"][0]["what"], "finance director");
+    assert_eq!(s.get(PROFILE, &["team", "Nobody"], k).status, 404);
+
+    // Trajectories: insert (twice: no duplicate), manifest, one, one state, recall, delete.
+    let r = s.post(TRAJECTORIES, &["agent"], k, &agent_run());
+    ok(&r);
+    assert_eq!(r.body["trajectories"], 1);
+    assert_eq!(
+        s.post(TRAJECTORIES, &["agent"], k, &agent_run()).body["unchanged"],
+        1
+    );
+    let r = s.get(TRAJECTORIES, &["agent"], k);
+    assert_eq!(r.body["trajectories"][0]["succeeded"], false);
+    let r = s.get(TRAJECTORY, &["agent", "coupon"], k);
+    assert_eq!(r.body["trajectory"]["states"].as_array().unwrap().len(), 2);
+    let r = s.get(STATE, &["agent", "coupon", "1"], k);
+    assert!(r.body["observation"]
+        .as_str()
+        .unwrap()
+        .contains("already exists"));
+    assert_eq!(s.get(STATE, &["agent", "coupon", "7"], k).status, 404);
+    assert_eq!(s.get(STATE, &["agent", "coupon", "x"], k).status, 422);
+    let r = s.post(
+        RECALL,
+        &["agent"],
+        k,
+        &json!({"query": "coupon code already exists", "kinds": ["note"], "quotas": {"note": 1}}),
+    );
+    assert_eq!(r.body["hits"][0]["trajectory_id"], "coupon", "{}", r.text);
+    let r = s.delete(TRAJECTORY, &["agent", "coupon"], k);
+    ok(&r);
+    assert!(r.body["removed_units"].as_u64().unwrap() >= 3);
+    assert_eq!(s.get(TRAJECTORY, &["agent", "coupon"], k).status, 404);
+
     // Export, then import into a fresh space.
     let r = s.get(EXPORT, &["alice"], k);
     assert!(r.content_type.contains("ndjson"));
@@ -292,7 +391,31 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, BTreeSet::from(["forget", "recall", "remember"]));
+    assert_eq!(
+        names,
+        BTreeSet::from(["forget", "history", "profile", "recall", "remember"])
+    );
+    let (err, v) = tool(
+        &s,
+        k,
+        "history",
+        json!({"space": "team", "subject": "Atlas budget"}),
+    );
+    assert!(!err && v["versions"][1]["value"] == "$100,000", "{v}");
+    let (err, v) = tool(
+        &s,
+        k,
+        "profile",
+        json!({"space": "team", "speaker": "Priya"}),
+    );
+    assert!(!err && v["roles"][0]["what"] == "finance director", "{v}");
+    let (err, _) = tool(
+        &s,
+        k,
+        "profile",
+        json!({"space": "team", "speaker": "Nobody"}),
+    );
+    assert!(err);
     let (err, v) = tool(
         &s,
         k,
@@ -405,6 +528,15 @@ fn a_key_sees_only_its_spaces_on_every_route() {
             Some(&a),
             Some(("application/x-ndjson", "")),
         ),
+        s.post(GROUP, &["b"], &a, &team_day()),
+        s.post(TRAJECTORIES, &["b"], &a, &agent_run()),
+        s.get(TRAJECTORIES, &["b"], &a),
+        s.get(TRAJECTORY, &["b", "coupon"], &a),
+        s.get(STATE, &["b", "coupon", "0"], &a),
+        s.delete(TRAJECTORY, &["b", "coupon"], &a),
+        s.call("GET", HISTORY, &["b"], "?subject=vault", Some(&a), None),
+        s.get(SPEAKERS, &["b"], &a),
+        s.get(PROFILE, &["b", "user"], &a),
         // A space that does not exist is refused the same way: no probing for names.
         s.get(SPACE_STATS, &["nobody"], &a),
     ];
@@ -430,6 +562,10 @@ fn a_key_sees_only_its_spaces_on_every_route() {
     let (err, _) = tool(&s, &a, "remember", json!({"space": "b", "note": "planted"}));
     assert!(err);
     let (err, _) = tool(&s, &a, "forget", json!({"space": "b", "session_id": "s"}));
+    assert!(err);
+    let (err, v) = tool(&s, &a, "profile", json!({"space": "b", "speaker": "user"}));
+    assert!(err && !v.to_string().contains("31-7-22"), "{v}");
+    let (err, _) = tool(&s, &a, "history", json!({"space": "b", "subject": "vault"}));
     assert!(err);
     // Read-only keys read but never write.
     ok(&s.post(RECALL, &["a"], &a_ro, &json!({"query": "tea"})));
