@@ -33,6 +33,11 @@ class Hit:
     turn_ids: List[str]
     speakers: List[str]
     occurred_at: Optional[str]
+    #: For a fact replaced by a later statement: the unit of the current version.
+    superseded_by: Optional[str] = None
+    #: For trajectory units: the trajectory and its states ``[first, end)``.
+    trajectory_id: Optional[str] = None
+    states: Optional[List[int]] = None
 
     @classmethod
     def from_json(cls, d: JSON) -> "Hit":
@@ -45,6 +50,9 @@ class Hit:
             turn_ids=list(d.get("turn_ids", [])),
             speakers=list(d.get("speakers", [])),
             occurred_at=d.get("occurred_at"),
+            superseded_by=d.get("superseded_by"),
+            trajectory_id=d.get("trajectory_id"),
+            states=list(d["states"]) if d.get("states") is not None else None,
         )
 
 
@@ -77,10 +85,11 @@ class IngestReport:
     units: int
     vectors_computed: int
     vectors_cached: int
+    trajectories: int = 0
 
     @classmethod
     def from_json(cls, d: JSON) -> "IngestReport":
-        return cls(**{k: int(d[k]) for k in cls.__dataclass_fields__})
+        return cls(**{k: int(d.get(k, 0)) for k in cls.__dataclass_fields__})
 
 
 @dataclass(frozen=True)
@@ -209,6 +218,47 @@ class Cairn:
         r = self._call("POST", f"/v1/spaces/{_seg(space)}/messages", json=body)
         return IngestReport.from_json(r.json())
 
+    def add_group_messages(self, space: str, messages: Sequence[Mapping[str, Any]]) -> IngestReport:
+        """Group-chat messages ``{speaker, group, time, text}``; each group's day is a session."""
+        body = {"messages": [dict(m) for m in messages]}
+        r = self._call("POST", f"/v1/spaces/{_seg(space)}/group-messages", json=body)
+        return IngestReport.from_json(r.json())
+
+    # facts and people
+    def history(self, space: str, subject: str, *, as_of: Optional[str] = None) -> JSON:
+        """The versions of a fact subject, oldest first (the last is current)."""
+        params: JSON = {"subject": subject}
+        if as_of is not None:
+            params["as_of"] = as_of
+        return self._call("GET", f"/v1/spaces/{_seg(space)}/history", params=params).json()
+
+    def speakers(self, space: str) -> List[str]:
+        return list(self._call("GET", f"/v1/spaces/{_seg(space)}/speakers").json()["speakers"])
+
+    def profile(self, space: str, speaker: str) -> JSON:
+        return self._call("GET", f"/v1/spaces/{_seg(space)}/profiles/{_seg(speaker)}").json()
+
+    # trajectories
+    def insert_trajectories(self, space: str, trajectories: Iterable[Mapping[str, Any]]) -> IngestReport:
+        body = {"trajectories": [dict(t) for t in trajectories]}
+        r = self._call("POST", f"/v1/spaces/{_seg(space)}/trajectories", json=body)
+        return IngestReport.from_json(r.json())
+
+    def trajectories(self, space: str) -> List[JSON]:
+        """The manifest: goal, outcome, steps and URLs of every trajectory."""
+        return list(self._call("GET", f"/v1/spaces/{_seg(space)}/trajectories").json()["trajectories"])
+
+    def trajectory(self, space: str, trajectory_id: str) -> JSON:
+        return self._call("GET", f"/v1/spaces/{_seg(space)}/trajectories/{_seg(trajectory_id)}").json()
+
+    def trajectory_state(self, space: str, trajectory_id: str, index: int) -> JSON:
+        path = f"/v1/spaces/{_seg(space)}/trajectories/{_seg(trajectory_id)}/states/{index}"
+        return self._call("GET", path).json()
+
+    def forget_trajectory(self, space: str, trajectory_id: str) -> int:
+        r = self._call("DELETE", f"/v1/spaces/{_seg(space)}/trajectories/{_seg(trajectory_id)}")
+        return int(r.json()["removed_units"])
+
     # recall
     def recall(
         self,
@@ -219,10 +269,12 @@ class Cairn:
         token_budget: Optional[int] = None,
         format: Optional[str] = None,
         as_of: Optional[str] = None,
+        since: Optional[str] = None,
         sessions: Optional[Sequence[str]] = None,
         speakers: Optional[Sequence[str]] = None,
         groups: Optional[Sequence[str]] = None,
         kinds: Optional[Sequence[str]] = None,
+        quotas: Optional[Mapping[str, int]] = None,
         filter: Optional[Mapping[str, Any]] = None,
     ) -> Recall:
         body: JSON = {"query": query}
@@ -231,6 +283,8 @@ class Cairn:
             "token_budget": token_budget,
             "format": format,
             "as_of": as_of,
+            "since": since,
+            "quotas": dict(quotas) if quotas is not None else None,
             "sessions": list(sessions) if sessions is not None else None,
             "speakers": list(speakers) if speakers is not None else None,
             "groups": list(groups) if groups is not None else None,
@@ -296,7 +350,7 @@ class Cairn:
 
     # export / import
     def export(self, space: str) -> str:
-        """JSONL, one session record per line."""
+        """JSONL: one session record per line, then one trajectory record per line."""
         return self._call("GET", f"/v1/spaces/{_seg(space)}/export").text
 
     def import_(self, space: str, jsonl: str) -> IngestReport:

@@ -123,3 +123,42 @@ def test_a_key_sees_only_its_space(server):
         with pytest.raises(CairnError) as e:
             anon.spaces()
         assert e.value.status == 401
+
+
+def test_group_chats_versions_profiles_and_trajectories(admin):
+    sp = "py-team"
+    r = admin.add_group_messages(
+        sp,
+        [
+            {"speaker": "Maya", "group": "Atlas", "time": "2025-03-03 09:00", "text": "The budget for Project Atlas is $120,000."},
+            {"speaker": "Priya", "group": "Atlas", "time": "2025-03-03 09:05", "text": "I'm the finance director, please send the breakdown."},
+            {"speaker": "Maya", "group": "Atlas", "time": "2025-03-10 14:00", "text": "Update: the Atlas budget has been cut to $100,000."},
+        ],
+    )
+    assert r.messages_added == 3 and r.sessions == 2
+    h = admin.history(sp, "Atlas budget")
+    assert [v["value"] for v in h["versions"]] == ["$120,000", "$100,000"]
+    assert len(admin.history(sp, "Atlas budget", as_of="2025-03-05")["versions"]) == 1
+    assert admin.speakers(sp) == ["Maya", "Priya"]
+    assert admin.profile(sp, "Priya")["roles"][0]["what"] == "finance director"
+    with pytest.raises(CairnError) as e:
+        admin.profile(sp, "Nobody")
+    assert e.value.status == 404
+    hits = admin.recall(sp, "What is the Atlas budget now?", top_k=3, since="2025-03-01").hits
+    assert any(h.superseded_by is None and "$100,000" in h.text for h in hits)
+
+    run = {
+        "id": "coupon", "goal": "Create coupon SPRING10", "outcome": "failure",
+        "states": [
+            {"url": "http://shop/admin/coupons/new", "action": "click [63]", "accessibility_tree": "[63] button 'Save'"},
+            {"url": "http://shop/admin/coupons/new", "accessibility_tree": "[64] alert 'The coupon code SPRING10 already exists.'"},
+        ],
+    }
+    assert admin.insert_trajectories("py-agent", [run]).trajectories == 1
+    assert admin.insert_trajectories("py-agent", [run]).unchanged == 1
+    assert admin.trajectories("py-agent")[0]["succeeded"] is False
+    assert admin.trajectory("py-agent", "coupon")["trajectory"]["goal"] == run["goal"]
+    assert "already exists" in admin.trajectory_state("py-agent", "coupon", 1)["observation"]
+    hit = admin.recall("py-agent", "coupon already exists", kinds=["note"], quotas={"note": 1}).hits[0]
+    assert hit.trajectory_id == "coupon" and hit.states is not None
+    assert admin.forget_trajectory("py-agent", "coupon") >= 3
