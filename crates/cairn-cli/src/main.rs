@@ -243,16 +243,20 @@ fn run(cli: Cli) -> Result<()> {
                 return print_json(&recall);
             }
             for (i, h) in recall.hits.iter().enumerate() {
+                let source = match (&h.session_id, &h.trajectory_id, h.states) {
+                    (Some(s), _, _) => format!("session={s} turns={}", h.turn_ids.join(",")),
+                    (None, Some(t), Some([a, b])) => format!("trajectory={t} states={a}..{b}"),
+                    _ => "-".to_string(),
+                };
                 println!(
-                    "{:>2}. {:.4}  {}  session={} turns={} {}",
+                    "{:>2}. {:.4}  {}  {source} {}{}",
                     i + 1,
                     h.score,
                     h.unit_id,
-                    h.session_id.as_deref().unwrap_or("-"),
-                    h.turn_ids.join(","),
                     h.occurred_at
                         .map(|t| t.format("%Y-%m-%d").to_string())
-                        .unwrap_or_default()
+                        .unwrap_or_default(),
+                    if h.superseded_by.is_some() { " (superseded)" } else { "" }
                 );
             }
             println!(
