@@ -256,7 +256,11 @@ fn run(cli: Cli) -> Result<()> {
                     h.occurred_at
                         .map(|t| t.format("%Y-%m-%d").to_string())
                         .unwrap_or_default(),
-                    if h.superseded_by.is_some() { " (superseded)" } else { "" }
+                    if h.superseded_by.is_some() {
+                        " (superseded)"
+                    } else {
+                        ""
+                    }
                 );
             }
             println!(

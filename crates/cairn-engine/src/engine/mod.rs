@@ -1,0 +1,346 @@
+//! The engine: the one place where ingest and recall are orchestrated.
+mod ingest;
+mod knowledge;
+mod recall;
+mod trajectories;
+
+use crate::derive::DERIVE_VERSION;
+use crate::embedding::{cache_key, embed_cached, CachedEmbedError, EmbedCounts};
+use crate::rank::RankConfig;
+use cairn_core::{
+    EmbedError, Embedder, EmbeddingCache, InputError, RecordStore, SpaceId, SpaceStats, StoreError,
+    TextIndex, Unit, VectorIndex,
+};
+use ingest::WriteMode;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+}
+
+impl From<CachedEmbedError> for EngineError {
+    fn from(e: CachedEmbedError) -> Self {
+        match e {
+            CachedEmbedError::Embed(e) => EngineError::Embed(e),
+            CachedEmbedError::Store(e) => EngineError::Store(e),
+        }
+    }
+}
+
+/// The storage and model implementations an engine runs on.
+#[derive(Clone)]
+pub struct EngineBackends {
+    pub records: Arc<dyn RecordStore>,
+    pub text: Arc<dyn TextIndex>,
+    pub vectors: Arc<dyn VectorIndex>,
+    pub embedder: Arc<dyn Embedder>,
+    pub cache: Arc<dyn EmbeddingCache>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineConfig {
+    pub rank: RankConfig,
+}
+
+/// What an ingest did.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct IngestReport {
+    pub sessions: usize,
+    /// Trajectories written (new ones; identical re-inserts count as unchanged).
+    pub trajectories: usize,
+    /// Sessions or trajectories that were already stored identically (nothing to do).
+    pub unchanged: usize,
+    pub messages_added: usize,
+    pub units: usize,
+    pub vectors_computed: usize,
+    pub vectors_cached: usize,
+}
+
+impl std::ops::AddAssign<&IngestReport> for IngestReport {
+    fn add_assign(&mut self, r: &IngestReport) {
+        self.sessions += r.sessions;
+        self.trajectories += r.trajectories;
+        self.unchanged += r.unchanged;
+        self.messages_added += r.messages_added;
+        self.units += r.units;
+        self.vectors_computed += r.vectors_computed;
+        self.vectors_cached += r.vectors_cached;
+    }
+}
+
+/// What `check` found (and, with rebuild, repaired).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct CheckReport {
+    pub spaces: usize,
+    pub units: usize,
+    pub text_reindexed: usize,
+    pub vectors_rebuilt: usize,
+    pub text_watermark: u64,
+    pub vector_watermark: u64,
+    pub last_seq: u64,
+}
+
+pub struct Engine {
+    b: EngineBackends,
+    cfg: EngineConfig,
+    /// Serializes writers: sequence numbers then reach the indexes in order.
+    write: Mutex<()>,
+    /// Highest unit sequence handed to the text index (committed or not).
+    text_seq: AtomicU64,
+}
+
+impl Engine {
+    /// Opens the engine and heals derived state that a crash left behind.
+    pub fn open(b: EngineBackends, cfg: EngineConfig) -> Result<Self, EngineError> {
+        let engine = Self {
+            b,
+            cfg,
+            write: Mutex::new(()),
+            text_seq: AtomicU64::new(0),
+        };
+        engine.heal()?;
+        engine.rederive_if_rules_changed()?;
+        Ok(engine)
+    }
+
+    /// Units made by other derivation rules than this build's are derived again from the
+    /// record, so an upgrade never serves stale or missing units.
+    fn rederive_if_rules_changed(&self) -> Result<(), EngineError> {
+        let stored = self.b.records.derive_version()?;
+        if stored == DERIVE_VERSION {
+            return Ok(());
+        }
+        if self.b.records.last_seq()? > 0 {
+            tracing::info!(
+                from = stored,
+                to = DERIVE_VERSION,
+                "derivation rules changed; re-deriving every unit"
+            );
+            self.check(true)?;
+        }
+        self.b.records.set_derive_version(DERIVE_VERSION)?;
+        Ok(())
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.cfg
+    }
+
+    pub fn embedder(&self) -> &dyn Embedder {
+        self.b.embedder.as_ref()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.write.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Brings both indexes up to the record store: units written after an index's
+    /// watermark are (re)indexed.
+    fn heal(&self) -> Result<CheckReport, EngineError> {
+        let _w = self.lock();
+        let last = self.b.records.last_seq()?;
+        let tw = self.b.text.watermark()?;
+        let vw = self.b.vectors.watermark()?;
+        let mut report = CheckReport {
+            last_seq: last,
+            text_watermark: tw,
+            vector_watermark: vw,
+            ..Default::default()
+        };
+        if tw.min(vw) < last {
+            // One read serves both indexes: each takes the units past its own watermark.
+            let pending = self.b.records.units_since(tw.min(vw))?;
+            let past = |w: u64| -> Vec<Unit> {
+                pending
+                    .iter()
+                    .filter(|(seq, _)| *seq > w)
+                    .map(|(_, u)| u.clone())
+                    .collect()
+            };
+            if tw < last {
+                let units: Vec<Unit> = past(tw).into_iter().filter(Unit::is_searchable).collect();
+                tracing::info!(units = units.len(), "healing text index");
+                self.b.text.upsert(&units)?;
+                self.b.text.commit(last)?;
+                report.text_reindexed = units.len();
+            }
+            if vw < last {
+                let units = past(vw);
+                tracing::info!(units = units.len(), "healing vectors");
+                report.vectors_rebuilt = self.index_vectors(&units, last)?.computed;
+            }
+        }
+        self.text_seq.store(last, Ordering::SeqCst);
+        Ok(report)
+    }
+
+    /// Verifies that the derived state matches the record; with `rebuild`, recomputes all
+    /// of it from the verbatim sessions (re-deriving units too).
+    pub fn check(&self, rebuild: bool) -> Result<CheckReport, EngineError> {
+        if !rebuild {
+            let mut r = self.heal()?;
+            r.spaces = self.b.records.list_spaces()?.len();
+            return Ok(r);
+        }
+        let mut report = CheckReport::default();
+        for space in self.b.records.list_spaces()? {
+            report.spaces += 1;
+            let records = self.b.records.sessions(&space)?;
+            {
+                let _w = self.lock();
+                let old: Vec<String> = self
+                    .b
+                    .records
+                    .space_units(&space)?
+                    .into_iter()
+                    .map(|u| u.id)
+                    .collect();
+                self.b.text.remove(&space, &old)?;
+                self.b.vectors.remove(&space, &old)?;
+            }
+            for rec in records {
+                let r = self.write_records(vec![(rec, WriteMode::Rederive)])?;
+                report.units += r.units;
+                report.vectors_rebuilt += r.vectors_computed + r.vectors_cached;
+                report.text_reindexed += r.units;
+            }
+            for rec in self.b.records.trajectories(&space)? {
+                let r = self.write_trajectories(vec![rec], true)?;
+                report.units += r.units;
+                report.vectors_rebuilt += r.vectors_computed + r.vectors_cached;
+                report.text_reindexed += r.units;
+            }
+        }
+        self.flush()?;
+        report.last_seq = self.b.records.last_seq()?;
+        report.text_watermark = self.b.text.watermark()?;
+        report.vector_watermark = self.b.vectors.watermark()?;
+        Ok(report)
+    }
+
+    pub fn create_space(&self, space: &SpaceId) -> Result<bool, EngineError> {
+        Ok(self.b.records.create_space(space)?)
+    }
+
+    pub fn spaces(&self) -> Result<Vec<SpaceId>, EngineError> {
+        Ok(self.b.records.list_spaces()?)
+    }
+
+    /// Deletes a space and everything derived from it.
+    pub fn drop_space(&self, space: &SpaceId) -> Result<bool, EngineError> {
+        let _w = self.lock();
+        if self.b.records.space_exists(space)? {
+            self.purge_cached(&self.b.records.space_units(space)?, &[])?;
+        }
+        self.b.text.drop_space(space)?;
+        self.b.vectors.drop_space(space)?;
+        let existed = self.b.records.drop_space(space)?;
+        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        Ok(existed)
+    }
+
+    /// Indexes units just written to the record store (vectors, then text); the caller
+    /// holds the write lock.
+    fn index_written(
+        &self,
+        mut written: Vec<Unit>,
+        last: u64,
+        report: &mut IngestReport,
+    ) -> Result<(), EngineError> {
+        if written.is_empty() {
+            return Ok(());
+        }
+        let counts = self.index_vectors(&written, last)?;
+        report.vectors_computed += counts.computed;
+        report.vectors_cached += counts.cached;
+        written.retain(Unit::is_searchable);
+        self.b.text.upsert(&written)?;
+        self.text_seq.store(last, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn index_vectors(&self, units: &[Unit], watermark: u64) -> Result<EmbedCounts, EngineError> {
+        let with_text: Vec<&Unit> = units.iter().filter(|u| u.embed_text.is_some()).collect();
+        let texts: Vec<&str> = with_text
+            .iter()
+            .filter_map(|u| u.embed_text.as_deref())
+            .collect();
+        let (vectors, counts) =
+            embed_cached(self.b.embedder.as_ref(), self.b.cache.as_ref(), &texts)?;
+        let mut by_space: BTreeMap<&SpaceId, Vec<(String, Vec<f32>)>> = BTreeMap::new();
+        for (u, v) in with_text.iter().zip(vectors) {
+            by_space
+                .entry(&u.space)
+                .or_default()
+                .push((u.id.clone(), v));
+        }
+        if by_space.is_empty() {
+            // Nothing to embed, but the watermark still moves past these units.
+            if let Some(u) = units.first() {
+                self.b.vectors.upsert(&u.space, &[], watermark)?;
+            }
+        }
+        for (space, items) in by_space {
+            self.b.vectors.upsert(space, &items, watermark)?;
+        }
+        Ok(counts)
+    }
+
+    /// Drops from the embedding cache the vectors of `gone` units' text that `kept`
+    /// units do not embed too: forgetting removes the text from every derived store. The
+    /// cache is shared between spaces, so another space holding the same text only pays
+    /// one re-embedding.
+    fn purge_cached(&self, gone: &[Unit], kept: &[Unit]) -> Result<(), EngineError> {
+        let keep: std::collections::HashSet<[u8; 32]> = kept
+            .iter()
+            .filter_map(|u| u.embed_text.as_deref())
+            .map(cache_key)
+            .collect();
+        let keys: Vec<[u8; 32]> = gone
+            .iter()
+            .filter_map(|u| u.embed_text.as_deref())
+            .map(cache_key)
+            .filter(|k| !keep.contains(k))
+            .collect();
+        if !keys.is_empty() {
+            self.b.cache.remove(self.b.embedder.model_id(), &keys)?;
+        }
+        Ok(())
+    }
+
+    /// Makes every ingested unit searchable and the text index durable.
+    pub fn flush(&self) -> Result<(), EngineError> {
+        if self.b.text.has_pending() {
+            let _w = self.lock();
+            self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        }
+        Ok(())
+    }
+
+    fn require_space(&self, space: &SpaceId) -> Result<(), EngineError> {
+        if self.b.records.space_exists(space)? {
+            Ok(())
+        } else {
+            Err(StoreError::NoSuchSpace(space.to_string()).into())
+        }
+    }
+
+    pub fn stats(&self, space: &SpaceId) -> Result<SpaceStats, EngineError> {
+        Ok(self.b.records.stats(space)?)
+    }
+}
+
+pub(super) fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
+}

@@ -1,0 +1,394 @@
+//! The recall pipeline: candidates, fusion, second pass, versions, profiles, quotas,
+//! packing.
+use crate::embedding::embed_cached;
+use crate::pack::{pack, PackInput};
+use crate::query::analyze_query;
+use crate::rank::{rrf_fuse, second_pass, Ranked};
+use crate::{facts, profile};
+use cairn_core::{
+    Hit, InputError, Recall, RecallOptions, SpaceId, TextQuery, Timings, Unit, UnitKind,
+};
+use std::collections::HashMap;
+use std::time::Instant;
+
+use super::{ms, Engine, EngineError};
+
+impl Engine {
+    /// Recalls evidence for `query` from one space.
+    pub fn recall(
+        &self,
+        space: &SpaceId,
+        query: &str,
+        opts: &RecallOptions,
+    ) -> Result<Recall, EngineError> {
+        let t0 = Instant::now();
+        opts.validate()?;
+        if query.trim().is_empty() {
+            return Err(InputError::new("recall", "`query` is empty").into());
+        }
+        self.require_space(space)?;
+        self.flush()?;
+        let mut timings = Timings::default();
+        let now = opts.as_of.unwrap_or_else(chrono::Utc::now);
+        let analysis = analyze_query(query, now);
+        let rc = &self.cfg.rank;
+        let filtered = opts.speakers.is_some()
+            || opts.groups.is_some()
+            || opts.sessions.is_some()
+            || opts.kinds.is_some()
+            || opts.as_of.is_some()
+            || opts.since.is_some();
+        let pool = if filtered {
+            rc.candidates * 4
+        } else {
+            rc.candidates
+        };
+
+        let t = Instant::now();
+        let lexical = self.b.text.search(&TextQuery {
+            space,
+            text: query,
+            kinds: None,
+            sessions: opts.sessions.as_deref(),
+            text_weight: rc.text_weight,
+            limit: pool,
+        })?;
+        timings.lexical_ms = ms(t);
+
+        let t = Instant::now();
+        let (qv, _) = embed_cached(self.b.embedder.as_ref(), self.b.cache.as_ref(), &[query])?;
+        timings.embed_ms = ms(t);
+        let t = Instant::now();
+        let dense = match qv.first() {
+            Some(v) => self.b.vectors.search(space, v, pool)?,
+            None => Vec::new(),
+        };
+        timings.dense_ms = ms(t);
+
+        let t = Instant::now();
+        let fused = rrf_fuse(
+            &[(&lexical, rc.lexical_weight), (&dense, rc.dense_weight)],
+            rc.rrf_k,
+        );
+        let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
+        let visible = |u: &Unit| visible(u, opts);
+        let units: HashMap<String, Unit> = self
+            .b
+            .records
+            .units(space, &ids)?
+            .into_iter()
+            .filter(visible)
+            .map(|u| (u.id.clone(), u))
+            .collect();
+        let want_containers = opts
+            .kinds
+            .as_ref()
+            .is_none_or(|k| k.contains(&UnitKind::Round));
+        let container_ids: Vec<String> = if want_containers {
+            let mut c: Vec<String> = units
+                .values()
+                .filter_map(|u| u.part_of.clone())
+                .filter(|c| !units.contains_key(c))
+                .collect();
+            c.sort();
+            c.dedup();
+            c
+        } else {
+            Vec::new()
+        };
+        let containers: HashMap<String, Unit> = self
+            .b
+            .records
+            .units(space, &container_ids)?
+            .into_iter()
+            .filter(visible)
+            .map(|u| (u.id.clone(), u))
+            .collect();
+        let episodes_as_hits = opts
+            .kinds
+            .as_ref()
+            .is_some_and(|k| k.contains(&UnitKind::Episode));
+        let ranked = second_pass(&fused, &units, &containers, &analysis, rc, episodes_as_hits);
+        let ranked: Vec<Ranked> = ranked
+            .into_iter()
+            .filter(|r| opts.kinds.as_ref().is_none_or(|k| k.contains(&r.unit.kind)))
+            .collect();
+        let (ranked, superseded) = self.resolve_versions(space, ranked, opts)?;
+        let mut top = take_with_quotas(ranked, opts);
+        if let Some(profiles) = self.profiles_for(space, query, opts)? {
+            let best = top.first().map_or(1.0, |r| r.score);
+            for p in profiles.into_iter().rev() {
+                top.insert(
+                    0,
+                    Ranked {
+                        unit: p,
+                        score: best,
+                    },
+                );
+            }
+            top.truncate(opts.top_k.max(1));
+        }
+        timings.rank_ms = ms(t);
+
+        let t = Instant::now();
+        let refs: Vec<&Unit> = top.iter().map(|r| &r.unit).collect();
+        let counter = |s: &str| self.b.embedder.count_tokens(s);
+        let packed = pack(&PackInput {
+            units: &refs,
+            query_words: &analysis.words,
+            budget: opts.token_budget,
+            format: opts.format,
+            count_tokens: &counter,
+        });
+        timings.pack_ms = ms(t);
+        timings.total_ms = ms(t0);
+        let hits = top
+            .into_iter()
+            .map(|r| Hit {
+                kind: r.unit.kind,
+                text: r.unit.text,
+                score: r.score,
+                session_id: r.unit.provenance.session_id,
+                turn_ids: r.unit.provenance.message_ids,
+                speakers: r.unit.provenance.speakers,
+                occurred_at: r.unit.occurred_at,
+                superseded_by: superseded.get(&r.unit.id).cloned(),
+                trajectory_id: r.unit.provenance.trajectory_id,
+                states: r.unit.provenance.states,
+                unit_id: r.unit.id,
+            })
+            .collect();
+        Ok(Recall {
+            hits,
+            context: packed.context,
+            context_tokens: packed.tokens,
+            hits_cut: packed.cut,
+            context_unit_ids: packed.unit_ids,
+            timings,
+        })
+    }
+
+    /// Puts what each hit states into its version chain (as of the recall time): a hit
+    /// stating a value that was later replaced gets the current version ranked just
+    /// above it (unless a better hit already shows it), and every hit stating a
+    /// versioned value gets a note saying whether it is current or superseded. Returns
+    /// the superseded hits with the fact unit that replaced them.
+    pub(super) fn resolve_versions(
+        &self,
+        space: &SpaceId,
+        ranked: Vec<Ranked>,
+        opts: &RecallOptions,
+    ) -> Result<(Vec<Ranked>, HashMap<String, String>), EngineError> {
+        let mut superseded = HashMap::new();
+        // Hits far below the cut cannot reach the context; only the window that can is
+        // resolved.
+        let window = opts.top_k * 2;
+        if !self.any_states_a_fact(space, &ranked[..window.min(ranked.len())])? {
+            return Ok((ranked, superseded));
+        }
+        let facts = self.facts(space, opts.as_of)?;
+        let mut stated_in: HashMap<(&str, &str), Vec<&Unit>> = HashMap::new();
+        for f in &facts {
+            if let (Some(s), Some(m)) = (
+                f.provenance.session_id.as_deref(),
+                f.provenance.message_ids.first(),
+            ) {
+                stated_in.entry((s, m.as_str())).or_default().push(f);
+            }
+        }
+        let shown = |out: &[Ranked], f: &Unit| {
+            out.iter().any(|o| {
+                o.unit.provenance.session_id == f.provenance.session_id
+                    && f.provenance
+                        .message_ids
+                        .iter()
+                        .all(|m| o.unit.provenance.message_ids.contains(m))
+            })
+        };
+        let mut out: Vec<Ranked> = Vec::with_capacity(ranked.len() + 2);
+        for (i, mut r) in ranked.into_iter().enumerate() {
+            let sid = r.unit.provenance.session_id.clone().unwrap_or_default();
+            let stated: Vec<&Unit> = if i >= window {
+                Vec::new()
+            } else if r.unit.kind == UnitKind::Fact {
+                facts.iter().filter(|f| f.id == r.unit.id).collect()
+            } else {
+                r.unit
+                    .provenance
+                    .message_ids
+                    .iter()
+                    .filter_map(|m| stated_in.get(&(sid.as_str(), m.as_str())))
+                    .flatten()
+                    .copied()
+                    .collect()
+            };
+            let mut notes: Vec<String> = Vec::new();
+            for f in stated {
+                let chain = facts::chain_of(f, &facts);
+                let Some(note) = facts::version_note(f, &chain) else {
+                    continue;
+                };
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+                let Some(newest) = chain.last().filter(|n| n.id != f.id && visible(n, opts)) else {
+                    continue;
+                };
+                superseded.insert(r.unit.id.clone(), newest.id.clone());
+                if !shown(&out, newest) {
+                    let mut current = (*newest).clone();
+                    if let Some(n) = facts::version_note(newest, &chain) {
+                        current.text = format!("{}\n{n}", current.text);
+                    }
+                    out.push(Ranked {
+                        unit: current,
+                        score: r.score,
+                    });
+                }
+            }
+            if !notes.is_empty() {
+                r.unit.text = format!("{}\n{}", r.unit.text, notes.join("\n"));
+            }
+            out.push(r);
+        }
+        // A unit met again later in the list keeps its first place only.
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|r| seen.insert(r.unit.id.clone()));
+        Ok((out, superseded))
+    }
+
+    /// Whether any of `hits` is or contains a message that states a fact: a point lookup
+    /// of the first fact id each message would have, so recall reads the space's facts
+    /// only when they matter.
+    pub(super) fn any_states_a_fact(
+        &self,
+        space: &SpaceId,
+        hits: &[Ranked],
+    ) -> Result<bool, EngineError> {
+        let mut ids = Vec::new();
+        for r in hits {
+            if r.unit.kind == UnitKind::Fact {
+                return Ok(true);
+            }
+            if let Some(sid) = &r.unit.provenance.session_id {
+                for m in &r.unit.provenance.message_ids {
+                    ids.push(facts::first_fact_id(sid, m));
+                }
+            }
+        }
+        Ok(!self.b.records.units(space, &ids)?.is_empty())
+    }
+
+    /// Profiles of the people a question is about (named in it, or given as `speakers`),
+    /// as units for the context; `None` when the question is not about a person.
+    pub(super) fn profiles_for(
+        &self,
+        space: &SpaceId,
+        query: &str,
+        opts: &RecallOptions,
+    ) -> Result<Option<Vec<Unit>>, EngineError> {
+        if !profile::asks_about_person(query) {
+            return Ok(None);
+        }
+        let known = self.speakers(space)?;
+        let mut named = profile::named_speakers(query, &known);
+        if named.is_empty() {
+            named = opts.speakers.clone().unwrap_or_default();
+        }
+        if named.is_empty() {
+            return Ok(None);
+        }
+        let contributions = self.b.records.topic_units(space, "speaker:")?;
+        let units: Vec<Unit> = named
+            .iter()
+            .take(2)
+            .filter_map(|name| profile::build_profile(name, &contributions))
+            .map(|p| Unit {
+                id: format!("profile:{}", p.speaker),
+                space: space.clone(),
+                kind: UnitKind::Profile,
+                text: p.summary.clone(),
+                key: String::new(),
+                embed_text: None,
+                provenance: cairn_core::Provenance {
+                    speakers: vec![p.speaker.clone()],
+                    group: None,
+                    ..Default::default()
+                },
+                part_of: None,
+                occurred_at: p.last_seen,
+                recorded_at: chrono::Utc::now(),
+                detail: None,
+            })
+            .collect();
+        Ok((!units.is_empty()).then_some(units))
+    }
+}
+
+/// The first `top_k` units, taking no more of a kind than its quota allows.
+fn take_with_quotas(ranked: Vec<Ranked>, opts: &RecallOptions) -> Vec<Ranked> {
+    let Some(quotas) = &opts.quotas else {
+        return ranked.into_iter().take(opts.top_k).collect();
+    };
+    let mut taken: HashMap<UnitKind, usize> = HashMap::new();
+    let mut out = Vec::with_capacity(opts.top_k);
+    for r in ranked {
+        if out.len() == opts.top_k {
+            break;
+        }
+        let n = taken.entry(r.unit.kind).or_default();
+        if quotas.get(&r.unit.kind).is_some_and(|&q| *n >= q) {
+            continue;
+        }
+        *n += 1;
+        out.push(r);
+    }
+    out
+}
+
+/// Whether options let a unit be seen.
+fn visible(u: &Unit, opts: &RecallOptions) -> bool {
+    if let (Some(as_of), Some(t)) = (opts.as_of, u.occurred_at) {
+        if t > as_of {
+            return false;
+        }
+    }
+    if let (Some(since), Some(t)) = (opts.since, u.occurred_at) {
+        if t < since {
+            return false;
+        }
+    }
+    if let Some(kinds) = &opts.kinds {
+        // A turn stays visible when rounds are wanted: it credits its round.
+        let credits_round = u.kind == UnitKind::Turn && kinds.contains(&UnitKind::Round);
+        if !(kinds.contains(&u.kind) || credits_round) {
+            return false;
+        }
+    }
+    if let Some(sessions) = &opts.sessions {
+        if !u
+            .provenance
+            .session_id
+            .as_ref()
+            .is_some_and(|s| sessions.contains(s))
+        {
+            return false;
+        }
+    }
+    if let Some(speakers) = &opts.speakers {
+        if !u.provenance.speakers.iter().any(|s| speakers.contains(s)) {
+            return false;
+        }
+    }
+    if let Some(groups) = &opts.groups {
+        if !u
+            .provenance
+            .group
+            .as_ref()
+            .is_some_and(|g| groups.contains(g))
+        {
+            return false;
+        }
+    }
+    true
+}

@@ -1,0 +1,133 @@
+//! Agent trajectories: insert (idempotent), read, forget.
+use crate::trajectory::derive_trajectory_units;
+use cairn_core::{SpaceId, StoreError, TrajectoryInput, TrajectoryRecord, TrajectorySummary};
+use std::sync::atomic::Ordering;
+
+use super::{Engine, EngineError, IngestReport};
+
+impl Engine {
+    /// Inserts agent trajectories into a space (created if needed). All are validated
+    /// before anything is written; a trajectory already stored identically is left as it
+    /// is, one stored with different content is a conflict.
+    pub fn insert_trajectories(
+        &self,
+        space: &SpaceId,
+        trajectories: Vec<TrajectoryInput>,
+    ) -> Result<IngestReport, EngineError> {
+        let trajectories = trajectories
+            .into_iter()
+            .map(TrajectoryInput::validate)
+            .collect::<Result<Vec<_>, _>>()?;
+        self.b.records.create_space(space)?;
+        let now = chrono::Utc::now();
+        let records = trajectories
+            .into_iter()
+            .map(|trajectory| TrajectoryRecord {
+                space: space.clone(),
+                recorded_at: now,
+                trajectory,
+            })
+            .collect();
+        self.write_trajectories(records, false)
+    }
+
+    pub(super) fn write_trajectories(
+        &self,
+        records: Vec<TrajectoryRecord>,
+        rederive: bool,
+    ) -> Result<IngestReport, EngineError> {
+        let _w = self.lock();
+        let mut report = IngestReport::default();
+        let mut planned: Vec<TrajectoryRecord> = Vec::new();
+        for r in records {
+            let stored = match planned
+                .iter()
+                .find(|p| p.space == r.space && p.trajectory.id == r.trajectory.id)
+            {
+                Some(p) => Some(p.clone()),
+                None => self.b.records.get_trajectory(&r.space, &r.trajectory.id)?,
+            };
+            match stored {
+                Some(s) if s.trajectory != r.trajectory => {
+                    return Err(StoreError::TrajectoryConflict {
+                        space: r.space.to_string(),
+                        id: r.trajectory.id,
+                    }
+                    .into())
+                }
+                Some(s) if !rederive => {
+                    report.unchanged += 1;
+                    let _ = s;
+                }
+                _ => planned.push(r),
+            }
+        }
+        let mut written = Vec::new();
+        let mut last = 0;
+        for r in planned {
+            let units = derive_trajectory_units(&r.space, &r.trajectory, r.recorded_at);
+            last = self.b.records.put_trajectory(&r, &units)?;
+            report.trajectories += 1;
+            report.units += units.len();
+            written.extend(units);
+        }
+        self.index_written(written, last, &mut report)?;
+        Ok(report)
+    }
+
+    /// Restores exported trajectories (keeping their `recorded_at`).
+    pub fn import_trajectories(
+        &self,
+        records: Vec<TrajectoryRecord>,
+    ) -> Result<IngestReport, EngineError> {
+        let mut checked = Vec::with_capacity(records.len());
+        for mut r in records {
+            r.trajectory = r.trajectory.validate()?;
+            self.b.records.create_space(&r.space)?;
+            checked.push(r);
+        }
+        self.write_trajectories(checked, false)
+    }
+
+    /// Forgets a trajectory: its record, units, vectors, index entries and the
+    /// observations no other trajectory shares.
+    pub fn forget_trajectory(&self, space: &SpaceId, id: &str) -> Result<usize, EngineError> {
+        self.require_space(space)?;
+        let _w = self.lock();
+        // Units are derived deterministically, so the record tells what was embedded.
+        if let Some(r) = self.b.records.get_trajectory(space, id)? {
+            let units = derive_trajectory_units(space, &r.trajectory, r.recorded_at);
+            self.purge_cached(&units, &[])?;
+        }
+        let ids = self.b.records.delete_trajectory(space, id)?;
+        self.b.text.remove(space, &ids)?;
+        self.b.vectors.remove(space, &ids)?;
+        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        Ok(ids.len())
+    }
+
+    /// A trajectory exactly as inserted.
+    pub fn trajectory(
+        &self,
+        space: &SpaceId,
+        id: &str,
+    ) -> Result<Option<TrajectoryRecord>, EngineError> {
+        self.require_space(space)?;
+        Ok(self.b.records.get_trajectory(space, id)?)
+    }
+
+    /// Every trajectory of a space, exactly as inserted.
+    pub fn trajectories(&self, space: &SpaceId) -> Result<Vec<TrajectoryRecord>, EngineError> {
+        self.require_space(space)?;
+        Ok(self.b.records.trajectories(space)?)
+    }
+
+    /// The manifest of a space: goal, outcome, steps and URLs of each trajectory.
+    pub fn trajectory_manifest(
+        &self,
+        space: &SpaceId,
+    ) -> Result<Vec<TrajectorySummary>, EngineError> {
+        self.require_space(space)?;
+        Ok(self.b.records.trajectory_summaries(space)?)
+    }
+}
