@@ -25,6 +25,21 @@ where
     }
 }
 
+/// A write on the blocking pool, answered only once its text index is committed: what a
+/// client was told is written is durable and visible to its next recall.
+pub async fn blocking_write<T, F>(state: &Arc<AppState>, f: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Memory) -> Result<T, cairn::Error> + Send + 'static,
+{
+    blocking(state, move |m| {
+        let r = f(m)?;
+        m.flush()?;
+        Ok(r)
+    })
+    .await
+}
+
 /// The fields of the document a filter sees for a session; any other name is read under
 /// `metadata` (see `cairn::filter`).
 pub const FILTER_FIELDS: &[&str] = &[
@@ -201,12 +216,7 @@ pub async fn ingest(
 ) -> Result<IngestReport, ApiError> {
     who.require(space, Need::Write)?;
     let space = space.to_string();
-    blocking(state, move |m| {
-        let report = m.ingest_sessions(&space, sessions)?;
-        m.flush()?;
-        Ok(report)
-    })
-    .await
+    blocking_write(state, move |m| m.ingest_sessions(&space, sessions)).await
 }
 
 /// Appends messages to a session, creating it on first use. Appends to one space are
@@ -238,7 +248,7 @@ pub async fn add_messages(
     let lock = state.space_lock(space);
     let _guard = lock.lock().await;
     let sp = space.to_string();
-    blocking(state, move |m| {
+    blocking_write(state, move |m| {
         let stored = if m.space_exists(&sp)? {
             m.session(&sp, &incoming.id)?
         } else {
@@ -278,9 +288,7 @@ pub async fn add_messages(
                 s
             }
         };
-        let report = m.ingest_session(&sp, session)?;
-        m.flush()?;
-        Ok(report)
+        m.ingest_session(&sp, session)
     })
     .await
 }

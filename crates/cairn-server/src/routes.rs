@@ -425,12 +425,7 @@ async fn add_group_messages(
     let lock = st.space_lock(&space);
     let _guard = lock.lock().await;
     Ok(Json(
-        blocking(&st, move |m| {
-            let r = m.ingest_group_messages(&space, body.messages)?;
-            m.flush()?;
-            Ok(r)
-        })
-        .await?,
+        ops::blocking_write(&st, move |m| m.ingest_group_messages(&space, body.messages)).await?,
     ))
 }
 
@@ -443,10 +438,8 @@ async fn insert_trajectories(
     who.require(&space, Need::Write)?;
     ops::check_trajectory_limits(&st, &body.trajectories)?;
     Ok(Json(
-        blocking(&st, move |m| {
-            let r = m.insert_trajectories(&space, body.trajectories)?;
-            m.flush()?;
-            Ok(r)
+        ops::blocking_write(&st, move |m| {
+            m.insert_trajectories(&space, body.trajectories)
         })
         .await?,
     ))
@@ -810,7 +803,7 @@ async fn import(
         if line.trim().is_empty() {
             continue;
         }
-        let rec: SessionRecord = parse(line.as_bytes()).map_err(|mut e| {
+        let at_line = |mut e: ApiError| {
             e.field = Some(format!(
                 "line {}{}",
                 i + 1,
@@ -818,24 +811,30 @@ async fn import(
             ));
             e.detail = format!("line {}: {}", i + 1, e.detail);
             e
-        })?;
-        if rec.space.as_str() != space {
+        };
+        // An export holds session lines, then trajectory lines.
+        let is_trajectory = serde_json::from_str::<Value>(line)
+            .ok()
+            .is_some_and(|v| v.get("trajectory").is_some());
+        let (rec_space, session) = if is_trajectory {
+            let rec: cairn::TrajectoryRecord = parse(line.as_bytes()).map_err(at_line)?;
+            (rec.space, None)
+        } else {
+            let rec: SessionRecord = parse(line.as_bytes()).map_err(at_line)?;
+            (rec.space, Some(rec.session))
+        };
+        if rec_space.as_str() != space {
             return Err(ApiError::invalid(
                 format!("line {}: space", i + 1),
                 format!(
                     "record of space {:?} in an import into {space:?}",
-                    rec.space.as_str()
+                    rec_space.as_str()
                 ),
             ));
         }
-        sessions.push(rec.session);
+        sessions.extend(session);
     }
     ops::check_limits(&st, &sessions, "sessions")?;
-    let report = blocking(&st, move |m| {
-        let r = m.import(std::io::Cursor::new(bytes))?;
-        m.flush()?;
-        Ok(r)
-    })
-    .await?;
+    let report = ops::blocking_write(&st, move |m| m.import(std::io::Cursor::new(bytes))).await?;
     Ok(Json(report))
 }

@@ -365,6 +365,30 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
     let r = s.post(RECALL, &["bob"], k, &json!({"query": "cat name"}));
     assert_eq!(r.body["hits"][0]["session_id"], "pets");
 
+    // Trajectories travel through export and import too.
+    ok(&s.post(TRAJECTORIES, &["runs"], k, &agent_run()));
+    let moved: String = s
+        .get(EXPORT, &["runs"], k)
+        .text
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v["space"] = json!("runs2");
+            v.to_string() + "\n"
+        })
+        .collect();
+    let r = s.call(
+        "POST",
+        IMPORT,
+        &["runs2"],
+        "",
+        Some(k),
+        Some(("application/x-ndjson", &moved)),
+    );
+    ok(&r);
+    assert_eq!(r.body["trajectories"], 1);
+    ok(&s.get(TRAJECTORY, &["runs2", "coupon"], k));
+
     // Deletes: a memory (its messages), a message, a session, a space.
     let r = s.delete(MEMORY, &["bob", "turn:trip:1"], k);
     ok(&r);
@@ -577,7 +601,9 @@ fn a_key_sees_only_its_spaces_on_every_route() {
     );
     // No key, a forged key, a revoked key: 401 on every guarded route.
     assert_eq!(s.call("GET", SPACES, &[], "", None, None).status, 401);
-    let forged = format!("{}0", &a[..a.len() - 1]);
+    // Change the last character (to one it is not: the key is random).
+    let last = if a.ends_with('0') { '1' } else { '0' };
+    let forged = format!("{}{last}", &a[..a.len() - 1]);
     assert_eq!(s.get(SPACES, &[], &forged).status, 401);
     let id = a.split('_').nth(1).unwrap();
     assert!(keys.revoke(id).unwrap());
