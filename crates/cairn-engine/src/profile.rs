@@ -544,39 +544,77 @@ fn summarize(
 
 /// Whether a question asks about a person rather than about what they said.
 pub fn asks_about_person(query: &str) -> bool {
+    // Attributes of a person, not events: "how does Chandler congratulate Joey" asks what
+    // happened, "what is Tom's communication style" asks who Tom is.
     const CUES: &[&str] = &[
         "style",
         "communicat",
-        "tone",
+        "tone of",
         "personality",
         "skill",
         "expert",
+        "experience",
         "good at",
         "strength",
         "role",
-        "title",
+        "job title",
         "job",
-        "position",
+        "position in",
         "responsib",
         "work as",
         "background",
         "specialt",
         "kind of person",
-        "describe",
-        "typically",
-        "usually",
-        "tend to",
-        "prefer",
-        "habit",
-        "who is",
         "profile",
         "known for",
         "best person",
-        "how does",
-        "how would",
+        "best placed",
+        "how .* writes?\\b",
+        "what does \\w+ do\\b",
     ];
-    let q = query.to_lowercase();
-    CUES.iter().any(|c| q.contains(c))
+    static CUE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(&format!("(?i)(?:{})", CUES.join("|"))).expect("valid regex"));
+    CUE.is_match(query)
+}
+
+/// For a "who ..." question that names nobody: the speaker whose roles, skills and
+/// topics share the most words with the question (`None` when none shares any).
+pub fn best_matching_person(query: &str, contributions: &[Unit]) -> Option<SpeakerProfile> {
+    let asks_who = query
+        .split_whitespace()
+        .next()
+        .is_some_and(|w| matches!(w.to_lowercase().as_str(), "who" | "whom" | "whose"));
+    if !asks_who {
+        return None;
+    }
+    let wanted = crate::text::content_words(query);
+    let mut names: Vec<&str> = contributions
+        .iter()
+        .filter_map(stats_of)
+        .filter(|s| s.messages > 0)
+        .map(|s| s.speaker.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut best: Option<(usize, SpeakerProfile)> = None;
+    for name in names {
+        let Some(p) = build_profile(name, contributions) else {
+            continue;
+        };
+        let said: Vec<&str> = p
+            .roles
+            .iter()
+            .chain(&p.skills)
+            .map(|e| e.what.as_str())
+            .chain(p.topics.iter().map(String::as_str))
+            .collect();
+        let words = crate::text::words(&said.join(" "));
+        let score = wanted.iter().filter(|w| words.contains(w)).count();
+        if score > 0 && best.as_ref().is_none_or(|(b, _)| score > *b) {
+            best = Some((score, p));
+        }
+    }
+    best.map(|(_, p)| p)
 }
 
 /// Speakers named in a query (whole words, case-insensitive; a first name counts when
@@ -679,6 +717,11 @@ mod tests {
         );
         assert_eq!(named_speakers("what does tom do?", &speakers), ["Tom"]);
         assert!(asks_about_person("What is Tom's role on the team?"));
+        assert!(asks_about_person(
+            "How does Omar usually write in the chats?"
+        ));
+        assert!(asks_about_person("What does Kenji do?"));
+        assert!(!asks_about_person("How does Chandler congratulate Joey?"));
         assert!(!asks_about_person("When is the launch?"));
     }
 }

@@ -295,14 +295,20 @@ impl Engine {
         if named.is_empty() {
             named = opts.speakers.clone().unwrap_or_default();
         }
-        if named.is_empty() {
-            return Ok(None);
-        }
         let contributions = self.b.records.topic_units(space, "speaker:")?;
-        let units: Vec<Unit> = named
-            .iter()
-            .take(2)
-            .filter_map(|name| profile::build_profile(name, &contributions))
+        let profiles: Vec<_> = if named.is_empty() {
+            profile::best_matching_person(query, &contributions)
+                .into_iter()
+                .collect()
+        } else {
+            named
+                .iter()
+                .take(2)
+                .filter_map(|name| profile::build_profile(name, &contributions))
+                .collect()
+        };
+        let units: Vec<Unit> = profiles
+            .into_iter()
             .map(|p| Unit {
                 id: format!("profile:{}", p.speaker),
                 space: space.clone(),
