@@ -1,7 +1,7 @@
 //! The benchmark harness of Cairn (`cairn bench ...`).
 //!
 //! This crate owns the benchmark *protocols* (how a dataset is fed to a memory and
-//! questioned: LongMemEval, LoCoMo, FriendsQA, EverMemBench), the retrieval *metrics* (exact definitions in
+//! questioned: LongMemEval, LoCoMo, FriendsQA, EverMemBench, LongMemEval-V2), the retrieval *metrics* (exact definitions in
 //! [`metrics::DEFINITIONS`], written into every run's METHODOLOGY.md), and the *reports*
 //! (`results.jsonl`, `summary.json`, `summary.md`, `METHODOLOGY.md`, comparison tables).
 //!
@@ -31,18 +31,22 @@ pub mod download;
 pub mod env;
 pub mod evermembench;
 mod friendsqa;
+pub mod lme_v2;
 mod locomo;
 mod longmemeval;
 pub mod metrics;
 mod protocol;
 pub mod record;
 pub mod summary;
+pub mod trajectories_scale;
 
 pub use evermembench::EverMemArgs;
 pub use friendsqa::question_word as friendsqa_question_word;
+pub use lme_v2::LmeV2Args;
 pub use locomo::question_id as locomo_question_id;
 pub use protocol::{request_stop, space_name, ConfigRow, RunMeta};
 pub use summary::Summary;
+pub use trajectories_scale::ScaleArgs;
 
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -64,6 +68,14 @@ pub enum BenchCommand {
     /// one space, every question recalled; multiple choice answered by an LLM-free option
     /// scorer, open-ended questions given a retrieval-only diagnostic; accuracy per category.
     Evermembench(EverMemArgs),
+    /// LongMemEval-V2 (web-agent trajectories): per question, a fresh space gets its
+    /// haystack's trajectories inserted in order, then the question is recalled; scored
+    /// without a reader (answer phrases in context, option scorer, abstention diagnostic).
+    #[command(name = "lme-v2")]
+    LmeV2(LmeV2Args),
+    /// Cost of trajectory memory: N generated trajectories into one space (insert time,
+    /// vectors, disk), then query latency.
+    TrajectoriesScale(ScaleArgs),
     /// Print a markdown table comparing finished runs (folders holding summary.json).
     Report {
         #[arg(required = true, value_name = "RUN_DIR")]
@@ -176,6 +188,8 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Locomo(args) => locomo::run(&args),
         BenchCommand::Friendsqa(args) => friendsqa::run(&args),
         BenchCommand::Evermembench(args) => evermembench::run(&args),
+        BenchCommand::LmeV2(args) => lme_v2::run(&args),
+        BenchCommand::TrajectoriesScale(args) => trajectories_scale::run(&args),
         BenchCommand::Report { runs } => {
             print!("{}", summary::compare(&runs)?);
             Ok(())

@@ -19,6 +19,7 @@
 //! - [`locomo`]: LoCoMo conversations and their questions.
 //! - [`evermembench`]: EverMemBench group-chat days and questions; group-message JSONL.
 //! - [`trajectories`]: agent trajectories, one per line (LongMemEval-V2 shape).
+//! - [`lme_v2`]: LongMemEval-V2 questions (with their `eval_function`) and haystacks.
 //! - [`friendsqa`]: FriendsQA scenes (multi-party dialogue) and their questions.
 
 pub mod error;
@@ -27,6 +28,7 @@ mod fields;
 pub mod friendsqa;
 pub mod io;
 pub mod jsonl;
+pub mod lme_v2;
 pub mod locomo;
 pub mod longmemeval;
 pub mod trajectories;
@@ -41,6 +43,9 @@ pub use friendsqa::{
 };
 pub use io::{open_reader, read_bytes, read_json_file, read_text_file, sha256_file};
 pub use jsonl::{open_sessions_jsonl, parse_session_line, read_sessions_jsonl, SessionLines};
+pub use lme_v2::{
+    load_lme_v2_haystacks, load_lme_v2_questions, EvalFunction, EvalKind, LmeV2Question,
+};
 pub use locomo::{
     load_locomo, LocomoConversion, LocomoQa, LocomoSample, LocomoSession, LocomoTurn,
 };
