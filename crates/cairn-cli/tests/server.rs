@@ -185,7 +185,10 @@ fn a_real_mcp_client_handshakes_with_cairn_mcp_over_stdio() {
         let tools = client.list_all_tools().await.unwrap();
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort();
-        assert_eq!(names, ["forget", "history", "profile", "recall", "remember"]);
+        assert_eq!(
+            names,
+            ["forget", "history", "profile", "recall", "remember"]
+        );
         for t in &tools {
             assert!(t.description.as_deref().unwrap_or("").len() > 80, "{t:?}");
         }
