@@ -3,6 +3,7 @@
 
 mod config;
 mod ingest;
+mod reliability;
 mod server;
 
 use anyhow::{bail, Context, Result};
@@ -139,6 +140,9 @@ enum Command {
     Keys(server::KeysCommand),
     /// Measure recall throughput and latency of a running server.
     Load(server::LoadArgs),
+    /// Reliability tests: crash (SIGKILL), soak, bad input, backup, fuzz (docs/reliability.md).
+    #[command(subcommand)]
+    Reliability(reliability::ReliabilityCommand),
     /// Benchmarks (LongMemEval, LoCoMo, FriendsQA, EverMemBench) and their reports.
     #[command(subcommand)]
     Bench(cairn_bench::BenchCommand),
@@ -196,6 +200,7 @@ fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
 fn run(cli: Cli) -> Result<()> {
     match &cli.command {
         Command::Bench(cmd) => cairn_bench::run(cmd.clone()),
+        Command::Reliability(cmd) => reliability::run(cmd),
         Command::Serve(args) => server::serve(open(&cli)?, args),
         Command::Mcp(args) => server::mcp(open(&cli)?, args),
         Command::Keys(cmd) => server::keys(&cli.dir, cmd, cli.json),
@@ -451,6 +456,13 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Check { rebuild } => print_json(&open(&cli)?.check(*rebuild)?),
+        Command::Check { rebuild } => {
+            let report = open(&cli)?.check(*rebuild)?;
+            print_json(&report)?;
+            if !report.consistent {
+                bail!("the indexes do not agree with the record; `cairn check --rebuild` rebuilds them from it");
+            }
+            Ok(())
+        }
     }
 }

@@ -120,6 +120,11 @@ pub trait TextIndex: Send + Sync {
     fn watermark(&self) -> Result<u64, StoreError>;
     /// Unit ids with BM25 scores, best first.
     fn search(&self, query: &TextQuery<'_>) -> Result<Vec<(String, f32)>, StoreError>;
+    /// Entries of a space in the committed index (`None`: the backend cannot count);
+    /// `check` compares it with the units of the record.
+    fn count(&self, _space: &SpaceId) -> Result<Option<usize>, StoreError> {
+        Ok(None)
+    }
 }
 
 /// Dense vectors of units, searched by cosine similarity (vectors are unit length).

@@ -25,7 +25,9 @@ mod trajectory;
 
 pub use derive::{derive_session_units, segment, DERIVE_VERSION};
 pub use embedding::cache_key;
-pub use engine::{CheckReport, Engine, EngineBackends, EngineConfig, EngineError, IngestReport};
+pub use engine::{
+    CheckReport, Engine, EngineBackends, EngineConfig, EngineError, IngestReport, SpaceIndexCheck,
+};
 pub use pack::{pack, PackInput};
 pub use query::{analyze_query, QueryAnalysis, TimeRange};
 pub use rank::{rrf_fuse, RankConfig};

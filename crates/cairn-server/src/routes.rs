@@ -202,6 +202,7 @@ pub(crate) fn build(state: S) -> Router {
                 "method not allowed on this route; see /v1/openapi.json",
             )
         })
+        .layer(middleware::from_fn(problem_for_rejections))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             |_: Box<dyn std::any::Any + Send>| {
                 ApiError::internal("a handler panicked").into_response()
@@ -209,6 +210,35 @@ pub(crate) fn build(state: S) -> Router {
         ))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// axum's own rejections (a path segment that is not UTF-8, say) are plain text; every
+/// client error of `/v1` is a problem document, so they are rewrapped (`invalid_path`).
+/// `/mcp` answers in its own protocol and is left alone.
+async fn problem_for_rejections(req: Request, next: Next) -> Response {
+    let mcp = req.uri().path().starts_with("/mcp");
+    let resp = next.run(req).await;
+    let status = resp.status();
+    let problem = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json"));
+    if mcp || problem || !status.is_client_error() {
+        return resp;
+    }
+    let body = axum::body::to_bytes(resp.into_body(), 4096)
+        .await
+        .unwrap_or_default();
+    let detail = String::from_utf8_lossy(&body).trim().to_string();
+    let detail = if detail.is_empty() {
+        status
+            .canonical_reason()
+            .unwrap_or("bad request")
+            .to_string()
+    } else {
+        detail
+    };
+    ApiError::new(status, "invalid_path", detail).into_response()
 }
 
 /// The key of a request: `Authorization: Bearer <key>` (or Mem0's `Token <key>`), or

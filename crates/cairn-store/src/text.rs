@@ -197,6 +197,19 @@ impl TextIndex for TantivyTextIndex {
         Ok(metas.payload.and_then(|p| p.parse().ok()).unwrap_or(0))
     }
 
+    fn count(&self, space: &SpaceId) -> Result<Option<usize>, StoreError> {
+        let query = TermQuery::new(
+            Term::from_field_text(self.fields.space, space.as_str()),
+            IndexRecordOption::Basic,
+        );
+        let n = self
+            .reader
+            .searcher()
+            .search(&query, &tantivy::collector::Count)
+            .map_err(te)?;
+        Ok(Some(n))
+    }
+
     fn search(&self, q: &TextQuery<'_>) -> Result<Vec<(String, f32)>, StoreError> {
         let f = &self.fields;
         let terms = self.analyze(q.text);

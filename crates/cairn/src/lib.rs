@@ -32,7 +32,7 @@ pub use cairn_core::{
     TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind,
 };
 pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
-pub use cairn_engine::{CheckReport, EngineConfig, IngestReport, RankConfig};
+pub use cairn_engine::{CheckReport, EngineConfig, IngestReport, RankConfig, SpaceIndexCheck};
 pub use error::Error;
 pub use memory::{Memory, MemoryConfig};
 

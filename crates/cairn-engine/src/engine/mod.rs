@@ -89,6 +89,27 @@ pub struct CheckReport {
     pub text_watermark: u64,
     pub vector_watermark: u64,
     pub last_seq: u64,
+    /// Per space: the units of the record against the entries of each index.
+    pub indexes: Vec<SpaceIndexCheck>,
+    /// Every index holds exactly the units of the record (and the watermarks reach the
+    /// last sequence number).
+    pub consistent: bool,
+}
+
+/// One space's derived indexes against its record.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct SpaceIndexCheck {
+    pub space: String,
+    /// Units in the record store.
+    pub units: usize,
+    /// Units the text index should hold (every searchable unit) and what it holds
+    /// (`None`: the backend cannot count).
+    pub text_expected: usize,
+    pub text_entries: Option<usize>,
+    /// Units with an embedding text, and the vectors held.
+    pub vectors_expected: usize,
+    pub vector_entries: usize,
+    pub agree: bool,
 }
 
 pub struct Engine {
@@ -188,6 +209,33 @@ impl Engine {
     /// Verifies that the derived state matches the record; with `rebuild`, recomputes all
     /// of it from the verbatim sessions (re-deriving units too).
     pub fn check(&self, rebuild: bool) -> Result<CheckReport, EngineError> {
+        let mut r = self.check_or_rebuild(rebuild)?;
+        self.flush()?;
+        let _w = self.lock();
+        for space in self.b.records.list_spaces()? {
+            let units = self.b.records.space_units(&space)?;
+            let text_expected = units.iter().filter(|u| u.is_searchable()).count();
+            let vectors_expected = units.iter().filter(|u| u.embed_text.is_some()).count();
+            let text_entries = self.b.text.count(&space)?;
+            let vector_entries = self.b.vectors.len(&space)?;
+            r.indexes.push(SpaceIndexCheck {
+                space: space.to_string(),
+                units: units.len(),
+                text_expected,
+                text_entries,
+                vectors_expected,
+                vector_entries,
+                agree: text_entries.is_none_or(|n| n == text_expected)
+                    && vector_entries == vectors_expected,
+            });
+        }
+        r.consistent = r.indexes.iter().all(|s| s.agree)
+            && r.text_watermark.max(self.b.text.watermark()?) >= r.last_seq
+            && r.vector_watermark.max(self.b.vectors.watermark()?) >= r.last_seq;
+        Ok(r)
+    }
+
+    fn check_or_rebuild(&self, rebuild: bool) -> Result<CheckReport, EngineError> {
         if !rebuild {
             let mut r = self.heal()?;
             r.spaces = self.b.records.list_spaces()?.len();

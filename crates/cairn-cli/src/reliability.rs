@@ -1,0 +1,223 @@
+//! `cairn reliability <crash|soak|badinput|backup|fuzz>`: the drivers of `cairn-reliability`
+//! with flags in and a JSON report out. Each runs this very binary as `cairn serve` (and
+//! `cairn check`, `export`, `import`) in a scratch data directory.
+use anyhow::{bail, Context, Result};
+use cairn_reliability::{backup, badinput, crash, fuzz, soak, Cairn};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::Subcommand, Clone)]
+pub enum ReliabilityCommand {
+    /// SIGKILL `cairn serve` at random moments during HTTP ingest; verify nothing
+    /// acknowledged is lost and `cairn check` finds the indexes in agreement.
+    Crash {
+        #[arg(long, default_value_t = 5)]
+        kills: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value_t = 4)]
+        writers: usize,
+        /// Kill between these many milliseconds after each (re)start.
+        #[arg(long, default_value_t = 300)]
+        min_ms: u64,
+        #[arg(long, default_value_t = 2000)]
+        max_ms: u64,
+        /// Run `cairn check` after every N-th kill.
+        #[arg(long, default_value_t = 1)]
+        check_every: usize,
+        #[command(flatten)]
+        work: Work,
+    },
+    /// Concurrent clients mixing ingest and recall for a while.
+    Soak {
+        #[arg(long, default_value_t = 32)]
+        clients: usize,
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+        #[arg(long, default_value_t = 20)]
+        ingest_percent: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[command(flatten)]
+        work: Work,
+    },
+    /// Malformed and adversarial requests: every one a 4xx, the server up, data intact.
+    Badinput {
+        #[command(flatten)]
+        work: Work,
+    },
+    /// Export, import into a fresh store, compare recall.
+    Backup {
+        /// Sessions per space.
+        #[arg(long, default_value_t = 30)]
+        sessions: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[command(flatten)]
+        work: Work,
+    },
+    /// Mutation-fuzz the parsers of outside input (stable Rust; see also `fuzz/`).
+    Fuzz {
+        /// A target (see --list), or `all`.
+        #[arg(long, default_value = "all")]
+        target: String,
+        /// Seconds per target.
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Extra inputs per target (`DIR/<target>/*`), e.g. fuzz/corpus or found crashes.
+        #[arg(long)]
+        corpus: Option<PathBuf>,
+        /// Where inputs that panic are written.
+        #[arg(long, default_value = "fuzz-crashes")]
+        crashes: PathBuf,
+        /// List the targets.
+        #[arg(long)]
+        list: bool,
+    },
+}
+
+#[derive(clap::Args, Clone)]
+pub struct Work {
+    /// Scratch directory (created; default: a temporary one, removed afterwards).
+    #[arg(long)]
+    work: Option<PathBuf>,
+}
+
+impl Work {
+    fn dir(&self) -> Result<(PathBuf, Option<tempfile::TempDir>)> {
+        match &self.work {
+            Some(d) => {
+                std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+                Ok((d.clone(), None))
+            }
+            None => {
+                let t = tempfile::Builder::new()
+                    .prefix("cairn-reliability-")
+                    .tempdir()?;
+                Ok((t.path().to_path_buf(), Some(t)))
+            }
+        }
+    }
+}
+
+fn report<T: serde::Serialize>(r: &T, passed: bool, what: &str) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(r)?);
+    if !passed {
+        bail!("{what} FAILED (see the report above)");
+    }
+    eprintln!("{what}: passed");
+    Ok(())
+}
+
+pub fn run(cmd: &ReliabilityCommand) -> Result<()> {
+    let bin = std::env::current_exe().context("locating the cairn binary")?;
+    let say = |m: &str| eprintln!("{m}");
+    match cmd {
+        ReliabilityCommand::Crash {
+            kills,
+            seed,
+            writers,
+            min_ms,
+            max_ms,
+            check_every,
+            work,
+        } => {
+            let (dir, _keep) = work.dir()?;
+            let opts = crash::CrashOptions {
+                kills: *kills,
+                seed: *seed,
+                writers: *writers,
+                min_delay: Duration::from_millis(*min_ms),
+                max_delay: Duration::from_millis((*max_ms).max(*min_ms)),
+                check_every: *check_every,
+            };
+            let r = crash::run(&Cairn::new(&bin, dir.join("data")), &opts, say)?;
+            report(&r, r.passed(), "crash")
+        }
+        ReliabilityCommand::Soak {
+            clients,
+            seconds,
+            ingest_percent,
+            seed,
+            work,
+        } => {
+            let (dir, _keep) = work.dir()?;
+            let opts = soak::SoakOptions {
+                clients: *clients,
+                duration: Duration::from_secs(*seconds),
+                seed: *seed,
+                ingest_percent: *ingest_percent,
+            };
+            let r = soak::run(&Cairn::new(&bin, dir.join("data")), &opts, say)?;
+            let ok = r.errors == 0 && r.sessions_verified == r.sessions_acknowledged;
+            report(&r, ok, "soak")
+        }
+        ReliabilityCommand::Badinput { work } => {
+            let (dir, _keep) = work.dir()?;
+            let r = badinput::run(&Cairn::new(&bin, dir.join("data")), say)?;
+            report(&r, r.passed(), "badinput")
+        }
+        ReliabilityCommand::Backup {
+            sessions,
+            seed,
+            work,
+        } => {
+            let (dir, _keep) = work.dir()?;
+            let r = backup::run(&bin, &dir, *sessions, *seed)?;
+            report(&r, r.passed(), "backup")
+        }
+        ReliabilityCommand::Fuzz {
+            target,
+            seconds,
+            seed,
+            corpus,
+            crashes,
+            list,
+        } => {
+            if *list {
+                for t in fuzz::TARGETS {
+                    println!("{:<16} {}", t.name, t.about);
+                }
+                return Ok(());
+            }
+            let targets: Vec<&fuzz::Target> = if target == "all" {
+                fuzz::TARGETS.iter().collect()
+            } else {
+                vec![fuzz::target(target)
+                    .with_context(|| format!("no fuzz target {target:?} (see --list)"))?]
+            };
+            let mut reports = Vec::new();
+            let mut failed = Vec::new();
+            for t in targets {
+                match fuzz::run(
+                    t,
+                    Duration::from_secs(*seconds),
+                    u64::MAX,
+                    *seed,
+                    corpus.as_deref(),
+                    Some(crashes),
+                ) {
+                    Ok(r) => {
+                        eprintln!(
+                            "{}: {} executions in {:.0}s, no crash",
+                            r.target, r.executions, r.seconds
+                        );
+                        reports.push(serde_json::to_value(r)?);
+                    }
+                    Err(e) => {
+                        eprintln!("{e:#}");
+                        failed.push(t.name);
+                    }
+                }
+            }
+            let ok = failed.is_empty();
+            report(
+                &serde_json::json!({"targets": reports, "failed": failed}),
+                ok,
+                "fuzz",
+            )
+        }
+    }
+}

@@ -1,0 +1,403 @@
+//! Crash safety: writers ingest through the HTTP API (sessions, batches, group messages)
+//! while `cairn serve` is killed with SIGKILL at random moments (seeded). After each kill
+//! `cairn check` must find the indexes in agreement with the record, and after each restart
+//! every acknowledged write must be readable exactly as sent and recallable; a write in
+//! flight at the kill is either absent or whole.
+use crate::corpus;
+use crate::fuzz::Rng;
+use crate::serve::{encode, Cairn, Client, Server};
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub const SESSION_SPACE: &str = "crash";
+pub const GROUP_SPACE: &str = "crash-groups";
+
+#[derive(Debug, Clone)]
+pub struct CrashOptions {
+    pub kills: usize,
+    pub seed: u64,
+    /// Concurrent writers.
+    pub writers: usize,
+    /// Each kill comes this long after the restart (uniform in the range).
+    pub min_delay: Duration,
+    pub max_delay: Duration,
+    /// Run `cairn check` after every N-th kill (1: after each).
+    pub check_every: usize,
+}
+
+impl Default for CrashOptions {
+    fn default() -> Self {
+        Self {
+            kills: 5,
+            seed: 1,
+            writers: 4,
+            min_delay: Duration::from_millis(300),
+            max_delay: Duration::from_millis(2000),
+            check_every: 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CrashReport {
+    pub kills: usize,
+    pub seed: u64,
+    pub seconds: f64,
+    /// Writes answered 200 (each a session, a batch of sessions or a group message).
+    pub acknowledged_writes: usize,
+    pub acknowledged_sessions: usize,
+    pub acknowledged_group_messages: usize,
+    /// Writes cut off by a kill: found whole afterwards / absent.
+    pub in_flight_found_whole: usize,
+    pub in_flight_absent: usize,
+    /// Reads of acknowledged writes after restarts (each compared with what was sent).
+    pub verified_reads: usize,
+    pub recall_checks: usize,
+    pub check_runs: usize,
+    /// Acknowledged writes missing or changed, torn in-flight writes, checks that found
+    /// indexes out of agreement, recalls that missed: all must be 0.
+    pub lost: usize,
+    pub index_disagreements: usize,
+    pub recall_misses: usize,
+    /// Non-2xx answers while the server was up (must be 0).
+    pub errors: usize,
+    pub restart_ms_p50: f64,
+    pub restart_ms_max: f64,
+    pub failures: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+enum Write {
+    Session {
+        id: String,
+        nonce: String,
+        texts: Vec<String>,
+    },
+    Group {
+        session: String,
+        id: String,
+        text: String,
+    },
+}
+
+#[derive(Default)]
+struct Ledger {
+    acked: Vec<Write>,
+    in_flight: Vec<Write>,
+    writes: usize,
+    errors: Vec<String>,
+}
+
+fn writer(
+    client: Client,
+    w: usize,
+    round: usize,
+    seed: u64,
+    stop: Arc<AtomicBool>,
+    ledger: Arc<Mutex<Ledger>>,
+) {
+    let mut rng = Rng(seed ^ ((round as u64) << 20) ^ w as u64);
+    let mut i = 0usize;
+    while !stop.load(Ordering::SeqCst) {
+        i += 1;
+        let (path, body, writes) = match rng.below(10) {
+            0..=5 => {
+                let id = format!("r{round}-w{w}-{i}");
+                let nonce = corpus::nonce(&mut rng);
+                let (s, texts) = corpus::session(&id, &nonce, &mut rng);
+                (
+                    format!("/v1/spaces/{SESSION_SPACE}/sessions"),
+                    s,
+                    vec![Write::Session { id, nonce, texts }],
+                )
+            }
+            6..=7 => {
+                let mut sessions = Vec::new();
+                let mut writes = Vec::new();
+                for j in 0..1 + rng.below(4) {
+                    let id = format!("r{round}-w{w}-{i}-b{j}");
+                    let nonce = corpus::nonce(&mut rng);
+                    let (s, texts) = corpus::session(&id, &nonce, &mut rng);
+                    sessions.push(s);
+                    writes.push(Write::Session { id, nonce, texts });
+                }
+                (
+                    format!("/v1/spaces/{SESSION_SPACE}/sessions/batch"),
+                    json!({ "sessions": sessions }),
+                    writes,
+                )
+            }
+            _ => {
+                let nonce = corpus::nonce(&mut rng);
+                let id = format!("m-r{round}-w{w}-{i}");
+                // Minutes go up per writer and round, so a group's day only grows.
+                let minute = (round * 10_000 + i) as i64;
+                let (m, session) =
+                    corpus::group_message(&format!("team{w}"), &id, &nonce, minute, &mut rng);
+                let text = m["text"].as_str().unwrap_or_default().to_string();
+                (
+                    format!("/v1/spaces/{GROUP_SPACE}/group-messages"),
+                    json!({ "messages": [m] }),
+                    vec![Write::Group { session, id, text }],
+                )
+            }
+        };
+        match client.post(&path, &body) {
+            Ok(r) if r.status == 200 => {
+                let mut l = ledger.lock().unwrap_or_else(|p| p.into_inner());
+                l.writes += 1;
+                l.acked.extend(writes);
+            }
+            Ok(r) => {
+                let mut l = ledger.lock().unwrap_or_else(|p| p.into_inner());
+                l.errors
+                    .push(format!("POST {path}: {} {}", r.status, r.text));
+            }
+            Err(_) => {
+                // The server is gone: this write may or may not have been committed.
+                let mut l = ledger.lock().unwrap_or_else(|p| p.into_inner());
+                l.in_flight.extend(writes);
+                return;
+            }
+        }
+    }
+}
+
+/// What the server holds of a write: Some(true) exactly as sent, Some(false) absent,
+/// Err a difference (torn or changed).
+fn read_back(client: &Client, w: &Write) -> Result<bool> {
+    match w {
+        Write::Session { id, texts, .. } => {
+            let r = client
+                .get(&format!(
+                    "/v1/spaces/{SESSION_SPACE}/sessions/{}",
+                    encode(id)
+                ))
+                .map_err(anyhow::Error::msg)?;
+            if r.status == 404 {
+                return Ok(false);
+            }
+            if r.status != 200 {
+                bail!("session {id}: {} {}", r.status, r.text);
+            }
+            let got: Vec<&str> = r.body["session"]["messages"]
+                .as_array()
+                .map(|ms| ms.iter().filter_map(|m| m["text"].as_str()).collect())
+                .unwrap_or_default();
+            if got != texts.iter().map(String::as_str).collect::<Vec<_>>() {
+                bail!("session {id}: holds {got:?}, sent {texts:?}");
+            }
+            Ok(true)
+        }
+        Write::Group { session, id, text } => {
+            let r = client
+                .get(&format!(
+                    "/v1/spaces/{GROUP_SPACE}/sessions/{}",
+                    encode(session)
+                ))
+                .map_err(anyhow::Error::msg)?;
+            if r.status == 404 {
+                return Ok(false);
+            }
+            if r.status != 200 {
+                bail!("group day {session}: {} {}", r.status, r.text);
+            }
+            let found = r.body["session"]["messages"]
+                .as_array()
+                .and_then(|ms| ms.iter().find(|m| m["id"].as_str() == Some(id.as_str())));
+            match found {
+                None => Ok(false),
+                Some(m) if m["text"].as_str() == Some(text.as_str()) => Ok(true),
+                Some(m) => bail!("group message {id}: holds {m}, sent {text:?}"),
+            }
+        }
+    }
+}
+
+fn recalled(client: &Client, id: &str, nonce: &str) -> Result<bool> {
+    let r = client
+        .post(
+            &format!("/v1/spaces/{SESSION_SPACE}/recall"),
+            &json!({"query": format!("Where was parcel {nonce} shipped?"), "top_k": 10}),
+        )
+        .map_err(anyhow::Error::msg)?;
+    if r.status != 200 {
+        bail!("recall: {} {}", r.status, r.text);
+    }
+    Ok(r.body["hits"]
+        .as_array()
+        .is_some_and(|hs| hs.iter().any(|h| h["session_id"].as_str() == Some(id))))
+}
+
+fn check(cairn: &Cairn, report: &mut CrashReport) -> Result<()> {
+    let c: Value = cairn.json(&["check"])?;
+    report.check_runs += 1;
+    if c["consistent"] != Value::Bool(true) {
+        report.index_disagreements += 1;
+        report.failures.push(format!(
+            "cairn check: indexes disagree with the record: {c}"
+        ));
+    }
+    Ok(())
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Runs the crash test over `cairn.dir` (a fresh or existing data directory).
+pub fn run(
+    cairn: &Cairn,
+    opts: &CrashOptions,
+    mut progress: impl FnMut(&str),
+) -> Result<CrashReport> {
+    let start = Instant::now();
+    let mut rng = Rng(opts.seed);
+    let mut report = CrashReport {
+        seed: opts.seed,
+        ..Default::default()
+    };
+    let mut restarts = Vec::new();
+    let mut server: Server = cairn.serve(&[])?;
+    for space in [SESSION_SPACE, GROUP_SPACE] {
+        let r = server
+            .client
+            .post("/v1/spaces", &json!({"name": space}))
+            .map_err(anyhow::Error::msg)?;
+        if !matches!(r.status, 200 | 201 | 409) {
+            bail!("creating space {space}: {} {}", r.status, r.text);
+        }
+    }
+    let mut acked: Vec<Write> = Vec::new();
+    for round in 0..opts.kills {
+        let ledger = Arc::new(Mutex::new(Ledger::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads: Vec<_> = (0..opts.writers)
+            .map(|w| {
+                let (c, s, l) = (server.client.clone(), stop.clone(), ledger.clone());
+                let seed = opts.seed;
+                std::thread::spawn(move || writer(c, w, round, seed, s, l))
+            })
+            .collect();
+        let delay = rng.range(
+            opts.min_delay.as_millis() as u64,
+            opts.max_delay.as_millis() as u64 + 1,
+        );
+        std::thread::sleep(Duration::from_millis(delay));
+        server.kill().context("SIGKILL")?;
+        stop.store(true, Ordering::SeqCst);
+        for t in threads {
+            let _ = t.join();
+        }
+        report.kills += 1;
+        let ledger = std::mem::take(&mut *ledger.lock().unwrap_or_else(|p| p.into_inner()));
+        report.acknowledged_writes += ledger.writes;
+        report.errors += ledger.errors.len();
+        report
+            .failures
+            .extend(ledger.errors.iter().take(5).cloned());
+        if (round + 1) % opts.check_every.max(1) == 0 {
+            check(cairn, &mut report)?;
+        }
+        let t = Instant::now();
+        server = cairn.serve(&[]).context("restarting after SIGKILL")?;
+        restarts.push(t.elapsed().as_secs_f64() * 1000.0);
+        // Everything acknowledged in this round, and a sample of earlier rounds.
+        let mut to_read: Vec<&Write> = ledger.acked.iter().collect();
+        for _ in 0..20.min(acked.len()) {
+            to_read.push(&acked[rng.below(acked.len())]);
+        }
+        for w in to_read {
+            report.verified_reads += 1;
+            match read_back(&server.client, w) {
+                Ok(true) => {}
+                Ok(false) => {
+                    report.lost += 1;
+                    report
+                        .failures
+                        .push(format!("acknowledged write lost: {w:?}"));
+                }
+                Err(e) => {
+                    report.lost += 1;
+                    report.failures.push(format!("{e:#}"));
+                }
+            }
+        }
+        for w in &ledger.in_flight {
+            match read_back(&server.client, w) {
+                Ok(true) => report.in_flight_found_whole += 1,
+                Ok(false) => report.in_flight_absent += 1,
+                Err(e) => {
+                    report.lost += 1;
+                    report.failures.push(format!("torn in-flight write: {e:#}"));
+                }
+            }
+        }
+        let sessions: Vec<&Write> = ledger
+            .acked
+            .iter()
+            .filter(|w| matches!(w, Write::Session { .. }))
+            .collect();
+        for _ in 0..2.min(sessions.len()) {
+            if let Write::Session { id, nonce, .. } = sessions[rng.below(sessions.len())] {
+                report.recall_checks += 1;
+                if !recalled(&server.client, id, nonce)? {
+                    report.recall_misses += 1;
+                    report
+                        .failures
+                        .push(format!("acknowledged session {id} ({nonce}) not recalled"));
+                }
+            }
+        }
+        acked.extend(ledger.acked);
+        progress(&format!(
+            "kill {}/{} after {delay} ms: {} acknowledged so far, {} lost",
+            round + 1,
+            opts.kills,
+            acked.len(),
+            report.lost
+        ));
+    }
+    // The end: every acknowledged write, read back once more after a clean stop.
+    server.stop()?;
+    check(cairn, &mut report)?;
+    let server = cairn.serve(&[])?;
+    for w in &acked {
+        report.verified_reads += 1;
+        if !matches!(read_back(&server.client, w), Ok(true)) {
+            report.lost += 1;
+            report
+                .failures
+                .push(format!("acknowledged write lost at the end: {w:?}"));
+        }
+    }
+    server.stop()?;
+    report.acknowledged_sessions = acked
+        .iter()
+        .filter(|w| matches!(w, Write::Session { .. }))
+        .count();
+    report.acknowledged_group_messages = acked.len() - report.acknowledged_sessions;
+    restarts.sort_by(f64::total_cmp);
+    report.restart_ms_p50 = percentile(&restarts, 0.5);
+    report.restart_ms_max = restarts.last().copied().unwrap_or(0.0);
+    report.seconds = start.elapsed().as_secs_f64();
+    report.failures.truncate(50);
+    Ok(report)
+}
+
+impl CrashReport {
+    /// Nothing lost, nothing torn, indexes in agreement, no errors.
+    pub fn passed(&self) -> bool {
+        self.lost == 0
+            && self.index_disagreements == 0
+            && self.recall_misses == 0
+            && self.errors == 0
+    }
+}

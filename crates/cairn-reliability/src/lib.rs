@@ -1,0 +1,27 @@
+//! Reliability drivers for Cairn, modelled on how SQLite and PostgreSQL earn trust: each
+//! test is a command anyone can repeat (`cairn reliability ...`), with a short form that
+//! runs in CI (`crates/cairn-cli/tests/reliability.rs`) and a long form documented in
+//! `docs/reliability.md`.
+//!
+//! - [`crash`]: SIGKILL `cairn serve` at random moments during HTTP ingest; nothing
+//!   acknowledged may be lost, and `cairn check` must find the indexes in agreement.
+//! - [`badinput`]: a corpus of malformed and adversarial requests, each refused with a 4xx
+//!   problem document, the server up and a canary unchanged after every one.
+//! - [`soak`]: concurrent clients mixing ingest and recall; errors, latency percentiles
+//!   and server memory over time.
+//! - [`backup`]: export, import into a fresh store, identical recall.
+//! - [`fuzz`]: every parser of outside input as a fuzz target (libFuzzer in `fuzz/`, and a
+//!   stable mutation fuzzer here).
+//! - isolation: property tests in `tests/isolation.rs` (through the library).
+//!
+//! The drivers talk to real `cairn` processes (HTTP on loopback, the CLI); this crate links
+//! only the parsers it fuzzes, never the store.
+pub mod backup;
+pub mod badinput;
+pub mod corpus;
+pub mod crash;
+pub mod fuzz;
+pub mod serve;
+pub mod soak;
+
+pub use serve::{model_missing, Cairn};

@@ -1,0 +1,279 @@
+//! Soak: N concurrent clients mixing ingest and recall against one `cairn serve` on
+//! loopback for a fixed time. Reports errors (must be 0), latency percentiles per kind of
+//! request, and the server's resident memory over time next to the data on disk.
+use crate::corpus;
+use crate::fuzz::Rng;
+use crate::serve::Cairn;
+use anyhow::{bail, Result};
+use serde::Serialize;
+use serde_json::json;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub const SPACE: &str = "soak";
+
+#[derive(Debug, Clone)]
+pub struct SoakOptions {
+    pub clients: usize,
+    pub duration: Duration,
+    pub seed: u64,
+    /// Share of requests that ingest (the rest recall), in percent.
+    pub ingest_percent: usize,
+}
+
+impl Default for SoakOptions {
+    fn default() -> Self {
+        Self {
+            clients: 32,
+            duration: Duration::from_secs(10),
+            seed: 1,
+            ingest_percent: 20,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Latency {
+    pub requests: usize,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+fn latency(mut ms: Vec<f64>) -> Latency {
+    ms.sort_by(f64::total_cmp);
+    let p = |q: f64| {
+        if ms.is_empty() {
+            0.0
+        } else {
+            ms[((ms.len() - 1) as f64 * q).round() as usize]
+        }
+    };
+    Latency {
+        requests: ms.len(),
+        p50_ms: p(0.5),
+        p95_ms: p(0.95),
+        p99_ms: p(0.99),
+        max_ms: ms.last().copied().unwrap_or(0.0),
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RssSample {
+    pub second: f64,
+    pub rss_mib: f64,
+    pub data_mib: f64,
+    pub sessions_acknowledged: usize,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SoakReport {
+    pub clients: usize,
+    pub seconds: f64,
+    pub requests: usize,
+    pub requests_per_second: f64,
+    pub errors: usize,
+    pub error_samples: Vec<String>,
+    pub ingest: Latency,
+    pub recall: Latency,
+    pub sessions_acknowledged: usize,
+    /// Acknowledged sessions read back after the run (all must be there).
+    pub sessions_verified: usize,
+    pub rss_start_mib: f64,
+    /// After a quarter of the run (warm: model, caches and runtime loaded).
+    pub rss_warm_mib: f64,
+    pub rss_end_mib: f64,
+    pub rss_max_mib: f64,
+    pub data_start_mib: f64,
+    pub data_end_mib: f64,
+    pub rss_samples: Vec<RssSample>,
+}
+
+fn dir_mib(dir: &std::path::Path) -> f64 {
+    fn walk(p: &std::path::Path) -> u64 {
+        let Ok(rd) = std::fs::read_dir(p) else {
+            return 0;
+        };
+        rd.flatten()
+            .map(|e| match e.metadata() {
+                Ok(m) if m.is_dir() => walk(&e.path()),
+                Ok(m) => m.len(),
+                Err(_) => 0,
+            })
+            .sum()
+    }
+    walk(dir) as f64 / (1 << 20) as f64
+}
+
+const QUESTIONS: &[&str] = &[
+    "Where was the parcel with my bicycle shipped?",
+    "What is the kayak insured for?",
+    "Which pier did the telescope leave from?",
+    "what did I send to Oslo last month",
+    "How much is the guitar parcel insured for?",
+    "Where did the camera go?",
+];
+
+pub fn run(
+    cairn: &Cairn,
+    opts: &SoakOptions,
+    mut progress: impl FnMut(&str),
+) -> Result<SoakReport> {
+    let server = cairn.serve(&[])?;
+    let client = server.client.clone();
+    let r = client
+        .post("/v1/spaces", &json!({"name": SPACE}))
+        .map_err(anyhow::Error::msg)?;
+    if !matches!(r.status, 200 | 201 | 409) {
+        bail!("creating space: {} {}", r.status, r.text);
+    }
+    // A base to recall from.
+    let mut rng = Rng(opts.seed);
+    let base: Vec<_> = (0..40)
+        .map(|i| corpus::session(&format!("base-{i}"), &corpus::nonce(&mut rng), &mut rng).0)
+        .collect();
+    let r = client
+        .post(
+            &format!("/v1/spaces/{SPACE}/sessions/batch"),
+            &json!({"sessions": base}),
+        )
+        .map_err(anyhow::Error::msg)?;
+    if r.status != 200 {
+        bail!("seeding: {} {}", r.status, r.text);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
+    let start = Instant::now();
+    let data_start = dir_mib(&cairn.dir);
+    let rss_start = server.rss_kib().unwrap_or(0) as f64 / 1024.0;
+    let threads: Vec<_> = (0..opts.clients)
+        .map(|c| {
+            let (client, stop, acked) = (client.clone(), stop.clone(), acked.clone());
+            let (seed, pct) = (opts.seed, opts.ingest_percent);
+            std::thread::spawn(move || {
+                let mut rng = Rng(seed.wrapping_mul(1000) + c as u64);
+                let (mut ing, mut rec, mut errs) = (Vec::new(), Vec::new(), Vec::new());
+                let mut i = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    i += 1;
+                    let t = Instant::now();
+                    if rng.below(100) < pct {
+                        let id = format!("c{c}-{i}");
+                        let (s, texts) = corpus::session(&id, &corpus::nonce(&mut rng), &mut rng);
+                        match client.post(&format!("/v1/spaces/{SPACE}/sessions"), &s) {
+                            Ok(r) if r.status == 200 => {
+                                ing.push(t.elapsed().as_secs_f64() * 1000.0);
+                                acked
+                                    .lock()
+                                    .unwrap_or_else(|p| p.into_inner())
+                                    .push((id, texts[0].clone()));
+                            }
+                            Ok(r) => errs.push(format!("ingest {id}: {} {}", r.status, r.text)),
+                            Err(e) => errs.push(e),
+                        }
+                    } else {
+                        let q = QUESTIONS[rng.below(QUESTIONS.len())];
+                        match client.post(
+                            &format!("/v1/spaces/{SPACE}/recall"),
+                            &json!({"query": q, "top_k": 5, "token_budget": 400}),
+                        ) {
+                            Ok(r) if r.status == 200 && r.body["hits"].is_array() => {
+                                rec.push(t.elapsed().as_secs_f64() * 1000.0)
+                            }
+                            Ok(r) => errs.push(format!("recall: {} {}", r.status, r.text)),
+                            Err(e) => errs.push(e),
+                        }
+                    }
+                }
+                (ing, rec, errs)
+            })
+        })
+        .collect();
+    let mut samples = Vec::new();
+    let mut next_progress = Duration::from_secs(30);
+    while start.elapsed() < opts.duration {
+        std::thread::sleep(
+            Duration::from_millis(250).min(opts.duration.saturating_sub(start.elapsed())),
+        );
+        let n = acked.lock().unwrap_or_else(|p| p.into_inner()).len();
+        samples.push(RssSample {
+            second: start.elapsed().as_secs_f64(),
+            rss_mib: server.rss_kib().unwrap_or(0) as f64 / 1024.0,
+            data_mib: 0.0,
+            sessions_acknowledged: n,
+        });
+        if start.elapsed() >= next_progress {
+            next_progress += Duration::from_secs(30);
+            progress(&format!(
+                "{:.0}s: {n} sessions ingested, RSS {:.0} MiB",
+                start.elapsed().as_secs_f64(),
+                samples.last().map_or(0.0, |s| s.rss_mib)
+            ));
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    let (mut ing, mut rec, mut errs) = (Vec::new(), Vec::new(), Vec::new());
+    for t in threads {
+        let (a, b, c) = t
+            .join()
+            .map_err(|_| anyhow::anyhow!("a client thread panicked"))?;
+        ing.extend(a);
+        rec.extend(b);
+        errs.extend(c);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let rss_end = server.rss_kib().unwrap_or(0) as f64 / 1024.0;
+    // Every acknowledged session is there, exactly.
+    let acked = std::mem::take(&mut *acked.lock().unwrap_or_else(|p| p.into_inner()));
+    let mut verified = 0;
+    for (id, first) in &acked {
+        match client.get(&format!("/v1/spaces/{SPACE}/sessions/{id}")) {
+            Ok(r)
+                if r.status == 200
+                    && r.body["session"]["messages"][0]["text"].as_str() == Some(first) =>
+            {
+                verified += 1
+            }
+            Ok(r) => errs.push(format!(
+                "acknowledged session {id} reads back as {} {}",
+                r.status, r.text
+            )),
+            Err(e) => errs.push(e),
+        }
+    }
+    server.stop()?;
+    // Keep ~60 samples, evenly spread.
+    let step = samples.len().div_ceil(60).max(1);
+    let rss_max = samples.iter().map(|s| s.rss_mib).fold(rss_end, f64::max);
+    let rss_warm = samples
+        .iter()
+        .find(|s| s.second >= seconds / 4.0)
+        .map_or(rss_start, |s| s.rss_mib);
+    let mut kept: Vec<RssSample> = samples.into_iter().step_by(step).collect();
+    let data_end = dir_mib(&cairn.dir);
+    if let Some(last) = kept.last_mut() {
+        last.data_mib = data_end;
+    }
+    let requests = ing.len() + rec.len();
+    Ok(SoakReport {
+        clients: opts.clients,
+        seconds,
+        requests,
+        requests_per_second: requests as f64 / seconds,
+        errors: errs.len(),
+        error_samples: errs.into_iter().take(10).collect(),
+        ingest: latency(ing),
+        recall: latency(rec),
+        sessions_acknowledged: acked.len(),
+        sessions_verified: verified,
+        rss_start_mib: rss_start,
+        rss_warm_mib: rss_warm,
+        rss_end_mib: rss_end,
+        rss_max_mib: rss_max,
+        data_start_mib: data_start,
+        data_end_mib: data_end,
+        rss_samples: kept,
+    })
+}

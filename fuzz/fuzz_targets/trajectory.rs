@@ -1,0 +1,6 @@
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    (cairn_reliability::fuzz::target("trajectory").expect("target").run)(data);
+});
