@@ -35,6 +35,7 @@ mod locomo;
 mod longmemeval;
 pub mod metrics;
 mod protocol;
+pub mod qa;
 pub mod record;
 pub mod summary;
 
@@ -123,6 +124,9 @@ pub struct RunArgs {
     /// mean the conversation's last session date).
     #[arg(long, value_enum, default_value_t = AsOfPolicy::QuestionOrLater)]
     pub as_of: AsOfPolicy,
+    /// QA rows: reader and judge models.
+    #[command(flatten)]
+    pub llm: qa::LlmArgs,
 }
 
 /// LoCoMo options.

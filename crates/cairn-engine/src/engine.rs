@@ -1,5 +1,5 @@
 //! The engine: the one place where ingest and recall are orchestrated.
-use crate::derive::{derive_session_units, DERIVE_VERSION};
+use crate::derive::DERIVE_VERSION;
 use crate::embedding::{embed_cached, CachedEmbedError, EmbedCounts};
 use crate::pack::{pack, PackInput};
 use crate::query::analyze_query;
@@ -15,6 +15,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use thiserror::Error;
+
+#[path = "enrich.rs"]
+mod enrich;
+pub use enrich::{enrichment_units, llm_fact_id, EnrichReport};
 
 #[derive(Debug, Error)]
 pub enum EngineError {
@@ -43,6 +47,8 @@ pub struct EngineBackends {
     pub vectors: Arc<dyn VectorIndex>,
     pub embedder: Arc<dyn Embedder>,
     pub cache: Arc<dyn EmbeddingCache>,
+    /// Stored LLM readings (enrichment); `None`: the store keeps none.
+    pub enrich: Option<Arc<dyn cairn_core::EnrichmentStore>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -400,7 +406,13 @@ impl Engine {
         let mut last = 0;
         let mut failure = None;
         for (record, added) in planned {
-            let units = derive_session_units(&record.space, &record.session, record.recorded_at);
+            let units = match self.derive_units(&record) {
+                Ok(u) => u,
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            };
             match self.b.records.put_session(&record, &units) {
                 Ok(seq) => {
                     last = seq;
@@ -575,7 +587,10 @@ impl Engine {
             .into_iter()
             .map(|u| u.id)
             .collect();
-        let mut units = derive_session_units(space, &rec.session, rec.recorded_at);
+        if let Some(store) = &self.b.enrich {
+            store.forget_message(space, session, message)?;
+        }
+        let mut units = self.derive_units(&rec)?;
         let last = self.b.records.put_session(&rec, &units)?;
         let stale: Vec<String> = old
             .into_iter()
@@ -871,6 +886,7 @@ impl Engine {
             if let Some(sid) = &r.unit.provenance.session_id {
                 for m in &r.unit.provenance.message_ids {
                     ids.push(facts::first_fact_id(sid, m));
+                    ids.push(llm_fact_id(sid, m, 0));
                 }
             }
         }

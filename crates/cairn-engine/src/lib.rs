@@ -24,7 +24,10 @@ mod text;
 
 pub use derive::{derive_session_units, segment, DERIVE_VERSION};
 pub use embedding::cache_key;
-pub use engine::{CheckReport, Engine, EngineBackends, EngineConfig, EngineError, IngestReport};
+pub use engine::{
+    enrichment_units, llm_fact_id, CheckReport, Engine, EngineBackends, EngineConfig, EngineError,
+    EnrichReport, IngestReport,
+};
 pub use pack::{pack, PackInput};
 pub use query::{analyze_query, QueryAnalysis, TimeRange};
 pub use rank::{rrf_fuse, RankConfig};
