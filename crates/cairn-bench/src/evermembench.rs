@@ -68,6 +68,9 @@ pub struct EverMemArgs {
     /// Engine settings (a `cairn.toml`) for experiments; recorded in METHODOLOGY.md.
     #[arg(long, value_name = "FILE")]
     pub memory_config: Option<PathBuf>,
+    /// QA rows: reader (multiple choice by its letter) and judge (open-ended questions).
+    #[command(flatten)]
+    pub llm: crate::qa::LlmArgs,
 }
 
 /// The config rows of this bench. `bench` uses a 2,000-token budget: the space is one
@@ -122,6 +125,9 @@ pub struct EverRecord {
     /// Open-ended: the retrieval-only diagnostic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open: Option<OpenDiagnostic>,
+    /// The reader's answer and verdict (runs with `--reader`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qa: Option<crate::qa::QaRecord>,
 }
 
 /// One returned hit (ids and scores; no text).
@@ -417,6 +423,7 @@ pub(crate) fn run(args: &EverMemArgs) -> anyhow::Result<()> {
         .flat_map(|d| d.messages.iter().map(|m| m.time))
         .max();
     let n_mc = selected.iter().filter(|q| q.options.is_some()).count();
+    let qa = crate::qa::Qa::from_args(&args.llm)?;
     let mut meta = RunMeta {
         dataset: "evermembench".into(),
         data_path: canonical(&args.dialogue),
@@ -466,6 +473,7 @@ pub(crate) fn run(args: &EverMemArgs) -> anyhow::Result<()> {
             "EverMemBench publishes no evidence labels, so retrieval metrics (recall@k, NDCG) cannot be computed.".into(),
             "The run does not resume: all questions share one ingest of the whole dialogue.".into(),
         ],
+        qa: qa.as_ref().map(|q| q.setup(crate::qa::Style::EverMemOpen)),
     };
     std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(&meta)?)?;
 
@@ -526,7 +534,7 @@ pub(crate) fn run(args: &EverMemArgs) -> anyhow::Result<()> {
             order.reverse();
         }
         for row in &order {
-            let r = recall_one(&memory, &mut vecs, q, row, last_time);
+            let r = recall_one(&memory, &mut vecs, q, row, last_time, qa.as_ref());
             if let Some(e) = &r.error {
                 pb.println(format!("question {}: {e}", q.id));
             }
@@ -594,6 +602,7 @@ fn recall_one(
     q: &EverQuestion,
     row: &ConfigRow,
     as_of: Option<Timestamp>,
+    qa: Option<&crate::qa::Qa>,
 ) -> EverRecord {
     let mut opts = row.options.clone();
     opts.as_of = as_of;
@@ -617,6 +626,7 @@ fn recall_one(
         recall_timings: None,
         choice: None,
         open: None,
+        qa: None,
     };
     let t = Instant::now();
     let recall = match memory.recall(SPACE, &q.question, &opts) {
@@ -645,6 +655,24 @@ fn recall_one(
     rec.context_tokens = recall.context_tokens;
     rec.hits_cut = recall.hits_cut;
     rec.recall_timings = Some(recall.timings.clone());
+    rec.qa = qa.map(|qa| match &q.options {
+        Some(options) => {
+            let opts: Vec<(String, String)> = options
+                .iter()
+                .map(|(l, t)| (l.clone(), t.clone()))
+                .collect();
+            qa.run_choice(&recall.context, &q.question, &opts, &q.answer)
+        }
+        None => qa.run(
+            crate::qa::Style::EverMemOpen,
+            &recall.context,
+            &q.question,
+            None,
+            &q.answer,
+            &q.category(),
+            None,
+        ),
+    });
     match &q.options {
         None => {
             rec.open = Some(open_diagnostic(&q.question, &q.answer, &recall.context));
@@ -762,6 +790,10 @@ pub struct EverRow {
     pub hits_by_kind: BTreeMap<String, usize>,
     /// Share of P (profile) questions whose hits include a speaker profile.
     pub profile_hit_rate_p: f64,
+    /// The reader's accuracy (runs with `--reader`): multiple choice by exact letter,
+    /// open-ended by the judge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qa: Option<crate::qa::QaSummary>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -840,7 +872,15 @@ pub fn summarize(
                     ok.iter().map(|r| f(r)).sum::<f64>() / ok.len() as f64
                 }
             };
+            let qa = meta.qa.as_ref().map(|setup| {
+                let items: Vec<(&str, Option<&str>, &crate::qa::QaRecord)> = recs
+                    .iter()
+                    .filter_map(|r| r.qa.as_ref().map(|q| (r.category.as_str(), None, q)))
+                    .collect();
+                crate::qa::summarize(setup, &items)
+            });
             EverRow {
+                qa,
                 config: c.name.clone(),
                 options: c.options.clone(),
                 questions: recs.len(),
@@ -970,6 +1010,10 @@ pub fn render_summary(s: &EverSummary) -> String {
         }
         for (k, g) in &row.by_category {
             group_line(&mut out, k, g);
+        }
+        if let Some(q) = &row.qa {
+            let _ = writeln!(out);
+            crate::summary::qa_markdown(&mut out, q);
         }
         let kinds = row
             .hits_by_kind
@@ -1115,6 +1159,24 @@ pub fn short_report(s: &EverSummary) -> String {
             ms(row.recall_engine_ms.p50),
             ms(row.recall_engine_ms.p95),
         );
+        if let Some(q) = &row.qa {
+            let _ = writeln!(
+                out,
+                "{} [{}] QA accuracy (reader {}, judge {}{}) {} ({}/{})",
+                s.meta.run_label,
+                row.config,
+                q.setup.reader,
+                q.setup.judge,
+                if q.setup.judge_is_reader {
+                    ", the judge is the reader"
+                } else {
+                    ""
+                },
+                f3(q.accuracy),
+                q.correct,
+                q.judged
+            );
+        }
     }
     let _ = write!(
         out,

@@ -54,6 +54,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
                 qtype: question_word(&q.question).to_string(),
                 question: q.question.clone(),
                 answer: q.answers.first().map(|a| a.answer_text.clone()),
+                question_date: None,
                 as_of: None,
                 as_of_note: None,
                 exclusion: None,

@@ -36,6 +36,7 @@ mod locomo;
 mod longmemeval;
 pub mod metrics;
 mod protocol;
+pub mod qa;
 pub mod record;
 pub mod summary;
 pub mod trajectories_scale;
@@ -135,6 +136,9 @@ pub struct RunArgs {
     /// mean the conversation's last session date).
     #[arg(long, value_enum, default_value_t = AsOfPolicy::QuestionOrLater)]
     pub as_of: AsOfPolicy,
+    /// QA rows: reader and judge models.
+    #[command(flatten)]
+    pub llm: qa::LlmArgs,
 }
 
 /// LoCoMo options.

@@ -517,6 +517,7 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
             "Screenshots and question images are not read (the trajectories keep only their references).".into(),
             "The run does not resume.".into(),
         ],
+        qa: None,
     };
     std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(&meta)?)?;
 

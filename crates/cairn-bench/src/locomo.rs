@@ -240,6 +240,7 @@ fn spec(
         qtype: format!("{}-{}", qa.category, category_name(qa.category)),
         question: qa.question.clone(),
         answer: qa.answer.clone().or_else(|| qa.adversarial_answer.clone()),
+        question_date: None,
         as_of,
         as_of_note: None,
         exclusion: qa

@@ -60,7 +60,11 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
         format!("{no_turn_evidence} non-abstention selected questions have no `has_answer` turn: they are scored at session level only."),
     ];
     let limitations = vec![
-        "Only retrieval is measured: no reader model answers the question, so QA accuracy is not reported.".into(),
+        if args.llm.reader.is_some() {
+            "QA rows: the reader answers from the packed context of each config row (LongMemEval's reading prompt, the question date as the current date, temperature 0); the judge uses the official per-type prompts. Abstention questions count in QA accuracy (judged on whether the answer declines), as LongMemEval scores them.".into()
+        } else {
+            "Only retrieval is measured: no reader model answers the question (pass --reader URL,MODEL for QA rows).".into()
+        },
         "Empty turns are skipped (they cannot be stored); a `has_answer` turn that was empty could never be retrieved and is dropped from the evidence (listed in the question's `evidence.notes`).".into(),
         "Duplicate session ids are resolved by the loader (see the notes above); evidence refers to the resolved ids.".into(),
         "Abstention questions (`_abs`) are recalled and recorded but excluded from the aggregates; so are errored questions.".into(),
@@ -241,6 +245,7 @@ fn spec(q: &LmeQuestion, policy: AsOfPolicy, h: &LmeHaystack) -> QuestionSpec {
             qtype: q.question_type.clone(),
             question: q.question.clone(),
             answer: Some(q.answer.clone()),
+            question_date: Some(q.question_date.clone()),
             as_of,
             as_of_note,
             exclusion: q.is_abstention().then(|| exclusion::ABSTENTION.to_string()),

@@ -156,6 +156,9 @@ pub struct RunMeta {
     pub dataset_notes: Vec<String>,
     /// Known limitations of this run's protocol.
     pub limitations: Vec<String>,
+    /// Reader and judge of the QA rows (runs with `--reader`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qa: Option<crate::qa::QaSetup>,
 }
 
 /// What the dataset protocol hands to [`Run::start`].
@@ -178,6 +181,8 @@ pub(crate) struct QuestionSpec {
     pub qtype: String,
     pub question: String,
     pub answer: Option<String>,
+    /// The question's own date as the dataset writes it (shown to a reader).
+    pub question_date: Option<String>,
     pub as_of: Option<Timestamp>,
     pub as_of_note: Option<String>,
     /// Known before recall (abstention, adversarial).
@@ -197,6 +202,7 @@ pub(crate) struct Run {
     keep_data: bool,
     selected: Vec<String>,
     pub dataset_label: String,
+    qa: Option<crate::qa::Qa>,
 }
 
 pub(crate) fn utc_stamp(t: Timestamp) -> String {
@@ -328,6 +334,8 @@ impl Run {
             args.memory_config.as_deref(),
         )?;
         let rows = config_rows(args.config);
+        let qa = crate::qa::Qa::from_args(&args.llm)?;
+        let style = crate::qa::Style::for_dataset(plan.dataset);
         let data_path = std::fs::canonicalize(&args.data).unwrap_or_else(|_| args.data.clone());
         let mut previous_command_lines = Vec::new();
         if let Some(p) = &previous {
@@ -365,6 +373,7 @@ impl Run {
             load_seconds: plan.load_seconds,
             dataset_notes: plan.dataset_notes,
             limitations: plan.limitations,
+            qa: qa.as_ref().map(|q| q.setup(style)),
         };
         std::fs::write(&run_json, serde_json::to_string_pretty(&meta)?)
             .with_context(|| format!("writing {}", run_json.display()))?;
@@ -414,6 +423,7 @@ impl Run {
             keep_data: args.keep_data,
             selected: plan.selected,
             dataset_label: plan.dataset.into(),
+            qa,
         })
     }
 
@@ -589,7 +599,19 @@ impl Run {
             (metrics.session.is_none() && metrics.turn.is_none())
                 .then(|| exclusion::NO_EVIDENCE.to_string())
         });
+        let qa = self.qa.as_ref().map(|qa| {
+            qa.run(
+                crate::qa::Style::for_dataset(&self.dataset_label),
+                &recall.context,
+                &q.question,
+                q.question_date.as_deref(),
+                q.answer.as_deref().unwrap_or(""),
+                &q.qtype,
+                q.exclusion.as_deref(),
+            )
+        });
         QuestionRecord {
+            qa,
             exclusion,
             hits,
             context_tokens: recall.context_tokens,
@@ -636,6 +658,7 @@ impl Run {
             },
             ingest: ingest.clone(),
             ledger: ledger.to_vec(),
+            qa: None,
         }
     }
 

@@ -55,6 +55,9 @@ pub struct QuestionRecord {
     pub ingest: IngestInfo,
     /// Units ingested per evidence session.
     pub ledger: Vec<LedgerEntry>,
+    /// The reader's answer and the judge's verdict (runs with `--reader`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qa: Option<crate::qa::QaRecord>,
 }
 
 /// The question's evidence, as scored (ids that name nothing ingested are dropped and
@@ -247,6 +250,7 @@ pub(crate) fn minimal(id: &str, qtype: &str, config: &str) -> QuestionRecord {
             ..Default::default()
         },
         ledger: Vec::new(),
+        qa: None,
     }
 }
 

@@ -44,6 +44,9 @@ pub struct RowSummary {
     /// Mean tokens of the packed context, and mean hits returned.
     pub mean_context_tokens: f64,
     pub mean_hits: f64,
+    /// QA accuracy of the reader on this row's contexts (runs with `--reader`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qa: Option<crate::qa::QaSummary>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -87,7 +90,14 @@ pub fn summarize(meta: &RunMeta, records: &[QuestionRecord], complete: bool) -> 
     let rows = meta
         .configs
         .iter()
-        .map(|c| summarize_row(c, records))
+        .map(|c| {
+            let mut row = summarize_row(c, records);
+            row.qa = meta
+                .qa
+                .as_ref()
+                .map(|setup| qa_row(setup, &c.name, records));
+            row
+        })
         .collect();
     Summary {
         meta: meta.clone(),
@@ -179,7 +189,72 @@ pub fn summarize_row(row: &ConfigRow, records: &[QuestionRecord]) -> RowSummary 
         },
         mean_context_tokens: mean(&|r| r.context_tokens as f64),
         mean_hits: mean(&|r| r.hits.len() as f64),
+        qa: None,
     }
+}
+
+/// QA aggregates of one row (first record of each question).
+fn qa_row(
+    setup: &crate::qa::QaSetup,
+    row: &str,
+    records: &[QuestionRecord],
+) -> crate::qa::QaSummary {
+    let mut seen = HashSet::new();
+    let items: Vec<(&str, Option<&str>, &crate::qa::QaRecord)> = records
+        .iter()
+        .filter(|r| r.config == row && seen.insert(r.question_id.as_str()))
+        .filter_map(|r| {
+            r.qa.as_ref()
+                .map(|q| (r.question_type.as_str(), r.exclusion.as_deref(), q))
+        })
+        .collect();
+    crate::qa::summarize(setup, &items)
+}
+
+/// The QA section of a row in summary.md.
+pub fn qa_markdown(out: &mut String, q: &crate::qa::QaSummary) {
+    let s = &q.setup;
+    let _ = writeln!(
+        out,
+        "### QA (reader `{}`, judge `{}`{})
+",
+        s.reader,
+        s.judge,
+        if s.judge_is_reader {
+            ": **the judge is the reader**"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        out,
+        "Judge style: {}. Accuracy **{}** ({} of {} judged){}; {} errors.\n",
+        s.judge_style,
+        f3(q.accuracy),
+        q.correct,
+        q.judged,
+        q.mean_f1
+            .map(|f| format!(", mean token F1 {}", f3(f)))
+            .unwrap_or_default(),
+        q.errors
+    );
+    let _ = writeln!(
+        out,
+        "| type | judged | correct | accuracy |\n|---|---:|---:|---:|"
+    );
+    for (t, (n, c, a)) in &q.by_type {
+        let _ = writeln!(out, "| {t} | {n} | {c} | {} |", f3(*a));
+    }
+    let _ = writeln!(
+        out,
+        "\nCost: {} reader calls, {} judge calls, {} prompt + {} completion tokens; mean reader {} ms, judge {} ms.\n",
+        q.reader_calls,
+        q.judge_calls,
+        q.prompt_tokens,
+        q.completion_tokens,
+        ms(q.mean_reader_ms),
+        ms(q.mean_judge_ms)
+    );
 }
 
 /// Ingest per space (first record of each space; spaces whose ingest failed are left out).
@@ -363,6 +438,9 @@ pub fn render_summary(s: &Summary) -> String {
             "\nMean engine stages (ms): {stages}. Mean context tokens: {:.0}; mean hits: {:.1}.\n",
             row.mean_context_tokens, row.mean_hits
         );
+        if let Some(q) = &row.qa {
+            qa_markdown(&mut out, q);
+        }
     }
     let i = &s.ingest;
     let _ = writeln!(
@@ -509,6 +587,26 @@ pub fn short_report(s: &Summary) -> String {
             ms(row.latency.engine_total_ms.p50),
             ms(row.latency.engine_total_ms.p95),
         );
+        if let Some(q) = &row.qa {
+            let _ = writeln!(
+                out,
+                "{} [{}] QA accuracy {} ({}/{}) reader {} judge {}{}; {} + {} tokens",
+                s.meta.run_label,
+                row.config,
+                f3(q.accuracy),
+                q.correct,
+                q.judged,
+                q.setup.reader,
+                q.setup.judge,
+                if q.setup.judge_is_reader {
+                    " (judge is the reader)"
+                } else {
+                    ""
+                },
+                q.prompt_tokens,
+                q.completion_tokens
+            );
+        }
     }
     let _ = write!(
         out,

@@ -560,6 +560,7 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
             qs.len()
         )],
         limitations: vec!["Generated pages: their repetition (shared chrome, grid pages seen by many runs, forms filled field by field) imitates real pages but is not real data.".into()],
+        qa: None,
     };
     std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(&meta)?)?;
 

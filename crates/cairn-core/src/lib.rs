@@ -6,6 +6,7 @@
 //! clocks other than values handed to it. Every other crate depends on it; it depends on
 //! no other Cairn crate.
 
+pub mod enrich;
 pub mod error;
 pub mod fact;
 pub mod filter;
@@ -19,6 +20,7 @@ pub mod traits;
 pub mod trajectory;
 pub mod unit;
 
+pub use enrich::{EnrichError, EnrichInput, EnrichedFact, Enricher, Enrichment, EnrichmentStore};
 pub use error::{CoreError, InputError};
 pub use fact::{FactDetail, FactHistory, FactVersion};
 pub use filter::Filter;

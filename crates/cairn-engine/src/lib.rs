@@ -26,7 +26,8 @@ mod trajectory;
 pub use derive::{derive_session_units, segment, DERIVE_VERSION};
 pub use embedding::cache_key;
 pub use engine::{
-    CheckReport, Engine, EngineBackends, EngineConfig, EngineError, IngestReport, SpaceIndexCheck,
+    enrichment_units, llm_fact_id, CheckReport, Engine, EngineBackends, EngineConfig, EngineError,
+    EnrichReport, IngestReport, SpaceIndexCheck,
 };
 pub use pack::{pack, PackInput};
 pub use query::{analyze_query, QueryAnalysis, TimeRange};

@@ -14,6 +14,7 @@
 //! belong to the engine.
 
 mod cache;
+mod enrich;
 mod records;
 mod sqlite;
 mod text;
@@ -21,6 +22,7 @@ mod trajectories;
 mod vectors;
 
 pub use cache::SqliteEmbeddingCache;
+pub use enrich::SqliteEnrichmentStore;
 pub use records::SqliteRecordStore;
 pub use text::TantivyTextIndex;
 pub use vectors::{
@@ -36,6 +38,8 @@ pub struct EmbeddedStore {
     pub records: Arc<SqliteRecordStore>,
     pub text: Arc<TantivyTextIndex>,
     pub vectors: Arc<SqliteVectorIndex>,
+    /// LLM readings of messages and the per-space enrichment switch.
+    pub enrich: Arc<SqliteEnrichmentStore>,
 }
 
 impl EmbeddedStore {
@@ -46,10 +50,12 @@ impl EmbeddedStore {
         let records = Arc::new(SqliteRecordStore::open(&dir.join("records.sqlite3"))?);
         let vectors = Arc::new(SqliteVectorIndex::new(records.connection(), vector_model)?);
         let text = Arc::new(TantivyTextIndex::open(&dir.join("text"))?);
+        let enrich = Arc::new(SqliteEnrichmentStore::new(records.connection())?);
         Ok(Self {
             records,
             text,
             vectors,
+            enrich,
         })
     }
 

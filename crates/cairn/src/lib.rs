@@ -20,6 +20,7 @@
 //! wiring, configuration and (de)serialization of the export format.
 
 mod browse;
+pub mod enrich;
 mod error;
 mod memory;
 
@@ -32,7 +33,11 @@ pub use cairn_core::{
     TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind,
 };
 pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
-pub use cairn_engine::{CheckReport, EngineConfig, IngestReport, RankConfig, SpaceIndexCheck};
+pub use cairn_engine::{
+    CheckReport, EngineConfig, EnrichReport, IngestReport, RankConfig, SpaceIndexCheck,
+};
+pub use cairn_llm::{LlmConfig, Usage as LlmUsage};
+pub use enrich::EnrichmentConfig;
 pub use error::Error;
 pub use memory::{Memory, MemoryConfig};
 

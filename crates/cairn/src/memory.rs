@@ -22,11 +22,19 @@ pub struct MemoryConfig {
     /// Embedding cache file; defaults to `embedding-cache.sqlite3` in the data directory.
     /// Point several data directories at one file to share it.
     pub embedding_cache: Option<PathBuf>,
+    /// An OpenAI-compatible LLM (optional: nothing on the default path needs one). Used
+    /// for enrichment of the spaces that switch it on.
+    pub llm: Option<cairn_llm::LlmConfig>,
+    pub enrichment: crate::enrich::EnrichmentConfig,
 }
 
 /// A memory store in one data directory.
 pub struct Memory {
-    engine: Engine,
+    engine: Arc<Engine>,
+    /// The LLM fact reader when `[llm]` is configured.
+    enricher: Option<Arc<crate::enrich::LlmFactReader>>,
+    /// Keeps enrichment caught up in the background (stopped and joined on drop).
+    worker: Option<crate::enrich::Worker>,
     dir: PathBuf,
     /// Read access for browsing (see `browse.rs`); every write goes through the engine.
     pub(crate) records: Arc<dyn RecordStore>,
@@ -67,12 +75,31 @@ impl Memory {
                 text: store.text,
                 vectors: store.vectors,
                 embedder,
-                cache,
+                cache: cache.clone(),
+                enrich: Some(store.enrich),
             },
             config.engine,
         )?;
+        let engine = Arc::new(engine);
+        let enricher = match &config.llm {
+            Some(llm) => Some(Arc::new(crate::enrich::LlmFactReader::new(
+                cairn_llm::LlmClient::new(llm.clone())
+                    .map_err(|e| InputError::new("llm", e.to_string()))?,
+            ))),
+            None => None,
+        };
+        let worker = match &enricher {
+            Some(e) if config.enrichment.background => Some(crate::enrich::Worker::start(
+                engine.clone(),
+                e.clone(),
+                config.enrichment.clone(),
+            )),
+            _ => None,
+        };
         Ok(Self {
             engine,
+            enricher,
+            worker,
             dir,
             records,
         })
@@ -109,7 +136,9 @@ impl Memory {
         space_name: &str,
         sessions: Vec<SessionInput>,
     ) -> Result<IngestReport, Error> {
-        Ok(self.engine.ingest_sessions(&space(space_name)?, sessions)?)
+        let report = self.engine.ingest_sessions(&space(space_name)?, sessions)?;
+        self.nudge_enrichment();
+        Ok(report)
     }
 
     /// Ingests group-chat messages (any groups, any days; typically one day of every
@@ -120,9 +149,49 @@ impl Memory {
         space_name: &str,
         messages: Vec<GroupMessage>,
     ) -> Result<IngestReport, Error> {
+        let report = self
+            .engine
+            .ingest_group_messages(&space(space_name)?, messages)?;
+        self.nudge_enrichment();
+        Ok(report)
+    }
+
+    /// Switches LLM enrichment on or off for a space (stored; off keeps what was read).
+    /// It runs only with an `[llm]` configured: in the background while the memory is
+    /// open, or on [`Memory::enrich_now`]. Ingest never waits for it.
+    pub fn set_enrichment(&self, space_name: &str, on: bool) -> Result<(), Error> {
+        self.engine.set_enrichment(&space(space_name)?, on)?;
+        self.nudge_enrichment();
+        Ok(())
+    }
+
+    /// Spaces with enrichment switched on.
+    pub fn enrichment_spaces(&self) -> Result<Vec<SpaceId>, Error> {
+        Ok(self.engine.enrichment_spaces()?)
+    }
+
+    /// Runs enrichment now, in this thread, until nothing is pending, the LLM is
+    /// unavailable, or `max_messages` were read. An error when no `[llm]` is configured.
+    pub fn enrich_now(&self, max_messages: usize) -> Result<cairn_engine::EnrichReport, Error> {
+        let Some(e) = &self.enricher else {
+            return Err(
+                InputError::new("llm", "no LLM is configured ([llm] in cairn.toml)").into(),
+            );
+        };
         Ok(self
             .engine
-            .ingest_group_messages(&space(space_name)?, messages)?)
+            .enrich_pending(e.as_ref(), max_messages, &|| false)?)
+    }
+
+    /// Calls and tokens the enrichment LLM used since the memory was opened.
+    pub fn llm_usage(&self) -> Option<cairn_llm::Usage> {
+        self.enricher.as_ref().map(|e| e.client().usage())
+    }
+
+    fn nudge_enrichment(&self) {
+        if let Some(w) = &self.worker {
+            w.wake.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 
     /// The versions of the fact subject best matching `subject` (oldest first, the last
@@ -306,6 +375,8 @@ impl Memory {
 
 impl Drop for Memory {
     fn drop(&mut self) {
+        // Stop and join the enrichment worker first: it holds the engine.
+        drop(self.worker.take());
         if let Err(e) = self.engine.flush() {
             tracing::warn!(error = %e, "flushing the text index on close failed; it will be healed on next open");
         }

@@ -1,6 +1,5 @@
 //! Ingest of sessions and group messages: planning (new, appended, unchanged,
 //! conflicting), writing ground state with its units, and forgetting.
-use crate::derive::derive_session_units;
 use cairn_core::{
     GroupMessage, InputError, SessionInput, SessionRecord, SpaceId, StoreError, Unit,
 };
@@ -174,7 +173,13 @@ impl Engine {
         let mut last = 0;
         let mut failure = None;
         for (record, added) in planned {
-            let units = derive_session_units(&record.space, &record.session, record.recorded_at);
+            let units = match self.derive_units(&record) {
+                Ok(u) => u,
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            };
             match self.b.records.put_session(&record, &units) {
                 Ok(seq) => {
                     last = seq;
@@ -300,7 +305,10 @@ impl Engine {
         }
         let before = self.b.records.session_units(space, session)?;
         let old: Vec<String> = before.iter().map(|u| u.id.clone()).collect();
-        let mut units = derive_session_units(space, &rec.session, rec.recorded_at);
+        if let Some(store) = &self.b.enrich {
+            store.forget_message(space, session, message)?;
+        }
+        let mut units = self.derive_units(&rec)?;
         let last = self.b.records.put_session(&rec, &units)?;
         self.purge_cached(&before, &units)?;
         let stale: Vec<String> = old

@@ -1,4 +1,5 @@
 //! The engine: the one place where ingest and recall are orchestrated.
+mod enrich;
 mod ingest;
 mod knowledge;
 mod recall;
@@ -11,6 +12,7 @@ use cairn_core::{
     EmbedError, Embedder, EmbeddingCache, InputError, RecordStore, SpaceId, SpaceStats, StoreError,
     TextIndex, Unit, VectorIndex,
 };
+pub use enrich::{enrichment_units, llm_fact_id, EnrichReport};
 use ingest::WriteMode;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,6 +47,8 @@ pub struct EngineBackends {
     pub vectors: Arc<dyn VectorIndex>,
     pub embedder: Arc<dyn Embedder>,
     pub cache: Arc<dyn EmbeddingCache>,
+    /// Stored LLM readings (enrichment); `None`: the store keeps none.
+    pub enrich: Option<Arc<dyn cairn_core::EnrichmentStore>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]

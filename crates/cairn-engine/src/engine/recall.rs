@@ -273,6 +273,7 @@ impl Engine {
             if let Some(sid) = &r.unit.provenance.session_id {
                 for m in &r.unit.provenance.message_ids {
                     ids.push(facts::first_fact_id(sid, m));
+                    ids.push(super::llm_fact_id(sid, m, 0));
                 }
             }
         }

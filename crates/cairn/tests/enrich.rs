@@ -1,0 +1,217 @@
+//! LLM enrichment through the public API, against a scripted OpenAI-compatible stub:
+//! ingest never waits for or fails because of the LLM, pending messages are read once the
+//! server is back, the facts join version chains, `history` and recall, rebuilds reuse
+//! the stored readings, and forgetting removes them.
+use cairn::{EnrichmentConfig, LlmConfig, Memory, MemoryConfig, RecallOptions, SessionInput};
+use cairn_core::{EmbedError, Embedder};
+use cairn_llm::stub::{Stub, StubReply};
+use serde_json::json;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Bag-of-words hashing embedder: no model needed.
+struct HashEmbedder;
+
+impl Embedder for HashEmbedder {
+    fn model_id(&self) -> &str {
+        "test-hash-64"
+    }
+    fn dim(&self) -> usize {
+        64
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; 64];
+                for w in t.to_lowercase().split(|c: char| !c.is_alphanumeric()) {
+                    if !w.is_empty() {
+                        let h = w
+                            .bytes()
+                            .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+                        v[(h % 64) as usize] += 1.0;
+                    }
+                }
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                v.iter().map(|x| x / n).collect()
+            })
+            .collect())
+    }
+    fn count_tokens(&self, text: &str) -> usize {
+        text.split_whitespace().count()
+    }
+}
+
+fn llm_stub(down: Arc<AtomicBool>) -> Stub {
+    Stub::start(move |r| {
+        if down.load(Ordering::SeqCst) {
+            return StubReply::Raw(503, json!({"error": "loading model"}));
+        }
+        let m = r.last_message();
+        let facts = if m.contains("cat named Luna") {
+            json!({"facts": [{"subject": "user's cat's name", "value": "Luna"}]})
+        } else if m.contains("renamed my cat") {
+            json!({"facts": [{"subject": "user's cat's name", "value": "Nova"}]})
+        } else {
+            json!({"facts": []})
+        };
+        // Wrapped in prose: the reader must parse tolerantly.
+        StubReply::Chat(format!("Here you go: {facts}"))
+    })
+}
+
+fn open(dir: &std::path::Path, url: &str, background: bool) -> Memory {
+    let config = MemoryConfig {
+        llm: Some(LlmConfig {
+            base_url: url.into(),
+            model: "stub".into(),
+            retries: 0,
+            timeout_secs: 5,
+            ..LlmConfig::default()
+        }),
+        enrichment: EnrichmentConfig {
+            background,
+            idle_secs: 1,
+            max_backoff_secs: 1,
+            batch: 16,
+        },
+        ..MemoryConfig::default()
+    };
+    Memory::open_with_embedder(dir, config, Arc::new(HashEmbedder)).unwrap()
+}
+
+fn sessions() -> Vec<SessionInput> {
+    serde_json::from_value(json!([
+        {"id": "s1", "date": "2024-03-01 10:00", "messages": [
+            {"role": "user", "text": "I adopted a cat named Luna last week."},
+            {"role": "assistant", "text": "Congratulations on adopting a cat named Luna!"}]},
+        {"id": "s2", "date": "2024-05-01 10:00", "messages": [
+            {"role": "user", "text": "Funny thing: I renamed my cat, she just did not answer to her old name."},
+            {"role": "assistant", "text": "Ha, cats do what they like."}]}
+    ]))
+    .unwrap()
+}
+
+fn llm_units(m: &Memory, session: &str) -> Vec<String> {
+    m.session_units("me", session)
+        .unwrap()
+        .into_iter()
+        .map(|u| u.id)
+        .filter(|id| id.starts_with("fact:llm:"))
+        .collect()
+}
+
+#[test]
+fn enrichment_survives_a_down_server_then_joins_chains_history_and_recall() {
+    let down = Arc::new(AtomicBool::new(true));
+    let stub = llm_stub(down.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(dir.path(), &stub.url, false);
+    m.create_space("me").unwrap();
+    m.set_enrichment("me", true).unwrap();
+    assert_eq!(m.enrichment_spaces().unwrap().len(), 1);
+
+    // The server is down: ingest succeeds all the same, enrichment stays pending.
+    let r = m.ingest_sessions("me", sessions()).unwrap();
+    assert_eq!(r.sessions, 2);
+    let e = m.enrich_now(100).unwrap();
+    assert!(e.unavailable.is_some() && e.pending, "{e:?}");
+    assert!(llm_units(&m, "s1").is_empty());
+
+    // Back up: the pending messages are read (user messages only), once.
+    down.store(false, Ordering::SeqCst);
+    let e = m.enrich_now(100).unwrap();
+    assert_eq!((e.messages_read, e.facts, e.failed), (2, 2, 0), "{e:?}");
+    assert!(!e.pending);
+    assert_eq!(llm_units(&m, "s1"), ["fact:llm:s1:0:0"]);
+    assert_eq!(m.enrich_now(100).unwrap().messages_read, 0);
+    let asked = stub.requests().len();
+
+    // The two readings form one chain: Luna, then Nova.
+    let h = m.history("me", "cat name", None).unwrap().expect("a chain");
+    let values: Vec<&str> = h.versions.iter().map(|v| v.value.as_str()).collect();
+    assert_eq!(values, ["Luna", "Nova"]);
+    assert_eq!(
+        h.versions[0].superseded_by.as_deref(),
+        Some("fact:llm:s2:0:0")
+    );
+
+    // Recall sees them: the old statement is marked superseded by the new value.
+    let rec = m
+        .recall(
+            "me",
+            "what is my cat's name?",
+            &RecallOptions {
+                top_k: 5,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let old = rec
+        .hits
+        .iter()
+        .find(|h| h.unit_id == "round:s1:0")
+        .expect("the Luna round");
+    assert_eq!(old.superseded_by.as_deref(), Some("fact:llm:s2:0:0"));
+    assert!(
+        old.text.contains("[superseded: changed to Nova"),
+        "{}",
+        old.text
+    );
+    assert!(rec.context.contains("Nova"), "{}", rec.context);
+
+    // A rebuild re-creates the units from the stored readings, without the LLM.
+    m.check(true).unwrap();
+    assert_eq!(llm_units(&m, "s2"), ["fact:llm:s2:0:0"]);
+    assert_eq!(stub.requests().len(), asked);
+
+    // Forgetting the message forgets what was read from it.
+    m.forget_message("me", "s2", "0").unwrap();
+    let h = m.history("me", "cat name", None).unwrap().unwrap();
+    assert_eq!(h.versions.len(), 1);
+    assert_eq!(m.enrich_now(100).unwrap().messages_read, 0);
+    let u = m.llm_usage().unwrap();
+    assert_eq!(u.calls, 2);
+}
+
+#[test]
+fn the_background_worker_catches_up_when_the_server_comes_back() {
+    let down = Arc::new(AtomicBool::new(true));
+    let stub = llm_stub(down.clone());
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let m = open(dir.path(), &stub.url, true);
+        m.create_space("me").unwrap();
+        m.set_enrichment("me", true).unwrap();
+        let t = Instant::now();
+        m.ingest_sessions("me", sessions()).unwrap();
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "ingest waited on the LLM"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(llm_units(&m, "s1").is_empty());
+        down.store(false, Ordering::SeqCst);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while llm_units(&m, "s2").is_empty() {
+            assert!(Instant::now() < deadline, "enrichment did not catch up");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert_eq!(
+            m.history("me", "cat's name", None)
+                .unwrap()
+                .unwrap()
+                .versions
+                .len(),
+            2
+        );
+    }
+    // Reopened without an LLM: the facts are still there (stored readings), and the
+    // space keeps its switch.
+    let m = Memory::open_with_embedder(dir.path(), MemoryConfig::default(), Arc::new(HashEmbedder))
+        .unwrap();
+    assert_eq!(llm_units(&m, "s1"), ["fact:llm:s1:0:0"]);
+    assert_eq!(m.enrichment_spaces().unwrap().len(), 1);
+    assert!(m.enrich_now(1).is_err());
+}
