@@ -522,6 +522,17 @@ pub fn render_methodology(s: &Summary) -> String {
         "\n`as_of` is set per question: {}.\n",
         m.as_of_description
     );
+    if let Some(q) = &m.qa {
+        let _ = writeln!(
+            out,
+            "QA rows: reader `{}` answers from each row's packed context at temperature 0 (at most {} tokens); judge `{}`{}; judge style: {}. The reader's answers and the judge's replies are stored per question in `results.jsonl`; QA accuracy counts abstention questions (judged on declining to answer) and leaves out LoCoMo's adversarial category and errors.\n",
+            q.reader,
+            q.reader_max_tokens,
+            q.judge,
+            if q.judge_is_reader { " (**the judge is the reader**)" } else { "" },
+            q.judge_style
+        );
+    }
     let _ = writeln!(out, "## Protocol\n");
     match m.dataset.as_str() {
         "longmemeval" => {
