@@ -70,7 +70,11 @@ fn fixture_bench_runs_and_reports_every_type() {
         .collect();
     assert_eq!(records.len(), qs.len());
     for q in &qs {
-        assert!(!text.contains(&q.question), "question text leaked: {}", q.id);
+        assert!(
+            !text.contains(&q.question),
+            "question text leaked: {}",
+            q.id
+        );
         if q.answer.len() > 12 {
             assert!(!text.contains(&q.answer), "answer text leaked: {}", q.id);
         }
@@ -90,7 +94,12 @@ fn fixture_bench_runs_and_reports_every_type() {
             r.open.is_some(),
             r.abstention.is_some(),
         ];
-        assert_eq!(scored.iter().filter(|x| **x).count(), 1, "{}", r.question_id);
+        assert_eq!(
+            scored.iter().filter(|x| **x).count(),
+            1,
+            "{}",
+            r.question_id
+        );
     }
 
     let s: LmeV2Summary =
