@@ -71,16 +71,14 @@ fn group_message(data: &[u8]) {
             let _ = m.validate(i);
             let _ = m.session_id();
         }
-        let _ = cairn_core::group::day_sessions(ms)
-            .into_iter()
-            .map(|s| s.validate())
-            .count();
+        for s in cairn_core::group::day_sessions(ms) {
+            let _ = s.validate();
+        }
     } else if let Ok(m) = serde_json::from_slice::<cairn_core::GroupMessage>(data) {
         if m.validate(0).is_ok() {
-            let _ = cairn_core::group::day_sessions(vec![m])
-                .into_iter()
-                .map(|s| s.validate())
-                .count();
+            for s in cairn_core::group::day_sessions(vec![m]) {
+                let _ = s.validate();
+            }
         }
     }
     let _ = with_file(data, |p| cairn_formats::read_group_messages_jsonl(p));
@@ -471,7 +469,7 @@ pub fn run(
     // Every corpus entry as is first (regressions), then mutations.
     let mut pending: Vec<Vec<u8>> = corpus.clone();
     loop {
-        if runs >= max_runs || (runs % 64 == 0 && start.elapsed() >= duration) {
+        if runs >= max_runs || (runs.is_multiple_of(64) && start.elapsed() >= duration) {
             break;
         }
         let input = match pending.pop() {
