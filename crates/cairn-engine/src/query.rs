@@ -62,22 +62,34 @@ fn number_word(w: &str) -> Option<i64> {
         "a" | "an" => Some(1),
         "a couple of" | "couple of" => Some(2),
         "a few" | "few" => Some(3),
+        // A count past any calendar (found by fuzzing: "18446744073709 days ago" overflowed
+        // the date arithmetic) is no time expression.
         _ => w
             .parse()
             .ok()
+            .filter(|n: &i64| *n <= MAX_COUNT)
             .or_else(|| WORDS.iter().position(|x| *x == w).map(|p| p as i64)),
     }
 }
+
+/// The largest count a relative time expression may name ("100000 days ago").
+const MAX_COUNT: i64 = 100_000;
 
 fn day_start(d: NaiveDate) -> Timestamp {
     Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0).unwrap_or_default())
 }
 
 fn range_days(end_day: NaiveDate, days_back: i64, width_days: i64) -> TimeRange {
-    let start = end_day - Duration::days(days_back);
+    // Saturates at the calendar's ends (an `as_of` near them) instead of panicking.
+    let start = end_day
+        .checked_sub_signed(Duration::days(days_back))
+        .unwrap_or(NaiveDate::MIN);
+    let end = start
+        .checked_add_signed(Duration::days(width_days))
+        .unwrap_or(NaiveDate::MAX);
     TimeRange {
         start: day_start(start),
-        end: day_start(start + Duration::days(width_days)),
+        end: day_start(end),
     }
 }
 
@@ -199,6 +211,13 @@ mod tests {
 
     #[test]
     fn resolves_relative_expressions() {
+        // Found by fuzzing: a count past the calendar panicked in date arithmetic.
+        assert_eq!(
+            time_range("What did I buy 18446744073709 days ago?", now()),
+            None
+        );
+        assert_eq!(time_range("the past 9999999999999 months", now()), None);
+        assert!(time_range("100000 years ago", now()).is_some());
         let r = time_range("What did I buy two weeks ago?", now()).unwrap();
         assert!(r.contains(parse_timestamp("2023-06-01").unwrap()));
         assert!(!r.contains(parse_timestamp("2023-04-01").unwrap()));

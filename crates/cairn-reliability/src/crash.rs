@@ -222,7 +222,7 @@ fn recalled(client: &Client, id: &str, nonce: &str) -> Result<bool> {
     let r = client
         .post(
             &format!("/v1/spaces/{SESSION_SPACE}/recall"),
-            &json!({"query": format!("Where was parcel {nonce} shipped?"), "top_k": 10}),
+            &json!({"query": format!("parcel {nonce}"), "top_k": 30}),
         )
         .map_err(anyhow::Error::msg)?;
     if r.status != 200 {

@@ -12,7 +12,7 @@ fn every_parser_survives_its_regressions_and_mutations() {
     let runs: u64 = std::env::var("CAIRN_FUZZ_RUNS")
         .ok()
         .and_then(|r| r.parse().ok())
-        .unwrap_or(3000);
+        .unwrap_or(600);
     let mut failed = Vec::new();
     for t in fuzz::TARGETS {
         match fuzz::run(
