@@ -12,6 +12,12 @@ use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
 
+// candle allocates and frees multi-megabyte tensors for every layer of every batch;
+// glibc's allocator hands each back to the kernel, so embedding spent a third of its
+// time in page faults. mimalloc keeps them.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "cairn", version, about = "Long-term memory for AI agents")]
 struct Cli {

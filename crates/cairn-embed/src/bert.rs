@@ -334,6 +334,14 @@ impl BertEmbedder {
     }
 }
 
+/// Texts per chunk: `batch_size`, unless fewer texts than one batch per thread would
+/// leave threads idle; then the texts are split evenly across the threads, since a
+/// lone batch runs its element-wise work (GELU, layer norm, softmax) on one thread.
+fn chunk_len(texts: usize, batch_size: usize) -> usize {
+    let threads = rayon::current_num_threads().max(1);
+    texts.div_ceil(threads).clamp(1, batch_size.max(1))
+}
+
 impl Embedder for BertEmbedder {
     fn model_id(&self) -> &str {
         &self.model_id
@@ -352,7 +360,9 @@ impl Embedder for BertEmbedder {
         // sorted run, so each batch pads to nearly its own length.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| ids[i].len());
-        let chunks: Vec<&[usize]> = order.chunks(self.batch_size).collect();
+        let chunks: Vec<&[usize]> = order
+            .chunks(chunk_len(texts.len(), self.batch_size))
+            .collect();
         let run = |chunk: &[usize]| -> Result<Vec<Vec<f32>>, EmbedError> {
             let batch: Vec<&[u32]> = chunk.iter().map(|&i| ids[i].as_slice()).collect();
             let vectors = self

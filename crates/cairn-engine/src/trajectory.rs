@@ -20,6 +20,15 @@ const SLICE_LINES: usize = 12;
 const EVENT_LINES: usize = 6;
 /// Characters of embedded text (the model reads ~256 tokens).
 const EMBED_CHARS: usize = 700;
+/// Salient observation lines in a slice's vector. Embedding is the cost of an insert
+/// (the model's time grows with the tokens it reads), and accessibility-tree lines are
+/// token-dense; the slice's vector carries where the agent was and what it meant to do,
+/// plus the few lines that matter most (errors, the element acted on). All of the
+/// slice's lines stay in its text, so the lexical index still finds them.
+const EMBED_LINES: usize = 3;
+/// Characters of a slice's or an event's vector text (about 100 tokens): there are
+/// two of them per state, so they are most of what an insert embeds.
+const STEP_EMBED_CHARS: usize = 320;
 
 static ERROR_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(error|invalid|failed|failure|not found|required|denied|unable|cannot|can't|could not|warning|already exists|out of stock|expired|forbidden|not allowed|incorrect|must be|exceeds?)\b")
@@ -68,7 +77,10 @@ fn salient_lines<'a>(state: &'a AgentState, previous: Option<&'a AgentState>) ->
             out.push(l);
         }
     };
-    for l in now.iter().filter(|l| ERROR_LINE.is_match(l)) {
+    // An error that was already on the previous page (a site-wide banner, say) is not
+    // what this state is about: new errors come first, standing ones after the news.
+    let is_error = |l: &&&str| ERROR_LINE.is_match(l);
+    for l in now.iter().filter(|l| !before.contains(*l)).filter(is_error) {
         push(l, &mut out);
     }
     for l in now
@@ -78,6 +90,9 @@ fn salient_lines<'a>(state: &'a AgentState, previous: Option<&'a AgentState>) ->
         push(l, &mut out);
     }
     for l in now.iter().filter(|l| !before.contains(*l)) {
+        push(l, &mut out);
+    }
+    for l in now.iter().filter(is_error) {
         push(l, &mut out);
     }
     for l in &now {
@@ -119,6 +134,16 @@ fn unit(
     }
 }
 
+/// A URL without its scheme and host: every page of a site shares them, so in a vector
+/// they spend tokens without telling pages apart.
+fn url_path(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    match rest.find('/') {
+        Some(i) if url.contains("://") => &rest[i..],
+        _ => url,
+    }
+}
+
 fn or_dash(s: Option<&String>) -> &str {
     s.map(String::as_str).unwrap_or("-")
 }
@@ -133,7 +158,8 @@ pub fn derive_trajectory_units(
     let mut units = Vec::with_capacity(2 * n + 1);
     for (i, s) in t.states.iter().enumerate() {
         let prev = i.checked_sub(1).map(|p| &t.states[p]);
-        let seen = salient_lines(s, prev).join("\n");
+        let salient = salient_lines(s, prev);
+        let seen = salient.join("\n");
         let mut text = format!(
             "Goal: {}\nState {}/{} at {}\n",
             t.goal,
@@ -167,7 +193,20 @@ pub fn derive_trajectory_units(
         .cloned()
         .collect::<Vec<_>>()
         .join("\n");
-        let embed = format!("{key}\n{seen}");
+        let place = s.url.as_deref().map(url_path).unwrap_or("-");
+        // The goal is left out: the trajectory's note embeds it, and in every slice it
+        // would make thirty near-copies of one vector outrank the note on "how do I"
+        // questions.
+        let embed = [
+            place,
+            or_dash(s.thought.as_ref()),
+            or_dash(s.action.as_ref()),
+        ]
+        .into_iter()
+        .chain(salient.iter().copied().take(EMBED_LINES))
+        .collect::<Vec<_>>()
+        .join("\n");
+        let embed = clip(&embed, STEP_EMBED_CHARS);
         units.push(unit(
             space,
             t,
@@ -232,6 +271,20 @@ fn event_unit(
     if !errors.is_empty() {
         text += &format!("Error shown: {}\n", errors.join(" | "));
     }
+    // The vector reads what the step did and where it led, not the full lists of
+    // changed lines (those stay in the text, for the lexical index).
+    let vector_text = clip(
+        &format!(
+            "{text}{}",
+            appeared
+                .iter()
+                .take(2)
+                .copied()
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+        STEP_EMBED_CHARS,
+    );
     if !appeared.is_empty() {
         text += &format!("Appeared: {}\n", appeared.join(" | "));
     }
@@ -244,7 +297,7 @@ fn event_unit(
     let key = format!("{action}\n{}\n{}", errors.join("\n"), appeared.join("\n"));
     // Only steps that moved somewhere or failed get a vector: most steps are small page
     // updates that the slice of the next state already describes.
-    let embed = (url_changed || !errors.is_empty()).then(|| text.clone());
+    let embed = (url_changed || !errors.is_empty()).then_some(vector_text);
     unit(
         space,
         t,
