@@ -137,7 +137,9 @@ impl Parser<'_> {
         let mut all = Vec::new();
         for (key, val) in map {
             let sub = format!("{path}.{key}");
-            match key.to_ascii_lowercase().as_str() {
+            // Mongo-style `$and`/`$or`/`$not` are common in client code, as `$eq` is.
+            let lower = key.to_ascii_lowercase();
+            match lower.strip_prefix('$').unwrap_or(&lower) {
                 k @ ("and" | "or") => {
                     let Value::Array(items) = val else {
                         return Err(err(&sub, "must be an array of filters"));
@@ -154,6 +156,12 @@ impl Parser<'_> {
                     });
                 }
                 "not" => all.push(Filter::Not(Box::new(self.node(val, &sub, depth + 1)?))),
+                _ if key.starts_with('$') => {
+                    return Err(err(
+                        &sub,
+                        "unknown operator (and or not; in a condition: eq ne gt gte lt lte in nin contains)",
+                    ))
+                }
                 _ => self.shorthand(key, val, &sub, &mut all)?,
             }
         }
@@ -237,6 +245,12 @@ impl Parser<'_> {
         let field = field.trim();
         if field.is_empty() || field.split('.').any(str::is_empty) {
             return Err(err(path, format!("bad field name {field:?}")));
+        }
+        if value.is_object() {
+            return Err(err(
+                path,
+                "compares with an object (values are strings, numbers, booleans, null or arrays)",
+            ));
         }
         if matches!(op, Op::In | Op::Nin) && !value.is_array() {
             return Err(err(path, format!("`{}` needs an array", op.as_str())));
@@ -357,6 +371,23 @@ mod tests {
                 .matches(&doc)
         );
         assert!(!f(json!({"occurred_at": {"gt": "2024-03-01 10:00"}})).matches(&doc));
+    }
+
+    #[test]
+    fn mongo_style_combinators_and_strict_values() {
+        let or = f(json!({"$or": [{"user_id": "u1"}, {"$not": {"score": {"$lt": 5}}}]}));
+        assert_eq!(
+            or,
+            f(json!({"or": [{"user_id": "u1"}, {"not": {"score": {"lt": 5}}}]}))
+        );
+        let e = Filter::parse(&json!({"$where": "1 == 1"}), FIELDS).unwrap_err();
+        assert_eq!(e.record, "filter.$where", "{e}");
+        let e = Filter::parse(
+            &json!({"field": "occurred_at", "op": "gt", "value": {"a": 1}}),
+            FIELDS,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("compares with an object"), "{e}");
     }
 
     #[test]

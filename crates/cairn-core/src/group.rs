@@ -4,13 +4,14 @@
 //! `<group>/<YYYY-MM-DD>`, appended to as more of that day arrives. Everything derived
 //! from sessions (turns, rounds, episodes, facts, speaker statistics) then works for
 //! group chats unchanged.
-use crate::source::{check_id, lenient_time};
-use crate::{InputError, Message, SessionInput, Timestamp, MAX_TEXT_BYTES};
+use crate::source::{check_id, check_text, lenient_time};
+use crate::{InputError, Message, SessionInput, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// One message of a group chat.
+/// One message of a group chat (unknown fields refused, as in a session).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct GroupMessage {
     /// Unique within its group and day; filled with the message's position in that day
     /// when absent.
@@ -40,24 +41,7 @@ impl GroupMessage {
         if let Some(id) = &self.id {
             check_id(id, &rec, "id")?;
         }
-        if self.text.trim().is_empty() {
-            return Err(InputError::new(rec, "field `text` is empty"));
-        }
-        if self.text.len() > MAX_TEXT_BYTES {
-            return Err(InputError::new(
-                rec,
-                format!(
-                    "field `text` has {} bytes (at most {MAX_TEXT_BYTES})",
-                    self.text.len()
-                ),
-            ));
-        }
-        if self.text.contains('\0') {
-            return Err(InputError::new(
-                rec,
-                "field `text` contains a NUL character",
-            ));
-        }
+        check_text(&self.text, &rec)?;
         Ok(())
     }
 

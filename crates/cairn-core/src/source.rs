@@ -31,8 +31,10 @@ impl Role {
     }
 }
 
-/// One message of a session, as ingested.
+/// One message of a session, as ingested. Unknown fields are refused rather than
+/// dropped, so a misspelt `ocurred_at` is an error and not a silently undated message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Message {
     /// Unique within its session. Filled with the message's position (`"0"`, `"1"`, ...)
     /// when the input has none.
@@ -65,8 +67,10 @@ impl Message {
     }
 }
 
-/// A dated conversation session: what `ingest_session` accepts.
+/// A dated conversation session: what `ingest_session` accepts (unknown fields refused,
+/// as in [`Message`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SessionInput {
     pub id: String,
     /// When the session happened; messages without their own time inherit it.
@@ -145,24 +149,7 @@ impl SessionInput {
                     return Err(InputError::new(mrec, "field `speaker` is too long"));
                 }
             }
-            if m.text.trim().is_empty() {
-                return Err(InputError::new(mrec, "field `text` is empty"));
-            }
-            if m.text.len() > MAX_TEXT_BYTES {
-                return Err(InputError::new(
-                    mrec,
-                    format!(
-                        "field `text` has {} bytes (at most {MAX_TEXT_BYTES})",
-                        m.text.len()
-                    ),
-                ));
-            }
-            if m.text.contains('\0') {
-                return Err(InputError::new(
-                    mrec,
-                    "field `text` contains a NUL character",
-                ));
-            }
+            check_text(&m.text, &mrec)?;
         }
         Ok(self)
     }
@@ -171,6 +158,35 @@ impl SessionInput {
     pub fn message_time(&self, m: &Message) -> Option<Timestamp> {
         m.occurred_at.or(self.occurred_at)
     }
+}
+
+/// A message's text: not blank, not only control characters, no NUL, not too long.
+pub(crate) fn check_text(text: &str, rec: &str) -> Result<(), InputError> {
+    if text.trim().is_empty() {
+        return Err(InputError::new(rec, "field `text` is empty"));
+    }
+    if text.chars().all(|c| c.is_whitespace() || c.is_control()) {
+        return Err(InputError::new(
+            rec,
+            "field `text` has only control characters",
+        ));
+    }
+    if text.len() > MAX_TEXT_BYTES {
+        return Err(InputError::new(
+            rec,
+            format!(
+                "field `text` has {} bytes (at most {MAX_TEXT_BYTES})",
+                text.len()
+            ),
+        ));
+    }
+    if text.contains('\0') {
+        return Err(InputError::new(
+            rec,
+            "field `text` contains a NUL character",
+        ));
+    }
+    Ok(())
 }
 
 pub(crate) fn check_id(id: &str, rec: &str, field: &str) -> Result<(), InputError> {
@@ -187,6 +203,14 @@ pub(crate) fn check_id(id: &str, rec: &str, field: &str) -> Result<(), InputErro
         return Err(InputError::new(
             rec,
             format!("field `{field}` contains control characters"),
+        ));
+    }
+    // Ids are keys, never paths here; but clients and exports do turn them into file
+    // names, so ones that would climb out of a folder are refused.
+    if id.starts_with(['/', '\\']) || id.split(['/', '\\']).any(|seg| seg == "..") {
+        return Err(InputError::new(
+            rec,
+            format!("field `{field}` looks like a file path (leading `/` or a `..` segment)"),
         ));
     }
     Ok(())
@@ -250,5 +274,35 @@ mod tests {
         ))
         .unwrap_err();
         assert!(e.to_string().contains("bytes"));
+    }
+
+    #[test]
+    fn refuses_what_would_be_silently_wrong() {
+        let e = session(
+            r#"{"id":"s1","ocurred_at":"2024-01-01","messages":[{"role":"user","text":"x"}]}"#,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("unknown field `ocurred_at`"), "{e}");
+        let e = session(r#"{"id":"s1","messages":[{"role":"user","text":"x","txt":"y"}]}"#)
+            .unwrap_err();
+        assert!(e.to_string().contains("unknown field `txt`"), "{e}");
+        for id in ["../x", "/etc/passwd", "a/../../b", "..\\\\x"] {
+            let e = session(&format!(
+                r#"{{"id":"{id}","messages":[{{"role":"user","text":"x"}}]}}"#
+            ))
+            .unwrap_err();
+            assert!(
+                e.to_string().contains("looks like a file path"),
+                "{id}: {e}"
+            );
+        }
+        // Dots and slashes inside an id are fine: group days are `<group>/<date>`.
+        assert!(
+            session(r#"{"id":"g.1/2024-01-01..b","messages":[{"role":"user","text":"x"}]}"#)
+                .is_ok()
+        );
+        let e = session(r#"{"id":"s1","messages":[{"role":"user","text":"\u0001\u0002 \u007f"}]}"#)
+            .unwrap_err();
+        assert!(e.to_string().contains("only control characters"), "{e}");
     }
 }

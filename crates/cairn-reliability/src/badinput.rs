@@ -138,23 +138,23 @@ pub fn corpus() -> Vec<Case> {
     ] {
         c.push(post_json(format!("session: {n}"), &sessions, v));
     }
-    // Session ids are opaque keys, never paths: these are stored under their literal id.
+    // Misspelt fields, ids that look like paths, text of control characters: refused.
     for (n, id, text) in [
-        ("unknown top-level field (ignored)", "extra", "hello"),
+        ("unknown top-level field", "extra", "hello"),
         ("id with path traversal", "../../etc/passwd", "hello"),
         ("id of slashes and dots", "/..", "hello"),
         ("id naming the key file", "../keys.sqlite3", "hello"),
         ("text of control characters only", "ctl", "\u{1}\u{2}\u{7f}"),
     ] {
-        c.push(accepted(post_json(
-            format!("session (stored as data): {n}"),
+        c.push(post_json(
+            format!("session: {n}"),
             &sessions,
             if id == "extra" {
                 json!({"id": id, "messages": [{"role": "user", "text": text}], "sneaky": true})
             } else {
                 json!({"id": id, "messages": [{"role": "user", "text": text}]})
             },
-        )));
+        ));
     }
     // Bytes that are not JSON.
     for (n, b) in [
@@ -372,16 +372,21 @@ pub fn corpus() -> Vec<Case> {
             None,
         ));
     }
-    // Well-formed by the filter grammar (a metadata field named `$or`, a comparison with an
-    // object): they match nothing and leak nothing.
+    c.push(post_json(
+        "filter: gt on an object",
+        &recall,
+        json!({"query": "canary", "filter": {"field": "occurred_at", "op": "gt", "value": {"a": 1}}}),
+    ));
+    c.push(post_json(
+        "filter: unknown $-operator",
+        &recall,
+        json!({"query": "canary", "filter": {"$where": "1 == 1"}}),
+    ));
+    // Well-formed Mongo-style filters: answered, and they leak nothing.
     for (n, f) in [
         (
-            "Mongo-style $or (a metadata field named $or)",
+            "Mongo-style $or",
             json!({"$or": [{"field": "group", "op": "eq", "value": "g"}]}),
-        ),
-        (
-            "gt on an object",
-            json!({"field": "occurred_at", "op": "gt", "value": {"a": 1}}),
         ),
         (
             "$ne null on every field",
@@ -394,11 +399,11 @@ pub fn corpus() -> Vec<Case> {
             json!({"query": "canary", "filter": f}),
         )));
     }
-    c.push(accepted(post_json(
-        "group named with a slash (stored as data)",
+    c.push(post_json(
+        "group named like a parent folder",
         format!("{s}/group-messages"),
         json!({"messages": [{"speaker": "a", "group": "../g", "time": "2024-01-01", "text": "hi"}]}),
-    )));
+    ));
     c.push(case(
         "listing filter is not JSON",
         "GET",
