@@ -75,6 +75,10 @@ pub enum ReliabilityCommand {
         /// List the targets.
         #[arg(long)]
         list: bool,
+        /// Write every target's seeds to `DIR/<target>/seed-<n>` (a starting corpus for
+        /// `cargo fuzz run`) and exit.
+        #[arg(long, value_name = "DIR")]
+        write_seeds: Option<PathBuf>,
     },
 }
 
@@ -175,7 +179,21 @@ pub fn run(cmd: &ReliabilityCommand) -> Result<()> {
             corpus,
             crashes,
             list,
+            write_seeds,
         } => {
+            if let Some(dir) = write_seeds {
+                for t in fuzz::TARGETS {
+                    let d = dir.join(t.name);
+                    std::fs::create_dir_all(&d)
+                        .with_context(|| format!("creating {}", d.display()))?;
+                    for (i, seed) in t.seeds.iter().enumerate() {
+                        let f = d.join(format!("seed-{i}"));
+                        std::fs::write(&f, seed)
+                            .with_context(|| format!("writing {}", f.display()))?;
+                    }
+                }
+                return Ok(());
+            }
             if *list {
                 for t in fuzz::TARGETS {
                     println!("{:<16} {}", t.name, t.about);
