@@ -14,7 +14,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-600}"
 shift || true
-export RUSTC_BOOTSTRAP=1
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 cargo build --release --bin cairn
 bin="${CARGO_TARGET_DIR:-$PWD/target}/release/cairn"
@@ -29,6 +28,9 @@ if [ ${#targets[@]} -eq 0 ]; then
   mapfile -t targets < <(cd fuzz && cargo fuzz list)
 fi
 cd fuzz
+# Only cargo-fuzz's own builds get RUSTC_BOOTSTRAP: set for the workspace build above, it
+# would change every crate's fingerprint and rebuild the whole workspace each time.
+export RUSTC_BOOTSTRAP=1
 cargo fuzz build -s none --release
 mkdir -p logs
 for t in "${targets[@]}"; do
