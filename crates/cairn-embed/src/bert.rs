@@ -334,12 +334,34 @@ impl BertEmbedder {
     }
 }
 
-/// Texts per chunk: `batch_size`, unless fewer texts than one batch per thread would
-/// leave threads idle; then the texts are split evenly across the threads, since a
-/// lone batch runs its element-wise work (GELU, layer norm, softmax) on one thread.
-fn chunk_len(texts: usize, batch_size: usize) -> usize {
-    let threads = rayon::current_num_threads().max(1);
-    texts.div_ceil(threads).clamp(1, batch_size.max(1))
+/// Splits `order` (text indices sorted by token count) into the batches the model runs.
+/// Normally batches of `batch_size`; but when there are fewer texts than one batch per
+/// thread, a lone batch would run its element-wise work (GELU, layer norm, softmax) on
+/// one thread, so the texts are cut into one run per thread of about equal tokens
+/// (equal counts would give one thread all the short texts and the other the long ones).
+fn batches<'a>(
+    order: &'a [usize],
+    lens: &[usize],
+    batch_size: usize,
+    threads: usize,
+) -> Vec<&'a [usize]> {
+    if threads <= 1 || order.len() > batch_size.max(1) * threads {
+        return order.chunks(batch_size.max(1)).collect();
+    }
+    let total: usize = order.iter().map(|&i| lens[i]).sum();
+    let mut out = Vec::with_capacity(threads);
+    let (mut start, mut acc) = (0, 0);
+    for (k, &i) in order.iter().enumerate() {
+        acc += lens[i];
+        if acc * threads >= total * (out.len() + 1) && out.len() + 1 < threads {
+            out.push(&order[start..=k]);
+            start = k + 1;
+        }
+    }
+    if start < order.len() {
+        out.push(&order[start..]);
+    }
+    out
 }
 
 impl Embedder for BertEmbedder {
@@ -360,9 +382,8 @@ impl Embedder for BertEmbedder {
         // sorted run, so each batch pads to nearly its own length.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| ids[i].len());
-        let chunks: Vec<&[usize]> = order
-            .chunks(chunk_len(texts.len(), self.batch_size))
-            .collect();
+        let lens: Vec<usize> = ids.iter().map(Vec::len).collect();
+        let chunks = batches(&order, &lens, self.batch_size, rayon::current_num_threads());
         let run = |chunk: &[usize]| -> Result<Vec<Vec<f32>>, EmbedError> {
             let batch: Vec<&[u32]> = chunk.iter().map(|&i| ids[i].as_slice()).collect();
             let vectors = self
@@ -406,5 +427,32 @@ impl Embedder for BertEmbedder {
                 text.len().div_ceil(4)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batches;
+
+    #[test]
+    fn few_texts_split_into_one_run_per_thread_of_equal_tokens() {
+        // Sorted by length: many short texts, then a few long ones.
+        let lens = [5, 5, 5, 5, 5, 5, 5, 5, 40, 40];
+        let order: Vec<usize> = (0..lens.len()).collect();
+        let b = batches(&order, &lens, 32, 2);
+        assert_eq!(b.len(), 2);
+        let tokens = |run: &[usize]| run.iter().map(|&i| lens[i]).sum::<usize>();
+        assert_eq!(b.concat(), order);
+        assert!(tokens(b[0]).abs_diff(tokens(b[1])) <= 40, "{b:?}");
+        assert_eq!(batches(&order, &lens, 32, 1), vec![&order[..]]);
+        // More texts than a batch per thread: plain batches.
+        let many: Vec<usize> = (0..100).collect();
+        let lens = vec![7; 100];
+        let b = batches(&many, &lens, 32, 2);
+        assert_eq!(
+            b.iter().map(|r| r.len()).collect::<Vec<_>>(),
+            [32, 32, 32, 4]
+        );
+        assert!(batches(&[], &lens, 32, 2).is_empty());
     }
 }
