@@ -6,8 +6,9 @@ use cairn_core::{Message, Provenance, Role, SessionInput, SpaceId, Timestamp, Un
 use std::collections::HashSet;
 
 /// Version of the rules below. Stores remember which version made their units; opening
-/// a store made by another version re-derives every unit from the record.
-pub const DERIVE_VERSION: u32 = 3;
+/// a store made by another version re-derives every unit from the record (trajectory
+/// units too: 4 changed what slice and event vectors read).
+pub const DERIVE_VERSION: u32 = 4;
 
 /// A silence this long ends an episode of a multi-party chat.
 const EPISODE_GAP_MINUTES: i64 = 30;
