@@ -16,6 +16,7 @@ use crate::metrics::{percentiles, Percentiles};
 use crate::protocol::{
     arm_stop, check_label, config_name, open_memory, stopped, utc_stamp, ConfigRow, RunMeta,
 };
+use crate::report::{canonical, f3, ms};
 use crate::ConfigChoice;
 use anyhow::{bail, Context as _};
 use cairn::formats::evermembench::{load_evermem_dialogue, load_evermem_qa, EverQuestion};
@@ -567,13 +568,6 @@ pub(crate) fn run(args: &EverMemArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn canonical(p: &Path) -> String {
-    std::fs::canonicalize(p)
-        .unwrap_or_else(|_| p.to_path_buf())
-        .display()
-        .to_string()
-}
-
 fn select<'q>(
     questions: &'q [EverQuestion],
     ids: &[String],
@@ -926,18 +920,6 @@ pub fn summarize(
         chance_accuracy: 0.25,
         rows,
         ingest,
-    }
-}
-
-fn f3(x: f64) -> String {
-    format!("{x:.3}")
-}
-
-fn ms(x: f64) -> String {
-    if x >= 100.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.1}")
     }
 }
 

@@ -38,6 +38,7 @@ pub mod metrics;
 mod protocol;
 pub mod qa;
 pub mod record;
+mod report;
 pub mod summary;
 pub mod trajectories_scale;
 

@@ -30,6 +30,7 @@ use crate::metrics::{percentiles, Percentiles};
 use crate::protocol::{
     arm_stop, check_label, open_memory, space_name, stopped, utc_stamp, ConfigRow, RunMeta,
 };
+use crate::report::{canonical, f3, ms};
 use anyhow::{bail, Context as _};
 use cairn::formats::lme_v2::{
     load_lme_v2_haystacks, load_lme_v2_questions, EvalFunction, EvalKind, LmeV2Question,
@@ -568,13 +569,6 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn canonical(p: &Path) -> String {
-    std::fs::canonicalize(p)
-        .unwrap_or_else(|_| p.to_path_buf())
-        .display()
-        .to_string()
-}
-
 fn select<'q>(
     questions: &'q [LmeV2Question],
     ids: &[String],
@@ -886,18 +880,6 @@ pub fn summarize(
         states_inserted: records.iter().map(|r| r.insert.states).sum(),
         vectors_computed: records.iter().map(|r| r.insert.vectors_computed).sum(),
         vectors_cached: records.iter().map(|r| r.insert.vectors_cached).sum(),
-    }
-}
-
-fn f3(x: f64) -> String {
-    format!("{x:.3}")
-}
-
-fn ms(x: f64) -> String {
-    if x >= 100.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.1}")
     }
 }
 

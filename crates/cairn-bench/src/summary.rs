@@ -4,6 +4,7 @@ use crate::env::shell_join;
 use crate::metrics::{aggregate, metric_names, percentiles, Grouped, Percentiles, DEFINITIONS};
 use crate::protocol::{ConfigRow, RunMeta};
 use crate::record::QuestionRecord;
+use crate::report::{f3, ms};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
@@ -294,18 +295,6 @@ pub fn write_files(dir: &Path, s: &Summary) -> anyhow::Result<()> {
     w("summary.md", render_summary(s))?;
     w("METHODOLOGY.md", render_methodology(s))?;
     Ok(())
-}
-
-fn f3(x: f64) -> String {
-    format!("{x:.3}")
-}
-
-fn ms(x: f64) -> String {
-    if x >= 100.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.1}")
-    }
 }
 
 fn short_metric(name: &str) -> String {

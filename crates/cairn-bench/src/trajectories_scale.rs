@@ -10,6 +10,7 @@
 use crate::env::{self, shell_join, Machine};
 use crate::metrics::{percentiles, Percentiles};
 use crate::protocol::{arm_stop, check_label, open_memory, stopped, utc_stamp, ConfigRow, RunMeta};
+use crate::report::ms;
 use anyhow::{bail, Context as _};
 use cairn::{AgentState, RecallOptions, Timings, TrajectoryInput, UnitKind};
 use clap::Args;
@@ -694,14 +695,6 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
         bail!("interrupted");
     }
     Ok(())
-}
-
-fn ms(x: f64) -> String {
-    if x >= 100.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.1}")
-    }
 }
 
 fn mib(b: u64) -> String {
