@@ -15,7 +15,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! This crate wires the engine to the embedded store and the local embedding model. It
+//! This crate wires the engine to a store (the embedded one, or PostgreSQL with pgvector
+//! through `Memory::open_postgres`) and the local embedding model. It
 //! owns the public Rust API and its error type; it must not hold logic of its own beyond
 //! wiring, configuration and (de)serialization of the export format.
 

@@ -7,6 +7,7 @@ use cairn_core::{
 use cairn_embed::{BertEmbedder, EmbedConfig};
 use cairn_engine::{CheckReport, Engine, EngineBackends, EngineConfig, IngestReport};
 use cairn_store::{EmbeddedStore, SqliteEmbeddingCache};
+use cairn_store_postgres::PostgresStore;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -28,7 +29,8 @@ pub struct MemoryConfig {
     pub enrichment: crate::enrich::EnrichmentConfig,
 }
 
-/// A memory store in one data directory.
+/// A memory store: one embedded data directory, or a PostgreSQL database
+/// ([`Memory::open_postgres`]).
 pub struct Memory {
     engine: Arc<Engine>,
     /// The LLM fact reader when `[llm]` is configured.
@@ -68,19 +70,66 @@ impl Memory {
             .clone()
             .unwrap_or_else(|| EmbeddedStore::default_cache_path(&dir));
         let cache: Arc<dyn EmbeddingCache> = Arc::new(SqliteEmbeddingCache::open(&cache_path)?);
-        let records: Arc<dyn RecordStore> = store.records;
-        let engine = Engine::open(
+        Self::with_backends(
+            dir,
+            config,
             EngineBackends {
-                records: records.clone(),
+                records: store.records,
                 text: store.text,
                 vectors: store.vectors,
                 embedder,
-                cache: cache.clone(),
+                cache,
                 enrich: Some(store.enrich),
             },
-            config.engine,
-        )?;
-        let engine = Arc::new(engine);
+        )
+    }
+
+    /// Opens a memory whose storage is a PostgreSQL database with pgvector (`url`,
+    /// migrated by [`Memory::migrate_postgres`]) with the configured embedding model.
+    /// `dir` keeps only what is local to this process (the server's API keys); several
+    /// processes may open one database at once.
+    pub fn open_postgres(
+        url: &str,
+        dir: impl AsRef<Path>,
+        config: MemoryConfig,
+    ) -> Result<Self, Error> {
+        let embedder = Arc::new(BertEmbedder::load(&config.embed)?);
+        Self::open_postgres_with_embedder(url, dir, config, embedder)
+    }
+
+    /// [`Memory::open_postgres`] with an embedder of the caller's choosing. The embedding
+    /// cache is the database's (`embedding_cache` of the configuration is not used).
+    pub fn open_postgres_with_embedder(
+        url: &str,
+        dir: impl AsRef<Path>,
+        config: MemoryConfig,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<Self, Error> {
+        let store = PostgresStore::open(url, embedder.model_id(), embedder.dim())?;
+        Self::with_backends(
+            dir.as_ref().to_path_buf(),
+            config,
+            EngineBackends {
+                records: store.records,
+                text: store.text,
+                vectors: store.vectors,
+                embedder,
+                cache: store.cache,
+                enrich: Some(store.enrich),
+            },
+        )
+    }
+
+    /// Applies the pending schema migrations of a PostgreSQL database (creating the
+    /// `vector` extension needs a role allowed to); returns the versions applied now.
+    pub fn migrate_postgres(url: &str) -> Result<Vec<i64>, Error> {
+        let db = cairn_store_postgres::PgStore::connect(url)?;
+        Ok(cairn_store_postgres::migrate(&db)?)
+    }
+
+    fn with_backends(dir: PathBuf, config: MemoryConfig, b: EngineBackends) -> Result<Self, Error> {
+        let records = b.records.clone();
+        let engine = Arc::new(Engine::open(b, config.engine)?);
         let enricher = match &config.llm {
             Some(llm) => Some(Arc::new(crate::enrich::LlmFactReader::new(
                 cairn_llm::LlmClient::new(llm.clone())
