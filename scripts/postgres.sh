@@ -47,7 +47,7 @@ if [ ! -f "$SHAREDIR/extension/vector.control" ]; then
   (
     cd "$WORK"
     apt-get source -qq "pgvector=$PGVECTOR_VERSION-1" >&2 2>&1 || apt-get source -qq pgvector >&2 2>&1
-    cd pgvector-"$PGVECTOR_VERSION"
+    cd pgvector-*/
     make -s PG_CONFIG="$BIN/pg_config" >&2
     "${SUDO[@]}" make -s install PG_CONFIG="$BIN/pg_config" >&2
   )

@@ -27,6 +27,9 @@ pub struct MemoryConfig {
     /// for enrichment of the spaces that switch it on.
     pub llm: Option<cairn_llm::LlmConfig>,
     pub enrichment: crate::enrich::EnrichmentConfig,
+    /// Where the memory lives: `None`, the data directory (embedded store); a
+    /// `postgres://` URL, that PostgreSQL database (see [`Memory::open_postgres`]).
+    pub store: Option<String>,
 }
 
 /// A memory store: one embedded data directory, or a PostgreSQL database
@@ -52,12 +55,18 @@ impl Memory {
         Self::open_with(dir, MemoryConfig::default())
     }
 
+    /// Opens the store the configuration names ([`MemoryConfig::store`]: a PostgreSQL
+    /// URL, else the data directory) with the configured embedding model.
     pub fn open_with(dir: impl AsRef<Path>, config: MemoryConfig) -> Result<Self, Error> {
         let embedder = Arc::new(BertEmbedder::load(&config.embed)?);
-        Self::open_with_embedder(dir, config, embedder)
+        match config.store.clone() {
+            Some(url) => Self::open_postgres_with_embedder(&url, dir, config, embedder),
+            None => Self::open_with_embedder(dir, config, embedder),
+        }
     }
 
-    /// Opens with an embedder of the caller's choosing (any [`Embedder`] implementation).
+    /// Opens the embedded store in `dir` with an embedder of the caller's choosing (any
+    /// [`Embedder`] implementation).
     pub fn open_with_embedder(
         dir: impl AsRef<Path>,
         config: MemoryConfig,

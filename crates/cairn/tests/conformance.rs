@@ -139,6 +139,10 @@ fn database_url() -> Option<String> {
     match std::env::var("CAIRN_TEST_DATABASE_URL") {
         Ok(u) if !u.is_empty() => Some(u),
         _ => {
+            assert!(
+                std::env::var_os("CAIRN_REQUIRE_POSTGRES").is_none(),
+                "CAIRN_REQUIRE_POSTGRES is set but CAIRN_TEST_DATABASE_URL is not"
+            );
             WARNED.get_or_init(|| {
                 eprintln!("SKIPPED: postgres conformance (set CAIRN_TEST_DATABASE_URL)")
             });
