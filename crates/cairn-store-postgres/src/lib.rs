@@ -95,12 +95,24 @@ impl Wake for ThreadWaker {
     }
 }
 
+/// The store's runtime; dropped without waiting (a plain drop would panic when the last
+/// store is dropped inside another runtime's async context).
+struct Rt(Option<tokio::runtime::Runtime>);
+
+impl Drop for Rt {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
 /// A connection pool and the runtime that drives its I/O. Cheap to clone; every trait
 /// implementation of this crate holds one.
 #[derive(Clone)]
 pub struct PgStore {
     pool: PgPool,
-    rt: Arc<tokio::runtime::Runtime>,
+    rt: Arc<Rt>,
 }
 
 impl PgStore {
@@ -115,12 +127,11 @@ impl PgStore {
             .map_err(|e| StoreError::Backend(format!("postgres runtime: {e}")))?;
         let opts = PgConnectOptions::from_str(url)
             .map_err(|e| StoreError::Backend(format!("postgres URL: {e}")))?;
-        let rt = Arc::new(rt);
         let pool = {
             let _enter = rt.enter();
             PgPoolOptions::new()
                 .max_connections(16)
-                .acquire_timeout(std::time::Duration::from_secs(30))
+                .acquire_timeout(std::time::Duration::from_secs(10))
                 .after_connect(|conn, _| {
                     Box::pin(async move {
                         // Filtered HNSW scans keep going until they found `limit` rows of
@@ -132,10 +143,18 @@ impl PgStore {
                         Ok(())
                     })
                 })
-                .connect_lazy_with(opts)
+                .connect_lazy_with(opts.clone())
         };
-        let store = Self { pool, rt };
-        store.block_on(async { store.pool.execute("SELECT 1").await })?;
+        let store = Self {
+            pool,
+            rt: Arc::new(Rt(Some(rt))),
+        };
+        // One direct connection first: a wrong URL or an unreachable server fails now,
+        // instead of after the pool's acquire timeout.
+        store.block_on(async {
+            use sqlx::Connection;
+            sqlx::PgConnection::connect_with(&opts).await?.close().await
+        })?;
         Ok(store)
     }
 
@@ -149,7 +168,7 @@ impl PgStore {
         &self,
         fut: impl Future<Output = Result<T, sqlx::Error>>,
     ) -> Result<T, StoreError> {
-        let _enter = self.rt.enter();
+        let _enter = self.rt.0.as_ref().map(|rt| rt.enter());
         let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
         let mut cx = Context::from_waker(&waker);
         let mut fut = std::pin::pin!(fut);

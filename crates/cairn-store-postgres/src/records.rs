@@ -76,6 +76,16 @@ enum Outcome<T> {
     Missing,
 }
 
+/// Takes the store-wide write lock (the `last_seq` row) until the transaction ends:
+/// record writes of every process are serialized, so positions (`ord`) and sequence
+/// numbers are computed over everything committed before.
+async fn lock_writes(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT num FROM cairn_meta WHERE key = 'last_seq' FOR UPDATE")
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 async fn space_exists(conn: &mut PgConnection, space: &str) -> Result<bool, sqlx::Error> {
     sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM spaces WHERE space = $1)")
         .bind(space)
@@ -282,6 +292,7 @@ impl RecordStore for PgRecordStore {
         let body = to_json(record)?;
         let out = self.db.block_on(async {
             let mut tx = self.db.pool().begin().await?;
+            lock_writes(&mut tx).await?;
             if !space_exists(&mut tx, space).await? {
                 return Ok(Outcome::NoSpace);
             }
@@ -372,6 +383,7 @@ impl RecordStore for PgRecordStore {
         let (hashes, blobs): (Vec<String>, Vec<Vec<u8>>) = observations.into_iter().unzip();
         let out = self.db.block_on(async {
             let mut tx = self.db.pool().begin().await?;
+            lock_writes(&mut tx).await?;
             if !space_exists(&mut tx, space).await? {
                 return Ok(Outcome::NoSpace);
             }

@@ -431,6 +431,45 @@ fn units_by_id_since_and_topic() {
     });
 }
 
+#[test]
+fn concurrent_writers_get_disjoint_sequence_numbers() {
+    each(|b| {
+        let s = b.open("m", 2);
+        let a = sp("a");
+        s.records.create_space(&a).unwrap();
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                let records = s.records.clone();
+                let a = a.clone();
+                scope.spawn(move || {
+                    for i in 0..25 {
+                        let id = format!("s{t}-{i}");
+                        let units = [
+                            unit(&a, &format!("turn:{id}:0"), &id, "x", "x"),
+                            unit(&a, &format!("turn:{id}:1"), &id, "y", "y"),
+                        ];
+                        records
+                            .put_session(&record(&a, &id, &["x"]), &units)
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(s.records.last_seq().unwrap(), 200, "{}", b.name());
+        let mut seqs: Vec<u64> = s
+            .records
+            .units_since(0)
+            .unwrap()
+            .iter()
+            .map(|(q, _)| *q)
+            .collect();
+        assert_eq!(seqs.len(), 200);
+        seqs.dedup();
+        assert_eq!(seqs, (1..=200).collect::<Vec<u64>>(), "{}", b.name());
+        assert_eq!(s.records.sessions(&a).unwrap().len(), 100);
+    });
+}
+
 fn trajectory(space: &SpaceId, id: &str, observations: &[&str]) -> TrajectoryRecord {
     let states: Vec<serde_json::Value> = observations
         .iter()
