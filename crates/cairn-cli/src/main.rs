@@ -142,7 +142,8 @@ enum Command {
     Serve(server::ServeArgs),
     /// Serve the MCP tools on stdin/stdout (for a local agent).
     Mcp(server::McpArgs),
-    /// Manage API keys of the server (stored hashed in the data directory).
+    /// Manage API keys of the server (stored hashed in the data directory, or in the
+    /// PostgreSQL store with --store).
     #[command(subcommand)]
     Keys(server::KeysCommand),
     /// Measure recall throughput and latency of a running server.
@@ -246,7 +247,10 @@ fn run(cli: Cli) -> Result<()> {
         Command::Migrate => migrate(&cli),
         Command::Serve(args) => server::serve(open(&cli)?, args),
         Command::Mcp(args) => server::mcp(open(&cli)?, args),
-        Command::Keys(cmd) => server::keys(&cli.dir, cmd, cli.json),
+        Command::Keys(cmd) => {
+            let store = load_config(&cli)?.store;
+            server::keys(&cli.dir, store.as_deref(), cmd, cli.json)
+        }
         Command::Load(args) => server::load(args, cli.json),
         Command::Ingest(args) => ingest::run(&open(&cli)?, args, cli.json),
         Command::Recall {

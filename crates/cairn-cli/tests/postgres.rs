@@ -1,7 +1,7 @@
 //! Two `cairn serve` processes on one PostgreSQL database serve the same spaces: what one
 //! writes the other reads at once, what one forgets the other no longer shows. Runs when
 //! `CAIRN_TEST_DATABASE_URL` names a database with pgvector (`scripts/postgres.sh`) and
-//! the embedding model is installed; says SKIPPED otherwise.
+//! the embedding model is installed; says SKIPPED otherwise. API keys live in the database.
 use cairn_store_postgres::PgStore;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -66,7 +66,16 @@ fn serve(dir: &Path, store: &str) -> Result<(Server, String), String> {
 }
 
 fn request(method: &str, url: &str, body: Option<serde_json::Value>) -> (u16, serde_json::Value) {
-    let req = ureq::request(method, url).set("Authorization", &format!("Bearer {ADMIN}"));
+    request_as(ADMIN, method, url, body)
+}
+
+fn request_as(
+    key: &str,
+    method: &str,
+    url: &str,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let req = ureq::request(method, url).set("Authorization", &format!("Bearer {key}"));
     let result = match body {
         Some(b) => req
             .set("Content-Type", "application/json")
@@ -138,7 +147,7 @@ fn two_servers_on_one_database_serve_the_same_spaces() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("applied migration(s) 1"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("applied migration(s) 1, 2"));
     let out = cairn(&dir_a, &store).arg("migrate").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("up to date"));
 
@@ -171,6 +180,49 @@ fn two_servers_on_one_database_serve_the_same_spaces() {
     );
     assert_eq!(status, 200, "{body}");
     assert!(recall(&url_a, "Who keeps bees?").contains("Chefchaouen"));
+
+    // A key made with `cairn keys --store` lives in the database: both servers know it,
+    // and its revocation reaches both at once.
+    let out = cairn(&dir_a, &store)
+        .args(["keys", "create", "--space", "shared"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    for url in [&url_a, &url_b] {
+        let (status, body) = request_as(
+            &token,
+            "POST",
+            &format!("{url}/v1/spaces/shared/recall"),
+            Some(serde_json::json!({"query": "bees"})),
+        );
+        assert_eq!(status, 200, "{body}");
+        let (status, _) = request_as(&token, "GET", &format!("{url}/v1/spaces/other/stats"), None);
+        assert_eq!(status, 403);
+    }
+    assert!(
+        !dir_b.join("keys.sqlite3").exists(),
+        "keys are not kept in the data directory"
+    );
+    let listed = cairn(&dir_b, &store)
+        .args(["--json", "keys", "list"])
+        .output()
+        .unwrap();
+    let keys: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = keys[0]["id"].as_str().unwrap().to_string();
+    assert!(cairn(&dir_b, &store)
+        .args(["keys", "revoke", &id])
+        .status()
+        .unwrap()
+        .success());
+    for url in [&url_a, &url_b] {
+        let (status, _) = request_as(&token, "GET", &format!("{url}/v1/spaces"), None);
+        assert_eq!(status, 401);
+    }
 
     // Forgotten through A, gone through B.
     let (status, body) = request(

@@ -1,7 +1,8 @@
 //! The PostgreSQL + pgvector storage backend: every storage trait of `cairn-core`
 //! ([`RecordStore`](cairn_core::RecordStore), [`TextIndex`](cairn_core::TextIndex),
 //! [`VectorIndex`](cairn_core::VectorIndex), [`EmbeddingCache`](cairn_core::EmbeddingCache),
-//! [`EnrichmentStore`](cairn_core::EnrichmentStore)) over one database, so several
+//! [`EnrichmentStore`](cairn_core::EnrichmentStore), [`KeyRecords`](cairn_core::KeyRecords))
+//! over one database, so several
 //! stateless `cairn serve` processes can share it.
 //!
 //! - Records (sessions, trajectories with observations stored once per space, gzip'd),
@@ -39,7 +40,7 @@ mod records;
 mod text;
 mod vectors;
 
-pub use misc::{PgEmbeddingCache, PgEnrichmentStore};
+pub use misc::{PgEmbeddingCache, PgEnrichmentStore, PgKeyRecords};
 pub use records::PgRecordStore;
 pub use text::PgTextIndex;
 pub use vectors::PgVectorIndex;
@@ -54,11 +55,17 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
 /// The schema migrations, in order (embedded in the binary).
-const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "schema", include_str!("../migrations/0001_schema.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "schema", include_str!("../migrations/0001_schema.sql")),
+    (
+        2,
+        "api keys",
+        include_str!("../migrations/0002_api_keys.sql"),
+    ),
+];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 fn migrator() -> Migrator {
     Migrator::with_migrations(
@@ -250,6 +257,7 @@ pub struct PostgresStore {
     pub vectors: Arc<PgVectorIndex>,
     pub cache: Arc<PgEmbeddingCache>,
     pub enrich: Arc<PgEnrichmentStore>,
+    pub keys: Arc<PgKeyRecords>,
 }
 
 impl PostgresStore {
@@ -264,6 +272,7 @@ impl PostgresStore {
             vectors: Arc::new(PgVectorIndex::open(db.clone(), vector_model, dim)?),
             cache: Arc::new(PgEmbeddingCache::new(db.clone())),
             enrich: Arc::new(PgEnrichmentStore::new(db.clone())),
+            keys: Arc::new(PgKeyRecords::new(db.clone())),
             db,
         })
     }

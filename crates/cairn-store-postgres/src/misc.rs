@@ -1,6 +1,8 @@
-//! The embedding cache and stored enrichments.
+//! The embedding cache, stored enrichments and API key rows.
 use crate::PgStore;
-use cairn_core::{EmbeddingCache, Enrichment, EnrichmentStore, SpaceId, StoreError};
+use cairn_core::{
+    EmbeddingCache, Enrichment, EnrichmentStore, KeyRecords, KeyRow, SpaceId, StoreError,
+};
 use std::collections::HashMap;
 
 fn encode(v: &[f32]) -> Vec<u8> {
@@ -191,5 +193,91 @@ impl EnrichmentStore for PgEnrichmentStore {
             .execute(self.db.pool()),
         )?;
         Ok(())
+    }
+}
+
+/// API key rows (`api_keys`), shared by every process on the database.
+pub struct PgKeyRecords {
+    db: PgStore,
+}
+
+impl PgKeyRecords {
+    pub fn new(db: PgStore) -> Self {
+        Self { db }
+    }
+}
+
+type KeyTuple = (
+    String,
+    Vec<u8>,
+    Vec<String>,
+    bool,
+    Option<String>,
+    String,
+    Option<String>,
+);
+
+fn key_row(t: KeyTuple) -> KeyRow {
+    KeyRow {
+        id: t.0,
+        hash: t.1,
+        spaces: t.2,
+        read_only: t.3,
+        label: t.4,
+        created_at: t.5,
+        revoked_at: t.6,
+    }
+}
+
+impl KeyRecords for PgKeyRecords {
+    fn insert(&self, row: &KeyRow) -> Result<(), StoreError> {
+        self.db.block_on(
+            sqlx::query(
+                "INSERT INTO api_keys(id, hash, spaces, read_only, label, created_at, revoked_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(&row.id)
+            .bind(&row.hash)
+            .bind(&row.spaces)
+            .bind(row.read_only)
+            .bind(&row.label)
+            .bind(&row.created_at)
+            .bind(&row.revoked_at)
+            .execute(self.db.pool()),
+        )?;
+        Ok(())
+    }
+
+    fn list(&self) -> Result<Vec<KeyRow>, StoreError> {
+        let rows: Vec<KeyTuple> = self.db.block_on(
+            sqlx::query_as(
+                "SELECT id, hash, spaces, read_only, label, created_at, revoked_at
+                   FROM api_keys ORDER BY created_at, id",
+            )
+            .fetch_all(self.db.pool()),
+        )?;
+        Ok(rows.into_iter().map(key_row).collect())
+    }
+
+    fn revoke(&self, id: &str, at: &str) -> Result<bool, StoreError> {
+        let r = self.db.block_on(
+            sqlx::query("UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+                .bind(id)
+                .bind(at)
+                .execute(self.db.pool()),
+        )?;
+        Ok(r.rows_affected() > 0)
+    }
+
+    fn live(&self, id: &str) -> Result<Option<KeyRow>, StoreError> {
+        let row: Option<KeyTuple> = self.db.block_on(
+            sqlx::query_as(
+                "SELECT id, hash, spaces, read_only, label, created_at, revoked_at
+                   FROM api_keys WHERE id = $1 AND revoked_at IS NULL",
+            )
+            .bind(id)
+            .fetch_optional(self.db.pool()),
+        )?;
+        Ok(row.map(key_row))
     }
 }

@@ -29,9 +29,9 @@ mod memory;
 pub use cairn_core::filter;
 pub use cairn_core::{
     time::parse_timestamp, AgentState, Evidence, FactHistory, FactVersion, Format, GroupMessage,
-    Hit, InputError, Message, Recall, RecallOptions, Role, SessionInput, SessionRecord, SpaceId,
-    SpaceStats, SpeakerProfile, StoreError, Style, Timestamp, Timings, TrajectoryInput,
-    TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind,
+    Hit, InputError, KeyRecords, KeyRow, Message, Recall, RecallOptions, Role, SessionInput,
+    SessionRecord, SpaceId, SpaceStats, SpeakerProfile, StoreError, Style, Timestamp, Timings,
+    TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind,
 };
 pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
 pub use cairn_engine::{

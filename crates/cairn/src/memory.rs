@@ -1,8 +1,8 @@
 use crate::Error;
 use cairn_core::{
-    Embedder, EmbeddingCache, FactHistory, GroupMessage, InputError, Recall, RecallOptions,
-    RecordStore, SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile, Timestamp,
-    TrajectoryInput, TrajectoryRecord, TrajectorySummary,
+    Embedder, EmbeddingCache, FactHistory, GroupMessage, InputError, KeyRecords, Recall,
+    RecallOptions, RecordStore, SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile,
+    Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
 };
 use cairn_embed::{BertEmbedder, EmbedConfig};
 use cairn_engine::{CheckReport, Engine, EngineBackends, EngineConfig, IngestReport};
@@ -43,6 +43,8 @@ pub struct Memory {
     dir: PathBuf,
     /// Read access for browsing (see `browse.rs`); every write goes through the engine.
     pub(crate) records: Arc<dyn RecordStore>,
+    /// API key rows kept by the store (PostgreSQL); `None`: the server keeps its own.
+    keys: Option<Arc<dyn KeyRecords>>,
 }
 
 pub(crate) fn space(name: &str) -> Result<SpaceId, Error> {
@@ -82,6 +84,7 @@ impl Memory {
         Self::with_backends(
             dir,
             config,
+            None,
             EngineBackends {
                 records: store.records,
                 text: store.text,
@@ -118,6 +121,7 @@ impl Memory {
         Self::with_backends(
             dir.as_ref().to_path_buf(),
             config,
+            Some(store.keys),
             EngineBackends {
                 records: store.records,
                 text: store.text,
@@ -136,7 +140,26 @@ impl Memory {
         Ok(cairn_store_postgres::migrate(&db)?)
     }
 
-    fn with_backends(dir: PathBuf, config: MemoryConfig, b: EngineBackends) -> Result<Self, Error> {
+    /// The API key rows of a PostgreSQL store (for `cairn keys` without opening a
+    /// memory).
+    pub fn postgres_key_records(url: &str) -> Result<Arc<dyn KeyRecords>, Error> {
+        let db = cairn_store_postgres::PgStore::connect(url)?;
+        db.require_current_schema()?;
+        Ok(Arc::new(cairn_store_postgres::PgKeyRecords::new(db)))
+    }
+
+    /// API key rows kept by the store, when it keeps them (PostgreSQL: every server on
+    /// the database shares them); `None` for the embedded store.
+    pub fn key_records(&self) -> Option<Arc<dyn KeyRecords>> {
+        self.keys.clone()
+    }
+
+    fn with_backends(
+        dir: PathBuf,
+        config: MemoryConfig,
+        keys: Option<Arc<dyn KeyRecords>>,
+        b: EngineBackends,
+    ) -> Result<Self, Error> {
         let records = b.records.clone();
         let engine = Arc::new(Engine::open(b, config.engine)?);
         let enricher = match &config.llm {
@@ -160,6 +183,7 @@ impl Memory {
             worker,
             dir,
             records,
+            keys,
         })
     }
 
