@@ -91,6 +91,13 @@ pub trait RecordStore: Send + Sync {
     fn derive_version(&self) -> Result<u32, StoreError>;
     fn set_derive_version(&self, version: u32) -> Result<(), StoreError>;
     fn stats(&self, space: &SpaceId) -> Result<SpaceStats, StoreError>;
+    /// Keeps the writers of every other process sharing this store waiting until the
+    /// returned guard drops, so the engine's read-check-write steps (appends, forgets,
+    /// index watermarks) are atomic across processes as its own mutex makes them within
+    /// one. `None`: nothing to hold (one process owns the store).
+    fn lock_writers(&self) -> Result<Option<Box<dyn Send>>, StoreError> {
+        Ok(None)
+    }
 }
 
 /// What to look for in the lexical index. Every query names its space: there is no way

@@ -17,9 +17,11 @@
 //!   iterative index scans (`hnsw.iterative_scan`) so the space filter never starves the
 //!   result; the planner scans small spaces exactly.
 //!
-//! Writes are made safe for several processes by the database: a unit write takes the
-//! next sequence numbers from the `last_seq` meta row inside its transaction (the row lock
-//! orders writers, so sequence order is commit order), watermarks only ever move up
+//! Writes are made safe for several processes by the database: the engine's write lock
+//! includes a session-level advisory lock (`RecordStore::lock_writers`), so its
+//! read-check-write steps (appends, forgets) are atomic across processes; a unit write takes
+//! the next sequence numbers from the `last_seq` meta row inside its transaction (the row
+//! lock orders writers, so sequence order is commit order), watermarks only ever move up
 //! (`GREATEST`), and nothing is cached in the process, so every read sees the database as
 //! it is.
 //!
@@ -169,13 +171,18 @@ impl PgStore {
         &self.pool
     }
 
+    /// Enters the store's runtime (for dropping pooled connections outside a query).
+    pub(crate) fn enter(&self) -> Option<tokio::runtime::EnterGuard<'_>> {
+        self.rt.0.as_ref().map(|rt| rt.enter())
+    }
+
     /// Runs `fut` to completion on this thread, with the store's runtime providing I/O and
     /// timers.
     pub fn block_on<T>(
         &self,
         fut: impl Future<Output = Result<T, sqlx::Error>>,
     ) -> Result<T, StoreError> {
-        let _enter = self.rt.0.as_ref().map(|rt| rt.enter());
+        let _enter = self.enter();
         let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
         let mut cx = Context::from_waker(&waker);
         let mut fut = std::pin::pin!(fut);

@@ -10,7 +10,8 @@ use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use sqlx::{PgConnection, Row};
+use sqlx::pool::PoolConnection;
+use sqlx::{PgConnection, Postgres, Row};
 use std::collections::HashMap;
 use std::io::{Read, Write};
 
@@ -240,7 +241,47 @@ impl PgRecordStore {
     }
 }
 
+/// The session-level advisory lock every engine writer on the database takes
+/// ([`RecordStore::lock_writers`]); held on its own pooled connection, so a process that
+/// dies releases it with its connection.
+struct WritersLock {
+    db: PgStore,
+    conn: Option<PoolConnection<Postgres>>,
+}
+
+const WRITERS_LOCK: &str = "SELECT pg_advisory_lock(hashtext('cairn.writers'))";
+const WRITERS_UNLOCK: &str = "SELECT pg_advisory_unlock(hashtext('cairn.writers'))";
+
+impl Drop for WritersLock {
+    fn drop(&mut self) {
+        let Some(mut conn) = self.conn.take() else {
+            return;
+        };
+        let unlocked = self
+            .db
+            .block_on(async { sqlx::query(WRITERS_UNLOCK).execute(&mut *conn).await });
+        if unlocked.is_err() {
+            // Closing the session releases its advisory locks.
+            conn.close_on_drop();
+        }
+        let _enter = self.db.enter();
+        drop(conn);
+    }
+}
+
 impl RecordStore for PgRecordStore {
+    fn lock_writers(&self) -> Result<Option<Box<dyn Send>>, StoreError> {
+        let conn = self.db.block_on(async {
+            let mut conn = self.db.pool().acquire().await?;
+            sqlx::query(WRITERS_LOCK).execute(&mut *conn).await?;
+            Ok(conn)
+        })?;
+        Ok(Some(Box::new(WritersLock {
+            db: self.db.clone(),
+            conn: Some(conn),
+        })))
+    }
+
     fn create_space(&self, space: &SpaceId) -> Result<bool, StoreError> {
         let r = self.db.block_on(
             sqlx::query("INSERT INTO spaces(space) VALUES ($1) ON CONFLICT DO NOTHING")

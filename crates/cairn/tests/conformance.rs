@@ -60,6 +60,9 @@ trait Backend {
     fn name(&self) -> &'static str;
     fn open(&self, vector_model: &str, dim: usize) -> Stores;
     fn memory(&self) -> Memory;
+    /// Two handles on one store, as two servers have: separate processes' worth of state
+    /// where the backend allows it (PostgreSQL), else one memory shared.
+    fn two_memories(&self) -> (Arc<Memory>, Arc<Memory>);
 }
 
 struct Embedded {
@@ -91,6 +94,11 @@ impl Backend for Embedded {
             Arc::new(HashEmbedder),
         )
         .unwrap()
+    }
+    fn two_memories(&self) -> (Arc<Memory>, Arc<Memory>) {
+        // The embedded store is owned by one process (the text index is locked).
+        let m = Arc::new(self.memory());
+        (m.clone(), m)
     }
 }
 
@@ -124,6 +132,9 @@ impl Backend for Postgres {
             Arc::new(HashEmbedder),
         )
         .unwrap()
+    }
+    fn two_memories(&self) -> (Arc<Memory>, Arc<Memory>) {
+        (Arc::new(self.memory()), Arc::new(self.memory()))
     }
 }
 
@@ -1019,5 +1030,35 @@ fn engine_open_heals_what_the_indexes_missed() {
         assert_eq!(s.vectors.len(&a).unwrap(), 1, "{}", b.name());
         assert_eq!(s.text.count(&a).unwrap(), Some(1));
         assert!(s.text.watermark().unwrap() >= s.records.last_seq().unwrap());
+    });
+}
+
+#[test]
+fn concurrent_appends_to_one_session_lose_nothing() {
+    each(|b| {
+        let (m1, m2) = b.two_memories();
+        std::thread::scope(|scope| {
+            for (t, m) in [(0, &m1), (1, &m2)] {
+                scope.spawn(move || {
+                    for i in 0..8 {
+                        let msg: cairn::GroupMessage = serde_json::from_value(serde_json::json!({
+                            "speaker": format!("p{t}"), "group": "g",
+                            "time": format!("2024-03-01T10:{:02}:{t:02}Z", i),
+                            "text": format!("writer {t} says number {i}")
+                        }))
+                        .unwrap();
+                        m.ingest_group_messages("chat", vec![msg]).unwrap();
+                    }
+                });
+            }
+        });
+        let session = m2.session("chat", "g/2024-03-01").unwrap().unwrap();
+        assert_eq!(
+            session.session.messages.len(),
+            16,
+            "{}: an append was lost",
+            b.name()
+        );
+        assert!(m1.check(false).unwrap().consistent, "{}", b.name());
     });
 }
