@@ -1062,3 +1062,39 @@ fn concurrent_appends_to_one_session_lose_nothing() {
         assert!(m1.check(false).unwrap().consistent, "{}", b.name());
     });
 }
+
+#[test]
+fn a_writer_that_died_mid_write_is_healed_by_the_next_writer() {
+    each(|b| {
+        if b.name() == "embedded" {
+            // One process owns an embedded store: its own crashes heal on open.
+            return;
+        }
+        let m = b.memory();
+        m.ingest_sessions("alice", vec![pets()]).unwrap();
+        {
+            // Another server wrote a record and died before indexing it.
+            let other = b.open("test-hash-64", 64);
+            let a = sp("alice");
+            let u = unit(
+                &a,
+                "turn:lost:0",
+                "lost",
+                "porcupine",
+                "a porcupine named Quill",
+            );
+            other
+                .records
+                .put_session(&record(&a, "lost", &["a porcupine named Quill"]), &[u])
+                .unwrap();
+        }
+        // This server's next write finds the gap and heals it before its own.
+        m.ingest_sessions("alice", vec![travel()]).unwrap();
+        let check = m.check(false).unwrap();
+        assert!(check.consistent, "{}: {check:?}", b.name());
+        assert_eq!(
+            top_session(&m, "alice", "porcupine").as_deref(),
+            Some("lost")
+        );
+    });
+}

@@ -175,19 +175,41 @@ impl Engine {
 
     /// The write lock: this process's mutex, then the store's lock on the writers of other
     /// processes sharing it (PostgreSQL), released in the reverse order.
+    ///
+    /// With a store shared by several processes, every complete write leaves the vector
+    /// watermark at the last sequence number; finding it behind when the lock is taken
+    /// means a writer of another process died between its record and its indexes, so
+    /// they are healed first (this process's own crash is healed by `open`).
     fn lock(&self) -> Result<WriteLock<'_>, EngineError> {
+        let (guard, shared) = self.lock_only()?;
+        if shared && self.b.vectors.watermark()? < self.b.records.last_seq()? {
+            tracing::warn!("another process left units unindexed; healing");
+            self.heal_locked()?;
+        }
+        Ok(guard)
+    }
+
+    fn lock_only(&self) -> Result<(WriteLock<'_>, bool), EngineError> {
         let mutex = self.write.lock().unwrap_or_else(|p| p.into_inner());
         let store = self.b.records.lock_writers()?;
-        Ok(WriteLock {
-            _store: store,
-            _mutex: mutex,
-        })
+        let shared = store.is_some();
+        Ok((
+            WriteLock {
+                _store: store,
+                _mutex: mutex,
+            },
+            shared,
+        ))
     }
 
     /// Brings both indexes up to the record store: units written after an index's
     /// watermark are (re)indexed.
     fn heal(&self) -> Result<CheckReport, EngineError> {
-        let _w = self.lock()?;
+        let _w = self.lock_only()?;
+        self.heal_locked()
+    }
+
+    fn heal_locked(&self) -> Result<CheckReport, EngineError> {
         let last = self.b.records.last_seq()?;
         let tw = self.b.text.watermark()?;
         let vw = self.b.vectors.watermark()?;
