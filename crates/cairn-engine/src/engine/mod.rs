@@ -410,7 +410,9 @@ impl Engine {
     /// Makes every ingested unit searchable and the text index durable.
     pub fn flush(&self) -> Result<(), EngineError> {
         if self.b.text.has_pending() {
-            let _w = self.lock()?;
+            // Only this process's mutex: committing the text index moves no record and
+            // its watermark only moves up, so a recall never waits on other servers.
+            let _w = self.write.lock().unwrap_or_else(|p| p.into_inner());
             self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
         }
         Ok(())
