@@ -2,8 +2,7 @@
 //! ([`RecordStore`](cairn_core::RecordStore), [`TextIndex`](cairn_core::TextIndex),
 //! [`VectorIndex`](cairn_core::VectorIndex), [`EmbeddingCache`](cairn_core::EmbeddingCache),
 //! [`EnrichmentStore`](cairn_core::EnrichmentStore), [`KeyRecords`](cairn_core::KeyRecords))
-//! over one database, so several
-//! stateless `cairn serve` processes can share it.
+//! over one database, so several stateless `cairn serve` processes can share it.
 //!
 //! - Records (sessions, trajectories with observations stored once per space, gzip'd),
 //!   units and the meta row (store-wide unit sequence, watermarks, versions) in plain
@@ -35,7 +34,10 @@
 //! store whose schema is not current fails and says so.
 //!
 //! This crate owns persistence and the mechanics of search. It must never make ranking
-//! decisions (fusion, boosts, packing): those belong to the engine.
+//! decisions (fusion, boosts, packing): those belong to the engine; never keep state in
+//! the process that another process could make stale; never query a space's data without
+//! filtering on its space (`units_since`, store-wide by the trait's contract, is the one
+//! exception).
 
 mod misc;
 mod records;
