@@ -33,6 +33,11 @@ struct Cli {
     /// Embedding cache file (overrides the configuration).
     #[arg(long, global = true)]
     embedding_cache: Option<PathBuf>,
+    /// Store the memory in this PostgreSQL database (`postgres://user:pass@host/db`, with
+    /// pgvector; run `cairn migrate` first) instead of the data directory, which then
+    /// keeps only the server's API keys. Also `store = "..."` in the configuration.
+    #[arg(long, global = true, env = "CAIRN_STORE", hide_env_values = true)]
+    store: Option<String>,
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     json: bool,
@@ -137,11 +142,14 @@ enum Command {
         #[arg(long)]
         rebuild: bool,
     },
+    /// Create or upgrade the schema of a PostgreSQL store (--store); safe to repeat.
+    Migrate,
     /// Serve the HTTP API (/v1) and the MCP endpoint (/mcp).
     Serve(server::ServeArgs),
     /// Serve the MCP tools on stdin/stdout (for a local agent).
     Mcp(server::McpArgs),
-    /// Manage API keys of the server (stored hashed in the data directory).
+    /// Manage API keys of the server (stored hashed in the data directory, or in the
+    /// PostgreSQL store with --store).
     #[command(subcommand)]
     Keys(server::KeysCommand),
     /// Measure recall throughput and latency of a running server.
@@ -168,14 +176,49 @@ fn main() {
     }
 }
 
-fn open(cli: &Cli) -> Result<Memory> {
-    let cfg = config::load(
+fn load_config(cli: &Cli) -> Result<cairn::MemoryConfig> {
+    let mut cfg = config::load(
         cli.config_file.as_deref(),
         &cli.dir,
         cli.model_dir.clone(),
         cli.embedding_cache.clone(),
     )?;
-    Memory::open_with(&cli.dir, cfg).with_context(|| format!("opening {}", cli.dir.display()))
+    if let Some(url) = &cli.store {
+        cfg.store = Some(url.clone());
+    }
+    Ok(cfg)
+}
+
+fn open(cli: &Cli) -> Result<Memory> {
+    let cfg = load_config(cli)?;
+    let what = match &cfg.store {
+        // The URL may hold a password: never print it.
+        Some(_) => "opening the PostgreSQL store (--store)".to_string(),
+        None => format!("opening {}", cli.dir.display()),
+    };
+    Memory::open_with(&cli.dir, cfg).context(what)
+}
+
+fn migrate(cli: &Cli) -> Result<()> {
+    let Some(url) = load_config(cli)?.store else {
+        bail!("cairn migrate needs --store postgres://... (or CAIRN_STORE); the embedded store upgrades itself when opened");
+    };
+    let applied = Memory::migrate_postgres(&url).context("migrating the PostgreSQL store")?;
+    if cli.json {
+        print_json(&serde_json::json!({ "applied": applied }))?;
+    } else if applied.is_empty() {
+        println!("schema up to date");
+    } else {
+        println!(
+            "applied migration(s) {}",
+            applied
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(())
 }
 
 fn parse_quotas(raw: &[String]) -> Result<Option<std::collections::BTreeMap<UnitKind, usize>>> {
@@ -207,9 +250,13 @@ fn run(cli: Cli) -> Result<()> {
     match &cli.command {
         Command::Bench(cmd) => cairn_bench::run(cmd.clone()),
         Command::Reliability(cmd) => reliability::run(cmd),
+        Command::Migrate => migrate(&cli),
         Command::Serve(args) => server::serve(open(&cli)?, args),
         Command::Mcp(args) => server::mcp(open(&cli)?, args),
-        Command::Keys(cmd) => server::keys(&cli.dir, cmd, cli.json),
+        Command::Keys(cmd) => {
+            let store = load_config(&cli)?.store;
+            server::keys(&cli.dir, store.as_deref(), cmd, cli.json)
+        }
         Command::Load(args) => server::load(args, cli.json),
         Command::Ingest(args) => ingest::run(&open(&cli)?, args, cli.json),
         Command::Recall {

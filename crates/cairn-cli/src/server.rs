@@ -181,8 +181,14 @@ pub fn mcp(memory: Memory, args: &McpArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn keys(dir: &Path, cmd: &KeysCommand, json: bool) -> Result<()> {
-    let store = KeyStore::open(dir)?;
+/// `store`: a PostgreSQL URL (keys live in the database), else the data directory's file.
+pub fn keys(dir: &Path, store: Option<&str>, cmd: &KeysCommand, json: bool) -> Result<()> {
+    let store = match store {
+        Some(url) => KeyStore::with_records(
+            Memory::postgres_key_records(url).context("opening the PostgreSQL store (--store)")?,
+        ),
+        None => KeyStore::open(dir)?,
+    };
     match cmd {
         KeysCommand::Create {
             spaces,

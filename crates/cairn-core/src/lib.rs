@@ -31,8 +31,8 @@ pub use recall::{Format, Hit, Recall, RecallOptions, Timings};
 pub use source::{Message, Role, SessionInput, SessionRecord, MAX_TEXT_BYTES};
 pub use time::Timestamp;
 pub use traits::{
-    EmbedError, Embedder, EmbeddingCache, RecordStore, SpaceStats, StoreError, TextIndex,
-    TextQuery, VectorIndex,
+    EmbedError, Embedder, EmbeddingCache, KeyRecords, KeyRow, RecordStore, SpaceStats, StoreError,
+    TextIndex, TextQuery, VectorIndex,
 };
 pub use trajectory::{AgentState, TrajectoryInput, TrajectoryRecord, TrajectorySummary};
 pub use unit::{Provenance, Unit, UnitDetail, UnitKind};

@@ -91,6 +91,13 @@ pub trait RecordStore: Send + Sync {
     fn derive_version(&self) -> Result<u32, StoreError>;
     fn set_derive_version(&self, version: u32) -> Result<(), StoreError>;
     fn stats(&self, space: &SpaceId) -> Result<SpaceStats, StoreError>;
+    /// Keeps the writers of every other process sharing this store waiting until the
+    /// returned guard drops, so the engine's read-check-write steps (appends, forgets,
+    /// index watermarks) are atomic across processes as its own mutex makes them within
+    /// one. `None`: nothing to hold (one process owns the store).
+    fn lock_writers(&self) -> Result<Option<Box<dyn Send>>, StoreError> {
+        Ok(None)
+    }
 }
 
 /// What to look for in the lexical index. Every query names its space: there is no way
@@ -167,4 +174,29 @@ pub trait Embedder: Send + Sync {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
     /// Tokens of `text` under the model's tokenizer (used for token budgets).
     fn count_tokens(&self, text: &str) -> usize;
+}
+
+/// A stored API key: the server makes tokens and hashes them; a backend keeps the rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRow {
+    pub id: String,
+    /// SHA-256 of the whole token (the token itself is never stored).
+    pub hash: Vec<u8>,
+    pub spaces: Vec<String>,
+    pub read_only: bool,
+    pub label: Option<String>,
+    pub created_at: String,
+    pub revoked_at: Option<String>,
+}
+
+/// API key rows kept by a storage backend (PostgreSQL: every server on the database
+/// sees the same keys). Store-wide: a key may span spaces.
+pub trait KeyRecords: Send + Sync {
+    fn insert(&self, row: &KeyRow) -> Result<(), StoreError>;
+    /// Every key, revoked ones included, by creation time then id.
+    fn list(&self) -> Result<Vec<KeyRow>, StoreError>;
+    /// Marks a live key revoked at `at`; false if no live key has that id.
+    fn revoke(&self, id: &str, at: &str) -> Result<bool, StoreError>;
+    /// The key with that id if it is live (not revoked).
+    fn live(&self, id: &str) -> Result<Option<KeyRow>, StoreError>;
 }

@@ -4,14 +4,16 @@
 //! `secret` is 32 random bytes. Only SHA-256 of the whole token is stored
 //! (`keys.sqlite3` in the data directory), compared in constant time; the token itself is
 //! shown once, on creation. Keys are read from the file on every request, so keys created
-//! or revoked by `cairn keys` while the server runs take effect at once.
+//! or revoked by `cairn keys` while the server runs take effect at once. With a store that
+//! keeps keys (PostgreSQL) the rows live in the database instead, shared by every server.
 use crate::error::{ApiError, ServerError};
 use axum::http::StatusCode;
+use cairn::{KeyRecords, KeyRow};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use subtle::ConstantTimeEq;
 
 /// File name of the key store inside the data directory.
@@ -103,10 +105,25 @@ pub struct NewKey {
     pub info: KeyInfo,
 }
 
-/// The key store of one data directory.
+/// The key store: `keys.sqlite3` in a data directory, or the rows of a storage backend
+/// that keeps keys (PostgreSQL: shared by every server on the database).
 pub struct KeyStore {
-    conn: Mutex<Connection>,
-    path: PathBuf,
+    inner: Inner,
+}
+
+enum Inner {
+    File {
+        conn: Mutex<Connection>,
+        path: PathBuf,
+    },
+    Records(Arc<dyn KeyRecords>),
+}
+
+fn file_err(path: &Path, source: rusqlite::Error) -> ServerError {
+    ServerError::Keys {
+        path: path.display().to_string(),
+        source,
+    }
 }
 
 fn hash(token: &str) -> [u8; 32] {
@@ -148,20 +165,43 @@ impl KeyStore {
         )
         .map_err(err)?;
         Ok(Self {
-            conn: Mutex::new(conn),
-            path,
+            inner: Inner::File {
+                conn: Mutex::new(conn),
+                path,
+            },
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
-        // A panic mid-statement leaves SQLite consistent (the statement rolls back).
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    /// Keys kept by a storage backend ([`cairn::Memory::key_records`]).
+    pub fn with_records(records: Arc<dyn KeyRecords>) -> Self {
+        Self {
+            inner: Inner::Records(records),
+        }
     }
 
-    fn err(&self, source: rusqlite::Error) -> ServerError {
-        ServerError::Keys {
-            path: self.path.display().to_string(),
-            source,
+    /// The keys of `memory`'s store when it keeps them, else `keys.sqlite3` in its data
+    /// directory.
+    pub fn for_memory(memory: &cairn::Memory) -> Result<Self, ServerError> {
+        match memory.key_records() {
+            Some(r) => Ok(Self::with_records(r)),
+            None => Self::open(memory.dir()),
+        }
+    }
+
+    fn file(&self) -> Option<(std::sync::MutexGuard<'_, Connection>, &Path)> {
+        match &self.inner {
+            // A panic mid-statement leaves SQLite consistent (the statement rolls back).
+            Inner::File { conn, path } => {
+                Some((conn.lock().unwrap_or_else(|p| p.into_inner()), path))
+            }
+            Inner::Records(_) => None,
+        }
+    }
+
+    fn records(&self) -> Option<&dyn KeyRecords> {
+        match &self.inner {
+            Inner::Records(r) => Some(r.as_ref()),
+            Inner::File { .. } => None,
         }
     }
 
@@ -183,10 +223,20 @@ impl KeyStore {
         let id = hex(&random(6)?);
         let token = format!("cairn_{id}_{}", hex(&random(32)?));
         let created_at = chrono::Utc::now().to_rfc3339();
-        let spaces_json =
-            serde_json::to_string(spaces).map_err(|e| ServerError::Config(e.to_string()))?;
-        self.lock()
-            .execute(
+        if let Some(r) = self.records() {
+            r.insert(&KeyRow {
+                id: id.clone(),
+                hash: hash(&token).to_vec(),
+                spaces: spaces.to_vec(),
+                read_only,
+                label: label.map(str::to_string),
+                created_at: created_at.clone(),
+                revoked_at: None,
+            })?;
+        } else if let Some((conn, path)) = self.file() {
+            let spaces_json =
+                serde_json::to_string(spaces).map_err(|e| ServerError::Config(e.to_string()))?;
+            conn.execute(
                 "INSERT INTO keys(id, hash, spaces, read_only, label, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![
@@ -198,7 +248,8 @@ impl KeyStore {
                     created_at
                 ],
             )
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| file_err(path, e))?;
+        }
         Ok(NewKey {
             token,
             info: KeyInfo {
@@ -213,13 +264,29 @@ impl KeyStore {
     }
 
     pub fn list(&self) -> Result<Vec<KeyInfo>, ServerError> {
-        let conn = self.lock();
+        if let Some(r) = self.records() {
+            return Ok(r
+                .list()?
+                .into_iter()
+                .map(|k| KeyInfo {
+                    id: k.id,
+                    spaces: k.spaces,
+                    read_only: k.read_only,
+                    label: k.label,
+                    created_at: k.created_at,
+                    revoked_at: k.revoked_at,
+                })
+                .collect());
+        }
+        let Some((conn, path)) = self.file() else {
+            return Ok(Vec::new());
+        };
         let mut stmt = conn
             .prepare(
                 "SELECT id, spaces, read_only, label, created_at, revoked_at
                  FROM keys ORDER BY created_at, id",
             )
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| file_err(path, e))?;
         let rows = stmt
             .query_map([], |r| {
                 let spaces: String = r.get(1)?;
@@ -232,19 +299,26 @@ impl KeyStore {
                     revoked_at: r.get(5)?,
                 })
             })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+            .map_err(|e| file_err(path, e))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| file_err(path, e))
     }
 
     /// Revokes a key by id; false if no live key has that id.
     pub fn revoke(&self, id: &str) -> Result<bool, ServerError> {
-        let n = self
-            .lock()
+        let at = chrono::Utc::now().to_rfc3339();
+        if let Some(r) = self.records() {
+            return Ok(r.revoke(id, &at)?);
+        }
+        let Some((conn, path)) = self.file() else {
+            return Ok(false);
+        };
+        let n = conn
             .execute(
                 "UPDATE keys SET revoked_at=?2 WHERE id=?1 AND revoked_at IS NULL",
-                params![id, chrono::Utc::now().to_rfc3339()],
+                params![id, at],
             )
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| file_err(path, e))?;
         Ok(n > 0)
     }
 
@@ -258,23 +332,36 @@ impl KeyStore {
         else {
             return Ok(None);
         };
-        let row: Option<(Vec<u8>, String, bool)> = self
-            .lock()
-            .query_row(
-                "SELECT hash, spaces, read_only FROM keys WHERE id=?1 AND revoked_at IS NULL",
-                params![id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
+        let row: Option<(Vec<u8>, Vec<String>, bool)> = if let Some(r) = self.records() {
+            r.live(id)?.map(|k| (k.hash, k.spaces, k.read_only))
+        } else if let Some((conn, path)) = self.file() {
+            let row: Option<(Vec<u8>, String, bool)> = conn
+                .query_row(
+                    "SELECT hash, spaces, read_only FROM keys WHERE id=?1 AND revoked_at IS NULL",
+                    params![id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()
+                .map_err(|e| file_err(path, e))?;
+            match row {
+                Some((h, spaces, ro)) => Some((
+                    h,
+                    serde_json::from_str(&spaces).map_err(|e| {
+                        ServerError::Config(format!("key {id}: corrupt space list: {e}"))
+                    })?,
+                    ro,
+                )),
+                None => None,
+            }
+        } else {
+            None
+        };
         let Some((stored, spaces, read_only)) = row else {
             return Ok(None);
         };
         if !bool::from(stored.as_slice().ct_eq(&hash(token)[..])) {
             return Ok(None);
         }
-        let spaces: Vec<String> = serde_json::from_str(&spaces)
-            .map_err(|e| ServerError::Config(format!("key {id}: corrupt space list: {e}")))?;
         Ok(Some(Principal {
             key_id: id.to_string(),
             access: Access::Spaces(spaces),

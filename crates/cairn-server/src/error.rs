@@ -15,6 +15,8 @@ pub enum ServerError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error("key store: {0}")]
+    KeyRecords(#[from] cairn::StoreError),
     #[error("random source: {0}")]
     Random(String),
     #[error("{0}")]

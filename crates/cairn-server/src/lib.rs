@@ -99,8 +99,8 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// The state of a server over `memory`; the key store lives in the memory's data
-    /// directory.
+    /// The state of a server over `memory`; the key store is the memory's store when it
+    /// keeps keys (PostgreSQL), else `keys.sqlite3` in its data directory.
     pub fn new(memory: Arc<Memory>, config: ServerConfig) -> Result<Arc<Self>, ServerError> {
         if let AuthMode::Keys { admin_key: Some(k) } = &config.auth {
             if k.len() < MIN_ADMIN_KEY_LEN {
@@ -109,7 +109,7 @@ impl AppState {
                 )));
             }
         }
-        let keys = KeyStore::open(memory.dir())?;
+        let keys = KeyStore::for_memory(&memory)?;
         Ok(Arc::new(Self {
             memory,
             keys,

@@ -179,6 +179,8 @@ impl TextIndex for TantivyTextIndex {
     }
 
     fn commit(&self, watermark: u64) -> Result<(), StoreError> {
+        // The watermark never moves back (like the vector index's), whoever commits.
+        let watermark = watermark.max(self.watermark()?);
         let mut writer = self.writer();
         let mut prepared = writer.prepare_commit().map_err(te)?;
         prepared.set_payload(&watermark.to_string());

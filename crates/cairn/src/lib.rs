@@ -15,7 +15,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! This crate wires the engine to the embedded store and the local embedding model. It
+//! This crate wires the engine to a store (the embedded one, or PostgreSQL with pgvector
+//! through `Memory::open_postgres`) and the local embedding model. It
 //! owns the public Rust API and its error type; it must not hold logic of its own beyond
 //! wiring, configuration and (de)serialization of the export format.
 
@@ -28,9 +29,9 @@ mod memory;
 pub use cairn_core::filter;
 pub use cairn_core::{
     time::parse_timestamp, AgentState, Evidence, FactHistory, FactVersion, Format, GroupMessage,
-    Hit, InputError, Message, Recall, RecallOptions, Role, SessionInput, SessionRecord, SpaceId,
-    SpaceStats, SpeakerProfile, StoreError, Style, Timestamp, Timings, TrajectoryInput,
-    TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind,
+    Hit, InputError, KeyRecords, KeyRow, Message, Recall, RecallOptions, Role, SessionInput,
+    SessionRecord, SpaceId, SpaceStats, SpeakerProfile, StoreError, Style, Timestamp, Timings,
+    TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind,
 };
 pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
 pub use cairn_engine::{

@@ -1,12 +1,13 @@
 use crate::Error;
 use cairn_core::{
-    Embedder, EmbeddingCache, FactHistory, GroupMessage, InputError, Recall, RecallOptions,
-    RecordStore, SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile, Timestamp,
-    TrajectoryInput, TrajectoryRecord, TrajectorySummary,
+    Embedder, EmbeddingCache, FactHistory, GroupMessage, InputError, KeyRecords, Recall,
+    RecallOptions, RecordStore, SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile,
+    Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
 };
 use cairn_embed::{BertEmbedder, EmbedConfig};
 use cairn_engine::{CheckReport, Engine, EngineBackends, EngineConfig, IngestReport};
 use cairn_store::{EmbeddedStore, SqliteEmbeddingCache};
+use cairn_store_postgres::PostgresStore;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -26,9 +27,13 @@ pub struct MemoryConfig {
     /// for enrichment of the spaces that switch it on.
     pub llm: Option<cairn_llm::LlmConfig>,
     pub enrichment: crate::enrich::EnrichmentConfig,
+    /// Where the memory lives: `None`, the data directory (embedded store); a
+    /// `postgres://` URL, that PostgreSQL database (see [`Memory::open_postgres`]).
+    pub store: Option<String>,
 }
 
-/// A memory store in one data directory.
+/// A memory store: one embedded data directory, or a PostgreSQL database
+/// ([`Memory::open_postgres`]).
 pub struct Memory {
     engine: Arc<Engine>,
     /// The LLM fact reader when `[llm]` is configured.
@@ -38,6 +43,8 @@ pub struct Memory {
     dir: PathBuf,
     /// Read access for browsing (see `browse.rs`); every write goes through the engine.
     pub(crate) records: Arc<dyn RecordStore>,
+    /// API key rows kept by the store (PostgreSQL); `None`: the server keeps its own.
+    keys: Option<Arc<dyn KeyRecords>>,
 }
 
 pub(crate) fn space(name: &str) -> Result<SpaceId, Error> {
@@ -50,12 +57,18 @@ impl Memory {
         Self::open_with(dir, MemoryConfig::default())
     }
 
+    /// Opens the store the configuration names ([`MemoryConfig::store`]: a PostgreSQL
+    /// URL, else the data directory) with the configured embedding model.
     pub fn open_with(dir: impl AsRef<Path>, config: MemoryConfig) -> Result<Self, Error> {
         let embedder = Arc::new(BertEmbedder::load(&config.embed)?);
-        Self::open_with_embedder(dir, config, embedder)
+        match config.store.clone() {
+            Some(url) => Self::open_postgres_with_embedder(&url, dir, config, embedder),
+            None => Self::open_with_embedder(dir, config, embedder),
+        }
     }
 
-    /// Opens with an embedder of the caller's choosing (any [`Embedder`] implementation).
+    /// Opens the embedded store in `dir` with an embedder of the caller's choosing (any
+    /// [`Embedder`] implementation).
     pub fn open_with_embedder(
         dir: impl AsRef<Path>,
         config: MemoryConfig,
@@ -68,19 +81,87 @@ impl Memory {
             .clone()
             .unwrap_or_else(|| EmbeddedStore::default_cache_path(&dir));
         let cache: Arc<dyn EmbeddingCache> = Arc::new(SqliteEmbeddingCache::open(&cache_path)?);
-        let records: Arc<dyn RecordStore> = store.records;
-        let engine = Engine::open(
+        Self::with_backends(
+            dir,
+            config,
+            None,
             EngineBackends {
-                records: records.clone(),
+                records: store.records,
                 text: store.text,
                 vectors: store.vectors,
                 embedder,
-                cache: cache.clone(),
+                cache,
                 enrich: Some(store.enrich),
             },
-            config.engine,
-        )?;
-        let engine = Arc::new(engine);
+        )
+    }
+
+    /// Opens a memory whose storage is a PostgreSQL database with pgvector (`url`,
+    /// migrated by [`Memory::migrate_postgres`]) with the configured embedding model.
+    /// `dir` keeps only what is local to this process (the server's API keys); several
+    /// processes may open one database at once.
+    pub fn open_postgres(
+        url: &str,
+        dir: impl AsRef<Path>,
+        config: MemoryConfig,
+    ) -> Result<Self, Error> {
+        let embedder = Arc::new(BertEmbedder::load(&config.embed)?);
+        Self::open_postgres_with_embedder(url, dir, config, embedder)
+    }
+
+    /// [`Memory::open_postgres`] with an embedder of the caller's choosing. The embedding
+    /// cache is the database's (`embedding_cache` of the configuration is not used).
+    pub fn open_postgres_with_embedder(
+        url: &str,
+        dir: impl AsRef<Path>,
+        config: MemoryConfig,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<Self, Error> {
+        let store = PostgresStore::open(url, embedder.model_id(), embedder.dim())?;
+        Self::with_backends(
+            dir.as_ref().to_path_buf(),
+            config,
+            Some(store.keys),
+            EngineBackends {
+                records: store.records,
+                text: store.text,
+                vectors: store.vectors,
+                embedder,
+                cache: store.cache,
+                enrich: Some(store.enrich),
+            },
+        )
+    }
+
+    /// Applies the pending schema migrations of a PostgreSQL database (creating the
+    /// `vector` extension needs a role allowed to); returns the versions applied now.
+    pub fn migrate_postgres(url: &str) -> Result<Vec<i64>, Error> {
+        let db = cairn_store_postgres::PgStore::connect(url)?;
+        Ok(cairn_store_postgres::migrate(&db)?)
+    }
+
+    /// The API key rows of a PostgreSQL store (for `cairn keys` without opening a
+    /// memory).
+    pub fn postgres_key_records(url: &str) -> Result<Arc<dyn KeyRecords>, Error> {
+        let db = cairn_store_postgres::PgStore::connect(url)?;
+        db.require_current_schema()?;
+        Ok(Arc::new(cairn_store_postgres::PgKeyRecords::new(db)))
+    }
+
+    /// API key rows kept by the store, when it keeps them (PostgreSQL: every server on
+    /// the database shares them); `None` for the embedded store.
+    pub fn key_records(&self) -> Option<Arc<dyn KeyRecords>> {
+        self.keys.clone()
+    }
+
+    fn with_backends(
+        dir: PathBuf,
+        config: MemoryConfig,
+        keys: Option<Arc<dyn KeyRecords>>,
+        b: EngineBackends,
+    ) -> Result<Self, Error> {
+        let records = b.records.clone();
+        let engine = Arc::new(Engine::open(b, config.engine)?);
         let enricher = match &config.llm {
             Some(llm) => Some(Arc::new(crate::enrich::LlmFactReader::new(
                 cairn_llm::LlmClient::new(llm.clone())
@@ -102,6 +183,7 @@ impl Memory {
             worker,
             dir,
             records,
+            keys,
         })
     }
 

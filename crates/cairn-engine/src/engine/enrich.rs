@@ -224,7 +224,7 @@ impl Engine {
     /// Derives a stored session's units again (with its enrichments) and re-indexes them;
     /// reads the session under the write lock, so a concurrent append is never lost.
     fn rederive_session(&self, space: &SpaceId, session: &str) -> Result<(), EngineError> {
-        let _w = self.lock();
+        let _w = self.lock()?;
         let Some(rec) = self.b.records.get_session(space, session)? else {
             return Ok(()); // forgotten meanwhile
         };

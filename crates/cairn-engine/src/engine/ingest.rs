@@ -164,7 +164,7 @@ impl Engine {
         &self,
         records: Vec<(SessionRecord, WriteMode)>,
     ) -> Result<IngestReport, EngineError> {
-        let _w = self.lock();
+        let _w = self.lock()?;
         let mut report = IngestReport::default();
         let planned = self.plan_writes(records, &mut report)?;
         // Ground state first, one transaction per session. Whatever was written is
@@ -256,7 +256,7 @@ impl Engine {
     /// Forgets a whole session: its record, units, vectors and index entries.
     pub fn forget_session(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
         self.require_space(space)?;
-        let _w = self.lock();
+        let _w = self.lock()?;
         self.delete_session_locked(space, session)
     }
 
@@ -286,7 +286,7 @@ impl Engine {
         self.require_space(space)?;
         // Held from the read on: a concurrent append must not be overwritten by the
         // session as read here.
-        let _w = self.lock();
+        let _w = self.lock()?;
         let Some(mut rec) = self.b.records.get_session(space, session)? else {
             return Err(
                 StoreError::NotFound(format!("session {session:?} in space {space:?}")).into(),

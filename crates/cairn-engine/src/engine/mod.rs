@@ -116,6 +116,13 @@ pub struct SpaceIndexCheck {
     pub agree: bool,
 }
 
+/// Held while writing (see [`Engine::lock`]); fields drop in order: the store's lock
+/// first, then the process's mutex.
+struct WriteLock<'a> {
+    _store: Option<Box<dyn Send>>,
+    _mutex: std::sync::MutexGuard<'a, ()>,
+}
+
 pub struct Engine {
     b: EngineBackends,
     cfg: EngineConfig,
@@ -166,14 +173,43 @@ impl Engine {
         self.b.embedder.as_ref()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.write.lock().unwrap_or_else(|p| p.into_inner())
+    /// The write lock: this process's mutex, then the store's lock on the writers of other
+    /// processes sharing it (PostgreSQL), released in the reverse order.
+    ///
+    /// With a store shared by several processes, every complete write leaves the vector
+    /// watermark at the last sequence number; finding it behind when the lock is taken
+    /// means a writer of another process died between its record and its indexes, so
+    /// they are healed first (this process's own crash is healed by `open`).
+    fn lock(&self) -> Result<WriteLock<'_>, EngineError> {
+        let (guard, shared) = self.lock_only()?;
+        if shared && self.b.vectors.watermark()? < self.b.records.last_seq()? {
+            tracing::warn!("another process left units unindexed; healing");
+            self.heal_locked()?;
+        }
+        Ok(guard)
+    }
+
+    fn lock_only(&self) -> Result<(WriteLock<'_>, bool), EngineError> {
+        let mutex = self.write.lock().unwrap_or_else(|p| p.into_inner());
+        let store = self.b.records.lock_writers()?;
+        let shared = store.is_some();
+        Ok((
+            WriteLock {
+                _store: store,
+                _mutex: mutex,
+            },
+            shared,
+        ))
     }
 
     /// Brings both indexes up to the record store: units written after an index's
     /// watermark are (re)indexed.
     fn heal(&self) -> Result<CheckReport, EngineError> {
-        let _w = self.lock();
+        let _w = self.lock_only()?;
+        self.heal_locked()
+    }
+
+    fn heal_locked(&self) -> Result<CheckReport, EngineError> {
         let last = self.b.records.last_seq()?;
         let tw = self.b.text.watermark()?;
         let vw = self.b.vectors.watermark()?;
@@ -215,7 +251,7 @@ impl Engine {
     pub fn check(&self, rebuild: bool) -> Result<CheckReport, EngineError> {
         let mut r = self.check_or_rebuild(rebuild)?;
         self.flush()?;
-        let _w = self.lock();
+        let _w = self.lock()?;
         for space in self.b.records.list_spaces()? {
             let units = self.b.records.space_units(&space)?;
             let text_expected = units.iter().filter(|u| u.is_searchable()).count();
@@ -250,7 +286,7 @@ impl Engine {
             report.spaces += 1;
             let records = self.b.records.sessions(&space)?;
             {
-                let _w = self.lock();
+                let _w = self.lock()?;
                 let old: Vec<String> = self
                     .b
                     .records
@@ -291,7 +327,7 @@ impl Engine {
 
     /// Deletes a space and everything derived from it.
     pub fn drop_space(&self, space: &SpaceId) -> Result<bool, EngineError> {
-        let _w = self.lock();
+        let _w = self.lock()?;
         if self.b.records.space_exists(space)? {
             self.purge_cached(&self.b.records.space_units(space)?, &[])?;
         }
@@ -374,7 +410,9 @@ impl Engine {
     /// Makes every ingested unit searchable and the text index durable.
     pub fn flush(&self) -> Result<(), EngineError> {
         if self.b.text.has_pending() {
-            let _w = self.lock();
+            // Only this process's mutex: committing the text index moves no record and
+            // its watermark only moves up, so a recall never waits on other servers.
+            let _w = self.write.lock().unwrap_or_else(|p| p.into_inner());
             self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
         }
         Ok(())

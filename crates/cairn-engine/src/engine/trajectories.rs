@@ -36,7 +36,7 @@ impl Engine {
         records: Vec<TrajectoryRecord>,
         rederive: bool,
     ) -> Result<IngestReport, EngineError> {
-        let _w = self.lock();
+        let _w = self.lock()?;
         let mut report = IngestReport::default();
         let mut planned: Vec<TrajectoryRecord> = Vec::new();
         for r in records {
@@ -93,7 +93,7 @@ impl Engine {
     /// observations no other trajectory shares.
     pub fn forget_trajectory(&self, space: &SpaceId, id: &str) -> Result<usize, EngineError> {
         self.require_space(space)?;
-        let _w = self.lock();
+        let _w = self.lock()?;
         // Units are derived deterministically, so the record tells what was embedded.
         if let Some(r) = self.b.records.get_trajectory(space, id)? {
             let units = derive_trajectory_units(space, &r.trajectory, r.recorded_at);

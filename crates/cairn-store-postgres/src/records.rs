@@ -1,0 +1,701 @@
+//! Sessions, trajectories and units. Bodies are JSON text (sessions, units) or gzip'd JSON
+//! (trajectories, observations), exactly as the embedded store keeps them, so a record
+//! round-trips every field of its input.
+use crate::PgStore;
+use cairn_core::{
+    RecordStore, SessionRecord, SpaceId, SpaceStats, StoreError, Timestamp, TrajectoryInput,
+    TrajectoryRecord, TrajectorySummary, Unit,
+};
+use flate2::read::GzDecoder;
+use flate2::write::GzEncoder;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use sqlx::pool::PoolConnection;
+use sqlx::{PgConnection, Postgres, Row};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+
+/// Sessions, trajectories and units in PostgreSQL.
+pub struct PgRecordStore {
+    db: PgStore,
+}
+
+impl PgRecordStore {
+    pub fn new(db: PgStore) -> Self {
+        Self { db }
+    }
+}
+
+pub(crate) fn to_json<T: Serialize>(v: &T) -> Result<String, StoreError> {
+    serde_json::to_string(v).map_err(|e| StoreError::Backend(format!("encode: {e}")))
+}
+
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
+    s: &str,
+    what: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
+}
+
+/// An error that is not the database's, carried out of a transaction future.
+fn other(e: StoreError) -> sqlx::Error {
+    sqlx::Error::Protocol(e.to_string())
+}
+
+fn gzip(bytes: &[u8]) -> Result<Vec<u8>, StoreError> {
+    let mut enc = GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(bytes)
+        .and_then(|_| enc.finish())
+        .map_err(|e| StoreError::Backend(format!("compress: {e}")))
+}
+
+fn gunzip(bytes: &[u8], what: &str) -> Result<String, StoreError> {
+    let mut out = String::new();
+    GzDecoder::new(bytes)
+        .read_to_string(&mut out)
+        .map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))?;
+    Ok(out)
+}
+
+fn hash(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The smallest string above every string that starts with `prefix` (columns are
+/// `COLLATE "C"`, so this is code point order, as in SQLite).
+fn prefix_end(prefix: &str) -> String {
+    format!("{prefix}\u{10FFFF}")
+}
+
+/// What a store operation found wrong that is not a database error.
+enum Outcome<T> {
+    Done(T),
+    NoSpace,
+    Missing,
+}
+
+/// Takes the store-wide write lock (the `last_seq` row) until the transaction ends:
+/// record writes of every process are serialized, so positions (`ord`) and sequence
+/// numbers are computed over everything committed before.
+async fn lock_writes(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT num FROM cairn_meta WHERE key = 'last_seq' FOR UPDATE")
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+async fn space_exists(conn: &mut PgConnection, space: &str) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM spaces WHERE space = $1)")
+        .bind(space)
+        .fetch_one(conn)
+        .await
+}
+
+/// Writes units with fresh sequence numbers; returns the last one (the previous last when
+/// `units` is empty). The `last_seq` row stays locked until the transaction ends, so
+/// concurrent writers (other processes included) get disjoint, commit-ordered ranges.
+async fn write_units(
+    conn: &mut PgConnection,
+    space: &str,
+    units: &[Unit],
+) -> Result<u64, sqlx::Error> {
+    let last: i64 = sqlx::query_scalar(
+        "UPDATE cairn_meta SET num = num + $1 WHERE key = 'last_seq' RETURNING num",
+    )
+    .bind(units.len() as i64)
+    .fetch_one(&mut *conn)
+    .await?;
+    let first = last - units.len() as i64 + 1;
+    if units.is_empty() {
+        return Ok(last as u64);
+    }
+    // A unit id repeated in one batch: the last one wins (as INSERT OR REPLACE does).
+    let mut position: HashMap<&str, usize> = HashMap::new();
+    for (i, u) in units.iter().enumerate() {
+        position.insert(u.id.as_str(), i);
+    }
+    let mut ids = Vec::new();
+    let mut kinds = Vec::new();
+    let mut sessions = Vec::new();
+    let mut trajectories = Vec::new();
+    let mut topics = Vec::new();
+    let mut seqs = Vec::new();
+    let mut bodies = Vec::new();
+    for (i, u) in units.iter().enumerate() {
+        if position[u.id.as_str()] != i {
+            continue;
+        }
+        ids.push(u.id.clone());
+        kinds.push(u.kind.as_str().to_string());
+        sessions.push(u.provenance.session_id.clone());
+        trajectories.push(u.provenance.trajectory_id.clone());
+        topics.push(u.topic());
+        seqs.push(first + i as i64);
+        bodies.push(to_json(u).map_err(other)?);
+    }
+    sqlx::query(
+        "INSERT INTO units(space, id, kind, session_id, trajectory_id, topic, seq, body)
+         SELECT $1, * FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                                  $7::bigint[], $8::text[])
+         ON CONFLICT (space, id) DO UPDATE SET kind = EXCLUDED.kind,
+             session_id = EXCLUDED.session_id, trajectory_id = EXCLUDED.trajectory_id,
+             topic = EXCLUDED.topic, seq = EXCLUDED.seq, body = EXCLUDED.body",
+    )
+    .bind(space)
+    .bind(ids)
+    .bind(kinds)
+    .bind(sessions)
+    .bind(trajectories)
+    .bind(topics)
+    .bind(seqs)
+    .bind(bodies)
+    .execute(&mut *conn)
+    .await?;
+    Ok(last as u64)
+}
+
+fn units_of(rows: Vec<String>) -> Result<Vec<Unit>, StoreError> {
+    rows.iter().map(|b| from_json(b, "unit")).collect()
+}
+
+/// A trajectory row's body: the input without its observations, and for each state the
+/// hash of its observation (if it had one).
+#[derive(Serialize, Deserialize)]
+struct StoredBody {
+    trajectory: TrajectoryInput,
+    observations: Vec<Option<String>>,
+}
+
+impl PgRecordStore {
+    fn records_of_rows(
+        &self,
+        space: &SpaceId,
+        rows: Vec<(String, Vec<u8>)>,
+    ) -> Result<Vec<TrajectoryRecord>, StoreError> {
+        let mut stored = Vec::with_capacity(rows.len());
+        let mut wanted: Vec<String> = Vec::new();
+        for (at, body) in rows {
+            let b: StoredBody = from_json(&gunzip(&body, "trajectory")?, "trajectory")?;
+            wanted.extend(b.observations.iter().flatten().cloned());
+            stored.push((at, b));
+        }
+        wanted.sort();
+        wanted.dedup();
+        let found: Vec<(String, Vec<u8>)> = self.db.block_on(
+            sqlx::query_as(
+                "SELECT hash, body FROM observations WHERE space = $1 AND hash = ANY($2)",
+            )
+            .bind(space.as_str())
+            .bind(&wanted)
+            .fetch_all(self.db.pool()),
+        )?;
+        let mut obs: HashMap<String, String> = HashMap::new();
+        for (h, b) in found {
+            obs.insert(h, gunzip(&b, "observation")?);
+        }
+        stored
+            .into_iter()
+            .map(|(at, b)| {
+                let mut trajectory = b.trajectory;
+                for (s, h) in trajectory.states.iter_mut().zip(&b.observations) {
+                    if let Some(h) = h {
+                        match obs.get(h) {
+                            Some(o) => s.observation = Some(o.clone()),
+                            None => {
+                                return Err(StoreError::Corrupt(format!(
+                                    "observation {h} is missing"
+                                )))
+                            }
+                        }
+                    }
+                }
+                let recorded_at: Timestamp = chrono::DateTime::parse_from_rfc3339(&at)
+                    .map_err(|e| StoreError::Corrupt(format!("trajectory recorded_at: {e}")))?
+                    .with_timezone(&chrono::Utc);
+                Ok(TrajectoryRecord {
+                    space: space.clone(),
+                    recorded_at,
+                    trajectory,
+                })
+            })
+            .collect()
+    }
+
+    fn bodies(&self, sql: &'static str, space: &SpaceId) -> Result<Vec<String>, StoreError> {
+        self.db.block_on(
+            sqlx::query_scalar(sql)
+                .bind(space.as_str())
+                .fetch_all(self.db.pool()),
+        )
+    }
+
+    fn meta_num(&self, key: &'static str) -> Result<i64, StoreError> {
+        self.db.block_on(
+            sqlx::query_scalar("SELECT num FROM cairn_meta WHERE key = $1")
+                .bind(key)
+                .fetch_one(self.db.pool()),
+        )
+    }
+}
+
+/// The session-level advisory lock every engine writer on the database takes
+/// ([`RecordStore::lock_writers`]); held on its own pooled connection, so a process that
+/// dies releases it with its connection.
+struct WritersLock {
+    db: PgStore,
+    conn: Option<PoolConnection<Postgres>>,
+}
+
+const WRITERS_LOCK: &str = "SELECT pg_advisory_lock(hashtext('cairn.writers'))";
+const WRITERS_UNLOCK: &str = "SELECT pg_advisory_unlock(hashtext('cairn.writers'))";
+
+impl Drop for WritersLock {
+    fn drop(&mut self) {
+        let Some(mut conn) = self.conn.take() else {
+            return;
+        };
+        let unlocked = self
+            .db
+            .block_on(async { sqlx::query(WRITERS_UNLOCK).execute(&mut *conn).await });
+        if unlocked.is_err() {
+            // Closing the session releases its advisory locks.
+            conn.close_on_drop();
+        }
+        let _enter = self.db.enter();
+        drop(conn);
+    }
+}
+
+impl RecordStore for PgRecordStore {
+    fn lock_writers(&self) -> Result<Option<Box<dyn Send>>, StoreError> {
+        let conn = self.db.block_on(async {
+            let mut conn = self.db.pool().acquire().await?;
+            sqlx::query(WRITERS_LOCK).execute(&mut *conn).await?;
+            Ok(conn)
+        })?;
+        Ok(Some(Box::new(WritersLock {
+            db: self.db.clone(),
+            conn: Some(conn),
+        })))
+    }
+
+    fn create_space(&self, space: &SpaceId) -> Result<bool, StoreError> {
+        let r = self.db.block_on(
+            sqlx::query("INSERT INTO spaces(space) VALUES ($1) ON CONFLICT DO NOTHING")
+                .bind(space.as_str())
+                .execute(self.db.pool()),
+        )?;
+        Ok(r.rows_affected() == 1)
+    }
+
+    fn space_exists(&self, space: &SpaceId) -> Result<bool, StoreError> {
+        self.db.block_on(async {
+            let mut conn = self.db.pool().acquire().await?;
+            space_exists(&mut conn, space.as_str()).await
+        })
+    }
+
+    fn list_spaces(&self) -> Result<Vec<SpaceId>, StoreError> {
+        let names: Vec<String> = self.db.block_on(
+            sqlx::query_scalar("SELECT space FROM spaces ORDER BY space").fetch_all(self.db.pool()),
+        )?;
+        names
+            .into_iter()
+            .map(|n| SpaceId::new(n).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .collect()
+    }
+
+    fn drop_space(&self, space: &SpaceId) -> Result<bool, StoreError> {
+        // Every table of space data references `spaces` with ON DELETE CASCADE.
+        let r = self.db.block_on(
+            sqlx::query("DELETE FROM spaces WHERE space = $1")
+                .bind(space.as_str())
+                .execute(self.db.pool()),
+        )?;
+        Ok(r.rows_affected() == 1)
+    }
+
+    fn get_session(&self, space: &SpaceId, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let body: Option<String> = self.db.block_on(
+            sqlx::query_scalar("SELECT body FROM sessions WHERE space = $1 AND id = $2")
+                .bind(space.as_str())
+                .bind(id)
+                .fetch_optional(self.db.pool()),
+        )?;
+        body.map(|b| from_json(&b, "session")).transpose()
+    }
+
+    fn put_session(&self, record: &SessionRecord, units: &[Unit]) -> Result<u64, StoreError> {
+        let space = record.space.as_str();
+        let body = to_json(record)?;
+        let out = self.db.block_on(async {
+            let mut tx = self.db.pool().begin().await?;
+            lock_writes(&mut tx).await?;
+            if !space_exists(&mut tx, space).await? {
+                return Ok(Outcome::NoSpace);
+            }
+            sqlx::query(
+                "INSERT INTO sessions(space, id, ord, recorded_at, body)
+                 VALUES ($1, $2, (SELECT COALESCE(MAX(ord), -1) + 1 FROM sessions WHERE space = $1), $3, $4)
+                 ON CONFLICT (space, id) DO UPDATE SET recorded_at = EXCLUDED.recorded_at,
+                     body = EXCLUDED.body",
+            )
+            .bind(space)
+            .bind(&record.session.id)
+            .bind(record.recorded_at.to_rfc3339())
+            .bind(&body)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query("DELETE FROM units WHERE space = $1 AND session_id = $2")
+                .bind(space)
+                .bind(&record.session.id)
+                .execute(&mut *tx)
+                .await?;
+            let last = write_units(&mut tx, space, units).await?;
+            tx.commit().await?;
+            Ok(Outcome::Done(last))
+        })?;
+        match out {
+            Outcome::Done(last) => Ok(last),
+            _ => Err(StoreError::NoSuchSpace(space.to_string())),
+        }
+    }
+
+    fn delete_session(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError> {
+        let out = self.db.block_on(async {
+            let mut tx = self.db.pool().begin().await?;
+            let ids: Vec<String> = sqlx::query_scalar(
+                "DELETE FROM units WHERE space = $1 AND session_id = $2 RETURNING id",
+            )
+            .bind(space.as_str())
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?;
+            let n = sqlx::query("DELETE FROM sessions WHERE space = $1 AND id = $2")
+                .bind(space.as_str())
+                .bind(id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            tx.commit().await?;
+            Ok(if n == 0 {
+                Outcome::Missing
+            } else {
+                Outcome::Done(ids)
+            })
+        })?;
+        match out {
+            Outcome::Done(ids) => Ok(ids),
+            _ => Err(StoreError::NotFound(format!(
+                "session {id:?} in space {space:?}"
+            ))),
+        }
+    }
+
+    fn put_trajectory(&self, record: &TrajectoryRecord, units: &[Unit]) -> Result<u64, StoreError> {
+        let space = record.space.as_str();
+        let id = &record.trajectory.id;
+        let mut trajectory = record.trajectory.clone();
+        let mut refs = Vec::with_capacity(trajectory.states.len());
+        let mut observations: Vec<(String, Vec<u8>)> = Vec::new();
+        for s in &mut trajectory.states {
+            match s.observation.take() {
+                Some(obs) => {
+                    let h = hash(&obs);
+                    if !observations.iter().any(|(k, _)| k == &h) {
+                        observations.push((h.clone(), gzip(obs.as_bytes())?));
+                    }
+                    refs.push(Some(h));
+                }
+                None => refs.push(None),
+            }
+        }
+        let body = gzip(
+            to_json(&StoredBody {
+                trajectory,
+                observations: refs,
+            })?
+            .as_bytes(),
+        )?;
+        let summary = to_json(&record.trajectory.summary(record.recorded_at))?;
+        let (hashes, blobs): (Vec<String>, Vec<Vec<u8>>) = observations.into_iter().unzip();
+        let out = self.db.block_on(async {
+            let mut tx = self.db.pool().begin().await?;
+            lock_writes(&mut tx).await?;
+            if !space_exists(&mut tx, space).await? {
+                return Ok(Outcome::NoSpace);
+            }
+            sqlx::query(
+                "INSERT INTO observations(space, hash, body)
+                 SELECT $1, * FROM UNNEST($2::text[], $3::bytea[]) ON CONFLICT DO NOTHING",
+            )
+            .bind(space)
+            .bind(&hashes)
+            .bind(&blobs)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "DELETE FROM trajectory_observations WHERE space = $1 AND trajectory_id = $2",
+            )
+            .bind(space)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "INSERT INTO trajectory_observations(space, trajectory_id, hash)
+                 SELECT $1, $2, h FROM UNNEST($3::text[]) AS h ON CONFLICT DO NOTHING",
+            )
+            .bind(space)
+            .bind(id)
+            .bind(&hashes)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "INSERT INTO trajectories(space, id, ord, recorded_at, summary, body)
+                 VALUES ($1, $2, (SELECT COALESCE(MAX(ord), -1) + 1 FROM trajectories WHERE space = $1), $3, $4, $5)
+                 ON CONFLICT (space, id) DO UPDATE SET recorded_at = EXCLUDED.recorded_at,
+                     summary = EXCLUDED.summary, body = EXCLUDED.body",
+            )
+            .bind(space)
+            .bind(id)
+            .bind(record.recorded_at.to_rfc3339())
+            .bind(&summary)
+            .bind(&body)
+            .execute(&mut *tx)
+            .await?;
+            collect_garbage(&mut tx, space).await?;
+            sqlx::query("DELETE FROM units WHERE space = $1 AND trajectory_id = $2")
+                .bind(space)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            let last = write_units(&mut tx, space, units).await?;
+            tx.commit().await?;
+            Ok(Outcome::Done(last))
+        })?;
+        match out {
+            Outcome::Done(last) => Ok(last),
+            _ => Err(StoreError::NoSuchSpace(space.to_string())),
+        }
+    }
+
+    fn get_trajectory(
+        &self,
+        space: &SpaceId,
+        id: &str,
+    ) -> Result<Option<TrajectoryRecord>, StoreError> {
+        let rows: Vec<(String, Vec<u8>)> = self.db.block_on(
+            sqlx::query_as(
+                "SELECT recorded_at, body FROM trajectories WHERE space = $1 AND id = $2",
+            )
+            .bind(space.as_str())
+            .bind(id)
+            .fetch_all(self.db.pool()),
+        )?;
+        Ok(self.records_of_rows(space, rows)?.pop())
+    }
+
+    fn delete_trajectory(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError> {
+        let out = self.db.block_on(async {
+            let mut tx = self.db.pool().begin().await?;
+            let ids: Vec<String> = sqlx::query_scalar(
+                "DELETE FROM units WHERE space = $1 AND trajectory_id = $2 RETURNING id",
+            )
+            .bind(space.as_str())
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?;
+            let n = sqlx::query("DELETE FROM trajectories WHERE space = $1 AND id = $2")
+                .bind(space.as_str())
+                .bind(id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if n == 0 {
+                return Ok(Outcome::Missing);
+            }
+            sqlx::query(
+                "DELETE FROM trajectory_observations WHERE space = $1 AND trajectory_id = $2",
+            )
+            .bind(space.as_str())
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+            collect_garbage(&mut tx, space.as_str()).await?;
+            tx.commit().await?;
+            Ok(Outcome::Done(ids))
+        })?;
+        match out {
+            Outcome::Done(ids) => Ok(ids),
+            _ => Err(StoreError::NotFound(format!(
+                "trajectory {id:?} in space {space:?}"
+            ))),
+        }
+    }
+
+    fn trajectories(&self, space: &SpaceId) -> Result<Vec<TrajectoryRecord>, StoreError> {
+        let rows: Vec<(String, Vec<u8>)> = self.db.block_on(
+            sqlx::query_as(
+                "SELECT recorded_at, body FROM trajectories WHERE space = $1 ORDER BY ord",
+            )
+            .bind(space.as_str())
+            .fetch_all(self.db.pool()),
+        )?;
+        self.records_of_rows(space, rows)
+    }
+
+    fn trajectory_summaries(&self, space: &SpaceId) -> Result<Vec<TrajectorySummary>, StoreError> {
+        self.bodies(
+            "SELECT summary FROM trajectories WHERE space = $1 ORDER BY ord",
+            space,
+        )?
+        .iter()
+        .map(|s| from_json(s, "trajectory summary"))
+        .collect()
+    }
+
+    fn sessions(&self, space: &SpaceId) -> Result<Vec<SessionRecord>, StoreError> {
+        self.bodies(
+            "SELECT body FROM sessions WHERE space = $1 ORDER BY ord",
+            space,
+        )?
+        .iter()
+        .map(|b| from_json(b, "session"))
+        .collect()
+    }
+
+    fn units(&self, space: &SpaceId, ids: &[String]) -> Result<Vec<Unit>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<(String, String)> = self.db.block_on(
+            sqlx::query_as("SELECT id, body FROM units WHERE space = $1 AND id = ANY($2)")
+                .bind(space.as_str())
+                .bind(ids)
+                .fetch_all(self.db.pool()),
+        )?;
+        let by_id: HashMap<String, String> = rows.into_iter().collect();
+        ids.iter()
+            .filter_map(|id| by_id.get(id))
+            .map(|b| from_json(b, "unit"))
+            .collect()
+    }
+
+    fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, StoreError> {
+        let rows: Vec<String> = self.db.block_on(
+            sqlx::query_scalar(
+                "SELECT body FROM units WHERE space = $1 AND session_id = $2 ORDER BY seq",
+            )
+            .bind(space.as_str())
+            .bind(session)
+            .fetch_all(self.db.pool()),
+        )?;
+        units_of(rows)
+    }
+
+    fn units_since(&self, seq: u64) -> Result<Vec<(u64, Unit)>, StoreError> {
+        // Store-wide by contract (watermarks are store-wide): this is the one query that
+        // spans spaces.
+        let rows = self.db.block_on(
+            sqlx::query("SELECT seq, body FROM units WHERE seq > $1 ORDER BY seq")
+                .bind(seq as i64)
+                .fetch_all(self.db.pool()),
+        )?;
+        rows.into_iter()
+            .map(|r| {
+                let s: i64 = r.get(0);
+                let b: String = r.get(1);
+                Ok((s as u64, from_json(&b, "unit")?))
+            })
+            .collect()
+    }
+
+    fn space_units(&self, space: &SpaceId) -> Result<Vec<Unit>, StoreError> {
+        units_of(self.bodies(
+            "SELECT body FROM units WHERE space = $1 ORDER BY seq",
+            space,
+        )?)
+    }
+
+    fn topic_units(&self, space: &SpaceId, prefix: &str) -> Result<Vec<Unit>, StoreError> {
+        let rows: Vec<String> = self.db.block_on(
+            sqlx::query_scalar(
+                "SELECT body FROM units WHERE space = $1 AND topic >= $2 AND topic < $3 ORDER BY seq",
+            )
+            .bind(space.as_str())
+            .bind(prefix)
+            .bind(prefix_end(prefix))
+            .fetch_all(self.db.pool()),
+        )?;
+        units_of(rows)
+    }
+
+    fn topics(&self, space: &SpaceId, prefix: &str) -> Result<Vec<String>, StoreError> {
+        self.db.block_on(
+            sqlx::query_scalar(
+                "SELECT DISTINCT topic FROM units WHERE space = $1 AND topic >= $2 AND topic < $3 ORDER BY topic",
+            )
+            .bind(space.as_str())
+            .bind(prefix)
+            .bind(prefix_end(prefix))
+            .fetch_all(self.db.pool()),
+        )
+    }
+
+    fn last_seq(&self) -> Result<u64, StoreError> {
+        Ok(self.meta_num("last_seq")? as u64)
+    }
+
+    fn derive_version(&self) -> Result<u32, StoreError> {
+        Ok(u32::try_from(self.meta_num("derive_version")?).unwrap_or(0))
+    }
+
+    fn set_derive_version(&self, version: u32) -> Result<(), StoreError> {
+        self.db.block_on(
+            sqlx::query("UPDATE cairn_meta SET num = $1 WHERE key = 'derive_version'")
+                .bind(version as i64)
+                .execute(self.db.pool()),
+        )?;
+        Ok(())
+    }
+
+    fn stats(&self, space: &SpaceId) -> Result<SpaceStats, StoreError> {
+        if !self.space_exists(space)? {
+            return Err(StoreError::NoSuchSpace(space.to_string()));
+        }
+        let mut stats = SpaceStats {
+            space: space.to_string(),
+            ..Default::default()
+        };
+        for rec in self.sessions(space)? {
+            stats.sessions += 1;
+            stats.messages += rec.session.messages.len();
+        }
+        stats.trajectories = self.trajectory_summaries(space)?.len();
+        let kinds: Vec<(String, i64)> = self.db.block_on(
+            sqlx::query_as("SELECT kind, COUNT(*) FROM units WHERE space = $1 GROUP BY kind")
+                .bind(space.as_str())
+                .fetch_all(self.db.pool()),
+        )?;
+        for (kind, n) in kinds {
+            stats.units += n as usize;
+            stats.units_by_kind.insert(kind, n as usize);
+        }
+        Ok(stats)
+    }
+}
+
+/// Drops the space's observations that no trajectory references any more.
+async fn collect_garbage(conn: &mut PgConnection, space: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "DELETE FROM observations o WHERE o.space = $1 AND NOT EXISTS
+           (SELECT 1 FROM trajectory_observations t WHERE t.space = $1 AND t.hash = o.hash)",
+    )
+    .bind(space)
+    .execute(conn)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! The lexical index: PostgreSQL full-text search over units.
+use crate::PgStore;
+use cairn_core::{SpaceId, StoreError, TextIndex, TextQuery, Unit};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Full-text search with the `english` configuration (stemming, stop words). Each unit is
+/// one row: its key weighted A, its full text weighted B. A query matches a unit having
+/// any of its terms; `ts_rank` (normalized by document length) orders the matches, the
+/// text weight of the query setting B against A.
+///
+/// Writes are visible at once (each call is a transaction); [`TextIndex::commit`] records
+/// the watermark. The watermark only moves up, so several processes may commit.
+pub struct PgTextIndex {
+    db: PgStore,
+    pending: AtomicBool,
+}
+
+impl PgTextIndex {
+    pub fn new(db: PgStore) -> Self {
+        Self {
+            db,
+            pending: AtomicBool::new(false),
+        }
+    }
+
+    /// The analyzed terms of `text` (PostgreSQL's `english` configuration).
+    pub fn analyze(&self, text: &str) -> Result<Vec<String>, StoreError> {
+        self.db.block_on(
+            sqlx::query_scalar(
+                "SELECT l FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS l ORDER BY l",
+            )
+            .bind(text)
+            .fetch_all(self.db.pool()),
+        )
+    }
+}
+
+impl TextIndex for PgTextIndex {
+    fn upsert(&self, units: &[Unit]) -> Result<(), StoreError> {
+        if units.is_empty() {
+            return Ok(());
+        }
+        // One batch per space; a unit repeated in the batch: the last one wins.
+        let mut batches: HashMap<&str, HashMap<&str, &Unit>> = HashMap::new();
+        for u in units {
+            batches
+                .entry(u.space.as_str())
+                .or_default()
+                .insert(u.id.as_str(), u);
+        }
+        for (space, batch) in batches {
+            let mut ids = Vec::with_capacity(batch.len());
+            let mut kinds = Vec::with_capacity(batch.len());
+            let mut sessions = Vec::with_capacity(batch.len());
+            let mut keys = Vec::with_capacity(batch.len());
+            let mut texts = Vec::with_capacity(batch.len());
+            for (id, u) in batch {
+                ids.push(id.to_string());
+                kinds.push(u.kind.as_str().to_string());
+                sessions.push(u.provenance.session_id.clone().unwrap_or_default());
+                keys.push(u.key.clone());
+                texts.push(u.text.clone());
+            }
+            self.db.block_on(
+                sqlx::query(
+                    "INSERT INTO text_entries(space, unit_id, kind, session_id, tsv)
+                     SELECT $1, id, kind, sess,
+                            setweight(to_tsvector('english', k), 'A')
+                              || setweight(to_tsvector('english', t), 'B')
+                       FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+                            AS x(id, kind, sess, k, t)
+                     ON CONFLICT (space, unit_id) DO UPDATE SET kind = EXCLUDED.kind,
+                         session_id = EXCLUDED.session_id, tsv = EXCLUDED.tsv",
+                )
+                .bind(space)
+                .bind(ids)
+                .bind(kinds)
+                .bind(sessions)
+                .bind(keys)
+                .bind(texts)
+                .execute(self.db.pool()),
+            )?;
+        }
+        self.pending.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn remove(&self, space: &SpaceId, unit_ids: &[String]) -> Result<(), StoreError> {
+        if unit_ids.is_empty() {
+            return Ok(());
+        }
+        self.db.block_on(
+            sqlx::query("DELETE FROM text_entries WHERE space = $1 AND unit_id = ANY($2)")
+                .bind(space.as_str())
+                .bind(unit_ids)
+                .execute(self.db.pool()),
+        )?;
+        self.pending.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError> {
+        self.db.block_on(
+            sqlx::query("DELETE FROM text_entries WHERE space = $1")
+                .bind(space.as_str())
+                .execute(self.db.pool()),
+        )?;
+        self.pending.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn commit(&self, watermark: u64) -> Result<(), StoreError> {
+        self.db.block_on(
+            sqlx::query(
+                "UPDATE cairn_meta SET num = GREATEST(num, $1) WHERE key = 'text_watermark'",
+            )
+            .bind(watermark as i64)
+            .execute(self.db.pool()),
+        )?;
+        self.pending.store(false, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn has_pending(&self) -> bool {
+        self.pending.load(Ordering::SeqCst)
+    }
+
+    fn watermark(&self) -> Result<u64, StoreError> {
+        let n: i64 = self.db.block_on(
+            sqlx::query_scalar("SELECT num FROM cairn_meta WHERE key = 'text_watermark'")
+                .fetch_one(self.db.pool()),
+        )?;
+        Ok(n as u64)
+    }
+
+    fn count(&self, space: &SpaceId) -> Result<Option<usize>, StoreError> {
+        let n: i64 = self.db.block_on(
+            sqlx::query_scalar("SELECT COUNT(*) FROM text_entries WHERE space = $1")
+                .bind(space.as_str())
+                .fetch_one(self.db.pool()),
+        )?;
+        Ok(Some(n as usize))
+    }
+
+    fn search(&self, q: &TextQuery<'_>) -> Result<Vec<(String, f32)>, StoreError> {
+        if q.limit == 0 || q.text.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        // ts_rank weights are {D, C, B, A} and at most 1: scale so the larger is 1.
+        let w = q.text_weight.max(0.0);
+        let (a, b) = if w > 1.0 { (1.0 / w, 1.0) } else { (1.0, w) };
+        let kinds: Option<Vec<String>> = q
+            .kinds
+            .map(|ks| ks.iter().map(|k| k.as_str().to_string()).collect());
+        // The query's lexemes OR'ed, each quoted so no lexeme is parsed again.
+        self.db.block_on(
+            sqlx::query_as(
+                "WITH q AS (
+                   SELECT string_agg(quote_literal(l), ' | ')::tsquery AS q
+                     FROM unnest(tsvector_to_array(to_tsvector('english', $2))) AS l
+                    WHERE strpos(l, E'\\\\') = 0)
+                 SELECT t.unit_id,
+                        ts_rank(ARRAY[0, 0, $3, $4]::float4[], t.tsv, q.q, 1)::float4 AS score
+                   FROM text_entries t, q
+                  WHERE t.space = $1 AND q.q IS NOT NULL AND t.tsv @@ q.q
+                    AND ($5::text[] IS NULL OR t.kind = ANY($5))
+                    AND ($6::text[] IS NULL OR t.session_id = ANY($6))
+                  ORDER BY score DESC, t.unit_id
+                  LIMIT $7",
+            )
+            .bind(q.space.as_str())
+            .bind(q.text)
+            .bind(b)
+            .bind(a)
+            .bind(kinds)
+            .bind(q.sessions)
+            .bind(q.limit as i64)
+            .fetch_all(self.db.pool()),
+        )
+    }
+}

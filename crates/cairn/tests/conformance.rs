@@ -1,0 +1,1100 @@
+//! One conformance suite for every storage backend: each test runs against the embedded
+//! store and, when `CAIRN_TEST_DATABASE_URL` names a PostgreSQL database with pgvector,
+//! against the PostgreSQL backend (each test in a fresh schema, so tests run in
+//! parallel). A behaviour that differs between backends fails here, naming the backend.
+use cairn::{Memory, MemoryConfig, RecallOptions, SessionInput};
+use cairn_core::FactDetail;
+use cairn_core::{
+    EmbedError, Embedder, EmbeddingCache, Enrichment, EnrichmentStore, Provenance, RecordStore,
+    SessionRecord, SpaceId, StoreError, TextIndex, TextQuery, TrajectoryInput, TrajectoryRecord,
+    Unit, UnitDetail, UnitKind, VectorIndex,
+};
+use cairn_store_postgres::{PgStore, PostgresStore};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// Bag-of-words hashing embedder: no model needed.
+struct HashEmbedder;
+
+impl Embedder for HashEmbedder {
+    fn model_id(&self) -> &str {
+        "test-hash-64"
+    }
+    fn dim(&self) -> usize {
+        64
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; 64];
+                for w in t.to_lowercase().split(|c: char| !c.is_alphanumeric()) {
+                    if !w.is_empty() {
+                        let h = w
+                            .bytes()
+                            .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+                        v[(h % 64) as usize] += 1.0;
+                    }
+                }
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                v.iter().map(|x| x / n).collect()
+            })
+            .collect())
+    }
+    fn count_tokens(&self, text: &str) -> usize {
+        text.split_whitespace().count()
+    }
+}
+
+/// The stores of one backend, as the engine sees them.
+struct Stores {
+    records: Arc<dyn RecordStore>,
+    text: Arc<dyn TextIndex>,
+    vectors: Arc<dyn VectorIndex>,
+    cache: Arc<dyn EmbeddingCache>,
+    enrich: Arc<dyn EnrichmentStore>,
+}
+
+/// A fresh, empty instance of one backend; `open` may be called again (a reopen).
+trait Backend {
+    fn name(&self) -> &'static str;
+    fn open(&self, vector_model: &str, dim: usize) -> Stores;
+    fn memory(&self) -> Memory;
+    /// Two handles on one store, as two servers have: separate processes' worth of state
+    /// where the backend allows it (PostgreSQL), else one memory shared.
+    fn two_memories(&self) -> (Arc<Memory>, Arc<Memory>);
+}
+
+struct Embedded {
+    dir: tempfile::TempDir,
+}
+
+impl Backend for Embedded {
+    fn name(&self) -> &'static str {
+        "embedded"
+    }
+    fn open(&self, vector_model: &str, _dim: usize) -> Stores {
+        let s = cairn_store::EmbeddedStore::open(self.dir.path(), vector_model).unwrap();
+        let cache = cairn_store::SqliteEmbeddingCache::open(
+            &cairn_store::EmbeddedStore::default_cache_path(self.dir.path()),
+        )
+        .unwrap();
+        Stores {
+            records: s.records,
+            text: s.text,
+            vectors: s.vectors,
+            cache: Arc::new(cache),
+            enrich: s.enrich,
+        }
+    }
+    fn memory(&self) -> Memory {
+        Memory::open_with_embedder(
+            self.dir.path(),
+            MemoryConfig::default(),
+            Arc::new(HashEmbedder),
+        )
+        .unwrap()
+    }
+    fn two_memories(&self) -> (Arc<Memory>, Arc<Memory>) {
+        // The embedded store is owned by one process (the text index is locked).
+        let m = Arc::new(self.memory());
+        (m.clone(), m)
+    }
+}
+
+/// A schema of its own in the test database, dropped at the end of the test.
+struct Postgres {
+    admin: PgStore,
+    schema: String,
+    url: String,
+    dir: tempfile::TempDir,
+}
+
+impl Backend for Postgres {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+    fn open(&self, vector_model: &str, dim: usize) -> Stores {
+        let s = PostgresStore::open(&self.url, vector_model, dim).unwrap();
+        Stores {
+            records: s.records,
+            text: s.text,
+            vectors: s.vectors,
+            cache: s.cache,
+            enrich: s.enrich,
+        }
+    }
+    fn memory(&self) -> Memory {
+        Memory::open_postgres_with_embedder(
+            &self.url,
+            self.dir.path(),
+            MemoryConfig::default(),
+            Arc::new(HashEmbedder),
+        )
+        .unwrap()
+    }
+    fn two_memories(&self) -> (Arc<Memory>, Arc<Memory>) {
+        (Arc::new(self.memory()), Arc::new(self.memory()))
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema);
+        let _ = self.admin.execute_sql(&sql);
+    }
+}
+
+fn database_url() -> Option<String> {
+    static WARNED: OnceLock<()> = OnceLock::new();
+    match std::env::var("CAIRN_TEST_DATABASE_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            assert!(
+                std::env::var_os("CAIRN_REQUIRE_POSTGRES").is_none(),
+                "CAIRN_REQUIRE_POSTGRES is set but CAIRN_TEST_DATABASE_URL is not"
+            );
+            WARNED.get_or_init(|| {
+                eprintln!("SKIPPED: postgres conformance (set CAIRN_TEST_DATABASE_URL)")
+            });
+            None
+        }
+    }
+}
+
+/// A URL selecting `schema` (then `public`, where the `vector` extension lives).
+fn schema_url(base: &str, schema: &str) -> String {
+    let sep = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{sep}options=-c%20search_path%3D{schema},public")
+}
+
+fn postgres() -> Option<Postgres> {
+    let base = database_url()?;
+    static N: AtomicUsize = AtomicUsize::new(0);
+    static EXTENSION: OnceLock<()> = OnceLock::new();
+    let admin = PgStore::connect(&base).expect("CAIRN_TEST_DATABASE_URL: cannot connect");
+    EXTENSION.get_or_init(|| {
+        admin
+            .execute_sql("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+            .expect("creating the vector extension");
+    });
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let schema = format!(
+        "cairn_test_{}_{}_{nanos}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    );
+    let sql = format!("CREATE SCHEMA {schema}");
+    admin.execute_sql(&sql).unwrap();
+    let url = schema_url(&base, &schema);
+    Memory::migrate_postgres(&url).expect("migrating the test schema");
+    Some(Postgres {
+        admin,
+        schema,
+        url,
+        dir: tempfile::tempdir().unwrap(),
+    })
+}
+
+/// Fresh instances of every backend available.
+fn backends() -> Vec<Box<dyn Backend>> {
+    let mut out: Vec<Box<dyn Backend>> = vec![Box::new(Embedded {
+        dir: tempfile::tempdir().unwrap(),
+    })];
+    if let Some(p) = postgres() {
+        out.push(Box::new(p));
+    }
+    out
+}
+
+/// Runs a test body against every backend, naming the backend when it fails.
+fn each(mut test: impl FnMut(&dyn Backend)) {
+    for b in backends() {
+        eprintln!("backend: {}", b.name());
+        test(b.as_ref());
+    }
+}
+
+fn sp(name: &str) -> SpaceId {
+    SpaceId::new(name).unwrap()
+}
+
+fn unit(space: &SpaceId, id: &str, session: &str, key: &str, text: &str) -> Unit {
+    Unit {
+        id: id.into(),
+        space: space.clone(),
+        kind: UnitKind::Turn,
+        text: text.into(),
+        key: key.into(),
+        embed_text: Some(text.into()),
+        provenance: Provenance {
+            session_id: Some(session.into()),
+            message_ids: vec!["0".into()],
+            ..Default::default()
+        },
+        part_of: None,
+        occurred_at: None,
+        recorded_at: chrono::Utc::now(),
+        detail: None,
+    }
+}
+
+fn record(space: &SpaceId, id: &str, texts: &[&str]) -> SessionRecord {
+    let messages: Vec<serde_json::Value> = texts
+        .iter()
+        .map(|t| serde_json::json!({"role": "user", "text": t}))
+        .collect();
+    let session: SessionInput = serde_json::from_value(
+        serde_json::json!({"id": id, "metadata": {"k": [1, "two"]}, "messages": messages}),
+    )
+    .unwrap();
+    SessionRecord {
+        space: space.clone(),
+        recorded_at: chrono::Utc::now(),
+        session: session.validate().unwrap(),
+    }
+}
+
+fn ids(units: &[Unit]) -> Vec<&str> {
+    units.iter().map(|u| u.id.as_str()).collect()
+}
+
+fn hit_ids(hits: &[(String, f32)]) -> Vec<&str> {
+    hits.iter().map(|h| h.0.as_str()).collect()
+}
+
+fn query<'a>(space: &'a SpaceId, text: &'a str) -> TextQuery<'a> {
+    TextQuery {
+        space,
+        text,
+        kinds: None,
+        sessions: None,
+        text_weight: 0.35,
+        limit: 10,
+    }
+}
+
+#[test]
+fn sessions_put_get_delete() {
+    each(|b| {
+        let s = b.open("m", 2);
+        let a = sp("alpha");
+        assert!(s.records.create_space(&a).unwrap());
+        assert!(!s.records.create_space(&a).unwrap());
+        assert!(s.records.space_exists(&a).unwrap());
+        assert!(!s.records.space_exists(&sp("nope")).unwrap());
+        s.records.create_space(&sp("Zeta_x")).unwrap();
+        let names: Vec<String> = s
+            .records
+            .list_spaces()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_string())
+            .collect();
+        assert_eq!(names, ["Zeta_x", "alpha"], "{}", b.name());
+
+        let r1 = record(&a, "s1", &["hello there"]);
+        let seq1 = s
+            .records
+            .put_session(&r1, &[unit(&a, "turn:s1:0", "s1", "hello", "hello there")])
+            .unwrap();
+        assert_eq!(seq1, 1, "{}", b.name());
+        let r2 = record(&a, "s0", &["second session"]);
+        let seq2 = s
+            .records
+            .put_session(
+                &r2,
+                &[unit(&a, "turn:s0:0", "s0", "second", "second session")],
+            )
+            .unwrap();
+        assert_eq!(seq2, 2);
+        assert_eq!(s.records.get_session(&a, "s1").unwrap().as_ref(), Some(&r1));
+        assert_eq!(s.records.get_session(&a, "missing").unwrap(), None);
+        // Ingest order, not id order; an append keeps the session's place.
+        let appended = record(&a, "s1", &["hello there", "and more"]);
+        let seq3 = s
+            .records
+            .put_session(
+                &appended,
+                &[
+                    unit(&a, "turn:s1:0", "s1", "hello", "hello there"),
+                    unit(&a, "turn:s1:1", "s1", "more", "and more"),
+                ],
+            )
+            .unwrap();
+        assert_eq!(seq3, 4, "{}: two units take two sequence numbers", b.name());
+        let order: Vec<String> = s
+            .records
+            .sessions(&a)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.session.id)
+            .collect();
+        assert_eq!(order, ["s1", "s0"], "{}", b.name());
+        assert_eq!(s.records.get_session(&a, "s1").unwrap(), Some(appended));
+        assert_eq!(
+            ids(&s.records.session_units(&a, "s1").unwrap()),
+            ["turn:s1:0", "turn:s1:1"]
+        );
+        assert_eq!(s.records.last_seq().unwrap(), 4);
+
+        let mut gone = s.records.delete_session(&a, "s1").unwrap();
+        gone.sort();
+        assert_eq!(gone, ["turn:s1:0", "turn:s1:1"]);
+        assert!(matches!(
+            s.records.delete_session(&a, "s1"),
+            Err(StoreError::NotFound(_))
+        ));
+        assert!(s.records.session_units(&a, "s1").unwrap().is_empty());
+        assert!(matches!(
+            s.records
+                .put_session(&record(&sp("nope"), "x", &["x"]), &[]),
+            Err(StoreError::NoSuchSpace(_))
+        ));
+        let stats = s.records.stats(&a).unwrap();
+        assert_eq!((stats.sessions, stats.messages, stats.units), (1, 1, 1));
+        assert_eq!(stats.units_by_kind.get("turn"), Some(&1));
+        assert!(matches!(
+            s.records.stats(&sp("nope")),
+            Err(StoreError::NoSuchSpace(_))
+        ));
+        s.records.set_derive_version(7).unwrap();
+        assert_eq!(s.records.derive_version().unwrap(), 7);
+    });
+}
+
+#[test]
+fn units_by_id_since_and_topic() {
+    each(|b| {
+        let s = b.open("m", 2);
+        let a = sp("a");
+        s.records.create_space(&a).unwrap();
+        let mut fact = unit(&a, "fact:s:0", "s", "cat name", "my cat is Luna");
+        fact.detail = Some(UnitDetail::Fact(FactDetail {
+            subject: "user's cat's name".into(),
+            subject_key: vec!["cat".into(), "name".into()],
+            value: "Luna".into(),
+            revision: false,
+        }));
+        let mut odd = unit(&a, "fact:s:1", "s", "odd", "odd topic");
+        odd.detail = Some(UnitDetail::Fact(FactDetail {
+            subject: "x".into(),
+            subject_key: vec!["c_t%".into()],
+            value: "y".into(),
+            revision: false,
+        }));
+        let units = vec![
+            unit(&a, "turn:s:0", "s", "one", "one"),
+            fact.clone(),
+            odd,
+            unit(&a, "turn:s:2", "s", "two", "two"),
+        ];
+        s.records
+            .put_session(&record(&a, "s", &["one"]), &units)
+            .unwrap();
+        let got = s
+            .records
+            .units(
+                &a,
+                &["turn:s:2".into(), "unknown".into(), "turn:s:0".into()],
+            )
+            .unwrap();
+        assert_eq!(
+            ids(&got),
+            ["turn:s:2", "turn:s:0"],
+            "{}: order asked, unknown skipped",
+            b.name()
+        );
+        assert_eq!(got[1], units[0], "{}: a unit round-trips", b.name());
+        assert_eq!(s.records.space_units(&a).unwrap().len(), 4);
+        let since = s.records.units_since(2).unwrap();
+        assert_eq!(
+            since
+                .iter()
+                .map(|(q, u)| (*q, u.id.as_str()))
+                .collect::<Vec<_>>(),
+            [(3, "fact:s:1"), (4, "turn:s:2")],
+            "{}",
+            b.name()
+        );
+        assert_eq!(
+            ids(&s.records.topic_units(&a, "fact:cat").unwrap()),
+            ["fact:s:0"]
+        );
+        // `_` and `%` are ordinary characters in a topic prefix.
+        assert_eq!(
+            ids(&s.records.topic_units(&a, "fact:c_").unwrap()),
+            ["fact:s:1"]
+        );
+        assert_eq!(
+            s.records.topics(&a, "fact:").unwrap(),
+            ["fact:c_t%", "fact:cat name"]
+        );
+        assert!(s.records.topics(&a, "speaker:").unwrap().is_empty());
+        assert!(s
+            .records
+            .units(&sp("b"), &["turn:s:0".into()])
+            .unwrap()
+            .is_empty());
+    });
+}
+
+#[test]
+fn concurrent_writers_get_disjoint_sequence_numbers() {
+    each(|b| {
+        let s = b.open("m", 2);
+        let a = sp("a");
+        s.records.create_space(&a).unwrap();
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                let records = s.records.clone();
+                let a = a.clone();
+                scope.spawn(move || {
+                    for i in 0..25 {
+                        let id = format!("s{t}-{i}");
+                        let units = [
+                            unit(&a, &format!("turn:{id}:0"), &id, "x", "x"),
+                            unit(&a, &format!("turn:{id}:1"), &id, "y", "y"),
+                        ];
+                        records
+                            .put_session(&record(&a, &id, &["x"]), &units)
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(s.records.last_seq().unwrap(), 200, "{}", b.name());
+        let mut seqs: Vec<u64> = s
+            .records
+            .units_since(0)
+            .unwrap()
+            .iter()
+            .map(|(q, _)| *q)
+            .collect();
+        assert_eq!(seqs.len(), 200);
+        seqs.dedup();
+        assert_eq!(seqs, (1..=200).collect::<Vec<u64>>(), "{}", b.name());
+        assert_eq!(s.records.sessions(&a).unwrap().len(), 100);
+    });
+}
+
+fn trajectory(space: &SpaceId, id: &str, observations: &[&str]) -> TrajectoryRecord {
+    let states: Vec<serde_json::Value> = observations
+        .iter()
+        .enumerate()
+        .map(|(i, o)| serde_json::json!({"url": format!("http://x/{i}"), "action": "click", "observation": o}))
+        .collect();
+    let t: TrajectoryInput = serde_json::from_value(serde_json::json!({
+        "id": id, "goal": "buy a lamp", "outcome": true, "states": states
+    }))
+    .unwrap();
+    TrajectoryRecord {
+        space: space.clone(),
+        recorded_at: chrono::Utc::now(),
+        trajectory: t,
+    }
+}
+
+#[test]
+fn trajectories_round_trip_and_delete() {
+    each(|b| {
+        let s = b.open("m", 2);
+        let a = sp("a");
+        s.records.create_space(&a).unwrap();
+        let t1 = trajectory(&a, "t1", &["page one", "page two", "page one"]);
+        let t2 = trajectory(&a, "t0", &["page two"]);
+        let mut u = unit(&a, "slice:t1:0", "", "lamp", "page one");
+        u.provenance.session_id = None;
+        u.provenance.trajectory_id = Some("t1".into());
+        s.records.put_trajectory(&t1, &[u]).unwrap();
+        s.records.put_trajectory(&t2, &[]).unwrap();
+        assert_eq!(
+            s.records.get_trajectory(&a, "t1").unwrap().as_ref(),
+            Some(&t1),
+            "{}",
+            b.name()
+        );
+        assert_eq!(
+            s.records.trajectories(&a).unwrap(),
+            [t1.clone(), t2.clone()]
+        );
+        let summaries = s.records.trajectory_summaries(&a).unwrap();
+        assert_eq!(
+            summaries.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(),
+            ["t1", "t0"]
+        );
+        assert_eq!(
+            s.records.delete_trajectory(&a, "t1").unwrap(),
+            ["slice:t1:0"]
+        );
+        assert!(matches!(
+            s.records.delete_trajectory(&a, "t1"),
+            Err(StoreError::NotFound(_))
+        ));
+        assert_eq!(s.records.get_trajectory(&a, "t1").unwrap(), None);
+        // The shared observation is still there for the other trajectory.
+        assert_eq!(s.records.get_trajectory(&a, "t0").unwrap(), Some(t2));
+        assert_eq!(s.records.stats(&a).unwrap().trajectories, 1);
+    });
+}
+
+#[test]
+fn every_query_path_stays_in_its_space_and_drop_space_leaves_nothing() {
+    each(|b| {
+        let store = b.open("m", 2);
+        let a = sp("a");
+        let bb = sp("b");
+        for s in [&a, &bb] {
+            store.records.create_space(s).unwrap();
+            let u = unit(s, "turn:s:0", "s", "same", "the same words in both spaces");
+            let seq = store
+                .records
+                .put_session(
+                    &record(s, "s", &["the same words in both spaces"]),
+                    std::slice::from_ref(&u),
+                )
+                .unwrap();
+            store.text.upsert(&[u]).unwrap();
+            let v = if s == &a {
+                vec![1.0, 0.0]
+            } else {
+                vec![0.0, 1.0]
+            };
+            store
+                .vectors
+                .upsert(s, &[("turn:s:0".into(), v)], seq)
+                .unwrap();
+            store
+                .enrich
+                .put(&Enrichment {
+                    space: s.clone(),
+                    session_id: "s".into(),
+                    message_id: "0".into(),
+                    model: "llm".into(),
+                    facts: vec![],
+                    error: None,
+                    created_at: chrono::Utc::now(),
+                })
+                .unwrap();
+        }
+        store
+            .text
+            .commit(store.records.last_seq().unwrap())
+            .unwrap();
+        for s in [&a, &bb] {
+            let hits = store.text.search(&query(s, "same words")).unwrap();
+            assert_eq!(
+                hits.len(),
+                1,
+                "{}: text search in {s} sees only its own unit",
+                b.name()
+            );
+            let v = store.vectors.search(s, &[1.0, 0.0], 10).unwrap();
+            assert_eq!(v.len(), 1);
+            let expected = if s == &a { 1.0 } else { 0.0 };
+            assert!(
+                (v[0].1 - expected).abs() < 1e-5,
+                "{}: vector search crossed spaces",
+                b.name()
+            );
+            assert_eq!(
+                store.records.units(s, &["turn:s:0".into()]).unwrap()[0].space,
+                *s
+            );
+        }
+        store.records.drop_space(&a).unwrap();
+        store.text.drop_space(&a).unwrap();
+        store.vectors.drop_space(&a).unwrap();
+        store
+            .text
+            .commit(store.records.last_seq().unwrap())
+            .unwrap();
+        assert!(store
+            .text
+            .search(&query(&a, "same words"))
+            .unwrap()
+            .is_empty());
+        assert_eq!(store.text.count(&a).unwrap(), Some(0), "{}", b.name());
+        assert!(store
+            .vectors
+            .search(&a, &[1.0, 0.0], 10)
+            .unwrap()
+            .is_empty());
+        assert_eq!(store.vectors.len(&a).unwrap(), 0);
+        assert!(store.records.space_units(&a).unwrap().is_empty());
+        assert!(store.records.sessions(&a).unwrap().is_empty());
+        assert!(store.enrich.of_session(&a, "s").unwrap().is_empty());
+        assert!(!store.records.space_exists(&a).unwrap());
+        assert!(!store.records.drop_space(&a).unwrap());
+        // The other space is whole.
+        assert_eq!(store.records.space_units(&bb).unwrap().len(), 1);
+        assert_eq!(store.text.count(&bb).unwrap(), Some(1));
+        assert_eq!(store.vectors.len(&bb).unwrap(), 1);
+        assert_eq!(store.enrich.of_session(&bb, "s").unwrap().len(), 1);
+    });
+}
+
+#[test]
+fn text_search_ranks_and_filters() {
+    each(|b| {
+        let s = b.open("m", 2);
+        let a = sp("a");
+        s.records.create_space(&a).unwrap();
+        let mut assistant = unit(
+            &a,
+            "round:s2:0",
+            "s2",
+            "the garden",
+            "we talked about gardens and tomatoes",
+        );
+        assistant.kind = UnitKind::Round;
+        let units = vec![
+            // The term in the key outranks the term only in the full text.
+            unit(&a, "turn:s1:0", "s1", "tomatoes", "I grow tomatoes"),
+            unit(
+                &a,
+                "turn:s1:1",
+                "s1",
+                "weather",
+                "the weather was nice, good for tomatoes",
+            ),
+            unit(&a, "turn:s1:2", "s1", "bicycles", "I repaired my bicycle"),
+            assistant,
+        ];
+        s.text.upsert(&units).unwrap();
+        s.text.commit(0).unwrap();
+        assert!(!s.text.has_pending());
+        let hits = s.text.search(&query(&a, "Tomatoes?")).unwrap();
+        assert_eq!(hits.len(), 3, "{}: {hits:?}", b.name());
+        assert_eq!(
+            hits[0].0,
+            "turn:s1:0",
+            "{}: key match first: {hits:?}",
+            b.name()
+        );
+        assert!(hits.windows(2).all(|w| w[0].1 >= w[1].1), "best first");
+        // Stemming: "gardening" finds "gardens"; any term matches.
+        let hits = s.text.search(&query(&a, "gardening bicycles")).unwrap();
+        let mut got = hit_ids(&hits);
+        got.sort();
+        assert_eq!(got, ["round:s2:0", "turn:s1:2"], "{}", b.name());
+        // Filters.
+        let kinds = [UnitKind::Round];
+        let q = TextQuery {
+            kinds: Some(&kinds),
+            ..query(&a, "tomatoes")
+        };
+        assert_eq!(
+            hit_ids(&s.text.search(&q).unwrap()),
+            ["round:s2:0"],
+            "{}",
+            b.name()
+        );
+        let sessions = vec!["s1".to_string()];
+        let q = TextQuery {
+            sessions: Some(&sessions),
+            ..query(&a, "tomatoes")
+        };
+        assert_eq!(s.text.search(&q).unwrap().len(), 2);
+        let q = TextQuery {
+            limit: 1,
+            ..query(&a, "tomatoes")
+        };
+        assert_eq!(s.text.search(&q).unwrap().len(), 1);
+        // Nothing to look for: no hits.
+        assert!(
+            s.text.search(&query(&a, "the and of")).unwrap().is_empty(),
+            "{}",
+            b.name()
+        );
+        assert!(s.text.search(&query(&a, "  ")).unwrap().is_empty());
+        assert!(s.text.search(&query(&a, "zebra")).unwrap().is_empty());
+        // Replace and remove.
+        s.text
+            .upsert(&[unit(&a, "turn:s1:2", "s1", "zebra", "a zebra crossing")])
+            .unwrap();
+        s.text.remove(&a, &["turn:s1:0".into()]).unwrap();
+        assert!(s.text.has_pending());
+        s.text.commit(0).unwrap();
+        assert_eq!(
+            hit_ids(&s.text.search(&query(&a, "zebra")).unwrap()),
+            ["turn:s1:2"]
+        );
+        assert!(
+            s.text.search(&query(&a, "bicycles")).unwrap().is_empty(),
+            "{}",
+            b.name()
+        );
+        assert_eq!(s.text.count(&a).unwrap(), Some(3));
+    });
+}
+
+#[test]
+fn vector_search_is_cosine_best_first() {
+    each(|b| {
+        let s = b.open("m", 2);
+        let a = sp("a");
+        s.records.create_space(&a).unwrap();
+        let r = std::f32::consts::FRAC_1_SQRT_2;
+        s.vectors
+            .upsert(
+                &a,
+                &[
+                    ("x".into(), vec![1.0, 0.0]),
+                    ("y".into(), vec![0.0, 1.0]),
+                    ("xy".into(), vec![r, r]),
+                    ("-x".into(), vec![-1.0, 0.0]),
+                ],
+                0,
+            )
+            .unwrap();
+        let hits = s.vectors.search(&a, &[0.6, 0.8], 3).unwrap();
+        assert_eq!(hit_ids(&hits), ["xy", "y", "x"], "{}", b.name());
+        assert!((hits[0].1 - (0.6 * r + 0.8 * r)).abs() < 1e-5);
+        assert!((hits[1].1 - 0.8).abs() < 1e-5);
+        assert_eq!(
+            s.vectors
+                .search(&a, &[1.0, 0.0], 10)
+                .unwrap()
+                .last()
+                .unwrap()
+                .0,
+            "-x"
+        );
+        assert!(
+            s.vectors.search(&a, &[1.0], 3).unwrap().is_empty(),
+            "wrong dimension"
+        );
+        assert_eq!(s.vectors.len(&a).unwrap(), 4);
+        s.vectors
+            .upsert(&a, &[("x".into(), vec![0.0, 1.0])], 0)
+            .unwrap();
+        s.vectors.remove(&a, &["y".into()]).unwrap();
+        assert_eq!(s.vectors.len(&a).unwrap(), 3);
+        assert_eq!(
+            s.vectors.search(&a, &[0.0, 1.0], 1).unwrap()[0].0,
+            "x",
+            "{}",
+            b.name()
+        );
+    });
+}
+
+#[test]
+fn embedding_cache_by_model_and_key() {
+    each(|b| {
+        let s = b.open("m", 2);
+        let k1 = [1u8; 32];
+        let k2 = [2u8; 32];
+        assert_eq!(s.cache.get("m1", &[k1, k2]).unwrap(), [None, None]);
+        s.cache
+            .put("m1", &[(k1, vec![0.5, -0.25]), (k2, vec![1.0, 0.0])])
+            .unwrap();
+        s.cache.put("m2", &[(k1, vec![9.0])]).unwrap();
+        assert_eq!(
+            s.cache.get("m1", &[k2, k1, k2]).unwrap(),
+            [
+                Some(vec![1.0, 0.0]),
+                Some(vec![0.5, -0.25]),
+                Some(vec![1.0, 0.0])
+            ],
+            "{}",
+            b.name()
+        );
+        s.cache.remove("m1", &[k1]).unwrap();
+        assert_eq!(s.cache.get("m1", &[k1]).unwrap(), [None]);
+        assert_eq!(s.cache.get("m2", &[k1]).unwrap(), [Some(vec![9.0])]);
+    });
+}
+
+#[test]
+fn enrichments_follow_their_session() {
+    each(|b| {
+        let s = b.open("m", 2);
+        let a = sp("a");
+        assert!(matches!(
+            s.enrich.set_enabled(&a, true),
+            Err(StoreError::NoSuchSpace(_))
+        ));
+        s.records.create_space(&a).unwrap();
+        s.enrich.set_enabled(&a, true).unwrap();
+        s.enrich.set_enabled(&a, true).unwrap();
+        assert_eq!(s.enrich.enabled_spaces().unwrap(), std::slice::from_ref(&a));
+        s.records
+            .put_session(&record(&a, "s", &["one", "two"]), &[])
+            .unwrap();
+        let e = |m: &str, model: &str| Enrichment {
+            space: a.clone(),
+            session_id: "s".into(),
+            message_id: m.into(),
+            model: model.into(),
+            facts: vec![],
+            error: Some(format!("{m} {model}")),
+            created_at: chrono::Utc::now(),
+        };
+        s.enrich.put(&e("1", "x")).unwrap();
+        s.enrich.put(&e("0", "x")).unwrap();
+        s.enrich.put(&e("0", "y")).unwrap();
+        let got: Vec<String> = s
+            .enrich
+            .of_session(&a, "s")
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| e.error)
+            .collect();
+        assert_eq!(got, ["1 x", "0 x", "0 y"], "{}: in write order", b.name());
+        s.enrich.forget_message(&a, "s", "0").unwrap();
+        assert_eq!(s.enrich.of_session(&a, "s").unwrap().len(), 1);
+        // An append keeps the readings, a delete drops them.
+        s.records
+            .put_session(&record(&a, "s", &["one", "two", "three"]), &[])
+            .unwrap();
+        assert_eq!(
+            s.enrich.of_session(&a, "s").unwrap().len(),
+            1,
+            "{}",
+            b.name()
+        );
+        s.records.delete_session(&a, "s").unwrap();
+        assert!(
+            s.enrich.of_session(&a, "s").unwrap().is_empty(),
+            "{}",
+            b.name()
+        );
+        s.enrich.set_enabled(&a, false).unwrap();
+        assert!(s.enrich.enabled_spaces().unwrap().is_empty());
+    });
+}
+
+#[test]
+fn watermarks_survive_reopen_and_model_change_drops_vectors() {
+    each(|b| {
+        let a = sp("s");
+        {
+            let s = b.open("m", 2);
+            s.records.create_space(&a).unwrap();
+            assert_eq!(
+                (s.text.watermark().unwrap(), s.vectors.watermark().unwrap()),
+                (0, 0)
+            );
+            let u = unit(&a, "turn:x:0", "x", "durable", "durable words");
+            let seq = s
+                .records
+                .put_session(
+                    &record(&a, "x", &["durable words"]),
+                    std::slice::from_ref(&u),
+                )
+                .unwrap();
+            s.text.upsert(&[u]).unwrap();
+            s.text.commit(seq).unwrap();
+            s.vectors
+                .upsert(&a, &[("turn:x:0".into(), vec![1.0, 0.0])], seq)
+                .unwrap();
+            // Written to the record store but never indexed: a crash at this point.
+            let u2 = unit(&a, "turn:y:0", "y", "unindexed", "unindexed words");
+            s.records
+                .put_session(
+                    &record(&a, "y", &["unindexed words"]),
+                    std::slice::from_ref(&u2),
+                )
+                .unwrap();
+            // Watermarks never move back.
+            s.text.commit(0).unwrap();
+            s.vectors.upsert(&a, &[], 0).unwrap();
+        }
+        let s = b.open("m", 2);
+        assert_eq!(s.records.last_seq().unwrap(), 2, "{}", b.name());
+        assert_eq!(s.text.watermark().unwrap(), 1, "{}", b.name());
+        assert_eq!(s.vectors.watermark().unwrap(), 1, "{}", b.name());
+        let pending = s.records.units_since(1).unwrap();
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].1.id, "turn:y:0");
+        drop(s);
+        let other = b.open("other-model", 2);
+        assert_eq!(other.vectors.watermark().unwrap(), 0, "{}", b.name());
+        assert_eq!(other.vectors.len(&a).unwrap(), 0);
+        assert_eq!(other.records.sessions(&a).unwrap().len(), 2);
+    });
+}
+
+fn pets() -> SessionInput {
+    serde_json::from_str(
+        r#"{"id": "pets", "date": "2023-05-01 10:00", "messages": [
+        {"role": "user", "text": "I just adopted a grey cat and named her Luna."},
+        {"role": "assistant", "text": "Luna is a lovely name for a grey cat! Make sure she has a quiet place to hide."},
+        {"role": "user", "text": "She loves the window sill."},
+        {"role": "assistant", "text": "Window perches are great for cats."}]}"#,
+    )
+    .unwrap()
+}
+
+fn travel() -> SessionInput {
+    serde_json::from_str(
+        r#"{"id": "trip", "date": "2023-06-10 09:00", "messages": [
+        {"role": "user", "text": "I'm planning a trip to Kyoto in October and want to see the temples."},
+        {"role": "assistant", "text": "Kyoto in October is beautiful. Visit Kiyomizu-dera early in the morning."}]}"#,
+    )
+    .unwrap()
+}
+
+fn top_session(m: &Memory, space: &str, q: &str) -> Option<String> {
+    let r = m
+        .recall(
+            space,
+            q,
+            &RecallOptions {
+                top_k: 3,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    r.hits.first().and_then(|h| h.session_id.clone())
+}
+
+#[test]
+fn recall_through_memory_agrees_across_backends() {
+    let mut tops: Vec<(&'static str, Vec<Option<String>>)> = Vec::new();
+    each(|b| {
+        let m = b.memory();
+        let r = m.ingest_sessions("alice", vec![pets(), travel()]).unwrap();
+        assert_eq!((r.sessions, r.messages_added), (2, 6));
+        let check = m.check(false).unwrap();
+        assert!(check.consistent, "{}: {check:?}", b.name());
+        let got = vec![
+            top_session(&m, "alice", "What is my cat called?"),
+            top_session(&m, "alice", "Which city am I visiting in October?"),
+            top_session(&m, "alice", "window sill"),
+        ];
+        assert_eq!(got[0].as_deref(), Some("pets"), "{}", b.name());
+        assert_eq!(got[1].as_deref(), Some("trip"), "{}", b.name());
+        // Forgetting is total on every backend.
+        m.forget_session("alice", "trip").unwrap();
+        assert_ne!(
+            top_session(&m, "alice", "Kyoto temples").as_deref(),
+            Some("trip")
+        );
+        assert!(m.check(false).unwrap().consistent, "{}", b.name());
+        let trips = m
+            .recall("alice", "Kyoto", &RecallOptions::default())
+            .unwrap();
+        assert!(trips
+            .hits
+            .iter()
+            .all(|h| h.session_id.as_deref() != Some("trip")));
+        tops.push((b.name(), got));
+    });
+    if let [(_, first), rest @ ..] = tops.as_slice() {
+        for (name, got) in rest {
+            assert_eq!(
+                got, first,
+                "{name} ranks differently from the embedded store"
+            );
+        }
+    }
+}
+
+#[test]
+fn engine_open_heals_what_the_indexes_missed() {
+    each(|b| {
+        // Opening once records the derivation rules, so the reopen below only heals.
+        drop(b.memory());
+        let a = sp("alice");
+        {
+            let s = b.open("test-hash-64", 64);
+            s.records.create_space(&a).unwrap();
+            let u = unit(
+                &a,
+                "turn:lost:0",
+                "lost",
+                "porcupine",
+                "a porcupine named Quill",
+            );
+            s.records
+                .put_session(&record(&a, "lost", &["a porcupine named Quill"]), &[u])
+                .unwrap();
+        }
+        let m = b.memory();
+        let check = m.check(false).unwrap();
+        assert!(check.consistent, "{}: {check:?}", b.name());
+        assert_eq!(
+            top_session(&m, "alice", "porcupine").as_deref(),
+            Some("lost"),
+            "{}",
+            b.name()
+        );
+        drop(m);
+        let s = b.open("test-hash-64", 64);
+        assert_eq!(s.vectors.len(&a).unwrap(), 1, "{}", b.name());
+        assert_eq!(s.text.count(&a).unwrap(), Some(1));
+        assert!(s.text.watermark().unwrap() >= s.records.last_seq().unwrap());
+    });
+}
+
+#[test]
+fn concurrent_appends_to_one_session_lose_nothing() {
+    each(|b| {
+        let (m1, m2) = b.two_memories();
+        std::thread::scope(|scope| {
+            for (t, m) in [(0, &m1), (1, &m2)] {
+                scope.spawn(move || {
+                    for i in 0..8 {
+                        let msg: cairn::GroupMessage = serde_json::from_value(serde_json::json!({
+                            "speaker": format!("p{t}"), "group": "g",
+                            "time": format!("2024-03-01T10:{:02}:{t:02}Z", i),
+                            "text": format!("writer {t} says number {i}")
+                        }))
+                        .unwrap();
+                        m.ingest_group_messages("chat", vec![msg]).unwrap();
+                    }
+                });
+            }
+        });
+        let session = m2.session("chat", "g/2024-03-01").unwrap().unwrap();
+        assert_eq!(
+            session.session.messages.len(),
+            16,
+            "{}: an append was lost",
+            b.name()
+        );
+        assert!(m1.check(false).unwrap().consistent, "{}", b.name());
+    });
+}
+
+#[test]
+fn a_writer_that_died_mid_write_is_healed_by_the_next_writer() {
+    each(|b| {
+        if b.name() == "embedded" {
+            // One process owns an embedded store: its own crashes heal on open.
+            return;
+        }
+        let m = b.memory();
+        m.ingest_sessions("alice", vec![pets()]).unwrap();
+        {
+            // Another server wrote a record and died before indexing it.
+            let other = b.open("test-hash-64", 64);
+            let a = sp("alice");
+            let u = unit(
+                &a,
+                "turn:lost:0",
+                "lost",
+                "porcupine",
+                "a porcupine named Quill",
+            );
+            other
+                .records
+                .put_session(&record(&a, "lost", &["a porcupine named Quill"]), &[u])
+                .unwrap();
+        }
+        // This server's next write finds the gap and heals it before its own.
+        m.ingest_sessions("alice", vec![travel()]).unwrap();
+        let check = m.check(false).unwrap();
+        assert!(check.consistent, "{}: {check:?}", b.name());
+        assert_eq!(
+            top_session(&m, "alice", "porcupine").as_deref(),
+            Some("lost")
+        );
+    });
+}
