@@ -52,7 +52,7 @@ pub struct ScaleArgs {
     #[arg(long, value_name = "DIR", default_value = "bench-out")]
     pub out: PathBuf,
     /// Embedding cache file [default: a fresh `embedding-cache.sqlite3` in the run folder,
-    /// so the insert is cold].
+    /// so the insert is cold, deleted after the run unless --keep-data].
     #[arg(long, value_name = "FILE")]
     pub cache: Option<PathBuf>,
     /// Keep the run's data directory instead of deleting it.
@@ -489,7 +489,7 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
     if data_dir.exists() {
         std::fs::remove_dir_all(&data_dir)?;
     }
-    let cache = match &args.cache {
+    let cache_file = match &args.cache {
         Some(c) => c.clone(),
         None => {
             let c = dir.join("embedding-cache.sqlite3");
@@ -506,7 +506,7 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
     let qs = queries(args.queries, args.seed);
     let load_seconds = t.elapsed().as_secs_f64();
     let (memory, cache, memory_settings) =
-        open_memory(&data_dir, Some(&cache), args.memory_config.as_deref())?;
+        open_memory(&data_dir, Some(&cache_file), args.memory_config.as_deref())?;
     let row = ConfigRow {
         name: "bench".into(),
         options: RecallOptions {
@@ -642,6 +642,13 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
     drop(memory);
     if !args.keep_data && data_dir.exists() {
         std::fs::remove_dir_all(&data_dir)?;
+    }
+    // The run's own fresh cache is scratch (tens of MB), not a result: it must not end
+    // up next to the results that get committed.
+    if !args.keep_data && args.cache.is_none() {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", cache_file.display()));
+        }
     }
     meta.finished_at = Some(chrono::Utc::now());
     let n = records.len().max(1) as f64;
