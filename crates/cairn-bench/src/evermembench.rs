@@ -11,12 +11,12 @@
 //!   answer's content words found in the packed context.
 //!
 //! Records (`results.jsonl`) never hold the question, options or answer text.
-use crate::env::{self, shell_join, Machine};
+use crate::env::{self, Machine};
 use crate::metrics::{percentiles, Percentiles};
 use crate::protocol::{
     arm_stop, check_label, config_name, open_memory, stopped, utc_stamp, ConfigRow, RunMeta,
 };
-use crate::report::{canonical, f3, ms};
+use crate::report::{canonical, f3, machine_section, ms};
 use crate::ConfigChoice;
 use anyhow::{bail, Context as _};
 use cairn::formats::evermembench::{load_evermem_dialogue, load_evermem_qa, EverQuestion};
@@ -1094,20 +1094,7 @@ pub fn render_methodology(s: &EverSummary) -> String {
     for l in &m.limitations {
         let _ = writeln!(out, "- {l}");
     }
-    let _ = writeln!(out, "\n## Machine and invocation\n");
-    let mc = &m.machine;
-    let _ = writeln!(
-        out,
-        "- machine: {} logical CPUs (`{}`), {} memory, {}/{}\n- started {}, finished {}\n- command line: `{}`",
-        mc.nproc,
-        mc.cpu_model,
-        mc.memory_gib.map_or("unknown".into(), |g| format!("{g} GiB")),
-        mc.os,
-        mc.arch,
-        m.started_at.to_rfc3339(),
-        m.finished_at.map_or("-".into(), |t| t.to_rfc3339()),
-        shell_join(&m.command_line),
-    );
+    machine_section(&mut out, m);
     out
 }
 

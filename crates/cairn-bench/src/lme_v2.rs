@@ -23,14 +23,14 @@
 //! and a note came from an evidence trajectory.
 //!
 //! Records (`results.jsonl`) never hold question, option or answer text.
-use crate::env::{self, shell_join, Machine};
+use crate::env::{self, Machine};
 use crate::evermembench::{content_words, open_diagnostic, pick, score_options, OptionScore};
 use crate::evermembench::{ChoiceResult, OpenDiagnostic};
 use crate::metrics::{percentiles, Percentiles};
 use crate::protocol::{
     arm_stop, check_label, open_memory, space_name, stopped, utc_stamp, ConfigRow, RunMeta,
 };
-use crate::report::{canonical, f3, ms};
+use crate::report::{canonical, f3, machine_section, ms};
 use anyhow::{bail, Context as _};
 use cairn::formats::lme_v2::{
     load_lme_v2_haystacks, load_lme_v2_questions, EvalFunction, EvalKind, LmeV2Question,
@@ -1081,20 +1081,7 @@ pub fn render_methodology(s: &LmeV2Summary) -> String {
     for l in &m.limitations {
         let _ = writeln!(out, "- {l}");
     }
-    let _ = writeln!(out, "\n## Machine and invocation\n");
-    let mc = &m.machine;
-    let _ = writeln!(
-        out,
-        "- machine: {} logical CPUs (`{}`), {} memory, {}/{}\n- started {}, finished {}\n- command line: `{}`",
-        mc.nproc,
-        mc.cpu_model,
-        mc.memory_gib.map_or("unknown".into(), |g| format!("{g} GiB")),
-        mc.os,
-        mc.arch,
-        m.started_at.to_rfc3339(),
-        m.finished_at.map_or("-".into(), |t| t.to_rfc3339()),
-        shell_join(&m.command_line),
-    );
+    machine_section(&mut out, m);
     out
 }
 

@@ -1,5 +1,8 @@
-//! Number and path formatting shared by every bench's summary and methodology files, so
-//! all runs print figures the same way.
+//! Formatting shared by every bench's summary and methodology files (numbers, paths, the
+//! machine section), so all runs print them the same way.
+use crate::env::shell_join;
+use crate::protocol::RunMeta;
+use std::fmt::Write;
 use std::path::Path;
 
 /// A rate or score, three decimals.
@@ -22,4 +25,23 @@ pub(crate) fn canonical(p: &Path) -> String {
         .unwrap_or_else(|_| p.to_path_buf())
         .display()
         .to_string()
+}
+
+/// The "Machine and invocation" section of a METHODOLOGY.md: where, when and how the run
+/// was made.
+pub(crate) fn machine_section(out: &mut String, m: &RunMeta) {
+    let _ = writeln!(out, "\n## Machine and invocation\n");
+    let mc = &m.machine;
+    let _ = writeln!(
+        out,
+        "- machine: {} logical CPUs (`{}`), {} memory, {}/{}\n- started {}, finished {}\n- command line: `{}`",
+        mc.nproc,
+        mc.cpu_model,
+        mc.memory_gib.map_or("unknown".into(), |g| format!("{g} GiB")),
+        mc.os,
+        mc.arch,
+        m.started_at.to_rfc3339(),
+        m.finished_at.map_or("-".into(), |t| t.to_rfc3339()),
+        shell_join(&m.command_line),
+    );
 }

@@ -4,7 +4,7 @@ use crate::env::shell_join;
 use crate::metrics::{aggregate, metric_names, percentiles, Grouped, Percentiles, DEFINITIONS};
 use crate::protocol::{ConfigRow, RunMeta};
 use crate::record::QuestionRecord;
-use crate::report::{f3, ms};
+use crate::report::{f3, machine_section, ms};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
@@ -537,20 +537,7 @@ pub fn render_methodology(s: &Summary) -> String {
     for l in &m.limitations {
         let _ = writeln!(out, "- {l}");
     }
-    let _ = writeln!(out, "\n## Machine and invocation\n");
-    let mc = &m.machine;
-    let _ = writeln!(
-        out,
-        "- machine: {} logical CPUs (`{}`), {} memory, {}/{}\n- started {}, finished {}\n- command line: `{}`",
-        mc.nproc,
-        mc.cpu_model,
-        mc.memory_gib.map_or("unknown".into(), |g| format!("{g} GiB")),
-        mc.os,
-        mc.arch,
-        m.started_at.to_rfc3339(),
-        m.finished_at.map_or("-".into(), |t| t.to_rfc3339()),
-        shell_join(&m.command_line),
-    );
+    machine_section(&mut out, m);
     for c in &m.previous_command_lines {
         let _ = writeln!(
             out,
