@@ -39,6 +39,7 @@ mod protocol;
 pub mod qa;
 pub mod record;
 mod report;
+pub mod scale;
 pub mod summary;
 pub mod trajectories_scale;
 
@@ -48,6 +49,7 @@ pub use lme_v2::LmeV2Args;
 pub use locomo::question_id as locomo_question_id;
 pub use protocol::{request_stop, space_name, ConfigRow, RunMeta};
 pub use summary::Summary;
+pub use scale::ScaleBenchArgs;
 pub use trajectories_scale::ScaleArgs;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -78,6 +80,10 @@ pub enum BenchCommand {
     /// Cost of trajectory memory: N generated trajectories into one space (insert time,
     /// vectors, disk), then query latency.
     TrajectoriesScale(ScaleArgs),
+    /// Recall at scale: one space filled with generated chat history to 10k, 100k and 1M
+    /// units on the embedded store and/or PostgreSQL; ingest, footprint, latency and
+    /// recall of planted needles.
+    Scale(ScaleBenchArgs),
     /// Print a markdown table comparing finished runs (folders holding summary.json).
     Report {
         #[arg(required = true, value_name = "RUN_DIR")]
@@ -195,6 +201,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Evermembench(args) => evermembench::run(&args),
         BenchCommand::LmeV2(args) => lme_v2::run(&args),
         BenchCommand::TrajectoriesScale(args) => trajectories_scale::run(&args),
+        BenchCommand::Scale(args) => scale::run(&args),
         BenchCommand::Report { runs } => {
             print!("{}", summary::compare(&runs)?);
             Ok(())

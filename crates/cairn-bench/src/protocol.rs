@@ -161,6 +161,55 @@ pub struct RunMeta {
     pub qa: Option<crate::qa::QaSetup>,
 }
 
+impl RunMeta {
+    /// A run's record with the build, the machine and the embedder filled in and every
+    /// protocol field empty, for the caller to set what its protocol has.
+    pub(crate) fn new(
+        dataset: &str,
+        run_dir: &Path,
+        memory: &Memory,
+        embedding_cache: Option<&Path>,
+        memory_settings: serde_json::Value,
+    ) -> Self {
+        Self {
+            dataset: dataset.into(),
+            data_path: "(generated)".into(),
+            data_sha256: "-".into(),
+            run_label: run_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            run_dir: run_dir.display().to_string(),
+            started_at: chrono::Utc::now(),
+            finished_at: None,
+            command_line: env::command_line(),
+            previous_command_lines: Vec::new(),
+            cairn_version: cairn::VERSION.into(),
+            git_sha: env::GIT_SHA.into(),
+            git_sha_source: env::GIT_SHA_SOURCE.into(),
+            build_time: env::BUILD_TIME.into(),
+            embedding_model: memory.embedder().model_id().to_string(),
+            embedding_dim: memory.embedder().dim(),
+            embedding_cache: embedding_cache.map(|c| c.display().to_string()),
+            memory_settings,
+            machine: Machine::detect(),
+            configs: Vec::new(),
+            as_of_policy: "none".into(),
+            as_of_description: "as_of = none".into(),
+            limit: None,
+            questions_filter: Vec::new(),
+            max_questions_per_conv: None,
+            questions_in_file: 0,
+            questions_selected: 0,
+            keep_data: false,
+            load_seconds: 0.0,
+            dataset_notes: Vec::new(),
+            limitations: Vec::new(),
+            qa: None,
+        }
+    }
+}
+
 /// What the dataset protocol hands to [`Run::start`].
 pub(crate) struct RunPlan {
     pub dataset: &'static str,
@@ -238,6 +287,17 @@ pub(crate) fn open_memory(
     cache: Option<&Path>,
     memory_config: Option<&Path>,
 ) -> anyhow::Result<(Memory, Option<PathBuf>, serde_json::Value)> {
+    open_memory_in(data_dir, None, cache, memory_config)
+}
+
+/// [`open_memory`] on the store `store` names (a `postgres://` URL) when given; the
+/// embedding cache file is used by either store.
+pub(crate) fn open_memory_in(
+    data_dir: &Path,
+    store: Option<&str>,
+    cache: Option<&Path>,
+    memory_config: Option<&Path>,
+) -> anyhow::Result<(Memory, Option<PathBuf>, serde_json::Value)> {
     let cache = cache
         .map(Path::to_path_buf)
         .or_else(env::default_embedding_cache);
@@ -252,6 +312,7 @@ pub(crate) fn open_memory(
     };
     let config = MemoryConfig {
         embedding_cache: cache.clone(),
+        store: store.map(str::to_string).or(base.store.clone()),
         ..base
     };
     let memory_settings = serde_json::json!({"embed": &config.embed, "engine": &config.engine});

@@ -98,6 +98,11 @@ pub trait RecordStore: Send + Sync {
     fn lock_writers(&self) -> Result<Option<Box<dyn Send>>, StoreError> {
         Ok(None)
     }
+    /// Bytes the whole store occupies where only it can tell (a database server's
+    /// files); `None`: it lives in the data directory, which the caller can measure.
+    fn disk_bytes(&self) -> Result<Option<u64>, StoreError> {
+        Ok(None)
+    }
 }
 
 /// What to look for in the lexical index. Every query names its space: there is no way

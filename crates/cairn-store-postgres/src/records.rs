@@ -645,6 +645,14 @@ impl RecordStore for PgRecordStore {
         )
     }
 
+    fn disk_bytes(&self) -> Result<Option<u64>, StoreError> {
+        let n: i64 = self.db.block_on(
+            sqlx::query_scalar("SELECT pg_database_size(current_database())")
+                .fetch_one(self.db.pool()),
+        )?;
+        Ok(Some(n.max(0) as u64))
+    }
+
     fn last_seq(&self) -> Result<u64, StoreError> {
         Ok(self.meta_num("last_seq")? as u64)
     }

@@ -1,6 +1,6 @@
 use crate::sqlite::{be, Shared};
 use cairn_core::{SpaceId, StoreError, VectorIndex};
-use rusqlite::{params, OptionalExtension};
+use rusqlite::{params, types::Type, OptionalExtension};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -29,7 +29,8 @@ pub(crate) fn decode(b: &[u8]) -> Vec<f32> {
 #[derive(Default)]
 pub struct ExactVectorIndex {
     ids: Vec<String>,
-    data: Vec<f32>,
+    /// Shared with the HNSW graph built over it, so a large space holds one copy.
+    data: Arc<Vec<f32>>,
     dim: usize,
 }
 
@@ -50,16 +51,11 @@ impl Ord for Scored {
 
 impl ExactVectorIndex {
     pub fn from_items(items: Vec<(String, Vec<f32>)>) -> Self {
-        let dim = items.first().map(|(_, v)| v.len()).unwrap_or(0);
-        let mut ids = Vec::with_capacity(items.len());
-        let mut data = Vec::with_capacity(items.len() * dim);
+        let mut b = ExactBuilder::with_capacity(items.len());
         for (id, v) in items {
-            if v.len() == dim {
-                ids.push(id);
-                data.extend_from_slice(&v);
-            }
+            b.push(id, &v);
         }
-        Self { ids, data, dim }
+        b.finish()
     }
 
     pub fn len(&self) -> usize {
@@ -93,6 +89,45 @@ impl ExactVectorIndex {
     }
 }
 
+/// Collects rows straight into the contiguous matrix: loading a space never holds a
+/// second copy of its vectors (a million 384-dimensional rows are 1.5 GB).
+pub struct ExactBuilder {
+    ids: Vec<String>,
+    data: Vec<f32>,
+    dim: usize,
+}
+
+impl ExactBuilder {
+    pub fn with_capacity(rows: usize) -> Self {
+        Self {
+            ids: Vec::with_capacity(rows),
+            data: Vec::new(),
+            dim: 0,
+        }
+    }
+
+    /// Adds a row; rows of another dimension than the first are skipped.
+    pub fn push(&mut self, id: String, v: &[f32]) {
+        if self.ids.is_empty() {
+            self.dim = v.len();
+            self.data.reserve_exact(self.ids.capacity() * self.dim);
+        }
+        if v.len() == self.dim {
+            self.ids.push(id);
+            self.data.extend_from_slice(v);
+        }
+    }
+
+    pub fn finish(mut self) -> ExactVectorIndex {
+        self.data.shrink_to_fit();
+        ExactVectorIndex {
+            ids: self.ids,
+            data: Arc::new(self.data),
+            dim: self.dim,
+        }
+    }
+}
+
 /// A point of the HNSW graph: a row of a shared contiguous matrix, so the graph holds no
 /// copy of the vectors.
 #[derive(Clone)]
@@ -121,7 +156,7 @@ const ANN_EF_SEARCH: usize = 256;
 
 impl AnnVectorIndex {
     pub fn build(exact: ExactVectorIndex) -> Self {
-        let data = Arc::new(exact.data.clone());
+        let data = exact.data.clone();
         let dim = exact.dim.max(1);
         let points: Vec<Row> = (0..exact.len())
             .map(|i| Row {
@@ -253,21 +288,30 @@ impl SqliteVectorIndex {
         {
             return Ok(ix.clone());
         }
-        let items: Vec<(String, Vec<f32>)> = {
+        let exact = {
             let conn = self.db.lock();
+            let count: i64 = be(conn.query_row(
+                "SELECT COUNT(*) FROM vectors WHERE space=?1",
+                [space.as_str()],
+                |r| r.get(0),
+            ))?;
+            let mut b = ExactBuilder::with_capacity(count.max(0) as usize);
             let mut stmt =
                 be(conn
                     .prepare("SELECT unit_id, vec FROM vectors WHERE space=?1 ORDER BY unit_id"))?;
-            let rows = be(stmt.query_map([space.as_str()], |r| {
-                let b: Vec<u8> = r.get(1)?;
-                Ok((r.get::<_, String>(0)?, decode(&b)))
-            }))?;
-            be(rows.collect())?
+            let mut rows = be(stmt.query([space.as_str()]))?;
+            while let Some(r) = be(rows.next())? {
+                let id: String = be(r.get(0))?;
+                let bytes = be(r.get_ref(1).and_then(|v| {
+                    v.as_blob().map_err(|e| {
+                        rusqlite::Error::FromSqlConversionFailure(1, Type::Blob, Box::new(e))
+                    })
+                }))?;
+                b.push(id, &decode(bytes));
+            }
+            b.finish()
         };
-        let ix = Arc::new(SpaceVectors::new(
-            ExactVectorIndex::from_items(items),
-            self.ann_threshold,
-        ));
+        let ix = Arc::new(SpaceVectors::new(exact, self.ann_threshold));
         self.loaded
             .lock()
             .unwrap_or_else(|p| p.into_inner())

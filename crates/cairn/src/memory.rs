@@ -110,7 +110,8 @@ impl Memory {
     }
 
     /// [`Memory::open_postgres`] with an embedder of the caller's choosing. The embedding
-    /// cache is the database's (`embedding_cache` of the configuration is not used).
+    /// cache is the database's, shared by every server, unless the configuration names an
+    /// `embedding_cache` file: then that node-local file is used instead.
     pub fn open_postgres_with_embedder(
         url: &str,
         dir: impl AsRef<Path>,
@@ -118,6 +119,10 @@ impl Memory {
         embedder: Arc<dyn Embedder>,
     ) -> Result<Self, Error> {
         let store = PostgresStore::open(url, embedder.model_id(), embedder.dim())?;
+        let cache: Arc<dyn EmbeddingCache> = match &config.embedding_cache {
+            Some(path) => Arc::new(SqliteEmbeddingCache::open(path)?),
+            None => store.cache,
+        };
         Self::with_backends(
             dir.as_ref().to_path_buf(),
             config,
@@ -127,7 +132,7 @@ impl Memory {
                 text: store.text,
                 vectors: store.vectors,
                 embedder,
-                cache: store.cache,
+                cache,
                 enrich: Some(store.enrich),
             },
         )
@@ -444,6 +449,15 @@ impl Memory {
         Ok(self.engine.stats(&space(space_name)?)?)
     }
 
+    /// Bytes on disk of everything this memory stores: the data directory, or for
+    /// PostgreSQL the database (all its spaces, free space included).
+    pub fn disk_bytes(&self) -> Result<u64, Error> {
+        match self.engine.store_disk_bytes()? {
+            Some(n) => Ok(n),
+            None => Ok(dir_size(&self.dir)),
+        }
+    }
+
     /// Checks derived state against the verbatim record; `rebuild` recomputes all of it.
     pub fn check(&self, rebuild: bool) -> Result<CheckReport, Error> {
         Ok(self.engine.check(rebuild)?)
@@ -462,5 +476,18 @@ impl Drop for Memory {
         if let Err(e) = self.engine.flush() {
             tracing::warn!(error = %e, "flushing the text index on close failed; it will be healed on next open");
         }
+    }
+}
+
+fn dir_size(p: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(p) else {
+        return 0;
+    };
+    if meta.is_dir() {
+        std::fs::read_dir(p)
+            .map(|rd| rd.filter_map(|e| e.ok()).map(|e| dir_size(&e.path())).sum())
+            .unwrap_or(0)
+    } else {
+        meta.len()
     }
 }

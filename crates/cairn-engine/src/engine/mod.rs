@@ -429,6 +429,11 @@ impl Engine {
     pub fn stats(&self, space: &SpaceId) -> Result<SpaceStats, EngineError> {
         Ok(self.b.records.stats(space)?)
     }
+
+    /// See [`RecordStore::disk_bytes`].
+    pub fn store_disk_bytes(&self) -> Result<Option<u64>, EngineError> {
+        Ok(self.b.records.disk_bytes()?)
+    }
 }
 
 pub(super) fn ms(t: Instant) -> f64 {
