@@ -7,8 +7,9 @@ use std::collections::HashSet;
 
 /// Version of the rules below. Stores remember which version made their units; opening
 /// a store made by another version re-derives every unit from the record (trajectory
-/// units too: 4 changed what slice and event vectors read).
-pub const DERIVE_VERSION: u32 = 4;
+/// units too: 4 changed what slice and event vectors read; 5 reads the clause after a
+/// lead-in colon as the fact).
+pub const DERIVE_VERSION: u32 = 5;
 
 /// A silence this long ends an episode of a multi-party chat.
 const EPISODE_GAP_MINUTES: i64 = 30;

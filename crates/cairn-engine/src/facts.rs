@@ -349,6 +349,22 @@ pub fn extract(message: &Message, earlier: &[Extracted]) -> Vec<Extracted> {
         if out.len() == before {
             let mut stated = Vec::new();
             capture(&STATED_VALUE, sentence, false, &mut stated);
+            // "Before I forget: my gate code is 4417" states its inner clause; the lead-in
+            // before the colon is not a subject.
+            let mut stated: Vec<Extracted> = stated
+                .into_iter()
+                .flat_map(|f| {
+                    let mut inner = Vec::new();
+                    capture(&STATED_VALUE, &f.value, false, &mut inner);
+                    if inner.is_empty() {
+                        return vec![f];
+                    }
+                    for i in &mut inner {
+                        i.sentence = f.sentence.clone();
+                    }
+                    inner
+                })
+                .collect();
             // A plain "X is Y" is a fact only when Y is a figure or a date: otherwise
             // it is as likely an opinion ("the demo is great").
             stated.retain(|f| HAS_NUMBER_OR_DATE.is_match(&f.value));
@@ -487,8 +503,12 @@ fn same_key(a: &[String], b: &[String], same_group: impl Fn() -> bool) -> bool {
 
 /// The chain a fact belongs to, oldest first, among `facts` (every fact of its space
 /// visible at the recall time).
-pub fn chain_of<'a>(fact: &Unit, facts: &'a [Unit]) -> Vec<&'a Unit> {
-    let mut chain: Vec<&Unit> = facts.iter().filter(|f| same_subject(fact, f)).collect();
+pub fn chain_of<'a>(fact: &Unit, facts: &[&'a Unit]) -> Vec<&'a Unit> {
+    let mut chain: Vec<&Unit> = facts
+        .iter()
+        .copied()
+        .filter(|f| same_subject(fact, f))
+        .collect();
     chain.sort_by(|a, b| a.occurred_at.cmp(&b.occurred_at).then(a.id.cmp(&b.id)));
     chain
 }
@@ -558,11 +578,23 @@ pub fn version_note(fact: &Unit, chain: &[&Unit]) -> Option<String> {
             day(newest)
         ));
     }
-    let earlier: Vec<String> = chain[..pos]
+    // The latest few earlier values; a long chain would otherwise grow the note (and the
+    // packed context) with every version ever stated. `history` has them all.
+    const SHOWN: usize = 3;
+    let older = pos.saturating_sub(SHOWN);
+    let earlier: Vec<String> = chain[older..pos]
         .iter()
         .map(|u| format!("{} ({})", value(u), day(u)))
         .collect();
-    Some(format!("[current value; earlier: {}]", earlier.join(", ")))
+    let more = if older > 0 {
+        format!(" (and {older} older)")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "[current value; earlier: {}{more}]",
+        earlier.join(", ")
+    ))
 }
 
 #[cfg(test)]
@@ -608,6 +640,15 @@ mod tests {
         assert_eq!(
             one("Final decision: the venue is now Harbor Hall."),
             [("venue".into(), "Harbor Hall".into(), true)]
+        );
+        assert_eq!(
+            one("Oh, before I forget: my locker code is 4417, keep it for me."),
+            [("locker code".into(), "4417".into(), false)],
+            "a lead-in before a colon is not the subject"
+        );
+        assert_eq!(
+            one("Budget: $40,000."),
+            [("Budget".into(), "$40,000".into(), false)]
         );
         assert!(
             one("The demo is great.").is_empty(),

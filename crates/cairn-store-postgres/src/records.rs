@@ -241,6 +241,18 @@ impl PgRecordStore {
     }
 }
 
+/// Counts a removal of records in the removing transaction (see
+/// [`RecordStore::generation`]); the row is made on first use, so no migration is needed.
+async fn count_removal(tx: &mut sqlx::Transaction<'_, sqlx::Postgres>) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO cairn_meta(key, num) VALUES ('removals', 1)
+         ON CONFLICT (key) DO UPDATE SET num = cairn_meta.num + 1",
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
 /// The session-level advisory lock every engine writer on the database takes
 /// ([`RecordStore::lock_writers`]); held on its own pooled connection, so a process that
 /// dies releases it with its connection.
@@ -310,12 +322,18 @@ impl RecordStore for PgRecordStore {
 
     fn drop_space(&self, space: &SpaceId) -> Result<bool, StoreError> {
         // Every table of space data references `spaces` with ON DELETE CASCADE.
-        let r = self.db.block_on(
-            sqlx::query("DELETE FROM spaces WHERE space = $1")
+        let n = self.db.block_on(async {
+            let mut tx = self.db.pool().begin().await?;
+            let n = sqlx::query("DELETE FROM spaces WHERE space = $1")
                 .bind(space.as_str())
-                .execute(self.db.pool()),
-        )?;
-        Ok(r.rows_affected() == 1)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            count_removal(&mut tx).await?;
+            tx.commit().await?;
+            Ok(n)
+        })?;
+        Ok(n == 1)
     }
 
     fn get_session(&self, space: &SpaceId, id: &str) -> Result<Option<SessionRecord>, StoreError> {
@@ -380,6 +398,7 @@ impl RecordStore for PgRecordStore {
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();
+            count_removal(&mut tx).await?;
             tx.commit().await?;
             Ok(if n == 0 {
                 Outcome::Missing
@@ -525,6 +544,7 @@ impl RecordStore for PgRecordStore {
             .execute(&mut *tx)
             .await?;
             collect_garbage(&mut tx, space.as_str()).await?;
+            count_removal(&mut tx).await?;
             tx.commit().await?;
             Ok(Outcome::Done(ids))
         })?;
@@ -655,6 +675,17 @@ impl RecordStore for PgRecordStore {
 
     fn last_seq(&self) -> Result<u64, StoreError> {
         Ok(self.meta_num("last_seq")? as u64)
+    }
+
+    fn generation(&self) -> Result<u64, StoreError> {
+        // Both counters only grow, so their sum moves on every put and every removal.
+        let n: i64 = self.db.block_on(
+            sqlx::query_scalar(
+                "SELECT COALESCE(SUM(num), 0)::bigint FROM cairn_meta WHERE key IN ('last_seq', 'removals')",
+            )
+            .fetch_one(self.db.pool()),
+        )?;
+        Ok(n.max(0) as u64)
     }
 
     fn derive_version(&self) -> Result<u32, StoreError> {

@@ -53,6 +53,8 @@ CREATE INDEX IF NOT EXISTS units_by_trajectory ON units(space, trajectory_id)
 /// input exactly (metadata included).
 pub struct SqliteRecordStore {
     db: Shared,
+    /// Removals since open, for [`RecordStore::generation`].
+    removals: std::sync::atomic::AtomicU64,
 }
 
 impl SqliteRecordStore {
@@ -85,7 +87,10 @@ impl SqliteRecordStore {
                 path.display()
             )));
         }
-        Ok(Self { db })
+        Ok(Self {
+            db,
+            removals: Default::default(),
+        })
     }
 
     pub(crate) fn connection(&self) -> Shared {
@@ -208,6 +213,7 @@ impl RecordStore for SqliteRecordStore {
         let n = be(tx.execute("DELETE FROM spaces WHERE name=?1", [space.as_str()]))?;
         crate::trajectories::collect_garbage(&tx)?;
         be(tx.commit())?;
+        self.removals.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(n == 1)
     }
 
@@ -232,6 +238,7 @@ impl RecordStore for SqliteRecordStore {
         let tx = be(conn.transaction())?;
         let ids = crate::trajectories::delete(&tx, space, id)?;
         be(tx.commit())?;
+        self.removals.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(ids)
     }
 
@@ -298,6 +305,7 @@ impl RecordStore for SqliteRecordStore {
             params![space.as_str(), id],
         ))?;
         be(tx.commit())?;
+        self.removals.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if n == 0 {
             return Err(StoreError::NotFound(format!(
                 "session {id:?} in space {space:?}"
@@ -406,6 +414,12 @@ impl RecordStore for SqliteRecordStore {
             [version.to_string()],
         ))?;
         Ok(())
+    }
+
+    fn generation(&self) -> Result<u64, StoreError> {
+        // One process owns the data directory, so removals are counted in memory; both
+        // counters only grow, so their sum moves on every put and every removal.
+        Ok(self.last_seq()? + self.removals.load(std::sync::atomic::Ordering::SeqCst))
     }
 
     fn last_seq(&self) -> Result<u64, StoreError> {

@@ -3,7 +3,8 @@ use cairn_core::{SpaceId, StoreError, VectorIndex};
 use rusqlite::{params, types::Type, OptionalExtension};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex, RwLock};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS vectors(
@@ -29,8 +30,7 @@ pub(crate) fn decode(b: &[u8]) -> Vec<f32> {
 #[derive(Default)]
 pub struct ExactVectorIndex {
     ids: Vec<String>,
-    /// Shared with the HNSW graph built over it, so a large space holds one copy.
-    data: Arc<Vec<f32>>,
+    data: Vec<f32>,
     dim: usize,
 }
 
@@ -122,72 +122,160 @@ impl ExactBuilder {
         self.data.shrink_to_fit();
         ExactVectorIndex {
             ids: self.ids,
-            data: Arc::new(self.data),
+            data: self.data,
             dim: self.dim,
         }
     }
 }
 
-/// A point of the HNSW graph: a row of a shared contiguous matrix, so the graph holds no
-/// copy of the vectors.
-#[derive(Clone)]
-struct Row {
-    data: Arc<Vec<f32>>,
-    start: usize,
+/// Approximate search (HNSW, through USearch) for spaces too large to scan on every
+/// query. Kept up to date in place by writes, so a large space is indexed once per
+/// process, not after every ingest.
+pub struct AnnVectorIndex {
+    index: usearch::Index,
+    keys: RwLock<AnnKeys>,
     dim: usize,
 }
 
-impl instant_distance::Point for Row {
-    fn distance(&self, other: &Self) -> f32 {
-        let a = &self.data[self.start..self.start + self.dim];
-        let b = &other.data[other.start..other.start + other.dim];
-        1.0 - a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>()
-    }
+/// Graph keys are positions in `ids`; a replaced or removed unit leaves `None` behind.
+#[derive(Default)]
+struct AnnKeys {
+    ids: Vec<Option<String>>,
+    by_id: HashMap<String, u64>,
 }
 
-/// Approximate search (HNSW) for spaces too large to scan on every query.
-pub struct AnnVectorIndex {
-    map: instant_distance::HnswMap<Row, usize>,
-    exact: ExactVectorIndex,
-}
-
-/// Results an ANN search can return; larger requests fall back to an exact scan.
+/// Candidates the graph search keeps (HNSW `ef`); larger requests are answered exactly.
 const ANN_EF_SEARCH: usize = 256;
 
+fn ann_err(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(format!("vector index: {e}"))
+}
+
 impl AnnVectorIndex {
-    pub fn build(exact: ExactVectorIndex) -> Self {
-        let data = exact.data.clone();
+    /// Builds the graph over `exact`'s rows on every core. Vectors are held as f16 in
+    /// the graph: half the memory, and rank order (all fusion uses) barely moves.
+    pub fn build(exact: ExactVectorIndex) -> Result<Self, StoreError> {
         let dim = exact.dim.max(1);
-        let points: Vec<Row> = (0..exact.len())
-            .map(|i| Row {
-                data: data.clone(),
-                start: i * dim,
-                dim,
-            })
+        let index = usearch::Index::new(&usearch::IndexOptions {
+            dimensions: dim,
+            metric: usearch::MetricKind::IP,
+            quantization: usearch::ScalarKind::F16,
+            connectivity: 0,
+            expansion_add: 0,
+            expansion_search: ANN_EF_SEARCH,
+            multi: false,
+        })
+        .map_err(ann_err)?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        index
+            .reserve_capacity_and_threads(exact.len().max(1), threads)
+            .map_err(ann_err)?;
+        let rows: Vec<&[f32]> = exact.data.chunks_exact(dim).collect();
+        let per = rows.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = rows
+                .chunks(per)
+                .enumerate()
+                .map(|(c, chunk)| {
+                    let index = &index;
+                    scope.spawn(move || {
+                        for (i, row) in chunk.iter().enumerate() {
+                            index.add((c * per + i) as u64, row).map_err(ann_err)?;
+                        }
+                        Ok::<(), StoreError>(())
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .try_for_each(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        })?;
+        let by_id = exact
+            .ids
+            .iter()
+            .enumerate()
+            .map(|(k, id)| (id.clone(), k as u64))
             .collect();
-        let values: Vec<usize> = (0..exact.len()).collect();
-        let map = instant_distance::Builder::default()
-            .ef_search(ANN_EF_SEARCH)
-            .seed(7)
-            .build(points, values);
-        Self { map, exact }
+        let ids = exact.ids.into_iter().map(Some).collect();
+        Ok(Self {
+            index,
+            keys: RwLock::new(AnnKeys { ids, by_id }),
+            dim,
+        })
     }
 
-    pub fn search(&self, query: &[f32], limit: usize) -> Vec<(String, f32)> {
-        if limit > ANN_EF_SEARCH || query.len() != self.exact.dim {
-            return self.exact.search(query, limit);
+    fn keys(&self) -> std::sync::RwLockReadGuard<'_, AnnKeys> {
+        self.keys.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn keys_mut(&self) -> std::sync::RwLockWriteGuard<'_, AnnKeys> {
+        self.keys.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys().by_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn search(&self, query: &[f32], limit: usize) -> Result<Vec<(String, f32)>, StoreError> {
+        if query.len() != self.dim || limit == 0 {
+            return Ok(Vec::new());
         }
-        let q = Row {
-            data: Arc::new(query.to_vec()),
-            start: 0,
-            dim: query.len(),
-        };
-        let mut search = instant_distance::Search::default();
-        self.map
-            .search(&q, &mut search)
-            .take(limit)
-            .map(|item| (self.exact.ids[*item.value].clone(), 1.0 - item.distance))
-            .collect()
+        let keys = self.keys();
+        let found = if limit > ANN_EF_SEARCH {
+            self.index.exact_search(query, limit)
+        } else {
+            self.index.search(query, limit)
+        }
+        .map_err(ann_err)?;
+        Ok(found
+            .keys
+            .iter()
+            .zip(&found.distances)
+            .filter_map(|(k, d)| {
+                let id = keys.ids.get(*k as usize)?.as_ref()?;
+                Some((id.clone(), 1.0 - d))
+            })
+            .collect())
+    }
+
+    /// Adds or replaces rows in place.
+    pub fn upsert(&self, items: &[(String, Vec<f32>)]) -> Result<(), StoreError> {
+        let mut keys = self.keys_mut();
+        let needed = self.index.size() + items.len();
+        if needed > self.index.capacity() {
+            self.index
+                .reserve(needed.max(self.index.capacity() * 3 / 2))
+                .map_err(ann_err)?;
+        }
+        for (id, v) in items {
+            if v.len() != self.dim {
+                continue;
+            }
+            if let Some(old) = keys.by_id.remove(id) {
+                self.index.remove(old).map_err(ann_err)?;
+                keys.ids[old as usize] = None;
+            }
+            let key = keys.ids.len() as u64;
+            self.index.add(key, v).map_err(ann_err)?;
+            keys.ids.push(Some(id.clone()));
+            keys.by_id.insert(id.clone(), key);
+        }
+        Ok(())
+    }
+
+    pub fn remove(&self, unit_ids: &[String]) -> Result<(), StoreError> {
+        let mut keys = self.keys_mut();
+        for id in unit_ids {
+            if let Some(old) = keys.by_id.remove(id) {
+                self.index.remove(old).map_err(ann_err)?;
+                keys.ids[old as usize] = None;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -202,18 +290,18 @@ pub enum SpaceVectors {
 pub const ANN_THRESHOLD: usize = 50_000;
 
 impl SpaceVectors {
-    pub fn new(exact: ExactVectorIndex, ann_threshold: usize) -> Self {
-        if exact.len() > ann_threshold {
-            SpaceVectors::Ann(Box::new(AnnVectorIndex::build(exact)))
+    pub fn new(exact: ExactVectorIndex, ann_threshold: usize) -> Result<Self, StoreError> {
+        Ok(if exact.len() > ann_threshold {
+            SpaceVectors::Ann(Box::new(AnnVectorIndex::build(exact)?))
         } else {
             SpaceVectors::Exact(exact)
-        }
+        })
     }
 
     pub fn len(&self) -> usize {
         match self {
             SpaceVectors::Exact(e) => e.len(),
-            SpaceVectors::Ann(a) => a.exact.len(),
+            SpaceVectors::Ann(a) => a.len(),
         }
     }
 
@@ -221,9 +309,9 @@ impl SpaceVectors {
         self.len() == 0
     }
 
-    pub fn search(&self, query: &[f32], limit: usize) -> Vec<(String, f32)> {
+    pub fn search(&self, query: &[f32], limit: usize) -> Result<Vec<(String, f32)>, StoreError> {
         match self {
-            SpaceVectors::Exact(e) => e.search(query, limit),
+            SpaceVectors::Exact(e) => Ok(e.search(query, limit)),
             SpaceVectors::Ann(a) => a.search(query, limit),
         }
     }
@@ -235,6 +323,8 @@ pub struct SqliteVectorIndex {
     db: Shared,
     loaded: Mutex<HashMap<SpaceId, Arc<SpaceVectors>>>,
     ann_threshold: usize,
+    /// Moves on every write, so a space loaded while a write landed is not kept stale.
+    generation: AtomicU64,
 }
 
 impl SqliteVectorIndex {
@@ -263,6 +353,7 @@ impl SqliteVectorIndex {
             db,
             loaded: Mutex::new(HashMap::new()),
             ann_threshold: ANN_THRESHOLD,
+            generation: AtomicU64::new(0),
         })
     }
 
@@ -273,10 +364,30 @@ impl SqliteVectorIndex {
     }
 
     fn forget_loaded(&self, space: &SpaceId) {
-        self.loaded
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(space);
+        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        self.generation.fetch_add(1, AtomicOrdering::SeqCst);
+        loaded.remove(space);
+    }
+
+    /// After a write to `space` committed: a loaded HNSW index takes it in place (indexing
+    /// a large space again would take minutes); anything else is dropped and reloaded on
+    /// the next search.
+    fn refresh_loaded(&self, space: &SpaceId, apply: impl FnOnce(&AnnVectorIndex) -> Result<(), StoreError>) {
+        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        self.generation.fetch_add(1, AtomicOrdering::SeqCst);
+        let kept = match loaded.get(space).map(|v| v.as_ref()) {
+            Some(SpaceVectors::Ann(a)) => match apply(a) {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::warn!(%space, error = %e, "vector index update failed: reloading");
+                    false
+                }
+            },
+            _ => false,
+        };
+        if !kept {
+            loaded.remove(space);
+        }
     }
 
     fn space_index(&self, space: &SpaceId) -> Result<Arc<SpaceVectors>, StoreError> {
@@ -288,6 +399,7 @@ impl SqliteVectorIndex {
         {
             return Ok(ix.clone());
         }
+        let generation = self.generation.load(AtomicOrdering::SeqCst);
         let exact = {
             let conn = self.db.lock();
             let count: i64 = be(conn.query_row(
@@ -311,11 +423,11 @@ impl SqliteVectorIndex {
             }
             b.finish()
         };
-        let ix = Arc::new(SpaceVectors::new(exact, self.ann_threshold));
-        self.loaded
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(space.clone(), ix.clone());
+        let ix = Arc::new(SpaceVectors::new(exact, self.ann_threshold)?);
+        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        if self.generation.load(AtomicOrdering::SeqCst) == generation {
+            loaded.insert(space.clone(), ix.clone());
+        }
         Ok(ix)
     }
 }
@@ -344,7 +456,7 @@ impl VectorIndex for SqliteVectorIndex {
             ))?;
             be(tx.commit())?;
         }
-        self.forget_loaded(space);
+        self.refresh_loaded(space, |a| a.upsert(items));
         Ok(())
     }
 
@@ -361,7 +473,7 @@ impl VectorIndex for SqliteVectorIndex {
             }
             be(tx.commit())?;
         }
-        self.forget_loaded(space);
+        self.refresh_loaded(space, |a| a.remove(unit_ids));
         Ok(())
     }
 
@@ -393,7 +505,7 @@ impl VectorIndex for SqliteVectorIndex {
         query: &[f32],
         limit: usize,
     ) -> Result<Vec<(String, f32)>, StoreError> {
-        Ok(self.space_index(space)?.search(query, limit))
+        self.space_index(space)?.search(query, limit)
     }
 
     fn len(&self, space: &SpaceId) -> Result<usize, StoreError> {
@@ -444,16 +556,50 @@ mod tests {
             (0..3000).map(|i| (format!("u{i}"), unit(i))).collect();
         let queries: Vec<Vec<f32>> = (0..50).map(&mut unit).collect();
         let exact = ExactVectorIndex::from_items(items.clone());
-        let ann = SpaceVectors::new(ExactVectorIndex::from_items(items), 1000);
+        let ann = SpaceVectors::new(ExactVectorIndex::from_items(items), 1000).unwrap();
         assert!(matches!(ann, SpaceVectors::Ann(_)));
         let mut found = 0;
         for q in &queries {
             let truth: Vec<String> = exact.search(q, 10).into_iter().map(|h| h.0).collect();
-            let got: Vec<String> = ann.search(q, 10).into_iter().map(|h| h.0).collect();
+            let got: Vec<String> = ann.search(q, 10).unwrap().into_iter().map(|h| h.0).collect();
             found += truth.iter().filter(|t| got.contains(t)).count();
         }
         let recall = found as f64 / 500.0;
         assert!(recall >= 0.9, "ANN recall@10 {recall}");
+    }
+
+    #[test]
+    fn ann_takes_writes_in_place() {
+        let dim = 16;
+        let unit = |i: usize| {
+            let v: Vec<f32> = (0..dim)
+                .map(|d| (((i * 31 + d * 17) % 23) as f32) - 11.0)
+                .collect();
+            let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+            v.into_iter().map(|a| a / n).collect::<Vec<f32>>()
+        };
+        let items: Vec<(String, Vec<f32>)> = (0..500).map(|i| (format!("u{i}"), unit(i))).collect();
+        let SpaceVectors::Ann(ann) =
+            SpaceVectors::new(ExactVectorIndex::from_items(items), 100).unwrap()
+        else {
+            panic!("500 rows over a threshold of 100 must be searched through HNSW");
+        };
+        let mut probe = vec![0.0; dim];
+        probe[0] = 1.0;
+        ann.upsert(&[("new".into(), probe.clone())]).unwrap();
+        assert_eq!(ann.len(), 501);
+        assert_eq!(ann.search(&probe, 3).unwrap()[0].0, "new");
+        // Replacing a row moves its id to the new vector and keeps one entry for it.
+        ann.upsert(&[("u7".into(), probe.clone())]).unwrap();
+        assert_eq!(ann.len(), 501);
+        let top: Vec<String> = ann.search(&probe, 2).unwrap().into_iter().map(|h| h.0).collect();
+        assert!(top.contains(&"u7".to_string()) && top.contains(&"new".to_string()), "{top:?}");
+        ann.remove(&["new".into(), "u7".into()]).unwrap();
+        assert_eq!(ann.len(), 499);
+        let after: Vec<String> = ann.search(&probe, 10).unwrap().into_iter().map(|h| h.0).collect();
+        assert!(!after.iter().any(|id| id == "new" || id == "u7"), "{after:?}");
+        // Requests beyond the graph's reach are answered exactly, without removed rows.
+        assert_eq!(ann.search(&probe, 1000).unwrap().len(), 499);
     }
 
     #[test]

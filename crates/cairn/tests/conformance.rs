@@ -1098,3 +1098,76 @@ fn a_writer_that_died_mid_write_is_healed_by_the_next_writer() {
         );
     });
 }
+
+#[test]
+fn generation_moves_on_every_put_and_removal() {
+    each(|b| {
+        let s = b.open("m", 2);
+        let a = sp("gen");
+        s.records.create_space(&a).unwrap();
+        let mut last = s.records.generation().unwrap();
+        let mut moved = |what: &str| {
+            let g = s.records.generation().unwrap();
+            assert!(g > last, "{}: generation did not move on {what}", b.name());
+            last = g;
+        };
+        s.records
+            .put_session(&record(&a, "s1", &["hello there"]), &[unit(&a, "u1", "s1", "hello", "hello there")])
+            .unwrap();
+        moved("put_session");
+        s.records.delete_session(&a, "s1").unwrap();
+        moved("delete_session");
+        s.records
+            .put_trajectory(&trajectory(&a, "t1", &["page one"]), &[])
+            .unwrap();
+        moved("put_trajectory");
+        s.records.delete_trajectory(&a, "t1").unwrap();
+        moved("delete_trajectory");
+        s.records.drop_space(&a).unwrap();
+        moved("drop_space");
+    });
+}
+
+fn budget(id: &str, date: &str, value: &str) -> SessionInput {
+    serde_json::from_str(&format!(
+        r#"{{"id": "{id}", "date": "{date}", "messages": [
+        {{"role": "user", "text": "The budget for Project Atlas is {value}."}},
+        {{"role": "assistant", "text": "Noted."}}]}}"#
+    ))
+    .unwrap()
+}
+
+/// Recall keeps the facts of a space between calls; a write through another server must
+/// still reach the next recall (a forgotten newer value may not be shown as current).
+#[test]
+fn recall_sees_fact_versions_written_by_another_server() {
+    each(|b| {
+        let (one, two) = b.two_memories();
+        one.ingest_session("p", budget("b1", "2024-01-05", "$120,000"))
+            .unwrap();
+        let q = "What is the budget for Project Atlas?";
+        let opts = RecallOptions {
+            top_k: 5,
+            ..Default::default()
+        };
+        let superseded = |m: &Memory| {
+            m.recall("p", q, &opts)
+                .unwrap()
+                .hits
+                .iter()
+                .any(|h| h.superseded_by.is_some())
+        };
+        assert!(!superseded(&one), "{}", b.name());
+        two.ingest_session("p", budget("b2", "2024-03-01", "$95,000"))
+            .unwrap();
+        assert!(superseded(&one), "{}: the newer value was not seen", b.name());
+        two.forget_session("p", "b2").unwrap();
+        let r = one.recall("p", q, &opts).unwrap();
+        assert!(
+            r.hits.iter().all(|h| h.superseded_by.is_none() && !h.text.contains("$95,000")),
+            "{}: a forgotten version is still shown: {:#?}",
+            b.name(),
+            r.hits
+        );
+    });
+}

@@ -1,6 +1,7 @@
 //! What a space knows beyond its lines: fact histories and speaker profiles.
 use crate::{facts, profile};
 use cairn_core::{FactHistory, InputError, SpaceId, SpeakerProfile, Timestamp, Unit};
+use std::sync::Arc;
 
 use super::{Engine, EngineError};
 
@@ -11,11 +12,51 @@ impl Engine {
         space: &SpaceId,
         as_of: Option<Timestamp>,
     ) -> Result<Vec<Unit>, EngineError> {
-        let mut facts = self.b.records.topic_units(space, "fact:")?;
-        if let Some(as_of) = as_of {
-            facts.retain(|f| f.occurred_at.is_none_or(|t| t <= as_of));
+        let all = self.all_facts(space)?;
+        Ok(all.iter().filter(|f| fact_visible(f, as_of)).cloned().collect())
+    }
+
+    /// Every fact of a space (see [`Engine::topic_units_cached`]).
+    pub(super) fn all_facts(&self, space: &SpaceId) -> Result<Arc<Vec<Unit>>, EngineError> {
+        self.topic_units_cached(space, "fact:")
+    }
+
+    /// Every profile contribution of a space (see [`Engine::topic_units_cached`]).
+    pub(super) fn contributions(&self, space: &SpaceId) -> Result<Arc<Vec<Unit>>, EngineError> {
+        self.topic_units_cached(space, "speaker:")
+    }
+
+    /// The units filed under a topic prefix, read from the store once per store
+    /// generation: recall consults fact chains and profiles on every call, and a large
+    /// space holds tens of thousands of each.
+    fn topic_units_cached(
+        &self,
+        space: &SpaceId,
+        prefix: &'static str,
+    ) -> Result<Arc<Vec<Unit>>, EngineError> {
+        /// Entries kept; beyond it the cache starts over.
+        const KEPT: usize = 128;
+        let generation = self.b.records.generation()?;
+        let key = (space.clone(), prefix);
+        let cached = self
+            .topic_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .filter(|(g, _)| *g == generation)
+            .map(|(_, u)| u.clone());
+        if let Some(units) = cached {
+            return Ok(units);
         }
-        Ok(facts)
+        // Read after the generation: a write landing meanwhile moves it, so this copy is
+        // replaced on the next call rather than kept stale.
+        let units = Arc::new(self.b.records.topic_units(space, prefix)?);
+        let mut cache = self.topic_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= KEPT {
+            cache.clear();
+        }
+        cache.insert(key, (generation, units.clone()));
+        Ok(units)
     }
 
     /// The version chain of the subject best matching `subject`, as of a time.
@@ -39,19 +80,24 @@ impl Engine {
         speaker: &str,
     ) -> Result<Option<SpeakerProfile>, EngineError> {
         self.require_space(space)?;
-        let contributions = self.b.records.topic_units(space, "speaker:")?;
-        Ok(profile::build_profile(speaker, &contributions))
+        Ok(profile::build_profile(speaker, &self.contributions(space)?))
     }
 
     /// Everyone who wrote in, or was described in, the space.
     pub fn speakers(&self, space: &SpaceId) -> Result<Vec<String>, EngineError> {
         self.require_space(space)?;
-        Ok(self
-            .b
-            .records
-            .topics(space, "speaker:")?
-            .into_iter()
-            .filter_map(|t| t.strip_prefix("speaker:").map(String::from))
-            .collect())
+        let mut names: Vec<String> = self
+            .contributions(space)?
+            .iter()
+            .filter_map(|u| u.topic()?.strip_prefix("speaker:").map(String::from))
+            .collect();
+        names.sort();
+        names.dedup();
+        Ok(names)
     }
+}
+
+/// Whether a fact is visible at `as_of` (every fact when `None`).
+pub(super) fn fact_visible(f: &Unit, as_of: Option<Timestamp>) -> bool {
+    as_of.is_none_or(|a| f.occurred_at.is_none_or(|t| t <= a))
 }

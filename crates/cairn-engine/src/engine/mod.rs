@@ -14,7 +14,7 @@ use cairn_core::{
 };
 pub use enrich::{enrichment_units, llm_fact_id, EnrichReport};
 use ingest::WriteMode;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -130,6 +130,9 @@ pub struct Engine {
     write: Mutex<()>,
     /// Highest unit sequence handed to the text index (committed or not).
     text_seq: AtomicU64,
+    /// Facts and profile contributions of recently recalled spaces, by (space, topic
+    /// prefix), with the store generation they were read at.
+    topic_cache: Mutex<TopicCache>,
 }
 
 impl Engine {
@@ -139,6 +142,7 @@ impl Engine {
             b,
             cfg,
             write: Mutex::new(()),
+            topic_cache: Mutex::new(HashMap::new()),
             text_seq: AtomicU64::new(0),
         };
         engine.heal()?;
@@ -435,6 +439,8 @@ impl Engine {
         Ok(self.b.records.disk_bytes()?)
     }
 }
+
+type TopicCache = HashMap<(SpaceId, &'static str), (u64, Arc<Vec<Unit>>)>;
 
 pub(super) fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1000.0

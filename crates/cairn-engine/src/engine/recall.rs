@@ -44,20 +44,34 @@ impl Engine {
             rc.candidates
         };
 
-        let t = Instant::now();
-        let lexical = self.b.text.search(&TextQuery {
-            space,
-            text: query,
-            kinds: None,
-            sessions: opts.sessions.as_deref(),
-            text_weight: rc.text_weight,
-            limit: pool,
-        })?;
-        timings.lexical_ms = ms(t);
-
-        let t = Instant::now();
-        let (qv, _) = embed_cached(self.b.embedder.as_ref(), self.b.cache.as_ref(), &[query])?;
-        timings.embed_ms = ms(t);
+        // The query's embedding (a few milliseconds of model time when not cached) is
+        // computed while the lexical index is searched, so recall waits for the slower of
+        // the two rather than their sum.
+        let ((lexical, lexical_ms), (embedded, embed_ms)) = std::thread::scope(|scope| {
+            let embedding = scope.spawn(|| {
+                let t = Instant::now();
+                let r = embed_cached(self.b.embedder.as_ref(), self.b.cache.as_ref(), &[query]);
+                (r, ms(t))
+            });
+            let t = Instant::now();
+            let lexical = self.b.text.search(&TextQuery {
+                space,
+                text: query,
+                kinds: None,
+                sessions: opts.sessions.as_deref(),
+                text_weight: rc.text_weight,
+                limit: pool,
+            });
+            let lexical = (lexical, ms(t));
+            let embedded = embedding
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (lexical, embedded)
+        });
+        let lexical = lexical?;
+        timings.lexical_ms = lexical_ms;
+        let (qv, _) = embedded?;
+        timings.embed_ms = embed_ms;
         let t = Instant::now();
         let dense = match qv.first() {
             Some(v) => self.b.vectors.search(space, v, pool)?,
@@ -186,9 +200,13 @@ impl Engine {
         if !self.any_states_a_fact(space, &ranked[..window.min(ranked.len())])? {
             return Ok((ranked, superseded));
         }
-        let facts = self.facts(space, opts.as_of)?;
+        let all = self.all_facts(space)?;
+        let facts: Vec<&Unit> = all
+            .iter()
+            .filter(|f| super::knowledge::fact_visible(f, opts.as_of))
+            .collect();
         let mut stated_in: HashMap<(&str, &str), Vec<&Unit>> = HashMap::new();
-        for f in &facts {
+        for &f in &facts {
             if let (Some(s), Some(m)) = (
                 f.provenance.session_id.as_deref(),
                 f.provenance.message_ids.first(),
@@ -211,7 +229,7 @@ impl Engine {
             let stated: Vec<&Unit> = if i >= window {
                 Vec::new()
             } else if r.unit.kind == UnitKind::Fact {
-                facts.iter().filter(|f| f.id == r.unit.id).collect()
+                facts.iter().filter(|f| f.id == r.unit.id).copied().collect()
             } else {
                 r.unit
                     .provenance
@@ -296,7 +314,7 @@ impl Engine {
         if named.is_empty() {
             named = opts.speakers.clone().unwrap_or_default();
         }
-        let contributions = self.b.records.topic_units(space, "speaker:")?;
+        let contributions = self.contributions(space)?;
         let profiles: Vec<_> = if named.is_empty() {
             profile::best_matching_person(query, &contributions)
                 .into_iter()
