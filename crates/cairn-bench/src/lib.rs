@@ -48,8 +48,8 @@ pub use friendsqa::question_word as friendsqa_question_word;
 pub use lme_v2::LmeV2Args;
 pub use locomo::question_id as locomo_question_id;
 pub use protocol::{request_stop, space_name, ConfigRow, RunMeta};
-pub use summary::Summary;
 pub use scale::ScaleBenchArgs;
+pub use summary::Summary;
 pub use trajectories_scale::ScaleArgs;
 
 use clap::{Args, Subcommand, ValueEnum};

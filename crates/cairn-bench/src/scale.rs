@@ -101,41 +101,150 @@ impl Rng {
 }
 
 const PEOPLE: &[&str] = &[
-    "my sister", "my brother", "my manager", "my landlord", "my dentist", "our neighbor",
-    "my grandmother", "my best friend", "my cousin", "my yoga teacher", "my accountant",
-    "my roommate", "my mentor", "my daughter", "my son", "my partner", "my coworker Sam",
-    "my old boss", "the babysitter", "my piano teacher", "my uncle", "my aunt",
-    "my physical therapist", "my tax advisor",
+    "my sister",
+    "my brother",
+    "my manager",
+    "my landlord",
+    "my dentist",
+    "our neighbor",
+    "my grandmother",
+    "my best friend",
+    "my cousin",
+    "my yoga teacher",
+    "my accountant",
+    "my roommate",
+    "my mentor",
+    "my daughter",
+    "my son",
+    "my partner",
+    "my coworker Sam",
+    "my old boss",
+    "the babysitter",
+    "my piano teacher",
+    "my uncle",
+    "my aunt",
+    "my physical therapist",
+    "my tax advisor",
 ];
 const ATTRIBUTES: &[&str] = &[
-    "wifi password", "locker combination", "license plate", "anniversary date",
-    "favorite restaurant", "shoe size", "food allergy", "flight number", "gate code",
-    "phone number", "birthday", "blood type", "shirt size", "favorite wine", "new address",
-    "parking spot", "library card number", "coffee order", "dog's name", "car model",
+    "wifi password",
+    "locker combination",
+    "license plate",
+    "anniversary date",
+    "favorite restaurant",
+    "shoe size",
+    "food allergy",
+    "flight number",
+    "gate code",
+    "phone number",
+    "birthday",
+    "blood type",
+    "shirt size",
+    "favorite wine",
+    "new address",
+    "parking spot",
+    "library card number",
+    "coffee order",
+    "dog's name",
+    "car model",
 ];
 const PLACES: &[&str] = &[
-    "Lisbon", "Denver", "Kyoto", "the lake house", "Barcelona", "Montreal", "the coast",
-    "Chicago", "Austin", "the mountains", "Berlin", "Vancouver", "Porto", "Seoul",
-    "the farmers market", "the office", "downtown", "the airport", "Edinburgh", "Oaxaca",
+    "Lisbon",
+    "Denver",
+    "Kyoto",
+    "the lake house",
+    "Barcelona",
+    "Montreal",
+    "the coast",
+    "Chicago",
+    "Austin",
+    "the mountains",
+    "Berlin",
+    "Vancouver",
+    "Porto",
+    "Seoul",
+    "the farmers market",
+    "the office",
+    "downtown",
+    "the airport",
+    "Edinburgh",
+    "Oaxaca",
 ];
 const FOODS: &[&str] = &[
-    "ramen", "sourdough", "tacos al pastor", "green curry", "banana bread", "paella",
-    "lentil soup", "dumplings", "pho", "shakshuka", "risotto", "falafel", "pancakes",
-    "chili", "lasagna", "poke bowls", "biryani", "gazpacho", "pierogi", "miso salmon",
+    "ramen",
+    "sourdough",
+    "tacos al pastor",
+    "green curry",
+    "banana bread",
+    "paella",
+    "lentil soup",
+    "dumplings",
+    "pho",
+    "shakshuka",
+    "risotto",
+    "falafel",
+    "pancakes",
+    "chili",
+    "lasagna",
+    "poke bowls",
+    "biryani",
+    "gazpacho",
+    "pierogi",
+    "miso salmon",
 ];
 const ACTIVITIES: &[&str] = &[
-    "running", "climbing", "swimming", "pottery", "chess", "guitar", "cycling",
-    "birdwatching", "yoga", "woodworking", "baking", "photography", "gardening", "tennis",
-    "knitting", "hiking", "salsa dancing", "journaling", "painting", "rowing",
+    "running",
+    "climbing",
+    "swimming",
+    "pottery",
+    "chess",
+    "guitar",
+    "cycling",
+    "birdwatching",
+    "yoga",
+    "woodworking",
+    "baking",
+    "photography",
+    "gardening",
+    "tennis",
+    "knitting",
+    "hiking",
+    "salsa dancing",
+    "journaling",
+    "painting",
+    "rowing",
 ];
 const THINGS: &[&str] = &[
-    "laptop", "standing desk", "espresso machine", "road bike", "winter coat",
-    "noise-cancelling headphones", "air fryer", "camera lens", "hiking boots", "blender",
-    "e-reader", "tent", "office chair", "electric kettle", "backpack", "monitor",
+    "laptop",
+    "standing desk",
+    "espresso machine",
+    "road bike",
+    "winter coat",
+    "noise-cancelling headphones",
+    "air fryer",
+    "camera lens",
+    "hiking boots",
+    "blender",
+    "e-reader",
+    "tent",
+    "office chair",
+    "electric kettle",
+    "backpack",
+    "monitor",
 ];
 const DAYS: &[&str] = &[
-    "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
-    "next week", "this weekend", "tomorrow", "in two weeks", "at the end of the month",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+    "next week",
+    "this weekend",
+    "tomorrow",
+    "in two weeks",
+    "at the end of the month",
 ];
 
 /// A user turn: one of several everyday templates, slots filled from the lists.
@@ -213,7 +322,11 @@ fn needle_text(k: usize, seed: u64) -> (String, String) {
 fn topic_query(k: usize, seed: u64) -> String {
     let mut r = Rng::new(seed, 0xB0B + k as u64);
     match r.below(4) {
-        0 => format!("What did I say about {} in {}?", r.pick(FOODS), r.pick(PLACES)),
+        0 => format!(
+            "What did I say about {} in {}?",
+            r.pick(FOODS),
+            r.pick(PLACES)
+        ),
         1 => format!("How long have I been doing {}?", r.pick(ACTIVITIES)),
         2 => format!("Which {} did I want to buy?", r.pick(THINGS)),
         _ => format!("When is {} moving?", r.pick(PEOPLE)),
@@ -238,8 +351,8 @@ fn needle_pair(k: usize) -> (&'static str, &'static str) {
 /// Session `i` of the history; `needle` replaces its fourth user turn.
 fn session(i: usize, seed: u64, needle: Option<&str>, needles: usize) -> SessionInput {
     let mut r = Rng::new(seed, i as u64);
-    let start = chrono::DateTime::from_timestamp(1_640_995_200 + i as i64 * 5_400, 0)
-        .unwrap_or_default();
+    let start =
+        chrono::DateTime::from_timestamp(1_640_995_200 + i as i64 * 5_400, 0).unwrap_or_default();
     let mut messages = Vec::with_capacity(2 * ROUNDS);
     for round in 0..ROUNDS {
         let mut user = user_turn(&mut r);
@@ -252,7 +365,11 @@ fn session(i: usize, seed: u64, needle: Option<&str>, needles: usize) -> Session
             }
         }
         messages.push(message(2 * round, Role::User, user));
-        messages.push(message(2 * round + 1, Role::Assistant, assistant_turn(&mut r)));
+        messages.push(message(
+            2 * round + 1,
+            Role::Assistant,
+            assistant_turn(&mut r),
+        ));
     }
     SessionInput {
         id: format!("s{i:07}"),
@@ -454,7 +571,12 @@ impl Ctx<'_> {
             let batch: Vec<SessionInput> = (start..start + BATCH)
                 .map(|i| {
                     let id = format!("s{i:07}");
-                    session(i, args.seed, by_session.get(id.as_str()).copied(), args.needles)
+                    session(
+                        i,
+                        args.seed,
+                        by_session.get(id.as_str()).copied(),
+                        args.needles,
+                    )
                 })
                 .collect();
             let r = memory.ingest_sessions(&space, batch)?;
@@ -492,7 +614,11 @@ impl Ctx<'_> {
             ..RecallOptions::default()
         };
         let t = Instant::now();
-        memory.recall(&space, "warm up: what did I plan for the weekend?", &options)?;
+        memory.recall(
+            &space,
+            "warm up: what did I plan for the weekend?",
+            &options,
+        )?;
         p.first_recall_ms = t.elapsed().as_secs_f64() * 1000.0;
         let mut with = Vec::new();
         let mut without = Vec::new();
@@ -526,7 +652,7 @@ impl Ctx<'_> {
             if let Some(n) = needle {
                 let found = r.hits.iter().take(args.top_k).any(|h| {
                     h.session_id.as_deref() == Some(n.session.as_str())
-                        && h.turn_ids.iter().any(|t| *t == n.message)
+                        && h.turn_ids.contains(&n.message)
                 });
                 if found {
                     p.needles_found += 1;
@@ -594,8 +720,7 @@ fn read_points(file: &Path) -> anyhow::Result<Vec<ScalePoint>> {
 }
 
 pub(crate) fn run(args: &ScaleBenchArgs) -> anyhow::Result<()> {
-    if args.sizes.is_empty() || args.sizes.contains(&0) || args.needles == 0 || args.top_k == 0
-    {
+    if args.sizes.is_empty() || args.sizes.contains(&0) || args.needles == 0 || args.top_k == 0 {
         bail!("need at least one size above 0, one needle and top-k above 0");
     }
     if args.needles > PEOPLE.len() * ATTRIBUTES.len() {
@@ -700,7 +825,8 @@ pub(crate) fn run(args: &ScaleBenchArgs) -> anyhow::Result<()> {
 }
 
 fn run_meta(args: &ScaleBenchArgs, dir: &Path, m: &Memory, cache: Option<&Path>) -> RunMeta {
-    let settings = serde_json::json!({"engine": "see memory_config", "memory_config": args.memory_config});
+    let settings =
+        serde_json::json!({"engine": "see memory_config", "memory_config": args.memory_config});
     let mut meta = RunMeta::new("scale", dir, m, cache, settings);
     meta.keep_data = args.keep_data;
     meta.questions_in_file = args.needles + args.extra_queries;
@@ -749,14 +875,20 @@ pub fn render_summary(s: &ScaleBenchSummary) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# Scale: {}\n", s.meta.run_label);
     if !s.complete {
-        let _ = writeln!(o, "**Interrupted: the points below are the ones measured.**\n");
+        let _ = writeln!(
+            o,
+            "**Interrupted: the points below are the ones measured.**\n"
+        );
     }
     let _ = writeln!(
         o,
         "| store | units | sessions | ingest s | units/s | vectors computed / cached | disk | first recall ms | p50 ms | p95 ms | p99 ms | p50 w/o embed | p99 w/o embed | needle recall@{} | serving RSS | peak RSS (ingest / serving) |",
         s.top_k
     );
-    let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        o,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     for p in &s.points {
         let _ = writeln!(
             o,
@@ -784,7 +916,10 @@ pub fn render_summary(s: &ScaleBenchSummary) -> String {
         );
     }
     let _ = writeln!(o, "\nMean time per recall stage (ms):\n");
-    let _ = writeln!(o, "| store | units | embed | lexical | dense | rank | pack |");
+    let _ = writeln!(
+        o,
+        "| store | units | embed | lexical | dense | rank | pack |"
+    );
     let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|");
     for p in &s.points {
         let st = |k: &str| ms(p.stage_means_ms.get(k).copied().unwrap_or(0.0));
@@ -828,10 +963,7 @@ pub fn render_methodology(s: &ScaleBenchSummary) -> String {
     let _ = writeln!(
         o,
         "- cairn {} (git {}), embedding model `{}` ({} dimensions)",
-        s.meta.cairn_version,
-        s.meta.git_sha,
-        s.meta.embedding_model,
-        s.meta.embedding_dim,
+        s.meta.cairn_version, s.meta.git_sha, s.meta.embedding_model, s.meta.embedding_dim,
     );
     for c in &s.meta.previous_command_lines {
         let _ = writeln!(o, "- earlier points measured by: `{}`", shell_join(c));
@@ -844,19 +976,38 @@ pub fn render_methodology(s: &ScaleBenchSummary) -> String {
 pub fn render_plot(points: &[ScalePoint]) -> String {
     let (w, h, l, r, t, b) = (720.0, 440.0, 70.0, 170.0, 30.0, 60.0);
     let (pw, ph) = (w - l - r, h - t - b);
-    let xs: Vec<f64> = points.iter().map(|p| (p.units.max(1) as f64).log10()).collect();
+    let xs: Vec<f64> = points
+        .iter()
+        .map(|p| (p.units.max(1) as f64).log10())
+        .collect();
     let ys: Vec<f64> = points
         .iter()
         .flat_map(|p| [p.latency_ms.p50, p.latency_ms.p99])
         .map(|v| v.max(0.1).log10())
         .collect();
     let (x0, x1) = (
-        xs.iter().cloned().fold(f64::INFINITY, f64::min).floor().min(4.0),
-        xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max).ceil().max(5.0),
+        xs.iter()
+            .cloned()
+            .fold(f64::INFINITY, f64::min)
+            .floor()
+            .min(4.0),
+        xs.iter()
+            .cloned()
+            .fold(f64::NEG_INFINITY, f64::max)
+            .ceil()
+            .max(5.0),
     );
     let (y0, y1) = (
-        ys.iter().cloned().fold(f64::INFINITY, f64::min).floor().min(0.0),
-        ys.iter().cloned().fold(f64::NEG_INFINITY, f64::max).ceil().max(2.0),
+        ys.iter()
+            .cloned()
+            .fold(f64::INFINITY, f64::min)
+            .floor()
+            .min(0.0),
+        ys.iter()
+            .cloned()
+            .fold(f64::NEG_INFINITY, f64::max)
+            .ceil()
+            .max(2.0),
     );
     let px = |x: f64| l + (x - x0) / (x1 - x0) * pw;
     let py = |y: f64| t + ph - (y - y0) / (y1 - y0) * ph;
@@ -870,7 +1021,12 @@ pub fn render_plot(points: &[ScalePoint]) -> String {
         let y = py(e as f64);
         let _ = writeln!(o, "<line x1=\"{l}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#ddd\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} ms</text>", l + pw, l - 6.0, y + 4.0, 10f64.powi(e));
     }
-    let _ = writeln!(o, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">units in the space (log)</text>", l + pw / 2.0, h - 15.0);
+    let _ = writeln!(
+        o,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">units in the space (log)</text>",
+        l + pw / 2.0,
+        h - 15.0
+    );
     let mut series: BTreeMap<(String, &str), Vec<(f64, f64)>> = BTreeMap::new();
     for p in points {
         let x = (p.units.max(1) as f64).log10();
@@ -883,15 +1039,32 @@ pub fn render_plot(points: &[ScalePoint]) -> String {
     }
     for (i, ((store, pct), mut pts)) in series.into_iter().enumerate() {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let color = if store == "embedded" { "#1f77b4" } else { "#d62728" };
-        let dash = if pct == "p99" { " stroke-dasharray=\"6 4\"" } else { "" };
+        let color = if store == "embedded" {
+            "#1f77b4"
+        } else {
+            "#d62728"
+        };
+        let dash = if pct == "p99" {
+            " stroke-dasharray=\"6 4\""
+        } else {
+            ""
+        };
         let path: Vec<String> = pts
             .iter()
             .map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y)))
             .collect();
-        let _ = writeln!(o, "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>", path.join(" "));
+        let _ = writeln!(
+            o,
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>",
+            path.join(" ")
+        );
         for (x, y) in &pts {
-            let _ = writeln!(o, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"/>", px(*x), py(*y));
+            let _ = writeln!(
+                o,
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"/>",
+                px(*x),
+                py(*y)
+            );
         }
         let ly = t + 20.0 + i as f64 * 20.0;
         let _ = writeln!(o, "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/><text x=\"{}\" y=\"{}\">{store} {pct}</text>", l + pw + 15.0, l + pw + 45.0, l + pw + 52.0, ly + 4.0);
@@ -913,7 +1086,11 @@ mod tests {
         assert_eq!(distinct.len(), 20, "needles must not share a session");
         let mut seen = std::collections::HashSet::new();
         for n in &needles {
-            assert!(seen.insert(n.session.clone()), "two needles in {}", n.session);
+            assert!(
+                seen.insert(n.session.clone()),
+                "two needles in {}",
+                n.session
+            );
             let i: usize = n.session[1..].parse().unwrap();
             let s = session(i, 3, Some(&n.statement), 20);
             assert_eq!(s.messages[6].text, n.statement);
@@ -934,7 +1111,10 @@ mod tests {
     #[test]
     fn generation_is_deterministic_per_session() {
         assert_eq!(session(17, 5, None, 10), session(17, 5, None, 10));
-        assert_ne!(session(17, 5, None, 10).messages, session(18, 5, None, 10).messages);
+        assert_ne!(
+            session(17, 5, None, 10).messages,
+            session(18, 5, None, 10).messages
+        );
     }
 
     #[test]

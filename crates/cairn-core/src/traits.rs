@@ -87,8 +87,8 @@ pub trait RecordStore: Send + Sync {
     /// Distinct topics of a space starting with `prefix`.
     fn topics(&self, space: &SpaceId, prefix: &str) -> Result<Vec<String>, StoreError>;
     fn last_seq(&self) -> Result<u64, StoreError>;
-    /// A number that grows whenever any record is written or removed (by any process
-    /// sharing the store), so caches of derived reads can tell they are stale.
+    /// A number that grows whenever units are written or any record is removed (by any
+    /// process sharing the store), so caches of derived reads can tell they are stale.
     fn generation(&self) -> Result<u64, StoreError>;
     /// The version of the derivation rules the stored units were made with (0: unknown).
     fn derive_version(&self) -> Result<u32, StoreError>;

@@ -11,7 +11,8 @@ use cairn_core::{
     Unit, UnitDetail, UnitKind,
 };
 use regex::Regex;
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
 
 /// Words that qualify a subject without naming it: "the final budget" is the budget.
 const GENERIC: &[&str] = &[
@@ -499,6 +500,78 @@ fn same_key(a: &[String], b: &[String], same_group: impl Fn() -> bool) -> bool {
         return false;
     }
     small.len() >= 2 || same_group()
+}
+
+/// A space's facts indexed for recall, which asks two things of every hit: which facts
+/// its messages state, and each one's version chain. Built once per store generation;
+/// linear scans per hit cost tens of milliseconds at a million units.
+pub struct FactIndex {
+    facts: Arc<Vec<Unit>>,
+    by_id: HashMap<String, usize>,
+    by_message: HashMap<(String, String), Vec<usize>>,
+    /// Distinct subject keys with the facts filed under each.
+    by_key: Vec<(Vec<String>, Vec<usize>)>,
+}
+
+impl FactIndex {
+    pub fn new(facts: Arc<Vec<Unit>>) -> Self {
+        let mut by_id = HashMap::new();
+        let mut by_message: HashMap<(String, String), Vec<usize>> = HashMap::new();
+        let mut keys: HashMap<Vec<String>, Vec<usize>> = HashMap::new();
+        for (i, f) in facts.iter().enumerate() {
+            by_id.insert(f.id.clone(), i);
+            if let (Some(s), Some(m)) = (&f.provenance.session_id, f.provenance.message_ids.first())
+            {
+                by_message
+                    .entry((s.clone(), m.clone()))
+                    .or_default()
+                    .push(i);
+            }
+            if let Some(d) = detail(f) {
+                keys.entry(d.subject_key.clone()).or_default().push(i);
+            }
+        }
+        Self {
+            facts,
+            by_id,
+            by_message,
+            by_key: keys.into_iter().collect(),
+        }
+    }
+
+    /// Whether this index was built from `facts` (the same read of the store).
+    pub fn is_of(&self, facts: &Arc<Vec<Unit>>) -> bool {
+        Arc::ptr_eq(&self.facts, facts)
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Unit> {
+        self.by_id.get(id).map(|&i| &self.facts[i])
+    }
+
+    /// Facts stated by one message.
+    pub fn stated_in<'a>(&'a self, session: &str, message: &str) -> impl Iterator<Item = &'a Unit> {
+        self.by_message
+            .get(&(session.to_string(), message.to_string()))
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.facts[i])
+    }
+
+    /// [`chain_of`] among the facts `visible` keeps: only keys that can match are
+    /// compared fact by fact.
+    pub fn chain_of(&self, fact: &Unit, visible: impl Fn(&Unit) -> bool) -> Vec<&Unit> {
+        let Some(d) = detail(fact) else {
+            return Vec::new();
+        };
+        let candidates: Vec<&Unit> = self
+            .by_key
+            .iter()
+            .filter(|(k, _)| same_key(&d.subject_key, k, || true))
+            .flat_map(|(_, ids)| ids.iter().map(|&i| &self.facts[i]))
+            .filter(|f| visible(f))
+            .collect();
+        chain_of(fact, &candidates)
+    }
 }
 
 /// The chain a fact belongs to, oldest first, among `facts` (every fact of its space

@@ -153,30 +153,50 @@ impl TextIndex for PgTextIndex {
         let kinds: Option<Vec<String>> = q
             .kinds
             .map(|ks| ks.iter().map(|k| k.as_str().to_string()).collect());
-        // The query's lexemes OR'ed, each quoted so no lexeme is parsed again.
-        self.db.block_on(
-            sqlx::query_as(
-                "WITH q AS (
-                   SELECT string_agg(quote_literal(l), ' | ')::tsquery AS q
-                     FROM unnest(tsvector_to_array(to_tsvector('english', $2))) AS l
-                    WHERE strpos(l, E'\\\\') = 0)
-                 SELECT t.unit_id,
-                        ts_rank(ARRAY[0, 0, $3, $4]::float4[], t.tsv, q.q, 1)::float4 AS score
-                   FROM text_entries t, q
-                  WHERE t.space = $1 AND q.q IS NOT NULL AND t.tsv @@ q.q
-                    AND ($5::text[] IS NULL OR t.kind = ANY($5))
-                    AND ($6::text[] IS NULL OR t.session_id = ANY($6))
-                  ORDER BY score DESC, t.unit_id
-                  LIMIT $7",
+        let run = |matching: &str| -> Result<Vec<(String, f32)>, StoreError> {
+            self.db.block_on(
+                // Both halves are constants of this file; user text is bound ($2).
+                sqlx::query_as(sqlx::AssertSqlSafe(SEARCH.replace("{MATCHING}", matching)))
+                    .bind(q.space.as_str())
+                    .bind(q.text)
+                    .bind(b)
+                    .bind(a)
+                    .bind(kinds.clone())
+                    .bind(q.sessions)
+                    .bind(q.limit as i64)
+                    .fetch_all(self.db.pool()),
             )
-            .bind(q.space.as_str())
-            .bind(q.text)
-            .bind(b)
-            .bind(a)
-            .bind(kinds)
-            .bind(q.sessions)
-            .bind(q.limit as i64)
-            .fetch_all(self.db.pool()),
-        )
+        };
+        // ts_rank scores every row the query matches, and a common word matches a large
+        // share of a big space: rank the rows holding two of the query's words first, and
+        // the rows holding any of them only when those are too few.
+        let paired = run(ANY_TWO)?;
+        if paired.len() >= q.limit {
+            return Ok(paired);
+        }
+        run(ANY_ONE)
     }
 }
+
+/// Lexical candidates of a space, best `ts_rank` first; `{MATCHING}` is a query giving
+/// the `tsquery` (NULL: nothing to match).
+const SEARCH: &str = "WITH q AS ({MATCHING})
+     SELECT t.unit_id,
+            ts_rank(ARRAY[0, 0, $3, $4]::float4[], t.tsv, q.q, 1)::float4 AS score
+       FROM text_entries t, q
+      WHERE t.space = $1 AND q.q IS NOT NULL AND t.tsv @@ q.q
+        AND ($5::text[] IS NULL OR t.kind = ANY($5))
+        AND ($6::text[] IS NULL OR t.session_id = ANY($6))
+      ORDER BY score DESC, t.unit_id
+      LIMIT $7";
+
+/// The query's lexemes OR'ed, each quoted so no lexeme is parsed again.
+const ANY_ONE: &str = "SELECT string_agg(quote_literal(l), ' | ')::tsquery AS q
+       FROM unnest(tsvector_to_array(to_tsvector('english', $2))) AS l
+      WHERE strpos(l, E'\\\\') = 0";
+
+/// Every pair of the query's lexemes AND'ed, the pairs OR'ed: rows holding at least two.
+const ANY_TWO: &str = "SELECT string_agg('(' || quote_literal(x.l) || ' & ' || quote_literal(y.l) || ')', ' | ')::tsquery AS q
+       FROM unnest(tsvector_to_array(to_tsvector('english', $2))) AS x(l)
+       JOIN unnest(tsvector_to_array(to_tsvector('english', $2))) AS y(l) ON x.l < y.l
+      WHERE strpos(x.l, E'\\\\') = 0 AND strpos(y.l, E'\\\\') = 0";

@@ -27,6 +27,9 @@ CREATE TABLE IF NOT EXISTS units(
     PRIMARY KEY(space, id));
 CREATE INDEX IF NOT EXISTS units_by_seq ON units(seq);
 CREATE INDEX IF NOT EXISTS units_by_session ON units(space, session_id);
+-- A new session's place is MAX(ord) + 1: without this index that read every session body
+-- of the space on every write.
+CREATE INDEX IF NOT EXISTS sessions_by_order ON sessions(space, ord);
 INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '3'), ('last_seq', '0');
 ";
 
@@ -213,7 +216,8 @@ impl RecordStore for SqliteRecordStore {
         let n = be(tx.execute("DELETE FROM spaces WHERE name=?1", [space.as_str()]))?;
         crate::trajectories::collect_garbage(&tx)?;
         be(tx.commit())?;
-        self.removals.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.removals
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(n == 1)
     }
 
@@ -238,7 +242,8 @@ impl RecordStore for SqliteRecordStore {
         let tx = be(conn.transaction())?;
         let ids = crate::trajectories::delete(&tx, space, id)?;
         be(tx.commit())?;
-        self.removals.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.removals
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(ids)
     }
 
@@ -305,7 +310,8 @@ impl RecordStore for SqliteRecordStore {
             params![space.as_str(), id],
         ))?;
         be(tx.commit())?;
-        self.removals.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.removals
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if n == 0 {
             return Err(StoreError::NotFound(format!(
                 "session {id:?} in space {space:?}"

@@ -372,7 +372,11 @@ impl SqliteVectorIndex {
     /// After a write to `space` committed: a loaded HNSW index takes it in place (indexing
     /// a large space again would take minutes); anything else is dropped and reloaded on
     /// the next search.
-    fn refresh_loaded(&self, space: &SpaceId, apply: impl FnOnce(&AnnVectorIndex) -> Result<(), StoreError>) {
+    fn refresh_loaded(
+        &self,
+        space: &SpaceId,
+        apply: impl FnOnce(&AnnVectorIndex) -> Result<(), StoreError>,
+    ) {
         let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
         self.generation.fetch_add(1, AtomicOrdering::SeqCst);
         let kept = match loaded.get(space).map(|v| v.as_ref()) {
@@ -561,7 +565,12 @@ mod tests {
         let mut found = 0;
         for q in &queries {
             let truth: Vec<String> = exact.search(q, 10).into_iter().map(|h| h.0).collect();
-            let got: Vec<String> = ann.search(q, 10).unwrap().into_iter().map(|h| h.0).collect();
+            let got: Vec<String> = ann
+                .search(q, 10)
+                .unwrap()
+                .into_iter()
+                .map(|h| h.0)
+                .collect();
             found += truth.iter().filter(|t| got.contains(t)).count();
         }
         let recall = found as f64 / 500.0;
@@ -592,12 +601,28 @@ mod tests {
         // Replacing a row moves its id to the new vector and keeps one entry for it.
         ann.upsert(&[("u7".into(), probe.clone())]).unwrap();
         assert_eq!(ann.len(), 501);
-        let top: Vec<String> = ann.search(&probe, 2).unwrap().into_iter().map(|h| h.0).collect();
-        assert!(top.contains(&"u7".to_string()) && top.contains(&"new".to_string()), "{top:?}");
+        let top: Vec<String> = ann
+            .search(&probe, 2)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.0)
+            .collect();
+        assert!(
+            top.contains(&"u7".to_string()) && top.contains(&"new".to_string()),
+            "{top:?}"
+        );
         ann.remove(&["new".into(), "u7".into()]).unwrap();
         assert_eq!(ann.len(), 499);
-        let after: Vec<String> = ann.search(&probe, 10).unwrap().into_iter().map(|h| h.0).collect();
-        assert!(!after.iter().any(|id| id == "new" || id == "u7"), "{after:?}");
+        let after: Vec<String> = ann
+            .search(&probe, 10)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.0)
+            .collect();
+        assert!(
+            !after.iter().any(|id| id == "new" || id == "u7"),
+            "{after:?}"
+        );
         // Requests beyond the graph's reach are answered exactly, without removed rows.
         assert_eq!(ann.search(&probe, 1000).unwrap().len(), 499);
     }

@@ -1112,13 +1112,19 @@ fn generation_moves_on_every_put_and_removal() {
             last = g;
         };
         s.records
-            .put_session(&record(&a, "s1", &["hello there"]), &[unit(&a, "u1", "s1", "hello", "hello there")])
+            .put_session(
+                &record(&a, "s1", &["hello there"]),
+                &[unit(&a, "u1", "s1", "hello", "hello there")],
+            )
             .unwrap();
         moved("put_session");
         s.records.delete_session(&a, "s1").unwrap();
         moved("delete_session");
         s.records
-            .put_trajectory(&trajectory(&a, "t1", &["page one"]), &[])
+            .put_trajectory(
+                &trajectory(&a, "t1", &["page one"]),
+                &[unit(&a, "t1u", "t1", "page", "page one")],
+            )
             .unwrap();
         moved("put_trajectory");
         s.records.delete_trajectory(&a, "t1").unwrap();
@@ -1160,11 +1166,17 @@ fn recall_sees_fact_versions_written_by_another_server() {
         assert!(!superseded(&one), "{}", b.name());
         two.ingest_session("p", budget("b2", "2024-03-01", "$95,000"))
             .unwrap();
-        assert!(superseded(&one), "{}: the newer value was not seen", b.name());
+        assert!(
+            superseded(&one),
+            "{}: the newer value was not seen",
+            b.name()
+        );
         two.forget_session("p", "b2").unwrap();
         let r = one.recall("p", q, &opts).unwrap();
         assert!(
-            r.hits.iter().all(|h| h.superseded_by.is_none() && !h.text.contains("$95,000")),
+            r.hits
+                .iter()
+                .all(|h| h.superseded_by.is_none() && !h.text.contains("$95,000")),
             "{}: a forgotten version is still shown: {:#?}",
             b.name(),
             r.hits

@@ -13,12 +13,31 @@ impl Engine {
         as_of: Option<Timestamp>,
     ) -> Result<Vec<Unit>, EngineError> {
         let all = self.all_facts(space)?;
-        Ok(all.iter().filter(|f| fact_visible(f, as_of)).cloned().collect())
+        Ok(all
+            .iter()
+            .filter(|f| fact_visible(f, as_of))
+            .cloned()
+            .collect())
     }
 
     /// Every fact of a space (see [`Engine::topic_units_cached`]).
     pub(super) fn all_facts(&self, space: &SpaceId) -> Result<Arc<Vec<Unit>>, EngineError> {
         self.topic_units_cached(space, "fact:")
+    }
+
+    /// The space's facts indexed for recall, rebuilt when the store generation moves.
+    pub(super) fn fact_index(&self, space: &SpaceId) -> Result<Arc<facts::FactIndex>, EngineError> {
+        let facts = self.all_facts(space)?;
+        let mut cache = self.fact_index.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(index) = cache.get(space).filter(|i| i.is_of(&facts)) {
+            return Ok(index.clone());
+        }
+        let index = Arc::new(facts::FactIndex::new(facts));
+        if cache.len() >= 64 {
+            cache.clear();
+        }
+        cache.insert(space.clone(), index.clone());
+        Ok(index)
     }
 
     /// Every profile contribution of a space (see [`Engine::topic_units_cached`]).

@@ -133,6 +133,9 @@ pub struct Engine {
     /// Facts and profile contributions of recently recalled spaces, by (space, topic
     /// prefix), with the store generation they were read at.
     topic_cache: Mutex<TopicCache>,
+    /// The fact index of each cached fact list (built from the same `Arc`: same
+    /// generation).
+    fact_index: Mutex<HashMap<SpaceId, Arc<crate::facts::FactIndex>>>,
 }
 
 impl Engine {
@@ -143,6 +146,7 @@ impl Engine {
             cfg,
             write: Mutex::new(()),
             topic_cache: Mutex::new(HashMap::new()),
+            fact_index: Mutex::new(HashMap::new()),
             text_seq: AtomicU64::new(0),
         };
         engine.heal()?;

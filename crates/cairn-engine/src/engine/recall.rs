@@ -200,20 +200,8 @@ impl Engine {
         if !self.any_states_a_fact(space, &ranked[..window.min(ranked.len())])? {
             return Ok((ranked, superseded));
         }
-        let all = self.all_facts(space)?;
-        let facts: Vec<&Unit> = all
-            .iter()
-            .filter(|f| super::knowledge::fact_visible(f, opts.as_of))
-            .collect();
-        let mut stated_in: HashMap<(&str, &str), Vec<&Unit>> = HashMap::new();
-        for &f in &facts {
-            if let (Some(s), Some(m)) = (
-                f.provenance.session_id.as_deref(),
-                f.provenance.message_ids.first(),
-            ) {
-                stated_in.entry((s, m.as_str())).or_default().push(f);
-            }
-        }
+        let index = self.fact_index(space)?;
+        let in_view = |f: &Unit| super::knowledge::fact_visible(f, opts.as_of);
         let shown = |out: &[Ranked], f: &Unit| {
             out.iter().any(|o| {
                 o.unit.provenance.session_id == f.provenance.session_id
@@ -229,20 +217,23 @@ impl Engine {
             let stated: Vec<&Unit> = if i >= window {
                 Vec::new()
             } else if r.unit.kind == UnitKind::Fact {
-                facts.iter().filter(|f| f.id == r.unit.id).copied().collect()
+                index
+                    .get(&r.unit.id)
+                    .filter(|f| in_view(f))
+                    .into_iter()
+                    .collect()
             } else {
                 r.unit
                     .provenance
                     .message_ids
                     .iter()
-                    .filter_map(|m| stated_in.get(&(sid.as_str(), m.as_str())))
-                    .flatten()
-                    .copied()
+                    .flat_map(|m| index.stated_in(&sid, m))
+                    .filter(|f| in_view(f))
                     .collect()
             };
             let mut notes: Vec<String> = Vec::new();
             for f in stated {
-                let chain = facts::chain_of(f, &facts);
+                let chain = index.chain_of(f, in_view);
                 let Some(note) = facts::version_note(f, &chain) else {
                     continue;
                 };
