@@ -748,6 +748,7 @@ pub(crate) fn run(args: &ScaleBenchArgs) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut points = read_points(&results)?;
+    let resumed_points = points.len();
     let cache = args
         .cache
         .clone()
@@ -803,6 +804,13 @@ pub(crate) fn run(args: &ScaleBenchArgs) -> anyhow::Result<()> {
             meta.previous_command_lines = prev.meta.previous_command_lines;
             meta.previous_command_lines.push(prev.meta.command_line);
             meta.started_at = prev.meta.started_at;
+            // The build that measured the points is what the record must name.
+            if points.len() == resumed_points {
+                meta.git_sha = prev.meta.git_sha;
+                meta.build_time = prev.meta.build_time;
+            } else if prev.meta.git_sha != meta.git_sha {
+                meta.git_sha = format!("{} (earlier points: {})", meta.git_sha, prev.meta.git_sha);
+            }
         }
     }
     meta.finished_at = Some(chrono::Utc::now());
@@ -991,9 +999,8 @@ pub fn render_plot(points: &[ScalePoint]) -> String {
             .fold(f64::INFINITY, f64::min)
             .floor()
             .min(4.0),
-        xs.iter()
-            .cloned()
-            .fold(f64::NEG_INFINITY, f64::max)
+        // 1,000,079 units is 10^6.00003: its decade, not the next one.
+        (xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max) - 0.01)
             .ceil()
             .max(5.0),
     );
