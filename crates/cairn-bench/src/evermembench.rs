@@ -11,7 +11,7 @@
 //!   answer's content words found in the packed context.
 //!
 //! Records (`results.jsonl`) never hold the question, options or answer text.
-use crate::env::{self, Machine};
+
 use crate::metrics::{percentiles, Percentiles};
 use crate::protocol::{
     arm_stop, check_label, config_name, open_memory, stopped, utc_stamp, ConfigRow, RunMeta,
@@ -426,24 +426,8 @@ pub(crate) fn run(args: &EverMemArgs) -> anyhow::Result<()> {
     let n_mc = selected.iter().filter(|q| q.options.is_some()).count();
     let qa = crate::qa::Qa::from_args(&args.llm)?;
     let mut meta = RunMeta {
-        dataset: "evermembench".into(),
         data_path: canonical(&args.dialogue),
         data_sha256: dialogue_sha,
-        run_label: label.clone(),
-        run_dir: dir.display().to_string(),
-        started_at: chrono::Utc::now(),
-        finished_at: None,
-        command_line: env::command_line(),
-        previous_command_lines: Vec::new(),
-        cairn_version: cairn::VERSION.into(),
-        git_sha: env::GIT_SHA.into(),
-        git_sha_source: env::GIT_SHA_SOURCE.into(),
-        build_time: env::BUILD_TIME.into(),
-        embedding_model: memory.embedder().model_id().to_string(),
-        embedding_dim: memory.embedder().dim(),
-        embedding_cache: cache.map(|c| c.display().to_string()),
-        memory_settings,
-        machine: Machine::detect(),
         configs: rows.clone(),
         as_of_policy: "last-message".into(),
         as_of_description: "as_of = the time of the dialogue's last message (questions carry no date; every message is ingested before any question)".into(),
@@ -475,6 +459,7 @@ pub(crate) fn run(args: &EverMemArgs) -> anyhow::Result<()> {
             "The run does not resume: all questions share one ingest of the whole dialogue.".into(),
         ],
         qa: qa.as_ref().map(|q| q.setup(crate::qa::Style::EverMemOpen)),
+        ..RunMeta::new("evermembench", &dir, &memory, cache.as_deref(), memory_settings)
     };
     std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(&meta)?)?;
 

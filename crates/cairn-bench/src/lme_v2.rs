@@ -23,7 +23,7 @@
 //! and a note came from an evidence trajectory.
 //!
 //! Records (`results.jsonl`) never hold question, option or answer text.
-use crate::env::{self, Machine};
+
 use crate::evermembench::{content_words, open_diagnostic, pick, score_options, OptionScore};
 use crate::evermembench::{ChoiceResult, OpenDiagnostic};
 use crate::metrics::{percentiles, Percentiles};
@@ -447,24 +447,8 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
         *evals.entry(q.eval_function.kind.name()).or_default() += 1;
     }
     let mut meta = RunMeta {
-        dataset: "lme-v2".into(),
         data_path: canonical(&args.questions),
         data_sha256: sha256_file(&args.questions)?,
-        run_label: label.clone(),
-        run_dir: dir.display().to_string(),
-        started_at: chrono::Utc::now(),
-        finished_at: None,
-        command_line: env::command_line(),
-        previous_command_lines: Vec::new(),
-        cairn_version: cairn::VERSION.into(),
-        git_sha: env::GIT_SHA.into(),
-        git_sha_source: env::GIT_SHA_SOURCE.into(),
-        build_time: env::BUILD_TIME.into(),
-        embedding_model: memory.embedder().model_id().to_string(),
-        embedding_dim: memory.embedder().dim(),
-        embedding_cache: cache.map(|c| c.display().to_string()),
-        memory_settings,
-        machine: Machine::detect(),
         configs: vec![row.clone()],
         as_of_policy: "none".into(),
         as_of_description: "as_of = none (trajectories carry no dates; recall as of now)".into(),
@@ -519,6 +503,7 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
             "The run does not resume.".into(),
         ],
         qa: None,
+        ..RunMeta::new("lme-v2", &dir, &memory, cache.as_deref(), memory_settings)
     };
     std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(&meta)?)?;
 

@@ -404,24 +404,10 @@ impl Run {
             previous_command_lines.push(p.command_line.clone());
         }
         let meta = RunMeta {
-            dataset: plan.dataset.into(),
             data_path: data_path.display().to_string(),
             data_sha256: plan.sha256,
-            run_label: label.clone(),
-            run_dir: dir.display().to_string(),
             started_at: previous.as_ref().map_or(now, |p| p.started_at),
-            finished_at: None,
-            command_line: env::command_line(),
             previous_command_lines,
-            cairn_version: cairn::VERSION.into(),
-            git_sha: env::GIT_SHA.into(),
-            git_sha_source: env::GIT_SHA_SOURCE.into(),
-            build_time: env::BUILD_TIME.into(),
-            embedding_model: memory.embedder().model_id().to_string(),
-            embedding_dim: memory.embedder().dim(),
-            embedding_cache: cache.map(|c| c.display().to_string()),
-            memory_settings,
-            machine: Machine::detect(),
             configs: rows.clone(),
             as_of_policy: args.as_of.name().into(),
             as_of_description: plan.as_of_description,
@@ -435,6 +421,13 @@ impl Run {
             dataset_notes: plan.dataset_notes,
             limitations: plan.limitations,
             qa: qa.as_ref().map(|q| q.setup(style)),
+            ..RunMeta::new(
+                plan.dataset,
+                &dir,
+                &memory,
+                cache.as_deref(),
+                memory_settings,
+            )
         };
         std::fs::write(&run_json, serde_json::to_string_pretty(&meta)?)
             .with_context(|| format!("writing {}", run_json.display()))?;

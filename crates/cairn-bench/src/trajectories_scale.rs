@@ -7,7 +7,7 @@
 //! Everything is generated deterministically here (a seeded LCG); nothing is downloaded.
 //! By default the embedding cache is a fresh file in the run folder, so every vector is
 //! computed (a cold insert).
-use crate::env::{self, shell_join, Machine};
+use crate::env::shell_join;
 use crate::metrics::{percentiles, Percentiles};
 use crate::protocol::{arm_stop, check_label, open_memory, stopped, utc_stamp, ConfigRow, RunMeta};
 use crate::report::ms;
@@ -523,24 +523,6 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
         .map(|s| s.observation.as_ref().map_or(0, String::len))
         .sum();
     let mut meta = RunMeta {
-        dataset: "trajectories-scale".into(),
-        data_path: "(generated)".into(),
-        data_sha256: "-".into(),
-        run_label: label.clone(),
-        run_dir: dir.display().to_string(),
-        started_at: chrono::Utc::now(),
-        finished_at: None,
-        command_line: env::command_line(),
-        previous_command_lines: Vec::new(),
-        cairn_version: cairn::VERSION.into(),
-        git_sha: env::GIT_SHA.into(),
-        git_sha_source: env::GIT_SHA_SOURCE.into(),
-        build_time: env::BUILD_TIME.into(),
-        embedding_model: memory.embedder().model_id().to_string(),
-        embedding_dim: memory.embedder().dim(),
-        embedding_cache: cache.map(|c| c.display().to_string()),
-        memory_settings,
-        machine: Machine::detect(),
         configs: vec![row.clone()],
         as_of_policy: "none".into(),
         as_of_description: "as_of = none".into(),
@@ -562,6 +544,7 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
         )],
         limitations: vec!["Generated pages: their repetition (shared chrome, grid pages seen by many runs, forms filled field by field) imitates real pages but is not real data.".into()],
         qa: None,
+        ..RunMeta::new("trajectories-scale", &dir, &memory, cache.as_deref(), memory_settings)
     };
     std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(&meta)?)?;
 
