@@ -562,7 +562,11 @@ impl Ctx<'_> {
         let mut p = ScalePoint::empty(kind, size, needles.len());
         let t = Instant::now();
         const BATCH: usize = 64;
-        let last_needle = needles.len() * (sessions - sessions / 10) / needles.len().max(1);
+        let last_needle = needles
+            .iter()
+            .filter_map(|n| n.session.strip_prefix('s')?.parse::<usize>().ok())
+            .max()
+            .unwrap_or(0);
         let mut start = 0;
         while p.units < size || start <= last_needle {
             if stopped() {

@@ -255,10 +255,7 @@ impl AnnVectorIndex {
             if v.len() != self.dim {
                 continue;
             }
-            if let Some(old) = keys.by_id.remove(id) {
-                self.index.remove(old).map_err(ann_err)?;
-                keys.ids[old as usize] = None;
-            }
+            self.drop_row(&mut keys, id)?;
             let key = keys.ids.len() as u64;
             self.index.add(key, v).map_err(ann_err)?;
             keys.ids.push(Some(id.clone()));
@@ -270,10 +267,16 @@ impl AnnVectorIndex {
     pub fn remove(&self, unit_ids: &[String]) -> Result<(), StoreError> {
         let mut keys = self.keys_mut();
         for id in unit_ids {
-            if let Some(old) = keys.by_id.remove(id) {
-                self.index.remove(old).map_err(ann_err)?;
-                keys.ids[old as usize] = None;
-            }
+            self.drop_row(&mut keys, id)?;
+        }
+        Ok(())
+    }
+
+    /// Removes `id`'s row from the graph, if it has one; its key is never reused.
+    fn drop_row(&self, keys: &mut AnnKeys, id: &str) -> Result<(), StoreError> {
+        if let Some(old) = keys.by_id.remove(id) {
+            self.index.remove(old).map_err(ann_err)?;
+            keys.ids[old as usize] = None;
         }
         Ok(())
     }
