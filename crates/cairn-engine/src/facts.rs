@@ -198,16 +198,44 @@ pub struct Extracted {
 
 /// Normalized subject words: stop and generic words dropped, stemmed, sorted, unique.
 pub fn subject_key(subject: &str) -> Vec<String> {
-    let mut key: Vec<String> = subject
-        .split(|c: char| !c.is_alphanumeric())
+    let mut key: Vec<String> = key_words(subject).collect();
+    key.sort();
+    key.dedup();
+    key
+}
+
+fn key_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
         .map(str::to_lowercase)
         .filter(|w| !w.is_empty() && !STOP_WORDS.contains(&w.as_str()))
         .filter(|w| !GENERIC.contains(&w.as_str()))
         .map(|w| stem(&w))
-        .collect();
-    key.sort();
-    key.dedup();
-    key
+}
+
+/// The key words of a subject that name the thing itself rather than its owner:
+/// "my brother's locker combination" -> combination, locker; "owner of the deck" ->
+/// owner; "the budget for Atlas" -> budget. A subject that is all owner keeps every
+/// word.
+pub fn subject_own_words(subject: &str) -> Vec<String> {
+    let mut own: Vec<String> = Vec::new();
+    for token in subject.split_whitespace() {
+        let lower = token.to_lowercase();
+        let bare = lower.trim_matches(|c: char| !c.is_alphanumeric());
+        if matches!(bare, "of" | "for") && !own.is_empty() {
+            break;
+        }
+        if lower.ends_with("'s") || lower.ends_with("\u{2019}s") || lower.ends_with("s'") {
+            own.clear();
+            continue;
+        }
+        own.extend(key_words(bare));
+    }
+    if own.is_empty() {
+        return subject_key(subject);
+    }
+    own.sort();
+    own.dedup();
+    own
 }
 
 /// Keeps the words of a captured subject that name it: after the last determiner, or
@@ -479,27 +507,59 @@ fn detail(u: &Unit) -> Option<&FactDetail> {
     }
 }
 
-/// Whether two subject keys name the same subject: equal, or one contains the other.
-/// A one-word subject ("the budget") is too vague to join another conversation's
-/// chain, so it only joins facts of its own group.
-pub fn same_subject(a: &Unit, b: &Unit) -> bool {
-    let (Some(fa), Some(fb)) = (detail(a), detail(b)) else {
-        return false;
-    };
-    same_key(&fa.subject_key, &fb.subject_key, || {
-        a.provenance.group == b.provenance.group
-    })
+/// A subject as chains compare it: its key and the key words naming the thing itself.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Subject {
+    key: Vec<String>,
+    own: Vec<String>,
 }
 
-fn same_key(a: &[String], b: &[String], same_group: impl Fn() -> bool) -> bool {
-    if a == b {
-        return true;
+impl Subject {
+    fn of(d: &FactDetail) -> Self {
+        Self {
+            key: d.subject_key.clone(),
+            own: subject_own_words(&d.subject),
+        }
     }
-    let (small, big) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    if small.is_empty() || !small.iter().all(|w| big.contains(w)) {
-        return false;
+
+    fn asked(subject: &str) -> Self {
+        Self {
+            key: subject_key(subject),
+            own: subject_own_words(subject),
+        }
     }
-    small.len() >= 2 || same_group()
+}
+
+/// How two subjects relate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SubjectMatch {
+    No,
+    Same,
+    /// Only within one group: a one-word subject ("the budget") is too vague to join
+    /// another conversation's chain.
+    SameInGroup,
+}
+
+/// Two subjects are the same when their keys are equal, or when one key contains the
+/// other and the smaller names the larger's thing, not only its owner ("my brother"
+/// is not "my brother's locker combination"; "the budget" may be "the Atlas budget").
+fn subject_match(a: &Subject, b: &Subject) -> SubjectMatch {
+    if a.key == b.key {
+        return SubjectMatch::Same;
+    }
+    let (small, big) = if a.key.len() <= b.key.len() {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    let contained = !small.key.is_empty() && small.key.iter().all(|w| big.key.contains(w));
+    if !contained || !small.key.iter().any(|w| big.own.contains(w)) {
+        SubjectMatch::No
+    } else if small.key.len() >= 2 {
+        SubjectMatch::Same
+    } else {
+        SubjectMatch::SameInGroup
+    }
 }
 
 /// A space's facts indexed for recall, which asks two things of every hit: which facts
@@ -509,15 +569,18 @@ pub struct FactIndex {
     facts: Arc<Vec<Unit>>,
     by_id: HashMap<String, usize>,
     by_message: HashMap<(String, String), Vec<usize>>,
-    /// Distinct subject keys with the facts filed under each.
-    by_key: Vec<(Vec<String>, Vec<usize>)>,
+    /// Distinct subjects with the facts filed under each.
+    by_subject: Vec<(Subject, Vec<usize>)>,
+    /// Each fact's place in chain order (time, then id), so a chain of thousands is
+    /// put in order by integers.
+    place: Vec<usize>,
 }
 
 impl FactIndex {
     pub fn new(facts: Arc<Vec<Unit>>) -> Self {
         let mut by_id = HashMap::new();
         let mut by_message: HashMap<(String, String), Vec<usize>> = HashMap::new();
-        let mut keys: HashMap<Vec<String>, Vec<usize>> = HashMap::new();
+        let mut subjects: HashMap<Subject, Vec<usize>> = HashMap::new();
         for (i, f) in facts.iter().enumerate() {
             by_id.insert(f.id.clone(), i);
             if let (Some(s), Some(m)) = (&f.provenance.session_id, f.provenance.message_ids.first())
@@ -528,14 +591,21 @@ impl FactIndex {
                     .push(i);
             }
             if let Some(d) = detail(f) {
-                keys.entry(d.subject_key.clone()).or_default().push(i);
+                subjects.entry(Subject::of(d)).or_default().push(i);
             }
         }
+        let mut in_order: Vec<&Unit> = facts.iter().collect();
+        sort_chain(&mut in_order);
+        let mut place = vec![0; facts.len()];
+        for (p, f) in in_order.iter().enumerate() {
+            place[by_id[&f.id]] = p;
+        }
         Self {
-            facts,
             by_id,
             by_message,
-            by_key: keys.into_iter().collect(),
+            by_subject: subjects.into_iter().collect(),
+            place,
+            facts,
         }
     }
 
@@ -557,50 +627,54 @@ impl FactIndex {
             .map(|&i| &self.facts[i])
     }
 
-    /// [`chain_of`] among the facts `visible` keeps: only keys that can match are
-    /// compared fact by fact.
+    /// The chain `fact` belongs to, oldest first, among the facts `visible` keeps (those
+    /// stated by the recall time): every fact about the same subject (see
+    /// [`subject_match`]; a subject that only matches within a group joins facts of
+    /// `fact`'s group).
     pub fn chain_of(&self, fact: &Unit, visible: impl Fn(&Unit) -> bool) -> Vec<&Unit> {
         let Some(d) = detail(fact) else {
             return Vec::new();
         };
-        let candidates: Vec<&Unit> = self
-            .by_key
-            .iter()
-            .filter(|(k, _)| same_key(&d.subject_key, k, || true))
-            .flat_map(|(_, ids)| ids.iter().map(|&i| &self.facts[i]))
-            .filter(|f| visible(f))
-            .collect();
-        chain_of(fact, &candidates)
+        let subject = Subject::of(d);
+        let mut chain: Vec<usize> = Vec::new();
+        for (other, ids) in &self.by_subject {
+            let m = subject_match(&subject, other);
+            if m == SubjectMatch::No {
+                continue;
+            }
+            chain.extend(ids.iter().copied().filter(|&i| {
+                let f = &self.facts[i];
+                (m == SubjectMatch::Same || f.provenance.group == fact.provenance.group)
+                    && visible(f)
+            }));
+        }
+        chain.sort_unstable_by_key(|&i| self.place[i]);
+        chain.into_iter().map(|i| &self.facts[i]).collect()
     }
 }
 
-/// The chain a fact belongs to, oldest first, among `facts` (every fact of its space
-/// visible at the recall time).
-pub fn chain_of<'a>(fact: &Unit, facts: &[&'a Unit]) -> Vec<&'a Unit> {
-    let mut chain: Vec<&Unit> = facts
-        .iter()
-        .copied()
-        .filter(|f| same_subject(fact, f))
-        .collect();
+/// Oldest first; ties in time keep id order.
+fn sort_chain(chain: &mut [&Unit]) {
     chain.sort_by(|a, b| a.occurred_at.cmp(&b.occurred_at).then(a.id.cmp(&b.id)));
-    chain
 }
 
 /// The history of the subject best matching `subject` among `facts`: every fact whose
 /// key equals or contains the asked key's words (or is contained in it).
 pub fn history(subject: &str, facts: &[Unit]) -> Option<FactHistory> {
-    let asked = subject_key(subject);
-    if asked.is_empty() {
+    let asked = Subject::asked(subject);
+    if asked.key.is_empty() {
         return None;
     }
     let mut chain: Vec<&Unit> = facts
         .iter()
-        .filter(|f| detail(f).is_some_and(|d| same_key(&asked, &d.subject_key, || false)))
+        .filter(|f| {
+            detail(f).is_some_and(|d| subject_match(&asked, &Subject::of(d)) == SubjectMatch::Same)
+        })
         .collect();
     if chain.is_empty() {
         return None;
     }
-    chain.sort_by(|a, b| a.occurred_at.cmp(&b.occurred_at).then(a.id.cmp(&b.id)));
+    sort_chain(&mut chain);
     let versions = versions(&chain);
     let subject = versions.last()?.subject.clone();
     Some(FactHistory { subject, versions })
@@ -770,12 +844,34 @@ mod tests {
 
     #[test]
     fn keys_match_across_phrasings() {
-        let a = subject_key("the final budget for Project Atlas");
-        let b = subject_key("Atlas budget");
-        assert_eq!(a, ["atla", "budget", "project"]);
-        assert!(same_key(&a, &b, || false));
-        assert!(!same_key(&b, &subject_key("Beacon budget"), || true));
-        assert!(!same_key(&subject_key("budget"), &b, || false));
-        assert!(same_key(&subject_key("budget"), &b, || true));
+        let s = Subject::asked;
+        let a = s("the final budget for Project Atlas");
+        let b = s("Atlas budget");
+        assert_eq!(a.key, ["atla", "budget", "project"]);
+        assert_eq!(a.own, ["budget"]);
+        assert_eq!(subject_match(&a, &b), SubjectMatch::Same);
+        assert_eq!(subject_match(&b, &s("Beacon budget")), SubjectMatch::No);
+        assert_eq!(subject_match(&s("budget"), &b), SubjectMatch::SameInGroup);
+        assert_eq!(subject_match(&s("budget"), &a), SubjectMatch::SameInGroup);
+    }
+
+    #[test]
+    fn an_owner_is_not_the_thing_owned() {
+        let s = Subject::asked;
+        let locker = s("my brother's locker combination");
+        assert_eq!(locker.own, ["combination", "locker"]);
+        assert_eq!(subject_match(&s("my brother"), &locker), SubjectMatch::No);
+        assert_eq!(
+            subject_match(&s("locker combination"), &locker),
+            SubjectMatch::Same
+        );
+        let owner = s("owner of onboarding deck");
+        assert_eq!(
+            subject_match(&s("the onboarding deck"), &owner),
+            SubjectMatch::No
+        );
+        assert_eq!(subject_match(&s("deck owner"), &owner), SubjectMatch::Same);
+        let all_owner = s("Atlas's");
+        assert_eq!(all_owner.own, all_owner.key);
     }
 }

@@ -31,5 +31,5 @@ pub use engine::{
 };
 pub use pack::{pack, PackInput};
 pub use query::{analyze_query, QueryAnalysis, TimeRange};
-pub use rank::{rrf_fuse, RankConfig};
+pub use rank::{fuse, rrf_fuse, Fusion, RankConfig};
 pub use trajectory::derive_trajectory_units;

@@ -7,6 +7,8 @@ use std::collections::{HashMap, HashSet};
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RankConfig {
+    /// How the lexical and dense candidate lists are combined.
+    pub fusion: Fusion,
     /// Reciprocal rank fusion constant.
     pub rrf_k: f32,
     pub lexical_weight: f32,
@@ -34,6 +36,7 @@ pub struct RankConfig {
 impl Default for RankConfig {
     fn default() -> Self {
         Self {
+            fusion: Fusion::Convex,
             rrf_k: 60.0,
             lexical_weight: 1.0,
             dense_weight: 1.0,
@@ -45,6 +48,52 @@ impl Default for RankConfig {
             stretch: 12,
         }
     }
+}
+
+/// How per-index candidate lists become one list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fusion {
+    /// Reciprocal rank fusion: only ranks count.
+    Rrf,
+    /// A weighted sum of scores, each list's scores scaled to 0..1 over its candidates:
+    /// a candidate far ahead in one list keeps its lead, which ranks alone lose.
+    Convex,
+}
+
+/// Fuses weighted candidate lists (best first) by `fusion`.
+pub fn fuse(lists: &[(&[(String, f32)], f32)], cfg: &RankConfig) -> Vec<(String, f32)> {
+    match cfg.fusion {
+        Fusion::Rrf => rrf_fuse(lists, cfg.rrf_k),
+        Fusion::Convex => convex_fuse(lists),
+    }
+}
+
+/// `score(d) = sum_i w_i * (s_i(d) - min_i) / (max_i - min_i)` over the lists holding
+/// `d`; a list whose scores are all equal gives each of its candidates `w_i`.
+pub fn convex_fuse(lists: &[(&[(String, f32)], f32)]) -> Vec<(String, f32)> {
+    let mut scores: HashMap<&str, f32> = HashMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for (list, weight) in lists {
+        let (lo, hi) = list.iter().fold((f32::MAX, f32::MIN), |(lo, hi), (_, s)| {
+            (lo.min(*s), hi.max(*s))
+        });
+        let span = hi - lo;
+        for (id, s) in list.iter() {
+            let scaled = if span > 0.0 { (s - lo) / span } else { 1.0 };
+            let e = scores.entry(id.as_str()).or_insert_with(|| {
+                order.push(id.as_str());
+                0.0
+            });
+            *e += weight * scaled;
+        }
+    }
+    let mut out: Vec<(String, f32)> = order
+        .into_iter()
+        .map(|id| (id.to_string(), scores[id]))
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out
 }
 
 /// Weighted reciprocal rank fusion: `score(d) = sum_i w_i / (k + rank_i(d))`, ranks from 1.
@@ -217,5 +266,27 @@ mod tests {
         assert_eq!(fused[1].0, "x", "ties keep first-seen order");
         let weighted = rrf_fuse(&[(&a, 1.0), (&b, 3.0)], 60.0);
         assert_eq!(weighted[1].0, "z");
+    }
+
+    #[test]
+    fn convex_fusion_keeps_a_lead_that_ranks_hide() {
+        // "n" is far ahead lexically and fourth in the dense list; "d" is second in
+        // both. Ranks alone put "d" first; scores keep "n"'s lead.
+        let lexical = [("n".to_string(), 9.0), ("d".into(), 4.0), ("x".into(), 3.0)];
+        let dense: Vec<(String, f32)> =
+            [("y", 0.9), ("d", 0.85), ("w", 0.8), ("n", 0.75), ("z", 0.5)]
+                .iter()
+                .map(|(id, s)| (id.to_string(), *s))
+                .collect();
+        let lists = [(&lexical[..], 1.0), (&dense[..], 1.0)];
+        assert_eq!(rrf_fuse(&lists, 60.0)[0].0, "d");
+        let fused = convex_fuse(&lists);
+        assert_eq!(fused[0].0, "n");
+        assert!((fused[0].1 - 1.625).abs() < 1e-5);
+        let d = fused.iter().find(|(id, _)| id == "d").unwrap().1;
+        assert!((d - (1.0 / 6.0 + 0.875)).abs() < 1e-5);
+        // A list of equal scores gives each of its candidates its whole weight.
+        let flat = [("a".to_string(), 2.0), ("b".into(), 2.0)];
+        assert_eq!(convex_fuse(&[(&flat[..], 0.5)])[1].1, 0.5);
     }
 }

@@ -4,8 +4,9 @@
 //! - `records.sqlite3` (SQLite, WAL, synchronous=FULL): the verbatim sessions and
 //!   trajectories (ground state; observations deduplicated and compressed), the derived
 //!   units, and unit vectors.
-//! - `text/` (tantivy): the BM25 index over units, one index for all spaces with a `space`
-//!   term required by every query.
+//! - `text/` (tantivy): the BM25 index over units, one index for all spaces; every indexed
+//!   word carries its space as a prefix, so a query reaches only its space's units and
+//!   BM25 statistics are per space.
 //! - the embedding cache, a SQLite file that may live elsewhere so several data
 //!   directories (e.g. benchmark runs) share it.
 //!

@@ -331,17 +331,24 @@ impl RecordStore for SqliteRecordStore {
 
     fn units(&self, space: &SpaceId, ids: &[String]) -> Result<Vec<Unit>, StoreError> {
         let conn = self.db.lock();
-        let mut stmt = be(conn.prepare_cached("SELECT body FROM units WHERE space=?1 AND id=?2"))?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            let body: Option<String> = be(stmt
-                .query_row(params![space.as_str(), id], |r| r.get(0))
-                .optional())?;
-            if let Some(b) = body {
-                out.push(from_json(&b, "unit")?);
+        // One read transaction for all the lookups (a recall asks for a few hundred),
+        // not one per statement.
+        let tx = be(conn.unchecked_transaction())?;
+        let bodies = {
+            let mut stmt =
+                be(tx.prepare_cached("SELECT body FROM units WHERE space=?1 AND id=?2"))?;
+            let mut bodies = Vec::with_capacity(ids.len());
+            for id in ids {
+                let body: Option<String> = be(stmt
+                    .query_row(params![space.as_str(), id], |r| r.get(0))
+                    .optional())?;
+                bodies.extend(body);
             }
-        }
-        Ok(out)
+            bodies
+        };
+        be(tx.commit())?;
+        drop(conn);
+        bodies.iter().map(|b| from_json(b, "unit")).collect()
     }
 
     fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, StoreError> {

@@ -8,8 +8,8 @@ use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
 };
 use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
-    TokenStream,
+    Language, LowerCaser, PreTokenizedString, RemoveLongFilter, SimpleTokenizer, Stemmer,
+    StopWordFilter, TextAnalyzer, Token, TokenStream,
 };
 use tantivy::{doc, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
@@ -64,12 +64,26 @@ fn doc_key(space: &str, unit_id: &str) -> String {
     format!("{space}\u{1f}{unit_id}")
 }
 
+/// A word as the `key` and `text` fields index it: prefixed by its space. A query's
+/// terms then reach only its own space's units, with no space filter to intersect
+/// (which would keep tantivy from skipping blocks that cannot reach the top), and
+/// document frequencies, hence BM25 weights, are each space's own.
+fn space_term(space: &str, word: &str) -> String {
+    format!("{space}\u{1f}{word}")
+}
+
+/// The layout of the indexed terms; an index written with another is rebuilt from the
+/// records (see [`TantivyTextIndex::open`]).
+const FORMAT: &str = "2: space-prefixed terms";
+const FORMAT_FILE: &str = "cairn-format";
+
 fn te(e: tantivy::TantivyError) -> StoreError {
     StoreError::Backend(format!("tantivy: {e}"))
 }
 
-/// BM25 over units with tantivy: one index for all spaces; every query requires the
-/// space term, so no query can reach another space.
+/// BM25 over units with tantivy: one index for all spaces; words are indexed and
+/// searched as space-prefixed terms (see [`space_term`]), so no query can reach another
+/// space.
 pub struct TantivyTextIndex {
     index: Index,
     fields: Fields,
@@ -79,8 +93,21 @@ pub struct TantivyTextIndex {
 }
 
 impl TantivyTextIndex {
+    /// Opens (creating if needed) the index in `dir`. An index of an older term layout
+    /// is emptied: its watermark is then 0, so the engine re-indexes every unit from the
+    /// records on start.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
         std::fs::create_dir_all(dir).map_err(|e| crate::io_err(dir, e))?;
+        let format_file = dir.join(FORMAT_FILE);
+        let format = std::fs::read_to_string(&format_file).unwrap_or_default();
+        if format != FORMAT {
+            if dir.join("meta.json").exists() {
+                tracing::info!(dir = %dir.display(), "text index of an older layout; rebuilding");
+                std::fs::remove_dir_all(dir).map_err(|e| crate::io_err(dir, e))?;
+                std::fs::create_dir_all(dir).map_err(|e| crate::io_err(dir, e))?;
+            }
+            std::fs::write(&format_file, FORMAT).map_err(|e| crate::io_err(&format_file, e))?;
+        }
         let (schema, fields) = schema();
         let mmap = tantivy::directory::MmapDirectory::open(dir)
             .map_err(|e| StoreError::Backend(format!("{}: {e}", dir.display())))?;
@@ -105,6 +132,23 @@ impl TantivyTextIndex {
 
     fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
         self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `text` analyzed into the space's terms, ready to index.
+    fn space_tokens(space: &str, text: &str) -> PreTokenizedString {
+        let mut a = analyzer();
+        let mut stream = a.token_stream(text);
+        let mut tokens = Vec::new();
+        while let Some(t) = stream.next() {
+            tokens.push(Token {
+                text: space_term(space, &t.text),
+                ..t.clone()
+            });
+        }
+        PreTokenizedString {
+            text: text.to_string(),
+            tokens,
+        }
     }
 
     /// The analyzed terms of `text`, deduplicated, in first-seen order.
@@ -150,8 +194,8 @@ impl TextIndex for TantivyTextIndex {
                     f.space => u.space.as_str(),
                     f.kind => u.kind.as_str(),
                     f.session => u.provenance.session_id.clone().unwrap_or_default(),
-                    f.key => u.key.clone(),
-                    f.text => u.text.clone(),
+                    f.key => Self::space_tokens(u.space.as_str(), &u.key),
+                    f.text => Self::space_tokens(u.space.as_str(), &u.text),
                 ))
                 .map_err(te)?;
         }
@@ -220,6 +264,7 @@ impl TextIndex for TantivyTextIndex {
         }
         let mut matches: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len() * 2);
         for t in &terms {
+            let t = &space_term(q.space.as_str(), t);
             matches.push((
                 Occur::Should,
                 Box::new(TermQuery::new(
@@ -238,30 +283,26 @@ impl TextIndex for TantivyTextIndex {
                 )),
             ));
         }
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![
-            (
-                Occur::Must,
-                Box::new(BoostQuery::new(
-                    Box::new(TermQuery::new(
-                        Term::from_field_text(f.space, q.space.as_str()),
-                        IndexRecordOption::Basic,
-                    )),
-                    0.0,
-                )),
-            ),
-            (Occur::Must, Box::new(BooleanQuery::new(matches))),
-        ];
+        // The words alone when nothing else narrows the search: a pure disjunction of
+        // terms is what tantivy can prune (block-max WAND).
+        let words = BooleanQuery::new(matches);
+        let mut filters: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         if let Some(kinds) = q.kinds {
             let names: Vec<String> = kinds.iter().map(|k| k.as_str().to_string()).collect();
-            clauses.push((Occur::Must, self.any_of(f.kind, &names)));
+            filters.push((Occur::Must, self.any_of(f.kind, &names)));
         }
         if let Some(sessions) = q.sessions {
-            clauses.push((Occur::Must, self.any_of(f.session, sessions)));
+            filters.push((Occur::Must, self.any_of(f.session, sessions)));
         }
-        let query = BooleanQuery::new(clauses);
+        let query: Box<dyn Query> = if filters.is_empty() {
+            Box::new(words)
+        } else {
+            filters.push((Occur::Must, Box::new(words)));
+            Box::new(BooleanQuery::new(filters))
+        };
         let searcher = self.reader.searcher();
         let top = searcher
-            .search(&query, &TopDocs::with_limit(q.limit))
+            .search(&*query, &TopDocs::with_limit(q.limit))
             .map_err(te)?;
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {

@@ -163,3 +163,60 @@ fn commits_and_watermarks_survive_reopen() {
     assert_eq!(other.vectors.watermark().unwrap(), 0);
     assert_eq!(other.vectors.len(&s).unwrap(), 0);
 }
+
+#[test]
+fn a_text_index_of_an_older_layout_is_emptied_for_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SpaceId::new("s").unwrap();
+    let search = |store: &EmbeddedStore| {
+        store
+            .text
+            .search(&TextQuery {
+                space: &s,
+                text: "durable",
+                kinds: None,
+                sessions: None,
+                text_weight: 1.0,
+                limit: 10,
+            })
+            .unwrap()
+    };
+    {
+        let store = EmbeddedStore::open(dir.path(), "m").unwrap();
+        store.records.create_space(&s).unwrap();
+        let u = unit(&s, "turn:x:0", "x", "durable words");
+        let seq = store
+            .records
+            .put_session(&record(&s, "x", "durable words"), std::slice::from_ref(&u))
+            .unwrap();
+        store.text.upsert(&[u]).unwrap();
+        store.text.commit(seq).unwrap();
+        assert_eq!(search(&store).len(), 1);
+    }
+    // An index written before layouts were recorded carries no format file.
+    std::fs::remove_file(dir.path().join("text").join("cairn-format")).unwrap();
+    let store = EmbeddedStore::open(dir.path(), "m").unwrap();
+    assert_eq!(
+        store.text.watermark().unwrap(),
+        0,
+        "re-indexed from the records"
+    );
+    assert!(search(&store).is_empty());
+    assert_eq!(
+        store.records.units_since(0).unwrap().len(),
+        1,
+        "records untouched"
+    );
+    drop(store);
+    // The rebuilt index keeps its layout across reopens.
+    let store = EmbeddedStore::open(dir.path(), "m").unwrap();
+    store
+        .text
+        .upsert(&[unit(&s, "turn:x:0", "x", "durable words")])
+        .unwrap();
+    store.text.commit(1).unwrap();
+    drop(store);
+    let store = EmbeddedStore::open(dir.path(), "m").unwrap();
+    assert_eq!(store.text.watermark().unwrap(), 1);
+    assert_eq!(search(&store).len(), 1);
+}

@@ -3,7 +3,7 @@
 use crate::embedding::embed_cached;
 use crate::pack::{pack, PackInput};
 use crate::query::analyze_query;
-use crate::rank::{rrf_fuse, second_pass, Ranked};
+use crate::rank::{fuse, second_pass, Ranked};
 use crate::{facts, profile};
 use cairn_core::{
     Hit, InputError, Recall, RecallOptions, SpaceId, TextQuery, Timings, Unit, UnitKind,
@@ -80,9 +80,9 @@ impl Engine {
         timings.dense_ms = ms(t);
 
         let t = Instant::now();
-        let fused = rrf_fuse(
+        let fused = fuse(
             &[(&lexical, rc.lexical_weight), (&dense, rc.dense_weight)],
-            rc.rrf_k,
+            rc,
         );
         let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
         let visible = |u: &Unit| visible(u, opts);
