@@ -72,41 +72,41 @@ pub fn fuse(lists: &[(&[(String, f32)], f32)], cfg: &RankConfig) -> Vec<(String,
 /// `score(d) = sum_i w_i * (s_i(d) - min_i) / (max_i - min_i)` over the lists holding
 /// `d`; a list whose scores are all equal gives each of its candidates `w_i`.
 pub fn convex_fuse(lists: &[(&[(String, f32)], f32)]) -> Vec<(String, f32)> {
-    let mut scores: HashMap<&str, f32> = HashMap::new();
-    let mut order: Vec<&str> = Vec::new();
-    for (list, weight) in lists {
+    sum_per_list(lists, |list, weight| {
         let (lo, hi) = list.iter().fold((f32::MAX, f32::MIN), |(lo, hi), (_, s)| {
             (lo.min(*s), hi.max(*s))
         });
         let span = hi - lo;
-        for (id, s) in list.iter() {
-            let scaled = if span > 0.0 { (s - lo) / span } else { 1.0 };
-            let e = scores.entry(id.as_str()).or_insert_with(|| {
-                order.push(id.as_str());
-                0.0
-            });
-            *e += weight * scaled;
-        }
-    }
-    let mut out: Vec<(String, f32)> = order
-        .into_iter()
-        .map(|id| (id.to_string(), scores[id]))
-        .collect();
-    out.sort_by(|a, b| b.1.total_cmp(&a.1));
-    out
+        list.iter()
+            .map(|(_, s)| weight * if span > 0.0 { (s - lo) / span } else { 1.0 })
+            .collect()
+    })
 }
 
 /// Weighted reciprocal rank fusion: `score(d) = sum_i w_i / (k + rank_i(d))`, ranks from 1.
 pub fn rrf_fuse(lists: &[(&[(String, f32)], f32)], k: f32) -> Vec<(String, f32)> {
+    sum_per_list(lists, |list, weight| {
+        (0..list.len())
+            .map(|rank| weight / (k + rank as f32 + 1.0))
+            .collect()
+    })
+}
+
+/// Adds up what each list gives its candidates (`gives(list, weight)`: one value per
+/// entry, in list order); best first, ties in first-seen order.
+fn sum_per_list(
+    lists: &[(&[(String, f32)], f32)],
+    gives: impl Fn(&[(String, f32)], f32) -> Vec<f32>,
+) -> Vec<(String, f32)> {
     let mut scores: HashMap<&str, f32> = HashMap::new();
     let mut order: Vec<&str> = Vec::new();
     for (list, weight) in lists {
-        for (rank, (id, _)) in list.iter().enumerate() {
+        for ((id, _), g) in list.iter().zip(gives(list, *weight)) {
             let e = scores.entry(id.as_str()).or_insert_with(|| {
                 order.push(id.as_str());
                 0.0
             });
-            *e += weight / (k + rank as f32 + 1.0);
+            *e += g;
         }
     }
     let mut out: Vec<(String, f32)> = order

@@ -37,6 +37,20 @@ fn record(space: &SpaceId, id: &str, text: &str) -> SessionRecord {
     }
 }
 
+/// A new space holding session "x" with one turn of `text`, stored and text-indexed;
+/// returns the turn's sequence number.
+fn store_indexed(store: &EmbeddedStore, s: &SpaceId, text: &str) -> u64 {
+    store.records.create_space(s).unwrap();
+    let u = unit(s, "turn:x:0", "x", text);
+    let seq = store
+        .records
+        .put_session(&record(s, "x", text), std::slice::from_ref(&u))
+        .unwrap();
+    store.text.upsert(&[u]).unwrap();
+    store.text.commit(seq).unwrap();
+    seq
+}
+
 #[test]
 fn every_query_path_stays_in_its_space() {
     let dir = tempfile::tempdir().unwrap();
@@ -125,14 +139,7 @@ fn commits_and_watermarks_survive_reopen() {
     let s = SpaceId::new("s").unwrap();
     {
         let store = EmbeddedStore::open(dir.path(), "m").unwrap();
-        store.records.create_space(&s).unwrap();
-        let u = unit(&s, "turn:x:0", "x", "durable words");
-        let seq = store
-            .records
-            .put_session(&record(&s, "x", "durable words"), std::slice::from_ref(&u))
-            .unwrap();
-        store.text.upsert(&[u]).unwrap();
-        store.text.commit(seq).unwrap();
+        let seq = store_indexed(&store, &s, "durable words");
         store
             .vectors
             .upsert(&s, &[("turn:x:0".into(), vec![1.0])], seq)
@@ -183,14 +190,7 @@ fn a_text_index_of_an_older_layout_is_emptied_for_rebuild() {
     };
     {
         let store = EmbeddedStore::open(dir.path(), "m").unwrap();
-        store.records.create_space(&s).unwrap();
-        let u = unit(&s, "turn:x:0", "x", "durable words");
-        let seq = store
-            .records
-            .put_session(&record(&s, "x", "durable words"), std::slice::from_ref(&u))
-            .unwrap();
-        store.text.upsert(&[u]).unwrap();
-        store.text.commit(seq).unwrap();
+        store_indexed(&store, &s, "durable words");
         assert_eq!(search(&store).len(), 1);
     }
     // An index written before layouts were recorded carries no format file.
