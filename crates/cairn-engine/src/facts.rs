@@ -594,11 +594,11 @@ impl FactIndex {
                 subjects.entry(Subject::of(d)).or_default().push(i);
             }
         }
-        let mut in_order: Vec<&Unit> = facts.iter().collect();
-        sort_chain(&mut in_order);
+        let mut in_order: Vec<usize> = (0..facts.len()).collect();
+        in_order.sort_by(|&a, &b| chain_order(&facts[a], &facts[b]));
         let mut place = vec![0; facts.len()];
-        for (p, f) in in_order.iter().enumerate() {
-            place[by_id[&f.id]] = p;
+        for (p, &i) in in_order.iter().enumerate() {
+            place[i] = p;
         }
         Self {
             by_id,
@@ -655,7 +655,11 @@ impl FactIndex {
 
 /// Oldest first; ties in time keep id order.
 fn sort_chain(chain: &mut [&Unit]) {
-    chain.sort_by(|a, b| a.occurred_at.cmp(&b.occurred_at).then(a.id.cmp(&b.id)));
+    chain.sort_by(|a, b| chain_order(a, b));
+}
+
+fn chain_order(a: &Unit, b: &Unit) -> std::cmp::Ordering {
+    a.occurred_at.cmp(&b.occurred_at).then(a.id.cmp(&b.id))
 }
 
 /// The history of the subject best matching `subject` among `facts`: every fact whose

@@ -60,16 +60,13 @@ fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
-fn doc_key(space: &str, unit_id: &str) -> String {
-    format!("{space}\u{1f}{unit_id}")
-}
-
-/// A word as the `key` and `text` fields index it: prefixed by its space. A query's
-/// terms then reach only its own space's units, with no space filter to intersect
-/// (which would keep tantivy from skipping blocks that cannot reach the top), and
-/// document frequencies, hence BM25 weights, are each space's own.
-fn space_term(space: &str, word: &str) -> String {
-    format!("{space}\u{1f}{word}")
+/// `s` scoped to a space. Unit ids are scoped so a unit's document key is unique across
+/// the index (it is replaced and deleted by it). Indexed words are scoped so a query's
+/// terms reach only its own space's units, with no space filter to intersect (which
+/// would keep tantivy from skipping blocks that cannot reach the top), and document
+/// frequencies, hence BM25 weights, are each space's own.
+fn in_space(space: &str, s: &str) -> String {
+    format!("{space}\u{1f}{s}")
 }
 
 /// The layout of the indexed terms; an index written with another is rebuilt from the
@@ -82,7 +79,7 @@ fn te(e: tantivy::TantivyError) -> StoreError {
 }
 
 /// BM25 over units with tantivy: one index for all spaces; words are indexed and
-/// searched as space-prefixed terms (see [`space_term`]), so no query can reach another
+/// searched as space-prefixed terms (see [`in_space`]), so no query can reach another
 /// space.
 pub struct TantivyTextIndex {
     index: Index,
@@ -141,7 +138,7 @@ impl TantivyTextIndex {
         let mut tokens = Vec::new();
         while let Some(t) = stream.next() {
             tokens.push(Token {
-                text: space_term(space, &t.text),
+                text: in_space(space, &t.text),
                 ..t.clone()
             });
         }
@@ -185,7 +182,7 @@ impl TextIndex for TantivyTextIndex {
         let f = &self.fields;
         let writer = self.writer();
         for u in units {
-            let key = doc_key(u.space.as_str(), &u.id);
+            let key = in_space(u.space.as_str(), &u.id);
             writer.delete_term(Term::from_field_text(f.doc_key, &key));
             writer
                 .add_document(doc!(
@@ -208,7 +205,7 @@ impl TextIndex for TantivyTextIndex {
         for id in unit_ids {
             writer.delete_term(Term::from_field_text(
                 self.fields.doc_key,
-                &doc_key(space.as_str(), id),
+                &in_space(space.as_str(), id),
             ));
         }
         self.pending.store(true, Ordering::SeqCst);
@@ -264,7 +261,7 @@ impl TextIndex for TantivyTextIndex {
         }
         let mut matches: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len() * 2);
         for t in &terms {
-            let t = &space_term(q.space.as_str(), t);
+            let t = &in_space(q.space.as_str(), t);
             matches.push((
                 Occur::Should,
                 Box::new(TermQuery::new(
