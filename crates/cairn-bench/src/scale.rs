@@ -65,6 +65,12 @@ pub struct ScaleBenchArgs {
     /// Keep the embedded data directories and the PostgreSQL spaces after measuring.
     #[arg(long)]
     pub keep_data: bool,
+    /// Measure the queries only, against the spaces an earlier `--keep-data` run left
+    /// (embedded: this run folder's `data/SIZE`; PostgreSQL: the space `scale-SIZE`), to
+    /// try ranking changes at scale without filling the space again. Such points have no
+    /// ingest figures (marked `ingest_skipped`).
+    #[arg(long)]
+    pub queries_only: bool,
     /// Engine settings (a `cairn.toml`) for experiments; recorded in METHODOLOGY.md.
     #[arg(long, value_name = "FILE")]
     pub memory_config: Option<PathBuf>,
@@ -421,6 +427,13 @@ fn plan(size: usize, needles: usize, seed: u64) -> (usize, Vec<Needle>) {
 // ---------------------------------------------------------------------------------------
 // The run
 
+impl ScaleBenchArgs {
+    /// Spaces another run filled are never removed by a queries-only run.
+    fn keeps_data(&self) -> bool {
+        self.keep_data || self.queries_only
+    }
+}
+
 /// One store at one size, measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScalePoint {
@@ -457,6 +470,9 @@ pub struct ScalePoint {
     pub needles_found: usize,
     pub needle_recall: f64,
     pub missed_needles: Vec<usize>,
+    /// Measured with `--queries-only`: the ingest fields are empty.
+    #[serde(default)]
+    pub ingest_skipped: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -600,6 +616,20 @@ impl Ctx<'_> {
         Ok(p)
     }
 
+    /// The point of a space filled by an earlier run (`--queries-only`).
+    fn kept(&self, store: &str, size: usize, needles: &[Needle]) -> anyhow::Result<ScalePoint> {
+        let kind = store_kind(store)?;
+        let memory = self.open(store, size, self.cache.as_deref())?;
+        let stats = memory.stats(&Self::space(size)).with_context(|| {
+            format!("--queries-only: no space of {size} units was kept for {kind} (run with --keep-data first)")
+        })?;
+        let mut p = ScalePoint::empty(kind, size, needles.len());
+        p.units = stats.units;
+        p.sessions = stats.sessions;
+        p.ingest_skipped = true;
+        Ok(p)
+    }
+
     /// Reopens the memory with a scratch embedding cache and times the queries.
     fn query(&self, store: &str, p: &mut ScalePoint, needles: &[Needle]) -> anyhow::Result<()> {
         let args = self.args;
@@ -671,12 +701,12 @@ impl Ctx<'_> {
         p.latency_without_embedding_ms = percentiles(&without);
         p.stage_means_ms = stages;
         p.needle_recall = p.needles_found as f64 / p.needles.max(1) as f64;
-        if !args.keep_data && p.store == "postgres" {
+        if !args.keeps_data() && p.store == "postgres" {
             memory.forget_space(&space)?;
         }
         drop(memory);
         remove_sqlite(&scratch);
-        if !args.keep_data && p.store == "embedded" {
+        if !args.keeps_data() && p.store == "embedded" {
             let _ = std::fs::remove_dir_all(self.dir.join("data").join(p.size.to_string()));
         }
         Ok(())
@@ -709,6 +739,7 @@ impl ScalePoint {
             needles_found: 0,
             needle_recall: 0.0,
             missed_needles: Vec::new(),
+            ingest_skipped: false,
         }
     }
 }
@@ -782,7 +813,11 @@ pub(crate) fn run(args: &ScaleBenchArgs) -> anyhow::Result<()> {
             }
             let (_, needles) = plan(size, args.needles, args.seed);
             eprintln!("scale: {kind}, {size} units");
-            let mut p = ctx.ingest(store, size, &needles)?;
+            let mut p = if args.queries_only {
+                ctx.kept(store, size, &needles)?
+            } else {
+                ctx.ingest(store, size, &needles)?
+            };
             ctx.query(store, &mut p, &needles)?;
             eprintln!("{}", point_line(&p));
             let mut f = std::fs::OpenOptions::new()
@@ -796,7 +831,7 @@ pub(crate) fn run(args: &ScaleBenchArgs) -> anyhow::Result<()> {
             }
         }
     }
-    if !args.keep_data {
+    if !args.keeps_data() {
         let _ = std::fs::remove_dir_all(dir.join("data"));
     }
     let Some(mut meta) = meta else {
@@ -883,6 +918,15 @@ fn point_line(p: &ScalePoint) -> String {
     )
 }
 
+/// An ingest figure of the summary table; "kept" for a space filled by an earlier run.
+fn ingest_figure(p: &ScalePoint, v: f64) -> String {
+    if p.ingest_skipped {
+        "kept".into()
+    } else {
+        format!("{v:.0}")
+    }
+}
+
 pub fn render_summary(s: &ScaleBenchSummary) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# Scale: {}\n", s.meta.run_label);
@@ -904,12 +948,12 @@ pub fn render_summary(s: &ScaleBenchSummary) -> String {
     for p in &s.points {
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {:.0} | {:.0} | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} ({}/{}) | {} | {} / {} |",
+            "| {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} ({}/{}) | {} | {} / {} |",
             p.store,
             p.units,
             p.sessions,
-            p.ingest_seconds,
-            p.ingest_units_per_second,
+            ingest_figure(p, p.ingest_seconds),
+            ingest_figure(p, p.ingest_units_per_second),
             p.vectors_computed,
             p.vectors_cached,
             gib(p.disk_bytes),
@@ -957,7 +1001,7 @@ pub fn render_methodology(s: &ScaleBenchSummary) -> String {
         o,
         "What was measured, per store and size (`cairn bench scale`):\n\n\
 - **Data.** {} The sessions are ingested 64 at a time into one space (`scale-<size>`) until the size is reached; a session's content depends only on its index, so every size holds the same history up to its end. Each needle replaces the fourth user turn of a session spread evenly through the first nine tenths of the history; its (person, attribute) pair is stated by no other turn, while both words occur in thousands of other turns.\n\
-- **Ingest.** Wall time of every `ingest_sessions` call plus the final flush. Vectors come from the embedding cache `{}` where an earlier run computed them: the table gives vectors computed and cached, so a cached ingest is not mistaken for a cold one.\n\
+- **Ingest.** Wall time of every `ingest_sessions` call plus the final flush. Vectors come from the embedding cache `{}` where an earlier run computed them: the table gives vectors computed and cached, so a cached ingest is not mistaken for a cold one. A point marked \"kept\" was measured with `--queries-only` on a space an earlier run filled (no ingest figures).\n\
 - **Disk.** Embedded: the data directory (the embedding cache is elsewhere). PostgreSQL: growth of `pg_database_size` during the ingest.\n\
 - **Memory.** Resident memory (`VmRSS`) of the bench process after the ingest and after the queries, and the peak (`VmHWM`, reset before each phase). The process holds the embedding model (about 0.1 GB) and, on the embedded store, every index. PostgreSQL's own processes are not included.\n\
 - **Queries.** The memory is reopened with an empty scratch embedding cache, so every query's embedding is computed and timed. The first recall (loading the vectors; building HNSW on the embedded store above 50k vectors) is reported apart and not counted. Then each needle's question and each topic query is recalled, in order: `top_k` {}, `token_budget` {}, raw format, no filters. Latency is the wall time of `Memory::recall`. \"Without embedding\" is a second recall of the same query right after, its embedding now cached (the engine computes the query's embedding while it searches the lexical index, so subtracting `embed_ms` would not measure it). Percentiles are nearest-rank.\n\

@@ -147,7 +147,7 @@ fn two_servers_on_one_database_serve_the_same_spaces() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("applied migration(s) 1, 2"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("applied migration(s) 1, 2, 3, 4"));
     let out = cairn(&dir_a, &store).arg("migrate").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("up to date"));
 

@@ -10,11 +10,14 @@
 //!   filters on it (`migrations/0001_schema.sql`).
 //! - Lexical search: PostgreSQL full-text search (`english` configuration: stemming, stop
 //!   words), a `tsvector` per unit with the key weighted A and the text weighted B (the
-//!   query's `text_weight`), a GIN index, `ts_rank` with length normalization; any
-//!   query term matches (OR), like the embedded BM25 index.
-//! - Dense search: pgvector, cosine distance, an HNSW index on the model's dimension,
-//!   iterative index scans (`hnsw.iterative_scan`) so the space filter never starves the
-//!   result; the planner scans small spaces exactly.
+//!   query's `text_weight`), a GIN index; a unit scores the sum over the query's terms
+//!   of their inverse document frequency (BM25's, from per-space statistics kept by the
+//!   index's own writes) times their `ts_rank` in it, so a rare word counts for more than
+//!   a common one, as in the embedded BM25 index.
+//! - Dense search: pgvector, cosine distance, an HNSW index on the model's dimension over
+//!   each space's distinct vectors (units name their point, so repeated text is one
+//!   graph element), iterative index scans (`hnsw.iterative_scan`) so the space filter
+//!   never starves the result; the planner scans small spaces exactly.
 //!
 //! Writes are made safe for several processes by the database: the engine's write lock
 //! includes a session-level advisory lock (`RecordStore::lock_writers`), so its
@@ -66,10 +69,20 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "api keys",
         include_str!("../migrations/0002_api_keys.sql"),
     ),
+    (
+        3,
+        "text statistics",
+        include_str!("../migrations/0003_text_statistics.sql"),
+    ),
+    (
+        4,
+        "vector points",
+        include_str!("../migrations/0004_vector_points.sql"),
+    ),
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 4;
 
 fn migrator() -> Migrator {
     Migrator::with_migrations(

@@ -6,8 +6,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Full-text search with the `english` configuration (stemming, stop words). Each unit is
 /// one row: its key weighted A, its full text weighted B. A query matches a unit having
-/// any of its terms; `ts_rank` (normalized by document length) orders the matches, the
-/// text weight of the query setting B against A.
+/// its terms (two of them first, any one when those are too few) and scores it BM25-like:
+/// the sum over the query's terms of the term's inverse document frequency in the space
+/// times its `ts_rank` in the unit (occurrences, the text weight of the query setting B
+/// against A, normalized by the unit's length). Document frequencies live in
+/// `text_terms` / `text_spaces`, kept by the same statements that write the index.
 ///
 /// Writes are visible at once (each call is a transaction); [`TextIndex::commit`] records
 /// the watermark. The watermark only moves up, so several processes may commit.
@@ -63,23 +66,14 @@ impl TextIndex for PgTextIndex {
                 texts.push(u.text.clone());
             }
             self.db.block_on(
-                sqlx::query(
-                    "INSERT INTO text_entries(space, unit_id, kind, session_id, tsv)
-                     SELECT $1, id, kind, sess,
-                            setweight(to_tsvector('english', k), 'A')
-                              || setweight(to_tsvector('english', t), 'B')
-                       FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
-                            AS x(id, kind, sess, k, t)
-                     ON CONFLICT (space, unit_id) DO UPDATE SET kind = EXCLUDED.kind,
-                         session_id = EXCLUDED.session_id, tsv = EXCLUDED.tsv",
-                )
-                .bind(space)
-                .bind(ids)
-                .bind(kinds)
-                .bind(sessions)
-                .bind(keys)
-                .bind(texts)
-                .execute(self.db.pool()),
+                sqlx::query(UPSERT)
+                    .bind(space)
+                    .bind(ids)
+                    .bind(kinds)
+                    .bind(sessions)
+                    .bind(keys)
+                    .bind(texts)
+                    .execute(self.db.pool()),
             )?;
         }
         self.pending.store(true, Ordering::SeqCst);
@@ -91,7 +85,7 @@ impl TextIndex for PgTextIndex {
             return Ok(());
         }
         self.db.block_on(
-            sqlx::query("DELETE FROM text_entries WHERE space = $1 AND unit_id = ANY($2)")
+            sqlx::query(REMOVE)
                 .bind(space.as_str())
                 .bind(unit_ids)
                 .execute(self.db.pool()),
@@ -102,9 +96,13 @@ impl TextIndex for PgTextIndex {
 
     fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError> {
         self.db.block_on(
-            sqlx::query("DELETE FROM text_entries WHERE space = $1")
-                .bind(space.as_str())
-                .execute(self.db.pool()),
+            sqlx::query(
+                "WITH e AS (DELETE FROM text_entries WHERE space = $1),
+                      t AS (DELETE FROM text_terms WHERE space = $1)
+                 DELETE FROM text_spaces WHERE space = $1",
+            )
+            .bind(space.as_str())
+            .execute(self.db.pool()),
         )?;
         self.pending.store(true, Ordering::SeqCst);
         Ok(())
@@ -167,7 +165,7 @@ impl TextIndex for PgTextIndex {
                     .fetch_all(self.db.pool()),
             )
         };
-        // ts_rank scores every row the query matches, and a common word matches a large
+        // Every row the query matches is scored, and a common word matches a large
         // share of a big space: rank the rows holding two of the query's words first, and
         // the rows holding any of them only when those are too few.
         let paired = run(ANY_TWO)?;
@@ -178,11 +176,60 @@ impl TextIndex for PgTextIndex {
     }
 }
 
-/// Lexical candidates of a space, best `ts_rank` first; `{MATCHING}` is a query giving
-/// the `tsquery` (NULL: nothing to match).
-const SEARCH: &str = "WITH q AS ({MATCHING})
+/// Writes a batch of one space ($1): ids, kinds, sessions, keys, texts ($2..$6), and moves
+/// the statistics by what the batch adds and what it replaces (one snapshot: `old` is the
+/// rows before this statement). Terms are written in order, so concurrent writers of one
+/// space lock them in the same order.
+const UPSERT: &str = "WITH new AS (
+         SELECT id, kind, sess,
+                setweight(to_tsvector('english', k), 'A')
+                  || setweight(to_tsvector('english', t), 'B') AS tsv
+           FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+                AS x(id, kind, sess, k, t)),
+     old AS (
+         SELECT e.tsv FROM text_entries e JOIN new ON e.space = $1 AND e.unit_id = new.id),
+     written AS (
+         INSERT INTO text_entries(space, unit_id, kind, session_id, tsv)
+         SELECT $1, id, kind, sess, tsv FROM new
+         ON CONFLICT (space, unit_id) DO UPDATE SET kind = EXCLUDED.kind,
+             session_id = EXCLUDED.session_id, tsv = EXCLUDED.tsv),
+     counted AS (
+         INSERT INTO text_spaces(space, docs)
+         SELECT $1, (SELECT count(*) FROM new) - (SELECT count(*) FROM old)
+         ON CONFLICT (space) DO UPDATE SET docs = text_spaces.docs + EXCLUDED.docs)
+     INSERT INTO text_terms(space, term, df)
+     SELECT $1, term, sum(d) FROM (
+         SELECT unnest(tsvector_to_array(tsv)) AS term, 1 AS d FROM new
+         UNION ALL
+         SELECT unnest(tsvector_to_array(tsv)), -1 FROM old) AS delta
+      GROUP BY term HAVING sum(d) <> 0 ORDER BY term
+     ON CONFLICT (space, term) DO UPDATE SET df = text_terms.df + EXCLUDED.df";
+
+/// Removes units ($2) of a space ($1) and their share of the statistics.
+const REMOVE: &str = "WITH gone AS (
+         DELETE FROM text_entries WHERE space = $1 AND unit_id = ANY($2) RETURNING tsv),
+     counted AS (
+         UPDATE text_spaces SET docs = docs - (SELECT count(*) FROM gone) WHERE space = $1)
+     UPDATE text_terms s SET df = s.df - g.n
+       FROM (SELECT term, count(*) AS n FROM gone, unnest(tsvector_to_array(tsv)) AS term
+              GROUP BY term ORDER BY term) AS g
+      WHERE s.space = $1 AND s.term = g.term";
+
+/// Lexical candidates of a space, best BM25-like score first; `{MATCHING}` is a query over
+/// `terms` giving the `tsquery` (NULL: nothing to match). A term's inverse document
+/// frequency is BM25's, ln(1 + (N - df + 0.5) / (df + 0.5)).
+const SEARCH: &str = "WITH terms AS (
+         SELECT l, quote_literal(l)::tsquery AS tq,
+                ln(1 + (GREATEST(COALESCE(n.docs, 0) - COALESCE(s.df, 0), 0) + 0.5)
+                       / (COALESCE(s.df, 0) + 0.5))::float8 AS idf
+           FROM unnest(tsvector_to_array(to_tsvector('english', $2))) AS l
+           LEFT JOIN text_spaces n ON n.space = $1
+           LEFT JOIN text_terms s ON s.space = $1 AND s.term = l
+          WHERE strpos(l, E'\\\\') = 0),
+     q AS ({MATCHING})
      SELECT t.unit_id,
-            ts_rank(ARRAY[0, 0, $3, $4]::float4[], t.tsv, q.q, 1)::float4 AS score
+            (SELECT sum(w.idf * ts_rank(ARRAY[0, 0, $3, $4]::float4[], t.tsv, w.tq, 1))
+               FROM terms w)::float4 AS score
        FROM text_entries t, q
       WHERE t.space = $1 AND q.q IS NOT NULL AND t.tsv @@ q.q
         AND ($5::text[] IS NULL OR t.kind = ANY($5))
@@ -191,12 +238,8 @@ const SEARCH: &str = "WITH q AS ({MATCHING})
       LIMIT $7";
 
 /// The query's lexemes OR'ed, each quoted so no lexeme is parsed again.
-const ANY_ONE: &str = "SELECT string_agg(quote_literal(l), ' | ')::tsquery AS q
-       FROM unnest(tsvector_to_array(to_tsvector('english', $2))) AS l
-      WHERE strpos(l, E'\\\\') = 0";
+const ANY_ONE: &str = "SELECT string_agg(quote_literal(l), ' | ')::tsquery AS q FROM terms";
 
 /// Every pair of the query's lexemes AND'ed, the pairs OR'ed: rows holding at least two.
 const ANY_TWO: &str = "SELECT string_agg('(' || quote_literal(x.l) || ' & ' || quote_literal(y.l) || ')', ' | ')::tsquery AS q
-       FROM unnest(tsvector_to_array(to_tsvector('english', $2))) AS x(l)
-       JOIN unnest(tsvector_to_array(to_tsvector('english', $2))) AS y(l) ON x.l < y.l
-      WHERE strpos(x.l, E'\\\\') = 0 AND strpos(y.l, E'\\\\') = 0";
+       FROM terms x JOIN terms y ON x.l < y.l";

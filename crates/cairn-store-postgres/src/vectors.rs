@@ -1,4 +1,5 @@
-//! Unit vectors in pgvector, searched by cosine distance through an HNSW index.
+//! Unit vectors in pgvector, searched by cosine distance through an HNSW index over the
+//! distinct vectors of each space.
 use crate::PgStore;
 use cairn_core::{SpaceId, StoreError, VectorIndex};
 use sqlx::AssertSqlSafe;
@@ -17,10 +18,13 @@ pub(crate) fn vector_text(v: &[f32]) -> String {
     s
 }
 
-/// Vectors of one embedding model (its dimension fixed when the store opens). Searches
-/// order by `vec::vector(dim) <=> query`, the expression the HNSW index is built on, so
-/// the planner uses the index for large spaces and an exact scan of the space for small
-/// ones; similarity is `1 - cosine distance`.
+/// Vectors of one embedding model (its dimension fixed when the store opens). Each
+/// distinct vector of a space is one row of `vector_points` (keyed by the MD5 of its
+/// text form) and each unit names its point in `vectors`, so repeated text is one
+/// element of the HNSW graph (a graph of many identical elements traps its search).
+/// Searches order points by `vec::vector(dim) <=> query`, the expression the HNSW index
+/// is built on (the planner scans small spaces exactly), then expand them to units;
+/// similarity is `1 - cosine distance`.
 pub struct PgVectorIndex {
     db: PgStore,
     dim: usize,
@@ -36,7 +40,7 @@ impl PgVectorIndex {
             )));
         }
         let index = format!(
-            "CREATE INDEX IF NOT EXISTS vectors_hnsw_{dim} ON vectors
+            "CREATE INDEX IF NOT EXISTS vector_points_hnsw_{dim} ON vector_points
              USING hnsw ((vec::vector({dim})) vector_cosine_ops)"
         );
         db.block_on(async {
@@ -54,6 +58,9 @@ impl PgVectorIndex {
                     tracing::warn!(old = %stored, new = %model, "embedding model changed: vectors will be rebuilt");
                 }
                 sqlx::query("DELETE FROM vectors").execute(&mut *tx).await?;
+                sqlx::query("DELETE FROM vector_points")
+                    .execute(&mut *tx)
+                    .await?;
                 sqlx::query("UPDATE cairn_meta SET num = 0 WHERE key = 'vector_watermark'")
                     .execute(&mut *tx)
                     .await?;
@@ -64,13 +71,13 @@ impl PgVectorIndex {
                 // Indexes of other dimensions would reject the new vectors.
                 let others: Vec<String> = sqlx::query_scalar(
                     "SELECT indexname::text FROM pg_indexes
-                      WHERE schemaname = current_schema() AND tablename = 'vectors'
-                        AND indexname LIKE 'vectors\\_hnsw\\_%'",
+                      WHERE schemaname = current_schema() AND tablename = 'vector_points'
+                        AND indexname LIKE 'vector\\_points\\_hnsw\\_%'",
                 )
                 .fetch_all(&mut *tx)
                 .await?;
                 for name in others {
-                    if name != format!("vectors_hnsw_{dim}") {
+                    if name != format!("vector_points_hnsw_{dim}") {
                         sqlx::query(AssertSqlSafe(format!("DROP INDEX \"{name}\"")))
                             .execute(&mut *tx)
                             .await?;
@@ -113,16 +120,20 @@ impl VectorIndex for PgVectorIndex {
         self.db.block_on(async {
             let mut tx = self.db.pool().begin().await?;
             if !ids.is_empty() {
-                sqlx::query(
-                    "INSERT INTO vectors(space, unit_id, vec)
-                     SELECT $1, id, v::vector FROM UNNEST($2::text[], $3::text[]) AS x(id, v)
-                     ON CONFLICT (space, unit_id) DO UPDATE SET vec = EXCLUDED.vec",
+                let replaced: Vec<Vec<u8>> = sqlx::query_scalar(
+                    "SELECT point FROM vectors WHERE space = $1 AND unit_id = ANY($2)",
                 )
                 .bind(space.as_str())
                 .bind(&ids)
-                .bind(&vecs)
-                .execute(&mut *tx)
+                .fetch_all(&mut *tx)
                 .await?;
+                sqlx::query(UPSERT)
+                    .bind(space.as_str())
+                    .bind(&ids)
+                    .bind(&vecs)
+                    .execute(&mut *tx)
+                    .await?;
+                drop_orphans(&mut tx, space, &replaced).await?;
             }
             sqlx::query(
                 "UPDATE cairn_meta SET num = GREATEST(num, $1) WHERE key = 'vector_watermark'",
@@ -138,20 +149,28 @@ impl VectorIndex for PgVectorIndex {
         if unit_ids.is_empty() {
             return Ok(());
         }
-        self.db.block_on(
-            sqlx::query("DELETE FROM vectors WHERE space = $1 AND unit_id = ANY($2)")
-                .bind(space.as_str())
-                .bind(unit_ids)
-                .execute(self.db.pool()),
-        )?;
-        Ok(())
+        self.db.block_on(async {
+            let mut tx = self.db.pool().begin().await?;
+            let gone: Vec<Vec<u8>> = sqlx::query_scalar(
+                "DELETE FROM vectors WHERE space = $1 AND unit_id = ANY($2) RETURNING point",
+            )
+            .bind(space.as_str())
+            .bind(unit_ids)
+            .fetch_all(&mut *tx)
+            .await?;
+            drop_orphans(&mut tx, space, &gone).await?;
+            tx.commit().await
+        })
     }
 
     fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError> {
         self.db.block_on(
-            sqlx::query("DELETE FROM vectors WHERE space = $1")
-                .bind(space.as_str())
-                .execute(self.db.pool()),
+            sqlx::query(
+                "WITH units AS (DELETE FROM vectors WHERE space = $1)
+                 DELETE FROM vector_points WHERE space = $1",
+            )
+            .bind(space.as_str())
+            .execute(self.db.pool()),
         )?;
         Ok(())
     }
@@ -174,10 +193,20 @@ impl VectorIndex for PgVectorIndex {
             return Ok(Vec::new());
         }
         let dim = self.dim;
+        // Every point names at least one unit, so `limit` points give `limit` units; a
+        // point repeated by thousands of units gives at most `limit` of them (id order).
         let sql = format!(
-            "SELECT unit_id, (1 - (vec::vector({dim}) <=> $2::vector({dim})))::float4
-               FROM vectors WHERE space = $1
-              ORDER BY vec::vector({dim}) <=> $2::vector({dim})
+            "WITH near AS MATERIALIZED (
+                 SELECT point, vec::vector({dim}) <=> $2::vector({dim}) AS d
+                   FROM vector_points WHERE space = $1
+                  ORDER BY vec::vector({dim}) <=> $2::vector({dim})
+                  LIMIT $3)
+             SELECT v.unit_id, (1 - near.d)::float4
+               FROM near, LATERAL (
+                    SELECT unit_id FROM vectors
+                     WHERE space = $1 AND point = near.point
+                     ORDER BY unit_id LIMIT $3) AS v
+              ORDER BY near.d, v.unit_id
               LIMIT $3"
         );
         let mut hits: Vec<(String, f32)> = self.db.block_on(
@@ -200,4 +229,37 @@ impl VectorIndex for PgVectorIndex {
         )?;
         Ok(n as usize)
     }
+}
+
+/// Writes units' vectors ($2 ids, $3 vectors in text form) of a space ($1): each distinct
+/// vector becomes a point if new, each unit names its point.
+const UPSERT: &str = "WITH x AS (
+         SELECT id, v::vector AS vec FROM UNNEST($2::text[], $3::text[]) AS x(id, v)),
+     p AS (
+         SELECT id, vec, decode(md5(vec::text), 'hex') AS point FROM x),
+     points AS (
+         INSERT INTO vector_points(space, point, vec)
+         SELECT DISTINCT ON (point) $1, point, vec FROM p ORDER BY point
+         ON CONFLICT (space, point) DO NOTHING)
+     INSERT INTO vectors(space, unit_id, point) SELECT $1, id, point FROM p
+     ON CONFLICT (space, unit_id) DO UPDATE SET point = EXCLUDED.point";
+
+/// Deletes the points among `points` that no unit of the space names any more.
+async fn drop_orphans(
+    tx: &mut sqlx::PgConnection,
+    space: &SpaceId,
+    points: &[Vec<u8>],
+) -> Result<(), sqlx::Error> {
+    if points.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "DELETE FROM vector_points p WHERE p.space = $1 AND p.point = ANY($2)
+            AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.space = $1 AND v.point = p.point)",
+    )
+    .bind(space.as_str())
+    .bind(points)
+    .execute(tx)
+    .await?;
+    Ok(())
 }

@@ -59,7 +59,10 @@ struct Stores {
 trait Backend {
     fn name(&self) -> &'static str;
     fn open(&self, vector_model: &str, dim: usize) -> Stores;
-    fn memory(&self) -> Memory;
+    fn memory_with(&self, config: MemoryConfig) -> Memory;
+    fn memory(&self) -> Memory {
+        self.memory_with(MemoryConfig::default())
+    }
     /// Two handles on one store, as two servers have: separate processes' worth of state
     /// where the backend allows it (PostgreSQL), else one memory shared.
     fn two_memories(&self) -> (Arc<Memory>, Arc<Memory>);
@@ -87,13 +90,8 @@ impl Backend for Embedded {
             enrich: s.enrich,
         }
     }
-    fn memory(&self) -> Memory {
-        Memory::open_with_embedder(
-            self.dir.path(),
-            MemoryConfig::default(),
-            Arc::new(HashEmbedder),
-        )
-        .unwrap()
+    fn memory_with(&self, config: MemoryConfig) -> Memory {
+        Memory::open_with_embedder(self.dir.path(), config, Arc::new(HashEmbedder)).unwrap()
     }
     fn two_memories(&self) -> (Arc<Memory>, Arc<Memory>) {
         // The embedded store is owned by one process (the text index is locked).
@@ -124,11 +122,11 @@ impl Backend for Postgres {
             enrich: s.enrich,
         }
     }
-    fn memory(&self) -> Memory {
+    fn memory_with(&self, config: MemoryConfig) -> Memory {
         Memory::open_postgres_with_embedder(
             &self.url,
             self.dir.path(),
-            MemoryConfig::default(),
+            config,
             Arc::new(HashEmbedder),
         )
         .unwrap()
@@ -733,6 +731,97 @@ fn text_search_ranks_and_filters() {
 }
 
 #[test]
+fn a_rare_word_outranks_a_common_one() {
+    each(|b| {
+        let s = b.open("m", 2);
+        let a = sp("a");
+        s.records.create_space(&a).unwrap();
+        let mut units: Vec<Unit> = (0..20)
+            .map(|i| {
+                unit(
+                    &a,
+                    &format!("turn:c:{i:02}"),
+                    "c",
+                    "",
+                    "we had coffee this morning",
+                )
+            })
+            .collect();
+        // Last by id, and a longer text: only the word's rarity can put it first.
+        units.push(unit(&a, "turn:z:0", "z", "", "we saw a zebra this morning"));
+        s.text.upsert(&units).unwrap();
+        s.text.commit(0).unwrap();
+        let hits = s.text.search(&query(&a, "coffee or zebra?")).unwrap();
+        assert_eq!(hits.len(), 10, "{}", b.name());
+        assert_eq!(hits[0].0, "turn:z:0", "{}: {hits:?}", b.name());
+        assert!(hits[0].1 > hits[1].1, "{}: {hits:?}", b.name());
+    });
+}
+
+/// Fails (naming the difference) unless PostgreSQL's document frequencies equal a recount
+/// of its lexical index.
+fn check_text_statistics(p: &Postgres) {
+    const RECOUNT: &str = "DO $$ BEGIN
+        IF EXISTS (
+            (SELECT space, term, df FROM text_terms WHERE df <> 0
+             EXCEPT SELECT space, term, count(*) FROM text_entries,
+                    unnest(tsvector_to_array(tsv)) AS term GROUP BY space, term)
+            UNION ALL
+            (SELECT space, term, count(*) FROM text_entries,
+                    unnest(tsvector_to_array(tsv)) AS term GROUP BY space, term
+             EXCEPT SELECT space, term, df FROM text_terms WHERE df <> 0))
+        THEN RAISE EXCEPTION 'text_terms differs from a recount'; END IF;
+        IF EXISTS (
+            (SELECT space, docs FROM text_spaces WHERE docs <> 0
+             EXCEPT SELECT space, count(*) FROM text_entries GROUP BY space)
+            UNION ALL
+            (SELECT space, count(*) FROM text_entries GROUP BY space
+             EXCEPT SELECT space, docs FROM text_spaces WHERE docs <> 0))
+        THEN RAISE EXCEPTION 'text_spaces differs from a recount'; END IF;
+    END $$";
+    PgStore::connect(&p.url)
+        .unwrap()
+        .execute_sql(RECOUNT)
+        .unwrap();
+}
+
+#[test]
+fn postgres_term_statistics_follow_every_write() {
+    let Some(p) = postgres() else { return };
+    let s = p.open("m", 2);
+    let (a, bb) = (sp("a"), sp("b"));
+    for x in [&a, &bb] {
+        s.records.create_space(x).unwrap();
+    }
+    s.text
+        .upsert(&[
+            unit(&a, "turn:s:0", "s", "coffee", "coffee with milk"),
+            unit(&a, "turn:s:1", "s", "tea", "tea with milk"),
+            unit(&bb, "turn:s:0", "s", "coffee", "coffee again"),
+        ])
+        .unwrap();
+    check_text_statistics(&p);
+    // A replaced unit, a batch naming one unit twice, a removal naming a missing unit.
+    s.text
+        .upsert(&[
+            unit(&a, "turn:s:0", "s", "juice", "orange juice"),
+            unit(&a, "turn:s:2", "s", "milk", "milk"),
+            unit(&a, "turn:s:2", "s", "milk", "warm milk"),
+        ])
+        .unwrap();
+    s.text
+        .remove(&a, &["turn:s:1".into(), "turn:s:9".into()])
+        .unwrap();
+    check_text_statistics(&p);
+    s.text.drop_space(&bb).unwrap();
+    check_text_statistics(&p);
+    s.text
+        .remove(&a, &["turn:s:0".into(), "turn:s:2".into()])
+        .unwrap();
+    check_text_statistics(&p);
+}
+
+#[test]
 fn vector_search_is_cosine_best_first() {
     each(|b| {
         let s = b.open("m", 2);
@@ -781,6 +870,93 @@ fn vector_search_is_cosine_best_first() {
             b.name()
         );
     });
+}
+
+/// Fails unless every PostgreSQL vector point is named by a unit of its space and every
+/// unit's point exists.
+fn check_vector_points(p: &Postgres) {
+    PgStore::connect(&p.url)
+        .unwrap()
+        .execute_sql(
+            "DO $$ BEGIN
+                IF EXISTS (SELECT 1 FROM vector_points p WHERE NOT EXISTS (
+                       SELECT 1 FROM vectors v WHERE v.space = p.space AND v.point = p.point))
+                THEN RAISE EXCEPTION 'a vector point no unit names'; END IF;
+                IF EXISTS (SELECT 1 FROM vectors v WHERE NOT EXISTS (
+                       SELECT 1 FROM vector_points p WHERE p.space = v.space AND p.point = v.point))
+                THEN RAISE EXCEPTION 'a unit names a missing vector point'; END IF;
+            END $$",
+        )
+        .unwrap();
+}
+
+#[test]
+fn identical_vectors_are_all_found_and_outlive_each_other() {
+    each(|b| {
+        let s = b.open("m", 2);
+        let a = sp("a");
+        s.records.create_space(&a).unwrap();
+        let mut items: Vec<(String, Vec<f32>)> = (0..5)
+            .map(|i| (format!("copy{i}"), vec![1.0, 0.0]))
+            .collect();
+        items.push(("near".into(), vec![0.8, 0.6]));
+        items.push(("far".into(), vec![0.0, 1.0]));
+        s.vectors.upsert(&a, &items, 0).unwrap();
+        let hits = s.vectors.search(&a, &[1.0, 0.0], 10).unwrap();
+        let mut copies: Vec<&str> = hit_ids(&hits)[..5].to_vec();
+        copies.sort();
+        assert_eq!(
+            copies,
+            ["copy0", "copy1", "copy2", "copy3", "copy4"],
+            "{}",
+            b.name()
+        );
+        assert_eq!(hit_ids(&hits)[5..], ["near", "far"], "{}", b.name());
+        assert_eq!(s.vectors.search(&a, &[1.0, 0.0], 3).unwrap().len(), 3);
+        // Removing copies keeps the rest; replacing a vector moves its unit.
+        s.vectors
+            .remove(
+                &a,
+                &[
+                    "copy0".into(),
+                    "copy1".into(),
+                    "copy2".into(),
+                    "copy3".into(),
+                ],
+            )
+            .unwrap();
+        s.vectors
+            .upsert(&a, &[("near".into(), vec![0.0, 1.0])], 0)
+            .unwrap();
+        let hits = s.vectors.search(&a, &[1.0, 0.0], 10).unwrap();
+        assert_eq!(hit_ids(&hits)[0], "copy4", "{}", b.name());
+        assert_eq!(hits.len(), 3, "{}", b.name());
+        assert!(
+            (hits[1].1 - hits[2].1).abs() < 1e-6,
+            "{}: {hits:?}",
+            b.name()
+        );
+        s.vectors.remove(&a, &["copy4".into()]).unwrap();
+        assert_eq!(s.vectors.len(&a).unwrap(), 2);
+        let hits = s.vectors.search(&a, &[1.0, 0.0], 10).unwrap();
+        assert_eq!(hits.len(), 2, "{}", b.name());
+    });
+    if let Some(p) = postgres() {
+        let s = p.open("m", 2);
+        let a = sp("a");
+        s.records.create_space(&a).unwrap();
+        let items = [("x", [1.0, 0.0]), ("y", [1.0, 0.0]), ("z", [0.0, 1.0])]
+            .map(|(id, v)| (id.to_string(), v.to_vec()));
+        s.vectors.upsert(&a, &items, 0).unwrap();
+        s.vectors
+            .upsert(&a, &[("z".into(), vec![1.0, 0.0])], 0)
+            .unwrap();
+        check_vector_points(&p);
+        s.vectors.remove(&a, &["x".into(), "y".into()]).unwrap();
+        check_vector_points(&p);
+        s.vectors.drop_space(&a).unwrap();
+        check_vector_points(&p);
+    }
 }
 
 #[test]
@@ -994,6 +1170,29 @@ fn recall_through_memory_agrees_across_backends() {
             );
         }
     }
+}
+
+#[test]
+fn forgetting_purges_the_embedding_cache_unless_configured_not_to() {
+    each(|b| {
+        for purge in [true, false] {
+            let mut config = MemoryConfig::default();
+            config.engine.purge_cache_on_forget = purge;
+            let m = b.memory_with(config);
+            let first = m.ingest_session("a", pets()).unwrap();
+            assert!(first.vectors_computed > 0, "{}", b.name());
+            assert!(m.forget_space("a").unwrap());
+            let again = m.ingest_session("a", pets()).unwrap();
+            let computed = if purge { first.vectors_computed } else { 0 };
+            assert_eq!(
+                again.vectors_computed,
+                computed,
+                "{} purge={purge}",
+                b.name()
+            );
+            assert!(m.forget_space("a").unwrap());
+        }
+    });
 }
 
 #[test]

@@ -51,10 +51,25 @@ pub struct EngineBackends {
     pub enrich: Option<Arc<dyn cairn_core::EnrichmentStore>>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EngineConfig {
     pub rank: RankConfig,
+    /// Forgetting (a space, a session, a message, a trajectory) also removes the vectors of
+    /// the forgotten text from the embedding cache (default). Off, the cache keeps them, so
+    /// the same text ingested again is not embedded again: for replays of public data
+    /// (benchmarks), never for data that must be forgotten, since a cached vector and its
+    /// key (the text's SHA-256) can confirm a guessed text.
+    pub purge_cache_on_forget: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            rank: RankConfig::default(),
+            purge_cache_on_forget: true,
+        }
+    }
 }
 
 /// What an ingest did.
@@ -398,6 +413,9 @@ impl Engine {
     /// cache is shared between spaces, so another space holding the same text only pays
     /// one re-embedding.
     fn purge_cached(&self, gone: &[Unit], kept: &[Unit]) -> Result<(), EngineError> {
+        if !self.cfg.purge_cache_on_forget {
+            return Ok(());
+        }
         let keep: std::collections::HashSet<[u8; 32]> = kept
             .iter()
             .filter_map(|u| u.embed_text.as_deref())
