@@ -5,7 +5,9 @@
 //! ```
 //!
 //! Embeds SENTENCES (default 500) synthetic sentences of about 50 tokens each, in
-//! batches of BATCH_SIZE (default 32), and prints sentences per second. The thread count
+//! batches of BATCH_SIZE (default 32), and prints sentences per second; then embeds 200
+//! short queries one at a time, as recall does, and prints their median and p95 latency.
+//! The thread count
 //! of candle's matrix multiplication follows `RAYON_NUM_THREADS` (default: all cores).
 use cairn_core::Embedder;
 use cairn_embed::{BertEmbedder, EmbedConfig};
@@ -144,6 +146,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "embedded {n} sentences in {:.2?}: {:.1} sentences/s",
         elapsed,
         n as f64 / elapsed.as_secs_f64()
+    );
+
+    // One short text at a time, as recall embeds its query.
+    let queries = sentences(200, 9);
+    let mut times: Vec<f64> = Vec::with_capacity(queries.len());
+    for q in &queries {
+        let started = Instant::now();
+        embedder.embed(&[q.as_str()])?;
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "one 9-word query at a time: p50 {:.2} ms, p95 {:.2} ms",
+        times[times.len() / 2],
+        times[times.len() * 95 / 100]
     );
     Ok(())
 }
