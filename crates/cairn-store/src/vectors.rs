@@ -131,17 +131,84 @@ impl ExactBuilder {
 /// Approximate search (HNSW, through USearch) for spaces too large to scan on every
 /// query. Kept up to date in place by writes, so a large space is indexed once per
 /// process, not after every ingest.
+///
+/// The graph holds each distinct vector once, as a point naming its units: chat repeats
+/// itself ("thanks!", a bot's template) and the embedding cache gives a repeated text the
+/// same vector, so a large space has far fewer distinct vectors than units (the scale
+/// bench's 1M space: 573k vectors, 39k distinct), and a graph of many identical elements
+/// is slow to build and links poorly.
 pub struct AnnVectorIndex {
     index: usearch::Index,
     keys: RwLock<AnnKeys>,
     dim: usize,
 }
 
-/// Graph keys are positions in `ids`; a replaced or removed unit leaves `None` behind.
+/// Graph keys are positions in `points`; a point whose units are all gone stays behind,
+/// empty (keys are never reused).
 #[derive(Default)]
 struct AnnKeys {
-    ids: Vec<Option<String>>,
+    points: Vec<Point>,
+    /// The point of each unit.
     by_id: HashMap<String, u64>,
+    /// The point of each distinct vector, by [`fingerprint`].
+    by_vector: HashMap<u128, u64>,
+}
+
+struct Point {
+    fingerprint: u128,
+    /// In the order they were added.
+    units: Vec<String>,
+}
+
+/// Identifies a vector by its exact bits: two 64-bit SipHashes with different salts.
+/// Identical texts get identical vectors through the embedding cache; a collision
+/// between different vectors (about 2^-64 for a billion of them) would merge two points.
+fn fingerprint(v: &[f32]) -> u128 {
+    use std::hash::{Hash, Hasher};
+    let half = |salt: u8| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        salt.hash(&mut h);
+        for x in v {
+            x.to_bits().hash(&mut h);
+        }
+        h.finish()
+    };
+    (u128::from(half(0)) << 64) | u128::from(half(1))
+}
+
+impl AnnKeys {
+    /// Names `id` as a unit of the point of `fingerprint`; returns the key of a new point
+    /// the caller must add to the graph, if there was none.
+    fn assign(&mut self, id: &str, fingerprint: u128) -> Option<u64> {
+        let (key, new) = match self.by_vector.get(&fingerprint) {
+            Some(&key) => (key, false),
+            None => {
+                let key = self.points.len() as u64;
+                self.points.push(Point {
+                    fingerprint,
+                    units: Vec::new(),
+                });
+                self.by_vector.insert(fingerprint, key);
+                (key, true)
+            }
+        };
+        self.points[key as usize].units.push(id.to_string());
+        self.by_id.insert(id.to_string(), key);
+        new.then_some(key)
+    }
+
+    /// Removes `id` from its point; returns the point's key when it has no unit left
+    /// (the caller removes it from the graph).
+    fn unassign(&mut self, id: &str) -> Option<u64> {
+        let key = self.by_id.remove(id)?;
+        let point = &mut self.points[key as usize];
+        point.units.retain(|u| u != id);
+        if !point.units.is_empty() {
+            return None;
+        }
+        self.by_vector.remove(&point.fingerprint);
+        Some(key)
+    }
 }
 
 /// Candidates the graph search keeps (HNSW `ef`); larger requests are answered exactly.
@@ -159,8 +226,8 @@ fn ann_err(e: impl std::fmt::Display) -> StoreError {
 }
 
 impl AnnVectorIndex {
-    /// Builds the graph over `exact`'s rows on every core. Vectors are held as f16 in
-    /// the graph: half the memory, and rank order (all fusion uses) barely moves.
+    /// Builds the graph over `exact`'s distinct rows on every core. Vectors are held as
+    /// f16 in the graph: half the memory, and rank order (all fusion uses) barely moves.
     pub fn build(exact: ExactVectorIndex) -> Result<Self, StoreError> {
         let dim = exact.dim.max(1);
         let index = usearch::Index::new(&usearch::IndexOptions {
@@ -173,21 +240,26 @@ impl AnnVectorIndex {
             multi: false,
         })
         .map_err(ann_err)?;
+        let mut keys = AnnKeys::default();
+        let mut distinct: Vec<(u64, &[f32])> = Vec::new();
+        for (id, row) in exact.ids.iter().zip(exact.data.chunks_exact(dim)) {
+            if let Some(key) = keys.assign(id, fingerprint(row)) {
+                distinct.push((key, row));
+            }
+        }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         index
-            .reserve_capacity_and_threads(exact.len().max(1), threads)
+            .reserve_capacity_and_threads(distinct.len().max(1), threads)
             .map_err(ann_err)?;
-        let rows: Vec<&[f32]> = exact.data.chunks_exact(dim).collect();
-        let per = rows.len().div_ceil(threads).max(1);
+        let per = distinct.len().div_ceil(threads).max(1);
         std::thread::scope(|scope| {
-            let workers: Vec<_> = rows
+            let workers: Vec<_> = distinct
                 .chunks(per)
-                .enumerate()
-                .map(|(c, chunk)| {
+                .map(|chunk| {
                     let index = &index;
                     scope.spawn(move || {
-                        for (i, row) in chunk.iter().enumerate() {
-                            index.add((c * per + i) as u64, row).map_err(ann_err)?;
+                        for (key, row) in chunk {
+                            index.add(*key, row).map_err(ann_err)?;
                         }
                         Ok::<(), StoreError>(())
                     })
@@ -197,16 +269,9 @@ impl AnnVectorIndex {
                 .into_iter()
                 .try_for_each(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         })?;
-        let by_id = exact
-            .ids
-            .iter()
-            .enumerate()
-            .map(|(k, id)| (id.clone(), k as u64))
-            .collect();
-        let ids = exact.ids.into_iter().map(Some).collect();
         Ok(Self {
             index,
-            keys: RwLock::new(AnnKeys { ids, by_id }),
+            keys: RwLock::new(keys),
             dim,
         })
     }
@@ -227,6 +292,8 @@ impl AnnVectorIndex {
         self.len() == 0
     }
 
+    /// The `limit` units nearest `query`: the nearest points, each expanded to its units
+    /// (every point names at least one, so `limit` points are enough).
     pub fn search(&self, query: &[f32], limit: usize) -> Result<Vec<(String, f32)>, StoreError> {
         if query.len() != self.dim || limit == 0 {
             return Ok(Vec::new());
@@ -238,15 +305,19 @@ impl AnnVectorIndex {
             self.index.search(query, limit)
         }
         .map_err(ann_err)?;
-        Ok(found
-            .keys
-            .iter()
-            .zip(&found.distances)
-            .filter_map(|(k, d)| {
-                let id = keys.ids.get(*k as usize)?.as_ref()?;
-                Some((id.clone(), 1.0 - d))
-            })
-            .collect())
+        let mut out = Vec::with_capacity(limit);
+        for (k, d) in found.keys.iter().zip(&found.distances) {
+            let Some(point) = keys.points.get(*k as usize) else {
+                continue;
+            };
+            for id in point.units.iter().take(limit - out.len()) {
+                out.push((id.clone(), 1.0 - d));
+            }
+            if out.len() == limit {
+                break;
+            }
+        }
+        Ok(out)
     }
 
     /// Adds or replaces rows in place.
@@ -263,10 +334,9 @@ impl AnnVectorIndex {
                 continue;
             }
             self.drop_row(&mut keys, id)?;
-            let key = keys.ids.len() as u64;
-            self.index.add(key, v).map_err(ann_err)?;
-            keys.ids.push(Some(id.clone()));
-            keys.by_id.insert(id.clone(), key);
+            if let Some(key) = keys.assign(id, fingerprint(v)) {
+                self.index.add(key, v).map_err(ann_err)?;
+            }
         }
         Ok(())
     }
@@ -279,11 +349,11 @@ impl AnnVectorIndex {
         Ok(())
     }
 
-    /// Removes `id`'s row from the graph, if it has one; its key is never reused.
+    /// Removes `id` from its point, and the point from the graph when it was its last
+    /// unit.
     fn drop_row(&self, keys: &mut AnnKeys, id: &str) -> Result<(), StoreError> {
-        if let Some(old) = keys.by_id.remove(id) {
-            self.index.remove(old).map_err(ann_err)?;
-            keys.ids[old as usize] = None;
+        if let Some(empty) = keys.unassign(id) {
+            self.index.remove(empty).map_err(ann_err)?;
         }
         Ok(())
     }
@@ -635,6 +705,65 @@ mod tests {
         );
         // Requests beyond the graph's reach are answered exactly, without removed rows.
         assert_eq!(ann.search(&probe, 1000).unwrap().len(), 499);
+    }
+
+    #[test]
+    fn ann_holds_a_repeated_vector_once_and_finds_every_unit_of_it() {
+        let dim = 16;
+        let unit = |i: usize| {
+            let v: Vec<f32> = (0..dim)
+                .map(|d| ((i + 1) as f32 * (d + 1) as f32 * 0.37).sin())
+                .collect();
+            let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+            v.into_iter().map(|a| a / n).collect::<Vec<f32>>()
+        };
+        // 300 units over 100 distinct vectors, each vector three times.
+        let items: Vec<(String, Vec<f32>)> = (0..300)
+            .map(|i| (format!("u{i:03}"), unit(i % 100)))
+            .collect();
+        let SpaceVectors::Ann(ann) =
+            SpaceVectors::new(ExactVectorIndex::from_items(items), 50).unwrap()
+        else {
+            panic!("300 rows over a threshold of 50 must be searched through HNSW");
+        };
+        assert_eq!(ann.len(), 300);
+        assert_eq!(
+            ann.index.size(),
+            100,
+            "one graph element per distinct vector"
+        );
+        let copies = |hits: Vec<(String, f32)>| -> Vec<String> {
+            let mut ids: Vec<String> = hits.into_iter().map(|h| h.0).collect();
+            ids.sort();
+            ids
+        };
+        assert_eq!(
+            copies(ann.search(&unit(7), 3).unwrap()),
+            ["u007", "u107", "u207"]
+        );
+        assert_eq!(
+            ann.search(&unit(7), 2).unwrap().len(),
+            2,
+            "limit counts units"
+        );
+        // A new unit with a known vector joins its point; removing units keeps the rest.
+        ann.upsert(&[("new".into(), unit(7))]).unwrap();
+        assert_eq!(ann.index.size(), 100);
+        assert_eq!(ann.len(), 301);
+        ann.remove(&["u007".into(), "u107".into()]).unwrap();
+        assert_eq!(copies(ann.search(&unit(7), 2).unwrap()), ["new", "u207"]);
+        // The last units of a point take it out of the graph.
+        ann.remove(&["new".into(), "u207".into()]).unwrap();
+        assert_eq!(ann.index.size(), 99);
+        let after = copies(ann.search(&unit(7), 10).unwrap());
+        assert!(!after.iter().any(|id| id.ends_with("07")), "{after:?}");
+        // Replacing a unit's vector moves it to the new vector's point.
+        ann.upsert(&[("u008".into(), unit(9))]).unwrap();
+        assert_eq!(ann.index.size(), 99);
+        assert_eq!(
+            copies(ann.search(&unit(9), 4).unwrap()),
+            ["u008", "u009", "u109", "u209"]
+        );
     }
 
     #[test]
