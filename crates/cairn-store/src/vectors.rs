@@ -162,7 +162,7 @@ struct Point {
 
 /// Identifies a vector by its exact bits: two 64-bit SipHashes with different salts.
 /// Identical texts get identical vectors through the embedding cache; a collision
-/// between different vectors (about 2^-64 for a billion of them) would merge two points.
+/// between different vectors (below 2^-60 even among a billion) would merge two points.
 fn fingerprint(v: &[f32]) -> u128 {
     use std::hash::{Hash, Hasher};
     let half = |salt: u8| {
