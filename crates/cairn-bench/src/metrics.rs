@@ -41,6 +41,13 @@ assumes the top min(k, n_available) slots relevant, where n_available is the num
 memory units ingested for the evidence sessions (turn level: the units among them whose \
 turns cover an evidence turn), taken from the ledger (`Memory::session_units`). NDCG = 0 \
 when IDCG = 0.
+- **Session ranking** (`session_ranking` level): the same metrics over the distinct \
+sessions of the hits, in the order each first appears (a session ranked by its best hit), \
+with IDCG@k over min(k, number of evidence sessions): the ranking that LongMemEval's own \
+retrieval evaluation and the dev-split reference baselines score. It is computed from the \
+same hits, so a row with 10 hits ranks at most 10 sessions; recall_all@10 and \
+recall_any@10 equal the session level's, while @1..@5, NDCG and MRR differ where one \
+session holds several of the first hits.
 - **evidence_in_context**: 1 if the packed context holds evidence: some hit whose `unit_id` \
 is in `recall.context_unit_ids` is relevant (turn level: covers an evidence turn; session \
 level: comes from an evidence session).
@@ -81,6 +88,34 @@ pub fn judge_sessions<H: HitRef>(hits: &[H], evidence_sessions: &[String]) -> Ve
                 .into_iter()
                 .collect(),
             in_context: h.in_context(),
+        })
+        .collect()
+}
+
+/// Session ranking: the hits collapsed into the distinct sessions they come from, in the
+/// order each first appears (a session is ranked by its best hit), each judged at session
+/// level and in the context when any of its hits is. This is the ranking the LongMemEval
+/// reference evaluation and the dev-split baselines score (they rank sessions, not units).
+/// Hits without a session each keep their own slot, never relevant.
+pub fn judge_session_ranking<H: HitRef>(hits: &[H], evidence_sessions: &[String]) -> Vec<Judged> {
+    let mut slots: Vec<(Option<&str>, bool)> = Vec::new();
+    for h in hits {
+        match h.session_id() {
+            Some(s) => match slots.iter_mut().find(|(seen, _)| *seen == Some(s)) {
+                Some(slot) => slot.1 |= h.in_context(),
+                None => slots.push((Some(s), h.in_context())),
+            },
+            None => slots.push((None, h.in_context())),
+        }
+    }
+    slots
+        .into_iter()
+        .map(|(s, in_context)| Judged {
+            covers: s
+                .and_then(|s| evidence_sessions.iter().position(|e| e == s))
+                .into_iter()
+                .collect(),
+            in_context,
         })
         .collect()
 }
@@ -320,6 +355,42 @@ mod tests {
         // @10: only 5 hits; the ideal is still capped at 4 available units.
         assert_metric(&s, "ndcg@10", dcg5 / idcg5);
         assert_metric(&s, "evidence_in_context", 0.0);
+    }
+
+    #[test]
+    fn session_ranking_collapses_hits_into_their_sessions() {
+        // Evidence sessions A and B. Hits: A, A, X, (no session), A, B; the second A is in
+        // the context. Sessions ranked: A, X, (none), B.
+        let ev = vec!["A".to_string(), "B".to_string()];
+        let mut hits = vec![
+            h(Some("A"), &["0"]),
+            h(Some("A"), &["1"]),
+            h(Some("X"), &["0"]),
+            h(None, &[]),
+            h(Some("A"), &["2"]),
+            h(Some("B"), &["0"]),
+        ];
+        hits[1].ctx = true;
+        let j = judge_session_ranking(&hits, &ev);
+        assert_eq!(
+            j.iter().map(Judged::relevant).collect::<Vec<_>>(),
+            [true, false, false, true]
+        );
+        assert_eq!(
+            j.iter().map(|j| j.in_context).collect::<Vec<_>>(),
+            [true, false, false, false]
+        );
+        let s = score(&j, 2, 2);
+        assert_metric(&s, "recall_all@3", 0.0);
+        assert_metric(&s, "recall_all@5", 1.0);
+        assert_metric(&s, "mrr", 1.0);
+        // DCG@10 = 1 + 1/log2(5); IDCG = the two evidence sessions first = 1 + 1/log2(3).
+        assert_metric(
+            &s,
+            "ndcg@10",
+            (1.0 + 1.0 / 5f64.log2()) / (1.0 + 1.0 / 3f64.log2()),
+        );
+        assert_metric(&s, "evidence_in_context", 1.0);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! recall turned into a scored [`QuestionRecord`], Ctrl-C, progress, and the final
 //! summary files.
 use crate::env::{self, Machine};
-use crate::metrics::{judge_sessions, judge_turns, score};
+use crate::metrics::{judge_session_ranking, judge_sessions, judge_turns, score};
 use crate::record::{
     done_pairs, exclusion, read_results, Evidence, IngestInfo, LedgerEntry, LevelScores,
     QuestionRecord, QuestionTimings, RankedHit, ResultsFile,
@@ -646,11 +646,15 @@ impl Run {
             .map(|l| l.units)
             .sum();
         let avail_t: usize = ledger.iter().map(|l| l.evidence_turn_units).sum();
+        let n_sessions = q.evidence.sessions.len();
         let metrics = LevelScores {
-            session: (!q.evidence.sessions.is_empty())
-                .then(|| score(&js, q.evidence.sessions.len(), avail_s)),
+            session: (n_sessions > 0).then(|| score(&js, n_sessions, avail_s)),
             turn: (!q.evidence.turns.is_empty())
                 .then(|| score(&jt, q.evidence.turns.len(), avail_t)),
+            session_ranking: (n_sessions > 0).then(|| {
+                let ranked = judge_session_ranking(&hits, &q.evidence.sessions);
+                score(&ranked, n_sessions, n_sessions)
+            }),
         };
         let exclusion = q.exclusion.clone().or_else(|| {
             (metrics.session.is_none() && metrics.turn.is_none())

@@ -106,6 +106,10 @@ impl HitRef for RankedHit {
 pub struct LevelScores {
     pub session: Option<Scores>,
     pub turn: Option<Scores>,
+    /// Over the hits collapsed into distinct sessions ([`crate::metrics::judge_session_ranking`]);
+    /// absent from records written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_ranking: Option<Scores>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-pub const LEVELS: [&str; 2] = ["session", "turn"];
+pub const LEVELS: [&str; 3] = ["session", "turn", "session_ranking"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -134,6 +134,7 @@ pub fn summarize_row(row: &ConfigRow, records: &[QuestionRecord]) -> RowSummary 
         fn pick<'r>(r: &'r QuestionRecord, level: &str) -> Option<&'r crate::metrics::Scores> {
             match level {
                 "session" => r.metrics.session.as_ref(),
+                "session_ranking" => r.metrics.session_ranking.as_ref(),
                 _ => r.metrics.turn.as_ref(),
             }
         }
@@ -381,7 +382,8 @@ pub fn render_summary(s: &Summary) -> String {
             excluded_words(&row.excluded)
         );
         for level in LEVELS {
-            let Some(l) = row.levels.get(level) else {
+            // Records written before a level existed leave it empty: no table for it.
+            let Some(l) = row.levels.get(level).filter(|l| l.grouped.overall.n > 0) else {
                 continue;
             };
             let _ = writeln!(out, "### {level} level\n");
@@ -561,7 +563,7 @@ pub fn short_report(s: &Summary) -> String {
         let n = row.levels.get("session").map_or(0, |l| l.grouped.overall.n);
         let _ = writeln!(
             out,
-            "{} [{}] n={n}: session any@1 {} any@5 {} all@10 {} ndcg@10 {} mrr {} | turn any@5 {} | evidence in context {} | recall p50 {} ms p95 {} ms",
+            "{} [{}] n={n}: session any@1 {} any@5 {} all@10 {} ndcg@10 {} mrr {} | session ranking any@5 {} ndcg@10 {} mrr {} | turn any@5 {} | evidence in context {} | recall p50 {} ms p95 {} ms",
             s.meta.run_label,
             row.config,
             g("session", "recall_any@1"),
@@ -569,6 +571,9 @@ pub fn short_report(s: &Summary) -> String {
             g("session", "recall_all@10"),
             g("session", "ndcg@10"),
             g("session", "mrr"),
+            g("session_ranking", "recall_any@5"),
+            g("session_ranking", "ndcg@10"),
+            g("session_ranking", "mrr"),
             g("turn", "recall_any@5"),
             g("turn", "evidence_in_context"),
             ms(row.latency.engine_total_ms.p50),
