@@ -81,15 +81,19 @@ pub trait HitRef {
 /// Session level: a hit covers the evidence session it comes from.
 pub fn judge_sessions<H: HitRef>(hits: &[H], evidence_sessions: &[String]) -> Vec<Judged> {
     hits.iter()
-        .map(|h| Judged {
-            covers: h
-                .session_id()
-                .and_then(|s| evidence_sessions.iter().position(|e| e == s))
-                .into_iter()
-                .collect(),
-            in_context: h.in_context(),
-        })
+        .map(|h| judge_session(h.session_id(), h.in_context(), evidence_sessions))
         .collect()
+}
+
+/// One slot of a session-level ranking: it covers its session when that is evidence.
+fn judge_session(session: Option<&str>, in_context: bool, evidence_sessions: &[String]) -> Judged {
+    Judged {
+        covers: session
+            .and_then(|s| evidence_sessions.iter().position(|e| e == s))
+            .into_iter()
+            .collect(),
+        in_context,
+    }
 }
 
 /// Session ranking: the hits collapsed into the distinct sessions they come from, in the
@@ -110,13 +114,7 @@ pub fn judge_session_ranking<H: HitRef>(hits: &[H], evidence_sessions: &[String]
     }
     slots
         .into_iter()
-        .map(|(s, in_context)| Judged {
-            covers: s
-                .and_then(|s| evidence_sessions.iter().position(|e| e == s))
-                .into_iter()
-                .collect(),
-            in_context,
-        })
+        .map(|(s, in_context)| judge_session(s, in_context, evidence_sessions))
         .collect()
 }
 

@@ -900,12 +900,12 @@ fn gib(b: u64) -> String {
 
 fn point_line(p: &ScalePoint) -> String {
     format!(
-        "{} {}: {} units in {:.0} s ({:.0} units/s, {} vectors computed); recall p50 {} / p95 {} / p99 {} ms (without embedding p50 {}); needles {}/{}; disk {}, serving RSS {}",
+        "{} {}: {} units in {} s ({} units/s, {} vectors computed); recall p50 {} / p95 {} / p99 {} ms (without embedding p50 {}); needles {}/{}; disk {}, serving RSS {}",
         p.store,
         p.size,
         p.units,
-        p.ingest_seconds,
-        p.ingest_units_per_second,
+        ingest_figure(p, p.ingest_seconds),
+        ingest_figure(p, p.ingest_units_per_second),
         p.vectors_computed,
         ms(p.latency_ms.p50),
         ms(p.latency_ms.p95),
