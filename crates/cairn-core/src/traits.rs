@@ -161,6 +161,15 @@ pub trait VectorIndex: Send + Sync {
         query: &[f32],
         limit: usize,
     ) -> Result<Vec<(String, f32)>, StoreError>;
+    /// Exact cosine similarity of `query` to each of `unit_ids` that has a vector (in no
+    /// particular order; units without a vector are left out). Recall uses it to give
+    /// candidates found only by words their meaning score, too.
+    fn similarities(
+        &self,
+        space: &SpaceId,
+        query: &[f32],
+        unit_ids: &[String],
+    ) -> Result<Vec<(String, f32)>, StoreError>;
     fn len(&self, space: &SpaceId) -> Result<usize, StoreError>;
 }
 

@@ -31,6 +31,16 @@ pub struct RankConfig {
     /// at most this many positions apart. Short topical sessions are one stretch; long
     /// multi-topic sessions are several.
     pub stretch: u32,
+    /// Share of its score a unit loses when its key is all questions (in proportion to
+    /// the key's sentences that ask): evidence is more often said than asked, and a
+    /// question's own words match the question best.
+    pub question_penalty: f32,
+    /// Under convex fusion, a lexical candidate missing from the dense list gets its
+    /// exact cosine there, and the dense scores are scaled over all candidates: a word
+    /// match is not left at zero meaning (nor tied with a unit found by meaning alone).
+    /// The lexical list is not completed the same way: a unit close in meaning that
+    /// lacks the one rare word asked for would gain on the unit that has it.
+    pub complete_dense: bool,
 }
 
 impl Default for RankConfig {
@@ -46,6 +56,8 @@ impl Default for RankConfig {
             time_boost: 0.3,
             session_decay: 1.0,
             stretch: 12,
+            question_penalty: 0.15,
+            complete_dense: true,
         }
     }
 }
@@ -171,6 +183,9 @@ pub fn second_pass(
                     score += cfg.session_weight * session_prior.get(sid).copied().unwrap_or(0.0);
                 }
             }
+            if cfg.question_penalty > 0.0 {
+                score *= 1.0 - cfg.question_penalty * asking_share(&u.key);
+            }
             if let (Some(range), Some(t)) = (analysis.time, u.occurred_at) {
                 if range.contains(t) {
                     score *= 1.0 + cfg.time_boost;
@@ -184,6 +199,19 @@ pub fn second_pass(
         .collect();
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.unit.id.cmp(&b.unit.id)));
     spread_sessions(drop_covered(ranked), cfg.session_decay, cfg.stretch)
+}
+
+/// The share of `text`'s sentences that are questions.
+fn asking_share(text: &str) -> f32 {
+    let s = crate::text::sentences(text);
+    if s.is_empty() {
+        return 0.0;
+    }
+    let asking = s
+        .iter()
+        .filter(|&&(a, b)| text[a..b].trim_end().ends_with('?'))
+        .count();
+    asking as f32 / s.len() as f32
 }
 
 /// Greedy re-rank: each step takes the unit with the best score after multiplying by
@@ -288,5 +316,17 @@ mod tests {
         // A list of equal scores gives each of its candidates its whole weight.
         let flat = [("a".to_string(), 2.0), ("b".into(), 2.0)];
         assert_eq!(convex_fuse(&[(&flat[..], 0.5)])[1].1, 0.5);
+    }
+
+    #[test]
+    fn a_key_is_penalized_by_its_share_of_questions() {
+        assert_eq!(asking_share("What did I buy?"), 1.0);
+        assert_eq!(
+            asking_share("I bought a bike. Where should I ride it?"),
+            0.5
+        );
+        assert_eq!(asking_share("I bought a bike."), 0.0);
+        assert_eq!(asking_share("Bob: really? Then go."), 0.5);
+        assert_eq!(asking_share(""), 0.0);
     }
 }

@@ -221,6 +221,30 @@ impl VectorIndex for PgVectorIndex {
         Ok(hits)
     }
 
+    fn similarities(
+        &self,
+        space: &SpaceId,
+        query: &[f32],
+        unit_ids: &[String],
+    ) -> Result<Vec<(String, f32)>, StoreError> {
+        if query.len() != self.dim || unit_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let dim = self.dim;
+        let sql = format!(
+            "SELECT v.unit_id, (1 - (p.vec::vector({dim}) <=> $2::vector({dim})))::float4
+               FROM vectors v JOIN vector_points p ON p.space = v.space AND p.point = v.point
+              WHERE v.space = $1 AND v.unit_id = ANY($3)"
+        );
+        self.db.block_on(
+            sqlx::query_as(AssertSqlSafe(sql))
+                .bind(space.as_str())
+                .bind(vector_text(query))
+                .bind(unit_ids)
+                .fetch_all(self.db.pool()),
+        )
+    }
+
     fn len(&self, space: &SpaceId) -> Result<usize, StoreError> {
         let n: i64 = self.db.block_on(
             sqlx::query_scalar("SELECT COUNT(*) FROM vectors WHERE space = $1")

@@ -15,6 +15,11 @@ CREATE TABLE IF NOT EXISTS vectors(
 INSERT OR IGNORE INTO meta(key, value) VALUES ('vector_watermark', '0'), ('vector_model', '');
 ";
 
+/// Cosine similarity of unit-length vectors.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
 pub(crate) fn encode(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -72,7 +77,7 @@ impl ExactVectorIndex {
         }
         let mut heap = BinaryHeap::with_capacity(limit + 1);
         for (i, row) in self.data.chunks_exact(self.dim).enumerate() {
-            let s: f32 = row.iter().zip(query).map(|(a, b)| a * b).sum();
+            let s = dot(row, query);
             if heap.len() < limit {
                 heap.push(Scored(s, i));
             } else if heap.peek().is_some_and(|w| s > w.0) {
@@ -590,6 +595,30 @@ impl VectorIndex for SqliteVectorIndex {
         limit: usize,
     ) -> Result<Vec<(String, f32)>, StoreError> {
         self.space_index(space)?.search(query, limit)
+    }
+
+    fn similarities(
+        &self,
+        space: &SpaceId,
+        query: &[f32],
+        unit_ids: &[String],
+    ) -> Result<Vec<(String, f32)>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt =
+            be(conn.prepare_cached("SELECT vec FROM vectors WHERE space=?1 AND unit_id=?2"))?;
+        let mut out = Vec::with_capacity(unit_ids.len());
+        for id in unit_ids {
+            let v: Option<Vec<u8>> = be(stmt
+                .query_row(params![space.as_str(), id], |r| r.get(0))
+                .optional())?;
+            if let Some(bytes) = v {
+                let v = decode(&bytes);
+                if v.len() == query.len() {
+                    out.push((id.clone(), dot(query, &v)));
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn len(&self, space: &SpaceId) -> Result<usize, StoreError> {

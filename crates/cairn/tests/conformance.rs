@@ -858,6 +858,13 @@ fn vector_search_is_cosine_best_first() {
             "wrong dimension"
         );
         assert_eq!(s.vectors.len(&a).unwrap(), 4);
+        // Exact similarities of named units, whatever their place in a search; a unit
+        // without a vector is left out.
+        let named = ["-x".to_string(), "y".to_string(), "none".to_string()];
+        let mut sims = s.vectors.similarities(&a, &[0.6, 0.8], &named).unwrap();
+        sims.sort_by(|p, q| p.0.cmp(&q.0));
+        assert_eq!(hit_ids(&sims), ["-x", "y"], "{}", b.name());
+        assert!((sims[0].1 + 0.6).abs() < 1e-5 && (sims[1].1 - 0.8).abs() < 1e-5);
         s.vectors
             .upsert(&a, &[("x".into(), vec![0.0, 1.0])], 0)
             .unwrap();

@@ -3,12 +3,12 @@
 use crate::embedding::embed_cached;
 use crate::pack::{pack, PackInput};
 use crate::query::analyze_query;
-use crate::rank::{fuse, second_pass, Ranked};
+use crate::rank::{fuse, second_pass, Fusion, Ranked};
 use crate::{facts, profile};
 use cairn_core::{
     Hit, InputError, Recall, RecallOptions, SpaceId, TextQuery, Timings, Unit, UnitKind,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::{ms, Engine, EngineError};
@@ -73,11 +73,22 @@ impl Engine {
         let (qv, _) = embedded?;
         timings.embed_ms = embed_ms;
         let t = Instant::now();
-        let dense = match qv.first() {
+        let mut dense = match qv.first() {
             Some(v) => self.b.vectors.search(space, v, pool)?,
             None => Vec::new(),
         };
         timings.dense_ms = ms(t);
+        // A candidate found by words only keeps what it means, too: its exact cosine
+        // joins the dense list, which is then scaled over all candidates.
+        if let (Some(v), Fusion::Convex, true) = (qv.first(), rc.fusion, rc.complete_dense) {
+            let t = Instant::now();
+            dense.extend(
+                self.b
+                    .vectors
+                    .similarities(space, v, &missing(&lexical, &dense))?,
+            );
+            timings.dense_ms += ms(t);
+        }
 
         let t = Instant::now();
         let fused = fuse(
@@ -342,6 +353,16 @@ impl Engine {
 }
 
 /// The first `top_k` units, taking no more of a kind than its quota allows.
+/// The ids in `found` that `other` lacks.
+fn missing(found: &[(String, f32)], other: &[(String, f32)]) -> Vec<String> {
+    let known: HashSet<&str> = other.iter().map(|(id, _)| id.as_str()).collect();
+    found
+        .iter()
+        .filter(|(id, _)| !known.contains(id.as_str()))
+        .map(|(id, _)| id.clone())
+        .collect()
+}
+
 fn take_with_quotas(ranked: Vec<Ranked>, opts: &RecallOptions) -> Vec<Ranked> {
     let Some(quotas) = &opts.quotas else {
         return ranked.into_iter().take(opts.top_k).collect();
