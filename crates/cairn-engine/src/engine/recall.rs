@@ -352,7 +352,6 @@ impl Engine {
     }
 }
 
-/// The first `top_k` units, taking no more of a kind than its quota allows.
 /// The ids in `found` that `other` lacks.
 fn missing(found: &[(String, f32)], other: &[(String, f32)]) -> Vec<String> {
     let known: HashSet<&str> = other.iter().map(|(id, _)| id.as_str()).collect();
@@ -363,6 +362,7 @@ fn missing(found: &[(String, f32)], other: &[(String, f32)]) -> Vec<String> {
         .collect()
 }
 
+/// The first `top_k` units, taking no more of a kind than its quota allows.
 fn take_with_quotas(ranked: Vec<Ranked>, opts: &RecallOptions) -> Vec<Ranked> {
     let Some(quotas) = &opts.quotas else {
         return ranked.into_iter().take(opts.top_k).collect();
