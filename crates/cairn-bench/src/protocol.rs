@@ -317,7 +317,10 @@ pub(crate) fn open_memory_in(
     };
     // Benches replay public data and drop their spaces when done: the cache keeps the
     // vectors, so a rerun measures a warm ingest (a cold one takes a fresh --cache file).
+    // Their spaces are not tenants of each other: a text shared by many questions'
+    // haystacks is embedded once.
     config.engine.purge_cache_on_forget = false;
+    config.engine.share_embedding_cache = true;
     let memory_settings = serde_json::json!({"embed": &config.embed, "engine": &config.engine});
     let memory = Memory::open_with(data_dir, config).map_err(|e| {
         let hint = if matches!(e, cairn::Error::Model(_)) {

@@ -18,7 +18,7 @@ pub struct IngestArgs {
     #[arg(long)]
     pub space: String,
     /// jsonl (one session per line), group-jsonl (one group message per line),
-    /// trajectories (one agent trajectory per line),
+    /// trajectories (one agent trajectory per line), export (what `cairn export` wrote),
     /// evermembench (`dialogue_en.json`, streamed day by day), longmemeval, locomo, or
     /// auto (from the content).
     #[arg(long, default_value = "auto")]
@@ -40,13 +40,13 @@ fn detect(path: &Path) -> Result<&'static str> {
     let text = String::from_utf8_lossy(&head);
     if jsonl {
         let first = text.lines().next().unwrap_or("");
-        return Ok(
-            if first.contains("\"group\"") && !first.contains("\"messages\"") {
-                "group-jsonl"
-            } else {
-                "jsonl"
-            },
-        );
+        return Ok(if is_export_line(first) {
+            "export"
+        } else if first.contains("\"group\"") && !first.contains("\"messages\"") {
+            "group-jsonl"
+        } else {
+            "jsonl"
+        });
     }
     if text.contains("\"dialogues\"") {
         Ok("evermembench")
@@ -60,6 +60,14 @@ fn detect(path: &Path) -> Result<&'static str> {
             path.display()
         )
     }
+}
+
+/// A line of `cairn export`: a record with `recorded_at` around a session or trajectory.
+fn is_export_line(line: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| {
+        v.get("recorded_at").is_some()
+            && (v.get("session").is_some() || v.get("trajectory").is_some())
+    })
 }
 
 fn bar(len: usize, what: &str) -> ProgressBar {
@@ -176,8 +184,9 @@ pub fn run(memory: &Memory, args: &IngestArgs, json: bool) -> Result<()> {
         "group-jsonl" => "group-jsonl",
         "evermembench" => "evermembench",
         "trajectories" => "trajectories",
+        "export" => "export",
         other => bail!(
-            "unknown --format {other:?} (jsonl, group-jsonl, trajectories, evermembench, longmemeval, locomo, auto)"
+            "unknown --format {other:?} (jsonl, group-jsonl, trajectories, export, evermembench, longmemeval, locomo, auto)"
         ),
     };
     let limit = args.limit.unwrap_or(usize::MAX);
@@ -188,6 +197,19 @@ pub fn run(memory: &Memory, args: &IngestArgs, json: bool) -> Result<()> {
         let report = memory
             .insert_trajectories(&args.space, all)
             .with_context(|| format!("inserting into space {:?}", args.space))?;
+        memory.flush()?;
+        return print_report(&report, std::slice::from_ref(&args.space), start, json);
+    }
+    if format == "export" {
+        // An export of any space, restored into the one named.
+        let f = cairn::formats::open_reader(&args.file)?;
+        let report = memory
+            .import_with(
+                f,
+                Some(&args.space),
+                &cairn::WriteOptions::default(),
+            )
+            .with_context(|| format!("importing into space {:?}", args.space))?;
         memory.flush()?;
         return print_report(&report, std::slice::from_ref(&args.space), start, json);
     }

@@ -26,11 +26,17 @@ pub struct ServeArgs {
     /// Most sessions in one batch or import.
     #[arg(long, default_value_t = Limits::default().max_batch_sessions)]
     pub max_batch_sessions: usize,
-    /// Longest message text (and query) in bytes.
+    /// Most messages (and trajectory states) one write may add.
+    #[arg(long, default_value_t = Limits::default().max_request_messages)]
+    pub max_request_messages: usize,
+    /// Longest message text (and trajectory field) in bytes.
     #[arg(long, default_value_t = Limits::default().max_text_bytes)]
     pub max_text_bytes: usize,
-    /// Host names the MCP endpoint accepts (DNS-rebinding protection). Default: the
-    /// loopback names when bound to loopback, any host otherwise.
+    /// Longest recall query in bytes.
+    #[arg(long, default_value_t = Limits::default().max_query_bytes)]
+    pub max_query_bytes: usize,
+    /// Host names the server answers to (DNS-rebinding protection, every route). Default:
+    /// the loopback names when bound to loopback, any host otherwise.
     #[arg(long = "allowed-host")]
     pub allowed_hosts: Vec<String>,
 }
@@ -129,10 +135,10 @@ pub fn serve(memory: Memory, args: &ServeArgs) -> Result<()> {
             admin_key: args.admin_key.clone(),
         }
     };
-    let mcp_allowed_hosts = if !args.allowed_hosts.is_empty() {
+    let allowed_hosts = if !args.allowed_hosts.is_empty() {
         Some(args.allowed_hosts.clone())
     } else if loopback {
-        ServerConfig::default().mcp_allowed_hosts
+        Some(cairn_server::loopback_hosts())
     } else {
         None
     };
@@ -140,10 +146,12 @@ pub fn serve(memory: Memory, args: &ServeArgs) -> Result<()> {
         limits: Limits {
             max_body_bytes: args.max_body_bytes,
             max_batch_sessions: args.max_batch_sessions,
+            max_request_messages: args.max_request_messages,
             max_text_bytes: args.max_text_bytes,
+            max_query_bytes: args.max_query_bytes,
         },
         auth,
-        mcp_allowed_hosts,
+        allowed_hosts,
     };
     let state = AppState::new(Arc::new(memory), config)?;
     if matches!(&state.config.auth, AuthMode::Keys { admin_key: None })

@@ -1,12 +1,18 @@
 use thiserror::Error;
 
-/// A problem with input handed to Cairn. Always names the record and the field, so a user
-/// with a 10,000-line JSONL file can find the line to fix.
+/// A problem with input handed to Cairn. Names the record (for people: a 10,000-line JSONL
+/// file needs the line to fix) and, when one field is at fault, its JSON path within the
+/// value handed over (for programs: `messages[3].text`), so every surface reports the same
+/// field without guessing it from the words.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 #[error("{record}: {problem}")]
 pub struct InputError {
     /// Which record: e.g. `session "s1"`, `line 17`, `session "s1" message 3`.
     pub record: String,
+    /// The JSON path of the field at fault, relative to the value handed to the call that
+    /// failed (`messages[3].text`, `occurred_at`, `filter.and[1].op`); `None` when the
+    /// problem is not one field's.
+    pub field: Option<String>,
     /// What is wrong with it, naming the field.
     pub problem: String,
 }
@@ -15,13 +21,60 @@ impl InputError {
     pub fn new(record: impl Into<String>, problem: impl Into<String>) -> Self {
         Self {
             record: record.into(),
+            field: None,
             problem: problem.into(),
         }
+    }
+
+    /// The same error, naming the JSON path of the field at fault.
+    pub fn at(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
     }
 
     /// Prefix the record description with an outer location (e.g. a file line).
     pub fn within(mut self, outer: impl std::fmt::Display) -> Self {
         self.record = format!("{outer}, {}", self.record);
+        self
+    }
+
+    /// Prefix the field path with the path of the value that held the failing one (a
+    /// session inside `sessions[2]`): `messages[0].text` becomes
+    /// `sessions[2].messages[0].text`.
+    pub fn nested(mut self, outer: &str) -> Self {
+        self.field = Some(match self.field.take() {
+            None => outer.to_string(),
+            Some(f) if f.starts_with('[') => format!("{outer}{f}"),
+            Some(f) => format!("{outer}.{f}"),
+        });
+        self
+    }
+}
+
+/// Input that is well formed but contradicts what is stored: a stored message sent again
+/// with other content, a session header that differs from the stored one, a trajectory
+/// id stored with other states. Nothing was written; forget the stored record first to
+/// replace it.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+#[error("{record}: {problem}")]
+pub struct ConflictError {
+    pub record: String,
+    /// The JSON path of the field in conflict, relative to the value handed over.
+    pub field: Option<String>,
+    pub problem: String,
+}
+
+impl ConflictError {
+    pub fn new(record: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self {
+            record: record.into(),
+            field: None,
+            problem: problem.into(),
+        }
+    }
+
+    pub fn at(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
         self
     }
 }
@@ -31,4 +84,19 @@ impl InputError {
 pub enum CoreError {
     #[error(transparent)]
     Input(#[from] InputError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_nest_under_their_container() {
+        let e = InputError::new("session \"s\" message 0", "field `text` is empty")
+            .at("messages[0].text")
+            .nested("sessions[2]");
+        assert_eq!(e.field.as_deref(), Some("sessions[2].messages[0].text"));
+        let e = InputError::new("x", "bad").nested("messages[1]");
+        assert_eq!(e.field.as_deref(), Some("messages[1]"));
+    }
 }

@@ -93,7 +93,29 @@ pub enum Filter {
 }
 
 fn err(path: &str, problem: impl Into<String>) -> InputError {
-    InputError::new(path.to_string(), problem)
+    InputError::new(path.to_string(), problem).at(path)
+}
+
+/// The fields of the document a filter sees for a session; any other name is read under
+/// `metadata`.
+pub const SESSION_FIELDS: &[&str] = &[
+    "session_id",
+    "group",
+    "occurred_at",
+    "recorded_at",
+    "metadata",
+];
+
+/// The document a filter is evaluated on: one per session (its header, never its
+/// messages), the same for recall, listings and every surface.
+pub fn session_document(h: &crate::SessionHeader) -> Value {
+    serde_json::json!({
+        "session_id": h.id,
+        "group": h.group,
+        "occurred_at": h.occurred_at.map(|t| t.to_rfc3339()),
+        "recorded_at": h.recorded_at.to_rfc3339(),
+        "metadata": h.metadata,
+    })
 }
 
 struct Parser<'a> {
@@ -104,6 +126,11 @@ struct Parser<'a> {
 impl Filter {
     /// Parses a filter. `fields` are the document's own top-level fields; any other name
     /// is read under `metadata`. Errors name the offending path, e.g. `filter.and[1].op`.
+    /// A filter over sessions (see [`session_document`]).
+    pub fn parse_sessions(v: &Value) -> Result<Filter, InputError> {
+        Self::parse(v, SESSION_FIELDS)
+    }
+
     pub fn parse(v: &Value, fields: &[&str]) -> Result<Filter, InputError> {
         Parser {
             fields,

@@ -4,7 +4,8 @@
 //! `<group>/<YYYY-MM-DD>`, appended to as more of that day arrives. Everything derived
 //! from sessions (turns, rounds, episodes, facts, speaker statistics) then works for
 //! group chats unchanged.
-use crate::source::{check_id, check_text, lenient_time};
+use crate::source::{check_id, check_metadata, check_text};
+use crate::time::serde_time;
 use crate::{InputError, Message, SessionInput, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -20,16 +21,12 @@ pub struct GroupMessage {
     pub speaker: String,
     pub group: String,
     /// When it was said. Required: it decides the day and the order.
-    #[serde(alias = "timestamp", deserialize_with = "required_time")]
+    #[serde(alias = "timestamp", deserialize_with = "serde_time::required")]
     pub time: Timestamp,
     #[serde(alias = "dialogue", alias = "content")]
     pub text: String,
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub metadata: Value,
-}
-
-fn required_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Timestamp, D::Error> {
-    lenient_time(d)?.ok_or_else(|| serde::de::Error::custom("`time` is required"))
 }
 
 impl GroupMessage {
@@ -42,6 +39,7 @@ impl GroupMessage {
             check_id(id, &rec, "id")?;
         }
         check_text(&self.text, &rec)?;
+        check_metadata(&self.metadata, &rec, "metadata")?;
         Ok(())
     }
 

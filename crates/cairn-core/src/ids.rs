@@ -9,9 +9,17 @@ pub const MAX_SPACE_LEN: usize = 128;
 ///
 /// Validated on construction: 1..=128 bytes of ASCII letters, digits, `.`, `_`, `-`, `:`,
 /// `@`. The restriction keeps space names safe inside file names, index terms and URLs.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct SpaceId(String);
+
+/// Debug output is the quoted name, as for a string: error messages format spaces with
+/// `{:?}` and must not show the type's internals (`SpaceId("alice")`).
+impl fmt::Debug for SpaceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
 
 impl SpaceId {
     pub fn new(name: impl Into<String>) -> Result<Self, InputError> {

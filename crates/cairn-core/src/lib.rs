@@ -21,18 +21,21 @@ pub mod trajectory;
 pub mod unit;
 
 pub use enrich::{EnrichError, EnrichInput, EnrichedFact, Enricher, Enrichment, EnrichmentStore};
-pub use error::{CoreError, InputError};
+pub use error::{ConflictError, CoreError, InputError};
 pub use fact::{FactDetail, FactHistory, FactVersion};
 pub use filter::Filter;
 pub use group::GroupMessage;
 pub use ids::SpaceId;
 pub use profile::{Evidence, SpeakerProfile, SpeakerStats, Style};
 pub use recall::{Format, Hit, Recall, RecallOptions, Timings};
-pub use source::{Message, Role, SessionInput, SessionRecord, MAX_TEXT_BYTES};
+pub use source::{
+    AppendInput, Message, Role, SessionHeader, SessionInput, SessionRecord, MAX_TEXT_BYTES,
+};
 pub use time::Timestamp;
 pub use traits::{
-    EmbedError, Embedder, EmbeddingCache, KeyRecords, KeyRow, RecordStore, SpaceStats, StoreError,
-    TextIndex, TextQuery, VectorIndex,
+    EmbedError, Embedder, EmbeddingCache, KeyRecords, KeyRow, Receipt, RecordStore, SessionWrite,
+    SpaceStats, StoreError, TextIndex, TextQuery, UnitPage, UnitQuery, VectorIndex,
+    RECEIPT_TTL_HOURS,
 };
 pub use trajectory::{AgentState, TrajectoryInput, TrajectoryRecord, TrajectorySummary};
 pub use unit::{Provenance, Unit, UnitDetail, UnitKind};

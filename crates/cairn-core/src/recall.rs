@@ -56,6 +56,10 @@ pub struct RecallOptions {
     pub kinds: Option<Vec<UnitKind>>,
     /// At most this many hits of a kind (per-pool quotas); kinds not named are unlimited.
     pub quotas: Option<BTreeMap<UnitKind, usize>>,
+    /// Only units of sessions whose header matches this metadata filter (see
+    /// [`crate::filter`]: the fields of [`crate::filter::session_document`]). Kept as
+    /// JSON so options stay plain data; [`RecallOptions::validate`] parses it.
+    pub filter: Option<serde_json::Value>,
 }
 
 impl Default for RecallOptions {
@@ -71,17 +75,24 @@ impl Default for RecallOptions {
             groups: None,
             kinds: None,
             quotas: None,
+            filter: None,
         }
     }
 }
 
 impl RecallOptions {
     pub fn validate(&self) -> Result<(), InputError> {
+        self.parsed_filter().map(|_| ())
+    }
+
+    /// Checks every option and returns the parsed metadata filter, if any.
+    pub fn parsed_filter(&self) -> Result<Option<crate::Filter>, InputError> {
         if self.top_k == 0 || self.top_k > MAX_TOP_K {
             return Err(InputError::new(
                 "recall options",
                 format!("`top_k` must be 1..={MAX_TOP_K}, got {}", self.top_k),
-            ));
+            )
+            .at("top_k"));
         }
         if self.token_budget == 0 || self.token_budget > MAX_TOKEN_BUDGET {
             return Err(InputError::new(
@@ -90,21 +101,27 @@ impl RecallOptions {
                     "`token_budget` must be 1..={MAX_TOKEN_BUDGET}, got {}",
                     self.token_budget
                 ),
-            ));
+            )
+            .at("token_budget"));
         }
         if let (Some(since), Some(as_of)) = (self.since, self.as_of) {
             if since > as_of {
-                return Err(InputError::new(
-                    "recall options",
-                    "`since` is later than `as_of`",
-                ));
+                return Err(
+                    InputError::new("recall options", "`since` is later than `as_of`").at("since"),
+                );
             }
         }
-        Ok(())
+        self.filter
+            .as_ref()
+            .map(crate::Filter::parse_sessions)
+            .transpose()
     }
 }
 
-/// One ranked piece of evidence.
+/// One ranked piece of evidence. `score` ranks hits within one recall (fused lexical and
+/// dense scores, each scaled over this recall's candidates, then adjusted): a lone
+/// candidate scores high whatever it says, so compare `relevance` across queries, never
+/// `score`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hit {
     pub unit_id: String,
@@ -127,6 +144,12 @@ pub struct Hit {
     /// the version that replaced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
+    /// How close the hit's meaning is to the query: the cosine similarity of their
+    /// embeddings (-1..=1, in practice 0..=1), the same scale for every query, so it can
+    /// be thresholded. `score` only orders the hits of one recall: it is scaled over that
+    /// recall's candidates. `None` for hits without a vector (computed profiles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relevance: Option<f32>,
 }
 
 /// Where recall spent its time, in milliseconds.

@@ -1,8 +1,8 @@
 //! The verbatim record: what users hand to Cairn. Ground state; everything else is derived
 //! from it and can be rebuilt from it.
-use crate::time::{parse_timestamp, Timestamp};
+use crate::time::{serde_time, Timestamp};
 use crate::{InputError, SpaceId};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Longest accepted message text, in bytes (1 MiB). Longer input is an error, never cut.
@@ -49,7 +49,7 @@ pub struct Message {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "lenient_time"
+        deserialize_with = "serde_time::option"
     )]
     pub occurred_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Value::is_null")]
@@ -78,7 +78,7 @@ pub struct SessionInput {
         default,
         alias = "date",
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "lenient_time"
+        deserialize_with = "serde_time::option"
     )]
     pub occurred_at: Option<Timestamp>,
     /// The group conversation this session belongs to, for multi-party chats.
@@ -93,17 +93,59 @@ pub struct SessionInput {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRecord {
     pub space: SpaceId,
+    #[serde(deserialize_with = "serde_time::required")]
     pub recorded_at: Timestamp,
     pub session: SessionInput,
 }
 
-pub(crate) fn lenient_time<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Timestamp>, D::Error> {
-    let raw: Option<String> = Option::deserialize(d)?;
-    match raw {
-        None => Ok(None),
-        Some(s) => parse_timestamp(&s)
-            .map(Some)
-            .map_err(serde::de::Error::custom),
+/// Messages to add to a session, which is created on first use (Mem0's `add`). The header
+/// fields apply to a new session; for a stored one they must be absent or equal to what is
+/// stored. A message whose id is already stored must be identical to it (it is then
+/// skipped: resending is harmless); messages without an id are numbered by their
+/// position in the whole session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppendInput {
+    pub session_id: String,
+    pub messages: Vec<Message>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "serde_time::option"
+    )]
+    pub occurred_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub metadata: Value,
+}
+
+/// What a session is without its messages: what listings and metadata filters read,
+/// so neither has to load every message of a space.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionHeader {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occurred_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub metadata: Value,
+    pub recorded_at: Timestamp,
+    /// How many messages the session holds.
+    pub messages: usize,
+}
+
+impl SessionRecord {
+    pub fn header(&self) -> SessionHeader {
+        SessionHeader {
+            id: self.session.id.clone(),
+            occurred_at: self.session.occurred_at,
+            group: self.session.group.clone(),
+            metadata: self.session.metadata.clone(),
+            recorded_at: self.recorded_at,
+            messages: self.session.messages.len(),
+        }
     }
 }
 
@@ -114,7 +156,7 @@ impl SessionInput {
         let rec = format!("session {:?}", clip(&self.id));
         check_id(&self.id, &rec, "id")?;
         if self.messages.is_empty() {
-            return Err(InputError::new(rec, "field `messages` is empty"));
+            return Err(InputError::new(rec, "field `messages` is empty").at("messages"));
         }
         if self.messages.len() > MAX_MESSAGES {
             return Err(InputError::new(
@@ -123,33 +165,36 @@ impl SessionInput {
                     "has {} messages (at most {MAX_MESSAGES})",
                     self.messages.len()
                 ),
-            ));
+            )
+            .at("messages"));
         }
         if let Some(g) = &self.group {
             check_id(g, &rec, "group")?;
         }
+        check_metadata(&self.metadata, &rec, "metadata")?;
         let mut seen = std::collections::HashSet::new();
         for (i, m) in self.messages.iter_mut().enumerate() {
             let mrec = format!("{rec} message {i}");
+            let at = format!("messages[{i}]");
             if m.id.is_empty() {
                 m.id = i.to_string();
             }
-            check_id(&m.id, &mrec, "id")?;
+            check_id(&m.id, &mrec, "id").map_err(|e| e.nested(&at))?;
             if !seen.insert(m.id.clone()) {
                 return Err(InputError::new(
                     mrec,
                     format!("duplicate message id {:?}", m.id),
-                ));
+                )
+                .at(format!("{at}.id")));
             }
             if m.role.is_none() && m.speaker.as_deref().is_none_or(|s| s.trim().is_empty()) {
-                return Err(InputError::new(mrec, "needs a `role` or a `speaker`"));
+                return Err(InputError::new(mrec, "needs a `role` or a `speaker`").at(at));
             }
             if let Some(s) = &m.speaker {
-                if s.len() > MAX_ID_BYTES {
-                    return Err(InputError::new(mrec, "field `speaker` is too long"));
-                }
+                check_speaker(s, &mrec).map_err(|e| e.nested(&at))?;
             }
-            check_text(&m.text, &mrec)?;
+            check_text(&m.text, &mrec).map_err(|e| e.nested(&at))?;
+            check_metadata(&m.metadata, &mrec, "metadata").map_err(|e| e.nested(&at))?;
         }
         Ok(self)
     }
@@ -162,6 +207,10 @@ impl SessionInput {
 
 /// A message's text: not blank, not only control characters, no NUL, not too long.
 pub(crate) fn check_text(text: &str, rec: &str) -> Result<(), InputError> {
+    check_text_inner(text, rec).map_err(|e| e.at("text"))
+}
+
+fn check_text_inner(text: &str, rec: &str) -> Result<(), InputError> {
     if text.trim().is_empty() {
         return Err(InputError::new(rec, "field `text` is empty"));
     }
@@ -190,6 +239,10 @@ pub(crate) fn check_text(text: &str, rec: &str) -> Result<(), InputError> {
 }
 
 pub(crate) fn check_id(id: &str, rec: &str, field: &str) -> Result<(), InputError> {
+    check_id_inner(id, rec, field).map_err(|e| e.at(field))
+}
+
+fn check_id_inner(id: &str, rec: &str, field: &str) -> Result<(), InputError> {
     if id.trim().is_empty() {
         return Err(InputError::new(rec, format!("field `{field}` is empty")));
     }
@@ -214,6 +267,81 @@ pub(crate) fn check_id(id: &str, rec: &str, field: &str) -> Result<(), InputErro
         ));
     }
     Ok(())
+}
+
+/// A speaker name: a label, not a key, so any words, but bounded and printable.
+pub(crate) fn check_speaker(s: &str, rec: &str) -> Result<(), InputError> {
+    if s.len() > MAX_ID_BYTES {
+        return Err(InputError::new(rec, "field `speaker` is too long").at("speaker"));
+    }
+    if s.chars().any(|c| c.is_control()) {
+        return Err(
+            InputError::new(rec, "field `speaker` contains control characters").at("speaker"),
+        );
+    }
+    Ok(())
+}
+
+/// Metadata is a JSON object (or absent) whose keys and strings hold no NUL: filters
+/// address it by key, and every store must keep it byte for byte.
+pub(crate) fn check_metadata(v: &Value, rec: &str, field: &str) -> Result<(), InputError> {
+    match v {
+        Value::Null | Value::Object(_) => {}
+        other => {
+            return Err(InputError::new(
+                rec,
+                format!(
+                    "field `{field}` must be a JSON object, not {}",
+                    json_kind(other)
+                ),
+            )
+            .at(field))
+        }
+    }
+    fn walk(v: &Value, path: &mut String) -> Option<String> {
+        match v {
+            Value::String(s) if s.contains('\0') => Some(path.clone()),
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, x)| {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                let found = walk(x, path);
+                path.truncate(len);
+                found
+            }),
+            Value::Object(map) => map.iter().find_map(|(k, x)| {
+                if k.contains('\0') {
+                    return Some(path.clone());
+                }
+                let len = path.len();
+                path.push('.');
+                path.push_str(k);
+                let found = walk(x, path);
+                path.truncate(len);
+                found
+            }),
+            _ => None,
+        }
+    }
+    let mut path = field.to_string();
+    match walk(v, &mut path) {
+        Some(at) => Err(InputError::new(
+            rec,
+            format!("field `{field}` contains a NUL character"),
+        )
+        .at(at)),
+        None => Ok(()),
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 pub(crate) fn clip(s: &str) -> String {

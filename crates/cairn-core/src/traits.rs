@@ -1,7 +1,10 @@
 //! The seams of the architecture: what a storage backend and an embedder must provide.
 //! The engine is written against these traits only, so the embedded store and a server
 //! backend (PostgreSQL) are interchangeable.
-use crate::{SessionRecord, SpaceId, TrajectoryRecord, TrajectorySummary, Unit, UnitKind};
+use crate::{
+    SessionHeader, SessionRecord, SpaceId, Timestamp, TrajectoryRecord, TrajectorySummary, Unit,
+    UnitKind,
+};
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -12,12 +15,11 @@ pub enum StoreError {
     NoSuchSpace(String),
     #[error("{0} not found")]
     NotFound(String),
-    #[error("session {session:?} in space {space:?} already holds different messages; ingest only appends to a session (forget it first to replace it)")]
-    Conflict { space: String, session: String },
-    #[error("trajectory {id:?} in space {space:?} is already stored with different content (forget it first to replace it)")]
-    TrajectoryConflict { space: String, id: String },
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    /// The store is held by another process (the embedded store has one owner).
+    #[error("{0}")]
+    Busy(String),
     #[error("storage backend: {0}")]
     Backend(String),
 }
@@ -39,6 +41,56 @@ pub struct SpaceStats {
     pub units_by_kind: BTreeMap<String, usize>,
 }
 
+/// One session to store with the units derived from it (replacing its stored units).
+#[derive(Debug, Clone, Copy)]
+pub struct SessionWrite<'a> {
+    pub record: &'a SessionRecord,
+    pub units: &'a [Unit],
+}
+
+/// How long a request's receipt is kept: a client retrying within this time gets the
+/// first answer again instead of a second write.
+pub const RECEIPT_TTL_HOURS: i64 = 24;
+
+/// What the store keeps of a write request that named an idempotency key: the request's
+/// fingerprint and the answer given, so a retry is answered without writing again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    pub space: SpaceId,
+    pub key: String,
+    /// SHA-256 (hex) of the request as the engine saw it.
+    pub fingerprint: String,
+    /// The answer, as JSON.
+    pub response: String,
+    pub recorded_at: Timestamp,
+}
+
+/// Which units of a space a listing wants, and which page of them. Units are listed in a
+/// stable order (occurrence time, session, position in it, id; undated units last), so
+/// offset pages do not shuffle between requests.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UnitQuery {
+    pub kinds: Option<Vec<UnitKind>>,
+    /// Only units of these sessions.
+    pub sessions: Option<Vec<String>>,
+    /// Only units this speaker took part in.
+    pub speaker: Option<String>,
+    /// Only units that occurred at or after this time (undated ones are left out).
+    pub since: Option<Timestamp>,
+    /// Only units that occurred at or before this time (undated ones are left out).
+    pub until: Option<Timestamp>,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+/// A page of a unit listing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UnitPage {
+    pub units: Vec<Unit>,
+    /// Units matching the query across all pages.
+    pub total: usize,
+}
+
 /// Ground state (sources) and derived units. A write of a session and its units is one
 /// transaction: acknowledged means durable.
 ///
@@ -55,7 +107,28 @@ pub trait RecordStore: Send + Sync {
     fn get_session(&self, space: &SpaceId, id: &str) -> Result<Option<SessionRecord>, StoreError>;
     /// Stores the session record and replaces its derived units, atomically. Returns the
     /// sequence number of the last unit written.
-    fn put_session(&self, record: &SessionRecord, units: &[Unit]) -> Result<u64, StoreError>;
+    fn put_session(&self, record: &SessionRecord, units: &[Unit]) -> Result<u64, StoreError> {
+        self.put_sessions(&[SessionWrite { record, units }], &[])
+    }
+    /// Stores sessions with their units and the receipts of the requests that asked for
+    /// them, all in one transaction (one durable write for a batch, or for a group of
+    /// concurrent appends). Returns the sequence number of the last unit written. Every
+    /// session's space must exist. Receipts replace any of the same (space, key) and
+    /// expired receipts of those spaces are dropped.
+    fn put_sessions(
+        &self,
+        writes: &[SessionWrite<'_>],
+        receipts: &[Receipt],
+    ) -> Result<u64, StoreError>;
+    /// The receipt of an earlier request with this idempotency key, expired or not.
+    fn receipt(&self, space: &SpaceId, key: &str) -> Result<Option<Receipt>, StoreError>;
+    /// The headers of every session of a space in ingest order (no messages read).
+    fn session_headers(&self, space: &SpaceId) -> Result<Vec<SessionHeader>, StoreError>;
+    /// A page of a space's units, filtered and ordered by the store.
+    fn list_units(&self, space: &SpaceId, query: &UnitQuery) -> Result<UnitPage, StoreError>;
+    /// What of a space's stored rows (sessions, units, trajectories) does not decode: one
+    /// line per row (`session "s1": ...`). Empty when every record is readable.
+    fn decode_failures(&self, space: &SpaceId) -> Result<Vec<String>, StoreError>;
     /// Deletes a session and its units; returns the deleted unit ids (empty if absent).
     fn delete_session(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError>;
     /// Stores a trajectory and replaces its derived units, atomically (like

@@ -1,7 +1,8 @@
 //! Agent trajectories: the second kind of verbatim record. A web agent pursued a goal
 //! through a sequence of states (page, action taken, its thought, what it observed);
 //! memory of many such runs lets an agent know an environment like a colleague does.
-use crate::source::{check_id, clip, lenient_time};
+use crate::source::{check_id, check_metadata, clip};
+use crate::time::serde_time;
 use crate::{InputError, SpaceId, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -52,7 +53,7 @@ pub struct TrajectoryInput {
         default,
         alias = "date",
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "lenient_time"
+        deserialize_with = "serde_time::option"
     )]
     pub occurred_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Value::is_null")]
@@ -63,6 +64,7 @@ pub struct TrajectoryInput {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrajectoryRecord {
     pub space: SpaceId,
+    #[serde(deserialize_with = "serde_time::required")]
     pub recorded_at: Timestamp,
     pub trajectory: TrajectoryInput,
 }
@@ -87,20 +89,28 @@ impl TrajectoryInput {
         let rec = format!("trajectory {:?}", clip(&self.id));
         check_id(&self.id, &rec, "id")?;
         if self.goal.trim().is_empty() {
-            return Err(InputError::new(rec, "field `goal` is empty"));
+            return Err(InputError::new(rec, "field `goal` is empty").at("goal"));
         }
         if self.states.is_empty() {
-            return Err(InputError::new(rec, "field `states` is empty"));
+            return Err(InputError::new(rec, "field `states` is empty").at("states"));
         }
         if self.states.len() > MAX_STATES {
             return Err(InputError::new(
                 rec,
                 format!("has {} states (at most {MAX_STATES})", self.states.len()),
-            ));
+            )
+            .at("states"));
         }
         check_text(&self.goal, &rec, "goal", MAX_FIELD_BYTES)?;
+        for (field, v) in [("domain", &self.domain), ("start_url", &self.start_url)] {
+            if let Some(v) = v {
+                check_text(v, &rec, field, MAX_FIELD_BYTES)?;
+            }
+        }
+        check_metadata(&self.metadata, &rec, "metadata")?;
         for (i, s) in self.states.iter().enumerate() {
             let srec = format!("{rec} state {i}");
+            let at = format!("states[{i}]");
             for (field, v, max) in [
                 ("url", &s.url, MAX_FIELD_BYTES),
                 ("action", &s.action, MAX_FIELD_BYTES),
@@ -109,7 +119,7 @@ impl TrajectoryInput {
                 ("screenshot", &s.screenshot, MAX_FIELD_BYTES),
             ] {
                 if let Some(v) = v {
-                    check_text(v, &srec, field, max)?;
+                    check_text(v, &srec, field, max).map_err(|e| e.nested(&at))?;
                 }
             }
         }
@@ -188,13 +198,13 @@ fn check_text(v: &str, rec: &str, field: &str, max: usize) -> Result<(), InputEr
         return Err(InputError::new(
             rec,
             format!("field `{field}` has {} bytes (at most {max})", v.len()),
-        ));
+        )
+        .at(field));
     }
     if v.contains('\0') {
-        return Err(InputError::new(
-            rec,
-            format!("field `{field}` contains a NUL character"),
-        ));
+        return Err(
+            InputError::new(rec, format!("field `{field}` contains a NUL character")).at(field),
+        );
     }
     Ok(())
 }

@@ -17,6 +17,25 @@ use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStr
 
 /// The default model: a hub id.
 pub const DEFAULT_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
+/// Bytes of text read per token the model sees. Tokenizing a text costs time in its
+/// length, but only its first `max_tokens` tokens are kept: a message of hundreds of KB
+/// (pasted code or documents) is cut to `max_tokens * 64` bytes first. Real text averages
+/// under 8 bytes a token (code and other scripts included), so the tokens kept are the
+/// same unless the text runs 64 bytes a token for `max_tokens` tokens.
+const MAX_BYTES_PER_TOKEN: usize = 64;
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+fn prefix(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// Default truncation length in tokens, special tokens included (sentence-transformers'
 /// `max_seq_length` of the default model).
 pub const DEFAULT_MAX_TOKENS: usize = 256;
@@ -288,9 +307,11 @@ impl BertEmbedder {
     /// Token ids of `texts` as the model sees them: special tokens added, truncated to
     /// `max_tokens`.
     fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, EmbedError> {
+        let limit = self.max_tokens * MAX_BYTES_PER_TOKEN;
+        let texts: Vec<&str> = texts.iter().map(|t| prefix(t, limit)).collect();
         let encodings = self
             .tokenizer
-            .encode_batch(texts.to_vec(), true)
+            .encode_batch(texts, true)
             .map_err(|e| EmbedError(format!("tokenizing: {e}")))?;
         Ok(encodings
             .into_iter()

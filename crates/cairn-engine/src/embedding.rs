@@ -1,6 +1,6 @@
 //! Embedding through the persistent cache: each distinct text is embedded once per model,
 //! in one batch per call so the embedder can sort by length.
-use cairn_core::{EmbedError, Embedder, EmbeddingCache, StoreError};
+use cairn_core::{EmbedError, Embedder, EmbeddingCache, SpaceId, StoreError};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
@@ -13,9 +13,24 @@ pub enum CachedEmbedError {
 }
 
 /// Whitespace-normalized text: the tokenizer ignores whitespace runs, so texts that
-/// differ only there share one vector.
+/// differ only there share one vector. The key of a cache shared by every space (see
+/// [`cache_key_in`]).
 pub fn cache_key(text: &str) -> [u8; 32] {
+    cache_key_in(None, text)
+}
+
+/// The cache key of `text` for a space: with `Some(space)` the key is the space's own, so
+/// one space's entries never answer another's lookups (whether a text is cached, and how
+/// fast a query embeds, must not tell one tenant what another stored or asked). `None`
+/// is the store-wide key that replays of public data share.
+pub fn cache_key_in(space: Option<&SpaceId>, text: &str) -> [u8; 32] {
     let mut h = Sha256::new();
+    if let Some(space) = space {
+        // Space names hold no NUL, so the prefix cannot be forged by a text.
+        h.update(b"space\0");
+        h.update(space.as_str().as_bytes());
+        h.update(b"\0");
+    }
     for (i, w) in text.split_whitespace().enumerate() {
         if i > 0 {
             h.update(b" ");
@@ -32,12 +47,15 @@ pub struct EmbedCounts {
     pub cached: usize,
 }
 
+/// Vectors of `texts`, from the cache where it has them (under `scope`'s keys, see
+/// [`cache_key_in`]), else from the embedder (one batch) and then cached.
 pub fn embed_cached(
     embedder: &dyn Embedder,
     cache: &dyn EmbeddingCache,
+    scope: Option<&SpaceId>,
     texts: &[&str],
 ) -> Result<(Vec<Vec<f32>>, EmbedCounts), CachedEmbedError> {
-    let keys: Vec<[u8; 32]> = texts.iter().map(|t| cache_key(t)).collect();
+    let keys: Vec<[u8; 32]> = texts.iter().map(|t| cache_key_in(scope, t)).collect();
     let model = embedder.model_id();
     let found = cache.get(model, &keys)?;
     let mut missing: Vec<usize> = Vec::new();
@@ -82,5 +100,13 @@ mod tests {
     fn whitespace_does_not_change_the_key() {
         assert_eq!(cache_key("a  b\n c"), cache_key(" a b c "));
         assert_ne!(cache_key("a b"), cache_key("ab"));
+    }
+
+    #[test]
+    fn spaces_have_keys_of_their_own() {
+        let (a, b) = (SpaceId::new("a").unwrap(), SpaceId::new("b").unwrap());
+        assert_ne!(cache_key_in(Some(&a), "x"), cache_key_in(Some(&b), "x"));
+        assert_ne!(cache_key_in(Some(&a), "x"), cache_key("x"));
+        assert_eq!(cache_key_in(Some(&a), "x  y"), cache_key_in(Some(&a), "x y"));
     }
 }

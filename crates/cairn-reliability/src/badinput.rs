@@ -126,7 +126,27 @@ pub fn corpus() -> Vec<Case> {
         ),
         (
             "text over the limit",
-            json!({"id": "x", "messages": [{"role": "user", "text": "a".repeat(70_000)}]}),
+            json!({"id": "x", "messages": [{"role": "user", "text": "a".repeat(1_100_000)}]}),
+        ),
+        (
+            "metadata is a string",
+            json!({"id": "x", "metadata": "user=u1", "messages": msgs()}),
+        ),
+        (
+            "metadata is an array",
+            json!({"id": "x", "metadata": [1, 2], "messages": msgs()}),
+        ),
+        (
+            "NUL in metadata",
+            json!({"id": "x", "metadata": {"k": "a\u{0}b"}, "messages": msgs()}),
+        ),
+        (
+            "NUL in speaker",
+            json!({"id": "x", "messages": [{"speaker": "a\u{0}b", "text": "hi"}]}),
+        ),
+        (
+            "weekday that is not the date's",
+            json!({"id": "x", "date": "2023/05/30 (Fri) 23:40", "messages": msgs()}),
         ),
         ("body is an array", json!([{"id": "x", "messages": msgs()}])),
         ("body is a string", json!("session")),
@@ -137,6 +157,61 @@ pub fn corpus() -> Vec<Case> {
         ),
     ] {
         c.push(post_json(format!("session: {n}"), &sessions, v));
+    }
+    // Years outside 0001-9999 in UTC have no RFC 3339 form: accepted once, they made the
+    // space unreadable. Every time field, every entry point.
+    for bad in [
+        "-0001-01-01",
+        "-9999-01-01",
+        "9999-12-31T23:59:59-05:00",
+        "0000-01-01T00:00:00+05:00",
+    ] {
+        c.push(post_json(
+            format!("session date {bad}"),
+            &sessions,
+            json!({"id": "d", "date": bad, "messages": msgs()}),
+        ));
+        c.push(post_json(
+            format!("message occurred_at {bad}"),
+            &sessions,
+            json!({"id": "d", "messages": [{"role": "user", "text": "hi", "occurred_at": bad}]}),
+        ));
+        c.push(post_json(
+            format!("appended occurred_at {bad}"),
+            format!("{s}/messages"),
+            json!({"session_id": "d", "occurred_at": bad, "messages": msgs()}),
+        ));
+        c.push(post_json(
+            format!("group time {bad}"),
+            format!("{s}/group-messages"),
+            json!({"messages": [{"speaker": "a", "group": "g", "time": bad, "text": "hi"}]}),
+        ));
+        c.push(post_raw(
+            format!("import recorded_at {bad}"),
+            format!("{s}/import"),
+            json!({"space": SPACE, "recorded_at": bad, "session": {"id": "d", "messages": msgs()}})
+                .to_string(),
+        ));
+    }
+    // Work per request is bounded (10,000 short messages cost a minute of CPU).
+    c.push(post_json(
+        "10,000 messages in one append",
+        format!("{s}/messages"),
+        json!({"session_id": "many", "messages": (0..10_000).map(|i| json!({"role": "user", "text": format!("m{i}")})).collect::<Vec<_>>()}),
+    ));
+    c.push(post_json(
+        "2 MB trajectory observation",
+        format!("{s}/trajectories"),
+        json!({"trajectories": [{"id": "t", "goal": "g", "states": [{"observation": "o".repeat(2 << 20)}]}]}),
+    ));
+    c.push(post_json(
+        "profile deleted as a memory",
+        format!("{s}/memories/profile:user"),
+        Value::Null,
+    ));
+    if let Some(last) = c.last_mut() {
+        last.method = "DELETE";
+        last.body = None;
     }
     // Misspelt fields, ids that look like paths, text of control characters: refused.
     for (n, id, text) in [
@@ -820,10 +895,29 @@ pub fn run(cairn: &Cairn, mut progress: impl FnMut(&str)) -> Result<BadInputRepo
             .failures
             .push(format!("stats changed: {stats_before} -> {stats_after}"));
     }
+    // Whatever was accepted stays readable: every read of both spaces answers 200.
+    for path in [
+        format!("/v1/spaces/{SPACE}/export"),
+        format!("/v1/spaces/{SPACE}/sessions"),
+        format!("/v1/spaces/{SPACE}/stats"),
+        format!("/v1/spaces/{SPACE}/memories?filter={}", encode("{\"k\": \"v\"}")),
+        "/v1/stats".to_string(),
+    ] {
+        match client.get(&path) {
+            Ok(r) if r.status == 200 => {}
+            Ok(r) => {
+                report.canary_changed += 1;
+                report
+                    .failures
+                    .push(format!("{path} unreadable: {} {}", r.status, trunc(&r.text)));
+            }
+            Err(e) => bail!("{path}: {e}"),
+        }
+    }
     let r = client
         .post(
             &format!("/v1/spaces/{SPACE}/recall"),
-            &json!({"query": "When does the canary sing?"}),
+            &json!({"query": "When does the canary sing?", "filter": {"k": "v"}, "as_of": "2030-01-01"}),
         )
         .map_err(anyhow::Error::msg)?;
     if !r.text.contains("dawn") {

@@ -210,7 +210,7 @@ proptest! {
                 kinds: None, sessions: None, text_weight: 1.0, limit: 100,
             }).unwrap();
             prop_assert!(hits.is_empty(), "{hits:?}");
-            let keys: Vec<[u8; 32]> = texts.iter().map(|t| cairn_engine::cache_key(t)).collect();
+            let keys: Vec<[u8; 32]> = texts.iter().map(|t| cairn_engine::cache_key_in(Some(&id), t)).collect();
             prop_assert!(cache.get(MODEL, &keys).unwrap().iter().all(Option::is_none), "cached vectors of dropped {}", SPACES[*space]);
         }
         // And the text index holds no unit of a space under another space's name.

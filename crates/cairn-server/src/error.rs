@@ -40,8 +40,8 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub detail: String,
-    /// The input field at fault, when one is: a JSON path (`messages[0].text`), a query
-    /// parameter, or the record named by validation (`session "s1" message 3`).
+    /// The input field at fault, when one is: a JSON path into the body
+    /// (`messages[0].text`), a query or path parameter, or a header name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
 }
@@ -64,6 +64,11 @@ impl ApiError {
             detail: detail.into(),
             field: None,
         }
+    }
+
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.code = code;
+        self
     }
 
     pub fn with_field(mut self, field: impl Into<String>) -> Self {
@@ -94,25 +99,66 @@ impl ApiError {
 
 impl From<MemoryError> for ApiError {
     fn from(e: MemoryError) -> Self {
-        use cairn::StoreError::{Conflict, NoSuchSpace, NotFound, TrajectoryConflict};
+        use cairn::StoreError::{NoSuchSpace, NotFound};
         match e {
-            MemoryError::Input(i) => ApiError::new(
+            MemoryError::Input(i) => {
+                let err = ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "invalid_input",
+                    i.to_string(),
+                );
+                match i.field {
+                    Some(f) => err.with_field(f),
+                    None => err,
+                }
+            }
+            MemoryError::Conflict(c) => {
+                let err = ApiError::new(StatusCode::CONFLICT, "conflict", c.to_string());
+                match c.field {
+                    Some(f) => err.with_field(f),
+                    None => err,
+                }
+            }
+            MemoryError::IdempotencyKeyReused(_) => ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid_input",
-                i.to_string(),
+                "idempotency_key_reused",
+                "this Idempotency-Key was already used for a different request; use a new key for a new request",
             )
-            .with_field(i.record.clone()),
+            .with_field("Idempotency-Key"),
             MemoryError::Store(NoSuchSpace(s)) => {
                 ApiError::not_found("space_not_found", format!("space {s:?} does not exist"))
             }
             MemoryError::Store(NotFound(what)) => {
                 ApiError::not_found("not_found", format!("{what} not found"))
             }
-            MemoryError::Store(c @ (Conflict { .. } | TrajectoryConflict { .. })) => {
-                ApiError::new(StatusCode::CONFLICT, "conflict", c.to_string())
-            }
             other => ApiError::internal(other),
         }
+    }
+}
+
+impl ApiError {
+    /// The same error with its field path under `outer` (`[2].text` under `messages`
+    /// is `messages[2].text`): the library names paths within what it was handed, the
+    /// wire within the request body.
+    pub fn nested(mut self, outer: &str) -> Self {
+        self.field = Some(match self.field.take() {
+            None => outer.to_string(),
+            Some(f) if f.starts_with('[') => format!("{outer}{f}"),
+            Some(f) => format!("{outer}.{f}"),
+        });
+        self
+    }
+
+    /// The same error with a leading `[0]` of its field path dropped: a body that is one
+    /// record, handed to the library as a list of one.
+    pub fn first_of_one(mut self) -> Self {
+        if let Some(f) = &self.field {
+            if let Some(rest) = f.strip_prefix("[0]") {
+                let rest = rest.strip_prefix('.').unwrap_or(rest);
+                self.field = (!rest.is_empty()).then(|| rest.to_string());
+            }
+        }
+        self
     }
 }
 

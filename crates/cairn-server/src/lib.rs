@@ -19,6 +19,7 @@
 
 mod auth;
 mod error;
+mod limits;
 pub mod load;
 mod mcp;
 mod ops;
@@ -29,35 +30,14 @@ pub use auth::{
     secrets_equal, Access, KeyInfo, KeyStore, Need, NewKey, Principal, KEYS_FILE, MIN_ADMIN_KEY_LEN,
 };
 pub use error::{ApiError, ServerError};
+pub use limits::Limits;
 pub use mcp::{serve_stdio, CairnMcp};
 pub use routes::{route_table, OPENAPI};
 
 use axum::Router;
 use cairn::Memory;
-use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-
-/// Limits on what one request may carry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limits {
-    /// Largest request body, in bytes (also bounds `import`).
-    pub max_body_bytes: usize,
-    /// Most sessions in one batch ingest or import.
-    pub max_batch_sessions: usize,
-    /// Longest message text (and query), in bytes.
-    pub max_text_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            max_body_bytes: 8 << 20,
-            max_batch_sessions: 1000,
-            max_text_bytes: 64 << 10,
-        }
-    }
-}
+use std::sync::Arc;
 
 /// How the server authenticates callers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,9 +53,15 @@ pub enum AuthMode {
 pub struct ServerConfig {
     pub limits: Limits,
     pub auth: AuthMode,
-    /// `Host` values the MCP endpoint accepts (DNS-rebinding protection); `None` accepts
-    /// any, for servers behind a proxy on a public name (keys still apply).
-    pub mcp_allowed_hosts: Option<Vec<String>>,
+    /// `Host` values every route accepts (DNS-rebinding protection: a page on another
+    /// origin that resolves its name to this machine must not reach the API); `None`
+    /// accepts any, for servers behind a proxy on a public name (keys still apply).
+    pub allowed_hosts: Option<Vec<String>>,
+}
+
+/// The names a loopback server answers to.
+pub fn loopback_hosts() -> Vec<String> {
+    vec!["localhost".into(), "127.0.0.1".into(), "::1".into()]
 }
 
 impl Default for ServerConfig {
@@ -83,19 +69,18 @@ impl Default for ServerConfig {
         Self {
             limits: Limits::default(),
             auth: AuthMode::Keys { admin_key: None },
-            mcp_allowed_hosts: Some(vec!["localhost".into(), "127.0.0.1".into(), "::1".into()]),
+            allowed_hosts: Some(loopback_hosts()),
         }
     }
 }
 
-/// Shared by every request.
+/// Shared by every request. Holds no state of its own beyond connections and keys: every
+/// rule (and every lock a write needs) is the engine's, so several servers on one
+/// database behave as one.
 pub struct AppState {
     pub memory: Arc<Memory>,
     pub keys: KeyStore,
     pub config: ServerConfig,
-    /// One lock per space for read-modify-write operations (appends, forgets). Ingest of
-    /// one space never waits on another space's lock.
-    space_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl AppState {
@@ -114,13 +99,7 @@ impl AppState {
             memory,
             keys,
             config,
-            space_locks: Mutex::new(HashMap::new()),
         }))
-    }
-
-    pub(crate) fn space_lock(&self, space: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut map = self.space_locks.lock().unwrap_or_else(|p| p.into_inner());
-        map.entry(space.to_string()).or_default().clone()
     }
 }
 

@@ -7,7 +7,8 @@ use crate::error::{ApiError, ServerError};
 use crate::ops;
 use crate::wire::{AddMessages, RecallRequest};
 use crate::AppState;
-use cairn::{Format, Message, Role, UnitKind};
+use crate::auth::Access;
+use cairn::{Format, Message, Role, UnitKind, WriteOptions};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -79,11 +80,13 @@ pub struct RecallArgs {
     pub space: Option<String>,
     /// What you want to know, as a question or keywords (e.g. "Where does the user live?").
     pub query: String,
-    /// How many pieces of evidence to return (default 5).
+    /// How many pieces of evidence to return (default 3, as over HTTP).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
     pub top_k: Option<usize>,
-    /// Most tokens of context to return (default 800).
+    /// Most tokens of context to return (default 600, as over HTTP).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1000000))]
     pub token_budget: Option<usize>,
     /// Recall as of this date: later memories are invisible and "last week" in the query
     /// means the week before this date.
@@ -99,6 +102,10 @@ pub struct RecallArgs {
     #[serde(default)]
     pub speakers: Option<Vec<String>>,
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpacesArgs {}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -201,10 +208,21 @@ impl CairnMcp {
             })
     }
 
-    fn space(&self, asked: Option<String>) -> Result<String, ApiError> {
-        asked.or_else(|| self.default_space.clone()).ok_or_else(|| {
-            ApiError::invalid("space", "name a `space` (this server has no default)")
-        })
+    /// The space a call names, else the server's default, else the caller's only space.
+    fn space(&self, asked: Option<String>, who: &Principal) -> Result<String, ApiError> {
+        let only = match &who.access {
+            Access::Spaces(s) if s.len() == 1 => s.first().cloned(),
+            _ => None,
+        };
+        asked
+            .or_else(|| self.default_space.clone())
+            .or(only)
+            .ok_or_else(|| {
+                ApiError::invalid(
+                    "space",
+                    "name a `space` (call `spaces` for the ones this key may use)",
+                )
+            })
     }
 
     #[tool(
@@ -217,11 +235,11 @@ impl CairnMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let run = async {
             let who = self.caller(&ctx)?;
-            let space = self.space(args.space)?;
+            let space = self.space(args.space, &who)?;
             // Times go on the messages, not the session: appending to a stored session
             // must not change its header.
             let when = match args.occurred_at.as_deref() {
-                Some(t) => ops::parse_time(t, "occurred_at")?,
+                Some(t) => crate::wire::parse_time(t, "occurred_at")?,
                 None => chrono::Utc::now(),
             };
             let (messages, prefix) = match (args.note, args.messages) {
@@ -239,22 +257,24 @@ impl CairnMcp {
                 (None, Some(ms)) if !ms.is_empty() => {
                     let mut out = Vec::with_capacity(ms.len());
                     for (i, m) in ms.into_iter().enumerate() {
-                        let role = match m.role.as_deref() {
-                            None => None,
-                            Some("user") => Some(Role::User),
-                            Some("assistant") => Some(Role::Assistant),
-                            Some("system") => Some(Role::System),
-                            Some(other) => {
-                                return Err(ApiError::invalid(
-                                    format!("messages[{i}].role"),
-                                    format!("unknown role {other:?} (user, assistant, system)"),
-                                ))
-                            }
-                        };
+                        let role = m
+                            .role
+                            .map(|r| {
+                                serde_json::from_value::<Role>(serde_json::Value::String(r.clone()))
+                                    .map_err(|_| {
+                                        ApiError::invalid(
+                                            format!("messages[{i}].role"),
+                                            format!(
+                                                "unknown role {r:?} (user, assistant, system)"
+                                            ),
+                                        )
+                                    })
+                            })
+                            .transpose()?;
                         let occurred_at = m
                             .occurred_at
                             .as_deref()
-                            .map(|t| ops::parse_time(t, &format!("messages[{i}].occurred_at")))
+                            .map(|t| crate::wire::parse_time(t, &format!("messages[{i}].occurred_at")))
                             .transpose()?
                             .or(Some(when));
                         out.push(Message {
@@ -287,6 +307,7 @@ impl CairnMcp {
                     group: None,
                     metadata: serde_json::Value::Null,
                 },
+                WriteOptions::default(),
             )
             .await?;
             Ok(json!({
@@ -312,17 +333,18 @@ impl CairnMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let run = async {
             let who = self.caller(&ctx)?;
-            let space = self.space(args.space)?;
+            let space = self.space(args.space, &who)?;
             let format = match args.format.as_deref() {
                 None => Format::Synthesized,
                 Some(f) => f
                     .parse::<Format>()
                     .map_err(|e| ApiError::invalid("format", e.to_string()))?,
             };
+            let stock = cairn::RecallOptions::default();
             let req = RecallRequest {
                 query: args.query,
-                top_k: args.top_k.unwrap_or(5),
-                token_budget: args.token_budget.unwrap_or(800),
+                top_k: args.top_k.unwrap_or(stock.top_k),
+                token_budget: args.token_budget.unwrap_or(stock.token_budget),
                 format,
                 as_of: args.as_of,
                 since: None,
@@ -354,6 +376,31 @@ impl CairnMcp {
     }
 
     #[tool(
+        description = "List the memory spaces this caller may use (one per user or agent). Call it first when you do not know which `space` to pass; with a key for a single space, every tool uses that space when `space` is omitted."
+    )]
+    async fn spaces(
+        &self,
+        Parameters(_args): Parameters<SpacesArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let run = async {
+            let who = self.caller(&ctx)?;
+            let all = ops::blocking(&self.state, |m| m.spaces()).await?;
+            let names: Vec<String> = all
+                .into_iter()
+                .map(|s| s.to_string())
+                .filter(|s| who.can_see(s))
+                .collect();
+            let default = self.space(None, &who).ok();
+            Ok::<_, ApiError>(json!({ "spaces": names, "default": default }))
+        };
+        Ok(match run.await {
+            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
         description = "Permanently delete from long-term memory: a whole conversation (`session_id`) or one message of it (`session_id` and `message_id`, as cited by `recall`). The words and everything derived from them are removed and can no longer be recalled. Use when the user asks to forget something or information is wrong; it cannot be undone."
     )]
     async fn forget(
@@ -363,7 +410,7 @@ impl CairnMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let run = async {
             let who = self.caller(&ctx)?;
-            let space = self.space(args.space)?;
+            let space = self.space(args.space, &who)?;
             let n = ops::forget(
                 &self.state,
                 &who,
@@ -390,7 +437,7 @@ impl CairnMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let run = async {
             let who = self.caller(&ctx)?;
-            let space = self.space(args.space)?;
+            let space = self.space(args.space, &who)?;
             ops::history(
                 &self.state,
                 &who,
@@ -416,7 +463,7 @@ impl CairnMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let run = async {
             let who = self.caller(&ctx)?;
-            let space = self.space(args.space)?;
+            let space = self.space(args.space, &who)?;
             ops::profile(&self.state, &who, &space, args.speaker).await
         };
         Ok(match run.await {
@@ -436,7 +483,8 @@ impl ServerHandler for CairnMcp {
                  the user's past, preferences or earlier conversations; call `remember` for \
                  things worth keeping across conversations; call `forget` when asked to \
                  delete something; call `history` for how a value (budget, date, owner) \
-                 changed and what it is now; call `profile` for what is known about a person.",
+                 changed and what it is now; call `profile` for what is known about a person; \
+                 call `spaces` to learn which spaces you may use.",
             )
     }
 }
@@ -451,15 +499,57 @@ pub(crate) fn http_service(
         .with_json_response(true)
         .with_sse_keep_alive(None)
         .with_max_request_body_bytes(state.config.limits.max_body_bytes);
-    config = match &state.config.mcp_allowed_hosts {
-        Some(hosts) => config.with_allowed_hosts(hosts.clone()),
-        None => config.disable_allowed_hosts(),
-    };
+    // `Host` is checked for every route by the router (`routes::check_host`).
+    config = config.disable_allowed_hosts();
     StreamableHttpService::new(
         move || Ok(CairnMcp::http(state.clone())),
         Default::default(),
         config,
     )
+}
+
+/// JSON-RPC's own errors for what never reaches a tool: a body that is not JSON is a parse
+/// error (-32700), a `tools/call` whose `arguments` is not an object has invalid params
+/// (-32602). (The MCP library would answer the first with an HTTP status and the second
+/// as an unknown method.)
+pub(crate) async fn jsonrpc_guard(
+    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let (parts, body) = req.into_parts();
+    let limit = state.config.limits.max_body_bytes;
+    let bytes = match crate::wire::read_body(axum::extract::Request::new(body), limit).await {
+        Ok(b) => b,
+        Err(e) => return e.into_response(),
+    };
+    let parsed: serde_json::Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => return rpc_error(serde_json::Value::Null, -32700, &format!("parse error: {e}")),
+    };
+    let bad_arguments = parsed.get("method").and_then(|m| m.as_str()) == Some("tools/call")
+        && parsed
+            .get("params")
+            .and_then(|p| p.get("arguments"))
+            .is_some_and(|a| !a.is_object() && !a.is_null());
+    if bad_arguments {
+        let id = parsed.get("id").cloned().unwrap_or(serde_json::Value::Null);
+        return rpc_error(id, -32602, "invalid params: `arguments` must be an object");
+    }
+    let req = axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
+    next.run(req).await.into_response()
+}
+
+fn rpc_error(id: serde_json::Value, code: i64, message: &str) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let status = if code == -32700 {
+        axum::http::StatusCode::BAD_REQUEST
+    } else {
+        axum::http::StatusCode::OK
+    };
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    (status, axum::Json(body)).into_response()
 }
 
 /// Serves the MCP tools on stdin/stdout until the client disconnects.

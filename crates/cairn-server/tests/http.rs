@@ -2,7 +2,7 @@
 //! routes served), key isolation on every route, bad input, and deletion down to the index
 //! files.
 mod common;
-use common::{admin_config, session, start, Resp, Server, ADMIN};
+use common::{admin_config, mcp, mcp_init, ok, session, start, tool, Resp, ADMIN};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
@@ -42,57 +42,6 @@ fn agent_run() -> Value {
         {"url": "http://shop/admin/coupons/new", "action": "click [63]", "accessibility_tree": "[61] textbox 'Code' value 'SPRING10'\n[63] button 'Save'"},
         {"url": "http://shop/admin/coupons/new", "accessibility_tree": "[64] alert 'The coupon code SPRING10 already exists.'"}
     ]}]})
-}
-
-fn ok(r: &Resp) {
-    assert!(r.status < 300, "{} {}", r.status, r.text);
-}
-
-fn mcp(s: &Server, key: &str, id: u64, method: &str, params: Value) -> Resp {
-    s.call(
-        "POST",
-        "/mcp",
-        &[],
-        "",
-        Some(key),
-        Some((
-            "application/json",
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
-        )),
-    )
-}
-
-fn mcp_init(s: &Server, key: &str) -> Resp {
-    mcp(
-        s,
-        key,
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "cairn-test", "version": "1"}}),
-    )
-}
-
-/// The text of a tool result (the tools answer JSON as text) and whether it is an error.
-fn tool(s: &Server, key: &str, name: &str, args: Value) -> (bool, Value) {
-    let r = mcp(
-        s,
-        key,
-        2,
-        "tools/call",
-        json!({"name": name, "arguments": args}),
-    );
-    ok(&r);
-    let result = &r.body["result"];
-    let text = result["content"][0]["text"]
-        .as_str()
-        .unwrap_or("")
-        .to_string();
-    let is_error = result["isError"].as_bool().unwrap_or(false);
-    (
-        is_error,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
 }
 
 #[test]
@@ -417,7 +366,7 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
         .collect();
     assert_eq!(
         names,
-        BTreeSet::from(["forget", "history", "profile", "recall", "remember"])
+        BTreeSet::from(["forget", "history", "profile", "recall", "remember", "spaces"])
     );
     let (err, v) = tool(
         &s,
@@ -792,7 +741,7 @@ fn bad_input_gets_problem_details_naming_the_field() {
             k,
             &session("s3", &"x".repeat(1001), "ok", json!({})),
         ),
-        422,
+        413,
         "text_too_long",
         Some("messages[0].text"),
     );
@@ -801,7 +750,7 @@ fn bad_input_gets_problem_details_naming_the_field() {
         .collect();
     check(
         s.post(BATCH, &["a"], k, &json!({"sessions": many})),
-        422,
+        413,
         "batch_too_large",
         Some("sessions"),
     );
@@ -820,8 +769,8 @@ fn bad_input_gets_problem_details_naming_the_field() {
             "{\"not\": \"a record\"}\n",
         ),
         422,
-        "invalid_field",
-        None,
+        "invalid_input",
+        Some("lines[0]"),
     );
     check(
         s.call("GET", MEMORIES, &["a"], "?limit=abc", Some(k), None),
@@ -949,7 +898,7 @@ fn forgetting_leaves_nothing_in_the_index_files() {
     .unwrap();
     let keys: Vec<[u8; 32]> = embed_texts
         .iter()
-        .map(|t| cairn_engine::cache_key(t))
+        .map(|t| cairn_engine::cache_key_in(Some(&space), t))
         .collect();
     assert!(
         cache

@@ -42,6 +42,7 @@
 //! filtering on its space (`units_since`, store-wide by the trait's contract, is the one
 //! exception).
 
+mod listing;
 mod misc;
 mod records;
 mod text;
@@ -79,10 +80,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "vector points",
         include_str!("../migrations/0004_vector_points.sql"),
     ),
+    (
+        5,
+        "listing and receipts",
+        include_str!("../migrations/0005_listing_and_receipts.sql"),
+    ),
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 fn migrator() -> Migrator {
     Migrator::with_migrations(

@@ -3,8 +3,9 @@
 //! round-trips every field of its input.
 use crate::PgStore;
 use cairn_core::{
-    RecordStore, SessionRecord, SpaceId, SpaceStats, StoreError, Timestamp, TrajectoryInput,
-    TrajectoryRecord, TrajectorySummary, Unit,
+    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, SpaceStats,
+    StoreError, Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitPage,
+    UnitQuery,
 };
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
@@ -124,6 +125,8 @@ async fn write_units(
     let mut topics = Vec::new();
     let mut seqs = Vec::new();
     let mut bodies = Vec::new();
+    let mut occurred = Vec::new();
+    let mut positions = Vec::new();
     for (i, u) in units.iter().enumerate() {
         if position[u.id.as_str()] != i {
             continue;
@@ -135,14 +138,18 @@ async fn write_units(
         topics.push(u.topic());
         seqs.push(first + i as i64);
         bodies.push(to_json(u).map_err(other)?);
+        occurred.push(u.occurred_at.map(|t| t.timestamp_micros()));
+        positions.push(u.provenance.first_position as i64);
     }
     sqlx::query(
-        "INSERT INTO units(space, id, kind, session_id, trajectory_id, topic, seq, body)
+        "INSERT INTO units(space, id, kind, session_id, trajectory_id, topic, seq, body,
+                           occurred_us, position)
          SELECT $1, * FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-                                  $7::bigint[], $8::text[])
+                                  $7::bigint[], $8::text[], $9::bigint[], $10::bigint[])
          ON CONFLICT (space, id) DO UPDATE SET kind = EXCLUDED.kind,
              session_id = EXCLUDED.session_id, trajectory_id = EXCLUDED.trajectory_id,
-             topic = EXCLUDED.topic, seq = EXCLUDED.seq, body = EXCLUDED.body",
+             topic = EXCLUDED.topic, seq = EXCLUDED.seq, body = EXCLUDED.body,
+             occurred_us = EXCLUDED.occurred_us, position = EXCLUDED.position",
     )
     .bind(space)
     .bind(ids)
@@ -152,12 +159,14 @@ async fn write_units(
     .bind(topics)
     .bind(seqs)
     .bind(bodies)
+    .bind(occurred)
+    .bind(positions)
     .execute(&mut *conn)
     .await?;
     Ok(last as u64)
 }
 
-fn units_of(rows: Vec<String>) -> Result<Vec<Unit>, StoreError> {
+pub(crate) fn units_of(rows: Vec<String>) -> Result<Vec<Unit>, StoreError> {
     rows.iter().map(|b| from_json(b, "unit")).collect()
 }
 
@@ -281,6 +290,38 @@ impl Drop for WritersLock {
     }
 }
 
+/// Writes one session and replaces its units inside the caller's transaction (which holds
+/// the write lock); `None` when its space does not exist.
+async fn put_session(
+    conn: &mut PgConnection,
+    w: &SessionWrite<'_>,
+    body: &str,
+) -> Result<Option<u64>, sqlx::Error> {
+    let record = w.record;
+    let space = record.space.as_str();
+    if !space_exists(conn, space).await? {
+        return Ok(None);
+    }
+    sqlx::query(
+        "INSERT INTO sessions(space, id, ord, recorded_at, body)
+         VALUES ($1, $2, (SELECT COALESCE(MAX(ord), -1) + 1 FROM sessions WHERE space = $1), $3, $4)
+         ON CONFLICT (space, id) DO UPDATE SET recorded_at = EXCLUDED.recorded_at,
+             body = EXCLUDED.body",
+    )
+    .bind(space)
+    .bind(&record.session.id)
+    .bind(record.recorded_at.to_rfc3339())
+    .bind(body)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM units WHERE space = $1 AND session_id = $2")
+        .bind(space)
+        .bind(&record.session.id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(Some(write_units(conn, space, w.units).await?))
+}
+
 impl RecordStore for PgRecordStore {
     fn lock_writers(&self) -> Result<Option<Box<dyn Send>>, StoreError> {
         let conn = self.db.block_on(async {
@@ -346,40 +387,62 @@ impl RecordStore for PgRecordStore {
         body.map(|b| from_json(&b, "session")).transpose()
     }
 
-    fn put_session(&self, record: &SessionRecord, units: &[Unit]) -> Result<u64, StoreError> {
-        let space = record.space.as_str();
-        let body = to_json(record)?;
+    fn put_sessions(
+        &self,
+        writes: &[SessionWrite<'_>],
+        receipts: &[Receipt],
+    ) -> Result<u64, StoreError> {
+        let bodies = writes
+            .iter()
+            .map(|w| to_json(w.record))
+            .collect::<Result<Vec<_>, _>>()?;
         let out = self.db.block_on(async {
             let mut tx = self.db.pool().begin().await?;
             lock_writes(&mut tx).await?;
-            if !space_exists(&mut tx, space).await? {
-                return Ok(Outcome::NoSpace);
+            let mut last = None;
+            for (w, body) in writes.iter().zip(&bodies) {
+                match put_session(&mut tx, w, body).await? {
+                    Some(l) => last = Some(l),
+                    None => return Ok(Err(w.record.space.to_string())),
+                }
             }
-            sqlx::query(
-                "INSERT INTO sessions(space, id, ord, recorded_at, body)
-                 VALUES ($1, $2, (SELECT COALESCE(MAX(ord), -1) + 1 FROM sessions WHERE space = $1), $3, $4)
-                 ON CONFLICT (space, id) DO UPDATE SET recorded_at = EXCLUDED.recorded_at,
-                     body = EXCLUDED.body",
-            )
-            .bind(space)
-            .bind(&record.session.id)
-            .bind(record.recorded_at.to_rfc3339())
-            .bind(&body)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query("DELETE FROM units WHERE space = $1 AND session_id = $2")
-                .bind(space)
-                .bind(&record.session.id)
-                .execute(&mut *tx)
-                .await?;
-            let last = write_units(&mut tx, space, units).await?;
+            for r in receipts {
+                crate::listing::put_receipt(&mut tx, r).await?;
+            }
+            let last = match last {
+                Some(l) => l,
+                None => write_units(&mut tx, "", &[]).await?,
+            };
             tx.commit().await?;
-            Ok(Outcome::Done(last))
+            Ok(Ok(last))
         })?;
-        match out {
-            Outcome::Done(last) => Ok(last),
-            _ => Err(StoreError::NoSuchSpace(space.to_string())),
+        out.map_err(StoreError::NoSuchSpace)
+    }
+
+    fn receipt(&self, space: &SpaceId, key: &str) -> Result<Option<Receipt>, StoreError> {
+        crate::listing::receipt(&self.db, space, key)
+    }
+
+    fn session_headers(&self, space: &SpaceId) -> Result<Vec<SessionHeader>, StoreError> {
+        crate::listing::session_headers(&self.db, space)
+    }
+
+    fn list_units(&self, space: &SpaceId, query: &UnitQuery) -> Result<UnitPage, StoreError> {
+        crate::listing::list_units(&self.db, space, query)
+    }
+
+    fn decode_failures(&self, space: &SpaceId) -> Result<Vec<String>, StoreError> {
+        let mut failures = crate::listing::row_failures(&self.db, space)?;
+        let ids: Vec<String> = self.bodies(
+            "SELECT id FROM trajectories WHERE space = $1 ORDER BY ord",
+            space,
+        )?;
+        for id in ids {
+            if let Err(e) = self.get_trajectory(space, &id) {
+                failures.push(format!("trajectory {id:?}: {e}"));
+            }
         }
+        Ok(failures)
     }
 
     fn delete_session(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError> {

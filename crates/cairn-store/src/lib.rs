@@ -16,6 +16,7 @@
 
 mod cache;
 mod enrich;
+mod listing;
 mod records;
 mod sqlite;
 mod text;

@@ -1,7 +1,8 @@
 use crate::sqlite::{be, Shared};
 use cairn_core::{
-    RecordStore, SessionRecord, SpaceId, SpaceStats, StoreError, TrajectoryRecord,
-    TrajectorySummary, Unit,
+    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, SpaceStats,
+    StoreError, TrajectoryRecord, TrajectorySummary, Unit, UnitPage, UnitQuery,
+    RECEIPT_TTL_HOURS,
 };
 use rusqlite::{params, OptionalExtension, Transaction};
 use std::path::Path;
@@ -24,13 +25,16 @@ CREATE TABLE IF NOT EXISTS units(
     body TEXT NOT NULL,
     topic TEXT,
     trajectory_id TEXT,
+    kind TEXT,
+    occurred_us INTEGER,
+    position INTEGER,
     PRIMARY KEY(space, id));
 CREATE INDEX IF NOT EXISTS units_by_seq ON units(seq);
 CREATE INDEX IF NOT EXISTS units_by_session ON units(space, session_id);
 -- A new session's place is MAX(ord) + 1: without this index that read every session body
 -- of the space on every write.
 CREATE INDEX IF NOT EXISTS sessions_by_order ON sessions(space, ord);
-INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '3'), ('last_seq', '0');
+INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '4'), ('last_seq', '0');
 ";
 
 /// Schema changes, in order: `MIGRATIONS[i]` takes version `i + 1` to `i + 2`. Each runs
@@ -43,14 +47,29 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE units ADD COLUMN trajectory_id TEXT;
      UPDATE meta SET value='3' WHERE key='schema_version';
      DELETE FROM meta WHERE key='derive_version';",
+    // Listing columns (filled by the re-derivation the unknown derive version causes)
+    // and request receipts.
+    "ALTER TABLE units ADD COLUMN kind TEXT;
+     ALTER TABLE units ADD COLUMN occurred_us INTEGER;
+     ALTER TABLE units ADD COLUMN position INTEGER;
+     UPDATE meta SET value='4' WHERE key='schema_version';
+     DELETE FROM meta WHERE key='derive_version';",
 ];
-const SCHEMA_VERSION: &str = "3";
+const SCHEMA_VERSION: &str = "4";
 
-/// Indexes on columns that migrations add.
+/// Indexes on columns that migrations add, and tables added after version 1.
 const LATE_INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS units_by_topic ON units(space, topic) WHERE topic IS NOT NULL;
 CREATE INDEX IF NOT EXISTS units_by_trajectory ON units(space, trajectory_id)
-    WHERE trajectory_id IS NOT NULL;";
+    WHERE trajectory_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS units_listed ON units(space, occurred_us, session_id, position, id);
+CREATE TABLE IF NOT EXISTS receipts(
+    space TEXT NOT NULL REFERENCES spaces(name) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    response TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    PRIMARY KEY(space, key));";
 
 /// Sessions and units in SQLite. Bodies are JSON so the record keeps every field of the
 /// input exactly (metadata included).
@@ -157,8 +176,9 @@ pub(crate) fn write_units(
 ) -> Result<u64, StoreError> {
     let first = next_seq(tx, units.len())?;
     let mut stmt = be(tx.prepare_cached(
-        "INSERT OR REPLACE INTO units(space, id, session_id, seq, body, topic, trajectory_id)
-         VALUES (?1,?2,?3,?4,?5,?6,?7)",
+        "INSERT OR REPLACE INTO units(space, id, session_id, seq, body, topic, trajectory_id,
+                                      kind, occurred_us, position)
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
     ))?;
     for (i, u) in units.iter().enumerate() {
         be(stmt.execute(params![
@@ -168,7 +188,10 @@ pub(crate) fn write_units(
             (first + i as u64) as i64,
             to_json(u)?,
             u.topic(),
-            u.provenance.trajectory_id
+            u.provenance.trajectory_id,
+            u.kind.as_str(),
+            u.occurred_at.map(|t| t.timestamp_micros()),
+            u.provenance.first_position
         ]))?;
     }
     Ok(first + units.len() as u64 - 1)
@@ -176,6 +199,55 @@ pub(crate) fn write_units(
 
 pub(crate) fn units_of(rows: Vec<String>) -> Result<Vec<Unit>, StoreError> {
     rows.iter().map(|b| from_json(b, "unit")).collect()
+}
+
+/// Writes one session and replaces its units, inside the caller's transaction.
+fn put_session(tx: &Transaction<'_>, w: &SessionWrite<'_>) -> Result<u64, StoreError> {
+    let record = w.record;
+    let space = record.space.as_str();
+    let body = to_json(record)?;
+    require_space(tx, &record.space)?;
+    let ord: i64 = be(tx.query_row(
+        "SELECT COALESCE((SELECT ord FROM sessions WHERE space=?1 AND id=?2),
+                         (SELECT COALESCE(MAX(ord), -1) + 1 FROM sessions WHERE space=?1))",
+        params![space, record.session.id],
+        |r| r.get(0),
+    ))?;
+    be(tx.execute(
+        "INSERT OR REPLACE INTO sessions(space, id, ord, recorded_at, body) VALUES (?1,?2,?3,?4,?5)",
+        params![space, record.session.id, ord, record.recorded_at.to_rfc3339(), body],
+    ))?;
+    be(tx.execute(
+        "DELETE FROM units WHERE space=?1 AND session_id=?2",
+        params![space, record.session.id],
+    ))?;
+    write_units(tx, space, w.units)
+}
+
+/// Receipt times in one fixed-width shape, so comparing the text compares the times.
+pub(crate) fn receipt_time(t: cairn_core::Timestamp) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
+
+/// Stores a receipt and drops the expired ones of its space.
+fn put_receipt(tx: &Transaction<'_>, r: &Receipt) -> Result<(), StoreError> {
+    let expired = r.recorded_at - chrono::Duration::hours(RECEIPT_TTL_HOURS);
+    be(tx.execute(
+        "DELETE FROM receipts WHERE space=?1 AND recorded_at < ?2",
+        params![r.space.as_str(), receipt_time(expired)],
+    ))?;
+    be(tx.execute(
+        "INSERT OR REPLACE INTO receipts(space, key, fingerprint, response, recorded_at)
+         VALUES (?1,?2,?3,?4,?5)",
+        params![
+            r.space.as_str(),
+            r.key,
+            r.fingerprint,
+            r.response,
+            receipt_time(r.recorded_at)
+        ],
+    ))?;
+    Ok(())
 }
 
 impl RecordStore for SqliteRecordStore {
@@ -268,29 +340,42 @@ impl RecordStore for SqliteRecordStore {
         body.map(|b| from_json(&b, "session")).transpose()
     }
 
-    fn put_session(&self, record: &SessionRecord, units: &[Unit]) -> Result<u64, StoreError> {
-        let space = record.space.as_str();
-        let body = to_json(record)?;
+    fn put_sessions(
+        &self,
+        writes: &[SessionWrite<'_>],
+        receipts: &[Receipt],
+    ) -> Result<u64, StoreError> {
         let mut conn = self.db.lock();
         let tx = be(conn.transaction())?;
-        require_space(&tx, &record.space)?;
-        let ord: i64 = be(tx.query_row(
-            "SELECT COALESCE((SELECT ord FROM sessions WHERE space=?1 AND id=?2),
-                             (SELECT COALESCE(MAX(ord), -1) + 1 FROM sessions WHERE space=?1))",
-            params![space, record.session.id],
-            |r| r.get(0),
-        ))?;
-        be(tx.execute(
-            "INSERT OR REPLACE INTO sessions(space, id, ord, recorded_at, body) VALUES (?1,?2,?3,?4,?5)",
-            params![space, record.session.id, ord, record.recorded_at.to_rfc3339(), body],
-        ))?;
-        be(tx.execute(
-            "DELETE FROM units WHERE space=?1 AND session_id=?2",
-            params![space, record.session.id],
-        ))?;
-        let last = write_units(&tx, space, units)?;
+        let mut last = None;
+        for w in writes {
+            last = Some(put_session(&tx, w)?);
+        }
+        for r in receipts {
+            put_receipt(&tx, r)?;
+        }
+        let last = match last {
+            Some(l) => l,
+            None => write_units(&tx, "", &[])?,
+        };
         be(tx.commit())?;
         Ok(last)
+    }
+
+    fn receipt(&self, space: &SpaceId, key: &str) -> Result<Option<Receipt>, StoreError> {
+        crate::listing::receipt(&self.db.lock(), space, key)
+    }
+
+    fn session_headers(&self, space: &SpaceId) -> Result<Vec<SessionHeader>, StoreError> {
+        crate::listing::session_headers(&self.db.lock(), space)
+    }
+
+    fn list_units(&self, space: &SpaceId, query: &UnitQuery) -> Result<UnitPage, StoreError> {
+        crate::listing::list_units(&self.db.lock(), space, query)
+    }
+
+    fn decode_failures(&self, space: &SpaceId) -> Result<Vec<String>, StoreError> {
+        crate::listing::decode_failures(&self.db.lock(), space)
     }
 
     fn delete_session(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError> {

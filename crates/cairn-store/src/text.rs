@@ -112,7 +112,15 @@ impl TantivyTextIndex {
         index.tokenizers().register(ANALYZER, analyzer());
         // One indexing thread: ingest is already serialized by the engine, and the other
         // core is busy embedding.
-        let writer = index.writer_with_num_threads(1, 64_000_000).map_err(te)?;
+        let writer = index
+            .writer_with_num_threads(1, 64_000_000)
+            .map_err(|e| match e {
+                tantivy::TantivyError::LockFailure(..) => StoreError::Busy(format!(
+                    "the data directory {} is in use by another Cairn process (a running `cairn serve`?); stop it first, or use that process (e.g. its HTTP API) instead",
+                    dir.parent().unwrap_or(dir).display()
+                )),
+                other => te(other),
+            })?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)

@@ -1,55 +1,77 @@
 //! Read access for clients that browse a space (the server's memories and sessions
-//! endpoints): single records and units by id. Reads only; every write goes through the
-//! engine so derived state stays consistent.
+//! endpoints, the inspector): records and units by id, and pages of them filtered by the
+//! engine. Reads only; every write goes through the engine so derived state stays
+//! consistent.
 use crate::memory::space;
 use crate::{Error, Memory};
-use cairn_core::{SessionRecord, StoreError, Unit};
+use cairn_core::filter::Filter;
+use cairn_core::{SessionHeader, SessionRecord, Unit, UnitPage, UnitQuery};
+use cairn_engine::SessionPage;
+use serde_json::Value;
+
+/// Parses a metadata filter over sessions (errors name the path, `filter.and[1].op`).
+pub fn parse_filter(v: &Value) -> Result<Filter, Error> {
+    Ok(Filter::parse_sessions(v)?)
+}
 
 impl Memory {
     /// True if the space exists.
     pub fn space_exists(&self, space_name: &str) -> Result<bool, Error> {
-        Ok(self.records.space_exists(&space(space_name)?)?)
-    }
-
-    fn require(&self, space_name: &str) -> Result<cairn_core::SpaceId, Error> {
-        let sp = space(space_name)?;
-        if !self.records.space_exists(&sp)? {
-            return Err(StoreError::NoSuchSpace(space_name.to_string()).into());
-        }
-        Ok(sp)
+        Ok(self.engine.space_exists(&space(space_name)?)?)
     }
 
     /// One session exactly as ingested, if stored.
     pub fn session(&self, space_name: &str, id: &str) -> Result<Option<SessionRecord>, Error> {
-        let sp = self.require(space_name)?;
-        Ok(self.records.get_session(&sp, id)?)
+        Ok(self.engine.session(&space(space_name)?, id)?)
     }
 
-    /// Every unit of a space, ordered by occurrence time, session, position and id: a
-    /// stable order, so offset pages do not shuffle between requests.
+    /// The headers of a space's sessions (id, times, group, metadata, message count) in
+    /// ingest order, without reading their messages.
+    pub fn session_headers(&self, space_name: &str) -> Result<Vec<SessionHeader>, Error> {
+        Ok(self.engine.session_headers(&space(space_name)?)?)
+    }
+
+    /// A page of a space's sessions in ingest order; with a metadata filter (see
+    /// [`cairn_core::filter`]), only the sessions whose header matches it.
+    pub fn list_sessions(
+        &self,
+        space_name: &str,
+        filter: Option<&Value>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<SessionPage, Error> {
+        let filter = filter.map(parse_filter).transpose()?;
+        Ok(self
+            .engine
+            .list_sessions(&space(space_name)?, filter.as_ref(), offset, limit)?)
+    }
+
+    /// A page of a space's units, filtered and ordered by the store (occurrence time,
+    /// session, position, id; undated units last), so offset pages are stable; with a
+    /// metadata filter, only units of sessions whose header matches it.
+    pub fn list_units(
+        &self,
+        space_name: &str,
+        query: &UnitQuery,
+        filter: Option<&Value>,
+    ) -> Result<UnitPage, Error> {
+        let filter = filter.map(parse_filter).transpose()?;
+        Ok(self
+            .engine
+            .list_units(&space(space_name)?, query, filter.as_ref())?)
+    }
+
+    /// Every unit of a space, in the listing order (see [`Memory::list_units`]).
     pub fn space_units(&self, space_name: &str) -> Result<Vec<Unit>, Error> {
-        let sp = self.require(space_name)?;
-        let mut units = self.records.space_units(&sp)?;
-        units.sort_by(|a, b| {
-            (
-                a.occurred_at,
-                &a.provenance.session_id,
-                a.provenance.first_position,
-                &a.id,
-            )
-                .cmp(&(
-                    b.occurred_at,
-                    &b.provenance.session_id,
-                    b.provenance.first_position,
-                    &b.id,
-                ))
-        });
-        Ok(units)
+        let query = UnitQuery {
+            limit: usize::MAX >> 1,
+            ..Default::default()
+        };
+        Ok(self.list_units(space_name, &query, None)?.units)
     }
 
     /// Units by id, in the order asked; unknown ids are skipped.
     pub fn units(&self, space_name: &str, ids: &[String]) -> Result<Vec<Unit>, Error> {
-        let sp = self.require(space_name)?;
-        Ok(self.records.units(&sp, ids)?)
+        Ok(self.engine.units(&space(space_name)?, ids)?)
     }
 }

@@ -1,4 +1,4 @@
-use cairn_core::{EmbedError, InputError, StoreError};
+use cairn_core::{ConflictError, EmbedError, InputError, StoreError};
 use cairn_embed::EmbedLoadError;
 use cairn_engine::EngineError;
 use thiserror::Error;
@@ -6,15 +6,22 @@ use thiserror::Error;
 /// Everything that can go wrong through the public API.
 #[derive(Debug, Error)]
 pub enum Error {
-    /// The caller's input is invalid; the message names the record and field.
+    /// The caller's input is invalid; the message names the record and field. (Not a
+    /// `source`: the message already holds it, and error reporters print both.)
     #[error("invalid input: {0}")]
-    Input(#[from] InputError),
+    Input(InputError),
+    /// The input contradicts what is stored (nothing was written).
+    #[error("conflict: {0}")]
+    Conflict(ConflictError),
+    /// An idempotency key came again with a different request.
+    #[error("idempotency key {0:?} was already used for a different request")]
+    IdempotencyKeyReused(String),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
     Embed(#[from] EmbedError),
     #[error("embedding model: {0}")]
-    Model(#[from] EmbedLoadError),
+    Model(EmbedLoadError),
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -23,10 +30,30 @@ pub enum Error {
     },
 }
 
+impl From<InputError> for Error {
+    fn from(e: InputError) -> Self {
+        Error::Input(e)
+    }
+}
+
+impl From<ConflictError> for Error {
+    fn from(e: ConflictError) -> Self {
+        Error::Conflict(e)
+    }
+}
+
+impl From<EmbedLoadError> for Error {
+    fn from(e: EmbedLoadError) -> Self {
+        Error::Model(e)
+    }
+}
+
 impl From<EngineError> for Error {
     fn from(e: EngineError) -> Self {
         match e {
             EngineError::Input(e) => Error::Input(e),
+            EngineError::Conflict(e) => Error::Conflict(e),
+            EngineError::IdempotencyKeyReused(k) => Error::IdempotencyKeyReused(k),
             EngineError::Store(e) => Error::Store(e),
             EngineError::Embed(e) => Error::Embed(e),
         }
@@ -39,10 +66,10 @@ impl Error {
         matches!(
             self,
             Error::Input(_)
+                | Error::Conflict(_)
+                | Error::IdempotencyKeyReused(_)
                 | Error::Store(StoreError::NoSuchSpace(_))
                 | Error::Store(StoreError::NotFound(_))
-                | Error::Store(StoreError::Conflict { .. })
-                | Error::Store(StoreError::TrajectoryConflict { .. })
         )
     }
 }

@@ -27,15 +27,18 @@ mod memory;
 
 /// Metadata filter expressions (see [`cairn_core::filter`]).
 pub use cairn_core::filter;
+pub use browse::parse_filter;
 pub use cairn_core::{
-    time::parse_timestamp, AgentState, Evidence, FactHistory, FactVersion, Format, GroupMessage,
-    Hit, InputError, KeyRecords, KeyRow, Message, Recall, RecallOptions, Role, SessionInput,
-    SessionRecord, SpaceId, SpaceStats, SpeakerProfile, StoreError, Style, Timestamp, Timings,
-    TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind,
+    time::parse_timestamp, AgentState, AppendInput, ConflictError, Evidence, FactHistory,
+    FactVersion, Format, GroupMessage, Hit, InputError, KeyRecords, KeyRow, Message, Recall,
+    RecallOptions, Role, SessionHeader, SessionInput, SessionRecord, SpaceId, SpaceStats,
+    SpeakerProfile, StoreError, Style, Timestamp, Timings, TrajectoryInput, TrajectoryRecord,
+    TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage, UnitQuery, MAX_TEXT_BYTES,
 };
 pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
 pub use cairn_engine::{
-    CheckReport, EngineConfig, EnrichReport, IngestReport, RankConfig, SpaceIndexCheck,
+    CheckReport, EngineConfig, EnrichReport, ForgetReport, IngestReport, RankConfig, SessionPage,
+    SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY,
 };
 pub use cairn_llm::{LlmConfig, Usage as LlmUsage};
 pub use enrich::EnrichmentConfig;

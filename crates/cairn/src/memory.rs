@@ -1,11 +1,13 @@
 use crate::Error;
 use cairn_core::{
-    Embedder, EmbeddingCache, FactHistory, GroupMessage, InputError, KeyRecords, Recall,
-    RecallOptions, RecordStore, SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile,
+    AppendInput, Embedder, EmbeddingCache, FactHistory, GroupMessage, InputError, KeyRecords,
+    Recall, RecallOptions, SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile,
     Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
 };
 use cairn_embed::{BertEmbedder, EmbedConfig};
-use cairn_engine::{CheckReport, Engine, EngineBackends, EngineConfig, IngestReport};
+use cairn_engine::{
+    CheckReport, Engine, EngineBackends, EngineConfig, ForgetReport, IngestReport, WriteOptions,
+};
 use cairn_store::{EmbeddedStore, SqliteEmbeddingCache};
 use cairn_store_postgres::PostgresStore;
 use serde::{Deserialize, Serialize};
@@ -35,14 +37,12 @@ pub struct MemoryConfig {
 /// A memory store: one embedded data directory, or a PostgreSQL database
 /// ([`Memory::open_postgres`]).
 pub struct Memory {
-    engine: Arc<Engine>,
+    pub(crate) engine: Arc<Engine>,
     /// The LLM fact reader when `[llm]` is configured.
     enricher: Option<Arc<crate::enrich::LlmFactReader>>,
     /// Keeps enrichment caught up in the background (stopped and joined on drop).
     worker: Option<crate::enrich::Worker>,
     dir: PathBuf,
-    /// Read access for browsing (see `browse.rs`); every write goes through the engine.
-    pub(crate) records: Arc<dyn RecordStore>,
     /// API key rows kept by the store (PostgreSQL); `None`: the server keeps its own.
     keys: Option<Arc<dyn KeyRecords>>,
 }
@@ -165,7 +165,6 @@ impl Memory {
         keys: Option<Arc<dyn KeyRecords>>,
         b: EngineBackends,
     ) -> Result<Self, Error> {
-        let records = b.records.clone();
         let engine = Arc::new(Engine::open(b, config.engine)?);
         let enricher = match &config.llm {
             Some(llm) => Some(Arc::new(crate::enrich::LlmFactReader::new(
@@ -187,7 +186,6 @@ impl Memory {
             enricher,
             worker,
             dir,
-            records,
             keys,
         })
     }
@@ -223,7 +221,33 @@ impl Memory {
         space_name: &str,
         sessions: Vec<SessionInput>,
     ) -> Result<IngestReport, Error> {
-        let report = self.engine.ingest_sessions(&space(space_name)?, sessions)?;
+        self.ingest_sessions_with(space_name, sessions, &WriteOptions::default())
+    }
+
+    /// [`Memory::ingest_sessions`] with write options (an idempotency key). The batch is
+    /// written in one transaction.
+    pub fn ingest_sessions_with(
+        &self,
+        space_name: &str,
+        sessions: Vec<SessionInput>,
+        opts: &WriteOptions,
+    ) -> Result<IngestReport, Error> {
+        let report = self
+            .engine
+            .ingest_sessions(&space(space_name)?, sessions, opts)?;
+        self.nudge_enrichment();
+        Ok(report)
+    }
+
+    /// Appends messages to a session, creating it on first use (see [`AppendInput`]):
+    /// one atomic read-check-write, also across servers sharing a database.
+    pub fn append(
+        &self,
+        space_name: &str,
+        input: AppendInput,
+        opts: &WriteOptions,
+    ) -> Result<IngestReport, Error> {
+        let report = self.engine.append(&space(space_name)?, input, opts)?;
         self.nudge_enrichment();
         Ok(report)
     }
@@ -236,9 +260,19 @@ impl Memory {
         space_name: &str,
         messages: Vec<GroupMessage>,
     ) -> Result<IngestReport, Error> {
+        self.ingest_group_messages_with(space_name, messages, &WriteOptions::default())
+    }
+
+    /// [`Memory::ingest_group_messages`] with write options (an idempotency key).
+    pub fn ingest_group_messages_with(
+        &self,
+        space_name: &str,
+        messages: Vec<GroupMessage>,
+        opts: &WriteOptions,
+    ) -> Result<IngestReport, Error> {
         let report = self
             .engine
-            .ingest_group_messages(&space(space_name)?, messages)?;
+            .ingest_group_messages(&space(space_name)?, messages, opts)?;
         self.nudge_enrichment();
         Ok(report)
     }
@@ -322,6 +356,12 @@ impl Memory {
         Ok(self.engine.forget_session(&space(space_name)?, session)?)
     }
 
+    /// Forgets a memory unit by forgetting what it was derived from (its messages, or its
+    /// trajectory), in one write; profiles are refused (forget the speaker's messages).
+    pub fn forget_unit(&self, space_name: &str, unit_id: &str) -> Result<ForgetReport, Error> {
+        Ok(self.engine.forget_unit(&space(space_name)?, unit_id)?)
+    }
+
     /// Forgets one message of a session; the session's units are derived again.
     pub fn forget_message(
         &self,
@@ -369,10 +409,23 @@ impl Memory {
         Ok(sessions.len() + trajectories.len())
     }
 
-    /// Reads an export back (session and trajectory lines). Every line is parsed and
-    /// validated before anything is written.
+    /// Reads an export back (session and trajectory lines), each record into the space
+    /// it names. Every line is parsed and validated before anything is written.
     pub fn import(&self, input: impl BufRead) -> Result<IngestReport, Error> {
+        self.import_with(input, None, &WriteOptions::default())
+    }
+
+    /// [`Memory::import`], with every record going into `into` when given (an export of
+    /// one space restored as another), and write options.
+    pub fn import_with(
+        &self,
+        input: impl BufRead,
+        into: Option<&str>,
+        opts: &WriteOptions,
+    ) -> Result<IngestReport, Error> {
+        let into = into.map(space).transpose()?;
         let mut sessions = Vec::new();
+        let mut session_lines = Vec::new();
         let mut trajectories = Vec::new();
         for (i, line) in input.lines().enumerate() {
             let line = line.map_err(|e| Error::Io {
@@ -382,16 +435,30 @@ impl Memory {
             if line.trim().is_empty() {
                 continue;
             }
-            let bad =
-                |e: serde_json::Error| InputError::new(format!("line {}", i + 1), e.to_string());
+            let bad = |e: serde_json::Error| {
+                InputError::new(format!("line {}", i + 1), e.to_string()).at(format!("lines[{i}]"))
+            };
             let v: serde_json::Value = serde_json::from_str(&line).map_err(bad)?;
             if v.get("trajectory").is_some() {
-                trajectories.push(serde_json::from_value::<TrajectoryRecord>(v).map_err(bad)?);
+                let mut r = serde_json::from_value::<TrajectoryRecord>(v).map_err(bad)?;
+                r.space = into.clone().unwrap_or(r.space);
+                // Checked now: nothing is written unless every line is valid.
+                r.trajectory = r.trajectory.validate().map_err(|e| {
+                    e.within(format!("line {}", i + 1))
+                        .nested(&format!("lines[{i}].trajectory"))
+                })?;
+                trajectories.push(r);
             } else {
-                sessions.push(serde_json::from_value::<SessionRecord>(v).map_err(bad)?);
+                let mut r = serde_json::from_value::<SessionRecord>(v).map_err(bad)?;
+                r.space = into.clone().unwrap_or(r.space);
+                sessions.push(r);
+                session_lines.push(i);
             }
         }
-        let mut report = self.engine.import(sessions)?;
+        let mut report = self
+            .engine
+            .import(sessions, opts)
+            .map_err(|e| on_lines(e, &session_lines))?;
         report += &self.engine.import_trajectories(trajectories)?;
         Ok(report)
     }
@@ -412,9 +479,19 @@ impl Memory {
         space_name: &str,
         trajectories: Vec<TrajectoryInput>,
     ) -> Result<IngestReport, Error> {
+        self.insert_trajectories_with(space_name, trajectories, &WriteOptions::default())
+    }
+
+    /// [`Memory::insert_trajectories`] with write options (an idempotency key).
+    pub fn insert_trajectories_with(
+        &self,
+        space_name: &str,
+        trajectories: Vec<TrajectoryInput>,
+        opts: &WriteOptions,
+    ) -> Result<IngestReport, Error> {
         Ok(self
             .engine
-            .insert_trajectories(&space(space_name)?, trajectories)?)
+            .insert_trajectories(&space(space_name)?, trajectories, opts)?)
     }
 
     /// A trajectory exactly as inserted (every state addressable by index).
@@ -476,6 +553,33 @@ impl Drop for Memory {
         if let Err(e) = self.engine.flush() {
             tracing::warn!(error = %e, "flushing the text index on close failed; it will be healed on next open");
         }
+    }
+}
+
+/// An import error naming its record by position among the session lines, renamed after
+/// the line it came from (`[2].session.id` of the session on line 7 becomes
+/// `lines[6].session.id`).
+fn on_lines(e: cairn_engine::EngineError, lines: &[usize]) -> Error {
+    let rename = |field: &mut Option<String>, record: &mut String| {
+        let Some(f) = field.as_deref() else { return };
+        let Some((k, rest)) = f.strip_prefix('[').and_then(|r| r.split_once(']')) else {
+            return;
+        };
+        if let Some(line) = k.parse::<usize>().ok().and_then(|k| lines.get(k)) {
+            *field = Some(format!("lines[{line}]{rest}"));
+            *record = format!("line {}, {record}", line + 1);
+        }
+    };
+    match e {
+        cairn_engine::EngineError::Input(mut i) => {
+            rename(&mut i.field, &mut i.record);
+            Error::Input(i)
+        }
+        cairn_engine::EngineError::Conflict(mut c) => {
+            rename(&mut c.field, &mut c.record);
+            Error::Conflict(c)
+        }
+        other => other.into(),
     }
 }
 

@@ -147,7 +147,12 @@ fn bad_input_is_rejected_by_name_and_nothing_is_lost() {
     changed.messages[0].text = "I adopted a dog.".into();
     let err = m.ingest_session("alice", changed).unwrap_err();
     assert!(
-        err.to_string().contains("already holds different messages"),
+        matches!(&err, cairn::Error::Conflict(c) if c.field.as_deref() == Some("[0].messages[0]")),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .contains("message 0 differs from the stored one"),
         "{err}"
     );
     assert_eq!(m.sessions("alice").unwrap(), before);

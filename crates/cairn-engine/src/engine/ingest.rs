@@ -1,11 +1,14 @@
 //! Ingest of sessions and group messages: planning (new, appended, unchanged,
-//! conflicting), writing ground state with its units, and forgetting.
+//! conflicting), then the one write path every session write takes: derive, embed, store
+//! ground state + units (+ the request's receipt) in one transaction, index.
 use cairn_core::{
-    GroupMessage, InputError, SessionInput, SessionRecord, SpaceId, StoreError, Unit,
+    ConflictError, GroupMessage, InputError, Message, SessionInput, SessionRecord, SessionWrite,
+    SpaceId, Unit,
 };
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
+use super::append::{Request, WriteOptions};
 use super::{Engine, EngineError, IngestReport};
 
 /// How a record joins what is stored under its id.
@@ -26,11 +29,7 @@ enum Merge {
     Append(SessionInput, usize),
 }
 
-fn merge(
-    existing: Option<SessionRecord>,
-    new: SessionInput,
-    space: &SpaceId,
-) -> Result<Merge, StoreError> {
+fn merge(existing: Option<SessionRecord>, new: SessionInput) -> Result<Merge, ConflictError> {
     let Some(old) = existing else {
         return Ok(Merge::New(new));
     };
@@ -38,19 +37,45 @@ fn merge(
     if old == new {
         return Ok(Merge::Unchanged);
     }
-    let same_header = old.occurred_at == new.occurred_at
-        && old.group == new.group
-        && old.metadata == new.metadata;
-    let is_prefix = old.messages.len() < new.messages.len()
-        && old.messages.iter().zip(&new.messages).all(|(a, b)| a == b);
-    if same_header && is_prefix {
-        let added = new.messages.len() - old.messages.len();
-        return Ok(Merge::Append(new, added));
+    let rec = format!("session {:?}", new.id);
+    for (field, differs) in [
+        ("occurred_at", old.occurred_at != new.occurred_at),
+        ("group", old.group != new.group),
+        ("metadata", old.metadata != new.metadata),
+    ] {
+        if differs {
+            return Err(ConflictError::new(
+                rec,
+                format!("is stored with a different `{field}` (forget it first to replace it)"),
+            )
+            .at(field));
+        }
     }
-    Err(StoreError::Conflict {
-        space: space.to_string(),
-        session: new.id,
-    })
+    if let Some(i) = old
+        .messages
+        .iter()
+        .zip(&new.messages)
+        .position(|(a, b)| a != b)
+    {
+        return Err(ConflictError::new(
+            rec,
+            format!("message {i} differs from the stored one; ingest only appends to a session (forget it first to replace it)"),
+        )
+        .at(format!("messages[{i}]")));
+    }
+    if new.messages.len() < old.messages.len() {
+        return Err(ConflictError::new(
+            rec,
+            format!(
+                "holds {} messages, fewer than the {} stored; ingest only appends (forget it first to replace it)",
+                new.messages.len(),
+                old.messages.len()
+            ),
+        )
+        .at("messages"));
+    }
+    let added = new.messages.len() - old.messages.len();
+    Ok(Merge::Append(new, added))
 }
 
 /// The stored session followed by the new messages it does not hold yet (same speaker,
@@ -72,32 +97,49 @@ fn appended(
         new.group = stored.group.clone();
         new.metadata = stored.metadata.clone();
     }
-    for mut m in std::mem::take(&mut new.messages) {
+    push_numbered(&mut messages, std::mem::take(&mut new.messages));
+    SessionInput { messages, ..new }.validate()
+}
+
+/// Adds `new` after `messages`, giving each message without an id its position in the
+/// session (or the next number no message holds yet).
+pub(super) fn push_numbered(messages: &mut Vec<Message>, new: Vec<Message>) {
+    let mut taken: std::collections::HashSet<String> =
+        messages.iter().map(|m| m.id.clone()).collect();
+    for mut m in new {
         if m.id.is_empty() {
             let mut n = messages.len();
-            while messages.iter().any(|x| x.id == n.to_string()) {
+            while taken.contains(&n.to_string()) {
                 n += 1;
             }
             m.id = n.to_string();
         }
+        taken.insert(m.id.clone());
         messages.push(m);
     }
-    SessionInput { messages, ..new }.validate()
+}
+
+/// A batch's sessions, each validated; error paths start at the list (`[2].messages`).
+fn validated(sessions: Vec<SessionInput>) -> Result<Vec<SessionInput>, InputError> {
+    sessions
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| s.validate().map_err(|e| e.nested(&format!("[{i}]"))))
+        .collect()
 }
 
 impl Engine {
     /// Ingests sessions into a space (created if needed). Every session is validated
-    /// before anything is written; a session id already stored accepts only appended
-    /// messages.
+    /// before anything is written, and the batch is written in one transaction; a session
+    /// id already stored accepts only appended messages.
     pub fn ingest_sessions(
         &self,
         space: &SpaceId,
         sessions: Vec<SessionInput>,
+        opts: &WriteOptions,
     ) -> Result<IngestReport, EngineError> {
-        let sessions = sessions
-            .into_iter()
-            .map(SessionInput::validate)
-            .collect::<Result<Vec<_>, _>>()?;
+        let request = Request::new(space, opts, "sessions", &sessions)?;
+        let sessions = validated(sessions)?;
         self.b.records.create_space(space)?;
         let now = chrono::Utc::now();
         let records = sessions
@@ -113,7 +155,7 @@ impl Engine {
                 )
             })
             .collect();
-        self.write_records(records)
+        self.write_records(records, request.as_ref())
     }
 
     /// Ingests messages of group chats (any groups, any days). Each group's day is a
@@ -124,12 +166,16 @@ impl Engine {
         &self,
         space: &SpaceId,
         messages: Vec<GroupMessage>,
+        opts: &WriteOptions,
     ) -> Result<IngestReport, EngineError> {
+        let request = Request::new(space, opts, "group_messages", &messages)?;
         if messages.is_empty() {
-            return Err(InputError::new("group messages", "no messages given").into());
+            return Err(InputError::new("group messages", "no messages given")
+                .at("messages")
+                .into());
         }
         for (i, m) in messages.iter().enumerate() {
-            m.validate(i)?;
+            m.validate(i).map_err(|e| e.nested(&format!("[{i}]")))?;
         }
         self.b.records.create_space(space)?;
         let now = chrono::Utc::now();
@@ -144,60 +190,83 @@ impl Engine {
                 (record, WriteMode::Append)
             })
             .collect();
-        self.write_records(records)
+        self.write_records(records, request.as_ref())
     }
 
-    /// Restores exported records (keeping their `recorded_at`).
-    pub fn import(&self, records: Vec<SessionRecord>) -> Result<IngestReport, EngineError> {
+    /// Restores exported records (keeping their `recorded_at`), each into its own space.
+    pub fn import(
+        &self,
+        records: Vec<SessionRecord>,
+        opts: &WriteOptions,
+    ) -> Result<IngestReport, EngineError> {
+        let request = match records.first() {
+            Some(r) => Request::new(&r.space.clone(), opts, "import", &records)?,
+            None => None,
+        };
         let mut checked = Vec::with_capacity(records.len());
-        for mut r in records {
-            r.session = r.session.validate()?;
+        for (i, mut r) in records.into_iter().enumerate() {
+            r.session = r
+                .session
+                .validate()
+                .map_err(|e| e.nested(&format!("[{i}].session")))?;
             self.b.records.create_space(&r.space)?;
             checked.push((r, WriteMode::Whole));
         }
-        self.write_records(checked)
+        self.write_records(checked, request.as_ref())
     }
 
-    /// Writes records (ground state first, one transaction each), then their vectors and
-    /// text entries. `force` re-derives even unchanged sessions (rebuild).
+    /// The one write path of sessions, under the write lock: a request already answered
+    /// is answered again; otherwise plan (nothing is written if any record conflicts),
+    /// derive, embed, then store every record, its units and the request's receipt in
+    /// one transaction, and index what was written.
     pub(super) fn write_records(
         &self,
         records: Vec<(SessionRecord, WriteMode)>,
+        request: Option<&Request>,
     ) -> Result<IngestReport, EngineError> {
         let _w = self.lock()?;
+        if let Some(report) = request.map(|r| self.replay(r)).transpose()?.flatten() {
+            return Ok(report);
+        }
+        self.write_records_locked(records, request)
+    }
+
+    /// [`Engine::write_records`] for a caller that holds the write lock and has checked
+    /// for a replay.
+    pub(super) fn write_records_locked(
+        &self,
+        records: Vec<(SessionRecord, WriteMode)>,
+        request: Option<&Request>,
+    ) -> Result<IngestReport, EngineError> {
         let mut report = IngestReport::default();
         let planned = self.plan_writes(records, &mut report)?;
-        // Ground state first, one transaction per session. Whatever was written is
-        // indexed even when a later write fails, so it is searchable at once.
-        let mut written: Vec<Unit> = Vec::new();
-        let mut last = 0;
-        let mut failure = None;
+        let mut derived: Vec<(SessionRecord, Vec<Unit>)> = Vec::with_capacity(planned.len());
         for (record, added) in planned {
-            let units = match self.derive_units(&record) {
-                Ok(u) => u,
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            };
-            match self.b.records.put_session(&record, &units) {
-                Ok(seq) => {
-                    last = seq;
-                    report.messages_added += added;
-                    report.units += units.len();
-                    written.extend(units);
-                }
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            }
+            let units = self.derive_units(&record)?;
+            report.messages_added += added;
+            report.units += units.len();
+            derived.push((record, units));
         }
-        self.index_written(written, last, &mut report)?;
-        match failure {
-            Some(e) => Err(e.into()),
-            None => Ok(report),
+        let written: Vec<Unit> = derived.iter().flat_map(|(_, u)| u.clone()).collect();
+        // Vectors are computed before the transaction, so the receipt stored with it
+        // holds the whole answer (a retry gets exactly what the first call got).
+        let embedded = self.embed_units(&written)?;
+        report.vectors_computed = embedded.counts.computed;
+        report.vectors_cached = embedded.counts.cached;
+        let writes: Vec<SessionWrite<'_>> = derived
+            .iter()
+            .map(|(record, units)| SessionWrite { record, units })
+            .collect();
+        let receipts: Vec<_> = request.map(|r| r.receipt(&report)).into_iter().collect();
+        let last = self.b.records.put_sessions(&writes, &receipts)?;
+        if written.is_empty() {
+            return Ok(report);
         }
+        self.store_vectors(&written, embedded, last)?;
+        let searchable: Vec<Unit> = written.into_iter().filter(Unit::is_searchable).collect();
+        self.b.text.upsert(&searchable)?;
+        self.text_seq.store(last, Ordering::SeqCst);
+        Ok(report)
     }
 
     /// Decides what each record becomes (new, appended, unchanged) before anything is
@@ -210,7 +279,7 @@ impl Engine {
     ) -> Result<Vec<(SessionRecord, usize)>, EngineError> {
         let mut planned: Vec<(SessionRecord, usize)> = Vec::new();
         let mut position: HashMap<(SpaceId, String), usize> = HashMap::new();
-        for (mut rec, mode) in records {
+        for (index, (mut rec, mode)) in records.into_iter().enumerate() {
             report.sessions += 1;
             let key = (rec.space.clone(), rec.session.id.clone());
             let existing = match position.get(&key) {
@@ -222,7 +291,17 @@ impl Engine {
                 rec.session = appended(existing.as_ref().map(|e| &e.session), rec.session)?;
             }
             let force = mode == WriteMode::Rederive;
-            let (session, added) = match merge(existing, rec.session.clone(), &rec.space)? {
+            let merged = merge(existing, rec.session.clone()).map_err(|mut e| {
+                // Whole-session writes come in input order: name the record's place.
+                if mode == WriteMode::Whole {
+                    e.field = Some(match e.field.take() {
+                        Some(f) => format!("[{index}].{f}"),
+                        None => format!("[{index}]"),
+                    });
+                }
+                e
+            })?;
+            let (session, added) = match merged {
                 Merge::New(s) => {
                     let n = s.messages.len();
                     (s, n)
@@ -251,78 +330,6 @@ impl Engine {
             }
         }
         Ok(planned)
-    }
-
-    /// Forgets a whole session: its record, units, vectors and index entries.
-    pub fn forget_session(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
-        self.require_space(space)?;
-        let _w = self.lock()?;
-        self.delete_session_locked(space, session)
-    }
-
-    /// Deletes a session and everything derived from it, cached vectors of its text
-    /// included; the caller holds the write lock.
-    pub(super) fn delete_session_locked(
-        &self,
-        space: &SpaceId,
-        session: &str,
-    ) -> Result<usize, EngineError> {
-        let before = self.b.records.session_units(space, session)?;
-        let ids = self.b.records.delete_session(space, session)?;
-        self.purge_cached(&before, &[])?;
-        self.b.text.remove(space, &ids)?;
-        self.b.vectors.remove(space, &ids)?;
-        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
-        Ok(ids.len())
-    }
-
-    /// Forgets one message: the session is rewritten without it and re-derived.
-    pub fn forget_message(
-        &self,
-        space: &SpaceId,
-        session: &str,
-        message: &str,
-    ) -> Result<usize, EngineError> {
-        self.require_space(space)?;
-        // Held from the read on: a concurrent append must not be overwritten by the
-        // session as read here.
-        let _w = self.lock()?;
-        let Some(mut rec) = self.b.records.get_session(space, session)? else {
-            return Err(
-                StoreError::NotFound(format!("session {session:?} in space {space:?}")).into(),
-            );
-        };
-        let before = rec.session.messages.len();
-        rec.session.messages.retain(|m| m.id != message);
-        if rec.session.messages.len() == before {
-            return Err(StoreError::NotFound(format!(
-                "message {message:?} of session {session:?}"
-            ))
-            .into());
-        }
-        if rec.session.messages.is_empty() {
-            return self.delete_session_locked(space, session);
-        }
-        let before = self.b.records.session_units(space, session)?;
-        let old: Vec<String> = before.iter().map(|u| u.id.clone()).collect();
-        if let Some(store) = &self.b.enrich {
-            store.forget_message(space, session, message)?;
-        }
-        let mut units = self.derive_units(&rec)?;
-        let last = self.b.records.put_session(&rec, &units)?;
-        self.purge_cached(&before, &units)?;
-        let stale: Vec<String> = old
-            .into_iter()
-            .filter(|id| !units.iter().any(|u| &u.id == id))
-            .collect();
-        self.b.text.remove(space, &stale)?;
-        self.b.vectors.remove(space, &stale)?;
-        self.index_vectors(&units, last)?;
-        units.retain(Unit::is_searchable);
-        self.b.text.upsert(&units)?;
-        self.text_seq.store(last, Ordering::SeqCst);
-        self.b.text.commit(last)?;
-        Ok(stale.len())
     }
 
     /// Every session of a space, exactly as ingested.

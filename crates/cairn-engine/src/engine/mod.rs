@@ -1,18 +1,30 @@
 //! The engine: the one place where ingest and recall are orchestrated.
+//!
+//! Write side (ingest): `ingest.rs` (sessions, group messages, import, the shared write
+//! path), `append.rs` (appends to one session and request receipts), `forget.rs`,
+//! `trajectories.rs`, `enrich.rs`. Read side (recall and browsing): `recall.rs`,
+//! `knowledge.rs` (fact histories, profiles), `browse.rs` (listings and metadata filters).
+//! This file: opening, healing, checking, indexing.
+mod append;
+mod browse;
 mod enrich;
+mod forget;
 mod ingest;
 mod knowledge;
 mod recall;
 mod trajectories;
 
 use crate::derive::DERIVE_VERSION;
-use crate::embedding::{cache_key, embed_cached, CachedEmbedError, EmbedCounts};
+use crate::embedding::{cache_key_in, embed_cached, CachedEmbedError, EmbedCounts};
 use crate::rank::RankConfig;
 use cairn_core::{
-    EmbedError, Embedder, EmbeddingCache, InputError, RecordStore, SpaceId, SpaceStats, StoreError,
-    TextIndex, Unit, VectorIndex,
+    ConflictError, EmbedError, Embedder, EmbeddingCache, InputError, RecordStore, SpaceId,
+    SpaceStats, StoreError, TextIndex, Unit, VectorIndex,
 };
+pub use append::{WriteOptions, MAX_IDEMPOTENCY_KEY};
+pub use browse::SessionPage;
 pub use enrich::{enrichment_units, llm_fact_id, EnrichReport};
+pub use forget::ForgetReport;
 use ingest::WriteMode;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,9 +37,14 @@ pub enum EngineError {
     #[error(transparent)]
     Input(#[from] InputError),
     #[error(transparent)]
+    Conflict(#[from] ConflictError),
+    #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
     Embed(#[from] EmbedError),
+    /// An idempotency key came again with another request than the one it first named.
+    #[error("idempotency key {0:?} was already used for a different request")]
+    IdempotencyKeyReused(String),
 }
 
 impl From<CachedEmbedError> for EngineError {
@@ -61,6 +78,12 @@ pub struct EngineConfig {
     /// (benchmarks), never for data that must be forgotten, since a cached vector and its
     /// key (the text's SHA-256) can confirm a guessed text.
     pub purge_cache_on_forget: bool,
+    /// One embedding-cache entry per distinct text for the whole store, shared by every
+    /// space. Off (default), each space has entries of its own: otherwise a tenant could
+    /// tell whether another space holds a text (its ingest would count the vector as
+    /// cached) or asked a query (its embedding would come back at once). On, for replays
+    /// of public data across many spaces (benchmarks), where a text is embedded once.
+    pub share_embedding_cache: bool,
 }
 
 impl Default for EngineConfig {
@@ -68,12 +91,14 @@ impl Default for EngineConfig {
         Self {
             rank: RankConfig::default(),
             purge_cache_on_forget: true,
+            share_embedding_cache: false,
         }
     }
 }
 
 /// What an ingest did.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct IngestReport {
     pub sessions: usize,
     /// Trajectories written (new ones; identical re-inserts count as unchanged).
@@ -84,6 +109,9 @@ pub struct IngestReport {
     pub units: usize,
     pub vectors_computed: usize,
     pub vectors_cached: usize,
+    /// The request carried an idempotency key already answered: this is the first
+    /// answer again, and nothing was written now.
+    pub replayed: bool,
 }
 
 impl std::ops::AddAssign<&IngestReport> for IngestReport {
@@ -110,8 +138,11 @@ pub struct CheckReport {
     pub last_seq: u64,
     /// Per space: the units of the record against the entries of each index.
     pub indexes: Vec<SpaceIndexCheck>,
-    /// Every index holds exactly the units of the record (and the watermarks reach the
-    /// last sequence number).
+    /// Stored rows that do not decode (`space "a", session "s1": ...`); any makes the
+    /// store inconsistent.
+    pub unreadable: Vec<String>,
+    /// Every record decodes, and every index holds exactly the units of the record (and
+    /// the watermarks reach the last sequence number).
     pub consistent: bool,
 }
 
@@ -276,6 +307,16 @@ impl Engine {
         self.flush()?;
         let _w = self.lock()?;
         for space in self.b.records.list_spaces()? {
+            r.unreadable.extend(
+                self.b
+                    .records
+                    .decode_failures(&space)?
+                    .into_iter()
+                    .map(|f| format!("space {space:?}, {f}")),
+            );
+            if !r.unreadable.is_empty() {
+                continue;
+            }
             let units = self.b.records.space_units(&space)?;
             let text_expected = units.iter().filter(|u| u.is_searchable()).count();
             let vectors_expected = units.iter().filter(|u| u.embed_text.is_some()).count();
@@ -292,7 +333,8 @@ impl Engine {
                     && vector_entries == vectors_expected,
             });
         }
-        r.consistent = r.indexes.iter().all(|s| s.agree)
+        r.consistent = r.unreadable.is_empty()
+            && r.indexes.iter().all(|s| s.agree)
             && r.text_watermark.max(self.b.text.watermark()?) >= r.last_seq
             && r.vector_watermark.max(self.b.vectors.watermark()?) >= r.last_seq;
         Ok(r)
@@ -321,13 +363,13 @@ impl Engine {
                 self.b.vectors.remove(&space, &old)?;
             }
             for rec in records {
-                let r = self.write_records(vec![(rec, WriteMode::Rederive)])?;
+                let r = self.write_records(vec![(rec, WriteMode::Rederive)], None)?;
                 report.units += r.units;
                 report.vectors_rebuilt += r.vectors_computed + r.vectors_cached;
                 report.text_reindexed += r.units;
             }
             for rec in self.b.records.trajectories(&space)? {
-                let r = self.write_trajectories(vec![rec], true)?;
+                let r = self.write_trajectories(vec![rec], true, None)?;
                 report.units += r.units;
                 report.vectors_rebuilt += r.vectors_computed + r.vectors_cached;
                 report.text_reindexed += r.units;
@@ -342,6 +384,10 @@ impl Engine {
 
     pub fn create_space(&self, space: &SpaceId) -> Result<bool, EngineError> {
         Ok(self.b.records.create_space(space)?)
+    }
+
+    pub fn space_exists(&self, space: &SpaceId) -> Result<bool, EngineError> {
+        Ok(self.b.records.space_exists(space)?)
     }
 
     pub fn spaces(&self) -> Result<Vec<SpaceId>, EngineError> {
@@ -382,49 +428,74 @@ impl Engine {
     }
 
     fn index_vectors(&self, units: &[Unit], watermark: u64) -> Result<EmbedCounts, EngineError> {
-        let with_text: Vec<&Unit> = units.iter().filter(|u| u.embed_text.is_some()).collect();
-        let texts: Vec<&str> = with_text
-            .iter()
-            .filter_map(|u| u.embed_text.as_deref())
-            .collect();
-        let (vectors, counts) =
-            embed_cached(self.b.embedder.as_ref(), self.b.cache.as_ref(), &texts)?;
-        let mut by_space: BTreeMap<&SpaceId, Vec<(String, Vec<f32>)>> = BTreeMap::new();
-        for (u, v) in with_text.iter().zip(vectors) {
-            by_space
-                .entry(&u.space)
-                .or_default()
-                .push((u.id.clone(), v));
+        let embedded = self.embed_units(units)?;
+        self.store_vectors(units, embedded, watermark)
+    }
+
+    /// The vectors of `units` that have an embedding text, per space (each space's cache
+    /// scope; see [`EngineConfig::share_embedding_cache`]).
+    fn embed_units(&self, units: &[Unit]) -> Result<EmbeddedUnits, EngineError> {
+        let mut by_space: BTreeMap<&SpaceId, Vec<&Unit>> = BTreeMap::new();
+        for u in units.iter().filter(|u| u.embed_text.is_some()) {
+            by_space.entry(&u.space).or_default().push(u);
         }
-        if by_space.is_empty() {
-            // Nothing to embed, but the watermark still moves past these units.
+        let mut out = EmbeddedUnits::default();
+        for (space, units) in by_space {
+            let texts: Vec<&str> = units.iter().filter_map(|u| u.embed_text.as_deref()).collect();
+            let (vectors, counts) = embed_cached(
+                self.b.embedder.as_ref(),
+                self.b.cache.as_ref(),
+                self.cache_scope(space),
+                &texts,
+            )?;
+            out.counts.computed += counts.computed;
+            out.counts.cached += counts.cached;
+            let items = units.iter().map(|u| u.id.clone()).zip(vectors).collect();
+            out.by_space.push((space.clone(), items));
+        }
+        Ok(out)
+    }
+
+    /// Writes embedded vectors with `watermark` (which moves past `units` even when none
+    /// of them has a vector).
+    fn store_vectors(
+        &self,
+        units: &[Unit],
+        embedded: EmbeddedUnits,
+        watermark: u64,
+    ) -> Result<EmbedCounts, EngineError> {
+        if embedded.by_space.is_empty() {
             if let Some(u) = units.first() {
                 self.b.vectors.upsert(&u.space, &[], watermark)?;
             }
         }
-        for (space, items) in by_space {
-            self.b.vectors.upsert(space, &items, watermark)?;
+        for (space, items) in &embedded.by_space {
+            self.b.vectors.upsert(space, items, watermark)?;
         }
-        Ok(counts)
+        Ok(embedded.counts)
+    }
+
+    /// The cache scope of a space's texts: its own, unless the cache is shared.
+    pub(super) fn cache_scope<'a>(&self, space: &'a SpaceId) -> Option<&'a SpaceId> {
+        (!self.cfg.share_embedding_cache).then_some(space)
     }
 
     /// Drops from the embedding cache the vectors of `gone` units' text that `kept`
-    /// units do not embed too: forgetting removes the text from every derived store. The
-    /// cache is shared between spaces, so another space holding the same text only pays
-    /// one re-embedding.
+    /// units do not embed too: forgetting removes the text from every derived store. With
+    /// a shared cache, another space holding the same text only pays one re-embedding.
     fn purge_cached(&self, gone: &[Unit], kept: &[Unit]) -> Result<(), EngineError> {
         if !self.cfg.purge_cache_on_forget {
             return Ok(());
         }
-        let keep: std::collections::HashSet<[u8; 32]> = kept
-            .iter()
-            .filter_map(|u| u.embed_text.as_deref())
-            .map(cache_key)
-            .collect();
+        let key = |u: &Unit| {
+            u.embed_text
+                .as_deref()
+                .map(|t| cache_key_in(self.cache_scope(&u.space), t))
+        };
+        let keep: std::collections::HashSet<[u8; 32]> = kept.iter().filter_map(key).collect();
         let keys: Vec<[u8; 32]> = gone
             .iter()
-            .filter_map(|u| u.embed_text.as_deref())
-            .map(cache_key)
+            .filter_map(key)
             .filter(|k| !keep.contains(k))
             .collect();
         if !keys.is_empty() {
@@ -463,6 +534,13 @@ impl Engine {
 }
 
 type TopicCache = HashMap<(SpaceId, &'static str), (u64, Arc<Vec<Unit>>)>;
+
+/// Vectors computed for units before their write, per space.
+#[derive(Default)]
+struct EmbeddedUnits {
+    by_space: Vec<(SpaceId, Vec<(String, Vec<f32>)>)>,
+    counts: EmbedCounts,
+}
 
 pub(super) fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1000.0

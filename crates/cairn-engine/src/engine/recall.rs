@@ -22,11 +22,14 @@ impl Engine {
         opts: &RecallOptions,
     ) -> Result<Recall, EngineError> {
         let t0 = Instant::now();
-        opts.validate()?;
         if query.trim().is_empty() {
-            return Err(InputError::new("recall", "`query` is empty").into());
+            return Err(InputError::new("recall", "`query` is empty")
+                .at("query")
+                .into());
         }
         self.require_space(space)?;
+        let narrowed = self.narrowed_by_filter(space, opts)?;
+        let opts = narrowed.as_ref().unwrap_or(opts);
         self.flush()?;
         let mut timings = Timings::default();
         let now = opts.as_of.unwrap_or_else(chrono::Utc::now);
@@ -50,7 +53,12 @@ impl Engine {
         let ((lexical, lexical_ms), (embedded, embed_ms)) = std::thread::scope(|scope| {
             let embedding = scope.spawn(|| {
                 let t = Instant::now();
-                let r = embed_cached(self.b.embedder.as_ref(), self.b.cache.as_ref(), &[query]);
+                let r = embed_cached(
+                    self.b.embedder.as_ref(),
+                    self.b.cache.as_ref(),
+                    self.cache_scope(space),
+                    &[query],
+                );
                 (r, ms(t))
             });
             let t = Instant::now();
@@ -90,6 +98,7 @@ impl Engine {
             timings.dense_ms += ms(t);
         }
 
+        let cosines: HashMap<String, f32> = dense.iter().cloned().collect();
         let t = Instant::now();
         let fused = fuse(
             &[(&lexical, rc.lexical_weight), (&dense, rc.dense_weight)],
@@ -178,6 +187,7 @@ impl Engine {
                 speakers: r.unit.provenance.speakers,
                 occurred_at: r.unit.occurred_at,
                 superseded_by: superseded.get(&r.unit.id).cloned(),
+                relevance: cosines.get(&r.unit.id).copied(),
                 trajectory_id: r.unit.provenance.trajectory_id,
                 states: r.unit.provenance.states,
                 unit_id: r.unit.id,
@@ -352,6 +362,26 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// The options with `sessions` narrowed to the sessions the metadata filter admits
+    /// (`None`: no filter, the options stand). Checks every option.
+    fn narrowed_by_filter(
+        &self,
+        space: &SpaceId,
+        opts: &RecallOptions,
+    ) -> Result<Option<RecallOptions>, EngineError> {
+        let Some(filter) = opts.parsed_filter()? else {
+            return Ok(None);
+        };
+        let sessions = self.matching_sessions(space, &filter, opts.sessions.as_deref())?;
+        Ok(Some(RecallOptions {
+            sessions: Some(sessions),
+            filter: None,
+            ..opts.clone()
+        }))
+    }
+}
+
 /// The ids in `found` that `other` lacks.
 fn missing(found: &[(String, f32)], other: &[(String, f32)]) -> Vec<String> {
     let known: HashSet<&str> = other.iter().map(|(id, _)| id.as_str()).collect();
@@ -383,10 +413,11 @@ fn take_with_quotas(ranked: Vec<Ranked>, opts: &RecallOptions) -> Vec<Ranked> {
     out
 }
 
-/// Whether options let a unit be seen.
+/// Whether options let a unit be seen. With `as_of`, a unit is seen once it occurred,
+/// and an undated one once it was recorded: neither may come from the future.
 fn visible(u: &Unit, opts: &RecallOptions) -> bool {
-    if let (Some(as_of), Some(t)) = (opts.as_of, u.occurred_at) {
-        if t > as_of {
+    if let Some(as_of) = opts.as_of {
+        if u.occurred_at.unwrap_or(u.recorded_at) > as_of {
             return false;
         }
     }

@@ -1,8 +1,9 @@
 //! Agent trajectories: insert (idempotent), read, forget.
 use crate::trajectory::derive_trajectory_units;
-use cairn_core::{SpaceId, StoreError, TrajectoryInput, TrajectoryRecord, TrajectorySummary};
+use cairn_core::{ConflictError, SpaceId, TrajectoryInput, TrajectoryRecord, TrajectorySummary};
 use std::sync::atomic::Ordering;
 
+use super::append::{Request, WriteOptions};
 use super::{Engine, EngineError, IngestReport};
 
 impl Engine {
@@ -13,10 +14,13 @@ impl Engine {
         &self,
         space: &SpaceId,
         trajectories: Vec<TrajectoryInput>,
+        opts: &WriteOptions,
     ) -> Result<IngestReport, EngineError> {
+        let request = Request::new(space, opts, "trajectories", &trajectories)?;
         let trajectories = trajectories
             .into_iter()
-            .map(TrajectoryInput::validate)
+            .enumerate()
+            .map(|(i, t)| t.validate().map_err(|e| e.nested(&format!("[{i}]"))))
             .collect::<Result<Vec<_>, _>>()?;
         self.b.records.create_space(space)?;
         let now = chrono::Utc::now();
@@ -28,18 +32,25 @@ impl Engine {
                 trajectory,
             })
             .collect();
-        self.write_trajectories(records, false)
+        self.write_trajectories(records, false, request.as_ref())
     }
 
+    /// Writes trajectories (each in one transaction with its units), then indexes them.
+    /// The request's receipt is stored after them: a trajectory stored again identically
+    /// is left alone, so a retry that finds no receipt still writes nothing twice.
     pub(super) fn write_trajectories(
         &self,
         records: Vec<TrajectoryRecord>,
         rederive: bool,
+        request: Option<&Request>,
     ) -> Result<IngestReport, EngineError> {
         let _w = self.lock()?;
+        if let Some(report) = request.map(|r| self.replay(r)).transpose()?.flatten() {
+            return Ok(report);
+        }
         let mut report = IngestReport::default();
         let mut planned: Vec<TrajectoryRecord> = Vec::new();
-        for r in records {
+        for (i, r) in records.into_iter().enumerate() {
             let stored = match planned
                 .iter()
                 .find(|p| p.space == r.space && p.trajectory.id == r.trajectory.id)
@@ -49,10 +60,11 @@ impl Engine {
             };
             match stored {
                 Some(s) if s.trajectory != r.trajectory => {
-                    return Err(StoreError::TrajectoryConflict {
-                        space: r.space.to_string(),
-                        id: r.trajectory.id,
-                    }
+                    return Err(ConflictError::new(
+                        format!("trajectory {:?}", r.trajectory.id),
+                        "is already stored with different content (forget it first to replace it)",
+                    )
+                    .at(format!("[{i}]"))
                     .into())
                 }
                 Some(s) if !rederive => {
@@ -72,6 +84,9 @@ impl Engine {
             written.extend(units);
         }
         self.index_written(written, last, &mut report)?;
+        if let Some(r) = request {
+            self.b.records.put_sessions(&[], &[r.receipt(&report)])?;
+        }
         Ok(report)
     }
 
@@ -81,12 +96,15 @@ impl Engine {
         records: Vec<TrajectoryRecord>,
     ) -> Result<IngestReport, EngineError> {
         let mut checked = Vec::with_capacity(records.len());
-        for mut r in records {
-            r.trajectory = r.trajectory.validate()?;
+        for (i, mut r) in records.into_iter().enumerate() {
+            r.trajectory = r
+                .trajectory
+                .validate()
+                .map_err(|e| e.nested(&format!("[{i}].trajectory")))?;
             self.b.records.create_space(&r.space)?;
             checked.push(r);
         }
-        self.write_trajectories(checked, false)
+        self.write_trajectories(checked, false, None)
     }
 
     /// Forgets a trajectory: its record, units, vectors, index entries and the
@@ -94,6 +112,15 @@ impl Engine {
     pub fn forget_trajectory(&self, space: &SpaceId, id: &str) -> Result<usize, EngineError> {
         self.require_space(space)?;
         let _w = self.lock()?;
+        self.delete_trajectory_locked(space, id)
+    }
+
+    /// [`Engine::forget_trajectory`] for a caller holding the write lock.
+    pub(super) fn delete_trajectory_locked(
+        &self,
+        space: &SpaceId,
+        id: &str,
+    ) -> Result<usize, EngineError> {
         // Units are derived deterministically, so the record tells what was embedded.
         if let Some(r) = self.b.records.get_trajectory(space, id)? {
             let units = derive_trajectory_units(space, &r.trajectory, r.recorded_at);

@@ -79,6 +79,8 @@ pub struct Resp {
     pub content_type: String,
     pub body: Value,
     pub text: String,
+    /// The answer carried `Idempotency-Replayed: true`.
+    pub replayed: bool,
 }
 
 impl Resp {
@@ -111,6 +113,21 @@ impl Server {
         key: Option<&str>,
         body: Option<(&str, &str)>,
     ) -> Resp {
+        self.call_with(method, template, args, query, key, body, &[])
+    }
+
+    /// [`Server::call`] with extra request headers.
+    #[allow(clippy::too_many_arguments)]
+    pub fn call_with(
+        &self,
+        method: &str,
+        template: &str,
+        args: &[&str],
+        query: &str,
+        key: Option<&str>,
+        body: Option<(&str, &str)>,
+        headers: &[(&str, &str)],
+    ) -> Resp {
         self.hit
             .lock()
             .unwrap()
@@ -136,6 +153,9 @@ impl Server {
         if let Some(k) = key {
             req = req.set("Authorization", &format!("Bearer {k}"));
         }
+        for (name, value) in headers {
+            req = req.set(name, value);
+        }
         let result = match body {
             Some((ctype, b)) => req.set("Content-Type", ctype).send_string(b),
             None => req.call(),
@@ -147,6 +167,7 @@ impl Server {
         };
         let status = resp.status();
         let content_type = resp.header("content-type").unwrap_or("").to_string();
+        let replayed = resp.header("idempotency-replayed") == Some("true");
         let text = resp.into_string().unwrap_or_default();
         let body = serde_json::from_str(&text).unwrap_or(Value::String(text.clone()));
         Resp {
@@ -154,6 +175,7 @@ impl Server {
             content_type,
             body,
             text,
+            replayed,
         }
     }
 
@@ -192,6 +214,58 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+pub fn ok(r: &Resp) {
+    assert!(r.status < 300, "{} {}", r.status, r.text);
+}
+
+pub fn mcp(s: &Server, key: &str, id: u64, method: &str, params: Value) -> Resp {
+    s.call(
+        "POST",
+        "/mcp",
+        &[],
+        "",
+        Some(key),
+        Some((
+            "application/json",
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+                .to_string(),
+        )),
+    )
+}
+
+pub fn mcp_init(s: &Server, key: &str) -> Resp {
+    mcp(
+        s,
+        key,
+        1,
+        "initialize",
+        serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "cairn-test", "version": "1"}}),
+    )
+}
+
+/// The text of a tool result (the tools answer JSON as text) and whether it is an error.
+pub fn tool(s: &Server, key: &str, name: &str, args: Value) -> (bool, Value) {
+    let r = mcp(
+        s,
+        key,
+        2,
+        "tools/call",
+        serde_json::json!({"name": name, "arguments": args}),
+    );
+    ok(&r);
+    let result = &r.body["result"];
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let is_error = result["isError"].as_bool().unwrap_or(false);
+    (
+        is_error,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 pub fn session(id: &str, text: &str, reply: &str, metadata: Value) -> Value {

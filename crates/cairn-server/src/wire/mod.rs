@@ -1,6 +1,12 @@
-//! Wire JSON: request bodies and their parsing. Responses reuse the library's own
-//! serializable types (`Recall`, `Unit`, `SessionRecord`, `IngestReport`, ...), so the wire
-//! shape and the library shape cannot drift apart.
+//! Wire JSON: request bodies and their parsing (this file) and response bodies (`out.rs`).
+//! The server's own types: a library type renamed or reshaped is a compile error here, not
+//! a silent change of the HTTP API. The ingest formats (`SessionInput`, `GroupMessage`,
+//! `TrajectoryInput`) and the documents the library defines for export and display
+//! (`TrajectoryRecord`, `FactHistory`, `SpeakerProfile`) are the library's documented
+//! formats, shared with files and the CLI; `tests/http.rs` checks every body against
+//! `openapi.json`, so a change to them fails a test too.
+pub mod out;
+
 use crate::error::ApiError;
 use crate::AppState;
 use axum::extract::{FromRequest, Request};
@@ -147,7 +153,7 @@ pub struct HistoryQuery {
 
 /// `POST /v1/spaces/{space}/messages`: append messages to a session, creating it on first
 /// use (Mem0's `add`). Header fields apply when the session is new; for a stored session
-/// they must be absent or equal to what is stored.
+/// they must be absent or equal to what is stored (see [`cairn::AppendInput`]).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AddMessages {
@@ -165,6 +171,28 @@ pub struct AddMessages {
     /// Session metadata (what filters match on), e.g. `{"user_id": "u1", "agent_id": "a"}`.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub metadata: Value,
+}
+
+impl AddMessages {
+    pub fn into_input(self) -> Result<cairn::AppendInput, ApiError> {
+        let occurred_at = self
+            .occurred_at
+            .as_deref()
+            .map(|t| parse_time(t, "occurred_at"))
+            .transpose()?;
+        Ok(cairn::AppendInput {
+            session_id: self.session_id,
+            messages: self.messages,
+            occurred_at,
+            group: self.group,
+            metadata: self.metadata,
+        })
+    }
+}
+
+/// A time from a request field or parameter (every shape the library reads).
+pub fn parse_time(raw: &str, field: &str) -> Result<cairn::Timestamp, ApiError> {
+    cairn::parse_timestamp(raw).map_err(|e| ApiError::invalid(field, e.problem))
 }
 
 fn default_top_k() -> usize {
@@ -207,6 +235,26 @@ pub struct RecallRequest {
     pub filter: Option<Value>,
 }
 
+impl RecallRequest {
+    /// The library's options (times parsed; everything else checked by the library).
+    pub fn options(&self) -> Result<cairn::RecallOptions, ApiError> {
+        let time = |raw: &Option<String>, field| raw.as_deref().map(|t| parse_time(t, field));
+        Ok(cairn::RecallOptions {
+            top_k: self.top_k,
+            token_budget: self.token_budget,
+            format: self.format,
+            as_of: time(&self.as_of, "as_of").transpose()?,
+            since: time(&self.since, "since").transpose()?,
+            sessions: self.sessions.clone(),
+            speakers: self.speakers.clone(),
+            groups: self.groups.clone(),
+            kinds: self.kinds.clone(),
+            quotas: self.quotas.clone(),
+            filter: self.filter.clone(),
+        })
+    }
+}
+
 /// Query of `GET /v1/spaces/{space}/memories`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -243,9 +291,8 @@ pub struct Page<T> {
 }
 
 impl<T> Page<T> {
-    pub fn of(all: Vec<T>, offset: usize, limit: usize) -> Self {
-        let total = all.len();
-        let items: Vec<T> = all.into_iter().skip(offset).take(limit).collect();
+    /// One page of `total` items that starts at `offset`.
+    pub fn new(items: Vec<T>, total: usize, offset: usize) -> Self {
         let end = offset.saturating_add(items.len());
         Self {
             next_offset: (end < total).then_some(end),

@@ -1,0 +1,288 @@
+//! The memory commands: argument structs, their translation into library calls, and
+//! printing (through `print.rs`).
+use crate::print;
+use anyhow::{bail, Context, Result};
+use cairn::{Format, Memory, RecallOptions, UnitKind, WriteOptions};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct RecallArgs {
+    #[arg(long)]
+    space: String,
+    query: String,
+    #[arg(long, default_value_t = RecallOptions::default().top_k)]
+    top_k: usize,
+    #[arg(long, default_value_t = RecallOptions::default().token_budget)]
+    token_budget: usize,
+    #[arg(long, default_value = "synthesized")]
+    format: String,
+    /// Recall as of this date (units after it are invisible).
+    #[arg(long)]
+    as_of: Option<String>,
+    /// Only units from this date on (with --as-of, a time range).
+    #[arg(long)]
+    since: Option<String>,
+    #[arg(long = "session")]
+    sessions: Vec<String>,
+    #[arg(long = "speaker")]
+    speakers: Vec<String>,
+    #[arg(long = "group")]
+    groups: Vec<String>,
+    /// Only units of this kind (turn, round, episode, fact, slice, event, note, ...);
+    /// repeat for several (the pools of a trajectory query).
+    #[arg(long = "kind")]
+    kinds: Vec<String>,
+    /// At most N hits of a kind, as KIND=N (e.g. --quota note=2); repeatable.
+    #[arg(long = "quota", value_name = "KIND=N")]
+    quotas: Vec<String>,
+    /// Only sessions whose metadata matches this filter (JSON, e.g. '{"user_id": "u1"}').
+    #[arg(long)]
+    filter: Option<String>,
+}
+
+fn time(raw: &Option<String>, flag: &str) -> Result<Option<cairn::Timestamp>> {
+    raw.as_deref()
+        .map(|t| cairn::parse_timestamp(t).map_err(|e| anyhow::anyhow!("{flag}: {}", e.problem)))
+        .transpose()
+}
+
+fn kind(k: &str) -> Result<UnitKind> {
+    UnitKind::parse(k).with_context(|| format!("unknown kind {k:?}"))
+}
+
+fn quotas(raw: &[String]) -> Result<Option<std::collections::BTreeMap<UnitKind, usize>>> {
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    raw.iter()
+        .map(|q| {
+            let (k, n) = q
+                .split_once('=')
+                .with_context(|| format!("--quota {q:?}: expected KIND=N"))?;
+            let n: usize = n
+                .parse()
+                .with_context(|| format!("--quota {q:?}: {n:?} is not a count"))?;
+            Ok((kind(k).context("--quota")?, n))
+        })
+        .collect::<Result<_>>()
+        .map(Some)
+}
+
+fn some(v: &[String]) -> Option<Vec<String>> {
+    (!v.is_empty()).then(|| v.to_vec())
+}
+
+impl RecallArgs {
+    fn options(&self) -> Result<RecallOptions> {
+        Ok(RecallOptions {
+            top_k: self.top_k,
+            token_budget: self.token_budget,
+            format: self.format.parse::<Format>()?,
+            as_of: time(&self.as_of, "--as-of")?,
+            since: time(&self.since, "--since")?,
+            sessions: some(&self.sessions),
+            speakers: some(&self.speakers),
+            groups: some(&self.groups),
+            kinds: match self.kinds.is_empty() {
+                true => None,
+                false => Some(self.kinds.iter().map(|k| kind(k)).collect::<Result<_>>()?),
+            },
+            quotas: quotas(&self.quotas)?,
+            filter: self
+                .filter
+                .as_deref()
+                .map(|f| serde_json::from_str(f).context("--filter is not JSON"))
+                .transpose()?,
+        })
+    }
+}
+
+pub fn recall(m: &Memory, a: &RecallArgs, json: bool) -> Result<()> {
+    let r = m.recall(&a.space, &a.query, &a.options()?)?;
+    if json {
+        return print::json(&r);
+    }
+    print::recall(&r);
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct HistoryArgs {
+    #[arg(long)]
+    space: String,
+    subject: String,
+    /// The history as known at this date.
+    #[arg(long)]
+    as_of: Option<String>,
+}
+
+pub fn history(m: &Memory, a: &HistoryArgs, json: bool) -> Result<()> {
+    let Some(h) = m.history(&a.space, &a.subject, time(&a.as_of, "--as-of")?)? else {
+        bail!("no fact about {:?} in space {:?}", a.subject, a.space);
+    };
+    if json {
+        return print::json(&h);
+    }
+    print::history(&h);
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct ProfileArgs {
+    #[arg(long)]
+    space: String,
+    /// A speaker; without it, lists the space's speakers.
+    speaker: Option<String>,
+}
+
+pub fn profile(m: &Memory, a: &ProfileArgs, json: bool) -> Result<()> {
+    let Some(speaker) = &a.speaker else {
+        let speakers = m.speakers(&a.space)?;
+        if json {
+            return print::json(&speakers);
+        }
+        speakers.iter().for_each(|s| println!("{s}"));
+        return Ok(());
+    };
+    let Some(p) = m.profile(&a.space, speaker)? else {
+        bail!("no speaker {speaker:?} in space {:?}", a.space);
+    };
+    if json {
+        return print::json(&p);
+    }
+    print::profile(&p);
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct ForgetArgs {
+    #[arg(long)]
+    space: String,
+    #[arg(long)]
+    session: Option<String>,
+    #[arg(long, requires = "session")]
+    message: Option<String>,
+    /// Forget one trajectory.
+    #[arg(long, conflicts_with = "session")]
+    trajectory: Option<String>,
+    /// Forget one memory (by unit id, as recall cites it): what it was derived from.
+    #[arg(long, conflicts_with_all = ["session", "trajectory"])]
+    memory: Option<String>,
+    /// Forget the whole space.
+    #[arg(long, conflicts_with_all = ["session", "trajectory", "memory"])]
+    all: bool,
+}
+
+pub fn forget(m: &Memory, a: &ForgetArgs, json: bool) -> Result<()> {
+    let space = &a.space;
+    if let Some(unit) = &a.memory {
+        let report = m.forget_unit(space, unit)?;
+        if json {
+            return print::json(&report);
+        }
+        println!("forgotten ({} removed)", report.removed_units);
+        return Ok(());
+    }
+    let removed = match (&a.session, &a.message, &a.trajectory, a.all) {
+        (_, _, _, true) => usize::from(m.forget_space(space)?),
+        (Some(s), Some(msg), _, _) => m.forget_message(space, s, msg)?,
+        (Some(s), None, _, _) => m.forget_session(space, s)?,
+        (None, _, Some(t), _) => m.forget_trajectory(space, t)?,
+        (None, _, None, false) => bail!(
+            "say what to forget: --session ID [--message ID], --trajectory ID, --memory ID, or --all"
+        ),
+    };
+    if json {
+        return print::json(&serde_json::json!({ "removed": removed }));
+    }
+    println!("forgotten ({removed} removed)");
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    #[arg(long)]
+    space: String,
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+}
+
+pub fn export(m: &Memory, a: &ExportArgs) -> Result<()> {
+    let n = match &a.output {
+        Some(p) => {
+            let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+            let mut w = std::io::BufWriter::new(f);
+            let n = m.export(&a.space, &mut w)?;
+            w.flush()?;
+            n
+        }
+        None => m.export(&a.space, std::io::stdout().lock())?,
+    };
+    eprintln!("exported {n} records");
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    file: PathBuf,
+    /// Restore every record into this space (an export of one space as another);
+    /// without it, each record goes back into the space its line names.
+    #[arg(long)]
+    space: Option<String>,
+}
+
+pub fn import(m: &Memory, a: &ImportArgs) -> Result<()> {
+    let f = std::fs::File::open(&a.file).with_context(|| format!("opening {}", a.file.display()))?;
+    let report = m.import_with(
+        std::io::BufReader::new(f),
+        a.space.as_deref(),
+        &WriteOptions::default(),
+    )?;
+    print::json(&report)
+}
+
+pub fn stats(m: &Memory, space: Option<&str>, json: bool) -> Result<()> {
+    let spaces = match space {
+        Some(s) => vec![s.to_string()],
+        None => m.spaces()?.into_iter().map(|s| s.to_string()).collect(),
+    };
+    let stats = spaces
+        .iter()
+        .map(|s| m.stats(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    if json {
+        return print::json(&stats);
+    }
+    print::stats(&stats);
+    Ok(())
+}
+
+pub fn check(m: &Memory, rebuild: bool) -> Result<()> {
+    let report = m.check(rebuild)?;
+    print::json(&report)?;
+    if !report.unreadable.is_empty() {
+        bail!("{} stored record(s) cannot be read (listed above under `unreadable`); forget them (`cairn forget --space S --session ID`) or restore them from an export", report.unreadable.len());
+    }
+    if !report.consistent {
+        bail!("the indexes do not agree with the record; `cairn check --rebuild` rebuilds them from it");
+    }
+    Ok(())
+}
+
+pub fn migrate(store: Option<String>, json: bool) -> Result<()> {
+    let Some(url) = store else {
+        bail!("cairn migrate needs --store postgres://... (or CAIRN_STORE); the embedded store upgrades itself when opened");
+    };
+    let applied = Memory::migrate_postgres(&url).context("migrating the PostgreSQL store")?;
+    if json {
+        return print::json(&serde_json::json!({ "applied": applied }));
+    }
+    if applied.is_empty() {
+        println!("schema up to date");
+    } else {
+        let list: Vec<String> = applied.iter().map(|v| v.to_string()).collect();
+        println!("applied migration(s) {}", list.join(", "));
+    }
+    Ok(())
+}

@@ -1,0 +1,147 @@
+//! Human-readable output of the commands (`--json` prints the library's types instead).
+use cairn::{FactHistory, Recall, SpaceStats, SpeakerProfile, Timestamp, TrajectorySummary};
+
+pub fn json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+fn day(t: Option<Timestamp>, format: &str) -> String {
+    t.map_or_else(|| "-".to_string(), |t| t.format(format).to_string())
+}
+
+pub fn recall(r: &Recall) {
+    for (i, h) in r.hits.iter().enumerate() {
+        let source = match (&h.session_id, &h.trajectory_id, h.states) {
+            (Some(s), _, _) => format!("session={s} turns={}", h.turn_ids.join(",")),
+            (None, Some(t), Some([a, b])) => format!("trajectory={t} states={a}..{b}"),
+            _ => "-".to_string(),
+        };
+        let relevance = h
+            .relevance
+            .map_or_else(String::new, |r| format!(" relevance {r:.3}"));
+        let superseded = if h.superseded_by.is_some() {
+            " (superseded)"
+        } else {
+            ""
+        };
+        println!(
+            "{:>2}. {:.4}  {}  {source} {}{relevance}{superseded}",
+            i + 1,
+            h.score,
+            h.unit_id,
+            day(h.occurred_at, "%Y-%m-%d"),
+        );
+    }
+    println!(
+        "\n--- context ({} tokens, {} hits cut, {:.1} ms) ---",
+        r.context_tokens, r.hits_cut, r.timings.total_ms
+    );
+    println!("{}", r.context);
+}
+
+pub fn manifest(list: &[TrajectorySummary]) {
+    for t in list {
+        let outcome = match t.succeeded {
+            Some(true) => "succeeded",
+            Some(false) => "failed",
+            None => "outcome unknown",
+        };
+        println!(
+            "{}  {} steps, {outcome}, {} URLs  {}",
+            t.id,
+            t.steps,
+            t.urls.len(),
+            t.goal
+        );
+    }
+}
+
+pub fn history(h: &FactHistory) {
+    println!("{}", h.subject);
+    for v in &h.versions {
+        let to = match v.valid_to {
+            Some(_) => day(v.valid_to, "%Y-%m-%d %H:%M"),
+            None => "now".into(),
+        };
+        println!(
+            "  {:<30} from {} to {to}  ({}, {} {})",
+            v.value,
+            day(v.valid_from, "%Y-%m-%d %H:%M"),
+            v.speaker.as_deref().unwrap_or("-"),
+            v.session_id.as_deref().unwrap_or("-"),
+            v.message_id.as_deref().unwrap_or("-"),
+        );
+    }
+}
+
+pub fn profile(p: &SpeakerProfile) {
+    println!("{}", p.summary);
+    for e in p.roles.iter().chain(&p.skills) {
+        println!(
+            "  {:<30} evidence: {} {}",
+            e.what, e.session_id, e.message_id
+        );
+    }
+}
+
+pub fn stats(stats: &[SpaceStats]) {
+    for s in stats {
+        let kinds: Vec<String> = s
+            .units_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        println!(
+            "{}: {} sessions, {} messages, {} units ({})",
+            s.space,
+            s.sessions,
+            s.messages,
+            s.units,
+            kinds.join(" ")
+        );
+    }
+}
+
+/// An error and its causes on one line, each cause once: library errors often name
+/// their cause in their own message, and printing the chain would repeat it.
+pub fn error(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "bad line 3: {}", self.0)
+        }
+    }
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let inner = std::io::Error::other("field `text` is empty");
+        let e = anyhow::Error::new(Outer(inner)).context("ingesting into space \"a\"");
+        assert_eq!(
+            super::error(&e),
+            "ingesting into space \"a\": bad line 3: field `text` is empty"
+        );
+    }
+}

@@ -1,0 +1,181 @@
+//! Forgetting: a session, some of its messages, or a memory unit, each in one write under
+//! the write lock, with every derived copy (units, index entries, vectors, cached vectors
+//! of the text) removed too.
+use cairn_core::{InputError, SpaceId, StoreError, Unit, UnitKind};
+use std::sync::atomic::Ordering;
+
+use super::{Engine, EngineError};
+
+/// Ids of profile units (stored contributions and the profiles recall computes) start so.
+pub(crate) const PROFILE_PREFIX: &str = "profile:";
+
+/// What forgetting a memory unit removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ForgetReport {
+    pub unit_id: String,
+    /// The session whose messages were forgotten.
+    pub session_id: Option<String>,
+    /// The messages forgotten (the ones the unit cites).
+    pub forgotten_messages: Vec<String>,
+    /// The session was forgotten whole: it had no message left.
+    pub forgotten_session: bool,
+    /// The trajectory forgotten (a slice, event or note stands for its whole run).
+    pub trajectory_id: Option<String>,
+    pub forgotten_trajectory: bool,
+    /// Units removed, the forgotten unit included.
+    pub removed_units: usize,
+}
+
+impl Engine {
+    /// Forgets a whole session: its record, units, vectors and index entries.
+    pub fn forget_session(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
+        self.require_space(space)?;
+        let _w = self.lock()?;
+        self.delete_session_locked(space, session)
+    }
+
+    /// Deletes a session and everything derived from it, cached vectors of its text
+    /// included; the caller holds the write lock.
+    fn delete_session_locked(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
+        let before = self.b.records.session_units(space, session)?;
+        let ids = self.b.records.delete_session(space, session)?;
+        self.purge_cached(&before, &[])?;
+        self.b.text.remove(space, &ids)?;
+        self.b.vectors.remove(space, &ids)?;
+        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        Ok(ids.len())
+    }
+
+    /// Forgets one message: the session is rewritten without it and re-derived.
+    pub fn forget_message(
+        &self,
+        space: &SpaceId,
+        session: &str,
+        message: &str,
+    ) -> Result<usize, EngineError> {
+        self.forget_messages(space, session, &[message.to_string()])
+            .map(|(removed, _)| removed)
+    }
+
+    /// Forgets messages of one session in one write: the session is rewritten without
+    /// them and re-derived, or deleted when none is left. Returns the units removed and
+    /// whether the session went. Every message must be stored.
+    pub fn forget_messages(
+        &self,
+        space: &SpaceId,
+        session: &str,
+        messages: &[String],
+    ) -> Result<(usize, bool), EngineError> {
+        self.require_space(space)?;
+        // Held from the read on: a concurrent append must not be overwritten by the
+        // session as read here.
+        let _w = self.lock()?;
+        self.forget_messages_locked(space, session, messages)
+    }
+
+    fn forget_messages_locked(
+        &self,
+        space: &SpaceId,
+        session: &str,
+        messages: &[String],
+    ) -> Result<(usize, bool), EngineError> {
+        let Some(mut rec) = self.b.records.get_session(space, session)? else {
+            return Err(
+                StoreError::NotFound(format!("session {session:?} in space {space:?}")).into(),
+            );
+        };
+        if let Some(m) = messages
+            .iter()
+            .find(|m| !rec.session.messages.iter().any(|x| &x.id == *m))
+        {
+            return Err(
+                StoreError::NotFound(format!("message {m:?} of session {session:?}")).into(),
+            );
+        }
+        rec.session.messages.retain(|m| !messages.contains(&m.id));
+        if rec.session.messages.is_empty() {
+            return Ok((self.delete_session_locked(space, session)?, true));
+        }
+        let before = self.b.records.session_units(space, session)?;
+        if let Some(store) = &self.b.enrich {
+            for m in messages {
+                store.forget_message(space, session, m)?;
+            }
+        }
+        let mut units = self.derive_units(&rec)?;
+        let last = self.b.records.put_session(&rec, &units)?;
+        self.purge_cached(&before, &units)?;
+        let stale: Vec<String> = before
+            .iter()
+            .map(|u| u.id.clone())
+            .filter(|id| !units.iter().any(|u| &u.id == id))
+            .collect();
+        self.b.text.remove(space, &stale)?;
+        self.b.vectors.remove(space, &stale)?;
+        self.index_vectors(&units, last)?;
+        units.retain(Unit::is_searchable);
+        self.b.text.upsert(&units)?;
+        self.text_seq.store(last, Ordering::SeqCst);
+        self.b.text.commit(last)?;
+        Ok((stale.len(), false))
+    }
+
+    /// Forgets a memory unit by forgetting what it was derived from, so its text cannot
+    /// come back from the verbatim record: the messages it cites (the session goes when
+    /// none is left), or for a trajectory unit the whole trajectory. A profile is a
+    /// summary of a speaker's messages, not a statement of its own: it is refused, and
+    /// the error says what to forget instead.
+    pub fn forget_unit(&self, space: &SpaceId, unit_id: &str) -> Result<ForgetReport, EngineError> {
+        self.require_space(space)?;
+        let _w = self.lock()?;
+        let unit = self
+            .b
+            .records
+            .units(space, &[unit_id.to_string()])?
+            .into_iter()
+            .next();
+        let is_profile = unit
+            .as_ref()
+            .map_or(unit_id.starts_with(PROFILE_PREFIX), |u| u.kind == UnitKind::Profile);
+        if is_profile {
+            return Err(InputError::new(
+                format!("memory {unit_id:?}"),
+                "a profile is computed from a speaker's messages and cannot be forgotten on its own; forget those messages or sessions",
+            )
+            .into());
+        }
+        let Some(unit) = unit else {
+            return Err(StoreError::NotFound(format!("memory {unit_id:?}")).into());
+        };
+        let mut report = ForgetReport {
+            unit_id: unit.id.clone(),
+            session_id: unit.provenance.session_id.clone(),
+            trajectory_id: unit.provenance.trajectory_id.clone(),
+            ..Default::default()
+        };
+        match (&unit.provenance.session_id, &unit.provenance.trajectory_id) {
+            (Some(session), _) if !unit.provenance.message_ids.is_empty() => {
+                let (removed, whole) = self.forget_messages_locked(
+                    space,
+                    session,
+                    &unit.provenance.message_ids,
+                )?;
+                report.forgotten_messages = unit.provenance.message_ids.clone();
+                report.forgotten_session = whole;
+                report.removed_units = removed;
+            }
+            (None, Some(trajectory)) => {
+                report.removed_units = self.delete_trajectory_locked(space, trajectory)?;
+                report.forgotten_trajectory = true;
+            }
+            _ => {
+                return Err(InputError::new(
+                    format!("memory {unit_id:?}"),
+                    "cites no message or trajectory to forget",
+                )
+                .into())
+            }
+        }
+        Ok(report)
+    }
+}

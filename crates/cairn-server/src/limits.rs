@@ -1,0 +1,167 @@
+//! What one request may carry and cost. Limits bound the work a request can cause (bytes
+//! read, messages derived and embedded), not what a memory may keep: a long message is
+//! stored verbatim up to the library's own limit, and the engine bounds what of it is
+//! embedded and indexed. Every refusal names the field and says how to fit.
+use crate::error::ApiError;
+use axum::http::StatusCode;
+use cairn::{GroupMessage, SessionInput, TrajectoryInput};
+
+/// Limits on what one request may carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest request body, in bytes (also bounds `import`).
+    pub max_body_bytes: usize,
+    /// Most sessions in one batch ingest or import.
+    pub max_batch_sessions: usize,
+    /// Most messages (and trajectory states) one write may add: each is derived into
+    /// units and embedded, which is where a request's cost lies.
+    pub max_request_messages: usize,
+    /// Longest message text (and trajectory field), in bytes.
+    pub max_text_bytes: usize,
+    /// Longest recall query, in bytes.
+    pub max_query_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 8 << 20,
+            max_batch_sessions: 1000,
+            max_request_messages: 1000,
+            max_text_bytes: cairn::MAX_TEXT_BYTES,
+            max_query_bytes: 16 << 10,
+        }
+    }
+}
+
+fn too_many(what: &str, n: usize, max: usize, field: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_much_work",
+        format!("{n} {what} in one request (at most {max}); send them in several requests"),
+    )
+    .with_field(field)
+}
+
+fn too_long(at: String, n: usize, max: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "text_too_long",
+        format!("{at} has {n} bytes (at most {max})"),
+    )
+    .with_field(at)
+}
+
+impl Limits {
+    /// Sessions of one request; `prefix` is their path (`sessions`), empty for a body that
+    /// is one session.
+    pub fn check_sessions(&self, sessions: &[SessionInput], prefix: &str) -> Result<(), ApiError> {
+        let field = if prefix.is_empty() { "messages" } else { prefix };
+        if sessions.len() > self.max_batch_sessions {
+            return Err(too_many(
+                "sessions",
+                sessions.len(),
+                self.max_batch_sessions,
+                field,
+            )
+            .with_code("batch_too_large"));
+        }
+        let messages: usize = sessions.iter().map(|s| s.messages.len()).sum();
+        if messages > self.max_request_messages {
+            return Err(too_many(
+                "messages",
+                messages,
+                self.max_request_messages,
+                field,
+            ));
+        }
+        for (i, s) in sessions.iter().enumerate() {
+            for (j, m) in s.messages.iter().enumerate() {
+                if m.text.len() > self.max_text_bytes {
+                    let at = if prefix.is_empty() {
+                        format!("messages[{j}].text")
+                    } else {
+                        format!("{prefix}[{i}].messages[{j}].text")
+                    };
+                    return Err(too_long(at, m.text.len(), self.max_text_bytes));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn check_group(&self, messages: &[GroupMessage]) -> Result<(), ApiError> {
+        if messages.len() > self.max_request_messages {
+            return Err(too_many(
+                "messages",
+                messages.len(),
+                self.max_request_messages,
+                "messages",
+            ));
+        }
+        match messages
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.text.len() > self.max_text_bytes)
+        {
+            Some((i, m)) => Err(too_long(
+                format!("messages[{i}].text"),
+                m.text.len(),
+                self.max_text_bytes,
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Trajectories of one request: states count as messages (each is derived and
+    /// embedded), and every text field is bounded like a message text.
+    pub fn check_trajectories(&self, trajectories: &[TrajectoryInput]) -> Result<(), ApiError> {
+        if trajectories.len() > self.max_batch_sessions {
+            return Err(too_many(
+                "trajectories",
+                trajectories.len(),
+                self.max_batch_sessions,
+                "trajectories",
+            )
+            .with_code("batch_too_large"));
+        }
+        let states: usize = trajectories.iter().map(|t| t.states.len()).sum();
+        if states > self.max_request_messages {
+            return Err(too_many(
+                "states",
+                states,
+                self.max_request_messages,
+                "trajectories",
+            ));
+        }
+        for (i, t) in trajectories.iter().enumerate() {
+            for (j, s) in t.states.iter().enumerate() {
+                for (field, v) in [
+                    ("url", &s.url),
+                    ("action", &s.action),
+                    ("thought", &s.thought),
+                    ("observation", &s.observation),
+                    ("screenshot", &s.screenshot),
+                ] {
+                    let n = v.as_ref().map_or(0, |v| v.len());
+                    if n > self.max_text_bytes {
+                        let at = format!("trajectories[{i}].states[{j}].{field}");
+                        return Err(too_long(at, n, self.max_text_bytes));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn check_query(&self, query: &str) -> Result<(), ApiError> {
+        if query.len() > self.max_query_bytes {
+            return Err(too_long(
+                "query".into(),
+                query.len(),
+                self.max_query_bytes,
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,79 @@
+//! Memory units: pages of them (filtered and paged by the store), one by id, and
+//! forgetting one (which the engine decides the meaning of).
+use super::{page_limit, query, ApiResult, S};
+use crate::auth::{Need, Principal};
+use crate::error::ApiError;
+use crate::ops::blocking;
+use crate::wire::out::{ForgotMemory, MemoryOut};
+use crate::wire::{parse_time, ListMemories, Page};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::{Extension, Json};
+use cairn::{UnitKind, UnitQuery};
+
+pub(super) async fn list_memories(
+    State(st): State<S>,
+    Extension(who): Extension<Principal>,
+    Path(space): Path<String>,
+    q: Result<Query<ListMemories>, QueryRejection>,
+) -> ApiResult<Json<Page<MemoryOut>>> {
+    who.require(&space, Need::Read)?;
+    let q = query(q)?;
+    let kind = q
+        .kind
+        .as_deref()
+        .map(|k| {
+            UnitKind::parse(k)
+                .ok_or_else(|| ApiError::invalid("kind", format!("unknown kind {k:?}")))
+        })
+        .transpose()?;
+    let time = |raw: &Option<String>, field| raw.as_deref().map(|t| parse_time(t, field));
+    let listing = UnitQuery {
+        kinds: kind.map(|k| vec![k]),
+        sessions: q.session_id.map(|s| vec![s]),
+        speaker: q.speaker,
+        since: time(&q.since, "since").transpose()?,
+        until: time(&q.until, "until").transpose()?,
+        offset: q.offset.unwrap_or(0),
+        limit: page_limit(q.limit)?,
+    };
+    let filter = super::filter_param(q.filter.as_deref())?;
+    let offset = listing.offset;
+    let page = blocking(&st, move |m| m.list_units(&space, &listing, filter.as_ref())).await?;
+    let items = page.units.into_iter().map(MemoryOut::from).collect();
+    Ok(Json(Page::new(items, page.total, offset)))
+}
+
+pub(super) async fn get_memory(
+    State(st): State<S>,
+    Extension(who): Extension<Principal>,
+    Path((space, id)): Path<(String, String)>,
+) -> ApiResult<Json<MemoryOut>> {
+    who.require(&space, Need::Read)?;
+    let uid = id.clone();
+    blocking(&st, move |m| m.units(&space, &[uid]))
+        .await?
+        .into_iter()
+        .next()
+        .map(|u| Json(u.into()))
+        .ok_or_else(|| ApiError::not_found("memory_not_found", format!("memory {id:?} not found")))
+}
+
+/// A memory is derived from messages; deleting it forgets those messages (and so every
+/// unit, index entry and cached vector derived from them), in one write. Anything less
+/// would leave the text recallable through the verbatim record.
+pub(super) async fn delete_memory(
+    State(st): State<S>,
+    Extension(who): Extension<Principal>,
+    Path((space, id)): Path<(String, String)>,
+) -> ApiResult<Json<ForgotMemory>> {
+    who.require(&space, Need::Write)?;
+    let report = blocking(&st, move |m| m.forget_unit(&space, &id))
+        .await
+        .map_err(|e| match e.code {
+            "not_found" => ApiError::not_found("memory_not_found", e.detail),
+            "invalid_input" => ApiError::new(e.status, "not_deletable", e.detail),
+            _ => e,
+        })?;
+    Ok(Json(report.into()))
+}
