@@ -211,7 +211,8 @@ pub struct ExportArgs {
 pub fn export(m: &Memory, a: &ExportArgs) -> Result<()> {
     let n = match &a.output {
         Some(p) => {
-            let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+            let f =
+                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
             let mut w = std::io::BufWriter::new(f);
             let n = m.export(&a.space, &mut w)?;
             w.flush()?;
@@ -233,7 +234,8 @@ pub struct ImportArgs {
 }
 
 pub fn import(m: &Memory, a: &ImportArgs) -> Result<()> {
-    let f = std::fs::File::open(&a.file).with_context(|| format!("opening {}", a.file.display()))?;
+    let f =
+        std::fs::File::open(&a.file).with_context(|| format!("opening {}", a.file.display()))?;
     let report = m.import_with(
         std::io::BufReader::new(f),
         a.space.as_deref(),

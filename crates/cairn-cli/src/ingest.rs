@@ -204,11 +204,7 @@ pub fn run(memory: &Memory, args: &IngestArgs, json: bool) -> Result<()> {
         // An export of any space, restored into the one named.
         let f = cairn::formats::open_reader(&args.file)?;
         let report = memory
-            .import_with(
-                f,
-                Some(&args.space),
-                &cairn::WriteOptions::default(),
-            )
+            .import_with(f, Some(&args.space), &cairn::WriteOptions::default())
             .with_context(|| format!("importing into space {:?}", args.space))?;
         memory.flush()?;
         return print_report(&report, std::slice::from_ref(&args.space), start, json);

@@ -141,9 +141,6 @@ fn open(cli: &Cli) -> Result<Memory> {
     Memory::open_with(&cli.dir, cfg).context(what)
 }
 
-
-
-
 fn run(cli: Cli) -> Result<()> {
     let json = cli.json;
     match &cli.command {

@@ -181,11 +181,10 @@ impl SessionInput {
             }
             check_id(&m.id, &mrec, "id").map_err(|e| e.nested(&at))?;
             if !seen.insert(m.id.clone()) {
-                return Err(InputError::new(
-                    mrec,
-                    format!("duplicate message id {:?}", m.id),
-                )
-                .at(format!("{at}.id")));
+                return Err(
+                    InputError::new(mrec, format!("duplicate message id {:?}", m.id))
+                        .at(format!("{at}.id")),
+                );
             }
             if m.role.is_none() && m.speaker.as_deref().is_none_or(|s| s.trim().is_empty()) {
                 return Err(InputError::new(mrec, "needs a `role` or a `speaker`").at(at));
@@ -324,11 +323,9 @@ pub(crate) fn check_metadata(v: &Value, rec: &str, field: &str) -> Result<(), In
     }
     let mut path = field.to_string();
     match walk(v, &mut path) {
-        Some(at) => Err(InputError::new(
-            rec,
-            format!("field `{field}` contains a NUL character"),
-        )
-        .at(at)),
+        Some(at) => {
+            Err(InputError::new(rec, format!("field `{field}` contains a NUL character")).at(at))
+        }
         None => Ok(()),
     }
 }

@@ -107,6 +107,9 @@ mod tests {
         let (a, b) = (SpaceId::new("a").unwrap(), SpaceId::new("b").unwrap());
         assert_ne!(cache_key_in(Some(&a), "x"), cache_key_in(Some(&b), "x"));
         assert_ne!(cache_key_in(Some(&a), "x"), cache_key("x"));
-        assert_eq!(cache_key_in(Some(&a), "x  y"), cache_key_in(Some(&a), "x y"));
+        assert_eq!(
+            cache_key_in(Some(&a), "x  y"),
+            cache_key_in(Some(&a), "x y")
+        );
     }
 }

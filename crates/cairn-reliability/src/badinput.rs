@@ -900,16 +900,21 @@ pub fn run(cairn: &Cairn, mut progress: impl FnMut(&str)) -> Result<BadInputRepo
         format!("/v1/spaces/{SPACE}/export"),
         format!("/v1/spaces/{SPACE}/sessions"),
         format!("/v1/spaces/{SPACE}/stats"),
-        format!("/v1/spaces/{SPACE}/memories?filter={}", encode("{\"k\": \"v\"}")),
+        format!(
+            "/v1/spaces/{SPACE}/memories?filter={}",
+            encode("{\"k\": \"v\"}")
+        ),
         "/v1/stats".to_string(),
     ] {
         match client.get(&path) {
             Ok(r) if r.status == 200 => {}
             Ok(r) => {
                 report.canary_changed += 1;
-                report
-                    .failures
-                    .push(format!("{path} unreadable: {} {}", r.status, trunc(&r.text)));
+                report.failures.push(format!(
+                    "{path} unreadable: {} {}",
+                    r.status,
+                    trunc(&r.text)
+                ));
             }
             Err(e) => bail!("{path}: {e}"),
         }

@@ -56,15 +56,16 @@ impl Limits {
     /// Sessions of one request; `prefix` is their path (`sessions`), empty for a body that
     /// is one session.
     pub fn check_sessions(&self, sessions: &[SessionInput], prefix: &str) -> Result<(), ApiError> {
-        let field = if prefix.is_empty() { "messages" } else { prefix };
+        let field = if prefix.is_empty() {
+            "messages"
+        } else {
+            prefix
+        };
         if sessions.len() > self.max_batch_sessions {
-            return Err(too_many(
-                "sessions",
-                sessions.len(),
-                self.max_batch_sessions,
-                field,
-            )
-            .with_code("batch_too_large"));
+            return Err(
+                too_many("sessions", sessions.len(), self.max_batch_sessions, field)
+                    .with_code("batch_too_large"),
+            );
         }
         let messages: usize = sessions.iter().map(|s| s.messages.len()).sum();
         if messages > self.max_request_messages {
@@ -156,11 +157,7 @@ impl Limits {
 
     pub fn check_query(&self, query: &str) -> Result<(), ApiError> {
         if query.len() > self.max_query_bytes {
-            return Err(too_long(
-                "query".into(),
-                query.len(),
-                self.max_query_bytes,
-            ));
+            return Err(too_long("query".into(), query.len(), self.max_query_bytes));
         }
         Ok(())
     }

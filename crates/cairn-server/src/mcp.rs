@@ -2,12 +2,12 @@
 //! `forget`. Served on stdio (`cairn mcp`, the local user is admin) and as streamable HTTP
 //! at `/mcp` (stateless JSON responses; the caller's key, checked by the HTTP middleware,
 //! scopes every tool call exactly as it scopes the REST routes).
+use crate::auth::Access;
 use crate::auth::Principal;
 use crate::error::{ApiError, ServerError};
 use crate::ops;
 use crate::wire::{AddMessages, RecallRequest};
 use crate::AppState;
-use crate::auth::Access;
 use cairn::{Format, Message, Role, UnitKind, WriteOptions};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -264,9 +264,7 @@ impl CairnMcp {
                                     .map_err(|_| {
                                         ApiError::invalid(
                                             format!("messages[{i}].role"),
-                                            format!(
-                                                "unknown role {r:?} (user, assistant, system)"
-                                            ),
+                                            format!("unknown role {r:?} (user, assistant, system)"),
                                         )
                                     })
                             })
@@ -274,7 +272,9 @@ impl CairnMcp {
                         let occurred_at = m
                             .occurred_at
                             .as_deref()
-                            .map(|t| crate::wire::parse_time(t, &format!("messages[{i}].occurred_at")))
+                            .map(|t| {
+                                crate::wire::parse_time(t, &format!("messages[{i}].occurred_at"))
+                            })
                             .transpose()?
                             .or(Some(when));
                         out.push(Message {
@@ -526,7 +526,13 @@ pub(crate) async fn jsonrpc_guard(
     };
     let parsed: serde_json::Value = match serde_json::from_slice(&bytes) {
         Ok(v) => v,
-        Err(e) => return rpc_error(serde_json::Value::Null, -32700, &format!("parse error: {e}")),
+        Err(e) => {
+            return rpc_error(
+                serde_json::Value::Null,
+                -32700,
+                &format!("parse error: {e}"),
+            )
+        }
     };
     let bad_arguments = parsed.get("method").and_then(|m| m.as_str()) == Some("tools/call")
         && parsed

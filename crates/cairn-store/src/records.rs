@@ -1,8 +1,7 @@
 use crate::sqlite::{be, Shared};
 use cairn_core::{
     Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, SpaceStats,
-    StoreError, TrajectoryRecord, TrajectorySummary, Unit, UnitPage, UnitQuery,
-    RECEIPT_TTL_HOURS,
+    StoreError, TrajectoryRecord, TrajectorySummary, Unit, UnitPage, UnitQuery, RECEIPT_TTL_HOURS,
 };
 use rusqlite::{params, OptionalExtension, Transaction};
 use std::path::Path;

@@ -25,9 +25,9 @@ pub mod enrich;
 mod error;
 mod memory;
 
+pub use browse::parse_filter;
 /// Metadata filter expressions (see [`cairn_core::filter`]).
 pub use cairn_core::filter;
-pub use browse::parse_filter;
 pub use cairn_core::{
     time::parse_timestamp, AgentState, AppendInput, ConflictError, Evidence, FactHistory,
     FactVersion, Format, GroupMessage, Hit, InputError, KeyRecords, KeyRow, Message, Recall,

@@ -41,8 +41,7 @@ impl Embedder for HashEmbedder {
 }
 
 fn open(dir: &std::path::Path) -> Memory {
-    Memory::open_with_embedder(dir, MemoryConfig::default(), Arc::new(HashEmbedder))
-        .expect("open")
+    Memory::open_with_embedder(dir, MemoryConfig::default(), Arc::new(HashEmbedder)).expect("open")
 }
 
 const TIMES: &[&str] = &[
@@ -145,13 +144,18 @@ fn session() -> impl Strategy<Value = Value> {
 }
 
 fn group_message() -> impl Strategy<Value = Value> {
-    (pick(NAMES), pick(NAMES), pick(TIMES), pick(TEXTS), metadata()).prop_map(
-        |(speaker, group, time, text, meta)| {
+    (
+        pick(NAMES),
+        pick(NAMES),
+        pick(TIMES),
+        pick(TEXTS),
+        metadata(),
+    )
+        .prop_map(|(speaker, group, time, text, meta)| {
             let mut m = json!({"speaker": speaker, "group": group, "time": time, "text": text});
             meta.map(|v| m.as_object_mut().map(|o| o.insert("metadata".into(), v)));
             m
-        },
-    )
+        })
 }
 
 fn trajectory() -> impl Strategy<Value = Value> {
@@ -190,7 +194,12 @@ enum Write {
 fn write() -> impl Strategy<Value = Write> {
     prop_oneof![
         session().prop_map(Write::Session),
-        (pick(NAMES), proptest::collection::vec(message(), 0..3), maybe_time(), metadata())
+        (
+            pick(NAMES),
+            proptest::collection::vec(message(), 0..3),
+            maybe_time(),
+            metadata()
+        )
             .prop_map(|(id, messages, at, meta)| {
                 let mut a = json!({"session_id": id, "messages": messages});
                 let o = a.as_object_mut().expect("object");
@@ -233,7 +242,8 @@ fn apply(m: &Memory, space: &str, w: &Write) -> Result<(), String> {
 fn export(m: &Memory, space: &str) -> Vec<u8> {
     let mut out = Vec::new();
     if m.space_exists(space).expect("exists") {
-        m.export(space, &mut out).expect("an accepted write must stay exportable");
+        m.export(space, &mut out)
+            .expect("an accepted write must stay exportable");
     }
     out
 }
@@ -257,7 +267,8 @@ fn readable(m: &Memory, space: &str) {
         as_of: Some(chrono::Utc::now()),
         ..Default::default()
     };
-    m.recall(space, "hello", &filtered).expect("filtered recall");
+    m.recall(space, "hello", &filtered)
+        .expect("filtered recall");
     // Re-imported into a fresh store, the export reads back byte for byte.
     let fresh = tempfile::tempdir().expect("tempdir");
     let other = open(fresh.path());
@@ -302,11 +313,21 @@ fn dates_outside_the_rfc3339_years_are_refused_on_every_field() {
         "0000-01-01T00:00:00+05:00",
     ] {
         let session = json!({"id": "s", "date": bad, "messages": [{"role": "user", "text": "hi"}]});
-        assert!(serde_json::from_value::<cairn::SessionInput>(session).is_err(), "{bad}");
-        let message = json!({"id": "s", "messages": [{"role": "user", "text": "hi", "occurred_at": bad}]});
-        assert!(serde_json::from_value::<cairn::SessionInput>(message).is_err(), "{bad}");
+        assert!(
+            serde_json::from_value::<cairn::SessionInput>(session).is_err(),
+            "{bad}"
+        );
+        let message =
+            json!({"id": "s", "messages": [{"role": "user", "text": "hi", "occurred_at": bad}]});
+        assert!(
+            serde_json::from_value::<cairn::SessionInput>(message).is_err(),
+            "{bad}"
+        );
         let group = json!({"speaker": "a", "group": "g", "time": bad, "text": "hi"});
-        assert!(serde_json::from_value::<cairn::GroupMessage>(group).is_err(), "{bad}");
+        assert!(
+            serde_json::from_value::<cairn::GroupMessage>(group).is_err(),
+            "{bad}"
+        );
         let line = json!({"space": "p", "recorded_at": bad, "session": {"id": "s", "messages": [{"role": "user", "text": "hi"}]}});
         assert!(m.import(line.to_string().as_bytes()).is_err(), "{bad}");
     }

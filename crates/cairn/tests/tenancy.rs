@@ -67,7 +67,8 @@ fn alice_observes(bob_first: bool, shared: bool) -> (IngestReport, Recall) {
     let dir = tempfile::tempdir().expect("tempdir");
     let m = open(dir.path(), shared);
     if bob_first {
-        m.ingest_session("bob", session(SECRET)).expect("bob ingest");
+        m.ingest_session("bob", session(SECRET))
+            .expect("bob ingest");
         m.recall("bob", QUERY, &RecallOptions::default())
             .expect("bob recall");
     }
@@ -95,7 +96,11 @@ fn another_space_holding_a_text_changes_nothing_a_tenant_observes() {
     // The query was embedded for alice both times: no shortcut through bob's cache.
     let floor = EMBED_DELAY.as_secs_f64() * 1000.0 * 0.9;
     for r in [&recall_alone, &recall_after_bob] {
-        assert!(r.timings.embed_ms >= floor, "embed_ms {}", r.timings.embed_ms);
+        assert!(
+            r.timings.embed_ms >= floor,
+            "embed_ms {}",
+            r.timings.embed_ms
+        );
     }
 }
 

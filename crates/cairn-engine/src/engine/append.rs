@@ -4,8 +4,8 @@
 //! engine's write lock (this process's mutex plus the store's lock on other processes):
 //! two appends through two servers on one database cannot interleave.
 use cairn_core::{
-    AppendInput, ConflictError, InputError, Message, Receipt, SessionInput, SessionRecord,
-    SpaceId, RECEIPT_TTL_HOURS,
+    AppendInput, ConflictError, InputError, Message, Receipt, SessionInput, SessionRecord, SpaceId,
+    RECEIPT_TTL_HOURS,
 };
 use sha2::{Digest, Sha256};
 
@@ -136,7 +136,12 @@ impl Engine {
         })?;
         self.b.records.create_space(space)?;
         let _w = self.lock()?;
-        if let Some(report) = request.as_ref().map(|r| self.replay(r)).transpose()?.flatten() {
+        if let Some(report) = request
+            .as_ref()
+            .map(|r| self.replay(r))
+            .transpose()?
+            .flatten()
+        {
             return Ok(report);
         }
         let stored = self.b.records.get_session(space, &input.session_id)?;
@@ -167,7 +172,10 @@ fn extended(rec: SessionRecord, input: AppendInput) -> Result<SessionRecord, Eng
             "occurred_at",
             input.occurred_at.is_some() && input.occurred_at != session.occurred_at,
         ),
-        ("group", input.group.is_some() && input.group != session.group),
+        (
+            "group",
+            input.group.is_some() && input.group != session.group,
+        ),
         (
             "metadata",
             !input.metadata.is_null() && input.metadata != session.metadata,
@@ -183,19 +191,21 @@ fn extended(rec: SessionRecord, input: AppendInput) -> Result<SessionRecord, Eng
     }
     let mut added: Vec<Message> = Vec::new();
     for (i, m) in input.messages.into_iter().enumerate() {
-        match session.messages.iter().find(|x| !m.id.is_empty() && x.id == m.id) {
+        match session
+            .messages
+            .iter()
+            .find(|x| !m.id.is_empty() && x.id == m.id)
+        {
             Some(x) if *x == m => {}
-            Some(_) => {
-                return Err(ConflictError::new(
-                    what,
-                    format!(
-                        "message id {:?} is stored with other content (forget it first to replace it)",
-                        m.id
-                    ),
-                )
-                .at(format!("messages[{i}]"))
-                .into())
-            }
+            Some(_) => return Err(ConflictError::new(
+                what,
+                format!(
+                    "message id {:?} is stored with other content (forget it first to replace it)",
+                    m.id
+                ),
+            )
+            .at(format!("messages[{i}]"))
+            .into()),
             None => added.push(m),
         }
     }

@@ -16,11 +16,7 @@ pub struct SessionPage {
 
 impl Engine {
     /// One session exactly as ingested, if stored.
-    pub fn session(
-        &self,
-        space: &SpaceId,
-        id: &str,
-    ) -> Result<Option<SessionRecord>, EngineError> {
+    pub fn session(&self, space: &SpaceId, id: &str) -> Result<Option<SessionRecord>, EngineError> {
         self.require_space(space)?;
         Ok(self.b.records.get_session(space, id)?)
     }

@@ -136,7 +136,9 @@ impl Engine {
             .next();
         let is_profile = unit
             .as_ref()
-            .map_or(unit_id.starts_with(PROFILE_PREFIX), |u| u.kind == UnitKind::Profile);
+            .map_or(unit_id.starts_with(PROFILE_PREFIX), |u| {
+                u.kind == UnitKind::Profile
+            });
         if is_profile {
             return Err(InputError::new(
                 format!("memory {unit_id:?}"),
@@ -155,11 +157,8 @@ impl Engine {
         };
         match (&unit.provenance.session_id, &unit.provenance.trajectory_id) {
             (Some(session), _) if !unit.provenance.message_ids.is_empty() => {
-                let (removed, whole) = self.forget_messages_locked(
-                    space,
-                    session,
-                    &unit.provenance.message_ids,
-                )?;
+                let (removed, whole) =
+                    self.forget_messages_locked(space, session, &unit.provenance.message_ids)?;
                 report.forgotten_messages = unit.provenance.message_ids.clone();
                 report.forgotten_session = whole;
                 report.removed_units = removed;

@@ -17,12 +17,12 @@ mod trajectories;
 use crate::derive::DERIVE_VERSION;
 use crate::embedding::{cache_key_in, embed_cached, CachedEmbedError, EmbedCounts};
 use crate::rank::RankConfig;
+pub use append::{WriteOptions, MAX_IDEMPOTENCY_KEY};
+pub use browse::SessionPage;
 use cairn_core::{
     ConflictError, EmbedError, Embedder, EmbeddingCache, InputError, RecordStore, SpaceId,
     SpaceStats, StoreError, TextIndex, Unit, VectorIndex,
 };
-pub use append::{WriteOptions, MAX_IDEMPOTENCY_KEY};
-pub use browse::SessionPage;
 pub use enrich::{enrichment_units, llm_fact_id, EnrichReport};
 pub use forget::ForgetReport;
 use ingest::WriteMode;
@@ -441,7 +441,10 @@ impl Engine {
         }
         let mut out = EmbeddedUnits::default();
         for (space, units) in by_space {
-            let texts: Vec<&str> = units.iter().filter_map(|u| u.embed_text.as_deref()).collect();
+            let texts: Vec<&str> = units
+                .iter()
+                .filter_map(|u| u.embed_text.as_deref())
+                .collect();
             let (vectors, counts) = embed_cached(
                 self.b.embedder.as_ref(),
                 self.b.cache.as_ref(),

@@ -39,7 +39,10 @@ pub(super) async fn list_memories(
     };
     let filter = super::filter_param(q.filter.as_deref())?;
     let offset = listing.offset;
-    let page = blocking(&st, move |m| m.list_units(&space, &listing, filter.as_ref())).await?;
+    let page = blocking(&st, move |m| {
+        m.list_units(&space, &listing, filter.as_ref())
+    })
+    .await?;
     let items = page.units.into_iter().map(MemoryOut::from).collect();
     Ok(Json(Page::new(items, page.total, offset)))
 }

@@ -163,11 +163,9 @@ fn table(state: &S) -> Vec<Route> {
         r(
             Method::POST,
             "/mcp",
-            post_service(crate::mcp::http_service(state.clone()))
-                .layer(middleware::from_fn_with_state(
-                    state.clone(),
-                    crate::mcp::jsonrpc_guard,
-                )),
+            post_service(crate::mcp::http_service(state.clone())).layer(
+                middleware::from_fn_with_state(state.clone(), crate::mcp::jsonrpc_guard),
+            ),
         ),
     ]
 }
@@ -401,4 +399,3 @@ async fn authenticate(State(st): State<S>, mut req: Request, next: Next) -> Resp
         Err(e) => e.into_response(),
     }
 }
-

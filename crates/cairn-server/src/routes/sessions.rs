@@ -41,7 +41,9 @@ pub(super) async fn ingest_batch(
     WireJson(body): WireJson<BatchIngest>,
 ) -> ApiResult<Response> {
     who.require(&space, Need::Write)?;
-    st.config.limits.check_sessions(&body.sessions, "sessions")?;
+    st.config
+        .limits
+        .check_sessions(&body.sessions, "sessions")?;
     let opts = write_options(&headers)?;
     let report = blocking_write(&st, move |m| {
         m.ingest_sessions_with(&space, body.sessions, &opts)

@@ -170,6 +170,11 @@ impl Server {
         let replayed = resp.header("idempotency-replayed") == Some("true");
         let text = resp.into_string().unwrap_or_default();
         let body = serde_json::from_str(&text).unwrap_or(Value::String(text.clone()));
+        if content_type.starts_with("application/json") && template.starts_with("/v1") {
+            if let Err(e) = conforms_to_spec(method, template, status, &body) {
+                panic!("{method} {template} -> {status}: the body is not what openapi.json says: {e}\n{text}");
+            }
+        }
         Resp {
             status,
             content_type,
@@ -213,6 +218,92 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// Checks a JSON answer against the schema `openapi.json` gives for it: every object key
+/// must be a declared property (so a renamed or added library field cannot reach the wire
+/// unnoticed), and declared properties must have their declared types.
+pub fn conforms_to_spec(
+    method: &str,
+    template: &str,
+    status: u16,
+    body: &Value,
+) -> Result<(), String> {
+    let spec: Value = serde_json::from_str(cairn_server::OPENAPI).map_err(|e| e.to_string())?;
+    let op = &spec["paths"][template][method.to_ascii_lowercase()];
+    let mut response = &op["responses"][status.to_string()];
+    if let Some(r) = response["$ref"].as_str() {
+        response = resolve(&spec, r);
+    }
+    let schema = &response["content"]["application/json"]["schema"];
+    if schema.is_null() {
+        return Ok(());
+    }
+    check(&spec, schema, body, "$")
+}
+
+fn resolve<'a>(spec: &'a Value, reference: &str) -> &'a Value {
+    reference
+        .trim_start_matches("#/")
+        .split('/')
+        .fold(spec, |v, k| &v[k])
+}
+
+fn check(spec: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), String> {
+    let schema = match schema["$ref"].as_str() {
+        Some(r) => resolve(spec, r),
+        None => schema,
+    };
+    if v.is_null() {
+        return Ok(());
+    }
+    if let Some(alts) = schema["oneOf"].as_array().or(schema["anyOf"].as_array()) {
+        return match alts.iter().any(|a| check(spec, a, v, at).is_ok()) {
+            true => Ok(()),
+            false => Err(format!("{at}: matches none of its alternatives")),
+        };
+    }
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => vec![],
+    };
+    let kind = match v {
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::Null => "null",
+    };
+    let fits = types.is_empty()
+        || types.contains(&kind)
+        || (kind == "integer" && types.contains(&"number"));
+    if !fits {
+        return Err(format!("{at}: a {kind}, the spec says {types:?}"));
+    }
+    match v {
+        Value::Object(map) => {
+            let Some(props) = schema["properties"].as_object() else {
+                return Ok(());
+            };
+            for (k, x) in map {
+                match props.get(k) {
+                    Some(p) => check(spec, p, x, &format!("{at}.{k}"))?,
+                    None if schema["additionalProperties"].is_object()
+                        || schema["additionalProperties"] == Value::Bool(true) => {}
+                    None => return Err(format!("{at}.{k}: not in the spec")),
+                }
+            }
+            Ok(())
+        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, x)| check(spec, &schema["items"], x, &format!("{at}[{i}]"))),
+        _ => Ok(()),
     }
 }
 
