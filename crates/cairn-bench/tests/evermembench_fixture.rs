@@ -2,7 +2,8 @@
 //! (`fixtures/evermembench`, written by its generate.py). Skipped, with a message, when
 //! the embedding model is not installed (./scripts/setup.sh). The embedding cache is the
 //! default one, so reruns are fast.
-use cairn_bench::evermembench::{EverRecord, EverSummary};
+use cairn_bench::records::evermembench::EverRecord;
+use cairn_bench::report::evermembench::EverSummary;
 use cairn_bench::BenchCommand;
 use clap::Parser;
 use std::collections::BTreeSet;
@@ -18,7 +19,7 @@ fn model_installed() -> bool {
     let dir = tempfile::tempdir().unwrap();
     match cairn::Memory::open(dir.path()) {
         Err(cairn::Error::Model(e)) => {
-            println!("SKIPPED: embedding model not installed ({e}); run ./scripts/setup.sh");
+            cairn_testkit::model_missing(e);
             false
         }
         Err(e) => panic!("opening a memory: {e}"),

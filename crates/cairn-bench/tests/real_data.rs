@@ -3,7 +3,7 @@
 //! is absent or the embedding model is not installed. The embedding cache is the default
 //! one (`$CAIRN_HOME/embedding-cache.sqlite3`), so reruns are fast.
 use cairn::formats::{load_locomo, load_longmemeval};
-use cairn_bench::record::{read_results, QuestionRecord};
+use cairn_bench::records::{read_results, QuestionRecord};
 use cairn_bench::{BenchCommand, Summary};
 use clap::Parser;
 use std::collections::{BTreeMap, HashSet};
@@ -16,26 +16,14 @@ struct Cli {
 }
 
 fn data_file(rel: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("CAIRN_DATA_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
-    let p = dir.join(rel);
-    if p.is_file() {
-        Some(p)
-    } else {
-        println!(
-            "SKIPPED: benchmark file {} not found (set CAIRN_DATA_DIR)",
-            p.display()
-        );
-        None
-    }
+    cairn_testkit::fixtures::data_file(rel)
 }
 
 fn model_installed() -> bool {
     let dir = tempfile::tempdir().unwrap();
     match cairn::Memory::open(dir.path()) {
         Err(cairn::Error::Model(e)) => {
-            println!("SKIPPED: embedding model not installed ({e}); run ./scripts/setup.sh");
+            cairn_testkit::model_missing(e);
             false
         }
         Err(e) => panic!("opening a memory: {e}"),
@@ -178,7 +166,7 @@ fn longmemeval_two_questions() {
     .unwrap_err();
     assert!(e.to_string().contains("--resume"), "{e}");
     // The comparison table reads the run.
-    let table = cairn_bench::summary::compare(&[&dir]).unwrap();
+    let table = cairn_bench::report::retrieval::compare(&[&dir]).unwrap();
     assert!(table.contains("| t | longmemeval | `defaults`"), "{table}");
 }
 

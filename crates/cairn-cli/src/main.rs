@@ -3,6 +3,9 @@
 
 mod config;
 mod ingest;
+#[cfg(feature = "bench")]
+mod load;
+#[cfg(feature = "reliability")]
 mod reliability;
 mod server;
 
@@ -152,12 +155,15 @@ enum Command {
     /// PostgreSQL store with --store).
     #[command(subcommand)]
     Keys(server::KeysCommand),
-    /// Measure recall throughput and latency of a running server.
-    Load(server::LoadArgs),
+    /// Measure throughput and latency of a running server: recall, appends, or a mix.
+    #[cfg(feature = "bench")]
+    Load(load::LoadArgs),
     /// Reliability tests: crash (SIGKILL), soak, bad input, backup, fuzz (docs/reliability.md).
+    #[cfg(feature = "reliability")]
     #[command(subcommand)]
     Reliability(reliability::ReliabilityCommand),
     /// Benchmarks (LongMemEval, LoCoMo, FriendsQA, EverMemBench) and their reports.
+    #[cfg(feature = "bench")]
     #[command(subcommand)]
     Bench(cairn_bench::BenchCommand),
 }
@@ -248,7 +254,9 @@ fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
 
 fn run(cli: Cli) -> Result<()> {
     match &cli.command {
+        #[cfg(feature = "bench")]
         Command::Bench(cmd) => cairn_bench::run(cmd.clone()),
+        #[cfg(feature = "reliability")]
         Command::Reliability(cmd) => reliability::run(cmd),
         Command::Migrate => migrate(&cli),
         Command::Serve(args) => server::serve(open(&cli)?, args),
@@ -257,7 +265,8 @@ fn run(cli: Cli) -> Result<()> {
             let store = load_config(&cli)?.store;
             server::keys(&cli.dir, store.as_deref(), cmd, cli.json)
         }
-        Command::Load(args) => server::load(args, cli.json),
+        #[cfg(feature = "bench")]
+        Command::Load(args) => load::run(args, cli.json),
         Command::Ingest(args) => ingest::run(&open(&cli)?, args, cli.json),
         Command::Recall {
             space,
