@@ -2,39 +2,16 @@
 //! `<workspace root>/../shared/data`. Each test is skipped, with a message, when its file
 //! is absent or the embedding model is not installed. The embedding cache is the default
 //! one (`$CAIRN_HOME/embedding-cache.sqlite3`), so reruns are fast.
+mod common;
 use cairn::formats::{load_locomo, load_longmemeval};
 use cairn_bench::records::{read_results, QuestionRecord};
-use cairn_bench::{BenchCommand, Summary};
-use clap::Parser;
+use cairn_bench::Summary;
+use common::{bench, model_installed};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-#[derive(Parser)]
-struct Cli {
-    #[command(subcommand)]
-    bench: BenchCommand,
-}
-
 fn data_file(rel: &str) -> Option<PathBuf> {
     cairn_testkit::fixtures::data_file(rel)
-}
-
-fn model_installed() -> bool {
-    let dir = tempfile::tempdir().unwrap();
-    match cairn::Memory::open(dir.path()) {
-        Err(cairn::Error::Model(e)) => {
-            cairn_testkit::model_missing(e);
-            false
-        }
-        Err(e) => panic!("opening a memory: {e}"),
-        Ok(_) => true,
-    }
-}
-
-fn bench(args: &[&str]) -> anyhow::Result<()> {
-    let mut all = vec!["cairn"];
-    all.extend_from_slice(args);
-    cairn_bench::run(Cli::try_parse_from(all)?.bench)
 }
 
 /// Checks the run folder and returns its records by config.

@@ -20,7 +20,8 @@ const THINGS: &[&str] = &[
     "drone",
     "bookshelf",
 ];
-const PLACES: &[&str] = &[
+/// Cities the corpora talk about (also the reliability drivers').
+pub const PLACES: &[&str] = &[
     "Lisbon", "Kyoto", "Denver", "Nairobi", "Oslo", "Hanoi", "Lima", "Tallinn", "Perth",
     "Montreal", "Seville", "Busan",
 ];

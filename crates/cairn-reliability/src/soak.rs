@@ -5,7 +5,7 @@
 //! session is read back afterwards.
 use crate::corpus;
 use crate::fuzz::Rng;
-use crate::serve::{Cairn, Resp};
+use crate::serve::{Cairn, Client, Resp};
 use anyhow::{bail, Result};
 use cairn_load::driver::{self, Kind, Op, Workload};
 use cairn_load::stats::{percentile, sorted};
@@ -163,26 +163,7 @@ pub fn run(
 ) -> Result<SoakReport> {
     let server = cairn.serve(&[])?;
     let client = server.client.clone();
-    let r = client
-        .post("/v1/spaces", &json!({"name": SPACE}))
-        .map_err(anyhow::Error::msg)?;
-    if !matches!(r.status, 200 | 201 | 409) {
-        bail!("creating space: {} {}", r.status, r.text);
-    }
-    // A base to recall from.
-    let mut rng = Rng(opts.seed);
-    let base: Vec<_> = (0..40)
-        .map(|i| corpus::session(&format!("base-{i}"), &corpus::nonce(&mut rng), &mut rng).0)
-        .collect();
-    let r = client
-        .post(
-            &format!("/v1/spaces/{SPACE}/sessions/batch"),
-            &json!({"sessions": base}),
-        )
-        .map_err(anyhow::Error::msg)?;
-    if r.status != 200 {
-        bail!("seeding: {} {}", r.status, r.text);
-    }
+    seed_base(&client, opts.seed)?;
     let data_start = dir_mib(&cairn.dir);
     let rss_start = server.rss_kib().unwrap_or(0) as f64 / 1024.0;
     let mix = SoakMix {
@@ -213,28 +194,7 @@ pub fn run(
     let rss_end = server.rss_kib().unwrap_or(0) as f64 / 1024.0;
     // Every acknowledged session is there, exactly.
     let acked = d.acked;
-    let mut verified = 0;
-    for (id, first) in &acked {
-        match client.get(&format!("/v1/spaces/{SPACE}/sessions/{id}")) {
-            Ok(r)
-                if r.status == 200
-                    && r.body["session"]["messages"][0]["text"].as_str() == Some(first) =>
-            {
-                verified += 1
-            }
-            Ok(r) => {
-                errors += 1;
-                errs.push(format!(
-                    "acknowledged session {id} reads back as {} {}",
-                    r.status, r.text
-                ))
-            }
-            Err(e) => {
-                errors += 1;
-                errs.push(e)
-            }
-        }
-    }
+    let verified = read_back(&client, &acked, &mut errs, &mut errors);
     server.stop()?;
     // Keep ~60 samples, evenly spread.
     let step = samples.len().div_ceil(60).max(1);
@@ -268,4 +228,62 @@ pub fn run(
         data_end_mib: data_end,
         rss_samples: kept,
     })
+}
+
+/// Creates the soak's space and ingests a base of 40 sessions to recall from.
+fn seed_base(client: &Client, seed: u64) -> Result<()> {
+    let r = client
+        .post("/v1/spaces", &json!({"name": SPACE}))
+        .map_err(anyhow::Error::msg)?;
+    if !matches!(r.status, 200 | 201 | 409) {
+        bail!("creating space: {} {}", r.status, r.text);
+    }
+    // A base to recall from.
+    let mut rng = Rng(seed);
+    let base: Vec<_> = (0..40)
+        .map(|i| corpus::session(&format!("base-{i}"), &corpus::nonce(&mut rng), &mut rng).0)
+        .collect();
+    let r = client
+        .post(
+            &format!("/v1/spaces/{SPACE}/sessions/batch"),
+            &json!({"sessions": base}),
+        )
+        .map_err(anyhow::Error::msg)?;
+    if r.status != 200 {
+        bail!("seeding: {} {}", r.status, r.text);
+    }
+    Ok(())
+}
+
+/// Reads every acknowledged session back; each that is not there exactly is an error.
+/// Returns how many were.
+fn read_back(
+    client: &Client,
+    acked: &[(String, String)],
+    errs: &mut Vec<String>,
+    errors: &mut usize,
+) -> usize {
+    let mut verified = 0;
+    for (id, first) in acked {
+        match client.get(&format!("/v1/spaces/{SPACE}/sessions/{id}")) {
+            Ok(r)
+                if r.status == 200
+                    && r.body["session"]["messages"][0]["text"].as_str() == Some(first) =>
+            {
+                verified += 1
+            }
+            Ok(r) => {
+                *errors += 1;
+                errs.push(format!(
+                    "acknowledged session {id} reads back as {} {}",
+                    r.status, r.text
+                ))
+            }
+            Err(e) => {
+                *errors += 1;
+                errs.push(e)
+            }
+        }
+    }
+    verified
 }

@@ -13,7 +13,7 @@
 //! Records (`results.jsonl`) never hold the question, options or answer text.
 use crate::args::ConfigChoice;
 use crate::datasets::select_by_id;
-use crate::qa::{LlmArgs, Qa, Style};
+use crate::qa::{LlmArgs, Qa, QaRecord, Style};
 use crate::records::evermembench::{EverHit, EverRecord};
 use crate::records::ResultsFile;
 use crate::report::canonical;
@@ -27,7 +27,7 @@ use crate::scoring::options::{
 use anyhow::{bail, Context as _};
 use cairn::formats::evermembench::{load_evermem_dialogue, load_evermem_qa, EverDay, EverQuestion};
 use cairn::formats::sha256_file;
-use cairn::{Memory, Timestamp};
+use cairn::{Memory, Recall, Timestamp};
 use cairn_load::stats::percentiles;
 use clap::Args;
 use indicatif::ProgressBar;
@@ -146,27 +146,17 @@ pub(crate) fn run(args: &EverMemArgs) -> anyhow::Result<()> {
         .iter()
         .flat_map(|d| d.messages.iter().map(|m| m.time))
         .max();
-    let mut results = ResultsFile::open(&folder.results())?;
-    let mut vecs = VecCache::new(&memory);
-    let mut records = Vec::new();
-    for (i, q) in selected.iter().enumerate() {
-        if stopped() {
-            break;
-        }
-        pb.set_message(q.id.clone());
-        for row in &in_order(rows.clone(), i) {
-            let r = recall_one(&memory, &mut vecs, q, row, last_time, qa.as_ref());
-            if let Some(e) = &r.error {
-                pb.println(format!("question {}: {e}", q.id));
-            }
-            results.append(&r)?;
-            records.push(r);
-        }
-        pb.inc(1);
-    }
+    let records = ask_all(
+        &memory,
+        &selected,
+        &rows,
+        last_time,
+        qa.as_ref(),
+        &folder,
+        &pb,
+    )?;
     pb.finish_and_clear();
     let interrupted = stopped();
-    drop(vecs);
     drop(memory);
     if !args.keep_data {
         folder.remove_data()?;
@@ -318,42 +308,11 @@ fn recall_one(
         }
     };
     rec.recall_wall_ms = t.elapsed().as_secs_f64() * 1000.0;
-    let in_ctx: HashSet<&str> = recall.context_unit_ids.iter().map(String::as_str).collect();
-    rec.hits = recall
-        .hits
-        .iter()
-        .enumerate()
-        .map(|(i, h)| EverHit {
-            rank: i + 1,
-            unit_id: h.unit_id.clone(),
-            kind: h.kind,
-            session_id: h.session_id.clone(),
-            score: h.score,
-            in_context: in_ctx.contains(h.unit_id.as_str()),
-            superseded_by: h.superseded_by.clone(),
-        })
-        .collect();
+    rec.hits = ever_hits(&recall);
     rec.context_tokens = recall.context_tokens;
     rec.hits_cut = recall.hits_cut;
     rec.recall_timings = Some(recall.timings.clone());
-    rec.qa = qa.map(|qa| match &q.options {
-        Some(options) => {
-            let opts: Vec<(String, String)> = options
-                .iter()
-                .map(|(l, t)| (l.clone(), t.clone()))
-                .collect();
-            qa.run_choice(&recall.context, &q.question, &opts, &q.answer)
-        }
-        None => qa.run(
-            Style::EverMemOpen,
-            &recall.context,
-            &q.question,
-            None,
-            &q.answer,
-            &q.category(),
-            None,
-        ),
-    });
+    rec.qa = qa.map(|qa| read(qa, q, &recall.context));
     match &q.options {
         None => {
             rec.open = Some(open_diagnostic(&q.question, &q.answer, &recall.context));
@@ -391,4 +350,78 @@ fn choose(
         question_only_predicted: letters[q_best].clone(),
         question_only_correct: letters[q_best] == gold,
     })
+}
+
+/// Recalls every selected question once per config row (the row order alternating),
+/// scores it and appends its record as it is done.
+fn ask_all(
+    memory: &Memory,
+    selected: &[&EverQuestion],
+    rows: &[ConfigRow],
+    last_time: Option<Timestamp>,
+    qa: Option<&Qa>,
+    folder: &RunFolder,
+    pb: &ProgressBar,
+) -> anyhow::Result<Vec<EverRecord>> {
+    let mut results = ResultsFile::open(&folder.results())?;
+    let mut vecs = VecCache::new(memory);
+    let mut records = Vec::new();
+    for (i, q) in selected.iter().enumerate() {
+        if stopped() {
+            break;
+        }
+        pb.set_message(q.id.clone());
+        for row in &in_order(rows.to_vec(), i) {
+            let r = recall_one(memory, &mut vecs, q, row, last_time, qa);
+            if let Some(e) = &r.error {
+                pb.println(format!("question {}: {e}", q.id));
+            }
+            results.append(&r)?;
+            records.push(r);
+        }
+        pb.inc(1);
+    }
+    Ok(records)
+}
+
+/// The hits of a recall (ids and scores; no text).
+fn ever_hits(recall: &Recall) -> Vec<EverHit> {
+    let in_ctx: HashSet<&str> = recall.context_unit_ids.iter().map(String::as_str).collect();
+    recall
+        .hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| EverHit {
+            rank: i + 1,
+            unit_id: h.unit_id.clone(),
+            kind: h.kind,
+            session_id: h.session_id.clone(),
+            score: h.score,
+            in_context: in_ctx.contains(h.unit_id.as_str()),
+            superseded_by: h.superseded_by.clone(),
+        })
+        .collect()
+}
+
+/// The QA row of a question: the reader picks a letter (multiple choice) or answers and
+/// the judge decides (open-ended).
+fn read(qa: &Qa, q: &EverQuestion, context: &str) -> QaRecord {
+    match &q.options {
+        Some(options) => {
+            let opts: Vec<(String, String)> = options
+                .iter()
+                .map(|(l, t)| (l.clone(), t.clone()))
+                .collect();
+            qa.run_choice(context, &q.question, &opts, &q.answer)
+        }
+        None => qa.run(
+            Style::EverMemOpen,
+            context,
+            &q.question,
+            None,
+            &q.answer,
+            &q.category(),
+            None,
+        ),
+    }
 }

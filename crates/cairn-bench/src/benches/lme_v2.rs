@@ -44,7 +44,7 @@ use cairn::formats::lme_v2::{
     load_lme_v2_haystacks, load_lme_v2_questions, EvalKind, LmeV2Question,
 };
 use cairn::formats::{read_trajectories_jsonl, sha256_file};
-use cairn::{Memory, RecallOptions, TrajectoryInput, UnitKind};
+use cairn::{Memory, Recall, RecallOptions, TrajectoryInput, UnitKind};
 use clap::Args;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -149,31 +149,14 @@ pub fn recall_options(args: &LmeV2Args) -> anyhow::Result<RecallOptions> {
 
 pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
     let options = recall_options(args)?;
-    let t = Instant::now();
-    let questions = load_lme_v2_questions(&args.questions)
-        .with_context(|| format!("loading {}", args.questions.display()))?;
-    let haystack_path = args.haystacks.clone().unwrap_or_else(|| {
-        args.questions
-            .parent()
-            .unwrap_or(Path::new("."))
-            .join("haystacks")
-            .join(format!("lme_v2_{}.json", args.tier))
-    });
-    let haystacks = load_lme_v2_haystacks(&haystack_path)
-        .with_context(|| format!("loading {}", haystack_path.display()))?;
-    let evidence = match &args.evidence {
-        Some(p) => {
-            Some(load_lme_v2_haystacks(p).with_context(|| format!("loading {}", p.display()))?)
-        }
-        None => None,
-    };
-    let trajectories: HashMap<String, TrajectoryInput> =
-        read_trajectories_jsonl(&args.trajectories)
-            .with_context(|| format!("loading {}", args.trajectories.display()))?
-            .into_iter()
-            .map(|t| (t.id.clone(), t))
-            .collect();
-    let load_seconds = t.elapsed().as_secs_f64();
+    let Inputs {
+        questions,
+        haystack_path,
+        haystacks,
+        evidence,
+        trajectories,
+        load_seconds,
+    } = load(args)?;
     let selected = select_by_id(&questions, |q| &q.id, &args.ids, args.limit, "--ids")?;
     let no_haystack: Vec<&str> = selected
         .iter()
@@ -265,6 +248,54 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
         bail!("interrupted: the summary covers the questions done so far");
     }
     Ok(())
+}
+
+/// The files of a run.
+struct Inputs {
+    questions: Vec<LmeV2Question>,
+    haystack_path: PathBuf,
+    haystacks: BTreeMap<String, Vec<String>>,
+    evidence: Option<BTreeMap<String, Vec<String>>>,
+    trajectories: HashMap<String, TrajectoryInput>,
+    load_seconds: f64,
+}
+
+/// Reads the questions, the haystacks (the tier's file by default), the optional
+/// evidence labels and the trajectories.
+fn load(args: &LmeV2Args) -> anyhow::Result<Inputs> {
+    let t = Instant::now();
+    let questions = load_lme_v2_questions(&args.questions)
+        .with_context(|| format!("loading {}", args.questions.display()))?;
+    let haystack_path = args.haystacks.clone().unwrap_or_else(|| {
+        args.questions
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("haystacks")
+            .join(format!("lme_v2_{}.json", args.tier))
+    });
+    let haystacks = load_lme_v2_haystacks(&haystack_path)
+        .with_context(|| format!("loading {}", haystack_path.display()))?;
+    let evidence = match &args.evidence {
+        Some(p) => {
+            Some(load_lme_v2_haystacks(p).with_context(|| format!("loading {}", p.display()))?)
+        }
+        None => None,
+    };
+    let trajectories: HashMap<String, TrajectoryInput> =
+        read_trajectories_jsonl(&args.trajectories)
+            .with_context(|| format!("loading {}", args.trajectories.display()))?
+            .into_iter()
+            .map(|t| (t.id.clone(), t))
+            .collect();
+    let load_seconds = t.elapsed().as_secs_f64();
+    Ok(Inputs {
+        questions,
+        haystack_path,
+        haystacks,
+        evidence,
+        trajectories,
+        load_seconds,
+    })
 }
 
 /// The run's record: the files, the selection and what this protocol notes.
@@ -405,46 +436,13 @@ fn fill(
     evidence: Option<Vec<String>>,
     rec: &mut LmeV2Record,
 ) -> anyhow::Result<()> {
-    // Insert the haystack, in order.
-    let mut batch = Vec::with_capacity(haystack.len());
-    for id in haystack {
-        match trajectories.get(id) {
-            Some(t) => batch.push(t.clone()),
-            None => rec.insert.missing.push(id.clone()),
-        }
-    }
-    if batch.is_empty() {
-        bail!("none of the haystack's trajectories is in the trajectories file");
-    }
-    rec.insert.trajectories = batch.len();
-    rec.insert.states = batch.iter().map(|t| t.states.len()).sum();
-    let t = Instant::now();
-    let report = memory.insert_trajectories(&rec.space, batch)?;
-    memory.flush()?;
-    rec.insert.ms = t.elapsed().as_secs_f64() * 1000.0;
-    rec.insert.units = report.units;
-    rec.insert.vectors_computed = report.vectors_computed;
-    rec.insert.vectors_cached = report.vectors_cached;
+    insert_haystack(memory, haystack, trajectories, rec)?;
 
     // Recall with the question (its option lines are part of the question as asked).
     let t = Instant::now();
     let recall = memory.recall(&rec.space, &q.question, &row.options)?;
     rec.recall_wall_ms = t.elapsed().as_secs_f64() * 1000.0;
-    let in_ctx: HashSet<&str> = recall.context_unit_ids.iter().map(String::as_str).collect();
-    rec.hits = recall
-        .hits
-        .iter()
-        .enumerate()
-        .map(|(i, h)| TrajHit {
-            rank: i + 1,
-            unit_id: h.unit_id.clone(),
-            kind: h.kind,
-            trajectory_id: h.trajectory_id.clone(),
-            states: h.states,
-            score: h.score,
-            in_context: in_ctx.contains(h.unit_id.as_str()),
-        })
-        .collect();
+    rec.hits = traj_hits(&recall);
     rec.context_tokens = recall.context_tokens;
     rec.hits_cut = recall.hits_cut;
     rec.recall_timings = Some(recall.timings.clone());
@@ -484,6 +482,55 @@ fn fill(
         rec.open = Some(open_diagnostic(&q.question, &q.answer, &recall.context));
     }
     Ok(())
+}
+
+/// Inserts the haystack's trajectories, in order, with one `insert_trajectories` call and
+/// a flush (timed); ids missing from the trajectories file are listed in the record.
+fn insert_haystack(
+    memory: &Memory,
+    haystack: &[String],
+    trajectories: &HashMap<String, TrajectoryInput>,
+    rec: &mut LmeV2Record,
+) -> anyhow::Result<()> {
+    let mut batch = Vec::with_capacity(haystack.len());
+    for id in haystack {
+        match trajectories.get(id) {
+            Some(t) => batch.push(t.clone()),
+            None => rec.insert.missing.push(id.clone()),
+        }
+    }
+    if batch.is_empty() {
+        bail!("none of the haystack's trajectories is in the trajectories file");
+    }
+    rec.insert.trajectories = batch.len();
+    rec.insert.states = batch.iter().map(|t| t.states.len()).sum();
+    let t = Instant::now();
+    let report = memory.insert_trajectories(&rec.space, batch)?;
+    memory.flush()?;
+    rec.insert.ms = t.elapsed().as_secs_f64() * 1000.0;
+    rec.insert.units = report.units;
+    rec.insert.vectors_computed = report.vectors_computed;
+    rec.insert.vectors_cached = report.vectors_cached;
+    Ok(())
+}
+
+/// The hits of a recall (ids and scores; no text).
+fn traj_hits(recall: &Recall) -> Vec<TrajHit> {
+    let in_ctx: HashSet<&str> = recall.context_unit_ids.iter().map(String::as_str).collect();
+    recall
+        .hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| TrajHit {
+            rank: i + 1,
+            unit_id: h.unit_id.clone(),
+            kind: h.kind,
+            trajectory_id: h.trajectory_id.clone(),
+            states: h.states,
+            score: h.score,
+            in_context: in_ctx.contains(h.unit_id.as_str()),
+        })
+        .collect()
 }
 
 /// Multiple choice with the option scorer; a set question picks every option whose total

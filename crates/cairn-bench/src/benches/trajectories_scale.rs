@@ -108,40 +108,17 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
         .flat_map(|t| &t.states)
         .map(|s| s.observation.as_ref().map_or(0, String::len))
         .sum();
+    let base = RunMeta::new(
+        "trajectories-scale",
+        &folder.dir,
+        &memory,
+        cache.as_deref(),
+        memory_settings,
+    );
     let mut meta = RunMeta {
         configs: vec![row.clone()],
-        as_of_policy: "none".into(),
-        as_of_description: "as_of = none".into(),
-        limit: None,
-        questions_filter: Vec::new(),
-        max_questions_per_conv: None,
-        questions_in_file: qs.len(),
-        questions_selected: qs.len(),
-        keep_data: args.keep_data,
         load_seconds,
-        dataset_notes: vec![format!(
-            "Generated (seed {}): {} trajectories x {} states, {} sections of a shop admin, \
-                {:.1} KB mean observation, {} queries.",
-            args.seed,
-            args.trajectories,
-            args.states,
-            SECTIONS.len(),
-            observation_bytes as f64 / (args.trajectories * args.states) as f64 / 1024.0,
-            qs.len()
-        )],
-        limitations: vec![
-            "Generated pages: their repetition (shared chrome, grid pages seen by \
-            many runs, forms filled field by field) imitates real pages but is not real data."
-                .into(),
-        ],
-        qa: None,
-        ..RunMeta::new(
-            "trajectories-scale",
-            &folder.dir,
-            &memory,
-            cache.as_deref(),
-            memory_settings,
-        )
+        ..describe(args, base, qs.len(), observation_bytes)
     };
     std::fs::write(
         folder.dir.join("run.json"),
@@ -152,31 +129,7 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
     let pb = progress::bar(args.trajectories + qs.len(), &folder.label);
     let mut ins = insert_all(&memory, trajectories, &folder.data_dir, &pb)?;
     ins.observation_bytes = observation_bytes;
-    let mut results = ResultsFile::open(&folder.results())?;
-    let mut records = Vec::new();
-    for (i, q) in qs.iter().enumerate() {
-        if stopped() {
-            break;
-        }
-        let t = Instant::now();
-        let r = memory.recall(SPACE, q, &row.options)?;
-        let wall_ms = t.elapsed().as_secs_f64() * 1000.0;
-        let mut by = BTreeMap::new();
-        for h in &r.hits {
-            *by.entry(h.kind.as_str().to_string()).or_default() += 1;
-        }
-        let rec = QueryRecord {
-            query_index: i,
-            hits: r.hits.len(),
-            hits_by_kind: by,
-            context_tokens: r.context_tokens,
-            wall_ms,
-            timings: r.timings,
-        };
-        results.append(&rec)?;
-        records.push(rec);
-        pb.inc(1);
-    }
+    let records = ask_all(&memory, &qs, &row, &folder.results(), &pb)?;
     pb.finish_and_clear();
     drop(memory);
     if !args.keep_data {
@@ -252,4 +205,71 @@ fn insert_all(
         }
     }
     Ok(ins)
+}
+
+/// The run's record: what was generated and what this protocol notes.
+fn describe(args: &ScaleArgs, base: RunMeta, queries: usize, observation_bytes: usize) -> RunMeta {
+    RunMeta {
+        as_of_policy: "none".into(),
+        as_of_description: "as_of = none".into(),
+        limit: None,
+        questions_filter: Vec::new(),
+        max_questions_per_conv: None,
+        questions_in_file: queries,
+        questions_selected: queries,
+        keep_data: args.keep_data,
+        dataset_notes: vec![format!(
+            "Generated (seed {}): {} trajectories x {} states, {} sections of a shop admin, \
+                {:.1} KB mean observation, {} queries.",
+            args.seed,
+            args.trajectories,
+            args.states,
+            SECTIONS.len(),
+            observation_bytes as f64 / (args.trajectories * args.states) as f64 / 1024.0,
+            queries
+        )],
+        limitations: vec![
+            "Generated pages: their repetition (shared chrome, grid pages seen by \
+            many runs, forms filled field by field) imitates real pages but is not real data."
+                .into(),
+        ],
+        qa: None,
+        ..base
+    }
+}
+
+/// Recalls every query once, appending its record to `results` as it is done.
+fn ask_all(
+    memory: &Memory,
+    qs: &[String],
+    row: &ConfigRow,
+    results: &Path,
+    pb: &ProgressBar,
+) -> anyhow::Result<Vec<QueryRecord>> {
+    let mut results = ResultsFile::open(results)?;
+    let mut records = Vec::new();
+    for (i, q) in qs.iter().enumerate() {
+        if stopped() {
+            break;
+        }
+        let t = Instant::now();
+        let r = memory.recall(SPACE, q, &row.options)?;
+        let wall_ms = t.elapsed().as_secs_f64() * 1000.0;
+        let mut by = BTreeMap::new();
+        for h in &r.hits {
+            *by.entry(h.kind.as_str().to_string()).or_default() += 1;
+        }
+        let rec = QueryRecord {
+            query_index: i,
+            hits: r.hits.len(),
+            hits_by_kind: by,
+            context_tokens: r.context_tokens,
+            wall_ms,
+            timings: r.timings,
+        };
+        results.append(&rec)?;
+        records.push(rec);
+        pb.inc(1);
+    }
+    Ok(records)
 }

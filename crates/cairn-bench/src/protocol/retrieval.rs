@@ -344,45 +344,7 @@ impl Run {
             Ok(r) => r,
             Err(e) => return self.error_record(q, row, ingest, ledger, &e.to_string()),
         };
-        let in_ctx: HashSet<&str> = recall.context_unit_ids.iter().map(String::as_str).collect();
-        let mut hits: Vec<RankedHit> = recall
-            .hits
-            .iter()
-            .enumerate()
-            .map(|(i, h)| RankedHit {
-                rank: i + 1,
-                unit_id: h.unit_id.clone(),
-                kind: h.kind,
-                session_id: h.session_id.clone(),
-                turn_ids: h.turn_ids.clone(),
-                score: h.score,
-                in_context: in_ctx.contains(h.unit_id.as_str()),
-                session_relevant: false,
-                turn_relevant: false,
-            })
-            .collect();
-        let js = judge_sessions(&hits, &q.evidence.sessions);
-        let jt = judge_turns(&hits, &q.evidence.turns);
-        for ((h, s), t) in hits.iter_mut().zip(&js).zip(&jt) {
-            h.session_relevant = s.relevant();
-            h.turn_relevant = t.relevant();
-        }
-        let avail_s: usize = ledger
-            .iter()
-            .filter(|l| q.evidence.sessions.contains(&l.session_id))
-            .map(|l| l.units)
-            .sum();
-        let avail_t: usize = ledger.iter().map(|l| l.evidence_turn_units).sum();
-        let n_sessions = q.evidence.sessions.len();
-        let metrics = LevelScores {
-            session: (n_sessions > 0).then(|| score(&js, n_sessions, avail_s)),
-            turn: (!q.evidence.turns.is_empty())
-                .then(|| score(&jt, q.evidence.turns.len(), avail_t)),
-            session_ranking: (n_sessions > 0).then(|| {
-                let ranked = judge_session_ranking(&hits, &q.evidence.sessions);
-                score(&ranked, n_sessions, n_sessions)
-            }),
-        };
+        let (hits, metrics) = judged(&recall, q, ledger);
         let exclusion = q.exclusion.clone().or_else(|| {
             (metrics.session.is_none() && metrics.turn.is_none())
                 .then(|| exclusion::NO_EVIDENCE.to_string())
@@ -555,4 +517,53 @@ impl Run {
         }
         Ok(())
     }
+}
+
+/// The hits of a recall judged against the question's evidence, and the question's scores
+/// at each level (`None` where it has no evidence at that level); `ledger` gives the units
+/// available for NDCG's ideal ranking.
+fn judged(
+    recall: &cairn::Recall,
+    q: &QuestionSpec,
+    ledger: &[LedgerEntry],
+) -> (Vec<RankedHit>, LevelScores) {
+    let in_ctx: HashSet<&str> = recall.context_unit_ids.iter().map(String::as_str).collect();
+    let mut hits: Vec<RankedHit> = recall
+        .hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| RankedHit {
+            rank: i + 1,
+            unit_id: h.unit_id.clone(),
+            kind: h.kind,
+            session_id: h.session_id.clone(),
+            turn_ids: h.turn_ids.clone(),
+            score: h.score,
+            in_context: in_ctx.contains(h.unit_id.as_str()),
+            session_relevant: false,
+            turn_relevant: false,
+        })
+        .collect();
+    let js = judge_sessions(&hits, &q.evidence.sessions);
+    let jt = judge_turns(&hits, &q.evidence.turns);
+    for ((h, s), t) in hits.iter_mut().zip(&js).zip(&jt) {
+        h.session_relevant = s.relevant();
+        h.turn_relevant = t.relevant();
+    }
+    let avail_s: usize = ledger
+        .iter()
+        .filter(|l| q.evidence.sessions.contains(&l.session_id))
+        .map(|l| l.units)
+        .sum();
+    let avail_t: usize = ledger.iter().map(|l| l.evidence_turn_units).sum();
+    let n_sessions = q.evidence.sessions.len();
+    let metrics = LevelScores {
+        session: (n_sessions > 0).then(|| score(&js, n_sessions, avail_s)),
+        turn: (!q.evidence.turns.is_empty()).then(|| score(&jt, q.evidence.turns.len(), avail_t)),
+        session_ranking: (n_sessions > 0).then(|| {
+            let ranked = judge_session_ranking(&hits, &q.evidence.sessions);
+            score(&ranked, n_sessions, n_sessions)
+        }),
+    };
+    (hits, metrics)
 }

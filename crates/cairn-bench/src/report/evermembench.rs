@@ -5,7 +5,7 @@ use super::methodology;
 use super::{f3, latency_table, ms, options_line, qa_markdown};
 use crate::qa::{QaRecord, QaSummary};
 use crate::records::evermembench::EverRecord;
-use crate::run::RunMeta;
+use crate::run::{ConfigRow, RunMeta};
 use cairn::{RecallOptions, UnitKind};
 use cairn_load::stats::{percentiles, Percentiles};
 use serde::{Deserialize, Serialize};
@@ -125,6 +125,75 @@ fn group_summary<'r>(recs: impl IntoIterator<Item = &'r EverRecord>) -> GroupSum
     g
 }
 
+/// One config row's aggregates (errored records count as questions, not in any
+/// accuracy).
+fn row_summary(meta: &RunMeta, c: &ConfigRow, records: &[EverRecord]) -> EverRow {
+    let recs: Vec<&EverRecord> = records.iter().filter(|r| r.config == c.name).collect();
+    let ok: Vec<&EverRecord> = recs.iter().copied().filter(|r| r.error.is_none()).collect();
+    let mut by_major: BTreeMap<String, Vec<&EverRecord>> = BTreeMap::new();
+    let mut by_category: BTreeMap<String, Vec<&EverRecord>> = BTreeMap::new();
+    for r in &ok {
+        by_major.entry(r.major.clone()).or_default().push(r);
+        by_category.entry(r.category.clone()).or_default().push(r);
+    }
+    let mut hits_by_kind: BTreeMap<String, usize> = BTreeMap::new();
+    for h in ok.iter().flat_map(|r| &r.hits) {
+        let k = serde_json::to_value(h.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        *hits_by_kind.entry(k).or_default() += 1;
+    }
+    let p: Vec<&&EverRecord> = ok.iter().filter(|r| r.major == "P").collect();
+    let mean = |f: &dyn Fn(&EverRecord) -> f64| {
+        if ok.is_empty() {
+            0.0
+        } else {
+            ok.iter().map(|r| f(r)).sum::<f64>() / ok.len() as f64
+        }
+    };
+    let qa = meta.qa.as_ref().map(|setup| {
+        let items: Vec<(&str, Option<&str>, &QaRecord)> = recs
+            .iter()
+            .filter_map(|r| r.qa.as_ref().map(|q| (r.category.as_str(), None, q)))
+            .collect();
+        crate::qa::summarize(setup, &items)
+    });
+    EverRow {
+        qa,
+        config: c.name.clone(),
+        options: c.options.clone(),
+        questions: recs.len(),
+        errors: recs.len() - ok.len(),
+        overall: group_summary(ok.iter().copied()),
+        by_major: by_major
+            .into_iter()
+            .map(|(k, v)| (k, group_summary(v)))
+            .collect(),
+        by_category: by_category
+            .into_iter()
+            .map(|(k, v)| (k, group_summary(v)))
+            .collect(),
+        recall_engine_ms: percentiles(
+            &ok.iter()
+                .filter_map(|r| r.recall_timings.as_ref().map(|t| t.total_ms))
+                .collect::<Vec<_>>(),
+        ),
+        recall_wall_ms: percentiles(&ok.iter().map(|r| r.recall_wall_ms).collect::<Vec<_>>()),
+        mean_context_tokens: mean(&|r| r.context_tokens as f64),
+        mean_hits: mean(&|r| r.hits.len() as f64),
+        hits_by_kind,
+        profile_hit_rate_p: if p.is_empty() {
+            0.0
+        } else {
+            p.iter()
+                .filter(|r| r.hits.iter().any(|h| h.kind == UnitKind::Profile))
+                .count() as f64
+                / p.len() as f64
+        },
+    }
+}
+
 /// Aggregates records (errored records count as questions, not in any accuracy).
 pub fn summarize(
     meta: &RunMeta,
@@ -135,74 +204,7 @@ pub fn summarize(
     let rows = meta
         .configs
         .iter()
-        .map(|c| {
-            let recs: Vec<&EverRecord> = records.iter().filter(|r| r.config == c.name).collect();
-            let ok: Vec<&EverRecord> = recs.iter().copied().filter(|r| r.error.is_none()).collect();
-            let mut by_major: BTreeMap<String, Vec<&EverRecord>> = BTreeMap::new();
-            let mut by_category: BTreeMap<String, Vec<&EverRecord>> = BTreeMap::new();
-            for r in &ok {
-                by_major.entry(r.major.clone()).or_default().push(r);
-                by_category.entry(r.category.clone()).or_default().push(r);
-            }
-            let mut hits_by_kind: BTreeMap<String, usize> = BTreeMap::new();
-            for h in ok.iter().flat_map(|r| &r.hits) {
-                let k = serde_json::to_value(h.kind)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default();
-                *hits_by_kind.entry(k).or_default() += 1;
-            }
-            let p: Vec<&&EverRecord> = ok.iter().filter(|r| r.major == "P").collect();
-            let mean = |f: &dyn Fn(&EverRecord) -> f64| {
-                if ok.is_empty() {
-                    0.0
-                } else {
-                    ok.iter().map(|r| f(r)).sum::<f64>() / ok.len() as f64
-                }
-            };
-            let qa = meta.qa.as_ref().map(|setup| {
-                let items: Vec<(&str, Option<&str>, &QaRecord)> = recs
-                    .iter()
-                    .filter_map(|r| r.qa.as_ref().map(|q| (r.category.as_str(), None, q)))
-                    .collect();
-                crate::qa::summarize(setup, &items)
-            });
-            EverRow {
-                qa,
-                config: c.name.clone(),
-                options: c.options.clone(),
-                questions: recs.len(),
-                errors: recs.len() - ok.len(),
-                overall: group_summary(ok.iter().copied()),
-                by_major: by_major
-                    .into_iter()
-                    .map(|(k, v)| (k, group_summary(v)))
-                    .collect(),
-                by_category: by_category
-                    .into_iter()
-                    .map(|(k, v)| (k, group_summary(v)))
-                    .collect(),
-                recall_engine_ms: percentiles(
-                    &ok.iter()
-                        .filter_map(|r| r.recall_timings.as_ref().map(|t| t.total_ms))
-                        .collect::<Vec<_>>(),
-                ),
-                recall_wall_ms: percentiles(
-                    &ok.iter().map(|r| r.recall_wall_ms).collect::<Vec<_>>(),
-                ),
-                mean_context_tokens: mean(&|r| r.context_tokens as f64),
-                mean_hits: mean(&|r| r.hits.len() as f64),
-                hits_by_kind,
-                profile_hit_rate_p: if p.is_empty() {
-                    0.0
-                } else {
-                    p.iter()
-                        .filter(|r| r.hits.iter().any(|h| h.kind == UnitKind::Profile))
-                        .count() as f64
-                        / p.len() as f64
-                },
-            }
-        })
+        .map(|c| row_summary(meta, c, records))
         .collect();
     let done: HashSet<&str> = records.iter().map(|r| r.question_id.as_str()).collect();
     EverSummary {
@@ -272,54 +274,7 @@ pub fn render_summary(s: &EverSummary) -> String {
         s.chance_accuracy
     );
     for row in &s.rows {
-        let _ = writeln!(
-            out,
-            "## Config `{}` ({})\n\n{} questions recorded, {} errors.\n",
-            row.config,
-            options_line(&row.options),
-            row.questions,
-            row.errors
-        );
-        let _ = writeln!(
-            out,
-            "| group | MC n | MC accuracy (option scorer, no LLM) | ties | \
-            question only | open n | open: answer words in context | open: full \
-            |\n|---|---:|---:|---:|---:|---:|---:|---:|"
-        );
-        group_line(&mut out, "**overall**", &row.overall);
-        for (k, g) in &row.by_major {
-            group_line(&mut out, &format!("major {k}"), g);
-        }
-        for (k, g) in &row.by_category {
-            group_line(&mut out, k, g);
-        }
-        if let Some(q) = &row.qa {
-            let _ = writeln!(out);
-            qa_markdown(&mut out, q);
-        }
-        let kinds = row
-            .hits_by_kind
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let _ = writeln!(out);
-        latency_table(
-            &mut out,
-            "recall latency (ms)",
-            &[
-                ("engine `timings.total_ms`", &row.recall_engine_ms),
-                ("wall", &row.recall_wall_ms),
-            ],
-        );
-        let _ = writeln!(
-            out,
-            "\nMean context tokens {:.0}; mean hits {:.1}; hits by kind: {kinds}; P questions \
-                with a speaker-profile hit: {}.\n",
-            row.mean_context_tokens,
-            row.mean_hits,
-            f3(row.profile_hit_rate_p)
-        );
+        row_section(&mut out, row);
     }
     let i = &s.ingest;
     let _ = writeln!(
@@ -350,36 +305,72 @@ pub fn render_summary(s: &EverSummary) -> String {
     out
 }
 
+/// A config row's section of summary.md.
+fn row_section(out: &mut String, row: &EverRow) {
+    let _ = writeln!(
+        out,
+        "## Config `{}` ({})\n\n{} questions recorded, {} errors.\n",
+        row.config,
+        options_line(&row.options),
+        row.questions,
+        row.errors
+    );
+    let _ = writeln!(
+        out,
+        "| group | MC n | MC accuracy (option scorer, no LLM) | ties | \
+        question only | open n | open: answer words in context | open: full \
+        |\n|---|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    group_line(out, "**overall**", &row.overall);
+    for (k, g) in &row.by_major {
+        group_line(out, &format!("major {k}"), g);
+    }
+    for (k, g) in &row.by_category {
+        group_line(out, k, g);
+    }
+    if let Some(q) = &row.qa {
+        let _ = writeln!(out);
+        qa_markdown(out, q);
+    }
+    let kinds = row
+        .hits_by_kind
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let _ = writeln!(out);
+    latency_table(
+        out,
+        "recall latency (ms)",
+        &[
+            ("engine `timings.total_ms`", &row.recall_engine_ms),
+            ("wall", &row.recall_wall_ms),
+        ],
+    );
+    let _ = writeln!(
+        out,
+        "\nMean context tokens {:.0}; mean hits {:.1}; hits by kind: {kinds}; P questions \
+            with a speaker-profile hit: {}.\n",
+        row.mean_context_tokens,
+        row.mean_hits,
+        f3(row.profile_hit_rate_p)
+    );
+}
+
 /// `METHODOLOGY.md`.
 pub fn render_methodology(s: &EverSummary) -> String {
-    let incomplete = if s.complete {
-        ""
-    } else {
-        " — **the run is incomplete** (interrupted)"
-    };
-    methodology::render(
+    methodology::render_single_pass(
         methodology::EVERMEMBENCH,
         &s.meta,
-        &[
-            ("questions_done", s.questions_done.to_string()),
-            ("incomplete", incomplete.into()),
-            ("load_seconds", format!("{:.2}", s.meta.load_seconds)),
-        ],
+        s.questions_done,
+        s.complete,
     )
 }
 
 pub fn write_files(dir: &Path, s: &EverSummary) -> anyhow::Result<()> {
-    super::write_files(
-        dir,
-        &[
-            ("summary.json", serde_json::to_string_pretty(s)?),
-            ("summary.md", render_summary(s)),
-            ("METHODOLOGY.md", render_methodology(s)),
-        ],
-    )
+    super::write_summary(dir, s, render_summary(s), render_methodology(s))
 }
 
-/// A few lines for the terminal.
 pub fn short_report(s: &EverSummary) -> String {
     let mut out = String::new();
     for row in &s.rows {

@@ -207,6 +207,49 @@ pub fn render_summary(s: &LmeV2Summary) -> String {
         context. Abstention questions: mean top hit score (compare with the answerable groups' \
         \"top score\").\n"
     );
+    group_table(&mut out, s);
+    let o = &s.overall;
+    let kinds = o
+        .hits_by_kind
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let _ = writeln!(
+        out,
+        "\nMC question-only baseline (no memory): {} over {}; ties {}. Abstention: {} \
+            questions, mean top score {}, question words in context {}. Errors: {}. Hits by \
+            pool: {kinds}.\n",
+        or_dash(o.choice_n, o.choice_question_only_accuracy),
+        o.choice_n,
+        o.choice_ties,
+        o.abstention_n,
+        or_dash(o.abstention_n, o.abstention_mean_top_score),
+        or_dash(o.abstention_n, o.abstention_mean_question_words_in_context),
+        o.errors
+    );
+    latency_table(
+        &mut out,
+        "latency (ms)",
+        &[
+            (
+                "insert haystack (insert_trajectories + flush)",
+                &o.insert_ms,
+            ),
+            ("query, wall", &o.recall_wall_ms),
+            ("query, engine `timings.total_ms`", &o.recall_engine_ms),
+        ],
+    );
+    let _ = writeln!(
+        out,
+        "\nInserted {} trajectories ({} states) over all questions; vectors computed {} / from cache {}.",
+        s.trajectories_inserted, s.states_inserted, s.vectors_computed, s.vectors_cached
+    );
+    out
+}
+
+/// The table of every group (overall first), evidence columns with `--evidence`.
+fn group_table(out: &mut String, s: &LmeV2Summary) {
     let _ = write!(
         out,
         "| group | n | phrases in ctx (n) | MC acc, no LLM (n) | gotcha words (n) | top score |"
@@ -254,77 +297,19 @@ pub fn render_summary(s: &LmeV2Summary) -> String {
             g.mean_context_tokens
         );
     };
-    line(&mut out, "**overall**", &s.overall);
+    line(out, "**overall**", &s.overall);
     for (k, g) in &s.by_group {
-        line(&mut out, k, g);
+        line(out, k, g);
     }
-    let o = &s.overall;
-    let kinds = o
-        .hits_by_kind
-        .iter()
-        .map(|(k, v)| format!("{k} {v}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let _ = writeln!(
-        out,
-        "\nMC question-only baseline (no memory): {} over {}; ties {}. Abstention: {} \
-            questions, mean top score {}, question words in context {}. Errors: {}. Hits by \
-            pool: {kinds}.\n",
-        or_dash(o.choice_n, o.choice_question_only_accuracy),
-        o.choice_n,
-        o.choice_ties,
-        o.abstention_n,
-        or_dash(o.abstention_n, o.abstention_mean_top_score),
-        or_dash(o.abstention_n, o.abstention_mean_question_words_in_context),
-        o.errors
-    );
-    latency_table(
-        &mut out,
-        "latency (ms)",
-        &[
-            (
-                "insert haystack (insert_trajectories + flush)",
-                &o.insert_ms,
-            ),
-            ("query, wall", &o.recall_wall_ms),
-            ("query, engine `timings.total_ms`", &o.recall_engine_ms),
-        ],
-    );
-    let _ = writeln!(
-        out,
-        "\nInserted {} trajectories ({} states) over all questions; vectors computed {} / from cache {}.",
-        s.trajectories_inserted, s.states_inserted, s.vectors_computed, s.vectors_cached
-    );
-    out
 }
 
 /// `METHODOLOGY.md`.
 pub fn render_methodology(s: &LmeV2Summary) -> String {
-    let incomplete = if s.complete {
-        ""
-    } else {
-        " — **the run is incomplete** (interrupted)"
-    };
-    methodology::render(
-        methodology::LME_V2,
-        &s.meta,
-        &[
-            ("questions_done", s.questions_done.to_string()),
-            ("incomplete", incomplete.into()),
-            ("load_seconds", format!("{:.2}", s.meta.load_seconds)),
-        ],
-    )
+    methodology::render_single_pass(methodology::LME_V2, &s.meta, s.questions_done, s.complete)
 }
 
 pub fn write_files(dir: &Path, s: &LmeV2Summary) -> anyhow::Result<()> {
-    super::write_files(
-        dir,
-        &[
-            ("summary.json", serde_json::to_string_pretty(s)?),
-            ("summary.md", render_summary(s)),
-            ("METHODOLOGY.md", render_methodology(s)),
-        ],
-    )
+    super::write_summary(dir, s, render_summary(s), render_methodology(s))
 }
 
 pub fn short_report(s: &LmeV2Summary) -> String {

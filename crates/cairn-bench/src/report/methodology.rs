@@ -125,6 +125,25 @@ pub fn render(template: &str, meta: &RunMeta, values: &[(&str, String)]) -> Stri
     template::page(template, &all)
 }
 
+/// The page of a bench that does not resume (EverMemBench, LongMemEval-V2): the run's
+/// values, the questions done, and whether it was interrupted.
+pub fn render_single_pass(template: &str, meta: &RunMeta, done: usize, complete: bool) -> String {
+    let incomplete = if complete {
+        ""
+    } else {
+        " — **the run is incomplete** (interrupted)"
+    };
+    render(
+        template,
+        meta,
+        &[
+            ("questions_done", done.to_string()),
+            ("incomplete", incomplete.into()),
+            ("load_seconds", format!("{:.2}", meta.load_seconds)),
+        ],
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

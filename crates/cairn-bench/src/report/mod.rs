@@ -108,6 +108,23 @@ pub fn write_files(dir: &Path, files: &[(&str, String)]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A run's `summary.json`, `summary.md` and `METHODOLOGY.md`.
+pub fn write_summary<S: serde::Serialize>(
+    dir: &Path,
+    s: &S,
+    markdown: String,
+    methodology: String,
+) -> anyhow::Result<()> {
+    write_files(
+        dir,
+        &[
+            ("summary.json", serde_json::to_string_pretty(s)?),
+            ("summary.md", markdown),
+            ("METHODOLOGY.md", methodology),
+        ],
+    )
+}
+
 /// The mean of some values (0 for none).
 pub fn mean(v: impl IntoIterator<Item = f64>) -> f64 {
     let v: Vec<f64> = v.into_iter().collect();

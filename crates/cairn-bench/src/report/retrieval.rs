@@ -241,14 +241,7 @@ fn summarize_ingest(records: &[QuestionRecord]) -> IngestSummary {
 }
 
 pub fn write_files(dir: &Path, s: &Summary) -> anyhow::Result<()> {
-    super::write_files(
-        dir,
-        &[
-            ("summary.json", serde_json::to_string_pretty(s)?),
-            ("summary.md", render_summary(s)),
-            ("METHODOLOGY.md", render_methodology(s)),
-        ],
-    )
+    super::write_summary(dir, s, render_summary(s), render_methodology(s))
 }
 
 fn short_metric(name: &str) -> String {
@@ -532,24 +525,32 @@ pub fn short_report(s: &Summary) -> String {
 }
 
 /// The markdown comparison of several runs (each a folder with summary.json).
+/// The columns of the comparison table: (level, metric).
+const COMPARE_COLUMNS: [(&str, &str); 11] = [
+    ("session", "recall_any@1"),
+    ("session", "recall_any@5"),
+    ("session", "recall_all@5"),
+    ("session", "recall_all@10"),
+    ("session", "ndcg@10"),
+    ("session", "mrr"),
+    ("turn", "recall_any@5"),
+    ("turn", "recall_all@10"),
+    ("turn", "ndcg@10"),
+    ("turn", "evidence_in_context"),
+    ("session", "evidence_in_context"),
+];
+
+/// The benches whose summary is this module's [`Summary`].
+const RETRIEVAL_DATASETS: [&str; 3] = ["longmemeval", "locomo", "friendsqa"];
+
+/// The markdown comparison of several runs (each a folder with summary.json); runs of
+/// the benches that report other shapes (EverMemBench, LongMemEval-V2, the scale
+/// benches) are named below the table.
 pub fn compare(dirs: &[impl AsRef<Path>]) -> anyhow::Result<String> {
     let mut out = String::new();
     let mut not_retrieval = Vec::new();
-    let cols = [
-        ("session", "recall_any@1"),
-        ("session", "recall_any@5"),
-        ("session", "recall_all@5"),
-        ("session", "recall_all@10"),
-        ("session", "ndcg@10"),
-        ("session", "mrr"),
-        ("turn", "recall_any@5"),
-        ("turn", "recall_all@10"),
-        ("turn", "ndcg@10"),
-        ("turn", "evidence_in_context"),
-        ("session", "evidence_in_context"),
-    ];
     let _ = write!(out, "| run | dataset | config | n |");
-    for (l, m) in cols {
+    for (l, m) in COMPARE_COLUMNS {
         let _ = write!(
             out,
             " {} {} |",
@@ -564,7 +565,7 @@ pub fn compare(dirs: &[impl AsRef<Path>]) -> anyhow::Result<String> {
     let _ = writeln!(
         out,
         "|---|---|---|---:|{}---:|---:|---:|---:|---|---|",
-        "---:|".repeat(cols.len())
+        "---:|".repeat(COMPARE_COLUMNS.len())
     );
     for d in dirs {
         let p = d.as_ref().join("summary.json");
@@ -572,55 +573,21 @@ pub fn compare(dirs: &[impl AsRef<Path>]) -> anyhow::Result<String> {
             std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
         let raw: serde_json::Value =
             serde_json::from_str(&text).with_context(|| format!("parsing {}", p.display()))?;
-        if raw["meta"]["dataset"] == "evermembench" {
-            // Accuracy, not retrieval metrics: its own summary.md holds its table.
+        let dataset = raw["meta"]["dataset"].as_str().unwrap_or_default();
+        if !RETRIEVAL_DATASETS.contains(&dataset) {
+            // Accuracy, diagnostics or scale figures: their own summary.md holds them.
             not_retrieval.push(d.as_ref().display().to_string());
             continue;
         }
         let s: Summary =
             serde_json::from_value(raw).with_context(|| format!("parsing {}", p.display()))?;
-        for row in &s.rows {
-            let n = row.levels.get("session").map_or(0, |l| l.grouped.overall.n);
-            let _ = write!(
-                out,
-                "| {} | {} | `{}` ({}) | {n} |",
-                s.meta.run_label,
-                s.meta.dataset,
-                row.config,
-                options_line(&row.options)
-            );
-            for (l, m) in cols {
-                let v = row
-                    .levels
-                    .get(l)
-                    .and_then(|x| x.grouped.overall.metrics.get(m))
-                    .map_or("-".into(), |v| f3(*v));
-                let _ = write!(out, " {v} |");
-            }
-            let vectors = s.ingest.vectors_cached + s.ingest.vectors_computed;
-            let _ = writeln!(
-                out,
-                " {} | {} | {:.1} | {} | {} | {} |",
-                ms(row.latency.engine_total_ms.p50),
-                ms(row.latency.engine_total_ms.p95),
-                s.ingest.turns_per_second,
-                if vectors == 0 {
-                    "-".to_string()
-                } else {
-                    format!(
-                        "{:.0}%",
-                        100.0 * s.ingest.vectors_cached as f64 / vectors as f64
-                    )
-                },
-                s.meta.git_sha,
-                if s.complete { "yes" } else { "no" }
-            );
-        }
+        compare_rows(&mut out, &s);
     }
     if !not_retrieval.is_empty() {
         let _ = writeln!(
             out,
-            "\nNot in this table (EverMemBench runs report accuracy, see their summary.md): {}.",
+            "\nNot in this table (EverMemBench, LongMemEval-V2 and scale runs report other \
+                figures, see their summary.md): {}.",
             not_retrieval.join(", ")
         );
     }
@@ -631,6 +598,47 @@ pub fn compare(dirs: &[impl AsRef<Path>]) -> anyhow::Result<String> {
         how warm the embedding cache was during ingest. Definitions: each run's METHODOLOGY.md."
     );
     Ok(out)
+}
+
+/// A run's lines of the comparison table, one per config row.
+fn compare_rows(out: &mut String, s: &Summary) {
+    for row in &s.rows {
+        let n = row.levels.get("session").map_or(0, |l| l.grouped.overall.n);
+        let _ = write!(
+            out,
+            "| {} | {} | `{}` ({}) | {n} |",
+            s.meta.run_label,
+            s.meta.dataset,
+            row.config,
+            options_line(&row.options)
+        );
+        for (l, m) in COMPARE_COLUMNS {
+            let v = row
+                .levels
+                .get(l)
+                .and_then(|x| x.grouped.overall.metrics.get(m))
+                .map_or("-".into(), |v| f3(*v));
+            let _ = write!(out, " {v} |");
+        }
+        let vectors = s.ingest.vectors_cached + s.ingest.vectors_computed;
+        let _ = writeln!(
+            out,
+            " {} | {} | {:.1} | {} | {} | {} |",
+            ms(row.latency.engine_total_ms.p50),
+            ms(row.latency.engine_total_ms.p95),
+            s.ingest.turns_per_second,
+            if vectors == 0 {
+                "-".to_string()
+            } else {
+                format!(
+                    "{:.0}%",
+                    100.0 * s.ingest.vectors_cached as f64 / vectors as f64
+                )
+            },
+            s.meta.git_sha,
+            if s.complete { "yes" } else { "no" }
+        );
+    }
 }
 
 #[cfg(test)]
@@ -683,5 +691,21 @@ mod tests {
         let tl = &s.levels["turn"];
         assert_eq!(tl.grouped.overall.n, 1);
         assert_eq!(tl.unscored, 1);
+    }
+
+    #[test]
+    fn the_comparison_names_runs_of_other_shapes_below_its_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("lme-v2-fixture");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(
+            other.join("summary.json"),
+            r#"{"meta": {"dataset": "lme-v2"}, "overall": {}}"#,
+        )
+        .unwrap();
+        let table = compare(&[&other]).unwrap();
+        assert_eq!(table.lines().filter(|l| l.starts_with("| ")).count(), 1, "{table}");
+        assert!(table.contains("see their summary.md): "), "{table}");
+        assert!(table.contains("lme-v2-fixture."), "{table}");
     }
 }

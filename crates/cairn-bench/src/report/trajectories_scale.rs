@@ -105,7 +105,6 @@ pub fn summarize(
 }
 
 pub fn render_summary(s: &ScaleSummary) -> String {
-    let i = &s.insert;
     let m = &s.meta;
     let mut out = String::new();
     let _ = writeln!(out, "# {} — trajectories-scale\n", m.run_label);
@@ -122,6 +121,46 @@ pub fn render_summary(s: &ScaleSummary) -> String {
         m.machine.cpu_model,
         shell_join(&m.command_line)
     );
+    insert_table(&mut out, s);
+    let _ = writeln!(out, "\n## Queries\n");
+    latency_table(
+        &mut out,
+        "latency (ms)",
+        &[
+            ("wall", &s.query_wall_ms),
+            ("engine `timings.total_ms`", &s.query_engine_ms),
+        ],
+    );
+    let stages = s
+        .stage_means_ms
+        .iter()
+        .map(|(k, v)| format!("{k} {}", ms(*v)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let kinds = s
+        .hits_by_kind
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let _ = writeln!(
+        out,
+        "\nQuery p95 target < {:.0} ms: {}. Mean engine stages (ms): {stages}. Mean context \
+            tokens {:.0}. Hits by pool: {kinds}.",
+        s.target_query_p95_ms,
+        if s.query_target_met {
+            "met"
+        } else {
+            "**missed**"
+        },
+        s.mean_context_tokens
+    );
+    out
+}
+
+/// The insert section of summary.md.
+fn insert_table(out: &mut String, s: &ScaleSummary) {
+    let i = &s.insert;
     let _ = writeln!(out, "## Insert\n\n| measure | value |\n|---|---:|");
     let _ = writeln!(
         out,
@@ -172,40 +211,6 @@ pub fn render_summary(s: &ScaleSummary) -> String {
     for (k, v) in &i.disk_by_entry {
         let _ = writeln!(out, "| &nbsp;&nbsp;`{k}` | {} |", mib(*v));
     }
-    let _ = writeln!(out, "\n## Queries\n");
-    latency_table(
-        &mut out,
-        "latency (ms)",
-        &[
-            ("wall", &s.query_wall_ms),
-            ("engine `timings.total_ms`", &s.query_engine_ms),
-        ],
-    );
-    let stages = s
-        .stage_means_ms
-        .iter()
-        .map(|(k, v)| format!("{k} {}", ms(*v)))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let kinds = s
-        .hits_by_kind
-        .iter()
-        .map(|(k, v)| format!("{k} {v}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let _ = writeln!(
-        out,
-        "\nQuery p95 target < {:.0} ms: {}. Mean engine stages (ms): {stages}. Mean context \
-            tokens {:.0}. Hits by pool: {kinds}.",
-        s.target_query_p95_ms,
-        if s.query_target_met {
-            "met"
-        } else {
-            "**missed**"
-        },
-        s.mean_context_tokens
-    );
-    out
 }
 
 pub fn render_methodology(s: &ScaleSummary) -> String {
