@@ -46,6 +46,7 @@ use cairn::formats::lme_v2::{
 use cairn::formats::{read_trajectories_jsonl, sha256_file};
 use cairn::{Memory, Recall, RecallOptions, TrajectoryInput, UnitKind};
 use clap::Args;
+use indicatif::ProgressBar;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -211,24 +212,8 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
 
     let pb = progress::bar(selected.len(), &folder.label);
     arm_stop();
-    let mut results = ResultsFile::open(&folder.results())?;
-    let mut records = Vec::new();
-    for q in &selected {
-        if stopped() {
-            break;
-        }
-        pb.set_message(q.id.clone());
-        let ev = evidence
-            .as_ref()
-            .map(|e| e.get(&q.id).cloned().unwrap_or_default());
-        let r = question(&memory, q, &haystacks[&q.id], &trajectories, &row, ev);
-        if let Some(e) = &r.error {
-            pb.println(format!("question {}: {e}", q.id));
-        }
-        results.append(&r)?;
-        records.push(r);
-        pb.inc(1);
-    }
+    let inputs = (&haystacks, evidence.as_ref(), &trajectories);
+    let records = ask_all(&memory, &selected, inputs, &row, &folder, &pb)?;
     pb.finish_and_clear();
     let interrupted = stopped();
     drop(memory);
@@ -248,6 +233,42 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
         bail!("interrupted: the summary covers the questions done so far");
     }
     Ok(())
+}
+
+/// A question's haystack, the optional evidence labels and the trajectories.
+type Haystacks<'a> = (
+    &'a BTreeMap<String, Vec<String>>,
+    Option<&'a BTreeMap<String, Vec<String>>>,
+    &'a HashMap<String, TrajectoryInput>,
+);
+
+/// Runs every selected question in a fresh space of its own, appending its record as it
+/// is done.
+fn ask_all(
+    memory: &Memory,
+    selected: &[&LmeV2Question],
+    (haystacks, evidence, trajectories): Haystacks<'_>,
+    row: &ConfigRow,
+    folder: &RunFolder,
+    pb: &ProgressBar,
+) -> anyhow::Result<Vec<LmeV2Record>> {
+    let mut results = ResultsFile::open(&folder.results())?;
+    let mut records = Vec::new();
+    for q in selected {
+        if stopped() {
+            break;
+        }
+        pb.set_message(q.id.clone());
+        let ev = evidence.map(|e| e.get(&q.id).cloned().unwrap_or_default());
+        let r = question(memory, q, &haystacks[&q.id], trajectories, row, ev);
+        if let Some(e) = &r.error {
+            pb.println(format!("question {}: {e}", q.id));
+        }
+        results.append(&r)?;
+        records.push(r);
+        pb.inc(1);
+    }
+    Ok(records)
 }
 
 /// The files of a run.

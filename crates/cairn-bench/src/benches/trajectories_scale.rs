@@ -74,14 +74,7 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
         RunFolder::label(args.run_label.as_ref(), "trajectories-scale"),
         "",
     )?;
-    let cache_file = match &args.cache {
-        Some(c) => c.clone(),
-        None => {
-            let c = folder.dir.join("embedding-cache.sqlite3");
-            remove_sqlite(&c);
-            c
-        }
-    };
+    let cache_file = cache_file(args, &folder);
     let t = Instant::now();
     let trajectories: Vec<TrajectoryInput> = (0..args.trajectories)
         .map(|i| generate(i, args.states, args.seed))
@@ -93,16 +86,7 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
         Some(&cache_file),
         args.memory_config.as_deref(),
     )?;
-    let row = ConfigRow {
-        name: "bench".into(),
-        options: RecallOptions {
-            top_k: args.top_k,
-            token_budget: args.token_budget,
-            format: cairn::Format::Raw,
-            kinds: Some(vec![UnitKind::Slice, UnitKind::Event, UnitKind::Note]),
-            ..RecallOptions::default()
-        },
-    };
+    let row = config_row(args);
     let observation_bytes: usize = trajectories
         .iter()
         .flat_map(|t| &t.states)
@@ -157,6 +141,32 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
         bail!("interrupted");
     }
     Ok(())
+}
+
+/// The embedding cache: `--cache`, else a fresh file in the run folder (a cold insert).
+fn cache_file(args: &ScaleArgs, folder: &RunFolder) -> PathBuf {
+    match &args.cache {
+        Some(c) => c.clone(),
+        None => {
+            let c = folder.dir.join("embedding-cache.sqlite3");
+            remove_sqlite(&c);
+            c
+        }
+    }
+}
+
+/// The one config row: `top_k` raw hits from the three pools in `token_budget` tokens.
+fn config_row(args: &ScaleArgs) -> ConfigRow {
+    ConfigRow {
+        name: "bench".into(),
+        options: RecallOptions {
+            top_k: args.top_k,
+            token_budget: args.token_budget,
+            format: cairn::Format::Raw,
+            kinds: Some(vec![UnitKind::Slice, UnitKind::Event, UnitKind::Note]),
+            ..RecallOptions::default()
+        },
+    }
 }
 
 /// Inserts every trajectory into [`SPACE`], one `insert_trajectory` call each, then

@@ -704,7 +704,11 @@ mod tests {
         )
         .unwrap();
         let table = compare(&[&other]).unwrap();
-        assert_eq!(table.lines().filter(|l| l.starts_with("| ")).count(), 1, "{table}");
+        assert_eq!(
+            table.lines().filter(|l| l.starts_with("| ")).count(),
+            1,
+            "{table}"
+        );
         assert!(table.contains("see their summary.md): "), "{table}");
         assert!(table.contains("lme-v2-fixture."), "{table}");
     }
