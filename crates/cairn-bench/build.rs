@@ -1,7 +1,7 @@
 //! Records the git revision and the build time of this build, for the METHODOLOGY.md of
 //! every benchmark run. The revision is read with `git rev-parse --short HEAD` at build
 //! time; "unknown" when git or the repository is unavailable (or has no commit yet).
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
@@ -31,9 +31,18 @@ fn main() {
         chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ")
     );
     // Rerun when the checked-out revision moves (only for paths that exist: a missing path
-    // would rerun this script, and rebuild the crate, on every build).
+    // would rerun this script, and rebuild the crate, on every build). The git directory
+    // is asked of git: in a worktree `.git` is a file naming it elsewhere.
     let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
-    let git = Path::new(&manifest).join("../../.git");
+    let git = Command::new("git")
+        .args(["rev-parse", "--absolute-git-dir"])
+        .current_dir(&manifest)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| PathBuf::from(s.trim()))
+        .unwrap_or_else(|| Path::new(&manifest).join("../../.git"));
     for p in ["HEAD", "index"] {
         let path = git.join(p);
         if path.exists() {

@@ -1,6 +1,6 @@
 //! Facts about the build and the machine, recorded with every run.
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Git revision of the workspace at build time (`git rev-parse --short HEAD`, run by
 /// build.rs; `-dirty` when tracked files had changes; "unknown" without git or commits).
@@ -94,6 +94,52 @@ pub fn shell_join(args: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Bytes of every file under `p` (links not followed; 0 when it does not exist).
+pub fn dir_size(p: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(p) else {
+        return 0;
+    };
+    if meta.is_dir() {
+        std::fs::read_dir(p)
+            .map(|rd| rd.filter_map(|e| e.ok()).map(|e| dir_size(&e.path())).sum())
+            .unwrap_or(0)
+    } else {
+        meta.len()
+    }
+}
+
+fn proc_status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Current and peak resident memory of this process, in bytes (0 where unknown).
+pub fn rss() -> (u64, u64) {
+    (
+        proc_status_kib("VmRSS:") * 1024,
+        proc_status_kib("VmHWM:") * 1024,
+    )
+}
+
+/// Starts a new peak-memory window (Linux: writing 5 to clear_refs resets VmHWM).
+pub fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Removes an SQLite file with its WAL and shared-memory files (what is not there is
+/// skipped).
+pub fn remove_sqlite(file: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
 }
 
 #[cfg(test)]

@@ -1,14 +1,34 @@
-//! The benchmark harness of Cairn (`cairn bench ...`).
+//! The benchmark harness of Cairn (`cairn bench ...`), as a small framework: each
+//! benchmark is one short file (`benches/`) composing the same layers.
 //!
-//! This crate owns the benchmark *protocols* (how a dataset is fed to a memory and
-//! questioned: LongMemEval, LoCoMo, FriendsQA, EverMemBench, LongMemEval-V2), the retrieval *metrics* (exact definitions in
-//! [`metrics::DEFINITIONS`], written into every run's METHODOLOGY.md), and the *reports*
-//! (`results.jsonl`, `summary.json`, `summary.md`, `METHODOLOGY.md`, comparison tables).
+//! | layer | module | holds |
+//! |---|---|---|
+//! | datasets | [`datasets`] | questions and evidence from each dataset file (read by `cairn::formats`), selection by the command line; the generated data of the scale benches |
+//! | protocols | [`protocol`] | how a memory is fed and questioned: the retrieval protocol of LongMemEval, LoCoMo and FriendsQA (resumable, one record per question and config row) |
+//! | run machinery | [`run`] | run folder and label, [`run::RunMeta`], opening the memory, config rows, Ctrl-C, progress |
+//! | scoring | [`scoring`] | pure functions: retrieval metrics, the LLM-free option scorer, phrase matching, QA prompts and verdicts |
+//! | QA rows | [`qa`] | the reader and judge models (`--reader`, `--judge`) over `cairn-llm` |
+//! | records | [`records`] | one line of `results.jsonl` per bench shape, the append-only results file |
+//! | reports | [`report`] | `summary.json` / `summary.md` per bench shape, METHODOLOGY.md from the templates in `methodology/`, `cairn bench report` |
 //!
-//! Boundary: it uses only the public API of the `cairn` crate (`Memory`, `MemoryConfig`,
-//! `RecallOptions`, `Recall`, `Hit`, the `cairn::formats` loaders). It must never reach
-//! into engine internals (ranking, stores, embedders): what the bench measures is what a
-//! user gets.
+//! Imports only go down the table's order of dependence: benches use everything;
+//! reports use records, run and scoring; the protocol uses the run machinery, records,
+//! scoring and reports; datasets use the protocol's question type; scoring and the run
+//! machinery use neither reports nor protocols. Prose lives in `methodology/*.md` and
+//! `prompts/*.txt`, not in code. Latency percentiles are `cairn_load::stats` (nearest
+//! rank), the definition every harness reports.
+//!
+//! A new benchmark: a dataset adapter in `datasets/` (or a loader in `cairn-formats`
+//! first), a file in `benches/` with its flags and `run`, a record and report module when
+//! it does not fit the retrieval shape, a `methodology/<name>.md` template, and a variant
+//! of [`BenchCommand`].
+//!
+//! Boundary: the memory under test is reached only through the public API of the `cairn`
+//! crate (`Memory`, `MemoryConfig`, `RecallOptions`, `Recall`, `Hit`, the
+//! `cairn::formats` loaders), never engine internals (ranking, stores, embedders): what
+//! the bench measures is what a user gets. Beside it the crate links `cairn-llm` (the
+//! reader and judge of QA rows, optional at run time) and `cairn-load` (its latency
+//! statistics).
 //!
 //! The CLI embeds [`BenchCommand`] as `cairn bench <subcommand>` and calls [`run`]:
 //! ```no_run
@@ -27,32 +47,26 @@
 //! row, appended and flushed per question), `run.json`, `summary.json`, `summary.md` and
 //! `METHODOLOGY.md`. Ctrl-C stops after the current question; `--resume` continues.
 
+pub mod args;
+pub mod benches;
+pub mod datasets;
 pub mod download;
 pub mod env;
-pub mod evermembench;
-mod friendsqa;
-pub mod lme_v2;
-mod locomo;
-mod longmemeval;
-pub mod metrics;
-mod protocol;
+pub mod protocol;
 pub mod qa;
-pub mod record;
-mod report;
-pub mod scale;
-pub mod summary;
-pub mod trajectories_scale;
+pub mod records;
+pub mod report;
+pub mod run;
+pub mod scoring;
+pub mod template;
 
-pub use evermembench::EverMemArgs;
-pub use friendsqa::question_word as friendsqa_question_word;
-pub use lme_v2::LmeV2Args;
-pub use locomo::question_id as locomo_question_id;
-pub use protocol::{request_stop, space_name, ConfigRow, RunMeta};
-pub use scale::ScaleBenchArgs;
-pub use summary::Summary;
-pub use trajectories_scale::ScaleArgs;
+pub use args::{AsOfPolicy, ConfigChoice, Dataset, LocomoArgs, RunArgs};
+pub use datasets::friendsqa::question_word as friendsqa_question_word;
+pub use datasets::locomo::question_id as locomo_question_id;
+pub use report::retrieval::Summary;
+pub use run::{request_stop, space_name, ConfigRow, RunMeta};
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::Subcommand;
 use std::path::PathBuf;
 
 /// `cairn bench <subcommand>`.
@@ -71,19 +85,19 @@ pub enum BenchCommand {
     /// EverMemBench (multi-party group chats): the whole dialogue ingested day by day into
     /// one space, every question recalled; multiple choice answered by an LLM-free option
     /// scorer, open-ended questions given a retrieval-only diagnostic; accuracy per category.
-    Evermembench(EverMemArgs),
+    Evermembench(benches::evermembench::EverMemArgs),
     /// LongMemEval-V2 (web-agent trajectories): per question, a fresh space gets its
     /// haystack's trajectories inserted in order, then the question is recalled; scored
     /// without a reader (answer phrases in context, option scorer, abstention diagnostic).
     #[command(name = "lme-v2")]
-    LmeV2(LmeV2Args),
+    LmeV2(benches::lme_v2::LmeV2Args),
     /// Cost of trajectory memory: N generated trajectories into one space (insert time,
     /// vectors, disk), then query latency.
-    TrajectoriesScale(ScaleArgs),
+    TrajectoriesScale(benches::trajectories_scale::ScaleArgs),
     /// Recall at scale: one space filled with generated chat history to 10k, 100k and 1M
     /// units on the embedded store and/or PostgreSQL; ingest, footprint, latency and
     /// recall of planted needles.
-    Scale(ScaleBenchArgs),
+    Scale(benches::scale::ScaleBenchArgs),
     /// Print a markdown table comparing finished runs (folders holding summary.json).
     Report {
         #[arg(required = true, value_name = "RUN_DIR")]
@@ -101,109 +115,18 @@ pub enum BenchCommand {
     },
 }
 
-/// Options common to benchmark runs.
-#[derive(Debug, Clone, Args)]
-pub struct RunArgs {
-    /// The dataset file (plain or gzip JSON).
-    #[arg(long, value_name = "FILE")]
-    pub data: PathBuf,
-    /// Config rows: `defaults` (RecallOptions::default()), `bench` (top_k=10,
-    /// token_budget=10000, format=raw), or both (one ingest, two recalls).
-    #[arg(long, value_enum, default_value_t = ConfigChoice::Both)]
-    pub config: ConfigChoice,
-    /// Run at most N questions (after --questions).
-    #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
-    /// Only these question ids (LoCoMo: sample ids like conv-26 or question ids like
-    /// conv-26:q3), comma separated.
-    #[arg(long, value_delimiter = ',', value_name = "ID,...")]
-    pub questions: Vec<String>,
-    /// Name of the run folder [default: <dataset>-<config>-<UTC timestamp>].
-    #[arg(long, value_name = "L")]
-    pub run_label: Option<String>,
-    /// Folder of run folders.
-    #[arg(long, value_name = "DIR", default_value = "bench-out")]
-    pub out: PathBuf,
-    /// Continue a run: questions already in its results.jsonl are skipped (without
-    /// --run-label: the newest run of this dataset and config).
-    #[arg(long)]
-    pub resume: bool,
-    /// Embedding cache file [default: $CAIRN_HOME/embedding-cache.sqlite3, CAIRN_HOME
-    /// defaulting to ${XDG_CACHE_HOME:-$HOME/.cache}/cairn].
-    #[arg(long, value_name = "FILE")]
-    pub cache: Option<PathBuf>,
-    /// Keep the run's data directory (and every space) instead of deleting it.
-    #[arg(long)]
-    pub keep_data: bool,
-    /// Engine settings (a `cairn.toml`: `[engine.rank]`, `[embed]`) for experiments; the
-    /// settings in force are written to METHODOLOGY.md. Default: the stock settings.
-    #[arg(long, value_name = "FILE")]
-    pub memory_config: Option<PathBuf>,
-    /// What `as_of` recall runs with (LoCoMo: `question` and `question-or-later` both
-    /// mean the conversation's last session date).
-    #[arg(long, value_enum, default_value_t = AsOfPolicy::QuestionOrLater)]
-    pub as_of: AsOfPolicy,
-    /// QA rows: reader and judge models.
-    #[command(flatten)]
-    pub llm: qa::LlmArgs,
-}
-
-/// LoCoMo options.
-#[derive(Debug, Clone, Args)]
-pub struct LocomoArgs {
-    #[command(flatten)]
-    pub common: RunArgs,
-    /// At most N questions per conversation (file order).
-    #[arg(long, value_name = "N")]
-    pub max_questions_per_conv: Option<usize>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ConfigChoice {
-    Defaults,
-    Bench,
-    Both,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Dataset {
-    Longmemeval,
-    Locomo,
-}
-
-/// How a question's `as_of` is chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum AsOfPolicy {
-    /// Exactly the question date (LongMemEval sessions dated after it become invisible).
-    Question,
-    /// The question date, or the latest haystack session date when that is later.
-    QuestionOrLater,
-    /// No as_of (recall as of now).
-    None,
-}
-
-impl AsOfPolicy {
-    pub fn name(self) -> &'static str {
-        match self {
-            AsOfPolicy::Question => "question",
-            AsOfPolicy::QuestionOrLater => "question-or-later",
-            AsOfPolicy::None => "none",
-        }
-    }
-}
-
 /// Runs one bench subcommand.
 pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     match cmd {
-        BenchCommand::Longmemeval(args) => longmemeval::run(&args),
-        BenchCommand::Locomo(args) => locomo::run(&args),
-        BenchCommand::Friendsqa(args) => friendsqa::run(&args),
-        BenchCommand::Evermembench(args) => evermembench::run(&args),
-        BenchCommand::LmeV2(args) => lme_v2::run(&args),
-        BenchCommand::TrajectoriesScale(args) => trajectories_scale::run(&args),
-        BenchCommand::Scale(args) => scale::run(&args),
+        BenchCommand::Longmemeval(args) => benches::longmemeval::run(&args),
+        BenchCommand::Locomo(args) => benches::locomo::run(&args),
+        BenchCommand::Friendsqa(args) => benches::friendsqa::run(&args),
+        BenchCommand::Evermembench(args) => benches::evermembench::run(&args),
+        BenchCommand::LmeV2(args) => benches::lme_v2::run(&args),
+        BenchCommand::TrajectoriesScale(args) => benches::trajectories_scale::run(&args),
+        BenchCommand::Scale(args) => benches::scale::run(&args),
         BenchCommand::Report { runs } => {
-            print!("{}", summary::compare(&runs)?);
+            print!("{}", report::retrieval::compare(&runs)?);
             Ok(())
         }
         BenchCommand::Download { dataset, data_dir } => {

@@ -14,7 +14,11 @@
 //!
 //! The model's answer and the judge's reply are our output and are kept in
 //! `results.jsonl`; the dataset's question and gold answer are not (as for retrieval).
-use crate::record::exclusion;
+use crate::scoring::exclusion;
+pub use crate::scoring::qa::Style;
+use crate::scoring::qa::{
+    choice_prompt, judge_prompt, picked_letter, reader_prompt, token_f1, verdict,
+};
 use anyhow::Context as _;
 use cairn_llm::{ChatMessage, ChatRequest, LlmClient, LlmConfig};
 use clap::Args;
@@ -44,26 +48,6 @@ pub struct LlmArgs {
     /// need minutes to read a long context).
     #[arg(long, value_name = "S", default_value_t = 600)]
     pub llm_timeout: u64,
-}
-
-/// How a dataset's questions are read and judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
-    LongMemEval,
-    LoCoMo,
-    FriendsQa,
-    EverMemOpen,
-}
-
-impl Style {
-    pub fn for_dataset(dataset: &str) -> Style {
-        match dataset {
-            "longmemeval" => Style::LongMemEval,
-            "friendsqa" => Style::FriendsQa,
-            "evermembench" => Style::EverMemOpen,
-            _ => Style::LoCoMo,
-        }
-    }
 }
 
 /// The reader and judge of a run.
@@ -240,10 +224,7 @@ impl Qa {
         gold_letter: &str,
     ) -> QaRecord {
         let mut rec = QaRecord::default();
-        let opts: String = options.iter().map(|(l, t)| format!("{l}. {t}\n")).collect();
-        let prompt = format!(
-            "You are given excerpts of a group chat history and a multiple-choice question about it.\n\nHistory:\n\n{context}\n\nQuestion: {question}\n\nOptions:\n{opts}\nAnswer with the letter of the correct option only."
-        );
+        let prompt = choice_prompt(context, question, options);
         match self.ask(&self.reader, prompt, 8) {
             Ok(r) => {
                 rec.answer = r.text.trim().to_string();
@@ -259,118 +240,6 @@ impl Qa {
         }
         rec
     }
-}
-
-/// The letter an answer picks: the first standalone option letter ("B", "B.", "(B)",
-/// "Answer: B").
-pub fn picked_letter(answer: &str, letters: &[&str]) -> Option<String> {
-    answer
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .find(|w| letters.contains(w))
-        .map(String::from)
-}
-
-/// The reader prompt. LongMemEval's is its official reading prompt (history, current
-/// date, question); the others ask for a short answer from the context.
-pub fn reader_prompt(style: Style, context: &str, question: &str, date: Option<&str>) -> String {
-    let date_line = date
-        .map(|d| format!("Current Date: {d}\n"))
-        .unwrap_or_default();
-    match style {
-        Style::LongMemEval => format!(
-            "I will give you several history chats between you and a user. Please answer the question based on the relevant chat history.\n\n\nHistory Chats:\n\n{context}\n\n{date_line}Question: {question}\nAnswer:"
-        ),
-        _ => format!(
-            "{context}\n\n{date_line}Based on the above context, write an answer in the form of a short phrase for the following question. Answer with exact words from the context whenever possible.\n\nQuestion: {question} Short answer:"
-        ),
-    }
-}
-
-/// The judge prompt of each benchmark.
-pub fn judge_prompt(
-    style: Style,
-    qtype: &str,
-    abstention: bool,
-    question: &str,
-    gold: &str,
-    response: &str,
-) -> String {
-    if style != Style::LongMemEval {
-        return format!(
-            "Your task is to label an answer to a question as 'CORRECT' or 'WRONG'. You will be given the following data:\n    (1) a question (posed by one user to another user),\n    (2) a 'gold' (ground truth) answer,\n    (3) a generated answer\nwhich you will score as CORRECT/WRONG.\n\nThe point of the question is to ask about something one user should know about the other user based on their prior conversations.\nThe gold answer will usually be a concise and short answer that includes the referenced topic, for example:\nQuestion: Do you remember what I got the last time I went to Hawaii?\nGold answer: A shell necklace\nThe generated answer might be much longer, but you should be generous with your grading - as long as it touches on the same topic as the gold answer, it should be counted as CORRECT.\n\nFor time related questions, the gold answer will be a specific date, month, year, etc. The generated answer might be much longer or use relative time references (like \"last Tuesday\" or \"next month\"), but you should be generous with your grading - as long as it refers to the same date or time period as the gold answer, it should be counted as CORRECT. Even if the format differs (e.g., \"May 7th\" vs \"7 May\"), consider it CORRECT if it's the same date.\n\nNow it's time for the real question:\nQuestion: {question}\nGold answer: {gold}\nGenerated answer: {response}\n\nFirst, provide a short (one sentence) explanation of your reasoning, then finish with CORRECT or WRONG.\nDo NOT include both CORRECT and WRONG in your response, or it will break the evaluation script.\n\nJust return the label CORRECT or WRONG in a json format with the key as \"label\"."
-        );
-    }
-    const HEAD: &str = "I will give you a question, a correct answer, and a response from a model. Please answer yes if the response contains the correct answer. Otherwise, answer no. If the response is equivalent to the correct answer or contains all the intermediate steps to get the correct answer, you should also answer yes. If the response only contains a subset of the information required by the answer, answer no.";
-    if abstention {
-        return format!(
-            "I will give you an unanswerable question, an explanation, and a response from a model. Please answer yes if the model correctly identifies the question as unanswerable. The model could say that the information is incomplete, or some other information is given but the asked information is not.\n\nQuestion: {question}\n\nExplanation: {gold}\n\nModel Response: {response}\n\nDoes the model correctly identify the question as unanswerable? Answer yes or no only."
-        );
-    }
-    match qtype {
-        "temporal-reasoning" => format!(
-            "{HEAD} In addition, do not penalize off-by-one errors for the number of days. If the question asks for the number of days/weeks/months, etc., and the model makes off-by-one errors (e.g., predicting 19 days when the answer is 18), the model's response is still correct. \n\nQuestion: {question}\n\nCorrect Answer: {gold}\n\nModel Response: {response}\n\nIs the model response correct? Answer yes or no only."
-        ),
-        "knowledge-update" => format!(
-            "I will give you a question, a correct answer, and a response from a model. Please answer yes if the response contains the correct answer. Otherwise, answer no. If the response contains some previous information along with an updated answer, the response should be considered as correct as long as the updated answer is the required answer.\n\nQuestion: {question}\n\nCorrect Answer: {gold}\n\nModel Response: {response}\n\nIs the model response correct? Answer yes or no only."
-        ),
-        "single-session-preference" => format!(
-            "I will give you a question, a rubric for desired personalized response, and a response from a model. Please answer yes if the response satisfies the desired response. Otherwise, answer no. The model does not need to reflect all the points in the rubric. The response is correct as long as it recalls and utilizes the user's personal information correctly.\n\nQuestion: {question}\n\nRubric: {gold}\n\nModel Response: {response}\n\nIs the model response correct? Answer yes or no only."
-        ),
-        _ => format!(
-            "{HEAD} \n\nQuestion: {question}\n\nCorrect Answer: {gold}\n\nModel Response: {response}\n\nIs the model response correct? Answer yes or no only."
-        ),
-    }
-}
-
-/// Reads a judge's reply: LongMemEval counts "yes" anywhere in it (as `evaluate_qa.py`
-/// does); the CORRECT/WRONG judge's label is taken from its JSON, else from the last
-/// label word in the text.
-pub fn verdict(style: Style, reply: &str) -> bool {
-    if style == Style::LongMemEval {
-        return reply.to_lowercase().contains("yes");
-    }
-    if let Some(label) = cairn_llm::extract_json(reply).and_then(|v| {
-        v.get("label")
-            .and_then(|l| l.as_str())
-            .map(str::to_uppercase)
-    }) {
-        return label.trim() == "CORRECT";
-    }
-    let up = reply.to_uppercase();
-    match (up.rfind("CORRECT"), up.rfind("WRONG")) {
-        (Some(c), Some(w)) => c > w && !up[..c].ends_with("IN"),
-        (Some(c), None) => !up[..c].ends_with("IN"),
-        _ => false,
-    }
-}
-
-/// SQuAD-style token F1 (lowercased, punctuation and articles dropped), as LoCoMo scores.
-pub fn token_f1(prediction: &str, gold: &str) -> f64 {
-    let norm = |s: &str| -> Vec<String> {
-        s.to_lowercase()
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty() && !matches!(*w, "a" | "an" | "the" | "and"))
-            .map(String::from)
-            .collect()
-    };
-    let (p, g) = (norm(prediction), norm(gold));
-    if p.is_empty() || g.is_empty() {
-        return if p == g { 1.0 } else { 0.0 };
-    }
-    let mut pool = g.clone();
-    let mut common = 0usize;
-    for w in &p {
-        if let Some(i) = pool.iter().position(|x| x == w) {
-            pool.swap_remove(i);
-            common += 1;
-        }
-    }
-    if common == 0 {
-        return 0.0;
-    }
-    let precision = common as f64 / p.len() as f64;
-    let recall = common as f64 / g.len() as f64;
-    2.0 * precision * recall / (precision + recall)
 }
 
 /// Aggregates QA outcomes `(question type, exclusion, record)` of one row.
@@ -428,74 +297,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn judge_prompts_follow_each_benchmark() {
-        let p = judge_prompt(
-            Style::LongMemEval,
-            "temporal-reasoning",
-            false,
-            "Q?",
-            "18 days",
-            "19 days",
-        );
-        assert!(p.contains("do not penalize off-by-one errors"));
-        assert!(p.ends_with("Is the model response correct? Answer yes or no only."));
-        let p = judge_prompt(
-            Style::LongMemEval,
-            "knowledge-update",
-            false,
-            "Q?",
-            "A",
-            "R",
-        );
-        assert!(p.contains("as long as the updated answer is the required answer"));
-        let p = judge_prompt(
-            Style::LongMemEval,
-            "single-session-preference",
-            false,
-            "Q?",
-            "A",
-            "R",
-        );
-        assert!(p.contains("Rubric: A"));
-        let p = judge_prompt(
-            Style::LongMemEval,
-            "multi-session",
-            true,
-            "Q?",
-            "never said",
-            "R",
-        );
-        assert!(p.contains("correctly identify the question as unanswerable"));
-        let p = judge_prompt(Style::LoCoMo, "2-temporal", false, "Q?", "May 7", "7 May");
-        assert!(p.contains("Gold answer: May 7") && p.contains("\"label\""));
-    }
-
-    #[test]
-    fn verdicts_and_letters_parse() {
-        assert!(verdict(Style::LongMemEval, "Yes."));
-        assert!(!verdict(Style::LongMemEval, "No"));
-        assert!(verdict(
-            Style::LoCoMo,
-            "It matches. {\"label\": \"CORRECT\"}"
-        ));
-        assert!(!verdict(Style::LoCoMo, "{\"label\": \"WRONG\"}"));
-        assert!(!verdict(Style::LoCoMo, "This is INCORRECT"));
-        assert!(verdict(Style::LoCoMo, "Same date, so CORRECT"));
-        assert_eq!(
-            picked_letter("(B) the caterer", &["A", "B", "C", "D"]),
-            Some("B".into())
-        );
-        assert_eq!(
-            picked_letter("Answer: C.", &["A", "B", "C", "D"]),
-            Some("C".into())
-        );
-        assert_eq!(picked_letter("none", &["A", "B"]), None);
-    }
-
-    #[test]
-    fn f1_and_summaries() {
-        assert_eq!(token_f1("The shell necklace", "a shell necklace"), 1.0);
-        assert!((token_f1("shell", "shell necklace") - 2.0 / 3.0).abs() < 1e-9);
+    fn summaries_count_judged_and_leave_out_adversarial() {
         let ok = QaRecord {
             correct: Some(true),
             reader_ms: 5.0,

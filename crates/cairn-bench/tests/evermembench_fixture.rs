@@ -2,29 +2,12 @@
 //! (`fixtures/evermembench`, written by its generate.py). Skipped, with a message, when
 //! the embedding model is not installed (./scripts/setup.sh). The embedding cache is the
 //! default one, so reruns are fast.
-use cairn_bench::evermembench::{EverRecord, EverSummary};
-use cairn_bench::BenchCommand;
-use clap::Parser;
+mod common;
+use cairn_bench::records::evermembench::EverRecord;
+use cairn_bench::report::evermembench::EverSummary;
+use common::{bench, model_installed};
 use std::collections::BTreeSet;
 use std::path::Path;
-
-#[derive(Parser)]
-struct Cli {
-    #[command(subcommand)]
-    bench: BenchCommand,
-}
-
-fn model_installed() -> bool {
-    let dir = tempfile::tempdir().unwrap();
-    match cairn::Memory::open(dir.path()) {
-        Err(cairn::Error::Model(e)) => {
-            println!("SKIPPED: embedding model not installed ({e}); run ./scripts/setup.sh");
-            false
-        }
-        Err(e) => panic!("opening a memory: {e}"),
-        Ok(_) => true,
-    }
-}
 
 #[test]
 fn fixture_bench_runs_and_scores_every_category() {
@@ -35,8 +18,7 @@ fn fixture_bench_runs_and_scores_every_category() {
     let dialogue = fixtures.join("dialogue_en.json");
     let qa = fixtures.join("qa_fixture.json");
     let out = tempfile::tempdir().unwrap();
-    let cli = Cli::try_parse_from([
-        "cairn",
+    bench(&[
         "evermembench",
         "--dialogue",
         dialogue.to_str().unwrap(),
@@ -48,7 +30,6 @@ fn fixture_bench_runs_and_scores_every_category() {
         "fixture",
     ])
     .unwrap();
-    cairn_bench::run(cli.bench).unwrap();
     let dir = out.path().join("fixture");
     for f in [
         "results.jsonl",

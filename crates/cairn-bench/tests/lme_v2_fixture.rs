@@ -2,29 +2,12 @@
 //! written by its generate.py). Skipped, with a message, when the embedding model is not
 //! installed (./scripts/setup.sh). The embedding cache is the default one, so reruns are
 //! fast.
-use cairn_bench::lme_v2::{LmeV2Record, LmeV2Summary};
-use cairn_bench::BenchCommand;
-use clap::Parser;
+mod common;
+use cairn_bench::records::lme_v2::LmeV2Record;
+use cairn_bench::report::lme_v2::LmeV2Summary;
+use common::{bench, model_installed};
 use std::collections::BTreeSet;
 use std::path::Path;
-
-#[derive(Parser)]
-struct Cli {
-    #[command(subcommand)]
-    bench: BenchCommand,
-}
-
-fn model_installed() -> bool {
-    let dir = tempfile::tempdir().unwrap();
-    match cairn::Memory::open(dir.path()) {
-        Err(cairn::Error::Model(e)) => {
-            println!("SKIPPED: embedding model not installed ({e}); run ./scripts/setup.sh");
-            false
-        }
-        Err(e) => panic!("opening a memory: {e}"),
-        Ok(_) => true,
-    }
-}
 
 #[test]
 fn fixture_bench_runs_and_reports_every_type() {
@@ -34,8 +17,7 @@ fn fixture_bench_runs_and_reports_every_type() {
     let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/lme-v2");
     let questions = fx.join("questions.jsonl");
     let out = tempfile::tempdir().unwrap();
-    let cli = Cli::try_parse_from([
-        "cairn",
+    bench(&[
         "lme-v2",
         "--questions",
         questions.to_str().unwrap(),
@@ -49,7 +31,6 @@ fn fixture_bench_runs_and_reports_every_type() {
         "fixture",
     ])
     .unwrap();
-    cairn_bench::run(cli.bench).unwrap();
     let dir = out.path().join("fixture");
     for f in [
         "results.jsonl",

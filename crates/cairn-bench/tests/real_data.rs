@@ -2,51 +2,16 @@
 //! `<workspace root>/../shared/data`. Each test is skipped, with a message, when its file
 //! is absent or the embedding model is not installed. The embedding cache is the default
 //! one (`$CAIRN_HOME/embedding-cache.sqlite3`), so reruns are fast.
+mod common;
 use cairn::formats::{load_locomo, load_longmemeval};
-use cairn_bench::record::{read_results, QuestionRecord};
-use cairn_bench::{BenchCommand, Summary};
-use clap::Parser;
+use cairn_bench::records::{read_results, QuestionRecord};
+use cairn_bench::Summary;
+use common::{bench, model_installed};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-#[derive(Parser)]
-struct Cli {
-    #[command(subcommand)]
-    bench: BenchCommand,
-}
-
 fn data_file(rel: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("CAIRN_DATA_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
-    let p = dir.join(rel);
-    if p.is_file() {
-        Some(p)
-    } else {
-        println!(
-            "SKIPPED: benchmark file {} not found (set CAIRN_DATA_DIR)",
-            p.display()
-        );
-        None
-    }
-}
-
-fn model_installed() -> bool {
-    let dir = tempfile::tempdir().unwrap();
-    match cairn::Memory::open(dir.path()) {
-        Err(cairn::Error::Model(e)) => {
-            println!("SKIPPED: embedding model not installed ({e}); run ./scripts/setup.sh");
-            false
-        }
-        Err(e) => panic!("opening a memory: {e}"),
-        Ok(_) => true,
-    }
-}
-
-fn bench(args: &[&str]) -> anyhow::Result<()> {
-    let mut all = vec!["cairn"];
-    all.extend_from_slice(args);
-    cairn_bench::run(Cli::try_parse_from(all)?.bench)
+    cairn_testkit::fixtures::data_file(rel)
 }
 
 /// Checks the run folder and returns its records by config.
@@ -178,7 +143,7 @@ fn longmemeval_two_questions() {
     .unwrap_err();
     assert!(e.to_string().contains("--resume"), "{e}");
     // The comparison table reads the run.
-    let table = cairn_bench::summary::compare(&[&dir]).unwrap();
+    let table = cairn_bench::report::retrieval::compare(&[&dir]).unwrap();
     assert!(table.contains("| t | longmemeval | `defaults`"), "{table}");
 }
 

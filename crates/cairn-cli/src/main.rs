@@ -4,7 +4,10 @@
 mod commands;
 mod config;
 mod ingest;
+#[cfg(feature = "bench")]
+mod load;
 mod print;
+#[cfg(feature = "reliability")]
 mod reliability;
 mod server;
 
@@ -94,12 +97,15 @@ enum Command {
     /// PostgreSQL store with --store).
     #[command(subcommand)]
     Keys(server::KeysCommand),
-    /// Measure recall throughput and latency of a running server.
-    Load(server::LoadArgs),
+    /// Measure throughput and latency of a running server: recall, appends, or a mix.
+    #[cfg(feature = "bench")]
+    Load(load::LoadArgs),
     /// Reliability tests: crash (SIGKILL), soak, bad input, backup, fuzz (docs/reliability.md).
+    #[cfg(feature = "reliability")]
     #[command(subcommand)]
     Reliability(reliability::ReliabilityCommand),
     /// Benchmarks (LongMemEval, LoCoMo, FriendsQA, EverMemBench) and their reports.
+    #[cfg(feature = "bench")]
     #[command(subcommand)]
     Bench(cairn_bench::BenchCommand),
 }
@@ -144,7 +150,9 @@ fn open(cli: &Cli) -> Result<Memory> {
 fn run(cli: Cli) -> Result<()> {
     let json = cli.json;
     match &cli.command {
+        #[cfg(feature = "bench")]
         Command::Bench(cmd) => cairn_bench::run(cmd.clone()),
+        #[cfg(feature = "reliability")]
         Command::Reliability(cmd) => reliability::run(cmd),
         Command::Migrate => commands::migrate(load_config(&cli)?.store, json),
         Command::Serve(args) => server::serve(open(&cli)?, args),
@@ -153,7 +161,8 @@ fn run(cli: Cli) -> Result<()> {
             let store = load_config(&cli)?.store;
             server::keys(&cli.dir, store.as_deref(), cmd, json)
         }
-        Command::Load(args) => server::load(args, json),
+        #[cfg(feature = "bench")]
+        Command::Load(args) => load::run(args, json),
         Command::Ingest(args) => ingest::run(&open(&cli)?, args, json),
         Command::Recall(a) => commands::recall(&open(&cli)?, a, json),
         Command::History(a) => commands::history(&open(&cli)?, a, json),

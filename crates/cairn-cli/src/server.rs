@@ -1,11 +1,10 @@
-//! `cairn serve`, `cairn mcp`, `cairn keys`, `cairn load`: flags in, `cairn-server` calls out.
+//! `cairn serve`, `cairn mcp`, `cairn keys`: flags in, `cairn-server` calls out.
 use anyhow::{bail, Context, Result};
 use cairn::Memory;
 use cairn_server::{AppState, AuthMode, KeyStore, Limits, ServerConfig};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct ServeArgs {
@@ -66,32 +65,6 @@ pub enum KeysCommand {
     List,
     /// Revoke a key by id; takes effect on the next request.
     Revoke { id: String },
-}
-
-#[derive(clap::Args)]
-pub struct LoadArgs {
-    /// Base URL of a running `cairn serve`.
-    #[arg(long, default_value = "http://127.0.0.1:7700")]
-    pub url: String,
-    /// API key (an admin key, or one that may use --space).
-    #[arg(long, env = "CAIRN_API_KEY", hide_env_values = true)]
-    pub key: Option<String>,
-    #[arg(long, default_value = "load")]
-    pub space: String,
-    /// Concurrent clients.
-    #[arg(long, default_value_t = 32)]
-    pub concurrency: usize,
-    /// Seconds to measure.
-    #[arg(long, default_value_t = 20)]
-    pub duration: u64,
-    /// Ingest this many synthetic messages first (0: measure the space as it is).
-    #[arg(long, default_value_t = 0)]
-    pub seed_messages: usize,
-    #[arg(long, default_value_t = 5)]
-    pub top_k: usize,
-    /// Make every query unique (no query embedding comes from the cache).
-    #[arg(long)]
-    pub fresh_queries: bool,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -245,42 +218,6 @@ pub fn keys(dir: &Path, store: Option<&str>, cmd: &KeysCommand, json: bool) -> R
             }
             eprintln!("revoked {id}");
         }
-    }
-    Ok(())
-}
-
-pub fn load(args: &LoadArgs, json: bool) -> Result<()> {
-    let report = cairn_server::load::run(&cairn_server::load::LoadOptions {
-        url: args.url.clone(),
-        key: args.key.clone(),
-        space: args.space.clone(),
-        concurrency: args.concurrency,
-        duration: Duration::from_secs(args.duration),
-        seed_messages: args.seed_messages,
-        top_k: args.top_k,
-        fresh_queries: args.fresh_queries,
-    })?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        if report.seed_seconds > 0.0 {
-            println!("seeded in {:.1}s", report.seed_seconds);
-        }
-        println!(
-            "recall on {:?} ({} messages), {} clients{}, {:.1}s: {} requests, {} errors, {:.1} req/s, p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-            report.space,
-            report.messages_in_space,
-            report.concurrency,
-            if report.fresh_queries { ", fresh queries" } else { "" },
-            report.seconds,
-            report.requests,
-            report.errors,
-            report.requests_per_second,
-            report.p50_ms,
-            report.p90_ms,
-            report.p99_ms,
-            report.max_ms
-        );
     }
     Ok(())
 }

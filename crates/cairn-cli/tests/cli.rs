@@ -17,7 +17,7 @@ fn model_installed(dir: &Path) -> bool {
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         if err.contains("embedding model") {
-            eprintln!("SKIPPED: {err}");
+            cairn_testkit::model_missing(err.trim());
             return false;
         }
         panic!("cairn spaces failed: {err}");
@@ -152,15 +152,15 @@ fn bad_input_files_get_named_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"nobody\" does not exist"));
 }
 
+#[cfg(feature = "bench")]
 #[test]
 fn smoke_bench_runs_through_the_cli() {
     let tmp = tempfile::tempdir().unwrap();
-    let data = std::env::var_os("CAIRN_DATA_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
-    let file = data.join("longmemeval/longmemeval_s_dev.json.gz");
-    if !file.exists() || !model_installed(&tmp.path().join("probe")) {
-        eprintln!("SKIPPED: {} or the model is missing", file.display());
+    let Some(file) = cairn_testkit::fixtures::data_file("longmemeval/longmemeval_s_dev.json.gz")
+    else {
+        return;
+    };
+    if !model_installed(&tmp.path().join("probe")) {
         return;
     }
     let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
@@ -194,6 +194,7 @@ fn smoke_bench_runs_through_the_cli() {
     assert!(tmp.path().join("smoke/METHODOLOGY.md").exists());
 }
 
+#[cfg(feature = "bench")]
 #[test]
 fn bench_subcommands_parse_beside_the_global_flags() {
     // `--dir` and `--config-file` are global flags of `cairn`; bench options must not

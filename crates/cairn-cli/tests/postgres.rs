@@ -104,12 +104,7 @@ fn recall(url: &str, query: &str) -> String {
 
 #[test]
 fn two_servers_on_one_database_serve_the_same_spaces() {
-    let Ok(base) = std::env::var("CAIRN_TEST_DATABASE_URL") else {
-        assert!(
-            std::env::var_os("CAIRN_REQUIRE_POSTGRES").is_none(),
-            "CAIRN_REQUIRE_POSTGRES is set but CAIRN_TEST_DATABASE_URL is not"
-        );
-        eprintln!("SKIPPED: two servers on postgres (set CAIRN_TEST_DATABASE_URL)");
+    let Some(base) = cairn_testkit::database_url("two servers on postgres") else {
         return;
     };
     let admin = PgStore::connect(&base).expect("CAIRN_TEST_DATABASE_URL: cannot connect");
@@ -136,8 +131,7 @@ fn two_servers_on_one_database_serve_the_same_spaces() {
     match serve(&dir_a, &store) {
         Ok(_) => panic!("serve started on an unmigrated database"),
         Err(err) if err.contains("embedding model") => {
-            eprintln!("SKIPPED: two servers on postgres: {err}");
-            return;
+            return cairn_testkit::model_missing(err.trim());
         }
         Err(err) => assert!(err.contains("cairn migrate"), "{err}"),
     }

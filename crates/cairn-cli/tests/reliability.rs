@@ -10,7 +10,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_cairn");
 
 fn skip(e: &anyhow::Error) -> bool {
     if model_missing(e) {
-        eprintln!("SKIPPED: embedding model not installed ({e:#}); run ./scripts/setup.sh");
+        cairn_testkit::model_missing(format!("{e:#}"));
         return true;
     }
     false

@@ -13,8 +13,8 @@ use hub::serve;
 fn installed() -> Option<PathBuf> {
     match resolve_model_dir(DEFAULT_MODEL, None, &ModelEnv::from_process()) {
         Ok(r) => Some(r.dir),
-        Err(_) => {
-            eprintln!("SKIPPED: model not installed, run ./scripts/setup.sh");
+        Err(e) => {
+            cairn_testkit::model_missing(e);
             None
         }
     }

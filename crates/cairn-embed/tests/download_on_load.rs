@@ -7,9 +7,9 @@ mod hub;
 
 #[test]
 fn load_downloads_into_cairns_cache_when_nothing_is_installed() {
-    let Ok(installed) = resolve_model_dir(DEFAULT_MODEL, None, &ModelEnv::from_process()) else {
-        eprintln!("SKIPPED: model not installed, run ./scripts/setup.sh");
-        return;
+    let installed = match resolve_model_dir(DEFAULT_MODEL, None, &ModelEnv::from_process()) {
+        Ok(i) => i,
+        Err(e) => return cairn_testkit::model_missing(e),
     };
     let endpoint = hub::serve(installed.dir.clone(), 3);
     let tmp = tempfile::tempdir().unwrap();

@@ -1,5 +1,6 @@
 //! Tests against the real default model. They run only when the model resolves
-//! (install it with ./scripts/setup.sh); otherwise they print a note and pass.
+//! (install it with ./scripts/setup.sh); otherwise they say SKIPPED and pass (fail under
+//! `CAIRN_REQUIRE_MODEL`).
 use cairn_core::Embedder;
 use cairn_embed::{
     resolve_model_dir, BertEmbedder, EmbedConfig, EmbedLoadError, ModelEnv, DEFAULT_MODEL,
@@ -10,8 +11,8 @@ use std::sync::OnceLock;
 fn model_dir() -> Option<PathBuf> {
     match resolve_model_dir(DEFAULT_MODEL, None, &ModelEnv::from_process()) {
         Ok(resolved) => Some(resolved.dir),
-        Err(EmbedLoadError::ModelNotFound { .. }) => {
-            eprintln!("skipping: model not installed, run ./scripts/setup.sh");
+        Err(e @ EmbedLoadError::ModelNotFound { .. }) => {
+            cairn_testkit::model_missing(e);
             None
         }
         Err(e) => panic!("resolving the default model: {e}"),

@@ -6,22 +6,10 @@ use cairn_formats::{
     DuplicateResolution,
 };
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn data_file(rel: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("CAIRN_DATA_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
-    let p = dir.join(rel);
-    if p.is_file() {
-        Some(p)
-    } else {
-        println!(
-            "SKIPPED: benchmark file {} not found (set CAIRN_DATA_DIR)",
-            p.display()
-        );
-        None
-    }
+    cairn_testkit::fixtures::data_file(rel)
 }
 
 struct LmeStats {

@@ -14,7 +14,8 @@
 //! Must never: be needed. Nothing on Cairn's default path calls an LLM; the engine never
 //! waits on one during ingest or recall, and every caller treats an [`LlmError`] as
 //! "no answer now", never as a failed write. This crate knows no spaces, storage or
-//! ranking, and never logs prompts or keys.
+//! ranking, and never logs prompts or keys. Its tests talk to the scripted stub server of
+//! `cairn-testkit` (`llm_stub`), which is not part of this library.
 //!
 //! [`Embedder`]: cairn_core::Embedder
 
@@ -22,8 +23,6 @@ mod client;
 mod config;
 mod embedder;
 mod json;
-#[doc(hidden)]
-pub mod stub;
 
 pub use client::{ChatMessage, ChatRequest, ChatResponse, LlmClient, Usage};
 pub use config::LlmConfig;

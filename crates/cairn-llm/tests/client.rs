@@ -1,7 +1,7 @@
 //! The client against a scripted stub server: exact requests, retries, fallbacks, parsing.
 use cairn_core::Embedder;
-use cairn_llm::stub::{Stub, StubReply};
 use cairn_llm::{ChatMessage, ChatRequest, LlmClient, LlmConfig, LlmEmbedder, LlmError};
+use cairn_testkit::llm_stub::{Stub, StubReply};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

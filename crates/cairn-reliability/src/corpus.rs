@@ -1,13 +1,10 @@
 //! Synthetic writes with a unique nonce word each, so every acknowledged write can be
 //! read back and recalled by a query only it answers.
 use crate::fuzz::Rng;
+use cairn_load::corpus::PLACES as CITIES;
 use chrono::{Duration as Days, TimeZone, Utc};
 use serde_json::{json, Value};
 
-const CITIES: &[&str] = &[
-    "Lisbon", "Kyoto", "Denver", "Nairobi", "Oslo", "Hanoi", "Lima", "Tallinn", "Perth",
-    "Montreal", "Seville", "Busan",
-];
 const THINGS: &[&str] = &[
     "bicycle",
     "guitar",

@@ -245,13 +245,6 @@ fn check(cairn: &Cairn, report: &mut CrashReport) -> Result<()> {
     Ok(())
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
 /// Runs the crash test over `cairn.dir` (a fresh or existing data directory).
 pub fn run(
     cairn: &Cairn,
@@ -384,8 +377,8 @@ pub fn run(
         .filter(|w| matches!(w, Write::Session { .. }))
         .count();
     report.acknowledged_group_messages = acked.len() - report.acknowledged_sessions;
-    restarts.sort_by(f64::total_cmp);
-    report.restart_ms_p50 = percentile(&restarts, 0.5);
+    let restarts = cairn_load::stats::sorted(&restarts);
+    report.restart_ms_p50 = cairn_load::stats::percentile(&restarts, 50.0);
     report.restart_ms_max = restarts.last().copied().unwrap_or(0.0);
     report.seconds = start.elapsed().as_secs_f64();
     report.failures.truncate(50);

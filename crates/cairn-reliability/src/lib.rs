@@ -7,15 +7,18 @@
 //!   acknowledged may be lost, and `cairn check` must find the indexes in agreement.
 //! - [`badinput`]: a corpus of malformed and adversarial requests, each refused with a 4xx
 //!   problem document, the server up and a canary unchanged after every one.
-//! - [`soak`]: concurrent clients mixing ingest and recall; errors, latency percentiles
-//!   and server memory over time.
+//! - [`soak`]: concurrent clients mixing ingest and recall (a workload of `cairn-load`'s
+//!   driver, the one `cairn load` uses); errors, latency percentiles (nearest rank,
+//!   `cairn_load::stats`) and server memory over time.
 //! - [`backup`]: export, import into a fresh store, identical recall.
 //! - [`fuzz`]: every parser of outside input as a fuzz target (libFuzzer in `fuzz/`, and a
 //!   stable mutation fuzzer here).
 //! - isolation: property tests in `tests/isolation.rs` (through the library).
 //!
-//! The drivers talk to real `cairn` processes (HTTP on loopback, the CLI); this crate links
-//! only the parsers it fuzzes, never the store.
+//! The drivers talk to real `cairn` processes (HTTP on loopback through `cairn-load`'s
+//! client, and the CLI). Beside `cairn-load`, this crate links only what it fuzzes: the
+//! `cairn-core` types and validation, the `cairn-formats` parsers and `cairn-engine`'s
+//! query analyzer; never a store or the server.
 pub mod backup;
 pub mod badinput;
 pub mod corpus;

@@ -1,12 +1,14 @@
-//! A real `cairn serve` child process on a free loopback port, a plain HTTP client, and
-//! `cairn` CLI calls: the drivers test what a user runs.
+//! A real `cairn serve` child process on a free loopback port, the plain HTTP client of
+//! `cairn-load` pointed at it, and `cairn` CLI calls: the drivers test what a user runs.
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+pub use cairn_load::client::{encode, encode_bytes, Client, Resp};
 
 /// The admin key the drivers start servers with.
 pub const ADMIN_KEY: &str = "reliability-admin-key-0123456789";
@@ -163,107 +165,5 @@ impl Drop for Server {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
-    }
-}
-
-/// A response: status, content type, body (JSON when it parses, else a string).
-#[derive(Debug, Clone)]
-pub struct Resp {
-    pub status: u16,
-    pub content_type: String,
-    pub body: Value,
-    pub text: String,
-}
-
-#[derive(Clone)]
-pub struct Client {
-    pub base: String,
-    key: Option<String>,
-    agent: ureq::Agent,
-}
-
-/// Percent-encodes one path segment (every byte outside the unreserved set).
-pub fn encode(s: &str) -> String {
-    encode_bytes(s.as_bytes())
-}
-
-pub fn encode_bytes(s: &[u8]) -> String {
-    s.iter()
-        .map(|&b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-impl Client {
-    pub fn new(base: &str, key: Option<&str>) -> Self {
-        Self {
-            base: base.trim_end_matches('/').to_string(),
-            key: key.map(str::to_string),
-            agent: ureq::AgentBuilder::new()
-                .timeout(Duration::from_secs(120))
-                .build(),
-        }
-    }
-
-    /// A request to `path` (already encoded); `Err` only when no HTTP answer came
-    /// (connection refused or reset: the server is down).
-    pub fn request(
-        &self,
-        method: &str,
-        path: &str,
-        body: Option<(&str, &[u8])>,
-        key: Option<&str>,
-    ) -> Result<Resp, String> {
-        let url = format!("{}{path}", self.base);
-        let mut req = self.agent.request(method, &url);
-        // `Some("")`: no Authorization header at all.
-        if let Some(k) = key.or(self.key.as_deref()).filter(|k| !k.is_empty()) {
-            req = req.set("Authorization", &format!("Bearer {k}"));
-        }
-        let result = match body {
-            Some((ctype, b)) => req.set("Content-Type", ctype).send_bytes(b),
-            None => req.call(),
-        };
-        let resp = match result {
-            Ok(r) => r,
-            Err(ureq::Error::Status(_, r)) => r,
-            Err(e) => return Err(format!("{method} {url}: {e}")),
-        };
-        let status = resp.status();
-        let content_type = resp.header("content-type").unwrap_or("").to_string();
-        let mut bytes = Vec::new();
-        resp.into_reader()
-            .take(64 << 20)
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("{method} {url}: reading the body: {e}"))?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let body = serde_json::from_str(&text).unwrap_or(Value::String(text.clone()));
-        Ok(Resp {
-            status,
-            content_type,
-            body,
-            text,
-        })
-    }
-
-    pub fn get(&self, path: &str) -> Result<Resp, String> {
-        self.request("GET", path, None, None)
-    }
-
-    pub fn post(&self, path: &str, json: &Value) -> Result<Resp, String> {
-        self.request(
-            "POST",
-            path,
-            Some(("application/json", json.to_string().as_bytes())),
-            None,
-        )
-    }
-
-    pub fn delete(&self, path: &str) -> Result<Resp, String> {
-        self.request("DELETE", path, None, None)
     }
 }

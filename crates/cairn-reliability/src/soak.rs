@@ -1,15 +1,17 @@
 //! Soak: N concurrent clients mixing ingest and recall against one `cairn serve` on
-//! loopback for a fixed time. Reports errors (must be 0), latency percentiles per kind of
-//! request, and the server's resident memory over time next to the data on disk.
+//! loopback for a fixed time, driven by `cairn-load`'s driver (the one `cairn load`
+//! uses). Reports errors (must be 0), latency percentiles per kind of request, and the
+//! server's resident memory over time next to the data on disk; every acknowledged
+//! session is read back afterwards.
 use crate::corpus;
 use crate::fuzz::Rng;
-use crate::serve::Cairn;
+use crate::serve::{Cairn, Client, Resp};
 use anyhow::{bail, Result};
+use cairn_load::driver::{self, Kind, Op, Workload};
+use cairn_load::stats::{percentile, sorted};
 use serde::Serialize;
 use serde_json::json;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub const SPACE: &str = "soak";
 
@@ -42,21 +44,15 @@ pub struct Latency {
     pub max_ms: f64,
 }
 
-fn latency(mut ms: Vec<f64>) -> Latency {
-    ms.sort_by(f64::total_cmp);
-    let p = |q: f64| {
-        if ms.is_empty() {
-            0.0
-        } else {
-            ms[((ms.len() - 1) as f64 * q).round() as usize]
-        }
-    };
+/// Nearest-rank percentiles ([`cairn_load::stats`]).
+fn latency(ms: &[f64]) -> Latency {
+    let s = sorted(ms);
     Latency {
-        requests: ms.len(),
-        p50_ms: p(0.5),
-        p95_ms: p(0.95),
-        p99_ms: p(0.99),
-        max_ms: ms.last().copied().unwrap_or(0.0),
+        requests: s.len(),
+        p50_ms: percentile(&s, 50.0),
+        p95_ms: percentile(&s, 95.0),
+        p99_ms: percentile(&s, 99.0),
+        max_ms: s.last().copied().unwrap_or(0.0),
     }
 }
 
@@ -116,6 +112,50 @@ const QUESTIONS: &[&str] = &[
     "Where did the camera go?",
 ];
 
+/// The soak's requests: a new session of four messages (`ingest_percent` of them) or a
+/// recall of one of [`QUESTIONS`]; each client draws from its own seeded generator.
+struct SoakMix {
+    seed: u64,
+    ingest_percent: usize,
+}
+
+impl Workload for SoakMix {
+    type State = Rng;
+    /// An acknowledged session: its id and first message text.
+    type Ack = (String, String);
+
+    fn client(&self, client: usize) -> Rng {
+        Rng(self.seed.wrapping_mul(1000) + client as u64)
+    }
+
+    fn next(&self, rng: &mut Rng, client: usize, i: usize) -> Op<(String, String)> {
+        if rng.below(100) < self.ingest_percent {
+            let id = format!("c{client}-{}", i + 1);
+            let (s, texts) = corpus::session(&id, &corpus::nonce(rng), rng);
+            Op {
+                kind: Kind::Write,
+                method: "POST",
+                path: format!("/v1/spaces/{SPACE}/sessions"),
+                body: Some(s),
+                ack: Some((id, texts[0].clone())),
+            }
+        } else {
+            let q = QUESTIONS[rng.below(QUESTIONS.len())];
+            Op {
+                kind: Kind::Read,
+                method: "POST",
+                path: format!("/v1/spaces/{SPACE}/recall"),
+                body: Some(json!({"query": q, "top_k": 5, "token_budget": 400})),
+                ack: None,
+            }
+        }
+    }
+
+    fn accept(&self, kind: Kind, r: &Resp) -> bool {
+        r.status == 200 && (kind == Kind::Write || r.body["hits"].is_array())
+    }
+}
+
 pub fn run(
     cairn: &Cairn,
     opts: &SoakOptions,
@@ -123,126 +163,38 @@ pub fn run(
 ) -> Result<SoakReport> {
     let server = cairn.serve(&[])?;
     let client = server.client.clone();
-    let r = client
-        .post("/v1/spaces", &json!({"name": SPACE}))
-        .map_err(anyhow::Error::msg)?;
-    if !matches!(r.status, 200 | 201 | 409) {
-        bail!("creating space: {} {}", r.status, r.text);
-    }
-    // A base to recall from.
-    let mut rng = Rng(opts.seed);
-    let base: Vec<_> = (0..40)
-        .map(|i| corpus::session(&format!("base-{i}"), &corpus::nonce(&mut rng), &mut rng).0)
-        .collect();
-    let r = client
-        .post(
-            &format!("/v1/spaces/{SPACE}/sessions/batch"),
-            &json!({"sessions": base}),
-        )
-        .map_err(anyhow::Error::msg)?;
-    if r.status != 200 {
-        bail!("seeding: {} {}", r.status, r.text);
-    }
-    let stop = Arc::new(AtomicBool::new(false));
-    let acked = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
-    let start = Instant::now();
+    seed_base(&client, opts.seed)?;
     let data_start = dir_mib(&cairn.dir);
     let rss_start = server.rss_kib().unwrap_or(0) as f64 / 1024.0;
-    let threads: Vec<_> = (0..opts.clients)
-        .map(|c| {
-            let (client, stop, acked) = (client.clone(), stop.clone(), acked.clone());
-            let (seed, pct) = (opts.seed, opts.ingest_percent);
-            std::thread::spawn(move || {
-                let mut rng = Rng(seed.wrapping_mul(1000) + c as u64);
-                let (mut ing, mut rec, mut errs) = (Vec::new(), Vec::new(), Vec::new());
-                let mut i = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    i += 1;
-                    let t = Instant::now();
-                    if rng.below(100) < pct {
-                        let id = format!("c{c}-{i}");
-                        let (s, texts) = corpus::session(&id, &corpus::nonce(&mut rng), &mut rng);
-                        match client.post(&format!("/v1/spaces/{SPACE}/sessions"), &s) {
-                            Ok(r) if r.status == 200 => {
-                                ing.push(t.elapsed().as_secs_f64() * 1000.0);
-                                acked
-                                    .lock()
-                                    .unwrap_or_else(|p| p.into_inner())
-                                    .push((id, texts[0].clone()));
-                            }
-                            Ok(r) => errs.push(format!("ingest {id}: {} {}", r.status, r.text)),
-                            Err(e) => errs.push(e),
-                        }
-                    } else {
-                        let q = QUESTIONS[rng.below(QUESTIONS.len())];
-                        match client.post(
-                            &format!("/v1/spaces/{SPACE}/recall"),
-                            &json!({"query": q, "top_k": 5, "token_budget": 400}),
-                        ) {
-                            Ok(r) if r.status == 200 && r.body["hits"].is_array() => {
-                                rec.push(t.elapsed().as_secs_f64() * 1000.0)
-                            }
-                            Ok(r) => errs.push(format!("recall: {} {}", r.status, r.text)),
-                            Err(e) => errs.push(e),
-                        }
-                    }
-                }
-                (ing, rec, errs)
-            })
-        })
-        .collect();
+    let mix = SoakMix {
+        seed: opts.seed,
+        ingest_percent: opts.ingest_percent,
+    };
     let mut samples = Vec::new();
     let mut next_progress = Duration::from_secs(30);
-    while start.elapsed() < opts.duration {
-        std::thread::sleep(
-            Duration::from_millis(250).min(opts.duration.saturating_sub(start.elapsed())),
-        );
-        let n = acked.lock().unwrap_or_else(|p| p.into_inner()).len();
+    let d = driver::drive(&client, opts.clients, opts.duration, &mix, |elapsed, n| {
         samples.push(RssSample {
-            second: start.elapsed().as_secs_f64(),
+            second: elapsed.as_secs_f64(),
             rss_mib: server.rss_kib().unwrap_or(0) as f64 / 1024.0,
             data_mib: 0.0,
             sessions_acknowledged: n,
         });
-        if start.elapsed() >= next_progress {
+        if elapsed >= next_progress {
             next_progress += Duration::from_secs(30);
             progress(&format!(
                 "{:.0}s: {n} sessions ingested, RSS {:.0} MiB",
-                start.elapsed().as_secs_f64(),
+                elapsed.as_secs_f64(),
                 samples.last().map_or(0.0, |s| s.rss_mib)
             ));
         }
-    }
-    stop.store(true, Ordering::SeqCst);
-    let (mut ing, mut rec, mut errs) = (Vec::new(), Vec::new(), Vec::new());
-    for t in threads {
-        let (a, b, c) = t
-            .join()
-            .map_err(|_| anyhow::anyhow!("a client thread panicked"))?;
-        ing.extend(a);
-        rec.extend(b);
-        errs.extend(c);
-    }
-    let seconds = start.elapsed().as_secs_f64();
+    });
+    let mut errs = d.error_samples;
+    let mut errors = d.errors;
+    let seconds = d.seconds;
     let rss_end = server.rss_kib().unwrap_or(0) as f64 / 1024.0;
     // Every acknowledged session is there, exactly.
-    let acked = std::mem::take(&mut *acked.lock().unwrap_or_else(|p| p.into_inner()));
-    let mut verified = 0;
-    for (id, first) in &acked {
-        match client.get(&format!("/v1/spaces/{SPACE}/sessions/{id}")) {
-            Ok(r)
-                if r.status == 200
-                    && r.body["session"]["messages"][0]["text"].as_str() == Some(first) =>
-            {
-                verified += 1
-            }
-            Ok(r) => errs.push(format!(
-                "acknowledged session {id} reads back as {} {}",
-                r.status, r.text
-            )),
-            Err(e) => errs.push(e),
-        }
-    }
+    let acked = d.acked;
+    let verified = read_back(&client, &acked, &mut errs, &mut errors);
     server.stop()?;
     // Keep ~60 samples, evenly spread.
     let step = samples.len().div_ceil(60).max(1);
@@ -256,16 +208,16 @@ pub fn run(
     if let Some(last) = kept.last_mut() {
         last.data_mib = data_end;
     }
-    let requests = ing.len() + rec.len();
+    let requests = d.writes_ms.len() + d.reads_ms.len();
     Ok(SoakReport {
         clients: opts.clients,
         seconds,
         requests,
         requests_per_second: requests as f64 / seconds,
-        errors: errs.len(),
+        errors,
         error_samples: errs.into_iter().take(10).collect(),
-        ingest: latency(ing),
-        recall: latency(rec),
+        ingest: latency(&d.writes_ms),
+        recall: latency(&d.reads_ms),
         sessions_acknowledged: acked.len(),
         sessions_verified: verified,
         rss_start_mib: rss_start,
@@ -276,4 +228,62 @@ pub fn run(
         data_end_mib: data_end,
         rss_samples: kept,
     })
+}
+
+/// Creates the soak's space and ingests a base of 40 sessions to recall from.
+fn seed_base(client: &Client, seed: u64) -> Result<()> {
+    let r = client
+        .post("/v1/spaces", &json!({"name": SPACE}))
+        .map_err(anyhow::Error::msg)?;
+    if !matches!(r.status, 200 | 201 | 409) {
+        bail!("creating space: {} {}", r.status, r.text);
+    }
+    // A base to recall from.
+    let mut rng = Rng(seed);
+    let base: Vec<_> = (0..40)
+        .map(|i| corpus::session(&format!("base-{i}"), &corpus::nonce(&mut rng), &mut rng).0)
+        .collect();
+    let r = client
+        .post(
+            &format!("/v1/spaces/{SPACE}/sessions/batch"),
+            &json!({"sessions": base}),
+        )
+        .map_err(anyhow::Error::msg)?;
+    if r.status != 200 {
+        bail!("seeding: {} {}", r.status, r.text);
+    }
+    Ok(())
+}
+
+/// Reads every acknowledged session back; each that is not there exactly is an error.
+/// Returns how many were.
+fn read_back(
+    client: &Client,
+    acked: &[(String, String)],
+    errs: &mut Vec<String>,
+    errors: &mut usize,
+) -> usize {
+    let mut verified = 0;
+    for (id, first) in acked {
+        match client.get(&format!("/v1/spaces/{SPACE}/sessions/{id}")) {
+            Ok(r)
+                if r.status == 200
+                    && r.body["session"]["messages"][0]["text"].as_str() == Some(first) =>
+            {
+                verified += 1
+            }
+            Ok(r) => {
+                *errors += 1;
+                errs.push(format!(
+                    "acknowledged session {id} reads back as {} {}",
+                    r.status, r.text
+                ))
+            }
+            Err(e) => {
+                *errors += 1;
+                errs.push(e)
+            }
+        }
+    }
+    verified
 }

@@ -7,9 +7,8 @@
 //! everywhere. Short form: 12 cases (CI). Long form:
 //! `PROPTEST_CASES=2000 cargo test --release -p cairn-reliability --test isolation`.
 use cairn::{GroupMessage, Memory, MemoryConfig, RecallOptions, SessionInput, SpaceId};
-use cairn_core::{
-    EmbedError, Embedder, EmbeddingCache, RecordStore, TextIndex, TextQuery, VectorIndex,
-};
+use cairn_core::{EmbeddingCache, RecordStore, TextIndex, TextQuery, VectorIndex};
+use cairn_testkit::HashEmbedder;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -20,41 +19,8 @@ const WORDS: &[&str] = &[
     "budget", "kettle", "Oslo", "guitar", "passport", "meeting", "Tuesday", "parcel", "doctor",
     "train",
 ];
-const MODEL: &str = "hash-embedder-64";
-
-/// Bag-of-words hashed into 64 dimensions, unit length: similar texts are near.
-struct HashEmbedder;
-impl Embedder for HashEmbedder {
-    fn model_id(&self) -> &str {
-        MODEL
-    }
-    fn dim(&self) -> usize {
-        64
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![0f32; 64];
-                for w in t.split_whitespace() {
-                    let h = w
-                        .to_lowercase()
-                        .bytes()
-                        .fold(1469598103934665603u64, |h, b| {
-                            (h ^ b as u64).wrapping_mul(1099511628211)
-                        });
-                    v[(h % 64) as usize] += 1.0;
-                }
-                v[0] += 0.01;
-                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-                v.iter().map(|x| x / n).collect()
-            })
-            .collect())
-    }
-    fn count_tokens(&self, text: &str) -> usize {
-        text.split_whitespace().count()
-    }
-}
+/// The model name of the test embedder (stores key vectors and the cache by it).
+const MODEL: &str = cairn_testkit::HASH_MODEL;
 
 /// The marker word of a space: every text written to space i carries it.
 fn marker(space: usize) -> String {

@@ -27,8 +27,6 @@ pub enum ServerError {
     Memory(#[from] MemoryError),
     #[error("MCP: {0}")]
     Mcp(String),
-    #[error("load driver: {0}")]
-    Load(String),
 }
 
 /// A request failed. Serialized as `application/problem+json`:

@@ -1,10 +1,11 @@
 //! The Cairn server: a versioned HTTP JSON API (`/v1`), an MCP endpoint (streamable HTTP at
-//! `/mcp`, and stdio through [`serve_stdio`]), API keys, and a load driver to measure it.
+//! `/mcp`, and stdio through [`serve_stdio`]), and API keys. (The load driver that measures
+//! it over HTTP is `cairn-load`, a client like any other.)
 //!
 //! This crate owns everything about talking to clients: routes, wire JSON and its parsing,
 //! problem details, authentication and per-space authorization, limits, the OpenAPI spec
 //! (`openapi.json`, checked in and served at `/v1/openapi.json`), and the MCP tools. It is
-//! the only crate that knows HTTP or wire JSON.
+//! the only crate that serves HTTP or knows wire JSON.
 //!
 //! It must never hold ranking, derivation or storage logic: every answer comes from the
 //! public `cairn` API ([`cairn::Memory`]), called on the blocking pool. Its only storage is
@@ -20,7 +21,6 @@
 mod auth;
 mod error;
 mod limits;
-pub mod load;
 mod mcp;
 mod ops;
 mod routes;

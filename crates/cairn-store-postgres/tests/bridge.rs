@@ -5,17 +5,7 @@
 use cairn_store_postgres::PgStore;
 
 fn url() -> Option<String> {
-    match std::env::var("CAIRN_TEST_DATABASE_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            assert!(
-                std::env::var_os("CAIRN_REQUIRE_POSTGRES").is_none(),
-                "CAIRN_REQUIRE_POSTGRES is set but CAIRN_TEST_DATABASE_URL is not"
-            );
-            eprintln!("SKIPPED: postgres bridge (set CAIRN_TEST_DATABASE_URL)");
-            None
-        }
-    }
+    cairn_testkit::database_url("postgres bridge")
 }
 
 #[test]

@@ -6,39 +6,10 @@
 //! 0001-9999, time zones that cross them, weekdays that disagree with their date, NUL
 //! and control characters in every string field, metadata that is not an object).
 use cairn::{Memory, MemoryConfig, RecallOptions, WriteOptions};
-use cairn_core::{EmbedError, Embedder};
+use cairn_testkit::HashEmbedder;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::sync::Arc;
-
-/// Bag-of-words hashing embedder: no model needed, so hundreds of cases run in seconds.
-struct HashEmbedder;
-
-impl Embedder for HashEmbedder {
-    fn model_id(&self) -> &str {
-        "test-hash-32"
-    }
-    fn dim(&self) -> usize {
-        32
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![1e-3f32; 32];
-                for w in t.split_whitespace() {
-                    let h = w.bytes().fold(7u64, |h, b| h.wrapping_mul(31) ^ b as u64);
-                    v[(h % 32) as usize] += 1.0;
-                }
-                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-                v.iter().map(|x| x / n).collect()
-            })
-            .collect())
-    }
-    fn count_tokens(&self, text: &str) -> usize {
-        text.split_whitespace().count()
-    }
-}
 
 fn open(dir: &std::path::Path) -> Memory {
     Memory::open_with_embedder(dir, MemoryConfig::default(), Arc::new(HashEmbedder)).expect("open")

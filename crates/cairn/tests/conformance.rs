@@ -5,46 +5,14 @@
 use cairn::{Memory, MemoryConfig, RecallOptions, SessionInput};
 use cairn_core::FactDetail;
 use cairn_core::{
-    EmbedError, Embedder, EmbeddingCache, Enrichment, EnrichmentStore, Provenance, RecordStore,
-    SessionRecord, SpaceId, StoreError, TextIndex, TextQuery, TrajectoryInput, TrajectoryRecord,
-    Unit, UnitDetail, UnitKind, VectorIndex,
+    EmbeddingCache, Enrichment, EnrichmentStore, Provenance, RecordStore, SessionRecord, SpaceId,
+    StoreError, TextIndex, TextQuery, TrajectoryInput, TrajectoryRecord, Unit, UnitDetail,
+    UnitKind, VectorIndex,
 };
 use cairn_store_postgres::{PgStore, PostgresStore};
+use cairn_testkit::HashEmbedder;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-
-/// Bag-of-words hashing embedder: no model needed.
-struct HashEmbedder;
-
-impl Embedder for HashEmbedder {
-    fn model_id(&self) -> &str {
-        "test-hash-64"
-    }
-    fn dim(&self) -> usize {
-        64
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![0f32; 64];
-                for w in t.to_lowercase().split(|c: char| !c.is_alphanumeric()) {
-                    if !w.is_empty() {
-                        let h = w
-                            .bytes()
-                            .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
-                        v[(h % 64) as usize] += 1.0;
-                    }
-                }
-                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-                v.iter().map(|x| x / n).collect()
-            })
-            .collect())
-    }
-    fn count_tokens(&self, text: &str) -> usize {
-        text.split_whitespace().count()
-    }
-}
 
 /// The stores of one backend, as the engine sees them.
 struct Stores {
@@ -144,20 +112,7 @@ impl Drop for Postgres {
 }
 
 fn database_url() -> Option<String> {
-    static WARNED: OnceLock<()> = OnceLock::new();
-    match std::env::var("CAIRN_TEST_DATABASE_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            assert!(
-                std::env::var_os("CAIRN_REQUIRE_POSTGRES").is_none(),
-                "CAIRN_REQUIRE_POSTGRES is set but CAIRN_TEST_DATABASE_URL is not"
-            );
-            WARNED.get_or_init(|| {
-                eprintln!("SKIPPED: postgres conformance (set CAIRN_TEST_DATABASE_URL)")
-            });
-            None
-        }
-    }
+    cairn_testkit::database_url("postgres conformance")
 }
 
 /// A URL selecting `schema` (then `public`, where the `vector` extension lives).

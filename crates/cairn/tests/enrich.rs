@@ -3,45 +3,12 @@
 //! server is back, the facts join version chains, `history` and recall, rebuilds reuse
 //! the stored readings, and forgetting removes them.
 use cairn::{EnrichmentConfig, LlmConfig, Memory, MemoryConfig, RecallOptions, SessionInput};
-use cairn_core::{EmbedError, Embedder};
-use cairn_llm::stub::{Stub, StubReply};
+use cairn_testkit::llm_stub::{Stub, StubReply};
+use cairn_testkit::HashEmbedder;
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Bag-of-words hashing embedder: no model needed.
-struct HashEmbedder;
-
-impl Embedder for HashEmbedder {
-    fn model_id(&self) -> &str {
-        "test-hash-64"
-    }
-    fn dim(&self) -> usize {
-        64
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![0f32; 64];
-                for w in t.to_lowercase().split(|c: char| !c.is_alphanumeric()) {
-                    if !w.is_empty() {
-                        let h = w
-                            .bytes()
-                            .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
-                        v[(h % 64) as usize] += 1.0;
-                    }
-                }
-                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-                v.iter().map(|x| x / n).collect()
-            })
-            .collect())
-    }
-    fn count_tokens(&self, text: &str) -> usize {
-        text.split_whitespace().count()
-    }
-}
 
 fn llm_stub(down: Arc<AtomicBool>) -> Stub {
     Stub::start(move |r| {

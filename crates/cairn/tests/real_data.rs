@@ -6,11 +6,10 @@ use std::collections::HashSet;
 
 #[test]
 fn longmemeval_question_recalls_from_its_own_haystack() {
-    let path = common::data_dir().join("longmemeval/longmemeval_s_dev.json.gz");
-    if !path.exists() {
-        eprintln!("SKIPPED: {} not found (set CAIRN_DATA_DIR)", path.display());
+    let Some(path) = cairn_testkit::fixtures::data_file("longmemeval/longmemeval_s_dev.json.gz")
+    else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let Some(m) = common::open(dir.path()) else {
         return;
@@ -43,11 +42,9 @@ fn longmemeval_question_recalls_from_its_own_haystack() {
 
 #[test]
 fn locomo_conversation_recalls_cited_turns() {
-    let path = common::data_dir().join("locomo/locomo10_dev.json");
-    if !path.exists() {
-        eprintln!("SKIPPED: {} not found (set CAIRN_DATA_DIR)", path.display());
+    let Some(path) = cairn_testkit::fixtures::data_file("locomo/locomo10_dev.json") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let Some(m) = common::open(dir.path()) else {
         return;

@@ -197,15 +197,17 @@ fn extended(rec: SessionRecord, input: AppendInput) -> Result<SessionRecord, Eng
             .find(|x| !m.id.is_empty() && x.id == m.id)
         {
             Some(x) if *x == m => {}
-            Some(_) => return Err(ConflictError::new(
-                what,
-                format!(
+            Some(_) => {
+                return Err(ConflictError::new(
+                    what,
+                    format!(
                     "message id {:?} is stored with other content (forget it first to replace it)",
                     m.id
                 ),
-            )
-            .at(format!("messages[{i}]"))
-            .into()),
+                )
+                .at(format!("messages[{i}]"))
+                .into())
+            }
             None => added.push(m),
         }
     }

@@ -19,12 +19,13 @@ pub struct Server {
     pub hit: Mutex<BTreeSet<(String, String)>>,
 }
 
-/// Starts a server over `dir`, or None (SKIPPED) when the embedding model is absent.
+/// Starts a server over `dir`, or None (SKIPPED; a failure under `CAIRN_REQUIRE_MODEL`)
+/// when the embedding model is absent.
 pub fn start(dir: &Path, config: ServerConfig) -> Option<Server> {
     let memory = match Memory::open(dir) {
         Ok(m) => m,
         Err(cairn::Error::Model(e)) => {
-            eprintln!("SKIPPED: embedding model not installed ({e}); run ./scripts/setup.sh");
+            cairn_testkit::model_missing(e);
             return None;
         }
         Err(e) => panic!("open failed: {e}"),

@@ -1,0 +1,116 @@
+//! The flags every retrieval bench shares (`cairn bench longmemeval|locomo|friendsqa`)
+//! and the choices they name. Each bench's own flags live with the bench.
+use crate::qa::LlmArgs;
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// Options common to benchmark runs.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The dataset file (plain or gzip JSON).
+    #[arg(long, value_name = "FILE")]
+    pub data: PathBuf,
+    /// Config rows: `defaults` (RecallOptions::default()), `bench` (top_k=10,
+    /// token_budget=10000, format=raw), or both (one ingest, two recalls).
+    #[arg(long, value_enum, default_value_t = ConfigChoice::Both)]
+    pub config: ConfigChoice,
+    /// Run at most N questions (after --questions).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Only these question ids (LoCoMo: sample ids like conv-26 or question ids like
+    /// conv-26:q3), comma separated.
+    #[arg(long, value_delimiter = ',', value_name = "ID,...")]
+    pub questions: Vec<String>,
+    /// Name of the run folder [default: <dataset>-<config>-<UTC timestamp>].
+    #[arg(long, value_name = "L")]
+    pub run_label: Option<String>,
+    /// Folder of run folders.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub out: PathBuf,
+    /// Continue a run: questions already in its results.jsonl are skipped (without
+    /// --run-label: the newest run of this dataset and config).
+    #[arg(long)]
+    pub resume: bool,
+    /// Embedding cache file [default: $CAIRN_HOME/embedding-cache.sqlite3, CAIRN_HOME
+    /// defaulting to ${XDG_CACHE_HOME:-$HOME/.cache}/cairn].
+    #[arg(long, value_name = "FILE")]
+    pub cache: Option<PathBuf>,
+    /// Keep the run's data directory (and every space) instead of deleting it.
+    #[arg(long)]
+    pub keep_data: bool,
+    /// Engine settings (a `cairn.toml`: `[engine.rank]`, `[embed]`) for experiments; the
+    /// settings in force are written to METHODOLOGY.md. Default: the stock settings.
+    #[arg(long, value_name = "FILE")]
+    pub memory_config: Option<PathBuf>,
+    /// What `as_of` recall runs with (LoCoMo: `question` and `question-or-later` both
+    /// mean the conversation's last session date).
+    #[arg(long, value_enum, default_value_t = AsOfPolicy::QuestionOrLater)]
+    pub as_of: AsOfPolicy,
+    /// QA rows: reader and judge models.
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
+
+/// LoCoMo options.
+#[derive(Debug, Clone, Args)]
+pub struct LocomoArgs {
+    #[command(flatten)]
+    pub common: RunArgs,
+    /// At most N questions per conversation (file order).
+    #[arg(long, value_name = "N")]
+    pub max_questions_per_conv: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConfigChoice {
+    Defaults,
+    Bench,
+    Both,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Dataset {
+    Longmemeval,
+    Locomo,
+}
+
+/// How a question's `as_of` is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AsOfPolicy {
+    /// Exactly the question date (LongMemEval sessions dated after it become invisible).
+    Question,
+    /// The question date, or the latest haystack session date when that is later.
+    QuestionOrLater,
+    /// No as_of (recall as of now).
+    None,
+}
+
+impl AsOfPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            AsOfPolicy::Question => "question",
+            AsOfPolicy::QuestionOrLater => "question-or-later",
+            AsOfPolicy::None => "none",
+        }
+    }
+
+    /// The policy in words, for METHODOLOGY.md (`lme`: LongMemEval's dated questions,
+    /// else LoCoMo's undated ones).
+    pub fn describe(self, lme: bool) -> String {
+        match (self, lme) {
+            (AsOfPolicy::Question, true) => "as_of = the question date exactly; haystack \
+                sessions dated after it are invisible to recall"
+                .into(),
+            (AsOfPolicy::QuestionOrLater, true) => "as_of = the question date, raised to the \
+                latest haystack session date when a haystack session is dated after the \
+                question (the data has such sessions, up to ~23.5 h later, often evidence; \
+                filtering them out would lose evidence); each adjusted question carries an \
+                `as_of_note`"
+                .into(),
+            (AsOfPolicy::None, _) => "as_of = none (recall as of now)".into(),
+            (_, false) => "as_of = the date of the conversation's last session (LoCoMo \
+                questions carry no date of their own)"
+                .into(),
+        }
+    }
+}

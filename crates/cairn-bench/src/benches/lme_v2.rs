@@ -1,0 +1,655 @@
+//! The LongMemEval-V2 protocol (web-agent trajectories): per question, a fresh space gets
+//! every trajectory of the question's haystack inserted in order
+//! (`Memory::insert_trajectories` + `flush`, timed), then the question is recalled once
+//! (timed) and the packed context is scored.
+//!
+//! The reference reads the context with a fixed reader model and scores its answer with
+//! the question's `eval_function`. No reader is configured here, so scoring is LLM-free
+//! and labelled as such:
+//! - phrase-set questions (`norm_phrase_set_match[_ordered]`): **answer phrases in
+//!   context**, the reference's normalization and phrase matching applied to the context
+//!   instead of an answer (a retrieval diagnostic: a reader could still fail, and could
+//!   not succeed when a phrase is missing);
+//! - multiple choice (`mc_choice_match`, `mc_choice_set_match`): the options written in
+//!   the question are scored against the context by the [option
+//!   scorer](crate::scoring::options) (no LLM), exact letter (set) match;
+//! - LLM-judged gotchas (`llm_gotchas_checker`): the share of the reference answer's
+//!   content words in the context (not judged);
+//! - abstention (`*-abs`, `llm_abstention_checker`): what is retrievable: hits, top score,
+//!   context tokens (a reader should decline; nothing decides whether it would).
+//!
+//! With `--evidence FILE` (`{question_id: [trajectory_id, ...]}`, not part of the public
+//! data; the fixture has one) the record also says whether a hit, a hit in the context,
+//! and a note came from an evidence trajectory.
+//!
+//! Records (`results.jsonl`) never hold question, option or answer text.
+
+use crate::datasets::select_by_id;
+use crate::records::lme_v2::{
+    AbstentionDiagnostic, EvidenceDiagnostic, InsertInfo, LmeV2Record, TrajHit,
+};
+use crate::records::ResultsFile;
+use crate::report::canonical;
+use crate::report::lme_v2::{short_report, summarize, write_files};
+use crate::run::memory::embed;
+use crate::run::RunMeta;
+use crate::run::{arm_stop, open_memory, progress, space_name, stopped, ConfigRow, RunFolder};
+use crate::scoring::options::{
+    content_words, context_evidence, open_diagnostic, pick, question_only, score_options,
+    ChoiceResult, OptionScore,
+};
+use crate::scoring::phrases::phrase_diagnostic;
+use anyhow::{bail, Context as _};
+use cairn::formats::lme_v2::{
+    load_lme_v2_haystacks, load_lme_v2_questions, EvalKind, LmeV2Question,
+};
+use cairn::formats::{read_trajectories_jsonl, sha256_file};
+use cairn::{Memory, Recall, RecallOptions, TrajectoryInput, UnitKind};
+use clap::Args;
+use indicatif::ProgressBar;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// `cairn bench lme-v2` options.
+#[derive(Debug, Clone, Args)]
+pub struct LmeV2Args {
+    /// `questions.jsonl` (`{id, domain, question, image, answer, question_type,
+    /// eval_function}` per line).
+    #[arg(long, value_name = "FILE")]
+    pub questions: PathBuf,
+    /// `trajectories.jsonl` (`{id, domain, goal, start_url, outcome, states}` per line).
+    #[arg(long, value_name = "FILE")]
+    pub trajectories: PathBuf,
+    /// Haystacks `{question_id: [trajectory_id, ...]}` [default:
+    /// `<questions dir>/haystacks/lme_v2_<tier>.json`].
+    #[arg(long, value_name = "FILE")]
+    pub haystacks: Option<PathBuf>,
+    /// Haystack tier (names the default haystack file).
+    #[arg(long, default_value = "small", value_name = "TIER")]
+    pub tier: String,
+    /// Optional evidence labels `{question_id: [trajectory_id, ...]}` (not in the public
+    /// data): adds evidence-trajectory hit rates to the report.
+    #[arg(long, value_name = "FILE")]
+    pub evidence: Option<PathBuf>,
+    /// Pools recalled (`slice`, `event`, `note`), comma separated [default: all three].
+    #[arg(long, value_delimiter = ',', value_name = "POOL,...")]
+    pub pools: Vec<String>,
+    /// Per-pool quota, `POOL=N` (repeatable), e.g. `--quota note=2`.
+    #[arg(long, value_name = "POOL=N")]
+    pub quota: Vec<String>,
+    /// Token budget of the packed context.
+    #[arg(long, default_value_t = 2_000, value_name = "N")]
+    pub token_budget: usize,
+    /// Hits returned per recall.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top_k: usize,
+    /// Run at most N questions (after --ids).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Only these question ids, comma separated.
+    #[arg(long, value_delimiter = ',', value_name = "ID,...")]
+    pub ids: Vec<String>,
+    /// Name of the run folder [default: lme-v2-<tier>-<UTC timestamp>].
+    #[arg(long, value_name = "L")]
+    pub run_label: Option<String>,
+    /// Folder of run folders.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub out: PathBuf,
+    /// Embedding cache file [default: $CAIRN_HOME/embedding-cache.sqlite3].
+    #[arg(long, value_name = "FILE")]
+    pub cache: Option<PathBuf>,
+    /// Keep the run's data directory (every question's space) instead of deleting it.
+    #[arg(long)]
+    pub keep_data: bool,
+    /// Engine settings (a `cairn.toml`) for experiments; recorded in METHODOLOGY.md.
+    #[arg(long, value_name = "FILE")]
+    pub memory_config: Option<PathBuf>,
+}
+
+pub(crate) fn parse_pool(s: &str) -> anyhow::Result<UnitKind> {
+    match UnitKind::parse(s.trim()) {
+        Some(k @ (UnitKind::Slice | UnitKind::Event | UnitKind::Note)) => Ok(k),
+        _ => bail!("unknown pool {s:?} (pools: slice, event, note)"),
+    }
+}
+
+/// The recall options the flags describe.
+pub fn recall_options(args: &LmeV2Args) -> anyhow::Result<RecallOptions> {
+    let pools = if args.pools.is_empty() {
+        vec![UnitKind::Slice, UnitKind::Event, UnitKind::Note]
+    } else {
+        args.pools
+            .iter()
+            .map(|p| parse_pool(p))
+            .collect::<anyhow::Result<_>>()?
+    };
+    let mut quotas = BTreeMap::new();
+    for q in &args.quota {
+        let (k, n) = q
+            .split_once('=')
+            .with_context(|| format!("--quota {q:?}: write POOL=N, e.g. note=2"))?;
+        let n: usize = n
+            .trim()
+            .parse()
+            .with_context(|| format!("--quota {q:?}: {n:?} is not a number"))?;
+        quotas.insert(parse_pool(k)?, n);
+    }
+    let o = RecallOptions {
+        top_k: args.top_k,
+        token_budget: args.token_budget,
+        format: cairn::Format::Raw,
+        kinds: Some(pools),
+        quotas: (!quotas.is_empty()).then_some(quotas),
+        ..RecallOptions::default()
+    };
+    o.validate()
+        .map_err(|e| anyhow::anyhow!("recall options: {e}"))?;
+    Ok(o)
+}
+
+pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
+    let options = recall_options(args)?;
+    let Inputs {
+        questions,
+        haystack_path,
+        haystacks,
+        evidence,
+        trajectories,
+        load_seconds,
+    } = load(args)?;
+    let selected = select_by_id(&questions, |q| &q.id, &args.ids, args.limit, "--ids")?;
+    let no_haystack: Vec<&str> = selected
+        .iter()
+        .filter(|q| !haystacks.contains_key(&q.id))
+        .map(|q| q.id.as_str())
+        .collect();
+    if !no_haystack.is_empty() {
+        bail!(
+            "{}: no haystack for question(s) {}",
+            haystack_path.display(),
+            no_haystack.join(", ")
+        );
+    }
+
+    let folder = RunFolder::fresh(
+        &args.out,
+        RunFolder::label(args.run_label.as_ref(), &format!("lme-v2-{}", args.tier)),
+        "",
+    )?;
+    let (memory, cache, memory_settings) = open_memory(
+        &folder.data_dir,
+        args.cache.as_deref(),
+        args.memory_config.as_deref(),
+    )?;
+    let row = ConfigRow {
+        name: "bench".into(),
+        options,
+    };
+    let base = RunMeta::new(
+        "lme-v2",
+        &folder.dir,
+        &memory,
+        cache.as_deref(),
+        memory_settings,
+    );
+    let mut meta = RunMeta {
+        configs: vec![row.clone()],
+        load_seconds,
+        ..describe(
+            args,
+            base,
+            &questions,
+            &selected,
+            &haystack_path,
+            trajectories.len(),
+        )?
+    };
+    std::fs::write(
+        folder.dir.join("run.json"),
+        serde_json::to_string_pretty(&meta)?,
+    )?;
+
+    let pb = progress::bar(selected.len(), &folder.label);
+    arm_stop();
+    let inputs = (&haystacks, evidence.as_ref(), &trajectories);
+    let records = ask_all(&memory, &selected, inputs, &row, &folder, &pb)?;
+    pb.finish_and_clear();
+    let interrupted = stopped();
+    drop(memory);
+    if !args.keep_data {
+        folder.remove_data()?;
+    }
+    meta.finished_at = Some(chrono::Utc::now());
+    let s = summarize(&meta, &records, !interrupted, evidence.is_some());
+    write_files(&folder.dir, &s)?;
+    std::fs::write(
+        folder.dir.join("run.json"),
+        serde_json::to_string_pretty(&meta)?,
+    )?;
+    eprintln!("{}", short_report(&s));
+    eprintln!("wrote {}", folder.dir.display());
+    if interrupted {
+        bail!("interrupted: the summary covers the questions done so far");
+    }
+    Ok(())
+}
+
+/// A question's haystack, the optional evidence labels and the trajectories.
+type Haystacks<'a> = (
+    &'a BTreeMap<String, Vec<String>>,
+    Option<&'a BTreeMap<String, Vec<String>>>,
+    &'a HashMap<String, TrajectoryInput>,
+);
+
+/// Runs every selected question in a fresh space of its own, appending its record as it
+/// is done.
+fn ask_all(
+    memory: &Memory,
+    selected: &[&LmeV2Question],
+    (haystacks, evidence, trajectories): Haystacks<'_>,
+    row: &ConfigRow,
+    folder: &RunFolder,
+    pb: &ProgressBar,
+) -> anyhow::Result<Vec<LmeV2Record>> {
+    let mut results = ResultsFile::open(&folder.results())?;
+    let mut records = Vec::new();
+    for q in selected {
+        if stopped() {
+            break;
+        }
+        pb.set_message(q.id.clone());
+        let ev = evidence.map(|e| e.get(&q.id).cloned().unwrap_or_default());
+        let r = question(memory, q, &haystacks[&q.id], trajectories, row, ev);
+        if let Some(e) = &r.error {
+            pb.println(format!("question {}: {e}", q.id));
+        }
+        results.append(&r)?;
+        records.push(r);
+        pb.inc(1);
+    }
+    Ok(records)
+}
+
+/// The files of a run.
+struct Inputs {
+    questions: Vec<LmeV2Question>,
+    haystack_path: PathBuf,
+    haystacks: BTreeMap<String, Vec<String>>,
+    evidence: Option<BTreeMap<String, Vec<String>>>,
+    trajectories: HashMap<String, TrajectoryInput>,
+    load_seconds: f64,
+}
+
+/// Reads the questions, the haystacks (the tier's file by default), the optional
+/// evidence labels and the trajectories.
+fn load(args: &LmeV2Args) -> anyhow::Result<Inputs> {
+    let t = Instant::now();
+    let questions = load_lme_v2_questions(&args.questions)
+        .with_context(|| format!("loading {}", args.questions.display()))?;
+    let haystack_path = args.haystacks.clone().unwrap_or_else(|| {
+        args.questions
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("haystacks")
+            .join(format!("lme_v2_{}.json", args.tier))
+    });
+    let haystacks = load_lme_v2_haystacks(&haystack_path)
+        .with_context(|| format!("loading {}", haystack_path.display()))?;
+    let evidence = match &args.evidence {
+        Some(p) => {
+            Some(load_lme_v2_haystacks(p).with_context(|| format!("loading {}", p.display()))?)
+        }
+        None => None,
+    };
+    let trajectories: HashMap<String, TrajectoryInput> =
+        read_trajectories_jsonl(&args.trajectories)
+            .with_context(|| format!("loading {}", args.trajectories.display()))?
+            .into_iter()
+            .map(|t| (t.id.clone(), t))
+            .collect();
+    let load_seconds = t.elapsed().as_secs_f64();
+    Ok(Inputs {
+        questions,
+        haystack_path,
+        haystacks,
+        evidence,
+        trajectories,
+        load_seconds,
+    })
+}
+
+/// The run's record: the files, the selection and what this protocol notes.
+fn describe(
+    args: &LmeV2Args,
+    base: RunMeta,
+    questions: &[LmeV2Question],
+    selected: &[&LmeV2Question],
+    haystack_path: &Path,
+    trajectories: usize,
+) -> anyhow::Result<RunMeta> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for q in selected {
+        *counts.entry(q.question_type.clone()).or_default() += 1;
+    }
+    let mut evals: BTreeMap<&str, usize> = BTreeMap::new();
+    for q in selected {
+        *evals.entry(q.eval_function.kind.name()).or_default() += 1;
+    }
+    Ok(RunMeta {
+        data_path: canonical(&args.questions),
+        data_sha256: sha256_file(&args.questions)?,
+        as_of_policy: "none".into(),
+        as_of_description: "as_of = none (trajectories carry no dates; recall as of now)".into(),
+        limit: args.limit,
+        questions_filter: args.ids.clone(),
+        max_questions_per_conv: None,
+        questions_in_file: questions.len(),
+        questions_selected: selected.len(),
+        keep_data: args.keep_data,
+        dataset_notes: vec![
+            format!(
+                "Trajectories: `{}` (sha256 `{}`), {} trajectories.",
+                canonical(&args.trajectories),
+                sha256_file(&args.trajectories)?,
+                trajectories
+            ),
+            format!(
+                "Haystacks: `{}` (sha256 `{}`), tier `{}`.",
+                canonical(haystack_path),
+                sha256_file(haystack_path)?,
+                args.tier
+            ),
+            match &args.evidence {
+                Some(p) => format!(
+                    "Evidence labels: `{}` (sha256 `{}`).",
+                    canonical(p),
+                    sha256_file(p)?
+                ),
+                None => "No evidence labels (the public data has none).".into(),
+            },
+            format!(
+                "Selected questions by type: {}.",
+                counts
+                    .iter()
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            format!(
+                "Selected questions by eval_function: {}.",
+                evals
+                    .iter()
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ],
+        limitations: vec![
+            "No reader model: nothing here is the benchmark's accuracy. Phrase-set questions \
+                report whether the reference's phrase match would accept the packed context as \
+                the answer (answer phrases in context, a retrieval diagnostic); multiple choice \
+                is answered by the LLM-free option scorer; LLM-judged gotchas report \
+                reference-answer words in context; abstention questions report what was \
+                retrievable."
+                .into(),
+            "Screenshots and question images are not read (the trajectories keep only their \
+                references)."
+                .into(),
+            "The run does not resume.".into(),
+        ],
+        qa: None,
+        ..base
+    })
+}
+
+/// The report group of a question.
+pub fn group_of(q: &LmeV2Question) -> String {
+    if q.is_abstention() {
+        "abstention".into()
+    } else {
+        q.base_type().to_string()
+    }
+}
+
+fn question(
+    memory: &Memory,
+    q: &LmeV2Question,
+    haystack: &[String],
+    trajectories: &HashMap<String, TrajectoryInput>,
+    row: &ConfigRow,
+    evidence: Option<Vec<String>>,
+) -> LmeV2Record {
+    let space = space_name("lme2", &q.id);
+    let mut rec = LmeV2Record {
+        dataset: "lme-v2".into(),
+        question_id: q.id.clone(),
+        question_type: q.question_type.clone(),
+        group: group_of(q),
+        eval_function: q.eval_function.kind.name().into(),
+        config: row.name.clone(),
+        space: space.clone(),
+        error: None,
+        insert: InsertInfo::default(),
+        hits: Vec::new(),
+        context_tokens: 0,
+        hits_cut: 0,
+        recall_wall_ms: 0.0,
+        recall_timings: None,
+        phrases: None,
+        choice: None,
+        open: None,
+        abstention: None,
+        evidence: None,
+    };
+    if let Err(e) = fill(memory, q, haystack, trajectories, row, evidence, &mut rec) {
+        rec.error = Some(format!("{e:#}"));
+    }
+    rec
+}
+
+fn fill(
+    memory: &Memory,
+    q: &LmeV2Question,
+    haystack: &[String],
+    trajectories: &HashMap<String, TrajectoryInput>,
+    row: &ConfigRow,
+    evidence: Option<Vec<String>>,
+    rec: &mut LmeV2Record,
+) -> anyhow::Result<()> {
+    insert_haystack(memory, haystack, trajectories, rec)?;
+
+    // Recall with the question (its option lines are part of the question as asked).
+    let t = Instant::now();
+    let recall = memory.recall(&rec.space, &q.question, &row.options)?;
+    rec.recall_wall_ms = t.elapsed().as_secs_f64() * 1000.0;
+    rec.hits = traj_hits(&recall);
+    rec.context_tokens = recall.context_tokens;
+    rec.hits_cut = recall.hits_cut;
+    rec.recall_timings = Some(recall.timings.clone());
+
+    if let Some(ids) = evidence.filter(|e| !e.is_empty()) {
+        let is_ev = |h: &TrajHit| h.trajectory_id.as_ref().is_some_and(|t| ids.contains(t));
+        rec.evidence = Some(EvidenceDiagnostic {
+            first_rank: rec.hits.iter().find(|h| is_ev(h)).map(|h| h.rank),
+            in_context: rec.hits.iter().any(|h| h.in_context && is_ev(h)),
+            note_hit: rec
+                .hits
+                .iter()
+                .any(|h| h.kind == UnitKind::Note && is_ev(h)),
+            trajectories: ids,
+        });
+    }
+
+    let f = &q.eval_function;
+    if q.is_abstention() || f.kind == EvalKind::LlmAbstentionChecker {
+        let qw: HashSet<String> = content_words(&q.question).into_iter().collect();
+        let cw: HashSet<String> = content_words(&recall.context).into_iter().collect();
+        rec.abstention = Some(AbstentionDiagnostic {
+            hits: recall.hits.len(),
+            top_score: recall.hits.first().map_or(0.0, |h| h.score),
+            question_words_in_context: if qw.is_empty() {
+                0.0
+            } else {
+                qw.iter().filter(|w| cw.contains(*w)).count() as f64 / qw.len() as f64
+            },
+        });
+    }
+    if f.kind.is_phrase_set() {
+        rec.phrases = Some(phrase_diagnostic(f, &q.answer, &recall.context));
+    } else if f.kind.is_choice() {
+        rec.choice = choice(memory, q, &context_evidence(&recall))?;
+    } else if f.kind == EvalKind::LlmGotchasChecker {
+        rec.open = Some(open_diagnostic(&q.question, &q.answer, &recall.context));
+    }
+    Ok(())
+}
+
+/// Inserts the haystack's trajectories, in order, with one `insert_trajectories` call and
+/// a flush (timed); ids missing from the trajectories file are listed in the record.
+fn insert_haystack(
+    memory: &Memory,
+    haystack: &[String],
+    trajectories: &HashMap<String, TrajectoryInput>,
+    rec: &mut LmeV2Record,
+) -> anyhow::Result<()> {
+    let mut batch = Vec::with_capacity(haystack.len());
+    for id in haystack {
+        match trajectories.get(id) {
+            Some(t) => batch.push(t.clone()),
+            None => rec.insert.missing.push(id.clone()),
+        }
+    }
+    if batch.is_empty() {
+        bail!("none of the haystack's trajectories is in the trajectories file");
+    }
+    rec.insert.trajectories = batch.len();
+    rec.insert.states = batch.iter().map(|t| t.states.len()).sum();
+    let t = Instant::now();
+    let report = memory.insert_trajectories(&rec.space, batch)?;
+    memory.flush()?;
+    rec.insert.ms = t.elapsed().as_secs_f64() * 1000.0;
+    rec.insert.units = report.units;
+    rec.insert.vectors_computed = report.vectors_computed;
+    rec.insert.vectors_cached = report.vectors_cached;
+    Ok(())
+}
+
+/// The hits of a recall (ids and scores; no text).
+fn traj_hits(recall: &Recall) -> Vec<TrajHit> {
+    let in_ctx: HashSet<&str> = recall.context_unit_ids.iter().map(String::as_str).collect();
+    recall
+        .hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| TrajHit {
+            rank: i + 1,
+            unit_id: h.unit_id.clone(),
+            kind: h.kind,
+            trajectory_id: h.trajectory_id.clone(),
+            states: h.states,
+            score: h.score,
+            in_context: in_ctx.contains(h.unit_id.as_str()),
+        })
+        .collect()
+}
+
+/// Multiple choice with the option scorer; a set question picks every option whose total
+/// is at least halfway between the worst and the best.
+fn choice(
+    memory: &Memory,
+    q: &LmeV2Question,
+    evidence: &[&str],
+) -> anyhow::Result<Option<ChoiceResult>> {
+    let options = q.options();
+    if options.is_empty() {
+        bail!("a multiple-choice question without option lines (A. ... / (A) ...)");
+    }
+    let stem = q.stem();
+    let letters: Vec<&String> = options.keys().collect();
+    let texts: Vec<&str> = options.values().map(String::as_str).collect();
+    let ov = embed(memory, &texts)?;
+    let ev = embed(memory, evidence)?;
+    let qv = embed(memory, &[stem.as_str()])?;
+    let scores = score_options(&stem, &texts, evidence, &ov, &ev);
+    let gold: Vec<String> = q.eval_function.answer_letters(&q.answer);
+    let q_only = question_only(&ov, &qv[0]);
+    let (best, tie) = pick(&scores);
+    let (q_best, _) = pick(&q_only);
+    let (predicted, correct, q_correct) = if q.eval_function.kind == EvalKind::McChoiceSetMatch {
+        let set = |s: &[OptionScore]| -> Vec<String> {
+            let hi = s.iter().map(|x| x.total).fold(f64::MIN, f64::max);
+            let lo = s.iter().map(|x| x.total).fold(f64::MAX, f64::min);
+            letters
+                .iter()
+                .zip(s)
+                .filter(|(_, x)| x.total >= (hi + lo) / 2.0)
+                .map(|(l, _)| (*l).clone())
+                .collect()
+        };
+        let mut g = gold.clone();
+        g.sort();
+        let p = set(&scores);
+        let qo = set(&q_only);
+        (p.join(","), p == g, qo == g)
+    } else {
+        let p = letters[best].clone();
+        let ok = gold.len() == 1 && gold[0] == p;
+        (p, ok, gold.len() == 1 && gold[0] == *letters[q_best])
+    };
+    Ok(Some(ChoiceResult {
+        predicted,
+        correct,
+        tie,
+        scores: letters.iter().map(|l| (*l).clone()).zip(scores).collect(),
+        question_only_predicted: letters[q_best].clone(),
+        question_only_correct: q_correct,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pools_and_quotas_parse() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            a: LmeV2Args,
+        }
+        let c = Cli::try_parse_from([
+            "x",
+            "--questions",
+            "q.jsonl",
+            "--trajectories",
+            "t.jsonl",
+            "--pools",
+            "note,slice",
+            "--quota",
+            "note=2",
+            "--top-k",
+            "5",
+        ])
+        .unwrap();
+        let o = recall_options(&c.a).unwrap();
+        assert_eq!(o.kinds, Some(vec![UnitKind::Note, UnitKind::Slice]));
+        assert_eq!(o.quotas.unwrap()[&UnitKind::Note], 2);
+        assert_eq!((o.top_k, o.token_budget), (5, 2000));
+        let bad = Cli::try_parse_from([
+            "x",
+            "--questions",
+            "q",
+            "--trajectories",
+            "t",
+            "--pools",
+            "turn",
+        ])
+        .unwrap();
+        assert!(recall_options(&bad.a)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown pool \"turn\""));
+    }
+}

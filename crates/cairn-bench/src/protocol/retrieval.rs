@@ -1,0 +1,569 @@
+//! The retrieval protocol: a run folder that resumes question by question, spaces
+//! ingested through the public API, every question recalled once per config row and
+//! scored at session and turn level ([`crate::scoring::retrieval`]), one record per
+//! (question, row) appended to `results.jsonl`, and the summary files at the end.
+use crate::args::RunArgs;
+use crate::qa::{Qa, Style};
+use crate::records::retrieval::{
+    done_pairs, read_results, Evidence, IngestInfo, LedgerEntry, LevelScores, QuestionRecord,
+    QuestionTimings, RankedHit,
+};
+use crate::records::ResultsFile;
+use crate::report::retrieval as report;
+use crate::run::folder::latest_run;
+use crate::run::rows::{config_name, config_rows, in_order};
+use crate::run::{arm_stop, check_label, open_memory, progress, stopped, utc_stamp};
+use crate::run::{ConfigRow, RunMeta};
+use crate::scoring::exclusion;
+use crate::scoring::retrieval::{judge_session_ranking, judge_sessions, judge_turns, score};
+use anyhow::{bail, Context as _};
+use cairn::{Memory, SessionInput, Timestamp, Unit};
+use indicatif::ProgressBar;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What the dataset protocol hands to [`Run::start`].
+pub struct RunPlan {
+    pub dataset: &'static str,
+    pub sha256: String,
+    pub questions_in_file: usize,
+    /// Selected question ids, in run order.
+    pub selected: Vec<String>,
+    pub load_seconds: f64,
+    pub max_questions_per_conv: Option<usize>,
+    pub as_of_description: String,
+    pub dataset_notes: Vec<String>,
+    pub limitations: Vec<String>,
+}
+
+/// A question as the protocol sees it.
+pub struct QuestionSpec {
+    pub id: String,
+    pub qtype: String,
+    pub question: String,
+    pub answer: Option<String>,
+    /// The question's own date as the dataset writes it (shown to a reader).
+    pub question_date: Option<String>,
+    pub as_of: Option<Timestamp>,
+    pub as_of_note: Option<String>,
+    /// Known before recall (abstention, adversarial).
+    pub exclusion: Option<String>,
+    pub evidence: Evidence,
+}
+
+/// A retrieval run in progress.
+pub struct Run {
+    pub dir: PathBuf,
+    data_dir: PathBuf,
+    results: ResultsFile,
+    done: HashSet<(String, String)>,
+    memory: Option<Memory>,
+    pub rows: Vec<ConfigRow>,
+    pub meta: RunMeta,
+    pub pb: ProgressBar,
+    keep_data: bool,
+    selected: Vec<String>,
+    pub dataset_label: String,
+    qa: Option<Qa>,
+}
+
+/// The run's label: `--run-label`, a new `<dataset>-<config>-<stamp>`, or with
+/// `--resume` alone the newest such run in `--out`.
+fn resolve_label(args: &RunArgs, dataset: &str) -> anyhow::Result<String> {
+    let prefix = format!("{dataset}-{}-", config_name(args.config));
+    let label = match (&args.run_label, args.resume) {
+        (Some(l), _) => l.clone(),
+        (None, false) => format!("{prefix}{}", utc_stamp(chrono::Utc::now())),
+        (None, true) => latest_run(&args.out, &prefix).with_context(|| {
+            format!(
+                "--resume without --run-label: no earlier run {prefix}* in {}",
+                args.out.display()
+            )
+        })?,
+    };
+    check_label(&label)?;
+    Ok(label)
+}
+
+/// The `run.json` of the run being resumed (none for a new run); refused when it ran on
+/// another file.
+fn previous_meta(dir: &Path, args: &RunArgs, plan: &RunPlan) -> anyhow::Result<Option<RunMeta>> {
+    let run_json = dir.join("run.json");
+    if !(args.resume && run_json.is_file()) {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&run_json)
+        .with_context(|| format!("reading {}", run_json.display()))?;
+    let p: RunMeta =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", run_json.display()))?;
+    if p.data_sha256 != plan.sha256 || p.dataset != plan.dataset {
+        bail!(
+            "cannot resume {}: it ran on {} {} (sha256 {}), not this file (sha256 {})",
+            dir.display(),
+            p.dataset,
+            p.data_path,
+            p.data_sha256,
+            plan.sha256
+        );
+    }
+    Ok(Some(p))
+}
+
+impl Run {
+    pub fn start(args: &RunArgs, plan: RunPlan) -> anyhow::Result<Self> {
+        let now = chrono::Utc::now();
+        let label = resolve_label(args, plan.dataset)?;
+        let dir = args.out.join(&label);
+        let results_path = dir.join("results.jsonl");
+        let run_json = dir.join("run.json");
+        let (existing, bad) = read_results(&results_path)?;
+        if !args.resume && (!existing.is_empty() || bad > 0) {
+            bail!(
+                "{} already holds results: pass --resume to continue that run, or another --run-label",
+                dir.display()
+            );
+        }
+        let previous = previous_meta(&dir, args, &plan)?;
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let data_dir = dir.join("data");
+        let (memory, cache, memory_settings) = open_memory(
+            &data_dir,
+            args.cache.as_deref(),
+            args.memory_config.as_deref(),
+        )?;
+        let rows = config_rows(args.config, 10_000);
+        let qa = Qa::from_args(&args.llm)?;
+        let style = Style::for_dataset(plan.dataset);
+        let data_path = std::fs::canonicalize(&args.data).unwrap_or_else(|_| args.data.clone());
+        let mut previous_command_lines = Vec::new();
+        if let Some(p) = &previous {
+            previous_command_lines.extend(p.previous_command_lines.iter().cloned());
+            previous_command_lines.push(p.command_line.clone());
+        }
+        let meta = RunMeta {
+            data_path: data_path.display().to_string(),
+            data_sha256: plan.sha256,
+            started_at: previous.as_ref().map_or(now, |p| p.started_at),
+            previous_command_lines,
+            configs: rows.clone(),
+            as_of_policy: args.as_of.name().into(),
+            as_of_description: plan.as_of_description,
+            limit: args.limit,
+            questions_filter: args.questions.clone(),
+            max_questions_per_conv: plan.max_questions_per_conv,
+            questions_in_file: plan.questions_in_file,
+            questions_selected: plan.selected.len(),
+            keep_data: args.keep_data,
+            load_seconds: plan.load_seconds,
+            dataset_notes: plan.dataset_notes,
+            limitations: plan.limitations,
+            qa: qa.as_ref().map(|q| q.setup(style)),
+            ..RunMeta::new(
+                plan.dataset,
+                &dir,
+                &memory,
+                cache.as_deref(),
+                memory_settings,
+            )
+        };
+        std::fs::write(&run_json, serde_json::to_string_pretty(&meta)?)
+            .with_context(|| format!("writing {}", run_json.display()))?;
+        let done = done_pairs(&existing);
+        let pb = progress::bar(plan.selected.len(), &label);
+        Self::show_resumed(&pb, &dir, &rows, &done, &plan.selected);
+        arm_stop();
+        Ok(Self {
+            results: ResultsFile::open(&results_path)?,
+            dir,
+            data_dir,
+            done,
+            memory: Some(memory),
+            rows,
+            meta,
+            pb,
+            keep_data: args.keep_data,
+            selected: plan.selected,
+            dataset_label: plan.dataset.into(),
+            qa,
+        })
+    }
+
+    /// Starts the bar at the questions a resumed run already finished (every row done).
+    fn show_resumed(
+        pb: &ProgressBar,
+        dir: &Path,
+        rows: &[ConfigRow],
+        done: &HashSet<(String, String)>,
+        selected: &[String],
+    ) {
+        let finished = selected
+            .iter()
+            .filter(|q| {
+                rows.iter()
+                    .all(|r| done.contains(&(q.to_string(), r.name.clone())))
+            })
+            .count();
+        pb.set_position(finished as u64);
+        pb.reset_eta();
+        if finished > 0 {
+            pb.println(format!(
+                "resuming {}: {finished} of {} questions already done",
+                dir.display(),
+                selected.len()
+            ));
+        }
+    }
+
+    pub fn memory(&self) -> &Memory {
+        self.memory
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("memory is open until finish"))
+    }
+
+    /// Config rows not yet recorded for this question.
+    pub fn pending_rows(&self, question_id: &str) -> Vec<ConfigRow> {
+        self.rows
+            .iter()
+            .filter(|r| {
+                !self
+                    .done
+                    .contains(&(question_id.to_string(), r.name.clone()))
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The pending rows in the order they run for the question at `position`: the order
+    /// alternates from question to question, so the query embedding (computed by the first
+    /// recall of a question, served from the cache to the next) is charged to each row
+    /// equally often.
+    pub fn rows_in_order(&self, question_id: &str, position: usize) -> Vec<ConfigRow> {
+        in_order(self.pending_rows(question_id), position)
+    }
+
+    /// Ingests sessions into a fresh space (dropped first if a previous run left it), in
+    /// one `ingest_sessions` call, then flushes so everything is searchable; the time
+    /// covers both.
+    pub fn ingest(
+        &self,
+        space: &str,
+        sessions: Vec<SessionInput>,
+        shared: bool,
+        skipped_empty_turns: usize,
+    ) -> Result<IngestInfo, cairn::Error> {
+        let m = self.memory();
+        m.forget_space(space)?;
+        let messages = sessions.iter().map(|s| s.messages.len()).sum();
+        let t = Instant::now();
+        let report = m.ingest_sessions(space, sessions)?;
+        m.flush()?;
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        Ok(IngestInfo {
+            space: space.into(),
+            shared,
+            sessions: report.sessions,
+            messages,
+            units: report.units,
+            vectors_computed: report.vectors_computed,
+            vectors_cached: report.vectors_cached,
+            ms,
+            skipped_empty_turns,
+        })
+    }
+
+    /// Drops a space once its questions are done (unless --keep-data), so every question
+    /// is recalled against an index of similar size.
+    pub fn release(&self, space: &str) {
+        if self.keep_data {
+            return;
+        }
+        if let Err(e) = self.memory().forget_space(space) {
+            tracing::warn!(space, error = %e, "could not drop a finished space");
+        }
+    }
+
+    /// Units per evidence session, and how many cover an evidence turn. `units_of`
+    /// memoizes `session_units` across questions of one space.
+    pub fn ledger(
+        &self,
+        space: &str,
+        evidence: &Evidence,
+        units_of: &mut HashMap<String, Vec<Unit>>,
+    ) -> Result<Vec<LedgerEntry>, cairn::Error> {
+        let turns: HashSet<(&str, &str)> = evidence
+            .turns
+            .iter()
+            .map(|(s, t)| (s.as_str(), t.as_str()))
+            .collect();
+        let mut sessions: Vec<&str> = evidence.sessions.iter().map(String::as_str).collect();
+        for (s, _) in &evidence.turns {
+            if !sessions.contains(&s.as_str()) {
+                sessions.push(s);
+            }
+        }
+        let mut out = Vec::new();
+        for sid in sessions {
+            if !units_of.contains_key(sid) {
+                let units = self.memory().session_units(space, sid)?;
+                units_of.insert(sid.to_string(), units);
+            }
+            let units = &units_of[sid];
+            let evidence_turn_units = units
+                .iter()
+                .filter(|u| {
+                    u.provenance
+                        .message_ids
+                        .iter()
+                        .any(|m| turns.contains(&(sid, m.as_str())))
+                })
+                .count();
+            out.push(LedgerEntry {
+                session_id: sid.to_string(),
+                units: units.len(),
+                evidence_turn_units,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Recalls one question under one row and scores it.
+    pub fn recall(
+        &self,
+        q: &QuestionSpec,
+        row: &ConfigRow,
+        ingest: &IngestInfo,
+        ledger: &[LedgerEntry],
+    ) -> QuestionRecord {
+        let mut opts = row.options.clone();
+        opts.as_of = q.as_of;
+        let t = Instant::now();
+        let result = self.memory().recall(&ingest.space, &q.question, &opts);
+        let wall = t.elapsed().as_secs_f64() * 1000.0;
+        let recall = match result {
+            Ok(r) => r,
+            Err(e) => return self.error_record(q, row, ingest, ledger, &e.to_string()),
+        };
+        let (hits, metrics) = judged(&recall, q, ledger);
+        let exclusion = q.exclusion.clone().or_else(|| {
+            (metrics.session.is_none() && metrics.turn.is_none())
+                .then(|| exclusion::NO_EVIDENCE.to_string())
+        });
+        let qa = self.qa.as_ref().map(|qa| {
+            qa.run(
+                Style::for_dataset(&self.dataset_label),
+                &recall.context,
+                &q.question,
+                q.question_date.as_deref(),
+                q.answer.as_deref().unwrap_or(""),
+                &q.qtype,
+                q.exclusion.as_deref(),
+            )
+        });
+        QuestionRecord {
+            qa,
+            exclusion,
+            hits,
+            context_tokens: recall.context_tokens,
+            hits_cut: recall.hits_cut,
+            context_unit_ids: recall.context_unit_ids,
+            metrics,
+            timings: QuestionTimings {
+                ingest_ms: ingest.ms,
+                recall_wall_ms: wall,
+                recall: Some(recall.timings),
+            },
+            ..self.base_record(q, row, ingest, ledger)
+        }
+    }
+
+    fn base_record(
+        &self,
+        q: &QuestionSpec,
+        row: &ConfigRow,
+        ingest: &IngestInfo,
+        ledger: &[LedgerEntry],
+    ) -> QuestionRecord {
+        QuestionRecord {
+            dataset: self.dataset_label.clone(),
+            question_id: q.id.clone(),
+            question_type: q.qtype.clone(),
+            config: row.name.clone(),
+            space: ingest.space.clone(),
+            question: q.question.clone(),
+            answer: q.answer.clone(),
+            as_of: q.as_of,
+            as_of_note: q.as_of_note.clone(),
+            exclusion: q.exclusion.clone(),
+            error: None,
+            evidence: q.evidence.clone(),
+            hits: Vec::new(),
+            context_tokens: 0,
+            hits_cut: 0,
+            context_unit_ids: Vec::new(),
+            metrics: LevelScores::default(),
+            timings: QuestionTimings {
+                ingest_ms: ingest.ms,
+                ..Default::default()
+            },
+            ingest: ingest.clone(),
+            ledger: ledger.to_vec(),
+            qa: None,
+        }
+    }
+
+    /// A record for a question that could not be ingested or recalled.
+    pub fn error_record(
+        &self,
+        q: &QuestionSpec,
+        row: &ConfigRow,
+        ingest: &IngestInfo,
+        ledger: &[LedgerEntry],
+        error: &str,
+    ) -> QuestionRecord {
+        self.pb.println(format!("question {}: {error}", q.id));
+        QuestionRecord {
+            exclusion: Some(exclusion::ERROR.into()),
+            error: Some(error.to_string()),
+            ..self.base_record(q, row, ingest, ledger)
+        }
+    }
+
+    /// Asks one question under `rows` and appends a record per row: recalled and scored
+    /// when the question's space was ingested (`ingest`) and its ledger reads, else an
+    /// error record per row naming what failed. `units` memoizes the ledger's
+    /// `session_units` across the questions of one space.
+    pub fn ask(
+        &mut self,
+        q: &QuestionSpec,
+        rows: &[ConfigRow],
+        ingest: &Result<IngestInfo, String>,
+        failed: &IngestInfo,
+        units: &mut HashMap<String, Vec<Unit>>,
+    ) -> anyhow::Result<()> {
+        let info = match ingest {
+            Ok(info) => info,
+            Err(e) => return self.fail(q, rows, failed, &format!("ingest: {e}")),
+        };
+        let ledger = match self.ledger(&info.space, &q.evidence, units) {
+            Ok(l) => l,
+            Err(e) => return self.fail(q, rows, info, &format!("ledger: {e}")),
+        };
+        for row in rows {
+            let r = self.recall(q, row, info, &ledger);
+            self.append(&r)?;
+        }
+        Ok(())
+    }
+
+    fn fail(
+        &mut self,
+        q: &QuestionSpec,
+        rows: &[ConfigRow],
+        info: &IngestInfo,
+        error: &str,
+    ) -> anyhow::Result<()> {
+        for row in rows {
+            let r = self.error_record(q, row, info, &[], error);
+            self.append(&r)?;
+        }
+        Ok(())
+    }
+
+    pub fn append(&mut self, r: &QuestionRecord) -> anyhow::Result<()> {
+        self.results.append(r)?;
+        self.done.insert((r.question_id.clone(), r.config.clone()));
+        Ok(())
+    }
+
+    /// Closes the memory, removes the data folder (unless --keep-data), and writes
+    /// summary.json, summary.md and METHODOLOGY.md from everything in results.jsonl.
+    /// An interrupted run is an error (after the files are written).
+    pub fn finish(mut self) -> anyhow::Result<()> {
+        let interrupted = stopped();
+        self.pb.finish_and_clear();
+        drop(self.memory.take());
+        if !self.keep_data && self.data_dir.exists() {
+            std::fs::remove_dir_all(&self.data_dir)
+                .with_context(|| format!("removing {}", self.data_dir.display()))?;
+        }
+        let (records, _) = read_results(&self.dir.join("results.jsonl"))?;
+        let selected: BTreeSet<&str> = self.selected.iter().map(String::as_str).collect();
+        let records: Vec<QuestionRecord> = records
+            .into_iter()
+            .filter(|r| selected.contains(r.question_id.as_str()))
+            .collect();
+        let complete = self.selected.iter().all(|q| {
+            self.rows
+                .iter()
+                .all(|r| self.done.contains(&(q.clone(), r.name.clone())))
+        });
+        self.meta.finished_at = Some(chrono::Utc::now());
+        let s = report::summarize(&self.meta, &records, complete);
+        report::write_files(&self.dir, &s)?;
+        std::fs::write(
+            self.dir.join("run.json"),
+            serde_json::to_string_pretty(&self.meta)?,
+        )?;
+        eprintln!("{}", report::short_report(&s));
+        eprintln!("wrote {}", self.dir.display());
+        if interrupted && !complete {
+            bail!(
+                "interrupted: {} of {} questions done; rerun with --resume --run-label {} to finish",
+                s.questions.done,
+                s.questions.selected,
+                self.meta.run_label
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The hits of a recall judged against the question's evidence, and the question's scores
+/// at each level (`None` where it has no evidence at that level); `ledger` gives the units
+/// available for NDCG's ideal ranking.
+fn judged(
+    recall: &cairn::Recall,
+    q: &QuestionSpec,
+    ledger: &[LedgerEntry],
+) -> (Vec<RankedHit>, LevelScores) {
+    let in_ctx: HashSet<&str> = recall.context_unit_ids.iter().map(String::as_str).collect();
+    let mut hits: Vec<RankedHit> = recall
+        .hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| RankedHit {
+            rank: i + 1,
+            unit_id: h.unit_id.clone(),
+            kind: h.kind,
+            session_id: h.session_id.clone(),
+            turn_ids: h.turn_ids.clone(),
+            score: h.score,
+            in_context: in_ctx.contains(h.unit_id.as_str()),
+            session_relevant: false,
+            turn_relevant: false,
+        })
+        .collect();
+    let js = judge_sessions(&hits, &q.evidence.sessions);
+    let jt = judge_turns(&hits, &q.evidence.turns);
+    for ((h, s), t) in hits.iter_mut().zip(&js).zip(&jt) {
+        h.session_relevant = s.relevant();
+        h.turn_relevant = t.relevant();
+    }
+    let avail_s: usize = ledger
+        .iter()
+        .filter(|l| q.evidence.sessions.contains(&l.session_id))
+        .map(|l| l.units)
+        .sum();
+    let avail_t: usize = ledger.iter().map(|l| l.evidence_turn_units).sum();
+    let n_sessions = q.evidence.sessions.len();
+    let metrics = LevelScores {
+        session: (n_sessions > 0).then(|| score(&js, n_sessions, avail_s)),
+        turn: (!q.evidence.turns.is_empty()).then(|| score(&jt, q.evidence.turns.len(), avail_t)),
+        session_ranking: (n_sessions > 0).then(|| {
+            let ranked = judge_session_ranking(&hits, &q.evidence.sessions);
+            score(&ranked, n_sessions, n_sessions)
+        }),
+    };
+    (hits, metrics)
+}

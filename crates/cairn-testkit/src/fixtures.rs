@@ -1,0 +1,51 @@
+//! Where tests find their data: the workspace, the benchmark data folder shared beside
+//! the checkout (read-only, never copied into the repository), the fixtures committed in
+//! the repository.
+use cairn_core::SessionInput;
+use std::path::{Path, PathBuf};
+
+/// The workspace root (the folder holding `crates/`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The benchmark data folder: `$CAIRN_DATA_DIR`, else `../shared/data` beside the
+/// workspace. Tests that need a file from it say SKIPPED when it is absent
+/// ([`data_file`]).
+pub fn data_dir() -> PathBuf {
+    std::env::var_os("CAIRN_DATA_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("../shared/data"))
+}
+
+/// `data_dir()/<relative>` when it exists; else `None` after saying SKIPPED (benchmark
+/// data is optional on every machine, unlike the model in CI).
+pub fn data_file(relative: &str) -> Option<PathBuf> {
+    let p = data_dir().join(relative);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!(
+            "SKIPPED: benchmark file {} not found (set CAIRN_DATA_DIR)",
+            p.display()
+        );
+        None
+    }
+}
+
+/// A fixture committed under `crates/<crate>/fixtures/`, e.g.
+/// `fixture("cairn-bench", "evermembench/qa_fixture.json")`.
+pub fn fixture(krate: &str, relative: &str) -> PathBuf {
+    workspace_root()
+        .join("crates")
+        .join(krate)
+        .join("fixtures")
+        .join(relative)
+}
+
+/// A session from its JSON (a test's literal input).
+#[track_caller]
+pub fn session(json: &str) -> SessionInput {
+    serde_json::from_str(json).expect("test session json")
+}
