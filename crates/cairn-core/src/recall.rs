@@ -1,4 +1,5 @@
 //! Recall options and results.
+use crate::explain::{HitExplanation, RecallExplanation};
 use crate::{InputError, Timestamp, UnitKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -56,6 +57,11 @@ pub struct RecallOptions {
     pub kinds: Option<Vec<UnitKind>>,
     /// At most this many hits of a kind (per-pool quotas); kinds not named are unlimited.
     pub quotas: Option<BTreeMap<UnitKind, usize>>,
+    /// Explain every hit's score and what packing did (`Hit::explain`,
+    /// `Recall::explain`). Off, nothing of it is computed. Left out of the JSON when
+    /// off, so recorded options read as before.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub explain: bool,
 }
 
 impl Default for RecallOptions {
@@ -71,6 +77,7 @@ impl Default for RecallOptions {
             groups: None,
             kinds: None,
             quotas: None,
+            explain: false,
         }
     }
 }
@@ -127,6 +134,9 @@ pub struct Hit {
     /// the version that replaced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
+    /// Where the score came from (only with `RecallOptions::explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<HitExplanation>,
 }
 
 /// Where recall spent its time, in milliseconds.
@@ -153,4 +163,7 @@ pub struct Recall {
     /// The unit ids whose text (whole or trimmed) is in `context`.
     pub context_unit_ids: Vec<String>,
     pub timings: Timings,
+    /// What the stages kept and packing did (only with `RecallOptions::explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<RecallExplanation>,
 }
