@@ -3,7 +3,7 @@
 //! engine so derived state stays consistent.
 use crate::memory::space;
 use crate::{Error, Memory};
-use cairn_core::{SessionRecord, StoreError, Unit};
+use cairn_core::{FactSubject, SessionRecord, StoreError, Timestamp, Unit};
 
 impl Memory {
     /// True if the space exists.
@@ -51,5 +51,21 @@ impl Memory {
     pub fn units(&self, space_name: &str, ids: &[String]) -> Result<Vec<Unit>, Error> {
         let sp = self.require(space_name)?;
         Ok(self.records.units(&sp, ids)?)
+    }
+
+    /// Every subject the space holds facts about as of a time (`None`: now): the subject
+    /// as last written, how many statements it has, the newest value and when it was
+    /// stated. [`Memory::history`] gives a subject's whole chain.
+    pub fn fact_subjects(
+        &self,
+        space_name: &str,
+        as_of: Option<Timestamp>,
+    ) -> Result<Vec<FactSubject>, Error> {
+        Ok(self.engine.fact_subjects(&space(space_name)?, as_of)?)
+    }
+
+    /// The units derived from one trajectory (slices, events, its note), oldest first.
+    pub fn trajectory_units(&self, space_name: &str, id: &str) -> Result<Vec<Unit>, Error> {
+        Ok(self.engine.trajectory_units(&space(space_name)?, id)?)
     }
 }

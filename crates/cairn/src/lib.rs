@@ -25,13 +25,15 @@ pub mod enrich;
 mod error;
 mod memory;
 
+/// Why a recall answered what it did (`RecallOptions::explain`).
+pub use cairn_core::explain;
 /// Metadata filter expressions (see [`cairn_core::filter`]).
 pub use cairn_core::filter;
 pub use cairn_core::{
-    time::parse_timestamp, AgentState, Evidence, FactHistory, FactVersion, Format, GroupMessage,
-    Hit, InputError, KeyRecords, KeyRow, Message, Recall, RecallOptions, Role, SessionInput,
-    SessionRecord, SpaceId, SpaceStats, SpeakerProfile, StoreError, Style, Timestamp, Timings,
-    TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind,
+    time::parse_timestamp, AgentState, Evidence, FactHistory, FactSubject, FactVersion, Format,
+    GroupMessage, Hit, InputError, KeyRecords, KeyRow, Message, Recall, RecallOptions, Role,
+    SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile, StoreError, Style, Timestamp,
+    Timings, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind,
 };
 pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
 pub use cairn_engine::{
