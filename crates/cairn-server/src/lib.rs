@@ -19,10 +19,12 @@
 
 mod auth;
 mod error;
+mod inspect_routes;
 pub mod load;
 mod mcp;
 mod ops;
 mod routes;
+mod ui;
 mod wire;
 
 pub use auth::{

@@ -339,6 +339,7 @@ pub async fn recall(
         groups: req.groups,
         kinds: req.kinds,
         quotas: req.quotas,
+        explain: req.explain,
     };
     options.validate().map_err(|e| {
         let field = if e.problem.contains("top_k") {

@@ -56,6 +56,10 @@ fn table(state: &S) -> Vec<Route> {
         public(Method::GET, "/v1/health", get(health)),
         public(Method::GET, "/v1/ready", get(ready)),
         public(Method::GET, "/v1/openapi.json", get(openapi)),
+        public(Method::GET, "/ui", get(crate::ui::index)),
+        public(Method::GET, "/ui/", get(crate::ui::index)),
+        public(Method::GET, "/ui/{file}", get(crate::ui::file)),
+        r(Method::GET, "/v1/me", get(crate::inspect_routes::me)),
         r(Method::GET, "/v1/spaces", get(list_spaces)),
         r(Method::POST, "/v1/spaces", post(create_space)),
         r(Method::DELETE, "/v1/spaces/{space}", delete(delete_space)),
@@ -127,6 +131,21 @@ fn table(state: &S) -> Vec<Route> {
             get(get_trajectory_state),
         ),
         r(Method::GET, "/v1/spaces/{space}/history", get(history)),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/subjects",
+            get(crate::inspect_routes::subjects),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/sessions/{session}/units",
+            get(crate::inspect_routes::session_units),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectories/{id}/units",
+            get(crate::inspect_routes::trajectory_units),
+        ),
         r(Method::GET, "/v1/spaces/{space}/speakers", get(speakers)),
         r(
             Method::GET,

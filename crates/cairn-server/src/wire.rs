@@ -205,6 +205,9 @@ pub struct RecallRequest {
     /// Metadata filter over sessions (see `cairn::filter`).
     #[serde(default)]
     pub filter: Option<Value>,
+    /// Explain each hit's score and what packing did (`explain` on hits and recall).
+    #[serde(default)]
+    pub explain: bool,
 }
 
 /// Query of `GET /v1/spaces/{space}/memories`.
