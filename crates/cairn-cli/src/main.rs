@@ -295,6 +295,7 @@ fn run(cli: Cli) -> Result<()> {
                     )
                 },
                 quotas: parse_quotas(quotas)?,
+                ..Default::default()
             };
             let recall = open(&cli)?.recall(space, query, &options)?;
             if cli.json {

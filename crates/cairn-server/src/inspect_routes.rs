@@ -128,9 +128,9 @@ pub async fn session_units(
     who.require(&space, Need::Read)?;
     let (sp, id) = (space.clone(), session.clone());
     let found = blocking(&st, move |m| {
-        Ok(m.session(&sp, &id)?
+        m.session(&sp, &id)?
             .map(|_| m.session_units(&sp, &id))
-            .transpose()?)
+            .transpose()
     })
     .await?;
     match found {
@@ -151,9 +151,9 @@ pub async fn trajectory_units(
     who.require(&space, Need::Read)?;
     let (sp, tid) = (space.clone(), id.clone());
     let found = blocking(&st, move |m| {
-        Ok(m.trajectory(&sp, &tid)?
+        m.trajectory(&sp, &tid)?
             .map(|_| m.trajectory_units(&sp, &tid))
-            .transpose()?)
+            .transpose()
     })
     .await?;
     match found {

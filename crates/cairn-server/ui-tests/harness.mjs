@@ -178,7 +178,7 @@ export async function openBrowser(viewport = { width: 1280, height: 900 }) {
   page.on("console", (m) => {
     // A refused call is answered by the UI; anything else the console reports (a CSP
     // violation, a script error) is a failure.
-    if (m.type() === "error" && !/status of 40[134]/.test(m.text())) problems.push(`console: ${m.text()}`);
+    if (m.type() === "error" && !/status of 4(01|03|04|22)/.test(m.text())) problems.push(`console: ${m.text()}`);
   });
   return {
     page,

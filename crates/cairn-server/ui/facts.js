@@ -82,13 +82,17 @@ async function renderSubject(detail, ctx, subject) {
   const timeline = h("div", { class: "timeline", id: "timeline", role: "img", "aria-label": `Timeline of ${hist.subject}` }, bars, marker);
   const value = h("strong", { id: "as-of-value" }, hist.versions[hist.versions.length - 1].value);
   const when = h("output", { id: "as-of-date", for: "as-of" }, "now");
+  // The slider moves by hours; its range is a whole number of them, so its end (now) is
+  // a value it can take.
+  const max = Math.ceil(hi);
+  const min = max - Math.ceil((max - lo) / HOUR) * HOUR;
   const slider = h("input", {
     id: "as-of",
     type: "range",
-    min: String(Math.floor(lo)),
-    max: String(Math.ceil(hi)),
+    min: String(min),
+    max: String(max),
     step: String(HOUR),
-    value: String(Math.ceil(hi)),
+    value: String(max),
   });
   const cards = h(
     "ol",

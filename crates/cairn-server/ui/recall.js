@@ -223,7 +223,9 @@ function showResult(out, r, ctx) {
                 { class: "muted", id: "counts" },
                 `lexical ${ex.counts.lexical} · dense ${ex.counts.dense} (+${ex.counts.completed} completed) · fused ${ex.counts.fused} · visible ${ex.counts.visible} · ranked ${ex.counts.ranked}`,
               ),
-              ex.quota_skipped.length ? h("p", { class: "muted" }, `Skipped by quotas: ${ex.quota_skipped.join(", ")}`) : null,
+              ex.quota_skipped && ex.quota_skipped.length
+                ? h("p", { class: "muted" }, `Skipped by quotas: ${ex.quota_skipped.join(", ")}`)
+                : null,
             ]
           : null,
       ),

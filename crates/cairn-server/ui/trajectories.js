@@ -56,7 +56,7 @@ async function renderTrajectory(main, ctx) {
     const covering = units.filter((u) => u.provenance.states && u.provenance.states[0] <= i && i < u.provenance.states[1]);
     fill(
       viewer,
-      h("h2", {}, `State ${i} of ${n - 1}`),
+      h("h2", {}, `State ${i + 1} of ${n}`),
       h(
         "dl",
         { class: "facts" },

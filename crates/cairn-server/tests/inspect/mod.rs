@@ -26,7 +26,11 @@ pub fn every_route(s: &Server, k: &str) {
     ok(&s.call("GET", UI_SLASH, &[], "", None, None));
     let js = s.call("GET", UI_FILE, &["app.js"], "", None, None);
     assert_eq!(js.content_type, "text/javascript; charset=utf-8");
-    assert_eq!(s.call("GET", UI_FILE, &["secrets.txt"], "", None, None).status, 404);
+    assert_eq!(
+        s.call("GET", UI_FILE, &["secrets.txt"], "", None, None)
+            .status,
+        404
+    );
 
     let me = s.get(ME, &[], k);
     assert_eq!(me.body["admin"], true, "{}", me.text);
@@ -44,7 +48,14 @@ pub fn every_route(s: &Server, k: &str) {
         .unwrap_or_else(|| panic!("{}", r.text));
     assert_eq!(budget["versions"], 2);
     assert_eq!(budget["current_value"], "$100,000");
-    let then = s.call("GET", SUBJECTS, &["team"], "?as_of=2025-03-05", Some(k), None);
+    let then = s.call(
+        "GET",
+        SUBJECTS,
+        &["team"],
+        "?as_of=2025-03-05",
+        Some(k),
+        None,
+    );
     let then_budget = then.body["subjects"]
         .as_array()
         .unwrap()
@@ -55,14 +66,17 @@ pub fn every_route(s: &Server, k: &str) {
     assert_eq!(then_budget["current_value"], "$120,000", "{}", then.text);
     assert_eq!(then_budget["versions"], 1);
     assert_eq!(
-        s.call("GET", SUBJECTS, &["team"], "?as_of=soon", Some(k), None).body["field"],
+        s.call("GET", SUBJECTS, &["team"], "?as_of=soon", Some(k), None)
+            .body["field"],
         "as_of"
     );
 
     let r = s.get(SESSION_UNITS, &["alice", "pets"], k);
     let units = r.body["units"].as_array().unwrap();
     assert!(units.len() >= 3, "{}", r.text);
-    assert!(units.iter().all(|u| u["provenance"]["session_id"] == "pets"));
+    assert!(units
+        .iter()
+        .all(|u| u["provenance"]["session_id"] == "pets"));
     assert_eq!(s.get(SESSION_UNITS, &["alice", "nope"], k).status, 404);
     let r = s.get(TRAJECTORY_UNITS, &["agent", "coupon"], k);
     let kinds: Vec<&str> = r.body["units"]
@@ -71,18 +85,29 @@ pub fn every_route(s: &Server, k: &str) {
         .iter()
         .map(|u| u["kind"].as_str().unwrap())
         .collect();
-    assert!(kinds.contains(&"slice") && kinds.contains(&"note"), "{kinds:?}");
+    assert!(
+        kinds.contains(&"slice") && kinds.contains(&"note"),
+        "{kinds:?}"
+    );
     assert_eq!(s.get(TRAJECTORY_UNITS, &["agent", "nope"], k).status, 404);
 
     let stats = s.get("/v1/spaces/{space}/stats", &["alice"], k);
-    assert!(stats.body["disk_bytes"].as_u64().unwrap() > 0, "{}", stats.text);
+    assert!(
+        stats.body["disk_bytes"].as_u64().unwrap() > 0,
+        "{}",
+        stats.text
+    );
     assert!(stats.body["last_recorded_at"].is_string(), "{}", stats.text);
 
     // Recall explains itself when asked, and only then.
     let q = json!({"query": "my grey cat Luna", "top_k": 2, "explain": true});
     let r = s.post("/v1/spaces/{space}/recall", &["alice"], k, &q);
     let e = &r.body["hits"][0]["explain"];
-    assert!(e["adjustments"].is_array() && e["fused"].is_number(), "{}", r.text);
+    assert!(
+        e["adjustments"].is_array() && e["fused"].is_number(),
+        "{}",
+        r.text
+    );
     assert_eq!(r.body["explain"]["packing"]["token_budget"], 600);
     let plain = s.post(
         "/v1/spaces/{space}/recall",
