@@ -3,7 +3,7 @@
 // not see another space, a read-only key, a phone-sized window and the keyboard.
 // Screenshots for the README go to docs/screenshots/.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { ADMIN, CHROMIUM, SCREENSHOTS, SECRET, cairnBin, call, openBrowser, seed, startServer } from "./harness.mjs";
@@ -73,6 +73,16 @@ test("browse every view as admin", { skip }, async () => {
   assert.match(row, /KiB|B/, row);
   assert.match(row, /2025|20\d\d-/, row);
   assert.equal(await page.locator('#spaces tr[data-space="secret"]').count(), 1);
+  // Export: the space's JSONL, downloaded through the API with the signed-in key.
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    team.getByRole("button", { name: "Export team" }).click(),
+  ]);
+  assert.equal(download.suggestedFilename(), "team.jsonl");
+  const lines = readFileSync(await download.path(), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  assert.ok(lines.some((l) => l.session && l.session.id === "pets"));
+  assert.ok(lines.some((l) => l.trajectory && l.trajectory.id === "coupon"));
+  assert.ok(lines.every((l) => l.space === "team"));
 
   // Sessions and group days: verbatim messages with the units derived from each.
   await team.getByRole("link", { name: "team" }).click();
