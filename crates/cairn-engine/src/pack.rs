@@ -229,7 +229,21 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
             None => note(u, PackOutcome::Cut, tokens, 0),
         }
     }
-    match input.format {
+    order(&mut chosen, input.format);
+    let (context, tokens) = within_budget(&mut chosen, &mut entries, &mut cut, input);
+    Packed {
+        context,
+        tokens,
+        cut,
+        unit_ids: chosen.iter().map(|(u, _)| u.id.clone()).collect(),
+        entries,
+    }
+}
+
+/// Puts the chosen entries in context order: `raw` chronologically, `synthesized`
+/// newest first.
+fn order(chosen: &mut [(&Unit, String)], format: Format) {
+    match format {
         Format::Raw => chosen.sort_by(|a, b| {
             (
                 a.0.occurred_at,
@@ -244,13 +258,25 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
         }),
         Format::Synthesized => chosen.sort_by_key(|c| std::cmp::Reverse(c.0.occurred_at)),
     }
-    let mut context = chosen
-        .iter()
-        .map(|(_, e)| e.as_str())
-        .collect::<Vec<_>>()
-        .join(SEPARATOR);
-    // Token counts of joined text can differ from the sum of the parts at the seams;
-    // the budget is a promise, so check the whole and drop from the end if needed.
+}
+
+/// Joins the entries into the context and its token count. Token counts of joined text
+/// can differ from the sum of the parts at the seams; the budget is a promise, so the
+/// whole is checked and entries are dropped from the end (marked `Dropped`) if needed.
+fn within_budget(
+    chosen: &mut Vec<(&Unit, String)>,
+    entries: &mut [PackedEntry],
+    cut: &mut usize,
+    input: &PackInput<'_>,
+) -> (String, usize) {
+    let join = |chosen: &[(&Unit, String)]| {
+        chosen
+            .iter()
+            .map(|(_, e)| e.as_str())
+            .collect::<Vec<_>>()
+            .join(SEPARATOR)
+    };
+    let mut context = join(chosen);
     let mut tokens = (input.count_tokens)(&context);
     while tokens > input.budget && !chosen.is_empty() {
         if let Some((u, _)) = chosen.pop() {
@@ -259,21 +285,11 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
                 e.tokens = 0;
             }
         }
-        cut += 1;
-        context = chosen
-            .iter()
-            .map(|(_, e)| e.as_str())
-            .collect::<Vec<_>>()
-            .join(SEPARATOR);
+        *cut += 1;
+        context = join(chosen);
         tokens = (input.count_tokens)(&context);
     }
-    Packed {
-        context,
-        tokens,
-        cut,
-        unit_ids: chosen.iter().map(|(u, _)| u.id.clone()).collect(),
-        entries,
-    }
+    (context, tokens)
 }
 
 #[cfg(test)]

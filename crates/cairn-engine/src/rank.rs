@@ -220,56 +220,71 @@ pub fn second_pass(
         .iter()
         .filter_map(|(id, &s)| {
             let u = lookup(id)?;
-            let mut r = Ranked {
-                unit: u.clone(),
-                score: s,
-                why: explain.then(|| {
-                    Box::new(HitExplanation {
-                        scored_as: scored_as.get(id).cloned(),
-                        fused: Some(s),
-                        ..Default::default()
-                    })
-                }),
-            };
-            if let Some(part) = scored_as.get(id).filter(|p| *p != id) {
-                r.record(Step::ContainerCredit, Op::Set, s, || format!("part {part}"));
-            }
-            if let Some(sid) = u.provenance.session_id.as_deref() {
-                if u.kind != UnitKind::Episode {
-                    let prior = session_prior.get(sid).copied().unwrap_or(0.0);
-                    let add = cfg.session_weight * prior;
-                    r.score += add;
-                    if add != 0.0 {
-                        r.record(Step::SessionEvidence, Op::Add, add, || {
-                            format!("session {sid} matched {prior:.3}")
-                        });
-                    }
-                }
-            }
-            if cfg.question_penalty > 0.0 {
-                let share = asking_share(&u.key);
-                let factor = 1.0 - cfg.question_penalty * share;
-                r.score *= factor;
-                if share > 0.0 {
-                    r.record(Step::QuestionPenalty, Op::Multiply, factor, || {
-                        format!("{:.0}% of the key's sentences ask", share * 100.0)
-                    });
-                }
-            }
-            if let (Some(range), Some(t)) = (analysis.time, u.occurred_at) {
-                if range.contains(t) {
-                    let factor = 1.0 + cfg.time_boost;
-                    r.score *= factor;
-                    r.record(Step::TimeBoost, Op::Multiply, factor, || {
-                        format!("{} is inside the period asked about", t.format("%Y-%m-%d"))
-                    });
-                }
-            }
-            Some(r)
+            let why = explain.then(|| {
+                Box::new(HitExplanation {
+                    scored_as: scored_as.get(id).cloned(),
+                    fused: Some(s),
+                    ..Default::default()
+                })
+            });
+            Some(adjust(u, s, why, &session_prior, analysis, cfg))
         })
         .collect();
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.unit.id.cmp(&b.unit.id)));
     spread_sessions(drop_covered(ranked), cfg.session_decay, cfg.stretch)
+}
+
+/// A unit scored from its best fused score `s`: session evidence, question penalty and
+/// time boost, each recorded in `why` (when explaining) with its size.
+fn adjust(
+    u: &Unit,
+    s: f32,
+    why: Option<Box<HitExplanation>>,
+    session_prior: &HashMap<&str, f32>,
+    analysis: &QueryAnalysis,
+    cfg: &RankConfig,
+) -> Ranked {
+    let mut r = Ranked {
+        unit: u.clone(),
+        score: s,
+        why,
+    };
+    let part = r.why.as_ref().and_then(|w| w.scored_as.clone());
+    if let Some(part) = part.filter(|p| *p != u.id) {
+        r.record(Step::ContainerCredit, Op::Set, s, || format!("part {part}"));
+    }
+    if let Some(sid) = u.provenance.session_id.as_deref() {
+        if u.kind != UnitKind::Episode {
+            let prior = session_prior.get(sid).copied().unwrap_or(0.0);
+            let add = cfg.session_weight * prior;
+            r.score += add;
+            if add != 0.0 {
+                r.record(Step::SessionEvidence, Op::Add, add, || {
+                    format!("session {sid} matched {prior:.3}")
+                });
+            }
+        }
+    }
+    if cfg.question_penalty > 0.0 {
+        let share = asking_share(&u.key);
+        let factor = 1.0 - cfg.question_penalty * share;
+        r.score *= factor;
+        if share > 0.0 {
+            r.record(Step::QuestionPenalty, Op::Multiply, factor, || {
+                format!("{:.0}% of the key's sentences ask", share * 100.0)
+            });
+        }
+    }
+    if let (Some(range), Some(t)) = (analysis.time, u.occurred_at) {
+        if range.contains(t) {
+            let factor = 1.0 + cfg.time_boost;
+            r.score *= factor;
+            r.record(Step::TimeBoost, Op::Multiply, factor, || {
+                format!("{} is inside the period asked about", t.format("%Y-%m-%d"))
+            });
+        }
+    }
+    r
 }
 
 /// The share of `text`'s sentences that are questions.

@@ -391,24 +391,7 @@ impl Engine {
                 };
                 superseded.insert(r.unit.id.clone(), newest.id.clone());
                 if !shown(&out, newest) {
-                    let mut current = (*newest).clone();
-                    if let Some(n) = facts::version_note(newest, &chain) {
-                        current.text = format!("{}\n{n}", current.text);
-                    }
-                    let mut placed = Ranked {
-                        unit: current,
-                        score: r.score,
-                        why: r.why.as_ref().map(|_| {
-                            Box::new(HitExplanation {
-                                placed_above: Some(r.unit.id.clone()),
-                                ..Default::default()
-                            })
-                        }),
-                    };
-                    placed.record(Step::VersionPlacement, Op::Set, r.score, || {
-                        format!("the current version of what {} states", r.unit.id)
-                    });
-                    out.push(placed);
+                    out.push(placed_version(&r, newest, &chain));
                 }
             }
             if !notes.is_empty() {
@@ -498,6 +481,29 @@ impl Engine {
             .collect();
         Ok((!units.is_empty()).then_some(units))
     }
+}
+
+/// The current version of what `r` states, to be ranked just above it with its score
+/// (and its note of the earlier values).
+fn placed_version(r: &Ranked, newest: &Unit, chain: &[&Unit]) -> Ranked {
+    let mut current = newest.clone();
+    if let Some(n) = facts::version_note(newest, chain) {
+        current.text = format!("{}\n{n}", current.text);
+    }
+    let mut placed = Ranked {
+        unit: current,
+        score: r.score,
+        why: r.why.as_ref().map(|_| {
+            Box::new(HitExplanation {
+                placed_above: Some(r.unit.id.clone()),
+                ..Default::default()
+            })
+        }),
+    };
+    placed.record(Step::VersionPlacement, Op::Set, r.score, || {
+        format!("the current version of what {} states", r.unit.id)
+    });
+    placed
 }
 
 /// The ids in `found` that `other` lacks.
