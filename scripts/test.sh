@@ -12,3 +12,16 @@ if python3 -c "import httpx, pytest" 2>/dev/null; then
 else
   echo "SKIPPED: Python client tests (need python3 with httpx and pytest: pip install httpx pytest)"
 fi
+# The inspector (/ui) end to end: Debian's headless Chromium, driven by playwright-core,
+# against a real `cairn serve` (built above). CI installs both (.ci/run) and sets
+# CAIRN_REQUIRE_UI, which makes their absence a failure instead of a skip.
+UI_TESTS=crates/cairn-server/ui-tests
+CAIRN_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/cairn"
+if command -v node >/dev/null && [ -x "${CHROMIUM:-/usr/bin/chromium}" ] && [ -d "$UI_TESTS/node_modules/playwright-core" ]; then
+  (cd "$UI_TESTS" && CAIRN_BIN="$CAIRN_BIN" node --test --test-concurrency=1)
+elif [ -n "${CAIRN_REQUIRE_UI:-}" ]; then
+  echo "inspector tests required (CAIRN_REQUIRE_UI) but node, /usr/bin/chromium or $UI_TESTS/node_modules is missing" >&2
+  exit 1
+else
+  echo "SKIPPED: inspector tests (need node, apt-get install chromium, and npm ci in $UI_TESTS)"
+fi

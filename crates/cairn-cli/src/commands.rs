@@ -39,6 +39,9 @@ pub struct RecallArgs {
     /// Only sessions whose metadata matches this filter (JSON, e.g. '{"user_id": "u1"}').
     #[arg(long)]
     filter: Option<String>,
+    /// Say where each hit's score came from and what packing did (see it with --json).
+    #[arg(long)]
+    explain: bool,
 }
 
 fn time(raw: &Option<String>, flag: &str) -> Result<Option<cairn::Timestamp>> {
@@ -94,6 +97,7 @@ impl RecallArgs {
                 .as_deref()
                 .map(|f| serde_json::from_str(f).context("--filter is not JSON"))
                 .transpose()?,
+            explain: self.explain,
         })
     }
 }

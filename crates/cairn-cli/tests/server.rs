@@ -242,7 +242,7 @@ fn a_real_mcp_client_handshakes_with_cairn_mcp_over_stdio() {
         names.sort();
         assert_eq!(
             names,
-            ["forget", "history", "profile", "recall", "remember", "spaces"]
+            ["forget", "history", "profile", "recall", "remember", "spaces", "subjects"]
         );
         for t in &tools {
             assert!(t.description.as_deref().unwrap_or("").len() > 80, "{t:?}");

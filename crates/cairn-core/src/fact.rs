@@ -50,3 +50,17 @@ impl FactHistory {
         self.versions.last()
     }
 }
+
+/// One subject a space holds facts about, as a listing shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactSubject {
+    /// The subject as its newest statement wrote it (what `history` takes).
+    pub subject: String,
+    /// Statements filed under it.
+    pub versions: usize,
+    /// The newest statement's value.
+    pub current_value: String,
+    /// When the newest statement was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_stated: Option<Timestamp>,
+}

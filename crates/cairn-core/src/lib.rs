@@ -8,6 +8,7 @@
 
 pub mod enrich;
 pub mod error;
+pub mod explain;
 pub mod fact;
 pub mod filter;
 pub mod group;
@@ -22,7 +23,7 @@ pub mod unit;
 
 pub use enrich::{EnrichError, EnrichInput, EnrichedFact, Enricher, Enrichment, EnrichmentStore};
 pub use error::{ConflictError, CoreError, InputError};
-pub use fact::{FactDetail, FactHistory, FactVersion};
+pub use fact::{FactDetail, FactHistory, FactSubject, FactVersion};
 pub use filter::Filter;
 pub use group::GroupMessage;
 pub use ids::SpaceId;

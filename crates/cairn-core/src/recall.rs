@@ -1,4 +1,5 @@
 //! Recall options and results.
+use crate::explain::{HitExplanation, RecallExplanation};
 use crate::{InputError, Timestamp, UnitKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -60,6 +61,11 @@ pub struct RecallOptions {
     /// [`crate::filter`]: the fields of [`crate::filter::session_document`]). Kept as
     /// JSON so options stay plain data; [`RecallOptions::validate`] parses it.
     pub filter: Option<serde_json::Value>,
+    /// Explain every hit's score and what packing did (`Hit::explain`,
+    /// `Recall::explain`). Off, nothing of it is computed. Left out of the JSON when
+    /// off, so recorded options read as before.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub explain: bool,
 }
 
 impl Default for RecallOptions {
@@ -76,6 +82,7 @@ impl Default for RecallOptions {
             kinds: None,
             quotas: None,
             filter: None,
+            explain: false,
         }
     }
 }
@@ -150,6 +157,9 @@ pub struct Hit {
     /// recall's candidates. `None` for hits without a vector (computed profiles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relevance: Option<f32>,
+    /// Where the score came from (only with `RecallOptions::explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<HitExplanation>,
 }
 
 /// Where recall spent its time, in milliseconds.
@@ -176,4 +186,7 @@ pub struct Recall {
     /// The unit ids whose text (whole or trimmed) is in `context`.
     pub context_unit_ids: Vec<String>,
     pub timings: Timings,
+    /// What the stages kept and packing did (only with `RecallOptions::explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<RecallExplanation>,
 }

@@ -39,6 +39,15 @@ pub struct SpaceStats {
     pub trajectories: usize,
     pub units: usize,
     pub units_by_kind: BTreeMap<String, usize>,
+    /// An estimate of the bytes the space's rows take in the store: records, units,
+    /// trajectories with their observations, vectors (not the files of indexes shared
+    /// by every space, nor the embedding cache).
+    #[serde(default)]
+    pub disk_bytes: u64,
+    /// When the space's newest session or trajectory was recorded (an append to a
+    /// session keeps the session's first time); `None` for an empty space.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_recorded_at: Option<crate::Timestamp>,
 }
 
 /// One session to store with the units derived from it (replacing its stored units).
@@ -151,6 +160,8 @@ pub trait RecordStore: Send + Sync {
     /// Units by id, in the order asked; unknown ids are skipped.
     fn units(&self, space: &SpaceId, ids: &[String]) -> Result<Vec<Unit>, StoreError>;
     fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, StoreError>;
+    /// The units derived from one trajectory (slices, events, its note), oldest first.
+    fn trajectory_units(&self, space: &SpaceId, trajectory: &str) -> Result<Vec<Unit>, StoreError>;
     /// Units written after sequence `seq`, with their sequence numbers, oldest first.
     fn units_since(&self, seq: u64) -> Result<Vec<(u64, Unit)>, StoreError>;
     /// Every unit of a space (rebuilds).

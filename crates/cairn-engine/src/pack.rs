@@ -1,5 +1,6 @@
 //! Packing ranked units into a context that fits a token budget.
 use crate::text::{overlap, sentences};
+use cairn_core::explain::{PackOutcome, PackedEntry};
 use cairn_core::{Format, Unit};
 
 /// Entries smaller than this are not worth trimming a unit into.
@@ -14,6 +15,8 @@ pub struct PackInput<'a> {
     pub budget: usize,
     pub format: Format,
     pub count_tokens: &'a dyn Fn(&str) -> usize,
+    /// Say what became of each unit (`Packed::entries`).
+    pub explain: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +27,8 @@ pub struct Packed {
     pub cut: usize,
     /// Ids of units (whole or trimmed) in the context, in context order.
     pub unit_ids: Vec<String>,
+    /// With `explain`: what became of each unit, in rank order (else empty).
+    pub entries: Vec<PackedEntry>,
 }
 
 fn date_label(u: &Unit) -> String {
@@ -166,11 +171,26 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
     let mut cut = 0usize;
     let mut chosen: Vec<(&Unit, String)> = Vec::new();
     let mut seen_bodies: Vec<String> = Vec::new();
+    let mut entries: Vec<PackedEntry> = Vec::new();
+    let mut note = |u: &Unit, outcome, full_tokens, tokens| {
+        if input.explain {
+            entries.push(PackedEntry {
+                unit_id: u.id.clone(),
+                outcome,
+                full_tokens,
+                tokens,
+            });
+        }
+    };
     for (i, &u) in input.units.iter().enumerate() {
         let b = body(u, input.query_words, input.format);
         if input.format == Format::Synthesized {
             let norm = b.split_whitespace().collect::<Vec<_>>().join(" ");
             if seen_bodies.contains(&norm) {
+                if input.explain {
+                    let full = (input.count_tokens)(&entry(u, &b));
+                    note(u, PackOutcome::Duplicate, full, 0);
+                }
                 continue;
             }
             seen_bodies.push(norm);
@@ -189,18 +209,41 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
         let tokens = (input.count_tokens)(&full);
         if tokens <= allowance {
             used += tokens + overhead;
+            note(u, PackOutcome::Whole, tokens, tokens);
             chosen.push((u, full));
             continue;
         }
         cut += 1;
-        if allowance >= MIN_TRIMMED_TOKENS {
-            if let Some(t) = trim_to_fit(u, &b, input, allowance) {
-                used += (input.count_tokens)(&t) + overhead;
+        let trimmed = if allowance >= MIN_TRIMMED_TOKENS {
+            trim_to_fit(u, &b, input, allowance)
+        } else {
+            None
+        };
+        match trimmed {
+            Some(t) => {
+                let n = (input.count_tokens)(&t);
+                used += n + overhead;
+                note(u, PackOutcome::Trimmed, tokens, n);
                 chosen.push((u, t));
             }
+            None => note(u, PackOutcome::Cut, tokens, 0),
         }
     }
-    match input.format {
+    order(&mut chosen, input.format);
+    let (context, tokens) = within_budget(&mut chosen, &mut entries, &mut cut, input);
+    Packed {
+        context,
+        tokens,
+        cut,
+        unit_ids: chosen.iter().map(|(u, _)| u.id.clone()).collect(),
+        entries,
+    }
+}
+
+/// Puts the chosen entries in context order: `raw` chronologically, `synthesized`
+/// newest first.
+fn order(chosen: &mut [(&Unit, String)], format: Format) {
+    match format {
         Format::Raw => chosen.sort_by(|a, b| {
             (
                 a.0.occurred_at,
@@ -215,30 +258,38 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
         }),
         Format::Synthesized => chosen.sort_by_key(|c| std::cmp::Reverse(c.0.occurred_at)),
     }
-    let mut context = chosen
-        .iter()
-        .map(|(_, e)| e.as_str())
-        .collect::<Vec<_>>()
-        .join(SEPARATOR);
-    // Token counts of joined text can differ from the sum of the parts at the seams;
-    // the budget is a promise, so check the whole and drop from the end if needed.
-    let mut tokens = (input.count_tokens)(&context);
-    while tokens > input.budget && !chosen.is_empty() {
-        chosen.pop();
-        cut += 1;
-        context = chosen
+}
+
+/// Joins the entries into the context and its token count. Token counts of joined text
+/// can differ from the sum of the parts at the seams; the budget is a promise, so the
+/// whole is checked and entries are dropped from the end (marked `Dropped`) if needed.
+fn within_budget(
+    chosen: &mut Vec<(&Unit, String)>,
+    entries: &mut [PackedEntry],
+    cut: &mut usize,
+    input: &PackInput<'_>,
+) -> (String, usize) {
+    let join = |chosen: &[(&Unit, String)]| {
+        chosen
             .iter()
             .map(|(_, e)| e.as_str())
             .collect::<Vec<_>>()
-            .join(SEPARATOR);
+            .join(SEPARATOR)
+    };
+    let mut context = join(chosen);
+    let mut tokens = (input.count_tokens)(&context);
+    while tokens > input.budget && !chosen.is_empty() {
+        if let Some((u, _)) = chosen.pop() {
+            if let Some(e) = entries.iter_mut().find(|e| e.unit_id == u.id) {
+                e.outcome = PackOutcome::Dropped;
+                e.tokens = 0;
+            }
+        }
+        *cut += 1;
+        context = join(chosen);
         tokens = (input.count_tokens)(&context);
     }
-    Packed {
-        context,
-        tokens,
-        cut,
-        unit_ids: chosen.iter().map(|(u, _)| u.id.clone()).collect(),
-    }
+    (context, tokens)
 }
 
 #[cfg(test)]
@@ -284,6 +335,7 @@ mod tests {
             budget: 100,
             format: Format::Raw,
             count_tokens: &words,
+            explain: false,
         });
         assert!(p.context.find("pasta").unwrap() < p.context.find("pizza").unwrap());
         assert_eq!(p.unit_ids, ["b", "a"]);
@@ -305,6 +357,7 @@ mod tests {
                 budget,
                 format: Format::Raw,
                 count_tokens: &words,
+                explain: false,
             });
             assert!(p.tokens <= budget, "{} > {budget}", p.tokens);
             assert!(p.context.contains("budget is 40k"), "{}", p.context);
@@ -348,6 +401,7 @@ mod tests {
             budget: 100,
             format: Format::Synthesized,
             count_tokens: &words,
+            explain: false,
         });
         assert_eq!(p.unit_ids, ["c", "a"]);
     }

@@ -1,5 +1,6 @@
 //! Fusion and the second pass: from per-index candidate lists to ranked units.
 use crate::query::QueryAnalysis;
+use cairn_core::explain::{Adjustment, HitExplanation, Op, Step};
 use cairn_core::{Unit, UnitKind};
 use std::collections::{HashMap, HashSet};
 
@@ -75,33 +76,45 @@ pub enum Fusion {
 
 /// Fuses weighted candidate lists (best first) by `fusion`.
 pub fn fuse(lists: &[(&[(String, f32)], f32)], cfg: &RankConfig) -> Vec<(String, f32)> {
+    sum_per_list(lists, |list, weight| gives(list, weight, cfg))
+}
+
+/// What one list gives each of its candidates under `cfg.fusion`, in list order: the
+/// terms [`fuse`] adds up (and an explanation shows).
+pub fn gives(list: &[(String, f32)], weight: f32, cfg: &RankConfig) -> Vec<f32> {
     match cfg.fusion {
-        Fusion::Rrf => rrf_fuse(lists, cfg.rrf_k),
-        Fusion::Convex => convex_fuse(lists),
+        Fusion::Rrf => rrf_gives(list, weight, cfg.rrf_k),
+        Fusion::Convex => convex_gives(list, weight),
     }
 }
 
 /// `score(d) = sum_i w_i * (s_i(d) - min_i) / (max_i - min_i)` over the lists holding
-/// `d`; a list whose scores are all equal gives each of its candidates `w_i`.
+/// `d`; a list whose scores are all equal gives each of its candidates `w_i`. ([`fuse`]
+/// computes the same through [`gives`]; this form is for tests.)
+#[cfg(test)]
 pub fn convex_fuse(lists: &[(&[(String, f32)], f32)]) -> Vec<(String, f32)> {
-    sum_per_list(lists, |list, weight| {
-        let (lo, hi) = list.iter().fold((f32::MAX, f32::MIN), |(lo, hi), (_, s)| {
-            (lo.min(*s), hi.max(*s))
-        });
-        let span = hi - lo;
-        list.iter()
-            .map(|(_, s)| weight * if span > 0.0 { (s - lo) / span } else { 1.0 })
-            .collect()
-    })
+    sum_per_list(lists, convex_gives)
+}
+
+fn convex_gives(list: &[(String, f32)], weight: f32) -> Vec<f32> {
+    let (lo, hi) = list.iter().fold((f32::MAX, f32::MIN), |(lo, hi), (_, s)| {
+        (lo.min(*s), hi.max(*s))
+    });
+    let span = hi - lo;
+    list.iter()
+        .map(|(_, s)| weight * if span > 0.0 { (s - lo) / span } else { 1.0 })
+        .collect()
 }
 
 /// Weighted reciprocal rank fusion: `score(d) = sum_i w_i / (k + rank_i(d))`, ranks from 1.
 pub fn rrf_fuse(lists: &[(&[(String, f32)], f32)], k: f32) -> Vec<(String, f32)> {
-    sum_per_list(lists, |list, weight| {
-        (0..list.len())
-            .map(|rank| weight / (k + rank as f32 + 1.0))
-            .collect()
-    })
+    sum_per_list(lists, |list, weight| rrf_gives(list, weight, k))
+}
+
+fn rrf_gives(list: &[(String, f32)], weight: f32, k: f32) -> Vec<f32> {
+    (0..list.len())
+        .map(|rank| weight / (k + rank as f32 + 1.0))
+        .collect()
 }
 
 /// Adds up what each list gives its candidates (`gives(list, weight)`: one value per
@@ -134,6 +147,23 @@ fn sum_per_list(
 pub struct Ranked {
     pub unit: Unit,
     pub score: f32,
+    /// Where the score came from; only when the recall asked for an explanation.
+    pub why: Option<Box<HitExplanation>>,
+}
+
+impl Ranked {
+    /// Records a step that changed the score (to `self.score`), when explaining.
+    pub fn record(&mut self, step: Step, op: Op, by: f32, note: impl FnOnce() -> String) {
+        if let Some(why) = &mut self.why {
+            why.adjustments.push(Adjustment {
+                step,
+                op,
+                by,
+                score_after: self.score,
+                note: note(),
+            });
+        }
+    }
 }
 
 /// The second pass over fused candidates:
@@ -142,8 +172,12 @@ pub struct Ranked {
 /// 2. units gain from how well their whole session matches (`session_weight` times the
 ///    fused score of the session's episode); episodes themselves are hits only when
 ///    asked for by kind;
-/// 3. units inside the period the question names gain `time_boost`;
-/// 4. a unit whose messages are all covered by better units is dropped.
+/// 3. a unit whose key only asks loses a share of its score (`question_penalty`);
+/// 4. units inside the period the question names gain `time_boost`;
+/// 5. a unit whose messages are all covered by better units is dropped;
+/// 6. with `session_decay` below 1, units of a stretch already ranked lose a share.
+///
+/// With `explain`, each hit records the candidate it was scored as and every step.
 pub fn second_pass(
     fused: &[(String, f32)],
     units: &HashMap<String, Unit>,
@@ -151,8 +185,11 @@ pub fn second_pass(
     analysis: &QueryAnalysis,
     cfg: &RankConfig,
     episodes_as_hits: bool,
+    explain: bool,
 ) -> Vec<Ranked> {
     let mut best: HashMap<String, f32> = HashMap::new();
+    // The candidate whose score each target took (explaining only).
+    let mut scored_as: HashMap<String, String> = HashMap::new();
     let mut session_prior: HashMap<&str, f32> = HashMap::new();
     for (id, score) in fused {
         let Some(u) = units.get(id) else { continue };
@@ -169,6 +206,12 @@ pub fn second_pass(
             Some(c) if units.contains_key(c) || containers.contains_key(c) => c.clone(),
             _ => u.id.clone(),
         };
+        if explain {
+            let beats = best.get(&target).is_none_or(|b| *score > *b);
+            if beats {
+                scored_as.insert(target.clone(), id.clone());
+            }
+        }
         let e = best.entry(target).or_insert(0.0);
         *e = e.max(*score);
     }
@@ -177,28 +220,71 @@ pub fn second_pass(
         .iter()
         .filter_map(|(id, &s)| {
             let u = lookup(id)?;
-            let mut score = s;
-            if let Some(sid) = u.provenance.session_id.as_deref() {
-                if u.kind != UnitKind::Episode {
-                    score += cfg.session_weight * session_prior.get(sid).copied().unwrap_or(0.0);
-                }
-            }
-            if cfg.question_penalty > 0.0 {
-                score *= 1.0 - cfg.question_penalty * asking_share(&u.key);
-            }
-            if let (Some(range), Some(t)) = (analysis.time, u.occurred_at) {
-                if range.contains(t) {
-                    score *= 1.0 + cfg.time_boost;
-                }
-            }
-            Some(Ranked {
-                unit: u.clone(),
-                score,
-            })
+            let why = explain.then(|| {
+                Box::new(HitExplanation {
+                    scored_as: scored_as.get(id).cloned(),
+                    fused: Some(s),
+                    ..Default::default()
+                })
+            });
+            Some(adjust(u, s, why, &session_prior, analysis, cfg))
         })
         .collect();
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.unit.id.cmp(&b.unit.id)));
     spread_sessions(drop_covered(ranked), cfg.session_decay, cfg.stretch)
+}
+
+/// A unit scored from its best fused score `s`: session evidence, question penalty and
+/// time boost, each recorded in `why` (when explaining) with its size.
+fn adjust(
+    u: &Unit,
+    s: f32,
+    why: Option<Box<HitExplanation>>,
+    session_prior: &HashMap<&str, f32>,
+    analysis: &QueryAnalysis,
+    cfg: &RankConfig,
+) -> Ranked {
+    let mut r = Ranked {
+        unit: u.clone(),
+        score: s,
+        why,
+    };
+    let part = r.why.as_ref().and_then(|w| w.scored_as.clone());
+    if let Some(part) = part.filter(|p| *p != u.id) {
+        r.record(Step::ContainerCredit, Op::Set, s, || format!("part {part}"));
+    }
+    if let Some(sid) = u.provenance.session_id.as_deref() {
+        if u.kind != UnitKind::Episode {
+            let prior = session_prior.get(sid).copied().unwrap_or(0.0);
+            let add = cfg.session_weight * prior;
+            r.score += add;
+            if add != 0.0 {
+                r.record(Step::SessionEvidence, Op::Add, add, || {
+                    format!("session {sid} matched {prior:.3}")
+                });
+            }
+        }
+    }
+    if cfg.question_penalty > 0.0 {
+        let share = asking_share(&u.key);
+        let factor = 1.0 - cfg.question_penalty * share;
+        r.score *= factor;
+        if share > 0.0 {
+            r.record(Step::QuestionPenalty, Op::Multiply, factor, || {
+                format!("{:.0}% of the key's sentences ask", share * 100.0)
+            });
+        }
+    }
+    if let (Some(range), Some(t)) = (analysis.time, u.occurred_at) {
+        if range.contains(t) {
+            let factor = 1.0 + cfg.time_boost;
+            r.score *= factor;
+            r.record(Step::TimeBoost, Op::Multiply, factor, || {
+                format!("{} is inside the period asked about", t.format("%Y-%m-%d"))
+            });
+        }
+    }
+    r
 }
 
 /// The share of `text`'s sentences that are questions.
@@ -226,20 +312,23 @@ fn spread_sessions(ranked: Vec<Ranked>, decay: f32, stretch: u32) -> Vec<Ranked>
     let mut rest = ranked;
     let mut out = Vec::with_capacity(rest.len());
     while !rest.is_empty() {
-        let adjusted = |r: &Ranked, taken: &HashMap<Option<String>, Vec<u32>>| {
+        // Units of the same stretch already taken.
+        let above = |r: &Ranked, taken: &HashMap<Option<String>, Vec<u32>>| {
             let p = r.unit.provenance.first_position;
-            let n = taken.get(&r.unit.provenance.session_id).map_or(0, |ps| {
+            taken.get(&r.unit.provenance.session_id).map_or(0, |ps| {
                 ps.iter().filter(|&&q| q.abs_diff(p) <= stretch).count()
-            });
-            r.score * decay.max(0.0).powi(n as i32)
+            })
         };
         let mut best = 0;
         let mut best_score = f32::MIN;
+        let mut best_above = 0;
         for (i, r) in rest.iter().enumerate() {
-            let s = adjusted(r, &taken);
+            let n = above(r, &taken);
+            let s = r.score * decay.max(0.0).powi(n as i32);
             if s > best_score {
                 best = i;
                 best_score = s;
+                best_above = n;
             }
         }
         let mut r = rest.remove(best);
@@ -248,6 +337,12 @@ fn spread_sessions(ranked: Vec<Ranked>, decay: f32, stretch: u32) -> Vec<Ranked>
             .or_default()
             .push(r.unit.provenance.first_position);
         r.score = best_score;
+        if best_above > 0 {
+            let factor = decay.max(0.0).powi(best_above as i32);
+            r.record(Step::SessionDecay, Op::Multiply, factor, || {
+                format!("{best_above} hits of the same stretch rank above")
+            });
+        }
         out.push(r);
     }
     out

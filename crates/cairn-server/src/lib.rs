@@ -24,6 +24,7 @@ mod limits;
 mod mcp;
 mod ops;
 mod routes;
+mod ui;
 mod wire;
 
 pub use auth::{

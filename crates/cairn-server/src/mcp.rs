@@ -1,7 +1,8 @@
-//! MCP tools over the same operations as the HTTP API (`ops.rs`): `remember`, `recall`,
-//! `forget`. Served on stdio (`cairn mcp`, the local user is admin) and as streamable HTTP
-//! at `/mcp` (stateless JSON responses; the caller's key, checked by the HTTP middleware,
-//! scopes every tool call exactly as it scopes the REST routes).
+//! MCP tools over the same operations as the HTTP API (`ops.rs`, `routes/inspect.rs`):
+//! `remember`, `recall`, `forget`, `history`, `profile`, `subjects`, `spaces`. Served on
+//! stdio (`cairn mcp`, the local user is admin) and as streamable HTTP at `/mcp`
+//! (stateless JSON responses; the caller's key, checked by the HTTP middleware, scopes
+//! every tool call exactly as it scopes the REST routes).
 use crate::auth::Access;
 use crate::auth::Principal;
 use crate::error::{ApiError, ServerError};
@@ -105,10 +106,6 @@ pub struct RecallArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SpacesArgs {}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ForgetArgs {
     /// Memory space. Optional when the server has a default.
     #[serde(default)]
@@ -142,6 +139,21 @@ pub struct ProfileArgs {
     pub space: Option<String>,
     /// The person's name as it appears in the conversations.
     pub speaker: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpacesArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubjectsArgs {
+    /// Memory space. Optional when the server has a default.
+    #[serde(default)]
+    pub space: Option<String>,
+    /// The subjects as known at this date (default: now).
+    #[serde(default)]
+    pub as_of: Option<String>,
 }
 
 fn tool_error(e: ApiError) -> CallToolResult {
@@ -354,6 +366,7 @@ impl CairnMcp {
                 kinds: None::<Vec<UnitKind>>,
                 quotas: None,
                 filter: None,
+                explain: false,
             };
             let r = ops::recall(&self.state, &who, &space, req).await?;
             let hits: Vec<_> = r
@@ -368,31 +381,6 @@ impl CairnMcp {
                 })
                 .collect();
             Ok(json!({ "context": r.context, "hits": hits }))
-        };
-        Ok(match run.await {
-            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
-            Err(e) => tool_error(e),
-        })
-    }
-
-    #[tool(
-        description = "List the memory spaces this caller may use (one per user or agent). Call it first when you do not know which `space` to pass; with a key for a single space, every tool uses that space when `space` is omitted."
-    )]
-    async fn spaces(
-        &self,
-        Parameters(_args): Parameters<SpacesArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let run = async {
-            let who = self.caller(&ctx)?;
-            let all = ops::blocking(&self.state, |m| m.spaces()).await?;
-            let names: Vec<String> = all
-                .into_iter()
-                .map(|s| s.to_string())
-                .filter(|s| who.can_see(s))
-                .collect();
-            let default = self.space(None, &who).ok();
-            Ok::<_, ApiError>(json!({ "spaces": names, "default": default }))
         };
         Ok(match run.await {
             Ok(v) => CallToolResult::success(vec![json_text(&v)]),
@@ -471,6 +459,47 @@ impl CairnMcp {
             Err(e) => tool_error(e),
         })
     }
+
+    #[tool(
+        description = "Which memory spaces this connection may use (and whether it may write), so you can name the right `space` in other calls. Call it first when you do not know which `space` to pass; `default` is the space used when a call names none (with a key for a single space, that space)."
+    )]
+    async fn spaces(
+        &self,
+        Parameters(_args): Parameters<SpacesArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let run = async {
+            let who = self.caller(&ctx)?;
+            let me = crate::routes::inspect::me_of(&self.state, &who).await?;
+            let mut v = serde_json::to_value(&me).map_err(ApiError::internal)?;
+            v["default"] = json!(self.space(None, &who).ok());
+            Ok::<_, ApiError>(v)
+        };
+        Ok(match run.await {
+            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
+        description = "Every subject the memory holds versioned facts about (a budget, a date, an owner), with how many values were stated and the newest one. Use to find the words to pass to `history`."
+    )]
+    async fn subjects(
+        &self,
+        Parameters(args): Parameters<SubjectsArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let run = async {
+            let who = self.caller(&ctx)?;
+            let space = self.space(args.space, &who)?;
+            crate::routes::inspect::subjects_of(&self.state, &who, &space, args.as_of.as_deref())
+                .await
+        };
+        Ok(match run.await {
+            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
+            Err(e) => tool_error(e),
+        })
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -483,8 +512,9 @@ impl ServerHandler for CairnMcp {
                  the user's past, preferences or earlier conversations; call `remember` for \
                  things worth keeping across conversations; call `forget` when asked to \
                  delete something; call `history` for how a value (budget, date, owner) \
-                 changed and what it is now; call `profile` for what is known about a person; \
-                 call `spaces` to learn which spaces you may use.",
+                 changed and what it is now (`subjects` lists what facts it holds); call \
+                 `profile` for what is known about a person; `spaces` names the spaces \
+                 this connection may use.",
             )
     }
 }

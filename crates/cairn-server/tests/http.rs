@@ -2,6 +2,7 @@
 //! routes served), key isolation on every route, bad input, and deletion down to the index
 //! files.
 mod common;
+mod inspect;
 use common::{admin_config, mcp, mcp_init, ok, session, start, tool, Resp, ADMIN};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -283,6 +284,7 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
         &json!({"query": "coupon code already exists", "kinds": ["note"], "quotas": {"note": 1}}),
     );
     assert_eq!(r.body["hits"][0]["trajectory_id"], "coupon", "{}", r.text);
+    inspect::every_route(&s, k);
     let r = s.delete(TRAJECTORY, &["agent", "coupon"], k);
     ok(&r);
     assert!(r.body["removed_units"].as_u64().unwrap() >= 3);
@@ -366,7 +368,9 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
         .collect();
     assert_eq!(
         names,
-        BTreeSet::from(["forget", "history", "profile", "recall", "remember", "spaces"])
+        BTreeSet::from([
+            "forget", "history", "profile", "recall", "remember", "spaces", "subjects"
+        ])
     );
     let (err, v) = tool(
         &s,
@@ -513,6 +517,10 @@ fn a_key_sees_only_its_spaces_on_every_route() {
         // A space that does not exist is refused the same way: no probing for names.
         s.get(SPACE_STATS, &["nobody"], &a),
     ];
+    let attempts: Vec<Resp> = attempts
+        .into_iter()
+        .chain(inspect::foreign_attempts(&s, &a))
+        .collect();
     for r in &attempts {
         assert_eq!(r.status, 403, "{}", r.text);
         assert_eq!(r.code(), "forbidden");
@@ -540,6 +548,7 @@ fn a_key_sees_only_its_spaces_on_every_route() {
     assert!(err && !v.to_string().contains("31-7-22"), "{v}");
     let (err, _) = tool(&s, &a, "history", json!({"space": "b", "subject": "vault"}));
     assert!(err);
+    inspect::me_is_scoped(&s, &a, |name, args| tool(&s, &a, name, args));
     // Read-only keys read but never write.
     ok(&s.post(RECALL, &["a"], &a_ro, &json!({"query": "tea"})));
     let r = s.post(SESSIONS, &["a"], &a_ro, &sess);

@@ -679,6 +679,18 @@ impl RecordStore for PgRecordStore {
         units_of(rows)
     }
 
+    fn trajectory_units(&self, space: &SpaceId, trajectory: &str) -> Result<Vec<Unit>, StoreError> {
+        let rows: Vec<String> = self.db.block_on(
+            sqlx::query_scalar(
+                "SELECT body FROM units WHERE space = $1 AND trajectory_id = $2 ORDER BY seq",
+            )
+            .bind(space.as_str())
+            .bind(trajectory)
+            .fetch_all(self.db.pool()),
+        )?;
+        units_of(rows)
+    }
+
     fn units_since(&self, seq: u64) -> Result<Vec<(u64, Unit)>, StoreError> {
         // Store-wide by contract (watermarks are store-wide): this is the one query that
         // spans spaces.
@@ -772,11 +784,36 @@ impl RecordStore for PgRecordStore {
             space: space.to_string(),
             ..Default::default()
         };
+        let mut newest = None;
         for rec in self.sessions(space)? {
             stats.sessions += 1;
             stats.messages += rec.session.messages.len();
+            newest = newest.max(Some(rec.recorded_at));
         }
-        stats.trajectories = self.trajectory_summaries(space)?.len();
+        let trajectories = self.trajectory_summaries(space)?;
+        stats.trajectories = trajectories.len();
+        for t in &trajectories {
+            newest = newest.max(Some(t.recorded_at));
+        }
+        stats.last_recorded_at = newest;
+        // The space's rows as PostgreSQL stores them (TOAST-compressed where it
+        // compresses), text index and vector rows included.
+        let bytes: i64 = self.db.block_on(
+            sqlx::query_scalar(
+                "SELECT (
+                   (SELECT COALESCE(SUM(pg_column_size(t.*)), 0) FROM sessions t WHERE space = $1)
+                 + (SELECT COALESCE(SUM(pg_column_size(t.*)), 0) FROM units t WHERE space = $1)
+                 + (SELECT COALESCE(SUM(pg_column_size(t.*)), 0) FROM trajectories t WHERE space = $1)
+                 + (SELECT COALESCE(SUM(pg_column_size(t.*)), 0) FROM observations t WHERE space = $1)
+                 + (SELECT COALESCE(SUM(pg_column_size(t.*)), 0) FROM text_entries t WHERE space = $1)
+                 + (SELECT COALESCE(SUM(pg_column_size(t.*)), 0) FROM vectors t WHERE space = $1)
+                 + (SELECT COALESCE(SUM(pg_column_size(t.*)), 0) FROM vector_points t WHERE space = $1)
+                 )::bigint",
+            )
+            .bind(space.as_str())
+            .fetch_one(self.db.pool()),
+        )?;
+        stats.disk_bytes = bytes.max(0) as u64;
         let kinds: Vec<(String, i64)> = self.db.block_on(
             sqlx::query_as("SELECT kind, COUNT(*) FROM units WHERE space = $1 GROUP BY kind")
                 .bind(space.as_str())

@@ -114,6 +114,24 @@ impl SqliteRecordStore {
         })
     }
 
+    /// Bytes of the space's rows: bodies of its sessions, units and trajectories, its
+    /// vectors, and the observations its trajectories reference (each counted once).
+    fn space_bytes(&self, space: &SpaceId) -> Result<u64, StoreError> {
+        let n: i64 = be(self.db.lock().query_row(
+            "SELECT
+               (SELECT COALESCE(SUM(length(body)), 0) FROM sessions WHERE space=?1)
+             + (SELECT COALESCE(SUM(length(body)), 0) FROM units WHERE space=?1)
+             + (SELECT COALESCE(SUM(length(body) + length(summary)), 0)
+                  FROM trajectories WHERE space=?1)
+             + (SELECT COALESCE(SUM(length(vec)), 0) FROM vectors WHERE space=?1)
+             + (SELECT COALESCE(SUM(length(o.body)), 0) FROM observations o
+                  WHERE o.hash IN (SELECT hash FROM trajectory_observations WHERE space=?1))",
+            [space.as_str()],
+            |r| r.get(0),
+        ))?;
+        Ok(n.max(0) as u64)
+    }
+
     pub(crate) fn connection(&self) -> Shared {
         self.db.clone()
     }
@@ -446,6 +464,17 @@ impl RecordStore for SqliteRecordStore {
         units_of(rows)
     }
 
+    fn trajectory_units(&self, space: &SpaceId, trajectory: &str) -> Result<Vec<Unit>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(
+            conn.prepare("SELECT body FROM units WHERE space=?1 AND trajectory_id=?2 ORDER BY seq")
+        )?;
+        let rows: Vec<String> = be(stmt
+            .query_map(params![space.as_str(), trajectory], |r| r.get(0))
+            .and_then(|r| r.collect()))?;
+        units_of(rows)
+    }
+
     fn units_since(&self, seq: u64) -> Result<Vec<(u64, Unit)>, StoreError> {
         let conn = self.db.lock();
         let mut stmt = be(conn.prepare("SELECT seq, body FROM units WHERE seq > ?1 ORDER BY seq"))?;
@@ -539,11 +568,19 @@ impl RecordStore for SqliteRecordStore {
             space: space.to_string(),
             ..Default::default()
         };
+        let mut newest = None;
         for rec in self.sessions(space)? {
             stats.sessions += 1;
             stats.messages += rec.session.messages.len();
+            newest = newest.max(Some(rec.recorded_at));
         }
-        stats.trajectories = self.trajectory_summaries(space)?.len();
+        let trajectories = self.trajectory_summaries(space)?;
+        stats.trajectories = trajectories.len();
+        for t in &trajectories {
+            newest = newest.max(Some(t.recorded_at));
+        }
+        stats.last_recorded_at = newest;
+        stats.disk_bytes = self.space_bytes(space)?;
         for u in self.space_units(space)? {
             stats.units += 1;
             *stats

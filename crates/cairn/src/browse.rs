@@ -5,7 +5,7 @@
 use crate::memory::space;
 use crate::{Error, Memory};
 use cairn_core::filter::Filter;
-use cairn_core::{SessionHeader, SessionRecord, Unit, UnitPage, UnitQuery};
+use cairn_core::{FactSubject, SessionHeader, SessionRecord, Timestamp, Unit, UnitPage, UnitQuery};
 use cairn_engine::SessionPage;
 use serde_json::Value;
 
@@ -73,5 +73,21 @@ impl Memory {
     /// Units by id, in the order asked; unknown ids are skipped.
     pub fn units(&self, space_name: &str, ids: &[String]) -> Result<Vec<Unit>, Error> {
         Ok(self.engine.units(&space(space_name)?, ids)?)
+    }
+
+    /// Every subject the space holds facts about as of a time (`None`: now): the subject
+    /// as last written, how many statements it has, the newest value and when it was
+    /// stated. [`Memory::history`] gives a subject's whole chain.
+    pub fn fact_subjects(
+        &self,
+        space_name: &str,
+        as_of: Option<Timestamp>,
+    ) -> Result<Vec<FactSubject>, Error> {
+        Ok(self.engine.fact_subjects(&space(space_name)?, as_of)?)
+    }
+
+    /// The units derived from one trajectory (slices, events, its note), oldest first.
+    pub fn trajectory_units(&self, space_name: &str, id: &str) -> Result<Vec<Unit>, Error> {
+        Ok(self.engine.trajectory_units(&space(space_name)?, id)?)
     }
 }

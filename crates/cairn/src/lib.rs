@@ -26,12 +26,14 @@ mod error;
 mod memory;
 
 pub use browse::parse_filter;
+/// Why a recall answered what it did (`RecallOptions::explain`).
+pub use cairn_core::explain;
 /// Metadata filter expressions (see [`cairn_core::filter`]).
 pub use cairn_core::filter;
 pub use cairn_core::{
     time::parse_timestamp, AgentState, AppendInput, ConflictError, Evidence, FactHistory,
-    FactVersion, Format, GroupMessage, Hit, InputError, KeyRecords, KeyRow, Message, Recall,
-    RecallOptions, Role, SessionHeader, SessionInput, SessionRecord, SpaceId, SpaceStats,
+    FactSubject, FactVersion, Format, GroupMessage, Hit, InputError, KeyRecords, KeyRow, Message,
+    Recall, RecallOptions, Role, SessionHeader, SessionInput, SessionRecord, SpaceId, SpaceStats,
     SpeakerProfile, StoreError, Style, Timestamp, Timings, TrajectoryInput, TrajectoryRecord,
     TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage, UnitQuery, MAX_TEXT_BYTES,
 };

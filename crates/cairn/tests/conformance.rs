@@ -309,6 +309,12 @@ fn sessions_put_get_delete() {
         ));
         let stats = s.records.stats(&a).unwrap();
         assert_eq!((stats.sessions, stats.messages, stats.units), (1, 1, 1));
+        // The estimate counts the space's rows: at least its one session and unit.
+        assert!(stats.disk_bytes > 0, "{}", b.name());
+        assert!(stats.last_recorded_at.is_some(), "{}", b.name());
+        s.records.create_space(&sp("empty")).unwrap();
+        let empty = s.records.stats(&sp("empty")).unwrap();
+        assert_eq!((empty.disk_bytes, empty.last_recorded_at), (0, None));
         assert_eq!(stats.units_by_kind.get("turn"), Some(&1));
         assert!(matches!(
             s.records.stats(&sp("nope")),
@@ -464,6 +470,18 @@ fn trajectories_round_trip_and_delete() {
         u.provenance.trajectory_id = Some("t1".into());
         s.records.put_trajectory(&t1, &[u]).unwrap();
         s.records.put_trajectory(&t2, &[]).unwrap();
+        let ids = |t: &str| -> Vec<String> {
+            let units = s.records.trajectory_units(&a, t).unwrap();
+            units.into_iter().map(|u| u.id).collect()
+        };
+        assert_eq!(ids("t1"), ["slice:t1:0"], "{}", b.name());
+        assert!(ids("t0").is_empty() && ids("nope").is_empty());
+        let stats = s.records.stats(&a).unwrap();
+        assert!(stats.disk_bytes > 0, "{}", b.name());
+        assert_eq!(
+            stats.last_recorded_at,
+            Some(t1.recorded_at.max(t2.recorded_at))
+        );
         assert_eq!(
             s.records.get_trajectory(&a, "t1").unwrap().as_ref(),
             Some(&t1),
@@ -491,6 +509,7 @@ fn trajectories_round_trip_and_delete() {
         // The shared observation is still there for the other trajectory.
         assert_eq!(s.records.get_trajectory(&a, "t0").unwrap(), Some(t2));
         assert_eq!(s.records.stats(&a).unwrap().trajectories, 1);
+        assert!(ids("t1").is_empty(), "{}", b.name());
     });
 }
 

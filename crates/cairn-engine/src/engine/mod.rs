@@ -10,6 +10,7 @@ mod browse;
 mod enrich;
 mod forget;
 mod ingest;
+mod inspect;
 mod knowledge;
 mod recall;
 mod trajectories;

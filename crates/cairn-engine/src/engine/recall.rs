@@ -1,10 +1,17 @@
-//! The recall pipeline: candidates, fusion, second pass, versions, profiles, quotas,
-//! packing.
+//! The recall pipeline, one stage per call (the data flow of ARCHITECTURE.md): check,
+//! analyze, candidates (lexical and dense, completed), fuse, load what is visible,
+//! second pass, versions, quotas, profiles, pack. With `RecallOptions::explain` the
+//! stages also say why (`Hit::explain`, `Recall::explain`); without it they compute
+//! nothing for it.
 use crate::embedding::embed_cached;
-use crate::pack::{pack, PackInput};
-use crate::query::analyze_query;
-use crate::rank::{fuse, second_pass, Fusion, Ranked};
+use crate::pack::{pack, PackInput, Packed};
+use crate::query::{analyze_query, QueryAnalysis};
+use crate::rank::{fuse, gives, second_pass, Fusion, RankConfig, Ranked};
 use crate::{facts, profile};
+use cairn_core::explain::{
+    HitExplanation, ListScore, Op, PackingExplanation, RecallExplanation, StageCounts, StageTime,
+    Step,
+};
 use cairn_core::{
     Hit, InputError, Recall, RecallOptions, SpaceId, TextQuery, Timings, Unit, UnitKind,
 };
@@ -12,6 +19,64 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::{ms, Engine, EngineError};
+
+/// What the two indexes found for a query.
+struct Candidates {
+    /// `(unit id, BM25)`, best first.
+    lexical: Vec<(String, f32)>,
+    /// `(unit id, cosine)`: the vector search's results best first, then the cosines
+    /// of lexical candidates it missed (score completion).
+    dense: Vec<(String, f32)>,
+    /// How many of `dense` the vector search found (the rest are completions).
+    searched: usize,
+}
+
+/// Units the fused candidates name that the options let be seen, and the containers
+/// (rounds) their parts credit.
+struct Loaded {
+    units: HashMap<String, Unit>,
+    containers: HashMap<String, Unit>,
+}
+
+/// Stage times and counts for an explanation; `None` when not explaining, so nothing is
+/// measured for it.
+struct Trace(Option<(Instant, RecallExplanation)>);
+
+impl Trace {
+    fn new(on: bool) -> Self {
+        Trace(on.then(|| {
+            let packing = PackingExplanation {
+                token_budget: 0,
+                tokens_used: 0,
+                entries: Vec::new(),
+            };
+            let e = RecallExplanation {
+                counts: StageCounts::default(),
+                quota_skipped: Vec::new(),
+                packing,
+                stages: Vec::new(),
+            };
+            (Instant::now(), e)
+        }))
+    }
+
+    /// Ends the stage running since the last call.
+    fn stage(&mut self, name: &str) {
+        if let Some((t, e)) = &mut self.0 {
+            e.stages.push(StageTime {
+                stage: name.to_string(),
+                ms: ms(*t),
+            });
+            *t = Instant::now();
+        }
+    }
+
+    fn counts(&mut self, f: impl FnOnce(&mut StageCounts)) {
+        if let Some((_, e)) = &mut self.0 {
+            f(&mut e.counts);
+        }
+    }
+}
 
 impl Engine {
     /// Recalls evidence for `query` from one space.
@@ -22,18 +87,116 @@ impl Engine {
         opts: &RecallOptions,
     ) -> Result<Recall, EngineError> {
         let t0 = Instant::now();
+        let narrowed = self.check_recall(space, query, opts)?;
+        let opts = narrowed.as_ref().unwrap_or(opts);
+        let mut timings = Timings::default();
+        let analysis = analyze_query(query, opts.as_of.unwrap_or_else(chrono::Utc::now));
+        let rc = &self.cfg.rank;
+        let found = self.candidates(space, query, opts, &mut timings)?;
+        let t = Instant::now();
+        let mut trace = Trace::new(opts.explain);
+        let fused = fuse(
+            &[
+                (&found.lexical, rc.lexical_weight),
+                (&found.dense, rc.dense_weight),
+            ],
+            rc,
+        );
+        trace.stage("fuse");
+        let loaded = self.load_visible(space, &fused, opts)?;
+        trace.stage("load");
+        let ranked = rank(&fused, &loaded, &analysis, rc, opts);
+        trace.stage("second_pass");
+        trace.counts(|c| {
+            c.lexical = found.lexical.len();
+            c.dense = found.searched;
+            c.completed = found.dense.len() - found.searched;
+            c.fused = fused.len();
+            c.visible = loaded.units.len();
+        });
+        let (ranked, superseded) = self.resolve_versions(space, ranked, opts)?;
+        trace.counts(|c| c.ranked = ranked.len());
+        trace.stage("versions");
+        let top = take_with_quotas(ranked, opts, &mut trace);
+        trace.stage("quotas");
+        let top = self.with_profiles(space, query, opts, top)?;
+        trace.stage("profiles");
+        timings.rank_ms = ms(t);
+
+        let t = Instant::now();
+        let mut packed = self.pack_hits(&top, &analysis, opts);
+        timings.pack_ms = ms(t);
+        timings.total_ms = ms(t0);
+        let explain = trace.0.map(|(_, mut e)| {
+            e.packing = PackingExplanation {
+                token_budget: opts.token_budget,
+                tokens_used: packed.tokens,
+                entries: std::mem::take(&mut packed.entries),
+            };
+            e
+        });
+        let top = if explain.is_some() {
+            with_list_scores(top, &found, rc)
+        } else {
+            top
+        };
+        let cosines: HashMap<&str, f32> = found
+            .dense
+            .iter()
+            .map(|(id, c)| (id.as_str(), *c))
+            .collect();
+        Ok(Recall {
+            hits: top
+                .into_iter()
+                .map(|r| hit(r, &superseded, &cosines))
+                .collect(),
+            context: packed.context,
+            context_tokens: packed.tokens,
+            hits_cut: packed.cut,
+            context_unit_ids: packed.unit_ids,
+            timings,
+            explain,
+        })
+    }
+
+    /// Refuses bad options and an empty query, requires the space, and commits pending
+    /// index writes so the recall sees everything acknowledged. Returns the options with
+    /// `sessions` narrowed to those the metadata filter admits (`None`: no filter, the
+    /// options stand).
+    fn check_recall(
+        &self,
+        space: &SpaceId,
+        query: &str,
+        opts: &RecallOptions,
+    ) -> Result<Option<RecallOptions>, EngineError> {
+        let filter = opts.parsed_filter()?;
         if query.trim().is_empty() {
             return Err(InputError::new("recall", "`query` is empty")
                 .at("query")
                 .into());
         }
         self.require_space(space)?;
-        let narrowed = self.narrowed_by_filter(space, opts)?;
-        let opts = narrowed.as_ref().unwrap_or(opts);
         self.flush()?;
-        let mut timings = Timings::default();
-        let now = opts.as_of.unwrap_or_else(chrono::Utc::now);
-        let analysis = analyze_query(query, now);
+        let Some(filter) = filter else {
+            return Ok(None);
+        };
+        let sessions = self.matching_sessions(space, &filter, opts.sessions.as_deref())?;
+        Ok(Some(RecallOptions {
+            sessions: Some(sessions),
+            filter: None,
+            ..opts.clone()
+        }))
+    }
+
+    /// Lexical (BM25) and dense (cosine) candidates; under convex fusion a lexical
+    /// candidate the dense list lacks gets its exact cosine there.
+    fn candidates(
+        &self,
+        space: &SpaceId,
+        query: &str,
+        opts: &RecallOptions,
+        timings: &mut Timings,
+    ) -> Result<Candidates, EngineError> {
         let rc = &self.cfg.rank;
         let filtered = opts.speakers.is_some()
             || opts.groups.is_some()
@@ -86,6 +249,7 @@ impl Engine {
             None => Vec::new(),
         };
         timings.dense_ms = ms(t);
+        let searched = dense.len();
         // A candidate found by words only keeps what it means, too: its exact cosine
         // joins the dense list, which is then scaled over all candidates.
         if let (Some(v), Fusion::Convex, true) = (qv.first(), rc.fusion, rc.complete_dense) {
@@ -97,13 +261,21 @@ impl Engine {
             );
             timings.dense_ms += ms(t);
         }
+        Ok(Candidates {
+            lexical,
+            dense,
+            searched,
+        })
+    }
 
-        let cosines: HashMap<String, f32> = dense.iter().cloned().collect();
-        let t = Instant::now();
-        let fused = fuse(
-            &[(&lexical, rc.lexical_weight), (&dense, rc.dense_weight)],
-            rc,
-        );
+    /// Loads the fused candidates the options let be seen, and the containers their
+    /// parts credit (unless the kinds asked for leave rounds out).
+    fn load_visible(
+        &self,
+        space: &SpaceId,
+        fused: &[(String, f32)],
+        opts: &RecallOptions,
+    ) -> Result<Loaded, EngineError> {
         let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
         let visible = |u: &Unit| visible(u, opts);
         let units: HashMap<String, Unit> = self
@@ -138,68 +310,48 @@ impl Engine {
             .filter(visible)
             .map(|u| (u.id.clone(), u))
             .collect();
-        let episodes_as_hits = opts
-            .kinds
-            .as_ref()
-            .is_some_and(|k| k.contains(&UnitKind::Episode));
-        let ranked = second_pass(&fused, &units, &containers, &analysis, rc, episodes_as_hits);
-        let ranked: Vec<Ranked> = ranked
-            .into_iter()
-            .filter(|r| opts.kinds.as_ref().is_none_or(|k| k.contains(&r.unit.kind)))
-            .collect();
-        let (ranked, superseded) = self.resolve_versions(space, ranked, opts)?;
-        let mut top = take_with_quotas(ranked, opts);
-        if let Some(profiles) = self.profiles_for(space, query, opts)? {
-            let best = top.first().map_or(1.0, |r| r.score);
-            for p in profiles.into_iter().rev() {
-                top.insert(
-                    0,
-                    Ranked {
-                        unit: p,
-                        score: best,
-                    },
-                );
-            }
-            top.truncate(opts.top_k.max(1));
-        }
-        timings.rank_ms = ms(t);
+        Ok(Loaded { units, containers })
+    }
 
-        let t = Instant::now();
+    /// Puts the profiles of the people a question is about first, with the best hit's
+    /// score, keeping `top_k`.
+    fn with_profiles(
+        &self,
+        space: &SpaceId,
+        query: &str,
+        opts: &RecallOptions,
+        mut top: Vec<Ranked>,
+    ) -> Result<Vec<Ranked>, EngineError> {
+        let Some(profiles) = self.profiles_for(space, query, opts)? else {
+            return Ok(top);
+        };
+        let best = top.first().map_or(1.0, |r| r.score);
+        for p in profiles.into_iter().rev() {
+            let mut r = Ranked {
+                unit: p,
+                score: best,
+                why: opts.explain.then(Box::<HitExplanation>::default),
+            };
+            r.record(Step::ProfilePlacement, Op::Set, best, || {
+                "a profile of the person asked about, placed first".to_string()
+            });
+            top.insert(0, r);
+        }
+        top.truncate(opts.top_k.max(1));
+        Ok(top)
+    }
+
+    /// Writes the hits into a context within the token budget.
+    fn pack_hits(&self, top: &[Ranked], analysis: &QueryAnalysis, opts: &RecallOptions) -> Packed {
         let refs: Vec<&Unit> = top.iter().map(|r| &r.unit).collect();
         let counter = |s: &str| self.b.embedder.count_tokens(s);
-        let packed = pack(&PackInput {
+        pack(&PackInput {
             units: &refs,
             query_words: &analysis.words,
             budget: opts.token_budget,
             format: opts.format,
             count_tokens: &counter,
-        });
-        timings.pack_ms = ms(t);
-        timings.total_ms = ms(t0);
-        let hits = top
-            .into_iter()
-            .map(|r| Hit {
-                kind: r.unit.kind,
-                text: r.unit.text,
-                score: r.score,
-                session_id: r.unit.provenance.session_id,
-                turn_ids: r.unit.provenance.message_ids,
-                speakers: r.unit.provenance.speakers,
-                occurred_at: r.unit.occurred_at,
-                superseded_by: superseded.get(&r.unit.id).cloned(),
-                relevance: cosines.get(&r.unit.id).copied(),
-                trajectory_id: r.unit.provenance.trajectory_id,
-                states: r.unit.provenance.states,
-                unit_id: r.unit.id,
-            })
-            .collect();
-        Ok(Recall {
-            hits,
-            context: packed.context,
-            context_tokens: packed.tokens,
-            hits_cut: packed.cut,
-            context_unit_ids: packed.unit_ids,
-            timings,
+            explain: opts.explain,
         })
     }
 
@@ -266,18 +418,14 @@ impl Engine {
                 };
                 superseded.insert(r.unit.id.clone(), newest.id.clone());
                 if !shown(&out, newest) {
-                    let mut current = (*newest).clone();
-                    if let Some(n) = facts::version_note(newest, &chain) {
-                        current.text = format!("{}\n{n}", current.text);
-                    }
-                    out.push(Ranked {
-                        unit: current,
-                        score: r.score,
-                    });
+                    out.push(placed_version(&r, newest, &chain));
                 }
             }
             if !notes.is_empty() {
                 r.unit.text = format!("{}\n{}", r.unit.text, notes.join("\n"));
+                if let Some(why) = &mut r.why {
+                    why.version_notes = notes;
+                }
             }
             out.push(r);
         }
@@ -362,24 +510,27 @@ impl Engine {
     }
 }
 
-impl Engine {
-    /// The options with `sessions` narrowed to the sessions the metadata filter admits
-    /// (`None`: no filter, the options stand). Checks every option.
-    fn narrowed_by_filter(
-        &self,
-        space: &SpaceId,
-        opts: &RecallOptions,
-    ) -> Result<Option<RecallOptions>, EngineError> {
-        let Some(filter) = opts.parsed_filter()? else {
-            return Ok(None);
-        };
-        let sessions = self.matching_sessions(space, &filter, opts.sessions.as_deref())?;
-        Ok(Some(RecallOptions {
-            sessions: Some(sessions),
-            filter: None,
-            ..opts.clone()
-        }))
+/// The current version of what `r` states, to be ranked just above it with its score
+/// (and its note of the earlier values).
+fn placed_version(r: &Ranked, newest: &Unit, chain: &[&Unit]) -> Ranked {
+    let mut current = newest.clone();
+    if let Some(n) = facts::version_note(newest, chain) {
+        current.text = format!("{}\n{n}", current.text);
     }
+    let mut placed = Ranked {
+        unit: current,
+        score: r.score,
+        why: r.why.as_ref().map(|_| {
+            Box::new(HitExplanation {
+                placed_above: Some(r.unit.id.clone()),
+                ..Default::default()
+            })
+        }),
+    };
+    placed.record(Step::VersionPlacement, Op::Set, r.score, || {
+        format!("the current version of what {} states", r.unit.id)
+    });
+    placed
 }
 
 /// The ids in `found` that `other` lacks.
@@ -393,7 +544,7 @@ fn missing(found: &[(String, f32)], other: &[(String, f32)]) -> Vec<String> {
 }
 
 /// The first `top_k` units, taking no more of a kind than its quota allows.
-fn take_with_quotas(ranked: Vec<Ranked>, opts: &RecallOptions) -> Vec<Ranked> {
+fn take_with_quotas(ranked: Vec<Ranked>, opts: &RecallOptions, trace: &mut Trace) -> Vec<Ranked> {
     let Some(quotas) = &opts.quotas else {
         return ranked.into_iter().take(opts.top_k).collect();
     };
@@ -405,12 +556,88 @@ fn take_with_quotas(ranked: Vec<Ranked>, opts: &RecallOptions) -> Vec<Ranked> {
         }
         let n = taken.entry(r.unit.kind).or_default();
         if quotas.get(&r.unit.kind).is_some_and(|&q| *n >= q) {
+            if let Some((_, e)) = &mut trace.0 {
+                e.quota_skipped.push(r.unit.id.clone());
+            }
             continue;
         }
         *n += 1;
         out.push(r);
     }
     out
+}
+
+/// The second pass over the fused candidates, keeping the kinds asked for.
+fn rank(
+    fused: &[(String, f32)],
+    loaded: &Loaded,
+    analysis: &QueryAnalysis,
+    rc: &RankConfig,
+    opts: &RecallOptions,
+) -> Vec<Ranked> {
+    let episodes_as_hits = opts
+        .kinds
+        .as_ref()
+        .is_some_and(|k| k.contains(&UnitKind::Episode));
+    second_pass(
+        fused,
+        &loaded.units,
+        &loaded.containers,
+        analysis,
+        rc,
+        episodes_as_hits,
+        opts.explain,
+    )
+    .into_iter()
+    .filter(|r| opts.kinds.as_ref().is_none_or(|k| k.contains(&r.unit.kind)))
+    .collect()
+}
+
+/// Fills in what each candidate list said about the hits being explained: score, place
+/// and what fusion took from it.
+fn with_list_scores(mut top: Vec<Ranked>, found: &Candidates, rc: &RankConfig) -> Vec<Ranked> {
+    let index = |list: &[(String, f32)], weight: f32, searched: usize| {
+        let given = gives(list, weight, rc);
+        let mut by_id: HashMap<String, ListScore> = HashMap::new();
+        for (i, ((id, score), fused)) in list.iter().zip(given).enumerate() {
+            by_id.entry(id.clone()).or_insert(ListScore {
+                score: *score,
+                rank: (i < searched).then_some(i + 1),
+                fused,
+            });
+        }
+        by_id
+    };
+    let lexical = index(&found.lexical, rc.lexical_weight, found.lexical.len());
+    let dense = index(&found.dense, rc.dense_weight, found.searched);
+    for r in &mut top {
+        let Some(why) = &mut r.why else { continue };
+        let Some(id) = why.scored_as.clone() else {
+            continue;
+        };
+        why.lexical = lexical.get(&id).cloned();
+        why.dense = dense.get(&id).cloned();
+    }
+    top
+}
+
+/// A ranked unit as the hit a caller sees.
+fn hit(r: Ranked, superseded: &HashMap<String, String>, cosines: &HashMap<&str, f32>) -> Hit {
+    Hit {
+        relevance: cosines.get(r.unit.id.as_str()).copied(),
+        kind: r.unit.kind,
+        text: r.unit.text,
+        score: r.score,
+        session_id: r.unit.provenance.session_id,
+        turn_ids: r.unit.provenance.message_ids,
+        speakers: r.unit.provenance.speakers,
+        occurred_at: r.unit.occurred_at,
+        superseded_by: superseded.get(&r.unit.id).cloned(),
+        trajectory_id: r.unit.provenance.trajectory_id,
+        states: r.unit.provenance.states,
+        explain: r.why.map(|w| *w),
+        unit_id: r.unit.id,
+    }
 }
 
 /// Whether options let a unit be seen. With `as_of`, a unit is seen once it occurred,

@@ -5,6 +5,7 @@
 //!
 //! Middleware, outermost first: tracing, panic catching, problem documents for axum's own
 //! rejections, the `Host` check (DNS rebinding), then per route the key check.
+pub(crate) mod inspect;
 mod memories;
 mod recall;
 mod sessions;
@@ -65,6 +66,10 @@ fn table(state: &S) -> Vec<Route> {
         public(Method::GET, "/v1/health", get(health)),
         public(Method::GET, "/v1/ready", get(ready)),
         public(Method::GET, "/v1/openapi.json", get(openapi)),
+        public(Method::GET, "/ui", get(crate::ui::index)),
+        public(Method::GET, "/ui/", get(crate::ui::index)),
+        public(Method::GET, "/ui/{file}", get(crate::ui::file)),
+        r(Method::GET, "/v1/me", get(crate::routes::inspect::me)),
         r(Method::GET, "/v1/spaces", get(list_spaces)),
         r(Method::POST, "/v1/spaces", post(create_space)),
         r(Method::DELETE, "/v1/spaces/{space}", delete(delete_space)),
@@ -136,6 +141,21 @@ fn table(state: &S) -> Vec<Route> {
             get(get_trajectory_state),
         ),
         r(Method::GET, "/v1/spaces/{space}/history", get(history)),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/subjects",
+            get(crate::routes::inspect::subjects),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/sessions/{session}/units",
+            get(crate::routes::inspect::session_units),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectories/{id}/units",
+            get(crate::routes::inspect::trajectory_units),
+        ),
         r(Method::GET, "/v1/spaces/{space}/speakers", get(speakers)),
         r(
             Method::GET,

@@ -233,6 +233,9 @@ pub struct RecallRequest {
     /// Metadata filter over sessions (see `cairn::filter`).
     #[serde(default)]
     pub filter: Option<Value>,
+    /// Explain each hit's score and what packing did (`explain` on hits and recall).
+    #[serde(default)]
+    pub explain: bool,
 }
 
 impl RecallRequest {
@@ -251,6 +254,7 @@ impl RecallRequest {
             kinds: self.kinds.clone(),
             quotas: self.quotas.clone(),
             filter: self.filter.clone(),
+            explain: self.explain,
         })
     }
 }

@@ -120,6 +120,10 @@ pub struct HitOut {
     pub states: Option<[u32; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
+    /// Where the score came from (with `explain: true`): the library's explanation
+    /// document, as `openapi.json` describes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<cairn::explain::HitExplanation>,
 }
 
 impl From<cairn::Hit> for HitOut {
@@ -137,6 +141,7 @@ impl From<cairn::Hit> for HitOut {
             trajectory_id: h.trajectory_id,
             states: h.states,
             superseded_by: h.superseded_by,
+            explain: h.explain,
         }
     }
 }
@@ -161,6 +166,9 @@ pub struct RecallOut {
     pub hits_cut: usize,
     pub context_unit_ids: Vec<String>,
     pub timings: TimingsOut,
+    /// What each stage kept and what packing did (with `explain: true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<cairn::explain::RecallExplanation>,
 }
 
 impl From<cairn::Recall> for RecallOut {
@@ -180,6 +188,7 @@ impl From<cairn::Recall> for RecallOut {
                 pack_ms: t.pack_ms,
                 total_ms: t.total_ms,
             },
+            explain: r.explain,
         }
     }
 }
