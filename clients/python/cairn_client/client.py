@@ -47,7 +47,7 @@ class _sync(Generic[P, T]):
     def __init__(self, build: Callable[P, Call[T]]):
         self._build = _checked(build)
         self.routes = getattr(build, "__cairn_routes__", ())
-        functools.update_wrapper(self, build)
+        self.__wrapped__, self.__name__, self.__doc__ = build, build.__name__, build.__doc__
 
     @overload
     def __get__(self, obj: None, owner: Any) -> "_sync[P, T]": ...
@@ -71,7 +71,7 @@ class _async(Generic[P, T]):
     def __init__(self, build: Callable[P, Call[T]]):
         self._build = _checked(build)
         self.routes = getattr(build, "__cairn_routes__", ())
-        functools.update_wrapper(self, build)
+        self.__wrapped__, self.__name__, self.__doc__ = build, build.__name__, build.__doc__
 
     @overload
     def __get__(self, obj: None, owner: Any) -> "_async[P, T]": ...

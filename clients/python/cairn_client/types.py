@@ -321,7 +321,7 @@ def parse(tp: Any, value: Any) -> Any:
         if not isinstance(value, dict):
             raise ShapeError(f"expected an object, got {type(value).__name__}")
         return {k: parse(args[1], v) for k, v in value.items()} if args else dict(value)
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise ShapeError(f"expected an object for {tp.__name__}, got {type(value).__name__}")
         hints = _hints(tp)

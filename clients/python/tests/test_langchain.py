@@ -83,6 +83,7 @@ async def test_chat_history_async(server):
         assert await h.aget_messages() == []
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_chat_history_in_a_runnable_with_message_history(server):
     prompt = ChatPromptTemplate.from_messages([MessagesPlaceholder("history"), ("human", "{input}")])
     model = FakeListChatModel(responses=["Nice to meet you, Rui.", "You are Rui."])
