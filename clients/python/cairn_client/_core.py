@@ -165,7 +165,13 @@ def settle(call: Call[T], outcome: Outcome, attempt: int, policy: RetryPolicy) -
     ``(error, delay)`` where ``delay`` is the wait before the next attempt, or ``None``
     when the error is to be raised now."""
     if isinstance(outcome, httpx.Response) and outcome.status_code < 400:
-        return call.parse(outcome), None
+        try:
+            return call.parse(outcome), None
+        except (ValueError, KeyError, TypeError) as e:
+            # A 2xx that is not the documented shape (a proxy's page, another server).
+            bad = CairnError(f"unexpected answer to {call.method} {call.path}: {e}")
+            bad.__cause__ = e
+            return bad, None
     if isinstance(outcome, httpx.Response):
         err: CairnError = api_error(outcome)
         status = outcome.status_code

@@ -33,6 +33,8 @@ class Faulty(httpx.BaseTransport):
         action = self.plan.pop(0) if self.plan else "pass"
         if action == "refuse":
             raise httpx.ConnectError("injected: connection refused", request=request)
+        if action == "html":
+            return httpx.Response(200, text="<html>a captive portal</html>", request=request)
         if isinstance(action, tuple):
             status, headers = action
             return httpx.Response(status, headers=headers, request=request,
@@ -144,6 +146,14 @@ def test_deletes_are_retried_only_when_the_server_surely_did_not_act(server):
     c, tr, _ = client(server, ["refuse", (429, {"Retry-After": "0"})])
     assert c.forget_session("py-del", "d3") > 0
     assert len(tr.seen) == 3
+
+
+def test_an_answer_of_the_wrong_shape_is_a_cairn_error_not_retried(server):
+    c, tr, _ = client(server, ["html"])
+    with pytest.raises(CairnError) as e:
+        c.recall("py-keys", "anything")
+    assert not isinstance(e.value, (ApiError, ConnectionError)) and "unexpected answer" in str(e.value)
+    assert len(tr.seen) == 1
 
 
 def test_a_server_that_never_answers_times_out():

@@ -162,6 +162,10 @@ async function attempt<T>(t: Transport, call: Call<T>, signal?: AbortSignal): Pr
     response = await t.fetch(url(t, call), { method: call.method, headers, body, signal: both });
     if (response.ok) return { ok: true, value: await call.read(response) };
   } catch (e) {
+    if (e instanceof SyntaxError) {
+      // A 2xx that is not JSON (a proxy's page, another server): not worth repeating.
+      throw new CairnError(`unexpected answer to ${call.method} ${call.path}: ${e.message}`, { cause: e });
+    }
     if (signal?.aborted) throw signal.reason ?? e;
     if (timeout.aborted) {
       return { ok: false, error: new TimeoutError(`no answer within ${t.timeoutMs} ms`, { cause: e }),

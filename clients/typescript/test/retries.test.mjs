@@ -21,6 +21,7 @@ function faulty(plan) {
     seen.push({ url: String(url), method: init.method, headers: { ...init.headers } });
     const action = plan.shift() ?? "pass";
     if (action === "refuse") throw new TypeError("fetch failed", { cause: { code: "ECONNREFUSED" } });
+    if (action === "html") return new Response("<html>a captive portal</html>", { status: 200 });
     if (Array.isArray(action)) {
       const [status, headers] = action;
       return new Response(JSON.stringify({ code: "injected", detail: "injected", status }),
@@ -108,6 +109,13 @@ test("deletes are retried only when the server surely did not act", { skip }, as
   ({ c, seen } = client(["refuse", [429, { "Retry-After": "0" }]]));
   assert.ok((await c.forgetSession("ts-del", "d3")) > 0);
   assert.equal(seen.length, 3);
+});
+
+test("an answer of the wrong shape is a CairnError, not retried", { skip }, async () => {
+  const { c, seen } = client(["html"]);
+  await assert.rejects(c.recall("ts-keys", "anything"), (e) =>
+    e instanceof CairnError && !(e instanceof ApiError) && !(e instanceof ConnectionError) && /unexpected answer/.test(e.message));
+  assert.equal(seen.length, 1);
 });
 
 test("a server that never answers times out", async () => {
