@@ -1,14 +1,51 @@
-"""Typed client for the Cairn memory server (HTTP API ``/v1``)."""
+"""Typed clients for the Cairn memory server (HTTP API ``/v1``): :class:`Cairn` (blocking)
+and :class:`AsyncCairn` (asyncio/trio), with the same methods and results.
 
-from .client import (
-    Cairn,
-    CairnError,
+Framework adapters are optional extras, imported from their own modules:
+``cairn_client.langgraph`` (``CairnStore``), ``cairn_client.langchain``
+(``CairnRetriever``, ``CairnChatMessageHistory``), ``cairn_client.llama_index``
+(``CairnRetriever``).
+"""
+
+from ._api import ROUTES
+from ._core import RetryPolicy
+from .client import AsyncCairn, Cairn
+from .errors import ApiError, CairnError, ConnectionError, TimeoutError
+from .types import (
+    AgentState,
+    Evidence,
+    FactHistory,
+    FactVersion,
+    GroupMessage,
+    Health,
     Hit,
     IngestReport,
-    Page,
+    MemoryDeleted,
+    Message,
+    Provenance,
+    Ready,
     Recall,
+    SessionInput,
+    SessionPage,
+    SessionRecord,
     SpaceStats,
+    SpeakerProfile,
+    Style,
+    Timings,
+    TrajectoryInput,
+    TrajectoryRecord,
+    TrajectorySummary,
+    Unit,
+    UnitPage,
 )
+from .version import __version__
 
-__all__ = ["Cairn", "CairnError", "Hit", "IngestReport", "Page", "Recall", "SpaceStats"]
-__version__ = "0.1.0"
+__all__ = [
+    "ROUTES", "RetryPolicy", "Cairn", "AsyncCairn",
+    "CairnError", "ApiError", "ConnectionError", "TimeoutError",
+    "AgentState", "Evidence", "FactHistory", "FactVersion", "GroupMessage", "Health", "Hit",
+    "IngestReport", "MemoryDeleted", "Message", "Provenance", "Ready", "Recall",
+    "SessionInput", "SessionPage", "SessionRecord", "SpaceStats", "SpeakerProfile", "Style",
+    "Timings", "TrajectoryInput", "TrajectoryRecord", "TrajectorySummary", "Unit", "UnitPage",
+    "__version__",
+]

@@ -1,146 +1,129 @@
-"""The client: one method per route, typed results, errors as :class:`CairnError`."""
+"""The clients: :class:`Cairn` (blocking, ``httpx.Client``) and :class:`AsyncCairn`
+(``httpx.AsyncClient``), with the same methods and the same typed results.
+
+Neither holds any wire mapping: each method is a builder of ``_api.py`` run by the
+client's ``_run`` (send, then let ``_core.settle`` decide: return, retry after a wait, or
+raise). A method is declared once per class as ``name = _sync(_api.name)`` /
+``name = _async(_api.name)``; the descriptor keeps the builder's signature and docstring.
+"""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
-from urllib.parse import quote
+import functools
+import time
+from typing import Any, Awaitable, Callable, Generic, Mapping, Optional, ParamSpec, TypeVar, Union, overload
 
+import anyio
 import httpx
 
-JSON = Dict[str, Any]
+from . import _api, _core
+from ._core import Call, RetryPolicy
+from .version import __version__
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+DEFAULT_URL = "http://127.0.0.1:7700"
 
 
-class CairnError(Exception):
-    """An error answered by the server: RFC 9457 problem details with a stable ``code``."""
+def _checked(build: Callable[P, Call[T]]) -> Callable[P, Call[T]]:
+    routes = getattr(build, "__cairn_routes__", ())
 
-    def __init__(self, status: int, code: str, detail: str, field: Optional[str] = None):
-        super().__init__(f"{status} {code}: {detail}")
-        self.status = status
-        self.code = code
-        self.detail = detail
-        self.field = field
+    @functools.wraps(build)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> Call[T]:
+        call = build(*args, **kwargs)
+        # The route table and the request built must agree (the contract test reads the
+        # table, so a builder sending elsewhere would go unnoticed).
+        if f"{call.method} {call.template}" not in routes:
+            raise RuntimeError(f"{build.__name__} built {call.method} {call.template}, not one of {routes}")
+        return call
 
-
-@dataclass(frozen=True)
-class Hit:
-    unit_id: str
-    kind: str
-    text: str
-    score: float
-    session_id: Optional[str]
-    turn_ids: List[str]
-    speakers: List[str]
-    occurred_at: Optional[str]
-    #: For a fact replaced by a later statement: the unit of the current version.
-    superseded_by: Optional[str] = None
-    #: For trajectory units: the trajectory and its states ``[first, end)``.
-    trajectory_id: Optional[str] = None
-    states: Optional[List[int]] = None
-
-    @classmethod
-    def from_json(cls, d: JSON) -> "Hit":
-        return cls(
-            unit_id=d["unit_id"],
-            kind=d["kind"],
-            text=d["text"],
-            score=float(d["score"]),
-            session_id=d.get("session_id"),
-            turn_ids=list(d.get("turn_ids", [])),
-            speakers=list(d.get("speakers", [])),
-            occurred_at=d.get("occurred_at"),
-            superseded_by=d.get("superseded_by"),
-            trajectory_id=d.get("trajectory_id"),
-            states=list(d["states"]) if d.get("states") is not None else None,
-        )
+    return checked
 
 
-@dataclass(frozen=True)
-class Recall:
-    hits: List[Hit]
-    context: str
-    context_tokens: int
-    hits_cut: int
-    context_unit_ids: List[str]
-    timings: Dict[str, float]
+class _sync(Generic[P, T]):
+    """A client method running builder ``build`` with the blocking client."""
 
-    @classmethod
-    def from_json(cls, d: JSON) -> "Recall":
-        return cls(
-            hits=[Hit.from_json(h) for h in d["hits"]],
-            context=d["context"],
-            context_tokens=int(d["context_tokens"]),
-            hits_cut=int(d["hits_cut"]),
-            context_unit_ids=list(d["context_unit_ids"]),
-            timings=dict(d.get("timings", {})),
-        )
+    def __init__(self, build: Callable[P, Call[T]]):
+        self._build = _checked(build)
+        self.routes = getattr(build, "__cairn_routes__", ())
+        self.__wrapped__, self.__name__, self.__doc__ = build, build.__name__, build.__doc__
 
+    @overload
+    def __get__(self, obj: None, owner: Any) -> "_sync[P, T]": ...
+    @overload
+    def __get__(self, obj: "Cairn", owner: Any) -> Callable[P, T]: ...
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        build = self._build
 
-@dataclass(frozen=True)
-class IngestReport:
-    sessions: int
-    unchanged: int
-    messages_added: int
-    units: int
-    vectors_computed: int
-    vectors_cached: int
-    trajectories: int = 0
+        @functools.wraps(build)
+        def method(*args: Any, **kwargs: Any) -> Any:
+            return obj._run(build(*args, **kwargs))
 
-    @classmethod
-    def from_json(cls, d: JSON) -> "IngestReport":
-        return cls(**{k: int(d.get(k, 0)) for k in cls.__dataclass_fields__})
+        return method
 
 
-@dataclass(frozen=True)
-class SpaceStats:
-    space: str
-    sessions: int
-    messages: int
-    units: int
-    units_by_kind: Dict[str, int] = field(default_factory=dict)
+class _async(Generic[P, T]):
+    """A client method running builder ``build`` with the async client."""
 
-    @classmethod
-    def from_json(cls, d: JSON) -> "SpaceStats":
-        return cls(
-            space=d["space"],
-            sessions=int(d["sessions"]),
-            messages=int(d["messages"]),
-            units=int(d["units"]),
-            units_by_kind=dict(d.get("units_by_kind", {})),
-        )
+    def __init__(self, build: Callable[P, Call[T]]):
+        self._build = _checked(build)
+        self.routes = getattr(build, "__cairn_routes__", ())
+        self.__wrapped__, self.__name__, self.__doc__ = build, build.__name__, build.__doc__
 
+    @overload
+    def __get__(self, obj: None, owner: Any) -> "_async[P, T]": ...
+    @overload
+    def __get__(self, obj: "AsyncCairn", owner: Any) -> Callable[P, Awaitable[T]]: ...
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        build = self._build
 
-@dataclass(frozen=True)
-class Page:
-    """A page of a listing; ``items`` are plain dicts (sessions or memory units)."""
+        @functools.wraps(build)
+        async def method(*args: Any, **kwargs: Any) -> Any:
+            return await obj._run(build(*args, **kwargs))
 
-    items: List[JSON]
-    total: int
-    offset: int
-    next_offset: Optional[int]
-
-    @classmethod
-    def from_json(cls, d: JSON) -> "Page":
-        return cls(d["items"], int(d["total"]), int(d["offset"]), d.get("next_offset"))
+        return method
 
 
-def _seg(s: str) -> str:
-    return quote(s, safe="")
+Timeout = Union[float, httpx.Timeout, None]
+
+
+class _Options:
+    """Constructor arguments both clients share."""
+
+    def __init__(self, base_url: str, api_key: Optional[str], timeout: Timeout,
+                 connect_timeout: Optional[float], retry: Optional[RetryPolicy],
+                 headers: Optional[Mapping[str, str]]):
+        self.base_url = base_url.rstrip("/")
+        self.headers = _core.client_headers(api_key, headers, __version__)
+        self.timeout = _core.timeout(timeout, connect_timeout)
+        self.retry = retry if retry is not None else RetryPolicy()
 
 
 class Cairn:
-    """A Cairn server. ``api_key`` is a key from ``cairn keys create`` or the admin key."""
+    """A Cairn server, called synchronously.
 
-    def __init__(
-        self,
-        base_url: str = "http://127.0.0.1:7700",
-        api_key: Optional[str] = None,
-        timeout: float = 60.0,
-        client: Optional[httpx.Client] = None,
-    ):
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = client or httpx.Client(base_url=base_url, headers=headers, timeout=timeout)
+    ``api_key``: a key from ``cairn keys create`` or the admin key (none with
+    ``--no-auth``). ``timeout``: seconds to wait for an answer (read and write);
+    ``connect_timeout``: seconds to open the connection. ``retry``: a
+    :class:`RetryPolicy` (``RetryPolicy.none()`` to never retry). ``transport``: an
+    ``httpx`` transport (proxies, test doubles); ``client``: a whole ``httpx.Client`` to
+    use instead of making one (its own base URL, headers and timeouts then apply).
+    """
+
+    def __init__(self, base_url: str = DEFAULT_URL, api_key: Optional[str] = None, *,
+                 timeout: Timeout = 60.0, connect_timeout: Optional[float] = 5.0,
+                 retry: Optional[RetryPolicy] = None, headers: Optional[Mapping[str, str]] = None,
+                 transport: Optional[httpx.BaseTransport] = None,
+                 client: Optional[httpx.Client] = None):
+        o = _Options(base_url, api_key, timeout, connect_timeout, retry, headers)
+        self.retry = o.retry
+        self._http = client or httpx.Client(base_url=o.base_url, headers=o.headers,
+                                            timeout=o.timeout, transport=transport)
 
     def close(self) -> None:
         self._http.close()
@@ -151,213 +134,121 @@ class Cairn:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _call(self, method: str, path: str, **kw: Any) -> httpx.Response:
-        r = self._http.request(method, path, **kw)
-        if r.status_code >= 400:
+    def _run(self, call: Call[T]) -> T:
+        attempt = 0
+        while True:
+            outcome: _core.Outcome
             try:
-                p = r.json()
-            except ValueError:
-                p = {"code": "http_error", "detail": r.text}
-            raise CairnError(r.status_code, p.get("code", ""), p.get("detail", ""), p.get("field"))
-        return r
+                outcome = self._http.request(**call.request_args())
+            except httpx.TransportError as e:
+                outcome = e
+            value, delay = _core.settle(call, outcome, attempt, self.retry)
+            if delay is None:
+                if isinstance(value, Exception):
+                    raise value
+                return value
+            time.sleep(delay)
+            attempt += 1
 
-    # service
-    def health(self) -> JSON:
-        return self._call("GET", "/v1/health").json()
+    health = _sync(_api.health)
+    ready = _sync(_api.ready)
+    openapi = _sync(_api.openapi)
+    mcp = _sync(_api.mcp)
+    spaces = _sync(_api.spaces)
+    create_space = _sync(_api.create_space)
+    delete_space = _sync(_api.delete_space)
+    stats = _sync(_api.stats)
+    ingest_session = _sync(_api.ingest_session)
+    ingest_sessions = _sync(_api.ingest_sessions)
+    add_messages = _sync(_api.add_messages)
+    add_group_messages = _sync(_api.add_group_messages)
+    insert_trajectories = _sync(_api.insert_trajectories)
+    import_ = _sync(_api.import_)
+    recall = _sync(_api.recall)
+    sessions = _sync(_api.sessions)
+    session = _sync(_api.session)
+    forget_session = _sync(_api.forget_session)
+    forget_message = _sync(_api.forget_message)
+    memories = _sync(_api.memories)
+    memory = _sync(_api.memory)
+    delete_memory = _sync(_api.delete_memory)
+    export = _sync(_api.export)
+    history = _sync(_api.history)
+    speakers = _sync(_api.speakers)
+    profile = _sync(_api.profile)
+    trajectories = _sync(_api.trajectories)
+    trajectory = _sync(_api.trajectory)
+    trajectory_state = _sync(_api.trajectory_state)
+    forget_trajectory = _sync(_api.forget_trajectory)
 
-    def ready(self) -> JSON:
-        return self._call("GET", "/v1/ready").json()
 
-    def openapi(self) -> JSON:
-        return self._call("GET", "/v1/openapi.json").json()
+class AsyncCairn:
+    """A Cairn server, called with ``await``: the methods and results of :class:`Cairn`.
+    ``transport`` is an ``httpx.AsyncBaseTransport``; ``client`` an ``httpx.AsyncClient``.
+    Use ``async with AsyncCairn(...) as c:`` or ``await c.aclose()``."""
 
-    # spaces
-    def spaces(self) -> List[str]:
-        return list(self._call("GET", "/v1/spaces").json()["spaces"])
+    def __init__(self, base_url: str = DEFAULT_URL, api_key: Optional[str] = None, *,
+                 timeout: Timeout = 60.0, connect_timeout: Optional[float] = 5.0,
+                 retry: Optional[RetryPolicy] = None, headers: Optional[Mapping[str, str]] = None,
+                 transport: Optional[httpx.AsyncBaseTransport] = None,
+                 client: Optional[httpx.AsyncClient] = None):
+        o = _Options(base_url, api_key, timeout, connect_timeout, retry, headers)
+        self.retry = o.retry
+        self._http = client or httpx.AsyncClient(base_url=o.base_url, headers=o.headers,
+                                                 timeout=o.timeout, transport=transport)
 
-    def create_space(self, name: str) -> bool:
-        """True if created, False if it existed."""
-        return bool(self._call("POST", "/v1/spaces", json={"name": name}).json()["created"])
+    async def aclose(self) -> None:
+        await self._http.aclose()
 
-    def delete_space(self, space: str) -> None:
-        self._call("DELETE", f"/v1/spaces/{_seg(space)}")
+    async def __aenter__(self) -> "AsyncCairn":
+        return self
 
-    def stats(self, space: Optional[str] = None) -> List[SpaceStats]:
-        if space is None:
-            return [SpaceStats.from_json(s) for s in self._call("GET", "/v1/stats").json()["spaces"]]
-        return [SpaceStats.from_json(self._call("GET", f"/v1/spaces/{_seg(space)}/stats").json())]
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
 
-    # ingest
-    def ingest_session(self, space: str, session: Mapping[str, Any]) -> IngestReport:
-        r = self._call("POST", f"/v1/spaces/{_seg(space)}/sessions", json=dict(session))
-        return IngestReport.from_json(r.json())
+    async def _run(self, call: Call[T]) -> T:
+        attempt = 0
+        while True:
+            outcome: _core.Outcome
+            try:
+                outcome = await self._http.request(**call.request_args())
+            except httpx.TransportError as e:
+                outcome = e
+            value, delay = _core.settle(call, outcome, attempt, self.retry)
+            if delay is None:
+                if isinstance(value, Exception):
+                    raise value
+                return value
+            await anyio.sleep(delay)
+            attempt += 1
 
-    def ingest_sessions(self, space: str, sessions: Iterable[Mapping[str, Any]]) -> IngestReport:
-        body = {"sessions": [dict(s) for s in sessions]}
-        r = self._call("POST", f"/v1/spaces/{_seg(space)}/sessions/batch", json=body)
-        return IngestReport.from_json(r.json())
-
-    def add_messages(
-        self,
-        space: str,
-        session_id: str,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        occurred_at: Optional[str] = None,
-        group: Optional[str] = None,
-        metadata: Optional[Mapping[str, Any]] = None,
-    ) -> IngestReport:
-        """Mem0's ``add``: append messages to a session, creating it on first use."""
-        body: JSON = {"session_id": session_id, "messages": [dict(m) for m in messages]}
-        if occurred_at is not None:
-            body["occurred_at"] = occurred_at
-        if group is not None:
-            body["group"] = group
-        if metadata is not None:
-            body["metadata"] = dict(metadata)
-        r = self._call("POST", f"/v1/spaces/{_seg(space)}/messages", json=body)
-        return IngestReport.from_json(r.json())
-
-    def add_group_messages(self, space: str, messages: Sequence[Mapping[str, Any]]) -> IngestReport:
-        """Group-chat messages ``{speaker, group, time, text}``; each group's day is a session."""
-        body = {"messages": [dict(m) for m in messages]}
-        r = self._call("POST", f"/v1/spaces/{_seg(space)}/group-messages", json=body)
-        return IngestReport.from_json(r.json())
-
-    # facts and people
-    def history(self, space: str, subject: str, *, as_of: Optional[str] = None) -> JSON:
-        """The versions of a fact subject, oldest first (the last is current)."""
-        params: JSON = {"subject": subject}
-        if as_of is not None:
-            params["as_of"] = as_of
-        return self._call("GET", f"/v1/spaces/{_seg(space)}/history", params=params).json()
-
-    def speakers(self, space: str) -> List[str]:
-        return list(self._call("GET", f"/v1/spaces/{_seg(space)}/speakers").json()["speakers"])
-
-    def profile(self, space: str, speaker: str) -> JSON:
-        return self._call("GET", f"/v1/spaces/{_seg(space)}/profiles/{_seg(speaker)}").json()
-
-    # trajectories
-    def insert_trajectories(self, space: str, trajectories: Iterable[Mapping[str, Any]]) -> IngestReport:
-        body = {"trajectories": [dict(t) for t in trajectories]}
-        r = self._call("POST", f"/v1/spaces/{_seg(space)}/trajectories", json=body)
-        return IngestReport.from_json(r.json())
-
-    def trajectories(self, space: str) -> List[JSON]:
-        """The manifest: goal, outcome, steps and URLs of every trajectory."""
-        return list(self._call("GET", f"/v1/spaces/{_seg(space)}/trajectories").json()["trajectories"])
-
-    def trajectory(self, space: str, trajectory_id: str) -> JSON:
-        return self._call("GET", f"/v1/spaces/{_seg(space)}/trajectories/{_seg(trajectory_id)}").json()
-
-    def trajectory_state(self, space: str, trajectory_id: str, index: int) -> JSON:
-        path = f"/v1/spaces/{_seg(space)}/trajectories/{_seg(trajectory_id)}/states/{index}"
-        return self._call("GET", path).json()
-
-    def forget_trajectory(self, space: str, trajectory_id: str) -> int:
-        r = self._call("DELETE", f"/v1/spaces/{_seg(space)}/trajectories/{_seg(trajectory_id)}")
-        return int(r.json()["removed_units"])
-
-    # recall
-    def recall(
-        self,
-        space: str,
-        query: str,
-        *,
-        top_k: Optional[int] = None,
-        token_budget: Optional[int] = None,
-        format: Optional[str] = None,
-        as_of: Optional[str] = None,
-        since: Optional[str] = None,
-        sessions: Optional[Sequence[str]] = None,
-        speakers: Optional[Sequence[str]] = None,
-        groups: Optional[Sequence[str]] = None,
-        kinds: Optional[Sequence[str]] = None,
-        quotas: Optional[Mapping[str, int]] = None,
-        filter: Optional[Mapping[str, Any]] = None,
-    ) -> Recall:
-        body: JSON = {"query": query}
-        opts = {
-            "top_k": top_k,
-            "token_budget": token_budget,
-            "format": format,
-            "as_of": as_of,
-            "since": since,
-            "quotas": dict(quotas) if quotas is not None else None,
-            "sessions": list(sessions) if sessions is not None else None,
-            "speakers": list(speakers) if speakers is not None else None,
-            "groups": list(groups) if groups is not None else None,
-            "kinds": list(kinds) if kinds is not None else None,
-            "filter": dict(filter) if filter is not None else None,
-        }
-        body.update({k: v for k, v in opts.items() if v is not None})
-        return Recall.from_json(self._call("POST", f"/v1/spaces/{_seg(space)}/recall", json=body).json())
-
-    # sessions
-    def sessions(
-        self,
-        space: str,
-        *,
-        limit: int = 50,
-        offset: int = 0,
-        filter: Optional[Mapping[str, Any]] = None,
-    ) -> Page:
-        params: JSON = {"limit": limit, "offset": offset}
-        if filter is not None:
-            params["filter"] = json.dumps(filter)
-        return Page.from_json(self._call("GET", f"/v1/spaces/{_seg(space)}/sessions", params=params).json())
-
-    def session(self, space: str, session_id: str) -> JSON:
-        return self._call("GET", f"/v1/spaces/{_seg(space)}/sessions/{_seg(session_id)}").json()
-
-    def forget_session(self, space: str, session_id: str) -> int:
-        r = self._call("DELETE", f"/v1/spaces/{_seg(space)}/sessions/{_seg(session_id)}")
-        return int(r.json()["removed_units"])
-
-    def forget_message(self, space: str, session_id: str, message_id: str) -> int:
-        path = f"/v1/spaces/{_seg(space)}/sessions/{_seg(session_id)}/messages/{_seg(message_id)}"
-        return int(self._call("DELETE", path).json()["removed_units"])
-
-    # memories
-    def memories(
-        self,
-        space: str,
-        *,
-        limit: int = 50,
-        offset: int = 0,
-        kind: Optional[str] = None,
-        session_id: Optional[str] = None,
-        speaker: Optional[str] = None,
-        since: Optional[str] = None,
-        until: Optional[str] = None,
-        filter: Optional[Mapping[str, Any]] = None,
-    ) -> Page:
-        params: JSON = {"limit": limit, "offset": offset}
-        for k, v in (("kind", kind), ("session_id", session_id), ("speaker", speaker),
-                     ("since", since), ("until", until)):
-            if v is not None:
-                params[k] = v
-        if filter is not None:
-            params["filter"] = json.dumps(filter)
-        return Page.from_json(self._call("GET", f"/v1/spaces/{_seg(space)}/memories", params=params).json())
-
-    def memory(self, space: str, memory_id: str) -> JSON:
-        return self._call("GET", f"/v1/spaces/{_seg(space)}/memories/{_seg(memory_id)}").json()
-
-    def delete_memory(self, space: str, memory_id: str) -> JSON:
-        return self._call("DELETE", f"/v1/spaces/{_seg(space)}/memories/{_seg(memory_id)}").json()
-
-    # export / import
-    def export(self, space: str) -> str:
-        """JSONL: one session record per line, then one trajectory record per line."""
-        return self._call("GET", f"/v1/spaces/{_seg(space)}/export").text
-
-    def import_(self, space: str, jsonl: str) -> IngestReport:
-        r = self._call(
-            "POST",
-            f"/v1/spaces/{_seg(space)}/import",
-            content=jsonl.encode(),
-            headers={"Content-Type": "application/x-ndjson"},
-        )
-        return IngestReport.from_json(r.json())
+    health = _async(_api.health)
+    ready = _async(_api.ready)
+    openapi = _async(_api.openapi)
+    mcp = _async(_api.mcp)
+    spaces = _async(_api.spaces)
+    create_space = _async(_api.create_space)
+    delete_space = _async(_api.delete_space)
+    stats = _async(_api.stats)
+    ingest_session = _async(_api.ingest_session)
+    ingest_sessions = _async(_api.ingest_sessions)
+    add_messages = _async(_api.add_messages)
+    add_group_messages = _async(_api.add_group_messages)
+    insert_trajectories = _async(_api.insert_trajectories)
+    import_ = _async(_api.import_)
+    recall = _async(_api.recall)
+    sessions = _async(_api.sessions)
+    session = _async(_api.session)
+    forget_session = _async(_api.forget_session)
+    forget_message = _async(_api.forget_message)
+    memories = _async(_api.memories)
+    memory = _async(_api.memory)
+    delete_memory = _async(_api.delete_memory)
+    export = _async(_api.export)
+    history = _async(_api.history)
+    speakers = _async(_api.speakers)
+    profile = _async(_api.profile)
+    trajectories = _async(_api.trajectories)
+    trajectory = _async(_api.trajectory)
+    trajectory_state = _async(_api.trajectory_state)
+    forget_trajectory = _async(_api.forget_trajectory)

@@ -10,6 +10,7 @@ import pytest
 
 ADMIN = "py-test-admin-key-0123456789abcdef"
 ROOT = Path(__file__).resolve().parents[3]
+SPEC = ROOT / "crates" / "cairn-server" / "openapi.json"
 
 
 def cairn_bin() -> str:
@@ -19,7 +20,7 @@ def cairn_bin() -> str:
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     path = target / "release" / "cairn"
     if not path.exists():
-        pytest.skip(f"no cairn binary at {path}: run `cargo build --release` or set CAIRN_BIN")
+        pytest.skip(f"SKIPPED: no cairn binary at {path}: run `cargo build --release` or set CAIRN_BIN")
     return str(path)
 
 
@@ -42,7 +43,7 @@ def server():
         proc.wait()
         shutil.rmtree(data, ignore_errors=True)
         if "embedding model" in err:
-            pytest.skip(f"embedding model not installed: {err.strip()}")
+            pytest.skip(f"SKIPPED: embedding model not installed: {err.strip()}")
         raise RuntimeError(f"cairn serve failed: {err}")
     url = line[len(prefix):]
 
@@ -61,3 +62,25 @@ def server():
         proc.wait(timeout=30)
     finally:
         shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture()
+def admin(server):
+    from cairn_client import Cairn
+
+    with Cairn(server["url"], api_key=server["admin"]) as c:
+        yield c
+
+
+@pytest.fixture()
+def idempotent_server(server):
+    """The server, where it implements idempotency keys (its spec documents the
+    `Idempotency-Key` header); the tests of replays skip on an older server."""
+    if "Idempotency-Key" not in SPEC.read_text():
+        pytest.skip("SKIPPED: this server's openapi.json does not document Idempotency-Key yet")
+    return server
+
+
+@pytest.fixture()
+def anyio_backend():
+    return "asyncio"

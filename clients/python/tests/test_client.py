@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from cairn_client import Cairn, CairnError, IngestReport, Recall
+from cairn_client import (
+    ApiError, Cairn, CairnError, IngestReport, Message, Recall, SessionInput, SessionRecord, Unit,
+)
 
 
 def session(sid, text, reply, **metadata):
@@ -16,16 +18,10 @@ def session(sid, text, reply, **metadata):
     }
 
 
-@pytest.fixture()
-def admin(server):
-    with Cairn(server["url"], api_key=server["admin"]) as c:
-        yield c
-
-
 def test_ingest_recall_list_and_forget(admin):
     sp = "py-main"
-    assert admin.health()["status"] == "ok"
-    assert admin.ready()["status"] == "ready"
+    assert admin.health().status == "ok"
+    assert admin.ready().status == "ready"
     assert "/v1/spaces/{space}/recall" in admin.openapi()["paths"]
     assert admin.create_space(sp) is True
     assert admin.create_space(sp) is False
@@ -59,18 +55,21 @@ def test_ingest_recall_list_and_forget(admin):
     page = admin.sessions(sp, limit=3)
     assert page.total == 4 and len(page.items) == 3 and page.next_offset == 3
     assert admin.sessions(sp, filter={"user_id": "u1"}).total == 3
-    assert admin.session(sp, "chat")["session"]["messages"][1]["text"] == "Nice bike."
+    rec_ = admin.session(sp, "chat")
+    assert isinstance(rec_, SessionRecord) and rec_.session.messages[1].text == "Nice bike."
+    assert rec_.session.metadata == {"user_id": "u1"}
     mem = admin.memories(sp, kind="round", session_id="pets")
-    assert mem.items and all(u["kind"] == "round" for u in mem.items)
-    uid = mem.items[0]["id"]
-    assert admin.memory(sp, uid)["provenance"]["session_id"] == "pets"
+    assert mem.items and all(isinstance(u, Unit) and u.kind == "round" for u in mem.items)
+    uid = mem.items[0].id
+    assert admin.memory(sp, uid).provenance.session_id == "pets"
 
     dump = admin.export(sp)
     assert len(dump.splitlines()) == 4
     moved = "".join(json.dumps({**json.loads(l), "space": "py-copy"}) + "\n" for l in dump.splitlines())
     assert admin.import_("py-copy", moved).sessions == 4
 
-    assert admin.delete_memory(sp, uid)["session_id"] == "pets"
+    gone = admin.delete_memory(sp, uid)
+    assert gone.session_id == "pets" and gone.forgotten_session is False and gone.forgotten_messages
     assert admin.forget_message(sp, "chat", "0") >= 0
     assert admin.forget_session(sp, "work") > 0
     rec = admin.recall(sp, "manager Ingrid", top_k=10)
@@ -80,17 +79,17 @@ def test_ingest_recall_list_and_forget(admin):
 
 
 def test_errors_carry_code_status_and_field(admin):
-    with pytest.raises(CairnError) as e:
+    with pytest.raises(ApiError) as e:
         admin.recall("py-nobody", "anything")
     assert (e.value.status, e.value.code) == (404, "space_not_found")
     admin.create_space("py-err")
-    with pytest.raises(CairnError) as e:
+    with pytest.raises(ApiError) as e:
         admin.recall("py-err", "x", top_k=0)
     assert e.value.code == "invalid_input" and e.value.field == "top_k"
-    with pytest.raises(CairnError) as e:
+    with pytest.raises(ApiError) as e:
         admin.ingest_session("py-err", {"id": "s", "messages": [{"role": "user", "text": 5}]})
     assert e.value.status == 422 and e.value.field == "messages[0].text"
-    with pytest.raises(CairnError) as e:
+    with pytest.raises(ApiError) as e:
         admin.recall("py-err", "x", filter={"score": {"near": 1}})
     assert e.value.field == "filter.score.near"
 
@@ -111,16 +110,16 @@ def test_a_key_sees_only_its_space(server):
             lambda: a.stats("py-b"),
             lambda: a.forget_session("py-b", "s"),
         ):
-            with pytest.raises(CairnError) as e:
+            with pytest.raises(ApiError) as e:
                 call()
             assert (e.value.status, e.value.code) == (403, "forbidden")
     with Cairn(server["url"], api_key=ro) as r:
         assert "oolong" in r.recall("py-a", "tea").context
-        with pytest.raises(CairnError) as e:
+        with pytest.raises(ApiError) as e:
             r.add_messages("py-a", "s2", [{"role": "user", "text": "hi"}])
         assert e.value.code == "read_only_key"
     with Cairn(server["url"]) as anon:
-        with pytest.raises(CairnError) as e:
+        with pytest.raises(ApiError) as e:
             anon.spaces()
         assert e.value.status == 401
 
@@ -137,11 +136,13 @@ def test_group_chats_versions_profiles_and_trajectories(admin):
     )
     assert r.messages_added == 3 and r.sessions == 2
     h = admin.history(sp, "Atlas budget")
-    assert [v["value"] for v in h["versions"]] == ["$120,000", "$100,000"]
-    assert len(admin.history(sp, "Atlas budget", as_of="2025-03-05")["versions"]) == 1
+    assert [v.value for v in h.versions] == ["$120,000", "$100,000"]
+    assert h.current is not None and h.current.value == "$100,000" and h.versions[0].superseded_by == h.current.unit_id
+    assert len(admin.history(sp, "Atlas budget", as_of="2025-03-05").versions) == 1
     assert admin.speakers(sp) == ["Maya", "Priya"]
-    assert admin.profile(sp, "Priya")["roles"][0]["what"] == "finance director"
-    with pytest.raises(CairnError) as e:
+    prof = admin.profile(sp, "Priya")
+    assert prof.roles[0].what == "finance director" and prof.groups == ["Atlas"] and prof.style.avg_words > 0
+    with pytest.raises(ApiError) as e:
         admin.profile(sp, "Nobody")
     assert e.value.status == 404
     hits = admin.recall(sp, "What is the Atlas budget now?", top_k=3, since="2025-03-01").hits
@@ -156,9 +157,33 @@ def test_group_chats_versions_profiles_and_trajectories(admin):
     }
     assert admin.insert_trajectories("py-agent", [run]).trajectories == 1
     assert admin.insert_trajectories("py-agent", [run]).unchanged == 1
-    assert admin.trajectories("py-agent")[0]["succeeded"] is False
-    assert admin.trajectory("py-agent", "coupon")["trajectory"]["goal"] == run["goal"]
-    assert "already exists" in admin.trajectory_state("py-agent", "coupon", 1)["observation"]
+    [summary] = admin.trajectories("py-agent")
+    assert summary.succeeded is False and summary.steps == 2 and summary.urls == ["http://shop/admin/coupons/new"]
+    traj = admin.trajectory("py-agent", "coupon")
+    assert traj.trajectory.goal == run["goal"] and traj.trajectory.states[0].action == "click [63]"
+    assert "already exists" in (admin.trajectory_state("py-agent", "coupon", 1).observation or "")
+    assert admin.stats("py-agent")[0].trajectories == 1
     hit = admin.recall("py-agent", "coupon already exists", kinds=["note"], quotas={"note": 1}).hits[0]
     assert hit.trajectory_id == "coupon" and hit.states is not None
     assert admin.forget_trajectory("py-agent", "coupon") >= 3
+
+
+def test_typed_inputs_mcp_and_the_error_hierarchy(admin):
+    sp = "py-typed"
+    s = SessionInput(id="typed", occurred_at="2024-05-01",
+                     messages=[Message(role="user", text="My sister Ana lives in Porto."),
+                               Message(role="assistant", text="Porto is lovely.")])
+    assert admin.ingest_session(sp, s).messages_added == 2
+    assert admin.session(sp, "typed").session.messages[0].text == "My sister Ana lives in Porto."
+    with pytest.raises(CairnError) as e:
+        admin.session(sp, "nope")
+    assert isinstance(e.value, ApiError) and e.value.status == 404 and e.value.problem["code"] == "not_found"
+    init = admin.mcp({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": "py-test", "version": "1"}}})
+    assert init["result"]["serverInfo"]["name"] == "cairn"
+    tools = admin.mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
+    assert {"remember", "recall"} <= {t["name"] for t in tools["result"]["tools"]}
+    out = admin.mcp({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                     "params": {"name": "recall", "arguments": {"space": sp, "query": "Where does Ana live?"}}})
+    assert "Porto" in out["result"]["content"][0]["text"]

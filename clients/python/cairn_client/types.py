@@ -1,0 +1,365 @@
+"""Typed results (and inputs) of the HTTP API, one dataclass per schema of ``openapi.json``.
+
+Class names are the schema names of the spec (``components.schemas``) wherever the spec
+names one, and ``tests/test_contract.py`` fails when a schema lists a property that its
+class lacks. Parsing ignores fields it does not know, so a newer server keeps working with
+an older client. Times are kept as the server's RFC 3339 strings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Type, TypeVar, Union
+
+T = TypeVar("T")
+JSON = Dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Health:
+    status: str
+    version: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Ready:
+    status: str
+    spaces: int = 0
+
+
+@dataclass(frozen=True)
+class SpaceStats:
+    space: str
+    sessions: int
+    messages: int
+    units: int
+    trajectories: int = 0
+    units_by_kind: Dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    sessions: int = 0
+    trajectories: int = 0
+    unchanged: int = 0
+    messages_added: int = 0
+    units: int = 0
+    vectors_computed: int = 0
+    vectors_cached: int = 0
+    #: True when the server answered a repeat of an earlier request with the same
+    #: idempotency key (``Idempotency-Replayed: true``): nothing was written again.
+    replayed: bool = False
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message: ``role`` (user, assistant, system) or ``speaker``, and ``text``."""
+
+    text: str
+    role: Optional[str] = None
+    speaker: Optional[str] = None
+    id: Optional[str] = None
+    occurred_at: Optional[str] = None
+    metadata: Any = None
+
+
+@dataclass(frozen=True)
+class SessionInput:
+    """A session as ingested (the JSONL line shape)."""
+
+    id: str
+    messages: List[Message]
+    occurred_at: Optional[str] = None
+    group: Optional[str] = None
+    metadata: Any = None
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    space: str
+    recorded_at: str
+    session: SessionInput
+
+
+@dataclass(frozen=True)
+class SessionPage:
+    items: List[SessionRecord]
+    total: int
+    offset: int
+    next_offset: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class GroupMessage:
+    speaker: str
+    group: str
+    time: str
+    text: str
+    id: Optional[str] = None
+    metadata: Any = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    unit_id: str
+    kind: str
+    text: str
+    score: float
+    session_id: Optional[str] = None
+    turn_ids: List[str] = field(default_factory=list)
+    speakers: List[str] = field(default_factory=list)
+    occurred_at: Optional[str] = None
+    #: For a fact replaced by a later statement: the unit of the current version.
+    superseded_by: Optional[str] = None
+    #: For trajectory units: the trajectory and its states ``[first, end)``.
+    trajectory_id: Optional[str] = None
+    states: Optional[List[int]] = None
+
+
+@dataclass(frozen=True)
+class Timings:
+    embed_ms: float = 0.0
+    lexical_ms: float = 0.0
+    dense_ms: float = 0.0
+    rank_ms: float = 0.0
+    pack_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class Recall:
+    hits: List[Hit]
+    context: str
+    context_tokens: int
+    hits_cut: int
+    context_unit_ids: List[str]
+    timings: Timings = field(default_factory=Timings)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    session_id: Optional[str] = None
+    message_ids: List[str] = field(default_factory=list)
+    first_position: int = 0
+    speakers: List[str] = field(default_factory=list)
+    group: Optional[str] = None
+    trajectory_id: Optional[str] = None
+    states: Optional[List[int]] = None
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A memory unit (turn, round, episode, fact, slice, event, note, profile)."""
+
+    id: str
+    space: str
+    kind: str
+    text: str
+    provenance: Provenance
+    recorded_at: str
+    key: str = ""
+    embed_text: Optional[str] = None
+    part_of: Optional[str] = None
+    occurred_at: Optional[str] = None
+    #: Structured content of fact and profile units, as the server sends it.
+    detail: Optional[JSON] = None
+
+
+@dataclass(frozen=True)
+class UnitPage:
+    items: List[Unit]
+    total: int
+    offset: int
+    next_offset: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class MemoryDeleted:
+    """What deleting a memory forgot: its messages (or whole session, or trajectory)."""
+
+    removed_units: int
+    session_id: Optional[str] = None
+    forgotten_messages: Optional[List[str]] = None
+    forgotten_session: bool = False
+    trajectory_id: Optional[str] = None
+    forgotten_trajectory: bool = False
+
+
+@dataclass(frozen=True)
+class AgentState:
+    url: Optional[str] = None
+    action: Optional[str] = None
+    thought: Optional[str] = None
+    #: Accessibility tree text (``accessibility_tree`` is accepted on input too).
+    observation: Optional[str] = None
+    screenshot: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class TrajectoryInput:
+    id: str
+    goal: str
+    states: List[AgentState]
+    domain: Optional[str] = None
+    start_url: Optional[str] = None
+    #: ``True``/``False``, ``"success"``/``"failure"``, or any JSON.
+    outcome: Any = None
+    occurred_at: Optional[str] = None
+    metadata: Any = None
+
+
+@dataclass(frozen=True)
+class TrajectoryRecord:
+    space: str
+    recorded_at: str
+    trajectory: TrajectoryInput
+
+
+@dataclass(frozen=True)
+class TrajectorySummary:
+    id: str
+    goal: str
+    steps: int
+    recorded_at: str
+    domain: Optional[str] = None
+    outcome: Any = None
+    succeeded: Optional[bool] = None
+    urls: List[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FactVersion:
+    unit_id: str
+    subject: str
+    value: str
+    text: str
+    valid_from: Optional[str] = None
+    valid_to: Optional[str] = None
+    superseded_by: Optional[str] = None
+    session_id: Optional[str] = None
+    message_id: Optional[str] = None
+    speaker: Optional[str] = None
+    group: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class FactHistory:
+    subject: str
+    #: Oldest first; the last is current.
+    versions: List[FactVersion]
+
+    @property
+    def current(self) -> Optional[FactVersion]:
+        return self.versions[-1] if self.versions else None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    what: str
+    session_id: str
+    message_id: str
+
+
+@dataclass(frozen=True)
+class Style:
+    avg_words: float = 0.0
+    question_rate: float = 0.0
+    exclamation_rate: float = 0.0
+    emoji_rate: float = 0.0
+    formality: float = 0.0
+    directive_rate: float = 0.0
+    collaborative_rate: float = 0.0
+    avg_reply_seconds: Optional[float] = None
+    traits: List[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SpeakerProfile:
+    speaker: str
+    messages: int
+    summary: str
+    groups: List[str] = field(default_factory=list)
+    first_seen: Optional[str] = None
+    last_seen: Optional[str] = None
+    style: Style = field(default_factory=Style)
+    roles: List[Evidence] = field(default_factory=list)
+    skills: List[Evidence] = field(default_factory=list)
+    topics: List[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------
+# JSON <-> dataclasses, driven by the field annotations (so a new type is just a class).
+
+
+class ShapeError(ValueError):
+    """A response body that does not have the documented shape."""
+
+
+@functools.lru_cache(maxsize=None)
+def _hints(cls: type) -> Dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def parse(tp: Any, value: Any) -> Any:
+    """Builds ``tp`` (a dataclass, ``List[...]``, ``Dict[str, ...]``, ``Optional[...]`` or a
+    scalar) from decoded JSON. Unknown object keys are ignored."""
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is Union:
+        inner = [a for a in args if a is not type(None)]
+        return parse(inner[0], value) if len(inner) == 1 else value
+    if origin in (list, List):
+        if not isinstance(value, list):
+            raise ShapeError(f"expected a list, got {type(value).__name__}")
+        return [parse(args[0], v) for v in value] if args else list(value)
+    if origin in (dict, Dict):
+        if not isinstance(value, dict):
+            raise ShapeError(f"expected an object, got {type(value).__name__}")
+        return {k: parse(args[1], v) for k, v in value.items()} if args else dict(value)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise ShapeError(f"expected an object for {tp.__name__}, got {type(value).__name__}")
+        hints = _hints(tp)
+        kwargs = {f.name: parse(hints[f.name], value[f.name])
+                  for f in dataclasses.fields(tp) if f.name in value and f.init}
+        try:
+            return tp(**kwargs)
+        except TypeError as e:
+            raise ShapeError(f"{tp.__name__}: {e}") from None
+    if tp is float:
+        return float(value)
+    if tp is int and not isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def parse_as(cls: Type[T], value: Any) -> T:
+    return typing.cast(T, parse(cls, value))
+
+
+def to_json(value: Any) -> Any:
+    """Input for the wire: dataclasses become objects without their unset (``None``)
+    fields; mappings and sequences are copied; anything else is left as it is."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json(getattr(value, f.name))
+                for f in dataclasses.fields(value) if getattr(value, f.name) is not None}
+    if isinstance(value, Mapping):
+        return {k: to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    return value
+
+
+#: Every schema class, by the name the spec gives it (what the contract test reads).
+SCHEMAS: Dict[str, type] = {
+    c.__name__: c
+    for c in (SpaceStats, IngestReport, Message, SessionInput, SessionRecord, SessionPage,
+              GroupMessage, Hit, Recall, Provenance, Unit, UnitPage, AgentState,
+              TrajectoryInput, TrajectoryRecord, TrajectorySummary, FactVersion, FactHistory,
+              Evidence, Style, SpeakerProfile, Timings, MemoryDeleted, Health, Ready)
+}

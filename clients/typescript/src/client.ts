@@ -1,0 +1,250 @@
+/**
+ * `Cairn`: one method per route of the HTTP API (the table is `ROUTES` in routes.ts),
+ * the same methods as the Python client (names in camelCase), typed results.
+ */
+import { send, fill, idempotencyKey, IDEMPOTENCY_HEADER, REPLAYED_HEADER, type Call, type RetryPolicy, type Safety, type Transport } from "./core.js";
+import type * as T from "./types.js";
+import { VERSION } from "./version.js";
+
+export interface CairnOptions {
+  /** Default `http://127.0.0.1:7700`. */
+  baseUrl?: string;
+  /** A key from `cairn keys create`, or the admin key; none with `--no-auth`. */
+  apiKey?: string;
+  /** Per attempt, from sending to the end of the answer's body (default 60 000 ms).
+   * `fetch` has no separate connect timeout. */
+  timeoutMs?: number;
+  /** Retries (`{ maxRetries: 0 }` never retries). */
+  retry?: RetryPolicy;
+  headers?: Record<string, string>;
+  /** A `fetch` to use instead of the global one (proxies, tests, older runtimes). */
+  fetch?: typeof fetch;
+}
+
+/** Options every method takes last: `signal` cancels the call (and its retries). */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** Writes also take the idempotency key to send (default: a fresh uuid4 per call). */
+export interface WriteOptions extends CallOptions {
+  idempotencyKey?: string;
+}
+
+const json = <R>() => async (r: Response): Promise<R> => (await r.json()) as R;
+const field = <R>(name: string) => async (r: Response): Promise<R> =>
+  ((await r.json()) as Record<string, unknown>)[name] as R;
+const report = async (r: Response): Promise<T.IngestReport> => ({
+  trajectories: 0,
+  ...((await r.json()) as Omit<T.IngestReport, "replayed">),
+  replayed: (r.headers.get(REPLAYED_HEADER) ?? "").trim().toLowerCase() === "true",
+});
+
+function call<R>(method: Call<R>["method"], route: string, read: Call<R>["read"],
+  segments: Record<string, string | number> = {}, safety: Safety = "read"): Call<R> {
+  return { method, route, path: fill(route, segments), read, safety };
+}
+
+function write(route: string, body: unknown, opts: WriteOptions | undefined,
+  segments: Record<string, string>): Call<T.IngestReport> {
+  const c = call("POST", route, report, segments, "idempotent");
+  c.json = body;
+  c.headers = { [IDEMPOTENCY_HEADER]: idempotencyKey(opts?.idempotencyKey) };
+  return c;
+}
+
+function pageQuery(o: T.ListMemoriesOptions = {}): Record<string, string | number | undefined> {
+  const { filter, ...rest } = o;
+  return { limit: 50, offset: 0, ...rest, filter: filter === undefined ? undefined : JSON.stringify(filter) };
+}
+
+export class Cairn {
+  private readonly t: Transport;
+
+  constructor(options: CairnOptions = {}) {
+    const headers: Record<string, string> = { Accept: "application/json", ...options.headers };
+    if (options.apiKey) headers.Authorization = `Bearer ${options.apiKey}`;
+    // Browsers refuse to let scripts set User-Agent; elsewhere it names the client.
+    if (typeof (globalThis as { window?: unknown }).window === "undefined") {
+      headers["User-Agent"] = `cairn-client-js/${VERSION}`;
+    }
+    const f = options.fetch ?? globalThis.fetch;
+    if (!f) throw new TypeError("no fetch in this runtime: pass options.fetch");
+    this.t = {
+      baseUrl: (options.baseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, ""),
+      headers,
+      timeoutMs: options.timeoutMs ?? 60_000,
+      retry: options.retry ?? {},
+      fetch: (...args) => f(...args),
+    };
+  }
+
+  private run<R>(c: Call<R>, o?: CallOptions): Promise<R> {
+    return send(this.t, c, o?.signal);
+  }
+
+  // ---- service
+  /** Liveness (no key needed). */
+  async health(o?: CallOptions): Promise<T.Health> {
+    return this.run(call("GET", "/v1/health", json<T.Health>()), o);
+  }
+  /** Readiness: the store answers reads (503 `not_ready` otherwise). */
+  async ready(o?: CallOptions): Promise<T.Ready> {
+    return this.run(call("GET", "/v1/ready", json<T.Ready>()), o);
+  }
+  /** The server's OpenAPI document. */
+  async openapi(o?: CallOptions): Promise<Record<string, unknown>> {
+    return this.run(call("GET", "/v1/openapi.json", json<Record<string, unknown>>()), o);
+  }
+  /** One JSON-RPC message to the MCP endpoint; the answer, or null for a notification. */
+  async mcp(message: Record<string, unknown>, o?: CallOptions): Promise<Record<string, unknown> | null> {
+    const c = call("POST", "/mcp", async (r) => {
+      const text = await r.text();
+      return text ? (JSON.parse(text) as Record<string, unknown>) : null;
+    }, {}, "unsafe");
+    c.json = message;
+    c.headers = { Accept: "application/json, text/event-stream" };
+    return this.run(c, o);
+  }
+
+  // ---- spaces
+  /** The spaces this key may see. */
+  async spaces(o?: CallOptions): Promise<string[]> {
+    return this.run(call("GET", "/v1/spaces", field<string[]>("spaces")), o);
+  }
+  /** Creates a space: true if created, false if it existed (so repeating is safe). */
+  async createSpace(name: string, o?: CallOptions): Promise<boolean> {
+    const c = call("POST", "/v1/spaces", field<boolean>("created"));
+    c.json = { name };
+    return this.run(c, o);
+  }
+  /** Forgets a space: every session, unit, index entry and cached vector. */
+  async deleteSpace(space: string, o?: CallOptions): Promise<void> {
+    await this.run(call("DELETE", "/v1/spaces/{space}", json<unknown>(), { space }, "unsafe"), o);
+  }
+  /** Counts of every visible space, or (space given) of that one, as a list of one. */
+  async stats(space?: string, o?: CallOptions): Promise<T.SpaceStats[]> {
+    if (space === undefined) return this.run(call("GET", "/v1/stats", field<T.SpaceStats[]>("spaces")), o);
+    return this.run(call("GET", "/v1/spaces/{space}/stats",
+      async (r) => [(await r.json()) as T.SpaceStats], { space }), o);
+  }
+
+  // ---- ingest (writes carry an idempotency key)
+  /** Stores a session; a stored id accepts only appended messages (else 409 `conflict`). */
+  async ingestSession(space: string, session: T.SessionInput, o?: WriteOptions): Promise<T.IngestReport> {
+    return this.run(write("/v1/spaces/{space}/sessions", session, o, { space }), o);
+  }
+  /** Stores sessions in one batch, all validated before any is written. */
+  async ingestSessions(space: string, sessions: T.SessionInput[], o?: WriteOptions): Promise<T.IngestReport> {
+    return this.run(write("/v1/spaces/{space}/sessions/batch", { sessions }, o, { space }), o);
+  }
+  /** Mem0's `add`: appends messages to a session, creating it on first use. */
+  async addMessages(space: string, sessionId: string, messages: T.Message[],
+    extra: Omit<T.AddMessages, "session_id" | "messages"> = {}, o?: WriteOptions): Promise<T.IngestReport> {
+    const body = { session_id: sessionId, messages, ...extra };
+    return this.run(write("/v1/spaces/{space}/messages", body, o, { space }), o);
+  }
+  /** Group-chat messages; each group's day is a session `<group>/<YYYY-MM-DD>`. */
+  async addGroupMessages(space: string, messages: T.GroupMessage[], o?: WriteOptions): Promise<T.IngestReport> {
+    return this.run(write("/v1/spaces/{space}/group-messages", { messages }, o, { space }), o);
+  }
+  /** Agent runs, kept verbatim; slices, events and a note are derived from each. */
+  async insertTrajectories(space: string, trajectories: T.TrajectoryInput[], o?: WriteOptions): Promise<T.IngestReport> {
+    return this.run(write("/v1/spaces/{space}/trajectories", { trajectories }, o, { space }), o);
+  }
+  /** Restores an export of this space (JSONL, as `export` writes it). */
+  async import(space: string, jsonl: string, o?: WriteOptions): Promise<T.IngestReport> {
+    const c = write("/v1/spaces/{space}/import", undefined, o, { space });
+    c.body = jsonl;
+    c.headers = { ...c.headers, "Content-Type": "application/x-ndjson" };
+    return this.run(c, o);
+  }
+
+  // ---- recall
+  /** Ranked, cited evidence for `query`, packed into `token_budget` tokens. */
+  async recall(space: string, query: string, options: T.RecallOptions = {}, o?: CallOptions): Promise<T.Recall> {
+    const c = call("POST", "/v1/spaces/{space}/recall", json<T.Recall>(), { space });
+    c.json = { query, ...options } satisfies T.RecallRequest;
+    return this.run(c, o);
+  }
+
+  // ---- sessions
+  /** Sessions exactly as ingested, in ingest order, optionally filtered. */
+  async sessions(space: string, options: T.ListSessionsOptions = {}, o?: CallOptions): Promise<T.SessionPage> {
+    const c = call("GET", "/v1/spaces/{space}/sessions", json<T.SessionPage>(), { space });
+    c.query = pageQuery(options);
+    return this.run(c, o);
+  }
+  async session(space: string, sessionId: string, o?: CallOptions): Promise<T.SessionRecord> {
+    return this.run(call("GET", "/v1/spaces/{space}/sessions/{session}", json<T.SessionRecord>(),
+      { space, session: sessionId }), o);
+  }
+  /** Forgets a session and everything derived from it; the units removed. */
+  async forgetSession(space: string, sessionId: string, o?: CallOptions): Promise<number> {
+    return this.run(call("DELETE", "/v1/spaces/{space}/sessions/{session}", field<number>("removed_units"),
+      { space, session: sessionId }, "unsafe"), o);
+  }
+  /** Forgets one message (the session is re-derived without it). */
+  async forgetMessage(space: string, sessionId: string, messageId: string, o?: CallOptions): Promise<number> {
+    return this.run(call("DELETE", "/v1/spaces/{space}/sessions/{session}/messages/{message}",
+      field<number>("removed_units"), { space, session: sessionId, message: messageId }, "unsafe"), o);
+  }
+
+  // ---- memories
+  /** Memory units in time order, filtered and paginated. */
+  async memories(space: string, options: T.ListMemoriesOptions = {}, o?: CallOptions): Promise<T.UnitPage> {
+    const c = call("GET", "/v1/spaces/{space}/memories", json<T.UnitPage>(), { space });
+    c.query = pageQuery(options);
+    return this.run(c, o);
+  }
+  async memory(space: string, memoryId: string, o?: CallOptions): Promise<T.Unit> {
+    return this.run(call("GET", "/v1/spaces/{space}/memories/{id}", json<T.Unit>(), { space, id: memoryId }), o);
+  }
+  /** Forgets the messages a memory came from (the whole session for an episode). */
+  async deleteMemory(space: string, memoryId: string, o?: CallOptions): Promise<T.MemoryDeleted> {
+    return this.run(call("DELETE", "/v1/spaces/{space}/memories/{id}", json<T.MemoryDeleted>(),
+      { space, id: memoryId }, "unsafe"), o);
+  }
+
+  // ---- export
+  /** JSONL: one session record per line, then one trajectory record per line. */
+  async export(space: string, o?: CallOptions): Promise<string> {
+    const c = call("GET", "/v1/spaces/{space}/export", (r) => r.text(), { space });
+    c.headers = { Accept: "application/x-ndjson" };
+    return this.run(c, o);
+  }
+
+  // ---- facts and people
+  /** The versions of a fact subject, oldest first (the last is current). */
+  async history(space: string, subject: string, options: { as_of?: string } = {}, o?: CallOptions): Promise<T.FactHistory> {
+    const c = call("GET", "/v1/spaces/{space}/history", json<T.FactHistory>(), { space });
+    c.query = { subject, as_of: options.as_of };
+    return this.run(c, o);
+  }
+  async speakers(space: string, o?: CallOptions): Promise<string[]> {
+    return this.run(call("GET", "/v1/spaces/{space}/speakers", field<string[]>("speakers"), { space }), o);
+  }
+  async profile(space: string, speaker: string, o?: CallOptions): Promise<T.SpeakerProfile> {
+    return this.run(call("GET", "/v1/spaces/{space}/profiles/{speaker}", json<T.SpeakerProfile>(),
+      { space, speaker }), o);
+  }
+
+  // ---- trajectories
+  /** The manifest: goal, outcome, steps and URLs of every trajectory. */
+  async trajectories(space: string, o?: CallOptions): Promise<T.TrajectorySummary[]> {
+    return this.run(call("GET", "/v1/spaces/{space}/trajectories",
+      field<T.TrajectorySummary[]>("trajectories"), { space }), o);
+  }
+  async trajectory(space: string, trajectoryId: string, o?: CallOptions): Promise<T.TrajectoryRecord> {
+    return this.run(call("GET", "/v1/spaces/{space}/trajectories/{id}", json<T.TrajectoryRecord>(),
+      { space, id: trajectoryId }), o);
+  }
+  async trajectoryState(space: string, trajectoryId: string, index: number, o?: CallOptions): Promise<T.AgentState> {
+    return this.run(call("GET", "/v1/spaces/{space}/trajectories/{id}/states/{index}", json<T.AgentState>(),
+      { space, id: trajectoryId, index }), o);
+  }
+  async forgetTrajectory(space: string, trajectoryId: string, o?: CallOptions): Promise<number> {
+    return this.run(call("DELETE", "/v1/spaces/{space}/trajectories/{id}", field<number>("removed_units"),
+      { space, id: trajectoryId }, "unsafe"), o);
+  }
+}
