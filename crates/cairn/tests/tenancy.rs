@@ -25,7 +25,7 @@ impl Embedder for SlowEmbedder {
         Ok(texts
             .iter()
             .map(|t| {
-                let mut v = vec![0.1f32; 16];
+                let mut v = [0.1f32; 16];
                 for w in t.split_whitespace() {
                     v[w.len() % 16] += 1.0;
                 }

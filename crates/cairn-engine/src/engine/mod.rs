@@ -539,10 +539,13 @@ impl Engine {
 
 type TopicCache = HashMap<(SpaceId, &'static str), (u64, Arc<Vec<Unit>>)>;
 
+/// `(unit id, vector)` pairs.
+type UnitVectors = Vec<(String, Vec<f32>)>;
+
 /// Vectors computed for units before their write, per space.
 #[derive(Default)]
 struct EmbeddedUnits {
-    by_space: Vec<(SpaceId, Vec<(String, Vec<f32>)>)>,
+    by_space: Vec<(SpaceId, UnitVectors)>,
     counts: EmbedCounts,
 }
 
