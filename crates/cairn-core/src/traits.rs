@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use thiserror::Error;
 
 /// Errors of storage backends (records, text index, vector index, embedding cache).
-#[derive(Debug, Error)]
+#[derive(Debug, Clone, Error)]
 pub enum StoreError {
     #[error("space {0:?} does not exist")]
     NoSuchSpace(String),
@@ -25,7 +25,7 @@ pub enum StoreError {
 }
 
 /// Errors of embedding backends.
-#[derive(Debug, Error)]
+#[derive(Debug, Clone, Error)]
 #[error("embedder: {0}")]
 pub struct EmbedError(pub String);
 
@@ -50,11 +50,15 @@ pub struct SpaceStats {
     pub last_recorded_at: Option<crate::Timestamp>,
 }
 
-/// One session to store with the units derived from it (replacing its stored units).
+/// One session to store with the units derived from it. The session's stored units
+/// become exactly `units` plus those named in `keep`: `units` are written (new or
+/// changed, with fresh sequence numbers), `keep` stay as stored (unchanged, so neither
+/// rewritten nor re-indexed), every other unit of the session is deleted.
 #[derive(Debug, Clone, Copy)]
 pub struct SessionWrite<'a> {
     pub record: &'a SessionRecord,
     pub units: &'a [Unit],
+    pub keep: &'a [String],
 }
 
 /// How long a request's receipt is kept: a client retrying within this time gets the
@@ -117,7 +121,12 @@ pub trait RecordStore: Send + Sync {
     /// Stores the session record and replaces its derived units, atomically. Returns the
     /// sequence number of the last unit written.
     fn put_session(&self, record: &SessionRecord, units: &[Unit]) -> Result<u64, StoreError> {
-        self.put_sessions(&[SessionWrite { record, units }], &[])
+        let write = SessionWrite {
+            record,
+            units,
+            keep: &[],
+        };
+        self.put_sessions(&[write], &[])
     }
     /// Stores sessions with their units and the receipts of the requests that asked for
     /// them, all in one transaction (one durable write for a batch, or for a group of

@@ -314,9 +314,17 @@ async fn put_session(
     .bind(body)
     .execute(&mut *conn)
     .await?;
-    sqlx::query("DELETE FROM units WHERE space = $1 AND session_id = $2")
+    // Units neither written now nor kept as stored are gone from the session.
+    let staying: Vec<String> = w
+        .keep
+        .iter()
+        .cloned()
+        .chain(w.units.iter().map(|u| u.id.clone()))
+        .collect();
+    sqlx::query("DELETE FROM units WHERE space = $1 AND session_id = $2 AND NOT (id = ANY($3))")
         .bind(space)
         .bind(&record.session.id)
+        .bind(&staying)
         .execute(&mut *conn)
         .await?;
     Ok(Some(write_units(conn, space, w.units).await?))

@@ -234,9 +234,17 @@ fn put_session(tx: &Transaction<'_>, w: &SessionWrite<'_>) -> Result<u64, StoreE
         "INSERT OR REPLACE INTO sessions(space, id, ord, recorded_at, body) VALUES (?1,?2,?3,?4,?5)",
         params![space, record.session.id, ord, record.recorded_at.to_rfc3339(), body],
     ))?;
+    // Units neither written now nor kept as stored are gone from the session.
+    let staying: Vec<&str> = w
+        .keep
+        .iter()
+        .map(String::as_str)
+        .chain(w.units.iter().map(|u| u.id.as_str()))
+        .collect();
     be(tx.execute(
-        "DELETE FROM units WHERE space=?1 AND session_id=?2",
-        params![space, record.session.id],
+        "DELETE FROM units WHERE space=?1 AND session_id=?2
+           AND id NOT IN (SELECT value FROM json_each(?3))",
+        params![space, record.session.id, to_json(&staying)?],
     ))?;
     write_units(tx, space, w.units)
 }

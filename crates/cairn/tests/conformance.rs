@@ -2,7 +2,7 @@
 //! store and, when `CAIRN_TEST_DATABASE_URL` names a PostgreSQL database with pgvector,
 //! against the PostgreSQL backend (each test in a fresh schema, so tests run in
 //! parallel). A behaviour that differs between backends fails here, naming the backend.
-use cairn::{Memory, MemoryConfig, RecallOptions, SessionInput};
+use cairn::{Memory, MemoryConfig, RecallOptions, SessionInput, WriteOptions};
 use cairn_core::FactDetail;
 use cairn_core::{
     EmbeddingCache, Enrichment, EnrichmentStore, Provenance, RecordStore, SessionRecord, SpaceId,
@@ -1238,6 +1238,66 @@ fn concurrent_appends_to_one_session_lose_nothing() {
             16,
             "{}: an append was lost",
             b.name()
+        );
+        assert!(m1.check(false).unwrap().consistent, "{}", b.name());
+    });
+}
+
+/// Appends of messages without ids through two servers on one store: every one lands,
+/// numbered by its place, none refused (the read-check-write runs under the store-wide
+/// write lock, and waiting appends are written together). A retry with an idempotency
+/// key, through the other server, writes nothing again.
+#[test]
+fn appends_through_two_servers_are_atomic_and_retries_are_answered_once() {
+    each(|b| {
+        let (m1, m2) = b.two_memories();
+        let append = |text: String| -> cairn::AppendInput {
+            serde_json::from_value(serde_json::json!({
+                "session_id": "chat", "messages": [{"role": "user", "text": text}]
+            }))
+            .unwrap()
+        };
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                let m = if t % 2 == 0 { &m1 } else { &m2 };
+                scope.spawn(move || {
+                    for i in 0..10 {
+                        m.append(
+                            "alice",
+                            append(format!("writer {t} line {i}")),
+                            &WriteOptions::default(),
+                        )
+                        .unwrap();
+                    }
+                });
+            }
+        });
+        let session = m2.session("alice", "chat").unwrap().unwrap().session;
+        assert_eq!(
+            session.messages.len(),
+            40,
+            "{}: an append was lost",
+            b.name()
+        );
+        let mut ids: Vec<usize> = session
+            .messages
+            .iter()
+            .map(|m| m.id.parse().unwrap())
+            .collect();
+        ids.sort();
+        assert_eq!(ids, (0..40).collect::<Vec<_>>(), "{}", b.name());
+        let key = WriteOptions::with_key("retry-1");
+        let first = m1.append("alice", append("once".into()), &key).unwrap();
+        let again = m2.append("alice", append("once".into()), &key).unwrap();
+        assert!(!first.replayed && again.replayed, "{}", b.name());
+        assert_eq!(
+            m1.session("alice", "chat")
+                .unwrap()
+                .unwrap()
+                .session
+                .messages
+                .len(),
+            41
         );
         assert!(m1.check(false).unwrap().consistent, "{}", b.name());
     });

@@ -9,8 +9,9 @@ use cairn_core::{
 };
 use sha2::{Digest, Sha256};
 
-use super::ingest::WriteMode;
-use super::{Engine, EngineError, IngestReport};
+use super::ingest::Planned;
+use super::{EmbeddedUnits, Engine, EngineError, IngestReport};
+use std::sync::{Arc, Mutex};
 
 /// Longest accepted idempotency key, in bytes.
 pub const MAX_IDEMPOTENCY_KEY: usize = 255;
@@ -108,6 +109,11 @@ impl Engine {
     }
 
     /// Appends messages to a session, creating it on first use (see [`AppendInput`]).
+    ///
+    /// Appends are group-committed: each waits for the write lock, and whoever takes it
+    /// writes every append queued by then (to any sessions) in one transaction, each
+    /// still checked on its own against what precedes it. An append answered by an
+    /// earlier holder of the lock returns that answer.
     pub fn append(
         &self,
         space: &SpaceId,
@@ -135,26 +141,181 @@ impl Engine {
             e
         })?;
         self.b.records.create_space(space)?;
+        let mine = Arc::new(Pending {
+            space: space.clone(),
+            input,
+            new_session: probe,
+            request,
+            answer: Mutex::new(None),
+        });
+        self.appends.push(mine.clone());
         let _w = self.lock()?;
-        if let Some(report) = request
-            .as_ref()
-            .map(|r| self.replay(r))
-            .transpose()?
-            .flatten()
-        {
-            return Ok(report);
+        if let Some(answer) = mine.take() {
+            return answer;
         }
-        let stored = self.b.records.get_session(space, &input.session_id)?;
-        let record = match stored {
-            None => SessionRecord {
-                space: space.clone(),
-                recorded_at: chrono::Utc::now(),
-                session: probe,
-            },
-            Some(rec) => extended(rec, input)?,
-        };
-        self.write_records_locked(vec![(record, WriteMode::Whole)], request.as_ref())
+        let batch = self.appends.drain();
+        self.append_batch(&batch);
+        mine.take().unwrap_or_else(|| {
+            Err(cairn_core::StoreError::Backend("append left unanswered".into()).into())
+        })
     }
+
+    /// Writes a batch of appends; every one of them gets its answer. The caller holds
+    /// the write lock.
+    fn append_batch(&self, batch: &[Arc<Pending>]) {
+        let mut groups: Vec<Group> = Vec::new();
+        for p in batch {
+            match p.request.as_ref().map(|r| self.replay(r)).transpose() {
+                Ok(Some(Some(report))) => p.answer(Ok(report)),
+                Err(e) => p.answer(Err(e)),
+                _ => match groups
+                    .iter_mut()
+                    .find(|g| g.space == p.space && g.session == p.input.session_id)
+                {
+                    Some(g) => g.members.push(p.clone()),
+                    None => groups.push(Group {
+                        space: p.space.clone(),
+                        session: p.input.session_id.clone(),
+                        members: vec![p.clone()],
+                    }),
+                },
+            }
+        }
+        let sessions: Vec<Merged> = groups.into_iter().filter_map(|g| self.merged(g)).collect();
+        if let Err(e) = self.commit_appends(&sessions) {
+            for (p, _) in sessions.iter().flat_map(|s| &s.members) {
+                p.answer(Err(e.clone()));
+            }
+        }
+    }
+
+    /// A session with its group's appends applied in order; an append that does not fit
+    /// what precedes it is answered with its error and left out. `None` when none fits.
+    fn merged(&self, g: Group) -> Option<Merged> {
+        let stored = match self.b.records.get_session(&g.space, &g.session) {
+            Ok(s) => s,
+            Err(e) => {
+                let e = EngineError::from(e);
+                g.members.iter().for_each(|p| p.answer(Err(e.clone())));
+                return None;
+            }
+        };
+        let was_stored = stored.is_some();
+        let mut current = stored;
+        let mut members = Vec::new();
+        for p in g.members {
+            let before = current.as_ref().map_or(0, |r| r.session.messages.len());
+            let next = match current.clone() {
+                None => Ok(SessionRecord {
+                    space: g.space.clone(),
+                    recorded_at: chrono::Utc::now(),
+                    session: p.new_session.clone(),
+                }),
+                Some(rec) => extended(rec, p.input.clone()),
+            };
+            match next {
+                Ok(rec) => {
+                    let added = rec.session.messages.len() - before;
+                    current = Some(rec);
+                    members.push((p, added));
+                }
+                Err(e) => p.answer(Err(e)),
+            }
+        }
+        let record = current?;
+        (!members.is_empty()).then_some(Merged {
+            record,
+            was_stored,
+            members,
+        })
+    }
+
+    /// Derives and embeds each session's changes, then stores all of them with every
+    /// receipt in one transaction and answers each append. Counts of units and vectors
+    /// in an answer are those of its session's write.
+    fn commit_appends(&self, sessions: &[Merged]) -> Result<(), EngineError> {
+        let mut changes = Vec::with_capacity(sessions.len());
+        let mut embedded = EmbeddedUnits::default();
+        let mut answers = Vec::new();
+        let mut receipts = Vec::new();
+        for s in sessions {
+            let c = self.changes_of(Planned {
+                record: s.record.clone(),
+                added: 0,
+                stored: s.was_stored,
+                rewrite_all: false,
+            })?;
+            let e = self.embed_units(&c.units)?;
+            for (p, added) in &s.members {
+                let report = IngestReport {
+                    sessions: 1,
+                    unchanged: usize::from(*added == 0),
+                    messages_added: *added,
+                    units: c.units.len(),
+                    vectors_computed: e.counts.computed,
+                    vectors_cached: e.counts.cached,
+                    ..Default::default()
+                };
+                receipts.extend(p.request.as_ref().map(|r| r.receipt(&report)));
+                answers.push((p.clone(), report));
+            }
+            embedded = embedded.join(e);
+            changes.push(c);
+        }
+        self.commit_changes(&changes, embedded, &receipts)?;
+        for (p, report) in answers {
+            p.answer(Ok(report));
+        }
+        Ok(())
+    }
+}
+
+/// One append waiting to be written, and its answer once written.
+pub(super) struct Pending {
+    space: SpaceId,
+    input: AppendInput,
+    /// The session this append makes when none is stored.
+    new_session: SessionInput,
+    request: Option<Request>,
+    answer: Mutex<Option<Result<IngestReport, EngineError>>>,
+}
+
+impl Pending {
+    fn answer(&self, r: Result<IngestReport, EngineError>) {
+        *self.answer.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+    }
+
+    fn take(&self) -> Option<Result<IngestReport, EngineError>> {
+        self.answer.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+/// Appends waiting for the write lock.
+#[derive(Default)]
+pub(super) struct Queue(Mutex<Vec<Arc<Pending>>>);
+
+impl Queue {
+    fn push(&self, p: Arc<Pending>) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(p);
+    }
+
+    fn drain(&self) -> Vec<Arc<Pending>> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// Appends of one batch to one session.
+struct Group {
+    space: SpaceId,
+    session: String,
+    members: Vec<Arc<Pending>>,
+}
+
+/// A session with a batch's appends applied, and each append with the messages it added.
+struct Merged {
+    record: SessionRecord,
+    was_stored: bool,
+    members: Vec<(Arc<Pending>, usize)>,
 }
 
 /// The stored session with `input`'s messages after its own: header fields given must

@@ -2,14 +2,14 @@
 //! conflicting), then the one write path every session write takes: derive, embed, store
 //! ground state + units (+ the request's receipt) in one transaction, index.
 use cairn_core::{
-    ConflictError, GroupMessage, InputError, Message, SessionInput, SessionRecord, SessionWrite,
-    SpaceId, Unit,
+    ConflictError, GroupMessage, InputError, Message, Receipt, SessionInput, SessionRecord,
+    SessionWrite, SpaceId, Unit,
 };
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 use super::append::{Request, WriteOptions};
-use super::{Engine, EngineError, IngestReport};
+use super::{EmbeddedUnits, Engine, EngineError, IngestReport};
 
 /// How a record joins what is stored under its id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +116,50 @@ pub(super) fn push_numbered(messages: &mut Vec<Message>, new: Vec<Message>) {
         }
         taken.insert(m.id.clone());
         messages.push(m);
+    }
+}
+
+/// What one record of a write becomes.
+pub(super) struct Planned {
+    pub(super) record: SessionRecord,
+    /// Messages it adds.
+    pub(super) added: usize,
+    /// A session of that id is stored (its units are compared with the new ones).
+    pub(super) stored: bool,
+    /// Write every unit even if derived as stored (a rebuild with new rules).
+    pub(super) rewrite_all: bool,
+}
+
+/// A session's units against the stored ones: what to write, what stays, what goes.
+pub(super) struct Changes {
+    record: SessionRecord,
+    /// New or changed units.
+    pub(super) units: Vec<Unit>,
+    /// Stored units derived again exactly as they are.
+    keep: Vec<String>,
+    /// Stored units no longer derived (removed from the indexes; the store drops them).
+    stale: Vec<String>,
+}
+
+impl Changes {
+    fn of(record: SessionRecord, derived: Vec<Unit>, stored: Vec<Unit>, all: bool) -> Self {
+        let derived_ids: std::collections::HashSet<&str> =
+            derived.iter().map(|u| u.id.as_str()).collect();
+        let stale: Vec<String> = stored
+            .iter()
+            .filter(|u| !derived_ids.contains(u.id.as_str()))
+            .map(|u| u.id.clone())
+            .collect();
+        let stored: HashMap<String, Unit> = stored.into_iter().map(|u| (u.id.clone(), u)).collect();
+        let (same, units): (Vec<Unit>, Vec<Unit>) = derived
+            .into_iter()
+            .partition(|u| !all && stored.get(&u.id) == Some(u));
+        Self {
+            record,
+            units,
+            keep: same.into_iter().map(|u| u.id).collect(),
+            stale,
+        }
     }
 }
 
@@ -232,7 +276,9 @@ impl Engine {
     }
 
     /// [`Engine::write_records`] for a caller that holds the write lock and has checked
-    /// for a replay.
+    /// for a replay. Only what changed is written and indexed: a unit derived exactly as
+    /// stored stays as it is (an append to a long session touches its new turns and
+    /// rounds, the episode they join and the aggregates, not the rest).
     pub(super) fn write_records_locked(
         &self,
         records: Vec<(SessionRecord, WriteMode)>,
@@ -240,33 +286,67 @@ impl Engine {
     ) -> Result<IngestReport, EngineError> {
         let mut report = IngestReport::default();
         let planned = self.plan_writes(records, &mut report)?;
-        let mut derived: Vec<(SessionRecord, Vec<Unit>)> = Vec::with_capacity(planned.len());
-        for (record, added) in planned {
-            let units = self.derive_units(&record)?;
-            report.messages_added += added;
-            report.units += units.len();
-            derived.push((record, units));
+        let mut changes: Vec<Changes> = Vec::with_capacity(planned.len());
+        for p in planned {
+            report.messages_added += p.added;
+            let c = self.changes_of(p)?;
+            report.units += c.units.len();
+            changes.push(c);
         }
-        let written: Vec<Unit> = derived.iter().flat_map(|(_, u)| u.clone()).collect();
+        let written: Vec<Unit> = changes.iter().flat_map(|c| c.units.clone()).collect();
         // Vectors are computed before the transaction, so the receipt stored with it
         // holds the whole answer (a retry gets exactly what the first call got).
         let embedded = self.embed_units(&written)?;
         report.vectors_computed = embedded.counts.computed;
         report.vectors_cached = embedded.counts.cached;
-        let writes: Vec<SessionWrite<'_>> = derived
-            .iter()
-            .map(|(record, units)| SessionWrite { record, units })
-            .collect();
         let receipts: Vec<_> = request.map(|r| r.receipt(&report)).into_iter().collect();
-        let last = self.b.records.put_sessions(&writes, &receipts)?;
+        self.commit_changes(&changes, embedded, &receipts)?;
+        Ok(report)
+    }
+
+    /// A planned record's units against the stored ones.
+    pub(super) fn changes_of(&self, p: Planned) -> Result<Changes, EngineError> {
+        let derived = self.derive_units(&p.record)?;
+        let stored = match p.stored {
+            true => self
+                .b
+                .records
+                .session_units(&p.record.space, &p.record.session.id)?,
+            false => Vec::new(),
+        };
+        Ok(Changes::of(p.record, derived, stored, p.rewrite_all))
+    }
+
+    /// Stores the changes and the receipts in one transaction (acknowledged from here),
+    /// then indexes what changed; the caller holds the write lock.
+    pub(super) fn commit_changes(
+        &self,
+        changes: &[Changes],
+        embedded: EmbeddedUnits,
+        receipts: &[Receipt],
+    ) -> Result<(), EngineError> {
+        let writes: Vec<SessionWrite<'_>> = changes
+            .iter()
+            .map(|c| SessionWrite {
+                record: &c.record,
+                units: &c.units,
+                keep: &c.keep,
+            })
+            .collect();
+        let last = self.b.records.put_sessions(&writes, receipts)?;
+        for c in changes.iter().filter(|c| !c.stale.is_empty()) {
+            self.b.text.remove(&c.record.space, &c.stale)?;
+            self.b.vectors.remove(&c.record.space, &c.stale)?;
+        }
+        let written: Vec<Unit> = changes.iter().flat_map(|c| c.units.clone()).collect();
         if written.is_empty() {
-            return Ok(report);
+            return Ok(());
         }
         self.store_vectors(&written, embedded, last)?;
         let searchable: Vec<Unit> = written.into_iter().filter(Unit::is_searchable).collect();
         self.b.text.upsert(&searchable)?;
         self.text_seq.store(last, Ordering::SeqCst);
-        Ok(report)
+        Ok(())
     }
 
     /// Decides what each record becomes (new, appended, unchanged) before anything is
@@ -276,16 +356,17 @@ impl Engine {
         &self,
         records: Vec<(SessionRecord, WriteMode)>,
         report: &mut IngestReport,
-    ) -> Result<Vec<(SessionRecord, usize)>, EngineError> {
-        let mut planned: Vec<(SessionRecord, usize)> = Vec::new();
+    ) -> Result<Vec<Planned>, EngineError> {
+        let mut planned: Vec<Planned> = Vec::new();
         let mut position: HashMap<(SpaceId, String), usize> = HashMap::new();
         for (index, (mut rec, mode)) in records.into_iter().enumerate() {
             report.sessions += 1;
             let key = (rec.space.clone(), rec.session.id.clone());
             let existing = match position.get(&key) {
-                Some(&i) => Some(planned[i].0.clone()),
+                Some(&i) => Some(planned[i].record.clone()),
                 None => self.b.records.get_session(&rec.space, &rec.session.id)?,
             };
+            let stored = existing.is_some();
             let recorded_at = existing.as_ref().map_or(rec.recorded_at, |e| e.recorded_at);
             if mode == WriteMode::Append {
                 rec.session = appended(existing.as_ref().map(|e| &e.session), rec.session)?;
@@ -320,12 +401,18 @@ impl Engine {
             };
             match position.get(&key) {
                 Some(&i) => {
-                    planned[i].0 = record;
-                    planned[i].1 += added;
+                    planned[i].record = record;
+                    planned[i].added += added;
+                    planned[i].rewrite_all |= force;
                 }
                 None => {
                     position.insert(key, planned.len());
-                    planned.push((record, added));
+                    planned.push(Planned {
+                        record,
+                        added,
+                        stored,
+                        rewrite_all: force,
+                    });
                 }
             }
         }

@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use thiserror::Error;
 
-#[derive(Debug, Error)]
+#[derive(Debug, Clone, Error)]
 pub enum EngineError {
     #[error(transparent)]
     Input(#[from] InputError),
@@ -183,6 +183,9 @@ pub struct Engine {
     /// The fact index of each cached fact list (built from the same `Arc`: same
     /// generation).
     fact_index: Mutex<HashMap<SpaceId, Arc<crate::facts::FactIndex>>>,
+    /// Appends waiting for the write lock; whoever takes it writes all of them in one
+    /// transaction (group commit, see `append.rs`).
+    appends: append::Queue,
 }
 
 impl Engine {
@@ -195,6 +198,7 @@ impl Engine {
             topic_cache: Mutex::new(HashMap::new()),
             fact_index: Mutex::new(HashMap::new()),
             text_seq: AtomicU64::new(0),
+            appends: append::Queue::default(),
         };
         engine.heal()?;
         engine.rederive_if_rules_changed()?;
@@ -435,7 +439,7 @@ impl Engine {
 
     /// The vectors of `units` that have an embedding text, per space (each space's cache
     /// scope; see [`EngineConfig::share_embedding_cache`]).
-    fn embed_units(&self, units: &[Unit]) -> Result<EmbeddedUnits, EngineError> {
+    pub(super) fn embed_units(&self, units: &[Unit]) -> Result<EmbeddedUnits, EngineError> {
         let mut by_space: BTreeMap<&SpaceId, Vec<&Unit>> = BTreeMap::new();
         for u in units.iter().filter(|u| u.embed_text.is_some()) {
             by_space.entry(&u.space).or_default().push(u);
@@ -544,9 +548,19 @@ type UnitVectors = Vec<(String, Vec<f32>)>;
 
 /// Vectors computed for units before their write, per space.
 #[derive(Default)]
-struct EmbeddedUnits {
+pub(super) struct EmbeddedUnits {
     by_space: Vec<(SpaceId, UnitVectors)>,
     counts: EmbedCounts,
+}
+
+impl EmbeddedUnits {
+    /// Both sets of vectors, as one.
+    fn join(mut self, other: EmbeddedUnits) -> Self {
+        self.by_space.extend(other.by_space);
+        self.counts.computed += other.counts.computed;
+        self.counts.cached += other.counts.cached;
+        self
+    }
 }
 
 pub(super) fn ms(t: Instant) -> f64 {

@@ -221,6 +221,11 @@ pub struct StatsOut {
     pub trajectories: usize,
     pub units: usize,
     pub units_by_kind: BTreeMap<String, usize>,
+    /// An estimate of the bytes the space's rows take in the store.
+    pub disk_bytes: u64,
+    /// When the space's newest session or trajectory was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_recorded_at: Option<Time>,
 }
 
 impl From<cairn::SpaceStats> for StatsOut {
@@ -232,6 +237,8 @@ impl From<cairn::SpaceStats> for StatsOut {
             trajectories: s.trajectories,
             units: s.units,
             units_by_kind: s.units_by_kind,
+            disk_bytes: s.disk_bytes,
+            last_recorded_at: s.last_recorded_at,
         }
     }
 }
