@@ -32,6 +32,7 @@ pub mod env;
 pub mod evermembench;
 mod friendsqa;
 pub mod lme_v2;
+pub mod lme_v2_inspect;
 mod locomo;
 mod longmemeval;
 pub mod metrics;
@@ -42,6 +43,7 @@ mod report;
 pub mod scale;
 pub mod summary;
 pub mod trajectories_scale;
+pub mod trajectories_scale_inspect;
 
 pub use evermembench::EverMemArgs;
 pub use friendsqa::question_word as friendsqa_question_word;

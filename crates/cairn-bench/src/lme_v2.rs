@@ -99,6 +99,8 @@ pub struct LmeV2Args {
     /// Engine settings (a `cairn.toml`) for experiments; recorded in METHODOLOGY.md.
     #[arg(long, value_name = "FILE")]
     pub memory_config: Option<PathBuf>,
+    #[command(flatten)]
+    pub inspect: crate::lme_v2_inspect::InspectRowArgs,
 }
 
 pub(crate) fn parse_pool(s: &str) -> anyhow::Result<UnitKind> {
@@ -308,7 +310,7 @@ fn embed(memory: &Memory, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
 
 /// Multiple choice with the option scorer; a set question picks every option whose total
 /// is at least halfway between the worst and the best.
-fn choice(
+pub(crate) fn choice(
     memory: &Memory,
     q: &LmeV2Question,
     evidence: &[&str],
@@ -516,6 +518,7 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
     let mut results = std::fs::File::create(&results_path)
         .with_context(|| format!("creating {}", results_path.display()))?;
     let mut records = Vec::new();
+    let mut extra = crate::lme_v2_inspect::Rows::new(&args.inspect, &dir)?;
     for q in &selected {
         if stopped() {
             break;
@@ -525,6 +528,7 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
             .as_ref()
             .map(|e| e.get(&q.id).cloned().unwrap_or_default());
         let r = question(&memory, q, &haystacks[&q.id], &trajectories, &row, ev);
+        extra.question(&memory, q, &r, args.token_budget)?;
         if let Some(e) = &r.error {
             pb.println(format!("question {}: {e}", q.id));
         }
@@ -545,6 +549,7 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
     meta.finished_at = Some(chrono::Utc::now());
     let s = summarize(&meta, &records, !interrupted, evidence.is_some());
     write_files(&dir, &s)?;
+    extra.finish(&dir)?;
     std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(&meta)?)?;
     eprintln!("{}", short_report(&s));
     eprintln!("wrote {}", dir.display());

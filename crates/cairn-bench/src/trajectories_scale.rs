@@ -622,6 +622,8 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
         pb.inc(1);
     }
     pb.finish_and_clear();
+    let inspect =
+        crate::trajectories_scale_inspect::measure(&memory, SPACE, &qs, args.token_budget)?;
     drop(memory);
     if !args.keep_data && data_dir.exists() {
         std::fs::remove_dir_all(&data_dir)?;
@@ -678,6 +680,7 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
     std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&s)?)?;
     std::fs::write(dir.join("summary.md"), render_summary(&s))?;
     std::fs::write(dir.join("METHODOLOGY.md"), render_methodology(&s))?;
+    crate::trajectories_scale_inspect::write(&dir, &inspect)?;
     std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(&meta)?)?;
     eprintln!("{}", short_report(&s));
     eprintln!("wrote {}", dir.display());

@@ -5,6 +5,7 @@ mod config;
 mod ingest;
 mod reliability;
 mod server;
+mod trajectories;
 
 use anyhow::{bail, Context, Result};
 use cairn::{Format, Memory, RecallOptions, UnitKind};
@@ -80,16 +81,10 @@ enum Command {
         #[arg(long = "quota", value_name = "KIND=N")]
         quotas: Vec<String>,
     },
-    /// The manifest of a space's trajectories, or one trajectory (or one of its states).
-    Trajectories {
-        #[arg(long)]
-        space: String,
-        /// One trajectory, exactly as inserted.
-        id: Option<String>,
-        /// Only this state of it (0-based).
-        #[arg(long, requires = "id")]
-        state: Option<usize>,
-    },
+    /// Trajectories: the manifest, the inspection verbs (summary, state, span, match,
+    /// search), context from spans, recall + inspection, the agent controller, and
+    /// export-workspace.
+    Trajectories(trajectories::TrajectoriesArgs),
     /// The version history of a fact subject ("budget for Atlas").
     History {
         #[arg(long)]
@@ -328,46 +323,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("{}", recall.context);
             Ok(())
         }
-        Command::Trajectories { space, id, state } => {
-            let m = open(&cli)?;
-            let Some(id) = id else {
-                let manifest = m.trajectory_manifest(space)?;
-                if cli.json {
-                    return print_json(&manifest);
-                }
-                for t in manifest {
-                    let outcome = match t.succeeded {
-                        Some(true) => "succeeded",
-                        Some(false) => "failed",
-                        None => "outcome unknown",
-                    };
-                    println!(
-                        "{}  {} steps, {outcome}, {} URLs  {}",
-                        t.id,
-                        t.steps,
-                        t.urls.len(),
-                        t.goal
-                    );
-                }
-                return Ok(());
-            };
-            let Some(t) = m.trajectory(space, id)? else {
-                bail!("no trajectory {id:?} in space {space:?}");
-            };
-            match state {
-                Some(i) => {
-                    let Some(s) = t.trajectory.states.get(*i) else {
-                        bail!(
-                            "trajectory {id:?} has {} states (0..{})",
-                            t.trajectory.states.len(),
-                            t.trajectory.states.len()
-                        );
-                    };
-                    print_json(s)
-                }
-                None => print_json(&t),
-            }
-        }
+        Command::Trajectories(args) => trajectories::run(&cli, args),
         Command::History {
             space,
             subject,

@@ -23,6 +23,7 @@ pub mod load;
 mod mcp;
 mod ops;
 mod routes;
+mod trajectories;
 mod wire;
 
 pub use auth::{

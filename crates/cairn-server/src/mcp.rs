@@ -20,6 +20,10 @@ use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
 
+// The trajectory tools: a second router on the same server, combined in the constructors.
+#[path = "mcp_trajectories.rs"]
+mod trajectory_tools;
+
 /// The Cairn MCP server.
 #[derive(Clone)]
 pub struct CairnMcp {
@@ -168,7 +172,7 @@ impl CairnMcp {
             state,
             local: Some(Principal::admin("local")),
             default_space,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::trajectory_router(),
         }
     }
 
@@ -178,7 +182,7 @@ impl CairnMcp {
             state,
             local: None,
             default_space: None,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::trajectory_router(),
         }
     }
 
@@ -436,7 +440,12 @@ impl ServerHandler for CairnMcp {
                  the user's past, preferences or earlier conversations; call `remember` for \
                  things worth keeping across conversations; call `forget` when asked to \
                  delete something; call `history` for how a value (budget, date, owner) \
-                 changed and what it is now; call `profile` for what is known about a person.",
+                 changed and what it is now; call `profile` for what is known about a person. \
+                 For questions about a web environment that agents explored, work through the \
+                 stored trajectories: `trajectory_manifest` to shortlist runs, \
+                 `trajectory_summary` and `trajectory_match` to find the state, \
+                 `trajectory_state` or `trajectory_span` to read it, then `trajectory_context` \
+                 with a note and the spans that prove it.",
             )
     }
 }

@@ -126,6 +126,51 @@ fn table(state: &S) -> Vec<Route> {
             "/v1/spaces/{space}/trajectories/{id}/states/{index}",
             get(get_trajectory_state),
         ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectory-manifest",
+            get(crate::trajectories::manifest),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectories/{id}/summary",
+            get(crate::trajectories::summary),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectories/{id}/states/{index}/view",
+            get(crate::trajectories::state_view),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectories/{id}/span",
+            get(crate::trajectories::span),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectories/{id}/match",
+            get(crate::trajectories::match_states),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectory-search",
+            get(crate::trajectories::search),
+        ),
+        r(
+            Method::POST,
+            "/v1/spaces/{space}/trajectory-context",
+            post(crate::trajectories::context),
+        ),
+        r(
+            Method::POST,
+            "/v1/spaces/{space}/trajectory-inspect",
+            post(crate::trajectories::inspect),
+        ),
+        r(
+            Method::POST,
+            "/v1/spaces/{space}/trajectory-agent",
+            post(crate::trajectories::agent),
+        ),
         r(Method::GET, "/v1/spaces/{space}/history", get(history)),
         r(Method::GET, "/v1/spaces/{space}/speakers", get(speakers)),
         r(

@@ -35,9 +35,9 @@ pub struct MemoryConfig {
 /// A memory store: one embedded data directory, or a PostgreSQL database
 /// ([`Memory::open_postgres`]).
 pub struct Memory {
-    engine: Arc<Engine>,
+    pub(crate) engine: Arc<Engine>,
     /// The LLM fact reader when `[llm]` is configured.
-    enricher: Option<Arc<crate::enrich::LlmFactReader>>,
+    pub(crate) enricher: Option<Arc<crate::enrich::LlmFactReader>>,
     /// Keeps enrichment caught up in the background (stopped and joined on drop).
     worker: Option<crate::enrich::Worker>,
     dir: PathBuf,

@@ -1,6 +1,7 @@
 //! The engine: the one place where ingest and recall are orchestrated.
 mod enrich;
 mod ingest;
+mod inspect;
 mod knowledge;
 mod recall;
 mod trajectories;

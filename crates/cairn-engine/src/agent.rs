@@ -1,0 +1,505 @@
+//! The agent controller: a model works through a space's trajectories with the
+//! inspection verbs (triage the question, shortlist from the manifest, inspect, answer
+//! with a note and spans), and the answer is rendered into a context.
+//!
+//! The model is any [`AgentModel`] (an OpenAI-compatible one is wired in the `cairn`
+//! crate); each step is one JSON object naming a tool. A run is bounded: at most
+//! `max_steps` model calls (the last is told to answer), a wall-clock budget (a call
+//! still running when it is spent is abandoned), a prompt window (older results are
+//! dropped first) and sized tool results. When the model fails, times out, or never
+//! answers, the run falls back to plain recall (or recall + inspection), and says why.
+use crate::engine::{Engine, EngineError};
+use cairn_core::inspect::{one_line, thousands, ContextRequest, ContextSpan, ManifestForm};
+use cairn_core::{
+    AgentFallback, AgentMessage, AgentMode, AgentModel, AgentOptions, AgentRun, AgentStep, Format,
+    InputError, PatternMode, RecallOptions, SpaceId, UnitKind,
+};
+use serde_json::{json, Value};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What the model is told: the workflow, in brief.
+pub const AGENT_WORKFLOW: &str = "You find evidence for a question in a memory of web-agent runs (trajectories). A trajectory is a goal, an outcome and a numbered sequence of states; each state has the page URL, the page text (an accessibility tree), and the agent's thought and action. Work fast: every step costs time.
+
+How to work:
+1. Triage the question: a lookup (find one state whose page shows the field, value or button asked about), a comparison (one state per side), a procedure (the steps of one kind of task, taken from a run that did that task), or an error or gotcha (the state where the page said what went wrong).
+2. Shortlist from the manifest: the few trajectories whose goal, start URL and outcome fit the question best.
+3. Inspect only the shortlisted ones. `summary` lists a trajectory's states (URL, title, thought, action); `match` finds the states of one trajectory holding a pattern; `state` shows one page; `span` shows a few consecutive states. `search` looks for words across all trajectories, for when the manifest points nowhere.
+4. Answer with `final`: a short `note` (where the evidence is, the procedure if one was asked, and, when the pages contradict the question's premise, say so plainly so the reader can decline) and `spans`, the states that prove it, most important first, usually one to three states each. Do not guess beyond what the pages show; a near match is not the thing asked about.
+
+Reply with exactly one JSON object per turn, one of:
+{\"tool\": \"summary\", \"trajectory_id\": \"...\"}
+{\"tool\": \"match\", \"trajectory_id\": \"...\", \"pattern\": \"a regex or words\"}
+{\"tool\": \"state\", \"trajectory_id\": \"...\", \"state\": 7}
+{\"tool\": \"span\", \"trajectory_id\": \"...\", \"start\": 6, \"end\": 8}
+{\"tool\": \"search\", \"pattern\": \"words\"}
+{\"tool\": \"final\", \"note\": \"...\", \"spans\": [{\"trajectory_id\": \"...\", \"start_state\": 6, \"end_state\": 8}]}
+State indices start at 0 and spans include both ends.";
+
+const TOOLS: [&str; 6] = ["summary", "match", "state", "span", "search", "final"];
+
+/// The JSON schema of one step (for servers with structured output).
+pub fn step_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "tool": {"type": "string", "enum": TOOLS},
+            "trajectory_id": {"type": "string"},
+            "pattern": {"type": "string"},
+            "state": {"type": "integer"},
+            "start": {"type": "integer"},
+            "end": {"type": "integer"},
+            "note": {"type": "string"},
+            "spans": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "trajectory_id": {"type": "string"},
+                    "start_state": {"type": "integer"},
+                    "end_state": {"type": "integer"}
+                },
+                "required": ["trajectory_id", "start_state", "end_state"]
+            }}
+        },
+        "required": ["tool"]
+    })
+}
+
+fn text(v: &Value, k: &str) -> Option<String> {
+    v.get(k)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+fn index(v: &Value, k: &str) -> Option<usize> {
+    match v.get(k)? {
+        Value::Number(n) => n.as_u64().map(|x| x as usize),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// `s` cut to `max` characters, saying how much was left out.
+fn clip_result(s: String, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s;
+    }
+    let kept: String = s.chars().take(max).collect();
+    format!(
+        "{kept}\n... [truncated: {} more characters; ask for less, e.g. one state or a match]",
+        thousands(n - max)
+    )
+}
+
+/// What a run did before it fell back.
+#[derive(Default)]
+struct Trace {
+    steps: Vec<AgentStep>,
+    model_calls: usize,
+    model: Option<String>,
+}
+
+/// What a model call ended in.
+enum Called {
+    Step(Value),
+    Failed(String),
+    TimedOut,
+}
+
+/// Calls the model on its own thread and waits at most `wait`: a call past the budget is
+/// abandoned (its thread ends when the client's own timeout does).
+fn call_model(
+    model: &Arc<dyn AgentModel>,
+    messages: Vec<AgentMessage>,
+    max_tokens: u32,
+    wait: Duration,
+) -> Called {
+    let (tx, rx) = mpsc::channel();
+    let m = model.clone();
+    let spawned = std::thread::Builder::new()
+        .name("cairn-agent-call".into())
+        .spawn(move || {
+            let _ = tx.send(m.next_step(&messages, &step_schema(), max_tokens));
+        });
+    if let Err(e) = spawned {
+        return Called::Failed(format!("could not start the model call: {e}"));
+    }
+    match rx.recv_timeout(wait) {
+        Ok(Ok(v)) => Called::Step(v),
+        Ok(Err(e)) => Called::Failed(e.message),
+        Err(mpsc::RecvTimeoutError::Timeout) => Called::TimedOut,
+        Err(mpsc::RecvTimeoutError::Disconnected) => Called::Failed("the model call died".into()),
+    }
+}
+
+/// The conversation sent: the system prompt and the question always, then the newest
+/// exchanges that fit in `max_chars`; dropped ones are listed by their tool call.
+fn window(messages: &[AgentMessage], max_chars: usize) -> Vec<AgentMessage> {
+    let fixed = 2.min(messages.len());
+    let mut used: usize = messages[..fixed].iter().map(|m| m.content.len()).sum();
+    let mut keep_from = messages.len();
+    while keep_from > fixed {
+        let c = messages[keep_from - 1].content.len();
+        if used + c > max_chars {
+            break;
+        }
+        used += c;
+        keep_from -= 1;
+    }
+    // Keep exchanges whole: start at an assistant message.
+    while keep_from < messages.len() && messages[keep_from].role != "assistant" {
+        keep_from += 1;
+    }
+    let mut out = messages[..fixed].to_vec();
+    let dropped: Vec<String> = messages[fixed..keep_from]
+        .iter()
+        .filter(|m| m.role == "assistant")
+        .map(|m| one_line(&m.content, 160))
+        .collect();
+    if !dropped.is_empty() {
+        out.push(AgentMessage::new(
+            "user",
+            format!(
+                "(Results of your earlier steps are no longer shown: {})",
+                dropped.join("; ")
+            ),
+        ));
+    }
+    out.extend_from_slice(&messages[keep_from..]);
+    out
+}
+
+impl Engine {
+    /// Runs the controller on a question over a space. Without a model the run is the
+    /// fallback at once (reason "no LLM configured").
+    pub fn run_trajectory_agent(
+        &self,
+        space: &SpaceId,
+        question: &str,
+        model: Option<Arc<dyn AgentModel>>,
+        opts: &AgentOptions,
+    ) -> Result<AgentRun, EngineError> {
+        opts.validate()?;
+        if question.trim().is_empty() {
+            return Err(InputError::new("question", "`question` is empty").into());
+        }
+        let t0 = Instant::now();
+        let manifest = self.inspect_manifest(space, ManifestForm::Concise, 0, None)?;
+        let Some(model) = model else {
+            let trace = Trace::default();
+            return self.fallback(space, question, opts, "no LLM configured".into(), trace, t0);
+        };
+        let mut messages = vec![
+            AgentMessage::new("system", AGENT_WORKFLOW),
+            AgentMessage::new(
+                "user",
+                format!(
+                    "Question: {question}\n\nManifest:\n{}\nAt most {} states in all spans. Reply with one JSON object.",
+                    clip_result(manifest.to_string(), opts.max_prompt_chars / 2),
+                    opts.max_span_states
+                ),
+            ),
+        ];
+        let mut steps = Vec::new();
+        let name = model.name();
+        let trace = |steps: Vec<AgentStep>, calls: usize| Trace {
+            steps,
+            model_calls: calls,
+            model: Some(name.clone()),
+        };
+        for step in 1..=opts.max_steps {
+            let spent = t0.elapsed();
+            let budget = Duration::from_millis(opts.time_budget_ms);
+            if spent >= budget {
+                let why = format!("time budget of {} ms spent", opts.time_budget_ms);
+                return self.fallback(space, question, opts, why, trace(steps, step - 1), t0);
+            }
+            let mut prompt = window(&messages, opts.max_prompt_chars);
+            if step == opts.max_steps {
+                prompt.push(AgentMessage::new(
+                    "user",
+                    "This is your last step: answer now with {\"tool\": \"final\", ...}.",
+                ));
+            }
+            let t = Instant::now();
+            let v = match call_model(&model, prompt, opts.max_tokens_per_step, budget - spent) {
+                Called::Step(v) => v,
+                Called::Failed(e) => {
+                    let why = format!("LLM failed: {}", one_line(&e, 300));
+                    return self.fallback(space, question, opts, why, trace(steps, step), t0);
+                }
+                Called::TimedOut => {
+                    let why = format!("LLM timed out (time budget {} ms)", opts.time_budget_ms);
+                    return self.fallback(space, question, opts, why, trace(steps, step), t0);
+                }
+            };
+            let model_ms = t.elapsed().as_secs_f64() * 1000.0;
+            let tool = text(&v, "tool").unwrap_or_default();
+            if tool == "final" {
+                let t = Instant::now();
+                match self.finish(space, question, &v, opts)? {
+                    Some((note, spans, rendered)) => {
+                        steps.push(AgentStep {
+                            step,
+                            tool,
+                            args: v,
+                            model_ms,
+                            tool_ms: t.elapsed().as_secs_f64() * 1000.0,
+                            result_chars: rendered.context.len(),
+                            error: None,
+                        });
+                        return Ok(AgentRun {
+                            mode: AgentMode::Agent,
+                            fallback_reason: None,
+                            model: Some(name.clone()),
+                            note,
+                            spans,
+                            context: rendered.context,
+                            context_tokens: rendered.tokens,
+                            steps,
+                            model_calls: step,
+                            elapsed_ms: t0.elapsed().as_secs_f64() * 1000.0,
+                        });
+                    }
+                    None => {
+                        let why = "the model's answer held no note and no valid span".into();
+                        steps.push(AgentStep {
+                            step,
+                            tool,
+                            args: v,
+                            model_ms,
+                            tool_ms: 0.0,
+                            result_chars: 0,
+                            error: Some("empty answer".into()),
+                        });
+                        return self.fallback(space, question, opts, why, trace(steps, step), t0);
+                    }
+                }
+            }
+            let t = Instant::now();
+            let (result, error) = match self.tool(space, &tool, &v, opts) {
+                Ok(r) => (clip_result(r, opts.max_result_chars), None),
+                Err(e) => (format!("Error: {e}"), Some(e)),
+            };
+            steps.push(AgentStep {
+                step,
+                tool: tool.clone(),
+                args: v.clone(),
+                model_ms,
+                tool_ms: t.elapsed().as_secs_f64() * 1000.0,
+                result_chars: result.len(),
+                error,
+            });
+            messages.push(AgentMessage::new("assistant", v.to_string()));
+            messages.push(AgentMessage::new(
+                "user",
+                format!(
+                    "Result of {}:\n{result}",
+                    if tool.is_empty() { "?" } else { &tool }
+                ),
+            ));
+        }
+        let why = format!("{} steps without a final answer", opts.max_steps);
+        let calls = opts.max_steps;
+        self.fallback(space, question, opts, why, trace(steps, calls), t0)
+    }
+
+    /// Runs one inspection tool for the model; an error is told to the model, not fatal.
+    fn tool(
+        &self,
+        space: &SpaceId,
+        tool: &str,
+        v: &Value,
+        opts: &AgentOptions,
+    ) -> Result<String, String> {
+        let id = || text(v, "trajectory_id").ok_or("give `trajectory_id`".to_string());
+        let msg = |e: EngineError| e.to_string();
+        match tool {
+            "summary" => Ok(self
+                .trajectory_overview(space, &id()?)
+                .map_err(msg)?
+                .to_string()),
+            "state" => {
+                let i = index(v, "state").ok_or("give `state` (a number)")?;
+                let view =
+                    self.trajectory_state_view(space, &id()?, i, Some(opts.max_result_chars));
+                Ok(view.map_err(msg)?.to_string())
+            }
+            "span" => {
+                let a = index(v, "start").ok_or("give `start` and `end`")?;
+                let b = index(v, "end").unwrap_or(a);
+                let per = (opts.max_result_chars / (b.saturating_sub(a) + 1)).max(200);
+                let view = self.trajectory_span_view(space, &id()?, a, b.max(a), Some(per));
+                Ok(view.map_err(msg)?.to_string())
+            }
+            "match" => {
+                let p = text(v, "pattern").ok_or("give `pattern`")?;
+                let id = id()?;
+                // A pattern that is not a valid regex is read as words.
+                let m = self
+                    .trajectory_match(space, &id, &p, PatternMode::Regex, None)
+                    .or_else(|_| self.trajectory_match(space, &id, &p, PatternMode::Words, None));
+                Ok(m.map_err(msg)?.to_string())
+            }
+            "search" => {
+                let p = text(v, "pattern").ok_or("give `pattern`")?;
+                let m = self.trajectory_search(space, &p, PatternMode::Words, Some(10));
+                Ok(m.map_err(msg)?.to_string())
+            }
+            other => Err(format!(
+                "unknown tool {other:?}; use one of: {}",
+                TOOLS.join(", ")
+            )),
+        }
+    }
+
+    /// The model's final answer made valid (unknown trajectories dropped, states clamped
+    /// to the trajectory, at most `max_span_states` states) and rendered; `None` when
+    /// nothing is left.
+    #[allow(clippy::type_complexity)]
+    fn finish(
+        &self,
+        space: &SpaceId,
+        question: &str,
+        v: &Value,
+        opts: &AgentOptions,
+    ) -> Result<Option<(String, Vec<ContextSpan>, cairn_core::RenderedContext)>, EngineError> {
+        let mut note = text(v, "note").unwrap_or_default();
+        if note.len() > cairn_core::inspect::MAX_NOTE_BYTES {
+            note = one_line(&note, cairn_core::inspect::MAX_NOTE_BYTES / 4);
+        }
+        let mut spans: Vec<ContextSpan> = Vec::new();
+        let mut states = 0;
+        for s in v
+            .get("spans")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let (Some(id), Some(a)) = (text(s, "trajectory_id"), index(s, "start_state")) else {
+                continue;
+            };
+            let b = index(s, "end_state").unwrap_or(a);
+            let (a, b) = (a.min(b), a.max(b));
+            let Ok(o) = self.trajectory_overview(space, &id) else {
+                continue;
+            };
+            if a >= o.states {
+                continue;
+            }
+            let b = b.min(o.states - 1);
+            let room = opts.max_span_states.saturating_sub(states);
+            if room == 0 {
+                break;
+            }
+            let b = b.min(a + room - 1);
+            states += b - a + 1;
+            spans.push(ContextSpan {
+                trajectory_id: id,
+                start_state: a,
+                end_state: b,
+            });
+        }
+        if note.is_empty() && spans.is_empty() {
+            return Ok(None);
+        }
+        let rendered = self.render_trajectory_context(
+            space,
+            &ContextRequest {
+                note: note.clone(),
+                spans: spans.clone(),
+                token_budget: opts.token_budget,
+                query: Some(question.to_string()),
+            },
+        )?;
+        Ok(Some((note, spans, rendered)))
+    }
+
+    fn fallback(
+        &self,
+        space: &SpaceId,
+        question: &str,
+        opts: &AgentOptions,
+        reason: String,
+        trace: Trace,
+        t0: Instant,
+    ) -> Result<AgentRun, EngineError> {
+        tracing::info!(%reason, "trajectory agent falls back");
+        let (note, spans, context, tokens) = match opts.fallback {
+            AgentFallback::Recall => {
+                let r = self.recall(
+                    space,
+                    question,
+                    &RecallOptions {
+                        top_k: opts.fallback_top_k,
+                        token_budget: opts.token_budget,
+                        format: Format::Raw,
+                        kinds: Some(vec![UnitKind::Slice, UnitKind::Event, UnitKind::Note]),
+                        ..RecallOptions::default()
+                    },
+                )?;
+                let spans = r
+                    .hits
+                    .iter()
+                    .filter(|h| r.context_unit_ids.contains(&h.unit_id))
+                    .filter_map(|h| {
+                        let [a, b] = h.states?;
+                        Some(ContextSpan {
+                            trajectory_id: h.trajectory_id.clone()?,
+                            start_state: a as usize,
+                            end_state: (b as usize).saturating_sub(1).max(a as usize),
+                        })
+                    })
+                    .collect();
+                (String::new(), spans, r.context, r.context_tokens)
+            }
+            AgentFallback::RecallInspection => {
+                let r = self.recall_inspect(space, question, &opts.inspect_options())?;
+                (r.note, r.spans, r.context.context, r.context.tokens)
+            }
+        };
+        Ok(AgentRun {
+            mode: AgentMode::Fallback,
+            fallback_reason: Some(reason),
+            model: trace.model,
+            note,
+            spans,
+            context,
+            context_tokens: tokens,
+            steps: trace.steps,
+            model_calls: trace.model_calls,
+            elapsed_ms: t0.elapsed().as_secs_f64() * 1000.0,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_keeps_the_question_and_the_newest_exchanges() {
+        let mut m = vec![
+            AgentMessage::new("system", "sys"),
+            AgentMessage::new("user", "question"),
+        ];
+        for i in 0..5 {
+            m.push(AgentMessage::new(
+                "assistant",
+                format!("{{\"tool\":\"state\",\"state\":{i}}}"),
+            ));
+            m.push(AgentMessage::new("user", "r".repeat(100)));
+        }
+        let w = window(&m, 400);
+        assert_eq!(w[1].content, "question");
+        assert!(w[2].content.contains("no longer shown"), "{:?}", w[2]);
+        assert_eq!(w.last().unwrap().content.len(), 100);
+        assert!(w[3].role == "assistant");
+        let total: usize = w.iter().map(|x| x.content.len()).sum();
+        assert!(total < 700);
+        assert_eq!(window(&m[..2], 10).len(), 2);
+    }
+}
