@@ -49,6 +49,10 @@ pub struct InspectRowArgs {
     /// Seconds per question for the controller.
     #[arg(long = "agent-time-budget", default_value_t = 60.0, value_name = "S")]
     pub agent_time_budget: f64,
+    /// Characters of conversation per model call (a quarter of it per tool result); the
+    /// default fits a 4k-token context.
+    #[arg(long = "agent-prompt-chars", default_value_t = 8_000, value_name = "N")]
+    pub agent_prompt_chars: usize,
     /// Hand-labelled evidence states `{question_id: {trajectory_id: [state, ...]}}`.
     #[arg(long = "evidence-states", value_name = "FILE")]
     pub evidence_states: Option<PathBuf>,
@@ -202,6 +206,8 @@ impl Rows {
             opts: AgentOptions {
                 max_steps: args.agent_max_steps,
                 time_budget_ms: (args.agent_time_budget * 1000.0) as u64,
+                max_prompt_chars: args.agent_prompt_chars,
+                max_result_chars: args.agent_prompt_chars / 4,
                 ..AgentOptions::default()
             },
             labels,
@@ -353,7 +359,7 @@ impl Rows {
 
     fn methodology(&self) -> String {
         let mut out = String::from("\n## Inspection rows (`--inspect-rows`)\n\n");
-        let _ = writeln!(out, "- Every row reads the space the base row filled, after its recall; the records are in `inspect.jsonl` (ids, spans, scores, timings; no question or answer text).\n- `recall`: the base row again; its spans are the states cited by its slice and event hits in the packed context (notes cite whole runs and are left out).\n- `recall+inspect`: `Memory::trajectory_recall_inspect` with the run's token budget (recall top 20 over the three pools; the first 3 trajectories of the hits are shortlisted; per trajectory, each state scores the hits citing it (score spread over the states cited) plus the share of the question's content words it holds, each scaled to the trajectory's best; the best state widened to a neighbour scoring at least 60% of it (at most 2 states), a second span where a state scores at least 80% of the best, at most 4 spans; the best note hit of a shortlisted trajectory is the note); query latency = wall time of the call.\n- `agent`: `Memory::trajectory_agent` with the model `{}`, at most {} model calls and {} ms per question, falling back to plain recall (top 10, the same pools and budget); latency = wall time of the whole run, model calls included.\n- Scoring of each row's context is the base row's (answer phrases in context, the option scorer over the context's sections, gotcha words).", self.agent_name.as_deref().unwrap_or("-"), self.opts.max_steps, self.opts.time_budget_ms);
+        let _ = writeln!(out, "- Every row reads the space the base row filled, after its recall; the records are in `inspect.jsonl` (ids, spans, scores, timings; no question or answer text).\n- `recall`: the base row again; its spans are the states cited by its slice and event hits in the packed context (notes cite whole runs and are left out).\n- `recall+inspect`: `Memory::trajectory_recall_inspect` with the run's token budget (recall top 20 over the three pools; from its hits in rank order the states they cite, a slice its state and an event the state it led to, at most 6; then for each of the first 3 trajectories of the hits, the state holding most of the question's content words joins when it holds more of them than the states taken from that trajectory, or a third of them (two at least) when none was taken; adjacent states of a trajectory make one span; the best note hit of a shortlisted trajectory is the note, at most a quarter of the budget; pages are cut to their lines holding the question's words, then new message lines, then new lines); query latency = wall time of the call.\n- `agent`: `Memory::trajectory_agent` with the model `{}`, at most {} model calls and {} ms per question, {} characters of conversation per call, falling back to plain recall (top 10, the same pools and budget); latency = wall time of the whole run, model calls included.\n- Scoring of each row's context is the base row's (answer phrases in context, the option scorer over the context's sections, gotcha words).", self.agent_name.as_deref().unwrap_or("-"), self.opts.max_steps, self.opts.time_budget_ms, self.opts.max_prompt_chars);
         match &self.labels_path {
             Some(p) => {
                 let _ = writeln!(out, "- Evidence states: `{}` (hand labels: the states whose page or thought shows the answer). \"state in spans\": some span holds one; \"every traj\": for each labelled trajectory some span holds one of its states; \"traj in spans\": some span is in an evidence trajectory.", crate::report::canonical(p));

@@ -133,7 +133,10 @@ pub enum TrajCommand {
     /// Write (or update) a workspace for a coding agent: trajectories/<id>/trajectory.json,
     /// both summaries, INSTRUCTION.md and scripts/inspect.
     ExportWorkspace {
-        dir: PathBuf,
+        /// The workspace folder (created if needed). Not `dir`: that is the global
+        /// `--dir` of the memory.
+        #[arg(value_name = "DIR")]
+        out: PathBuf,
         /// Where the screenshot references resolve; found files are copied.
         #[arg(long, value_name = "DIR")]
         screenshots_from: Option<PathBuf>,
@@ -397,7 +400,7 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
             out(format!("{}\n", r.context), &r)
         }
         TrajCommand::ExportWorkspace {
-            dir,
+            out: dir,
             screenshots_from,
         } => {
             let program = std::env::current_exe()

@@ -39,30 +39,38 @@ State indices start at 0 and spans include both ends.";
 
 const TOOLS: [&str; 6] = ["summary", "match", "state", "span", "search", "final"];
 
-/// The JSON schema of one step (for servers with structured output).
+/// The JSON schema of one step (for servers with structured output): one object per
+/// tool with exactly its fields, strings bounded, so a constrained decoder (a grammar
+/// from the schema) cannot wander through fields a tool does not take.
 pub fn step_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "tool": {"type": "string", "enum": TOOLS},
-            "trajectory_id": {"type": "string"},
-            "pattern": {"type": "string"},
-            "state": {"type": "integer"},
-            "start": {"type": "integer"},
-            "end": {"type": "integer"},
-            "note": {"type": "string"},
-            "spans": {"type": "array", "items": {
+    let id = json!({"type": "string", "maxLength": 100});
+    let n = json!({"type": "integer"});
+    let step = |tool: &str, fields: Value| {
+        let mut props = serde_json::Map::new();
+        props.insert("tool".into(), json!({"const": tool}));
+        let mut required = vec![json!("tool")];
+        for (k, v) in fields.as_object().into_iter().flatten() {
+            props.insert(k.clone(), v.clone());
+            required.push(json!(k));
+        }
+        json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
+    };
+    json!({"oneOf": [
+        step("summary", json!({"trajectory_id": id})),
+        step("match", json!({"trajectory_id": id, "pattern": {"type": "string", "maxLength": 120}})),
+        step("state", json!({"trajectory_id": id, "state": n})),
+        step("span", json!({"trajectory_id": id, "start": n, "end": n})),
+        step("search", json!({"pattern": {"type": "string", "maxLength": 120}})),
+        step("final", json!({
+            "note": {"type": "string", "maxLength": 600},
+            "spans": {"type": "array", "maxItems": 4, "items": {
                 "type": "object",
-                "properties": {
-                    "trajectory_id": {"type": "string"},
-                    "start_state": {"type": "integer"},
-                    "end_state": {"type": "integer"}
-                },
-                "required": ["trajectory_id", "start_state", "end_state"]
+                "properties": {"trajectory_id": id, "start_state": n, "end_state": n},
+                "required": ["trajectory_id", "start_state", "end_state"],
+                "additionalProperties": false
             }}
-        },
-        "required": ["tool"]
-    })
+        })),
+    ]})
 }
 
 fn text(v: &Value, k: &str) -> Option<String> {

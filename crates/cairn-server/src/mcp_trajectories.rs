@@ -309,7 +309,7 @@ impl CairnMcp {
     }
 
     #[tool(
-        description = "Finish: turn your findings into the context a reader answers from. Give a short `note` (where the evidence is, the procedure, or why the question's premise is wrong) and the `spans` that prove it, most important first; Cairn writes the note and those states' pages within `token_budget` tokens, keeping the lines that matter when a page must be cut."
+        description = "Use it last, to finish: it turns your findings into the context a reader answers from. Give a short `note` (where the evidence is, the procedure, or why the question's premise is wrong) and the `spans` that prove it, most important first; Cairn writes the note and those states' pages within `token_budget` tokens, keeping the lines that matter when a page must be cut."
     )]
     async fn trajectory_context(
         &self,

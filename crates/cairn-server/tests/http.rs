@@ -2,6 +2,7 @@
 //! routes served), key isolation on every route, bad input, and deletion down to the index
 //! files.
 mod common;
+mod inspect_routes;
 use common::{admin_config, session, start, Resp, Server, ADMIN};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -338,6 +339,9 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
     ok(&r);
     assert!(r.body["removed_units"].as_u64().unwrap() >= 3);
     assert_eq!(s.get(TRAJECTORY, &["agent", "coupon"], k).status, 404);
+    // Inspection: manifest, summary, state, span, match, search, context, recall +
+    // inspection, the controller (and their MCP tools).
+    inspect_routes::exercise(&s, k, "inspect");
 
     // Export, then import into a fresh space.
     let r = s.get(EXPORT, &["alice"], k);
@@ -415,10 +419,9 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        names,
-        BTreeSet::from(["forget", "history", "profile", "recall", "remember"])
-    );
+    let mut expected = BTreeSet::from(["forget", "history", "profile", "recall", "remember"]);
+    expected.extend(inspect_routes::TOOLS);
+    assert_eq!(names, expected);
     let (err, v) = tool(
         &s,
         k,
@@ -523,7 +526,7 @@ fn a_key_sees_only_its_spaces_on_every_route() {
 
     // Key `a` on space `b`, through every route that names a space: always 403, never data.
     let sess = session("x", "hello there", "hi", json!({}));
-    let attempts: Vec<Resp> = vec![
+    let mut attempts: Vec<Resp> = vec![
         s.post(SPACES, &[], &a, &json!({"name": "b"})),
         s.delete(SPACE, &["b"], &a),
         s.get(SPACE_STATS, &["b"], &a),
@@ -564,6 +567,7 @@ fn a_key_sees_only_its_spaces_on_every_route() {
         // A space that does not exist is refused the same way: no probing for names.
         s.get(SPACE_STATS, &["nobody"], &a),
     ];
+    attempts.extend(inspect_routes::foreign(&s, &a));
     for r in &attempts {
         assert_eq!(r.status, 403, "{}", r.text);
         assert_eq!(r.code(), "forbidden");
@@ -591,6 +595,7 @@ fn a_key_sees_only_its_spaces_on_every_route() {
     assert!(err && !v.to_string().contains("31-7-22"), "{v}");
     let (err, _) = tool(&s, &a, "history", json!({"space": "b", "subject": "vault"}));
     assert!(err);
+    inspect_routes::foreign_tools(&s, &a, "31-7-22");
     // Read-only keys read but never write.
     ok(&s.post(RECALL, &["a"], &a_ro, &json!({"query": "tea"})));
     let r = s.post(SESSIONS, &["a"], &a_ro, &sess);
