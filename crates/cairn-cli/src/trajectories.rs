@@ -29,6 +29,28 @@ pub enum FallbackArg {
     Inspection,
 }
 
+/// `cairn trajectories agent`.
+#[derive(Args)]
+pub struct AgentArgs {
+    question: String,
+    /// An OpenAI-compatible server and model, `URL,MODEL` [default: the `[llm]` of
+    /// the configuration; none: the fallback].
+    #[arg(long, value_name = "URL,MODEL")]
+    llm: Option<String>,
+    /// Environment variable holding the server's API key.
+    #[arg(long)]
+    api_key_env: Option<String>,
+    #[arg(long, default_value_t = 8)]
+    max_steps: usize,
+    /// Seconds for the whole run.
+    #[arg(long, default_value_t = 120.0)]
+    time_budget: f64,
+    #[arg(long, default_value_t = 2000)]
+    token_budget: usize,
+    #[arg(long, value_enum, default_value_t = FallbackArg::Recall)]
+    fallback: FallbackArg,
+}
+
 #[derive(Subcommand)]
 pub enum TrajCommand {
     /// The manifest: per trajectory its goal, start URL, outcome and states (--full: and
@@ -111,25 +133,7 @@ pub enum TrajCommand {
     },
     /// The agent controller: an LLM inspects the trajectories and answers with a note and
     /// spans; falls back to recall when it fails or runs out of time or steps.
-    Agent {
-        question: String,
-        /// An OpenAI-compatible server and model, `URL,MODEL` [default: the `[llm]` of
-        /// the configuration; none: the fallback].
-        #[arg(long, value_name = "URL,MODEL")]
-        llm: Option<String>,
-        /// Environment variable holding the server's API key.
-        #[arg(long)]
-        api_key_env: Option<String>,
-        #[arg(long, default_value_t = 8)]
-        max_steps: usize,
-        /// Seconds for the whole run.
-        #[arg(long, default_value_t = 120.0)]
-        time_budget: f64,
-        #[arg(long, default_value_t = 2000)]
-        token_budget: usize,
-        #[arg(long, value_enum, default_value_t = FallbackArg::Recall)]
-        fallback: FallbackArg,
-    },
+    Agent(AgentArgs),
     /// Write (or update) a workspace for a coding agent: trajectories/<id>/trajectory.json,
     /// both summaries, INSTRUCTION.md and scripts/inspect.
     ExportWorkspace {
@@ -352,74 +356,94 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
             );
             out(format!("{}\n", r.context.context), &r)
         }
-        TrajCommand::Agent {
-            question,
-            llm,
-            api_key_env,
-            max_steps,
-            time_budget,
-            token_budget,
-            fallback,
-        } => {
-            if !(time_budget.is_finite() && *time_budget > 0.0) {
-                bail!("--time-budget must be a positive number of seconds");
-            }
-            let model = match llm {
-                Some(spec) => {
-                    let mut cfg = LlmConfig::from_spec(spec)?;
-                    cfg.api_key_env = api_key_env.clone();
-                    // The run's budget bounds every call; a call never outlives it by much.
-                    cfg.timeout_secs = time_budget.ceil() as u64;
-                    cfg.retries = 0;
-                    Some(Arc::new(AgentLlm::new(cfg)?))
-                }
-                None => None,
-            };
-            let opts = AgentOptions {
-                max_steps: *max_steps,
-                time_budget_ms: (time_budget * 1000.0) as u64,
-                token_budget: *token_budget,
-                fallback: match fallback {
-                    FallbackArg::Recall => AgentFallback::Recall,
-                    FallbackArg::Inspection => AgentFallback::RecallInspection,
-                },
-                ..AgentOptions::default()
-            };
-            let r = m.trajectory_agent(space, question, &opts, model)?;
-            eprintln!(
-                "({:?}{}; {} model calls; {} steps; {} tokens; {:.0} ms)",
-                r.mode,
-                r.fallback_reason
-                    .as_deref()
-                    .map_or(String::new(), |w| format!(": {w}")),
-                r.model_calls,
-                r.steps.len(),
-                r.context_tokens,
-                r.elapsed_ms
-            );
-            out(format!("{}\n", r.context), &r)
-        }
+        TrajCommand::Agent(a) => agent(cli, &m, space, a),
         TrajCommand::ExportWorkspace {
             out: dir,
             screenshots_from,
-        } => {
-            let program = std::env::current_exe()
-                .context("locating the cairn binary")?
-                .display()
-                .to_string();
-            let opts = WorkspaceOptions {
-                program,
-                args: reopen_args(cli)?,
-                screenshots_from: screenshots_from.clone(),
-            };
-            let r = m.export_trajectory_workspace(space, dir, &opts)?;
-            if cli.store.is_some() {
-                eprintln!("note: the memory is in PostgreSQL; set CAIRN_STORE where scripts/inspect runs (the URL is never written into the workspace)");
-            }
-            if cli.json {
-                return print_json(&r);
-            }
-            println!(
+        } => export(cli, &m, space, dir, screenshots_from.as_deref()),
+    }
+}
+
+/// `agent`: the controller with the `--llm` model (else the configuration's `[llm]`).
+fn agent(cli: &Cli, m: &cairn::Memory, space: &str, a: &AgentArgs) -> Result<()> {
+    let AgentArgs {
+        question,
+        llm,
+        api_key_env,
+        max_steps,
+        time_budget,
+        token_budget,
+        fallback,
+    } = a;
+    if !(time_budget.is_finite() && *time_budget > 0.0) {
+        bail!("--time-budget must be a positive number of seconds");
+    }
+    let model = match llm {
+        Some(spec) => {
+            let mut cfg = LlmConfig::from_spec(spec)?;
+            cfg.api_key_env = api_key_env.clone();
+            // The run's budget bounds every call; a call never outlives it by much.
+            cfg.timeout_secs = time_budget.ceil() as u64;
+            cfg.retries = 0;
+            Some(Arc::new(AgentLlm::new(cfg)?))
+        }
+        None => None,
+    };
+    let opts = AgentOptions {
+        max_steps: *max_steps,
+        time_budget_ms: (time_budget * 1000.0) as u64,
+        token_budget: *token_budget,
+        fallback: match fallback {
+            FallbackArg::Recall => AgentFallback::Recall,
+            FallbackArg::Inspection => AgentFallback::RecallInspection,
+        },
+        ..AgentOptions::default()
+    };
+    let r = m.trajectory_agent(space, question, &opts, model)?;
+    eprintln!(
+        "({:?}{}; {} model calls; {} steps; {} tokens; {:.0} ms)",
+        r.mode,
+        r.fallback_reason
+            .as_deref()
+            .map_or(String::new(), |w| format!(": {w}")),
+        r.model_calls,
+        r.steps.len(),
+        r.context_tokens,
+        r.elapsed_ms
+    );
+    if cli.json {
+        return print_json(&r);
+    }
+    println!("{}", r.context);
+    Ok(())
+}
+
+/// `export-workspace`: the helper script calls this binary with the arguments that
+/// opened this memory.
+fn export(
+    cli: &Cli,
+    m: &cairn::Memory,
+    space: &str,
+    dir: &std::path::Path,
+    screenshots_from: Option<&std::path::Path>,
+) -> Result<()> {
+    let program = std::env::current_exe()
+        .context("locating the cairn binary")?
+        .display()
+        .to_string();
+    let opts = WorkspaceOptions {
+        program,
+        args: reopen_args(cli)?,
+        screenshots_from: screenshots_from.map(std::path::Path::to_path_buf),
+    };
+    let r = m.export_trajectory_workspace(space, dir, &opts)?;
+    if cli.store.is_some() {
+        eprintln!("note: the memory is in PostgreSQL; set CAIRN_STORE where scripts/inspect runs (the URL is never written into the workspace)");
+    }
+    if cli.json {
+        return print_json(&r);
+    }
+    println!(
                 "{}: {} trajectories ({} written, {} unchanged, {} removed), {} screenshots copied{}; updated: {}",
                 r.dir.display(),
                 r.trajectories,
@@ -438,9 +462,7 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
                     r.files_updated.join(", ")
                 }
             );
-            Ok(())
-        }
-    }
+    Ok(())
 }
 
 /// JSON printing of any answer behind one `&dyn` (the text arm needs no type).

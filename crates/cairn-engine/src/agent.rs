@@ -39,11 +39,19 @@ State indices start at 0 and spans include both ends.";
 
 const TOOLS: [&str; 6] = ["summary", "match", "state", "span", "search", "final"];
 
+/// Most trajectory ids listed in the step schema (past it, any string).
+const SCHEMA_IDS: usize = 300;
+
 /// The JSON schema of one step (for servers with structured output): one object per
-/// tool with exactly its fields, strings bounded, so a constrained decoder (a grammar
-/// from the schema) cannot wander through fields a tool does not take.
-pub fn step_schema() -> Value {
-    let id = json!({"type": "string", "maxLength": 100});
+/// tool with exactly its fields, strings bounded, trajectory ids one of the space's (up
+/// to [`SCHEMA_IDS`] of them), so a constrained decoder (a grammar from the schema)
+/// cannot wander through fields a tool does not take or name a run that is not there.
+pub fn step_schema(ids: &[String]) -> Value {
+    let id = if !ids.is_empty() && ids.len() <= SCHEMA_IDS {
+        json!({"enum": ids})
+    } else {
+        json!({"type": "string", "maxLength": 200})
+    };
     let n = json!({"type": "integer"});
     let step = |tool: &str, fields: Value| {
         let mut props = serde_json::Map::new();
@@ -110,6 +118,22 @@ struct Trace {
     model: Option<String>,
 }
 
+/// A run in progress: the model, the step schema, the conversation, the trace.
+struct Loop {
+    model: Arc<dyn AgentModel>,
+    schema: Value,
+    messages: Vec<AgentMessage>,
+    trace: Trace,
+    t0: Instant,
+}
+
+/// What one step leads to.
+enum Next {
+    Continue,
+    Answer(AgentRun),
+    Fallback(String),
+}
+
 /// What a model call ended in.
 enum Called {
     Step(Value),
@@ -122,15 +146,17 @@ enum Called {
 fn call_model(
     model: &Arc<dyn AgentModel>,
     messages: Vec<AgentMessage>,
+    schema: &Value,
     max_tokens: u32,
     wait: Duration,
 ) -> Called {
     let (tx, rx) = mpsc::channel();
     let m = model.clone();
+    let schema = schema.clone();
     let spawned = std::thread::Builder::new()
         .name("cairn-agent-call".into())
         .spawn(move || {
-            let _ = tx.send(m.next_step(&messages, &step_schema(), max_tokens));
+            let _ = tx.send(m.next_step(&messages, &schema, max_tokens));
         });
     if let Err(e) = spawned {
         return Called::Failed(format!("could not start the model call: {e}"));
@@ -200,119 +226,142 @@ impl Engine {
             let trace = Trace::default();
             return self.fallback(space, question, opts, "no LLM configured".into(), trace, t0);
         };
-        let mut messages = vec![
-            AgentMessage::new("system", AGENT_WORKFLOW),
-            AgentMessage::new(
-                "user",
-                format!(
-                    "Question: {question}\n\nManifest:\n{}\nAt most {} states in all spans. Reply with one JSON object.",
-                    clip_result(manifest.to_string(), opts.max_prompt_chars / 2),
-                    opts.max_span_states
+        let ids: Vec<String> = self
+            .trajectory_manifest(space)?
+            .into_iter()
+            .map(|t| t.id)
+            .collect();
+        let mut run = Loop {
+            schema: step_schema(&ids),
+            messages: vec![
+                AgentMessage::new("system", AGENT_WORKFLOW),
+                AgentMessage::new(
+                    "user",
+                    format!(
+                        "Question: {question}\n\nManifest:\n{}\nAt most {} states in all spans. Reply with one JSON object.",
+                        clip_result(manifest.to_string(), opts.max_prompt_chars / 2),
+                        opts.max_span_states
+                    ),
                 ),
-            ),
-        ];
-        let mut steps = Vec::new();
-        let name = model.name();
-        let trace = |steps: Vec<AgentStep>, calls: usize| Trace {
-            steps,
-            model_calls: calls,
-            model: Some(name.clone()),
+            ],
+            trace: Trace {
+                model: Some(model.name()),
+                ..Trace::default()
+            },
+            model,
+            t0,
         };
         for step in 1..=opts.max_steps {
-            let spent = t0.elapsed();
-            let budget = Duration::from_millis(opts.time_budget_ms);
-            if spent >= budget {
-                let why = format!("time budget of {} ms spent", opts.time_budget_ms);
-                return self.fallback(space, question, opts, why, trace(steps, step - 1), t0);
-            }
-            let mut prompt = window(&messages, opts.max_prompt_chars);
-            if step == opts.max_steps {
-                prompt.push(AgentMessage::new(
-                    "user",
-                    "This is your last step: answer now with {\"tool\": \"final\", ...}.",
-                ));
-            }
-            let t = Instant::now();
-            let v = match call_model(&model, prompt, opts.max_tokens_per_step, budget - spent) {
-                Called::Step(v) => v,
-                Called::Failed(e) => {
-                    let why = format!("LLM failed: {}", one_line(&e, 300));
-                    return self.fallback(space, question, opts, why, trace(steps, step), t0);
-                }
-                Called::TimedOut => {
-                    let why = format!("LLM timed out (time budget {} ms)", opts.time_budget_ms);
-                    return self.fallback(space, question, opts, why, trace(steps, step), t0);
-                }
-            };
-            let model_ms = t.elapsed().as_secs_f64() * 1000.0;
-            let tool = text(&v, "tool").unwrap_or_default();
-            if tool == "final" {
-                let t = Instant::now();
-                match self.finish(space, question, &v, opts)? {
-                    Some((note, spans, rendered)) => {
-                        steps.push(AgentStep {
-                            step,
-                            tool,
-                            args: v,
-                            model_ms,
-                            tool_ms: t.elapsed().as_secs_f64() * 1000.0,
-                            result_chars: rendered.context.len(),
-                            error: None,
-                        });
-                        return Ok(AgentRun {
-                            mode: AgentMode::Agent,
-                            fallback_reason: None,
-                            model: Some(name.clone()),
-                            note,
-                            spans,
-                            context: rendered.context,
-                            context_tokens: rendered.tokens,
-                            steps,
-                            model_calls: step,
-                            elapsed_ms: t0.elapsed().as_secs_f64() * 1000.0,
-                        });
-                    }
-                    None => {
-                        let why = "the model's answer held no note and no valid span".into();
-                        steps.push(AgentStep {
-                            step,
-                            tool,
-                            args: v,
-                            model_ms,
-                            tool_ms: 0.0,
-                            result_chars: 0,
-                            error: Some("empty answer".into()),
-                        });
-                        return self.fallback(space, question, opts, why, trace(steps, step), t0);
-                    }
+            match self.agent_step(space, question, opts, &mut run, step)? {
+                Next::Continue => {}
+                Next::Answer(r) => return Ok(r),
+                Next::Fallback(why) => {
+                    return self.fallback(space, question, opts, why, run.trace, t0);
                 }
             }
-            let t = Instant::now();
-            let (result, error) = match self.tool(space, &tool, &v, opts) {
-                Ok(r) => (clip_result(r, opts.max_result_chars), None),
-                Err(e) => (format!("Error: {e}"), Some(e)),
-            };
-            steps.push(AgentStep {
-                step,
-                tool: tool.clone(),
-                args: v.clone(),
-                model_ms,
-                tool_ms: t.elapsed().as_secs_f64() * 1000.0,
-                result_chars: result.len(),
-                error,
-            });
-            messages.push(AgentMessage::new("assistant", v.to_string()));
-            messages.push(AgentMessage::new(
-                "user",
-                format!(
-                    "Result of {}:\n{result}",
-                    if tool.is_empty() { "?" } else { &tool }
-                ),
-            ));
         }
         let why = format!("{} steps without a final answer", opts.max_steps);
-        let calls = opts.max_steps;
-        self.fallback(space, question, opts, why, trace(steps, calls), t0)
+        self.fallback(space, question, opts, why, run.trace, t0)
+    }
+
+    /// One model call and what it asked for: a tool (its result joins the conversation),
+    /// the final answer, or, when the model fails or time runs out, the fallback.
+    fn agent_step(
+        &self,
+        space: &SpaceId,
+        question: &str,
+        opts: &AgentOptions,
+        run: &mut Loop,
+        step: usize,
+    ) -> Result<Next, EngineError> {
+        let spent = run.t0.elapsed();
+        let budget = Duration::from_millis(opts.time_budget_ms);
+        if spent >= budget {
+            return Ok(Next::Fallback(format!(
+                "time budget of {} ms spent",
+                opts.time_budget_ms
+            )));
+        }
+        let mut prompt = window(&run.messages, opts.max_prompt_chars);
+        if step == opts.max_steps {
+            prompt.push(AgentMessage::new(
+                "user",
+                "This is your last step: answer now with {\"tool\": \"final\", ...}.",
+            ));
+        }
+        let t = Instant::now();
+        run.trace.model_calls += 1;
+        let called = call_model(
+            &run.model,
+            prompt,
+            &run.schema,
+            opts.max_tokens_per_step,
+            budget - spent,
+        );
+        let v = match called {
+            Called::Step(v) => v,
+            Called::Failed(e) => {
+                return Ok(Next::Fallback(format!("LLM failed: {}", one_line(&e, 300))))
+            }
+            Called::TimedOut => {
+                return Ok(Next::Fallback(format!(
+                    "LLM timed out (time budget {} ms)",
+                    opts.time_budget_ms
+                )))
+            }
+        };
+        let model_ms = t.elapsed().as_secs_f64() * 1000.0;
+        let tool = text(&v, "tool").unwrap_or_default();
+        let t = Instant::now();
+        let mut record = AgentStep {
+            step,
+            tool: tool.clone(),
+            args: v.clone(),
+            model_ms,
+            tool_ms: 0.0,
+            result_chars: 0,
+            error: None,
+        };
+        if tool == "final" {
+            let answer = self.finish(space, question, &v, opts)?;
+            record.tool_ms = t.elapsed().as_secs_f64() * 1000.0;
+            let Some((note, spans, rendered)) = answer else {
+                record.error = Some("empty answer".into());
+                run.trace.steps.push(record);
+                let why = "the model's answer held no note and no valid span";
+                return Ok(Next::Fallback(why.into()));
+            };
+            record.result_chars = rendered.context.len();
+            run.trace.steps.push(record);
+            return Ok(Next::Answer(AgentRun {
+                mode: AgentMode::Agent,
+                fallback_reason: None,
+                model: run.trace.model.clone(),
+                note,
+                spans,
+                context: rendered.context,
+                context_tokens: rendered.tokens,
+                steps: std::mem::take(&mut run.trace.steps),
+                model_calls: run.trace.model_calls,
+                elapsed_ms: run.t0.elapsed().as_secs_f64() * 1000.0,
+            }));
+        }
+        let (result, error) = match self.tool(space, &tool, &v, opts) {
+            Ok(r) => (clip_result(r, opts.max_result_chars), None),
+            Err(e) => (format!("Error: {e}"), Some(e)),
+        };
+        record.tool_ms = t.elapsed().as_secs_f64() * 1000.0;
+        record.result_chars = result.len();
+        record.error = error;
+        run.trace.steps.push(record);
+        run.messages
+            .push(AgentMessage::new("assistant", v.to_string()));
+        let label = if tool.is_empty() { "?" } else { &tool };
+        run.messages.push(AgentMessage::new(
+            "user",
+            format!("Result of {label}:\n{result}"),
+        ));
+        Ok(Next::Continue)
     }
 
     /// Runs one inspection tool for the model; an error is told to the model, not fatal.
@@ -487,6 +536,24 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_step_schema_names_only_the_spaces_runs() {
+        let s = step_schema(&["a".into(), "b".into()]);
+        let alts = s["oneOf"].as_array().unwrap();
+        assert_eq!(alts.len(), TOOLS.len());
+        assert_eq!(
+            alts[0]["properties"]["trajectory_id"]["enum"],
+            json!(["a", "b"])
+        );
+        assert_eq!(alts[0]["required"], json!(["tool", "trajectory_id"]));
+        assert_eq!(alts[5]["properties"]["tool"]["const"], "final");
+        let many: Vec<String> = (0..400).map(|i| i.to_string()).collect();
+        assert_eq!(
+            step_schema(&many)["oneOf"][0]["properties"]["trajectory_id"]["type"],
+            "string"
+        );
+    }
 
     #[test]
     fn the_window_keeps_the_question_and_the_newest_exchanges() {

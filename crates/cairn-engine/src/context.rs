@@ -378,7 +378,7 @@ mod tests {
                 );
                 assert!(r.context.starts_with("## Memory note\nThe code SPRING10"));
             }
-            if budget < 5000 && budget >= 120 {
+            if (120..5000).contains(&budget) {
                 assert!(r.spans[0].lines_cut > 0);
                 assert!(r.context.contains("more page lines not shown"));
             }

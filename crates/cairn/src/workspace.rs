@@ -146,6 +146,45 @@ fn copy_screenshots(
     Ok(())
 }
 
+/// Writes one trajectory's folder unless the export already holds it unchanged.
+fn write_trajectory(
+    r: &TrajectoryRecord,
+    tdir: &Path,
+    old: &State,
+    space_name: &str,
+    options: &WorkspaceOptions,
+    report: &mut WorkspaceReport,
+) -> Result<Entry, Error> {
+    let id = &r.trajectory.id;
+    let folder_name = dir_name(id);
+    let folder = tdir.join(&folder_name);
+    let (shots, missing) = screenshots(r, options.screenshots_from.as_deref());
+    report.screenshots_missing += missing;
+    let files: Vec<Option<String>> = shots
+        .iter()
+        .map(|s| s.as_ref().map(|(_, n)| n.clone()))
+        .collect();
+    let json = serde_json::to_string_pretty(&trajectory_json(r, &files))
+        .map_err(|e| io("trajectory.json")(e.into()))?;
+    let sha256 = content_hash(&json);
+    let file = folder.join("trajectory.json");
+    let same = old.space == space_name
+        && old.trajectories.get(id).is_some_and(|e| e.sha256 == sha256)
+        && file.is_file();
+    if same {
+        report.unchanged += 1;
+    } else {
+        std::fs::create_dir_all(&folder).map_err(io(format!("creating {}", folder.display())))?;
+        write_atomic(&file, json.as_bytes())?;
+        report.written += 1;
+    }
+    copy_screenshots(&folder, &shots, report)?;
+    Ok(Entry {
+        dir: folder_name,
+        sha256,
+    })
+}
+
 impl Memory {
     /// Writes (or updates) a workspace for a coding agent in `dir` from a space's
     /// trajectories; see the module documentation for what it holds.
@@ -176,38 +215,8 @@ impl Memory {
             trajectories: BTreeMap::new(),
         };
         for r in &records {
-            let id = &r.trajectory.id;
-            let folder_name = dir_name(id);
-            let folder = tdir.join(&folder_name);
-            let (shots, missing) = screenshots(r, options.screenshots_from.as_deref());
-            report.screenshots_missing += missing;
-            let files: Vec<Option<String>> = shots
-                .iter()
-                .map(|s| s.as_ref().map(|(_, n)| n.clone()))
-                .collect();
-            let json = serde_json::to_string_pretty(&trajectory_json(r, &files))
-                .map_err(|e| io("trajectory.json")(e.into()))?;
-            let sha256 = content_hash(&json);
-            let file = folder.join("trajectory.json");
-            let same = old.space == space_name
-                && old.trajectories.get(id).is_some_and(|e| e.sha256 == sha256)
-                && file.is_file();
-            if same {
-                report.unchanged += 1;
-            } else {
-                std::fs::create_dir_all(&folder)
-                    .map_err(io(format!("creating {}", folder.display())))?;
-                write_atomic(&file, json.as_bytes())?;
-                report.written += 1;
-            }
-            copy_screenshots(&folder, &shots, &mut report)?;
-            state.trajectories.insert(
-                id.clone(),
-                Entry {
-                    dir: folder_name,
-                    sha256,
-                },
-            );
+            let entry = write_trajectory(r, &tdir, &old, space_name, options, &mut report)?;
+            state.trajectories.insert(r.trajectory.id.clone(), entry);
         }
         for (id, e) in &old.trajectories {
             let kept = state.trajectories.get(id).is_some_and(|n| n.dir == e.dir);

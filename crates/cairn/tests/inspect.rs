@@ -332,6 +332,13 @@ fn the_controller_inspects_and_answers_with_note_and_spans() {
     // tool's result.
     let reqs = stub.requests();
     assert_eq!(reqs.len(), 4);
+    // Structured output: one object per tool, ids only the space's.
+    let schema = &reqs[0].body["response_format"]["json_schema"]["schema"];
+    let ids = schema["oneOf"][0]["properties"]["trajectory_id"]["enum"]
+        .as_array()
+        .unwrap();
+    assert_eq!(ids.len(), 24);
+    assert!(ids.contains(&json!("traj-coupon-summer-dup")));
     let first = reqs[0].body["messages"].as_array().unwrap();
     assert!(first[0]["content"]
         .as_str()
