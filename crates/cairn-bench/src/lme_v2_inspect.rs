@@ -493,9 +493,18 @@ pub fn summarize(row: &str, recs: &[&InspectRowRecord]) -> RowSummary {
     let mut reasons = BTreeMap::new();
     for a in &ag {
         if let Some(r) = &a.fallback_reason {
-            // Reasons name sizes and times; the kind is the text before the first digit.
-            let kind: String = r.chars().take_while(|c| !c.is_ascii_digit()).collect();
-            *reasons.entry(kind.trim().to_string()).or_default() += 1;
+            // Reasons name counts and times; grouped with every number written N.
+            let mut kind = String::new();
+            for c in r.chars().take(120) {
+                if c.is_ascii_digit() {
+                    if !kind.ends_with('N') {
+                        kind.push('N');
+                    }
+                } else {
+                    kind.push(c);
+                }
+            }
+            *reasons.entry(kind).or_default() += 1;
         }
     }
     RowSummary {

@@ -46,7 +46,8 @@ const SCHEMA_IDS: usize = 300;
 /// tool with exactly its fields, strings bounded, trajectory ids one of the space's (up
 /// to [`SCHEMA_IDS`] of them), so a constrained decoder (a grammar from the schema)
 /// cannot wander through fields a tool does not take or name a run that is not there.
-pub fn step_schema(ids: &[String]) -> Value {
+/// `final_only` (the last step) leaves only the answer.
+pub fn step_schema(ids: &[String], final_only: bool) -> Value {
     let id = if !ids.is_empty() && ids.len() <= SCHEMA_IDS {
         json!({"enum": ids})
     } else {
@@ -63,13 +64,9 @@ pub fn step_schema(ids: &[String]) -> Value {
         }
         json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
     };
-    json!({"oneOf": [
-        step("summary", json!({"trajectory_id": id})),
-        step("match", json!({"trajectory_id": id, "pattern": {"type": "string", "maxLength": 120}})),
-        step("state", json!({"trajectory_id": id, "state": n})),
-        step("span", json!({"trajectory_id": id, "start": n, "end": n})),
-        step("search", json!({"pattern": {"type": "string", "maxLength": 120}})),
-        step("final", json!({
+    let last = step(
+        "final",
+        json!({
             "note": {"type": "string", "maxLength": 600},
             "spans": {"type": "array", "maxItems": 4, "items": {
                 "type": "object",
@@ -77,7 +74,18 @@ pub fn step_schema(ids: &[String]) -> Value {
                 "required": ["trajectory_id", "start_state", "end_state"],
                 "additionalProperties": false
             }}
-        })),
+        }),
+    );
+    if final_only {
+        return json!({"oneOf": [last]});
+    }
+    json!({"oneOf": [
+        step("summary", json!({"trajectory_id": id})),
+        step("match", json!({"trajectory_id": id, "pattern": {"type": "string", "maxLength": 120}})),
+        step("state", json!({"trajectory_id": id, "state": n})),
+        step("span", json!({"trajectory_id": id, "start": n, "end": n})),
+        step("search", json!({"pattern": {"type": "string", "maxLength": 120}})),
+        last,
     ]})
 }
 
@@ -122,6 +130,8 @@ struct Trace {
 struct Loop {
     model: Arc<dyn AgentModel>,
     schema: Value,
+    /// The last step's: the answer only.
+    final_schema: Value,
     messages: Vec<AgentMessage>,
     trace: Trace,
     t0: Instant,
@@ -232,7 +242,8 @@ impl Engine {
             .map(|t| t.id)
             .collect();
         let mut run = Loop {
-            schema: step_schema(&ids),
+            schema: step_schema(&ids, false),
+            final_schema: step_schema(&ids, true),
             messages: vec![
                 AgentMessage::new("system", AGENT_WORKFLOW),
                 AgentMessage::new(
@@ -283,7 +294,8 @@ impl Engine {
             )));
         }
         let mut prompt = window(&run.messages, opts.max_prompt_chars);
-        if step == opts.max_steps {
+        let last = step == opts.max_steps;
+        if last {
             prompt.push(AgentMessage::new(
                 "user",
                 "This is your last step: answer now with {\"tool\": \"final\", ...}.",
@@ -291,10 +303,12 @@ impl Engine {
         }
         let t = Instant::now();
         run.trace.model_calls += 1;
+        // On the last step a constrained decoder can only answer.
+        let schema = if last { &run.final_schema } else { &run.schema };
         let called = call_model(
             &run.model,
             prompt,
-            &run.schema,
+            schema,
             opts.max_tokens_per_step,
             budget - spent,
         );
@@ -539,7 +553,7 @@ mod tests {
 
     #[test]
     fn the_step_schema_names_only_the_spaces_runs() {
-        let s = step_schema(&["a".into(), "b".into()]);
+        let s = step_schema(&["a".into(), "b".into()], false);
         let alts = s["oneOf"].as_array().unwrap();
         assert_eq!(alts.len(), TOOLS.len());
         assert_eq!(
@@ -550,9 +564,12 @@ mod tests {
         assert_eq!(alts[5]["properties"]["tool"]["const"], "final");
         let many: Vec<String> = (0..400).map(|i| i.to_string()).collect();
         assert_eq!(
-            step_schema(&many)["oneOf"][0]["properties"]["trajectory_id"]["type"],
+            step_schema(&many, false)["oneOf"][0]["properties"]["trajectory_id"]["type"],
             "string"
         );
+        let last = step_schema(&["a".into()], true);
+        assert_eq!(last["oneOf"].as_array().unwrap().len(), 1);
+        assert_eq!(last["oneOf"][0]["properties"]["tool"]["const"], "final");
     }
 
     #[test]
