@@ -66,7 +66,8 @@ pub struct AgentOptions {
     pub time_budget_ms: u64,
     /// Tokens of the rendered context.
     pub token_budget: usize,
-    /// Tokens a model may write per step.
+    /// Tokens a model may write per step (the step schema bounds every string, so a
+    /// step fits in this even when every character is a token).
     pub max_tokens_per_step: u32,
     /// Characters of conversation sent per call (older tool results are dropped first).
     pub max_prompt_chars: usize,
@@ -85,7 +86,7 @@ impl Default for AgentOptions {
             max_steps: 8,
             time_budget_ms: 120_000,
             token_budget: crate::inspect::DEFAULT_CONTEXT_TOKENS,
-            max_tokens_per_step: 400,
+            max_tokens_per_step: 600,
             max_prompt_chars: 12_000,
             max_result_chars: 3_000,
             max_span_states: 20,

@@ -41,19 +41,27 @@ const TOOLS: [&str; 6] = ["summary", "match", "state", "span", "search", "final"
 
 /// Most trajectory ids listed in the step schema (past it, any string).
 const SCHEMA_IDS: usize = 300;
+/// Most state indices listed in the step schema (past it, any integer).
+const SCHEMA_STATES: usize = 500;
 
 /// The JSON schema of one step (for servers with structured output): one object per
 /// tool with exactly its fields, strings bounded, trajectory ids one of the space's (up
 /// to [`SCHEMA_IDS`] of them), so a constrained decoder (a grammar from the schema)
 /// cannot wander through fields a tool does not take or name a run that is not there.
 /// `final_only` (the last step) leaves only the answer.
-pub fn step_schema(ids: &[String], final_only: bool) -> Value {
+/// State indices are listed too (`0..states`, the longest trajectory's), up to
+/// [`SCHEMA_STATES`]: a bare integer lets a small model write digits without end.
+pub fn step_schema(ids: &[String], states: usize, final_only: bool) -> Value {
     let id = if !ids.is_empty() && ids.len() <= SCHEMA_IDS {
         json!({"enum": ids})
     } else {
         json!({"type": "string", "maxLength": 200})
     };
-    let n = json!({"type": "integer"});
+    let n = if states > 0 && states <= SCHEMA_STATES {
+        json!({"enum": (0..states).collect::<Vec<_>>()})
+    } else {
+        json!({"type": "integer"})
+    };
     let step = |tool: &str, fields: Value| {
         let mut props = serde_json::Map::new();
         props.insert("tool".into(), json!({"const": tool}));
@@ -67,7 +75,7 @@ pub fn step_schema(ids: &[String], final_only: bool) -> Value {
     let last = step(
         "final",
         json!({
-            "note": {"type": "string", "maxLength": 600},
+            "note": {"type": "string", "maxLength": 300},
             "spans": {"type": "array", "maxItems": 4, "items": {
                 "type": "object",
                 "properties": {"trajectory_id": id, "start_state": n, "end_state": n},
@@ -236,14 +244,12 @@ impl Engine {
             let trace = Trace::default();
             return self.fallback(space, question, opts, "no LLM configured".into(), trace, t0);
         };
-        let ids: Vec<String> = self
-            .trajectory_manifest(space)?
-            .into_iter()
-            .map(|t| t.id)
-            .collect();
+        let summaries = self.trajectory_manifest(space)?;
+        let states = summaries.iter().map(|t| t.steps).max().unwrap_or(0);
+        let ids: Vec<String> = summaries.into_iter().map(|t| t.id).collect();
         let mut run = Loop {
-            schema: step_schema(&ids, false),
-            final_schema: step_schema(&ids, true),
+            schema: step_schema(&ids, states, false),
+            final_schema: step_schema(&ids, states, true),
             messages: vec![
                 AgentMessage::new("system", AGENT_WORKFLOW),
                 AgentMessage::new(
@@ -553,7 +559,7 @@ mod tests {
 
     #[test]
     fn the_step_schema_names_only_the_spaces_runs() {
-        let s = step_schema(&["a".into(), "b".into()], false);
+        let s = step_schema(&["a".into(), "b".into()], 3, false);
         let alts = s["oneOf"].as_array().unwrap();
         assert_eq!(alts.len(), TOOLS.len());
         assert_eq!(
@@ -564,10 +570,14 @@ mod tests {
         assert_eq!(alts[5]["properties"]["tool"]["const"], "final");
         let many: Vec<String> = (0..400).map(|i| i.to_string()).collect();
         assert_eq!(
-            step_schema(&many, false)["oneOf"][0]["properties"]["trajectory_id"]["type"],
+            step_schema(&many, 3, false)["oneOf"][0]["properties"]["trajectory_id"]["type"],
             "string"
         );
-        let last = step_schema(&["a".into()], true);
+        assert_eq!(
+            s["oneOf"][2]["properties"]["state"]["enum"],
+            json!([0, 1, 2])
+        );
+        let last = step_schema(&["a".into()], 3, true);
         assert_eq!(last["oneOf"].as_array().unwrap().len(), 1);
         assert_eq!(last["oneOf"][0]["properties"]["tool"]["const"], "final");
     }
