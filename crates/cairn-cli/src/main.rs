@@ -10,8 +10,9 @@ mod print;
 #[cfg(feature = "reliability")]
 mod reliability;
 mod server;
+mod trajectories;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use cairn::Memory;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -55,16 +56,10 @@ enum Command {
     Ingest(ingest::IngestArgs),
     /// Recall evidence for a query.
     Recall(commands::RecallArgs),
-    /// The manifest of a space's trajectories, or one trajectory (or one of its states).
-    Trajectories {
-        #[arg(long)]
-        space: String,
-        /// One trajectory, exactly as inserted.
-        id: Option<String>,
-        /// Only this state of it (0-based).
-        #[arg(long, requires = "id")]
-        state: Option<usize>,
-    },
+    /// Trajectories: the manifest, the inspection verbs (summary, state, span, match,
+    /// search), context from spans, recall + inspection, the agent controller, and
+    /// export-workspace.
+    Trajectories(trajectories::TrajectoriesArgs),
     /// The version history of a fact subject ("budget for Atlas").
     History(commands::HistoryArgs),
     /// What a space shows about a speaker (style, roles, skills, topics), with evidence.
@@ -178,32 +173,6 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Check { rebuild } => commands::check(&open(&cli)?, *rebuild),
-        Command::Trajectories { space, id, state } => {
-            let m = open(&cli)?;
-            let Some(id) = id else {
-                let manifest = m.trajectory_manifest(space)?;
-                if cli.json {
-                    return print::json(&manifest);
-                }
-                print::manifest(&manifest);
-                return Ok(());
-            };
-            let Some(t) = m.trajectory(space, id)? else {
-                bail!("no trajectory {id:?} in space {space:?}");
-            };
-            match state {
-                Some(i) => {
-                    let Some(s) = t.trajectory.states.get(*i) else {
-                        bail!(
-                            "trajectory {id:?} has {} states (0..{})",
-                            t.trajectory.states.len(),
-                            t.trajectory.states.len()
-                        );
-                    };
-                    print::json(s)
-                }
-                None => print::json(&t),
-            }
-        }
+        Command::Trajectories(args) => trajectories::run(&cli, args),
     }
 }

@@ -1,5 +1,5 @@
 //! Human-readable output of the commands (`--json` prints the library's types instead).
-use cairn::{FactHistory, Recall, SpaceStats, SpeakerProfile, Timestamp, TrajectorySummary};
+use cairn::{FactHistory, Recall, SpaceStats, SpeakerProfile, Timestamp};
 
 pub fn json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);
@@ -38,23 +38,6 @@ pub fn recall(r: &Recall) {
         r.context_tokens, r.hits_cut, r.timings.total_ms
     );
     println!("{}", r.context);
-}
-
-pub fn manifest(list: &[TrajectorySummary]) {
-    for t in list {
-        let outcome = match t.succeeded {
-            Some(true) => "succeeded",
-            Some(false) => "failed",
-            None => "outcome unknown",
-        };
-        println!(
-            "{}  {} steps, {outcome}, {} URLs  {}",
-            t.id,
-            t.steps,
-            t.urls.len(),
-            t.goal
-        );
-    }
 }
 
 pub fn history(h: &FactHistory) {

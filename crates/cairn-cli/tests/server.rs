@@ -242,7 +242,23 @@ fn a_real_mcp_client_handshakes_with_cairn_mcp_over_stdio() {
         names.sort();
         assert_eq!(
             names,
-            ["forget", "history", "profile", "recall", "remember", "spaces", "subjects"]
+            [
+                "forget",
+                "history",
+                "profile",
+                "recall",
+                "remember",
+                "spaces",
+                "subjects",
+                "trajectory_context",
+                "trajectory_manifest",
+                "trajectory_match",
+                "trajectory_quick_context",
+                "trajectory_search",
+                "trajectory_span",
+                "trajectory_state",
+                "trajectory_summary"
+            ]
         );
         for t in &tools {
             assert!(t.description.as_deref().unwrap_or("").len() > 80, "{t:?}");

@@ -26,6 +26,13 @@ impl InputError {
         }
     }
 
+    /// An error about one field of a call's arguments (`limit`, `spans[2].end_state`): the
+    /// field is both the record people read and the path programs act on.
+    pub fn field(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        let field = field.into();
+        Self::new(field.clone(), problem).at(field)
+    }
+
     /// The same error, naming the JSON path of the field at fault.
     pub fn at(mut self, field: impl Into<String>) -> Self {
         self.field = Some(field.into());

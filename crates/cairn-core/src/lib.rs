@@ -6,6 +6,7 @@
 //! clocks other than values handed to it. Every other crate depends on it; it depends on
 //! no other Cairn crate.
 
+pub mod agent;
 pub mod enrich;
 pub mod error;
 pub mod explain;
@@ -13,6 +14,7 @@ pub mod fact;
 pub mod filter;
 pub mod group;
 pub mod ids;
+pub mod inspect;
 pub mod profile;
 pub mod recall;
 pub mod source;
@@ -21,12 +23,21 @@ pub mod traits;
 pub mod trajectory;
 pub mod unit;
 
+pub use agent::{
+    AgentFallback, AgentMessage, AgentMode, AgentModel, AgentModelError, AgentOptions, AgentRun,
+    AgentStep,
+};
 pub use enrich::{EnrichError, EnrichInput, EnrichedFact, Enricher, Enrichment, EnrichmentStore};
 pub use error::{ConflictError, CoreError, InputError};
 pub use fact::{FactDetail, FactHistory, FactSubject, FactVersion};
 pub use filter::Filter;
 pub use group::GroupMessage;
 pub use ids::SpaceId;
+pub use inspect::{
+    ContextRequest, ContextSpan, InspectRecallOptions, InspectedRecall, Manifest, ManifestEntry,
+    ManifestForm, MatchField, MatchLine, Matches, PatternMode, RenderedContext, RenderedSpan,
+    SpanView, StateMatch, StateView, StepLine, TrajectoryOverview,
+};
 pub use profile::{Evidence, SpeakerProfile, SpeakerStats, Style};
 pub use recall::{Format, Hit, Recall, RecallOptions, Timings};
 pub use source::{

@@ -12,16 +12,20 @@
 //! This crate owns every ranking and derivation decision. It must never know a storage
 //! engine (SQLite, tantivy, PostgreSQL), HTTP, or a model file format.
 
+pub mod agent;
+pub mod context;
 mod derive;
 mod embedding;
 mod engine;
 mod facts;
+pub mod inspect;
 mod pack;
 mod profile;
 mod query;
 mod rank;
 mod text;
 mod trajectory;
+pub mod workspace;
 
 pub use derive::{derive_session_units, segment, DERIVE_VERSION};
 pub use embedding::{cache_key, cache_key_in};

@@ -43,7 +43,8 @@ fn too_many(what: &str, n: usize, max: usize, field: &str) -> ApiError {
     .with_field(field)
 }
 
-fn too_long(at: String, n: usize, max: usize) -> ApiError {
+/// A text over its bound: 413 `text_too_long` naming the field, on every route.
+pub(crate) fn too_long(at: String, n: usize, max: usize) -> ApiError {
     ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
         "text_too_long",

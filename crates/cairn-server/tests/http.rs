@@ -3,6 +3,7 @@
 //! files.
 mod common;
 mod inspect;
+mod inspect_routes;
 use common::{admin_config, mcp, mcp_init, ok, session, start, tool, Resp, ADMIN};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -289,6 +290,9 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
     ok(&r);
     assert!(r.body["removed_units"].as_u64().unwrap() >= 3);
     assert_eq!(s.get(TRAJECTORY, &["agent", "coupon"], k).status, 404);
+    // Inspection: manifest, summary, state, span, match, search, context, recall +
+    // inspection, the controller (and their MCP tools).
+    inspect_routes::exercise(&s, k, "inspect");
 
     // Export, then import into a fresh space.
     let r = s.get(EXPORT, &["alice"], k);
@@ -366,12 +370,11 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        names,
-        BTreeSet::from([
-            "forget", "history", "profile", "recall", "remember", "spaces", "subjects"
-        ])
-    );
+    let mut expected = BTreeSet::from([
+        "forget", "history", "profile", "recall", "remember", "spaces", "subjects",
+    ]);
+    expected.extend(inspect_routes::TOOLS);
+    assert_eq!(names, expected);
     let (err, v) = tool(
         &s,
         k,
@@ -517,10 +520,11 @@ fn a_key_sees_only_its_spaces_on_every_route() {
         // A space that does not exist is refused the same way: no probing for names.
         s.get(SPACE_STATS, &["nobody"], &a),
     ];
-    let attempts: Vec<Resp> = attempts
+    let mut attempts: Vec<Resp> = attempts
         .into_iter()
         .chain(inspect::foreign_attempts(&s, &a))
         .collect();
+    attempts.extend(inspect_routes::foreign(&s, &a));
     for r in &attempts {
         assert_eq!(r.status, 403, "{}", r.text);
         assert_eq!(r.code(), "forbidden");
@@ -549,6 +553,7 @@ fn a_key_sees_only_its_spaces_on_every_route() {
     let (err, _) = tool(&s, &a, "history", json!({"space": "b", "subject": "vault"}));
     assert!(err);
     inspect::me_is_scoped(&s, &a, |name, args| tool(&s, &a, name, args));
+    inspect_routes::foreign_tools(&s, &a, "31-7-22");
     // Read-only keys read but never write.
     ok(&s.post(RECALL, &["a"], &a_ro, &json!({"query": "tea"})));
     let r = s.post(SESSIONS, &["a"], &a_ro, &sess);

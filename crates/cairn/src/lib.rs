@@ -24,12 +24,16 @@ mod browse;
 pub mod enrich;
 mod error;
 mod memory;
+mod trajectories;
+mod workspace;
 
 pub use browse::parse_filter;
 /// Why a recall answered what it did (`RecallOptions::explain`).
 pub use cairn_core::explain;
 /// Metadata filter expressions (see [`cairn_core::filter`]).
 pub use cairn_core::filter;
+/// Sizes and limits of the inspection verbs.
+pub use cairn_core::inspect as inspect_limits;
 pub use cairn_core::{
     time::parse_timestamp, AgentState, AppendInput, ConflictError, Evidence, FactHistory,
     FactSubject, FactVersion, Format, GroupMessage, Hit, InputError, KeyRecords, KeyRow, Message,
@@ -37,7 +41,17 @@ pub use cairn_core::{
     SpeakerProfile, StoreError, Style, Timestamp, Timings, TrajectoryInput, TrajectoryRecord,
     TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage, UnitQuery, MAX_TEXT_BYTES,
 };
+/// Trajectory inspection: the verbs' answers, context requests, the agent controller's
+/// options and runs (see `Memory::trajectory_summary` and its neighbours).
+pub use cairn_core::{
+    AgentFallback, AgentMessage, AgentMode, AgentModel, AgentModelError, AgentOptions, AgentRun,
+    AgentStep, ContextRequest, ContextSpan, InspectRecallOptions, InspectedRecall, Manifest,
+    ManifestEntry, ManifestForm, MatchField, MatchLine, Matches, PatternMode, RenderedContext,
+    RenderedSpan, SpanView, StateMatch, StateView, StepLine, TrajectoryOverview,
+};
 pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
+/// What the agent controller tells its model, and the schema of one step.
+pub use cairn_engine::agent::{step_schema as agent_step_schema, AGENT_WORKFLOW};
 pub use cairn_engine::{
     CheckReport, EngineConfig, EnrichReport, ForgetReport, IngestReport, RankConfig, SessionPage,
     SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY,
@@ -46,6 +60,8 @@ pub use cairn_llm::{LlmConfig, Usage as LlmUsage};
 pub use enrich::EnrichmentConfig;
 pub use error::Error;
 pub use memory::{Memory, MemoryConfig};
+pub use trajectories::AgentLlm;
+pub use workspace::{WorkspaceOptions, WorkspaceReport, STATE_FILE as WORKSPACE_STATE_FILE};
 
 /// Parsers of outside formats (JSONL sessions, LongMemEval, LoCoMo, ...).
 pub use cairn_formats as formats;

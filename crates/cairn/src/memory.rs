@@ -39,7 +39,7 @@ pub struct MemoryConfig {
 pub struct Memory {
     pub(crate) engine: Arc<Engine>,
     /// The LLM fact reader when `[llm]` is configured.
-    enricher: Option<Arc<crate::enrich::LlmFactReader>>,
+    pub(crate) enricher: Option<Arc<crate::enrich::LlmFactReader>>,
     /// Keeps enrichment caught up in the background (stopped and joined on drop).
     worker: Option<crate::enrich::Worker>,
     dir: PathBuf,

@@ -1423,3 +1423,97 @@ fn recall_sees_fact_versions_written_by_another_server() {
         );
     });
 }
+
+/// The inspection verbs and the context renderer read the record through the store, so
+/// every backend must answer them alike (they add no store method; this proves the
+/// reads they rely on agree).
+#[test]
+fn trajectory_inspection_agrees_across_backends() {
+    let mut answers: Vec<(&'static str, Vec<String>)> = Vec::new();
+    each(|b| {
+        let m = b.memory();
+        let run = |id: &str, pages: &[&str]| -> TrajectoryInput {
+            let states: Vec<serde_json::Value> = pages
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    serde_json::json!({"url": format!("http://shop/{id}/{i}"),
+                    "action": format!("click [{i}]"), "accessibility_tree": p})
+                })
+                .collect();
+            serde_json::from_value(
+                serde_json::json!({"id": id, "goal": format!("goal of {id}"),
+                "outcome": id == "lamp", "states": states}),
+            )
+            .unwrap()
+        };
+        m.insert_trajectories(
+            "runs",
+            vec![
+                run(
+                    "lamp",
+                    &[
+                        "RootWebArea 'Cart'\n[0] button 'Buy'",
+                        "[1] alert 'Order placed.'",
+                    ],
+                ),
+                run(
+                    "desk",
+                    &[
+                        "RootWebArea 'Desks'\n[0] link 'Oak desk'",
+                        "[1] alert 'Out of stock.'",
+                    ],
+                ),
+            ],
+        )
+        .unwrap();
+        let manifest = m
+            .trajectory_manifest_page("runs", cairn::ManifestForm::Full, 0, None)
+            .unwrap();
+        let summary = m.trajectory_summary("runs", "desk").unwrap();
+        let state = m.trajectory_state("runs", "lamp", 1, Some(10)).unwrap();
+        let matched = m
+            .trajectory_match("runs", "desk", "stock|oak", cairn::PatternMode::Regex, None)
+            .unwrap();
+        let search = m
+            .trajectory_search("runs", "order stock", cairn::PatternMode::Words, None)
+            .unwrap();
+        let context = m
+            .trajectory_context(
+                "runs",
+                &cairn::ContextRequest {
+                    note: "Desks run out.".into(),
+                    spans: vec![cairn::ContextSpan {
+                        trajectory_id: "desk".into(),
+                        start_state: 0,
+                        end_state: 1,
+                    }],
+                    token_budget: 60,
+                    query: None,
+                },
+            )
+            .unwrap();
+        assert!(context.tokens <= 60, "{}", b.name());
+        assert_eq!(manifest.total, 2, "{}", b.name());
+        assert_eq!(matched.states_matched, 2, "{}", b.name());
+        answers.push((
+            b.name(),
+            vec![
+                manifest.to_string(),
+                summary.to_string(),
+                state.to_string(),
+                matched.to_string(),
+                search.to_string(),
+                context.context,
+            ],
+        ));
+    });
+    if let [(_, first), rest @ ..] = answers.as_slice() {
+        for (name, got) in rest {
+            assert_eq!(
+                got, first,
+                "{name} answers differently from the embedded store"
+            );
+        }
+    }
+}

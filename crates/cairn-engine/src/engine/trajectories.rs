@@ -1,6 +1,8 @@
 //! Agent trajectories: insert (idempotent), read, forget.
 use crate::trajectory::derive_trajectory_units;
-use cairn_core::{ConflictError, SpaceId, TrajectoryInput, TrajectoryRecord, TrajectorySummary};
+use cairn_core::{
+    ConflictError, SpaceId, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit,
+};
 use std::sync::atomic::Ordering;
 
 use super::append::{Request, WriteOptions};
@@ -156,5 +158,15 @@ impl Engine {
     ) -> Result<Vec<TrajectorySummary>, EngineError> {
         self.require_space(space)?;
         Ok(self.b.records.trajectory_summaries(space)?)
+    }
+
+    /// The units derived from one trajectory (slices, events, its note), oldest first.
+    pub fn trajectory_units(
+        &self,
+        space: &SpaceId,
+        trajectory: &str,
+    ) -> Result<Vec<Unit>, EngineError> {
+        self.require_space(space)?;
+        Ok(self.b.records.trajectory_units(space, trajectory)?)
     }
 }

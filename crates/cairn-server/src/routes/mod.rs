@@ -11,6 +11,7 @@ mod recall;
 mod sessions;
 mod spaces;
 mod trajectories;
+pub(crate) mod trajectory_inspect;
 mod transfer;
 
 use crate::error::ApiError;
@@ -139,6 +140,51 @@ fn table(state: &S) -> Vec<Route> {
             Method::GET,
             "/v1/spaces/{space}/trajectories/{id}/states/{index}",
             get(get_trajectory_state),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectory-manifest",
+            get(trajectory_inspect::manifest),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectories/{id}/summary",
+            get(trajectory_inspect::summary),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectories/{id}/states/{index}/view",
+            get(trajectory_inspect::state_view),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectories/{id}/span",
+            get(trajectory_inspect::span),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectories/{id}/match",
+            get(trajectory_inspect::match_states),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/trajectory-search",
+            get(trajectory_inspect::search),
+        ),
+        r(
+            Method::POST,
+            "/v1/spaces/{space}/trajectory-context",
+            post(trajectory_inspect::context),
+        ),
+        r(
+            Method::POST,
+            "/v1/spaces/{space}/trajectory-inspect",
+            post(trajectory_inspect::inspect),
+        ),
+        r(
+            Method::POST,
+            "/v1/spaces/{space}/trajectory-agent",
+            post(trajectory_inspect::agent),
         ),
         r(Method::GET, "/v1/spaces/{space}/history", get(history)),
         r(

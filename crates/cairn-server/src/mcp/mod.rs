@@ -22,6 +22,9 @@ use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
 
+// The trajectory tools: a second router on the same server, combined in the constructors.
+mod trajectories;
+
 /// The Cairn MCP server.
 #[derive(Clone)]
 pub struct CairnMcp {
@@ -187,7 +190,7 @@ impl CairnMcp {
             state,
             local: Some(Principal::admin("local")),
             default_space,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::trajectory_router(),
         }
     }
 
@@ -197,7 +200,7 @@ impl CairnMcp {
             state,
             local: None,
             default_space: None,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::trajectory_router(),
         }
     }
 
@@ -514,7 +517,11 @@ impl ServerHandler for CairnMcp {
                  delete something; call `history` for how a value (budget, date, owner) \
                  changed and what it is now (`subjects` lists what facts it holds); call \
                  `profile` for what is known about a person; `spaces` names the spaces \
-                 this connection may use.",
+                 this connection may use. For questions about a web environment that agents \
+                 explored, work through the stored trajectories: `trajectory_manifest` to \
+                 shortlist runs, `trajectory_summary` and `trajectory_match` to find the \
+                 state, `trajectory_state` or `trajectory_span` to read it, then \
+                 `trajectory_context` with a note and the spans that prove it.",
             )
     }
 }

@@ -1,0 +1,375 @@
+//! The MCP tools of trajectory inspection: a second tool router of [`CairnMcp`],
+//! combined with the first in `mcp.rs`. Each tool answers the text an agent reads (the
+//! same operations as the HTTP routes, `trajectories.rs`), sized for its context, with
+//! every cut said in the answer. The descriptions tell an agent which tool to use when:
+//! manifest -> summary -> match -> state/span, then context.
+use super::{tool_error, CairnMcp};
+use crate::error::ApiError;
+use crate::routes::trajectory_inspect::{self as ops, ManifestQuery, PatternQuery, SpanQuery};
+use cairn::{ContextRequest, ContextSpan, ManifestForm, PatternMode};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_router, ErrorData, RoleServer};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestArgs {
+    /// Memory space holding the trajectories. Optional when the server has a default.
+    #[serde(default)]
+    pub space: Option<String>,
+    /// `concise` (default): a line per trajectory. `full`: also every state's URL, page
+    /// title, thought and action.
+    #[serde(default)]
+    pub form: Option<String>,
+    /// First trajectory of the page (0-based; the answer says the next offset).
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// Trajectories per page (default 200 concise, 25 full).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TrajectoryArgs {
+    #[serde(default)]
+    pub space: Option<String>,
+    /// The trajectory id, as the manifest lists it.
+    pub trajectory_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StateArgs {
+    #[serde(default)]
+    pub space: Option<String>,
+    pub trajectory_id: String,
+    /// The state index (0-based).
+    pub state: usize,
+    /// Page characters to show (default 6000; a cut is marked and says how to see all).
+    #[serde(default)]
+    pub max_chars: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpanArgs {
+    #[serde(default)]
+    pub space: Option<String>,
+    pub trajectory_id: String,
+    /// First state (0-based).
+    pub start: usize,
+    /// Last state (inclusive; at most 10 states per call).
+    pub end: usize,
+    /// Page characters per state (default 2500).
+    #[serde(default)]
+    pub max_chars: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MatchArgs {
+    #[serde(default)]
+    pub space: Option<String>,
+    pub trajectory_id: String,
+    /// A regular expression, any case (`Delete Review|Previous`), or plain words with
+    /// `mode: "words"`.
+    pub pattern: String,
+    /// `regex` (default) or `words`.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Matching states to show (default 30).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    #[serde(default)]
+    pub space: Option<String>,
+    /// Words to look for (default mode `words`: states holding most of them first), or a
+    /// regex with `mode: "regex"`.
+    pub pattern: String,
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Hits to show (default 20).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpanArg {
+    pub trajectory_id: String,
+    /// First state (0-based).
+    pub start_state: usize,
+    /// Last state (inclusive).
+    pub end_state: usize,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextArgs {
+    #[serde(default)]
+    pub space: Option<String>,
+    /// What the reader should know first: where the evidence is, the procedure, or why
+    /// the question's premise is wrong.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The states that prove it, most important first (one to three states each, usually).
+    pub spans: Vec<SpanArg>,
+    /// Most tokens of context (default 2000; never exceeded).
+    #[serde(default)]
+    pub token_budget: Option<usize>,
+    /// The question: page lines holding its words are kept first when a page is cut.
+    #[serde(default)]
+    pub query: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InspectArgs {
+    #[serde(default)]
+    pub space: Option<String>,
+    /// The question to find evidence for.
+    pub question: String,
+    /// Most tokens of context (default 2000).
+    #[serde(default)]
+    pub token_budget: Option<usize>,
+}
+
+fn text(v: impl std::fmt::Display) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(v.to_string())])
+}
+
+fn answer<T: std::fmt::Display>(r: Result<T, ApiError>) -> Result<CallToolResult, ErrorData> {
+    Ok(match r {
+        Ok(v) => text(v),
+        Err(e) => tool_error(e),
+    })
+}
+
+fn parse_mode(m: Option<&str>, default: PatternMode) -> Result<PatternMode, ApiError> {
+    match m {
+        None => Ok(default),
+        Some(m) => m
+            .parse()
+            .map_err(|e: cairn::InputError| ApiError::invalid("mode", e.to_string())),
+    }
+}
+
+#[tool_router(router = trajectory_router, vis = "pub(super)")]
+impl CairnMcp {
+    #[tool(
+        description = "Start here for questions about a web environment or past agent runs. Lists the stored trajectories (runs of a web agent) of a space: id, goal, start URL, outcome and number of states. `form: \"full\"` adds every state's URL, page title, thought and action (long: use it on a few pages at a time, or `trajectory_summary` on one run). Use it to shortlist the two or three runs whose goal and pages fit the question."
+    )]
+    async fn trajectory_manifest(
+        &self,
+        Parameters(a): Parameters<ManifestArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(
+            async {
+                let who = self.caller(&ctx)?;
+                let space = self.space(a.space, &who)?;
+                let form = match a.form.as_deref() {
+                    None => ManifestForm::Concise,
+                    Some(f) => f
+                        .parse()
+                        .map_err(|e: cairn::InputError| ApiError::invalid("form", e.to_string()))?,
+                };
+                let q = ManifestQuery {
+                    form,
+                    offset: a.offset.unwrap_or(0),
+                    limit: a.limit,
+                };
+                ops::manifest_op(&self.state, &who, space, q).await
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "A compact summary of one shortlisted trajectory: goal, outcome, and a line per state with its URL, page title, the agent's thought and its action (naming the element acted on, e.g. `click [107]  # [107] button 'Sign in'`). Use it to see where in a run the evidence is before opening pages with `trajectory_state` or `trajectory_span`."
+    )]
+    async fn trajectory_summary(
+        &self,
+        Parameters(a): Parameters<TrajectoryArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(
+            async {
+                let who = self.caller(&ctx)?;
+                let space = self.space(a.space, &who)?;
+                ops::summary_op(&self.state, &who, space, a.trajectory_id).await
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "One state of a trajectory in full: URL, title, thought, action and the page (accessibility tree), cut to `max_chars` characters with the cut marked. Use it to read the exact page that shows a field, value, button or error; prefer `trajectory_match` first to find which state that is."
+    )]
+    async fn trajectory_state(
+        &self,
+        Parameters(a): Parameters<StateArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(
+            async {
+                let who = self.caller(&ctx)?;
+                let space = self.space(a.space, &who)?;
+                ops::state_op(
+                    &self.state,
+                    &who,
+                    space,
+                    a.trajectory_id,
+                    a.state,
+                    a.max_chars,
+                )
+                .await
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "A few consecutive states of a trajectory (`start` to `end`, inclusive, at most 10), each with its page cut to `max_chars`. Use it to see what an action led to (a form before and after saving, the step where an error appeared); keep spans short, two or three states usually prove a point."
+    )]
+    async fn trajectory_span(
+        &self,
+        Parameters(a): Parameters<SpanArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(
+            async {
+                let who = self.caller(&ctx)?;
+                let space = self.space(a.space, &who)?;
+                let q = SpanQuery {
+                    start: a.start,
+                    end: a.end,
+                    max_chars: a.max_chars,
+                };
+                ops::span_op(&self.state, &who, space, a.trajectory_id, q).await
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "The states of one trajectory whose URL, thought, action or page lines match a pattern (a regex, any case, e.g. `Delete Review|Previous`; or plain words with `mode: \"words\"`), with the matching lines. Use it on a shortlisted run to find the state holding what the question asks about, then read that state."
+    )]
+    async fn trajectory_match(
+        &self,
+        Parameters(a): Parameters<MatchArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(
+            async {
+                let who = self.caller(&ctx)?;
+                let space = self.space(a.space, &who)?;
+                let mode = parse_mode(a.mode.as_deref(), PatternMode::Regex)?;
+                let q = PatternQuery {
+                    pattern: a.pattern,
+                    mode: Some(mode),
+                    limit: a.limit,
+                };
+                ops::match_op(&self.state, &who, space, Some(a.trajectory_id), q, mode).await
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "Search every trajectory of a space for words (states holding most of them first) or a regex (`mode: \"regex\"`); returns (trajectory, state) pairs with the matching lines. Use it when the manifest does not point to a run, or to find every run that saw a page or message; otherwise prefer `trajectory_match` on a shortlisted run."
+    )]
+    async fn trajectory_search(
+        &self,
+        Parameters(a): Parameters<SearchArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(
+            async {
+                let who = self.caller(&ctx)?;
+                let space = self.space(a.space, &who)?;
+                let mode = parse_mode(a.mode.as_deref(), PatternMode::Words)?;
+                let q = PatternQuery {
+                    pattern: a.pattern,
+                    mode: Some(mode),
+                    limit: a.limit,
+                };
+                ops::match_op(&self.state, &who, space, None, q, mode).await
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "Use it last, to finish: it turns your findings into the context a reader answers from. Give a short `note` (where the evidence is, the procedure, or why the question's premise is wrong) and the `spans` that prove it, most important first; Cairn writes the note and those states' pages within `token_budget` tokens, keeping the lines that matter when a page must be cut."
+    )]
+    async fn trajectory_context(
+        &self,
+        Parameters(a): Parameters<ContextArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(
+            async {
+                let who = self.caller(&ctx)?;
+                let space = self.space(a.space, &who)?;
+                let req = ContextRequest {
+                    note: a.note.unwrap_or_default(),
+                    spans: a
+                        .spans
+                        .into_iter()
+                        .map(|s| ContextSpan {
+                            trajectory_id: s.trajectory_id,
+                            start_state: s.start_state,
+                            end_state: s.end_state,
+                        })
+                        .collect(),
+                    token_budget: a
+                        .token_budget
+                        .unwrap_or(cairn::inspect_limits::DEFAULT_CONTEXT_TOKENS),
+                    query: a.query,
+                };
+                ops::context_op(&self.state, &who, space, req).await
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "A quick first answer without inspecting by hand: recall shortlists trajectories for the question, the states that best hold it become spans, and the best procedure or gotcha note leads; returns the rendered context (within `token_budget`). Use it for a fast answer or a starting point, then verify with the other tools when it matters."
+    )]
+    async fn trajectory_quick_context(
+        &self,
+        Parameters(a): Parameters<InspectArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(
+            async {
+                let who = self.caller(&ctx)?;
+                let space = self.space(a.space, &who)?;
+                let req = ops::InspectRequest {
+                    question: a.question,
+                    token_budget: a.token_budget,
+                    top_k: None,
+                    trajectories: None,
+                };
+                let r = ops::inspect_op(&self.state, &who, space, req).await?;
+                let spans = r
+                    .spans
+                    .iter()
+                    .map(|s| format!("{} {}-{}", s.trajectory_id, s.start_state, s.end_state))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                Ok::<_, ApiError>(format!("Spans: {spans}\n\n{}", r.context.context))
+            }
+            .await,
+        )
+    }
+}
