@@ -31,8 +31,8 @@ pub use derive::{derive_session_units, segment, DERIVE_VERSION};
 pub use embedding::{cache_key, cache_key_in};
 pub use engine::{
     enrichment_units, llm_fact_id, CheckReport, Engine, EngineBackends, EngineConfig, EngineError,
-    EnrichReport, ForgetReport, IngestReport, SessionPage, SpaceIndexCheck, WriteOptions,
-    MAX_IDEMPOTENCY_KEY,
+    EnrichReport, ForgetReport, IngestReport, SessionPage, SpaceIndexCheck, TextCommitter,
+    WriteOptions, MAX_IDEMPOTENCY_KEY,
 };
 pub use pack::{pack, PackInput};
 pub use query::{analyze_query, QueryAnalysis, TimeRange};

@@ -23,19 +23,16 @@ where
     }
 }
 
-/// A write on the blocking pool, answered only once its text index is committed: what a
-/// client was told is written is durable and visible to its next recall.
+/// A write on the blocking pool. Answered once the record store committed it: what a
+/// client was told is written is durable, and visible to the next recall (the engine
+/// commits pending text-index entries before it searches; see the engine's
+/// `committer.rs`).
 pub async fn blocking_write<T, F>(state: &Arc<AppState>, f: F) -> Result<T, ApiError>
 where
     T: Send + 'static,
     F: FnOnce(&Memory) -> Result<T, cairn::Error> + Send + 'static,
 {
-    blocking(state, move |m| {
-        let r = f(m)?;
-        m.flush()?;
-        Ok(r)
-    })
-    .await
+    blocking(state, f).await
 }
 
 /// The version history of a fact subject, as of a time; 404 when no fact has it.

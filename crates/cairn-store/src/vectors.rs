@@ -521,6 +521,28 @@ impl SqliteVectorIndex {
     }
 }
 
+fn write_vectors(
+    conn: &mut rusqlite::Connection,
+    space: &SpaceId,
+    items: &[(String, Vec<f32>)],
+    watermark: u64,
+) -> Result<(), StoreError> {
+    let tx = be(conn.transaction())?;
+    {
+        let mut stmt = be(tx.prepare_cached(
+            "INSERT OR REPLACE INTO vectors(space, unit_id, vec) VALUES (?1, ?2, ?3)",
+        ))?;
+        for (id, v) in items {
+            be(stmt.execute(params![space.as_str(), id, encode(v)]))?;
+        }
+    }
+    be(tx.execute(
+        "UPDATE meta SET value=MAX(CAST(value AS INTEGER), ?1) WHERE key='vector_watermark'",
+        [watermark as i64],
+    ))?;
+    be(tx.commit())
+}
+
 impl VectorIndex for SqliteVectorIndex {
     fn upsert(
         &self,
@@ -530,20 +552,16 @@ impl VectorIndex for SqliteVectorIndex {
     ) -> Result<(), StoreError> {
         {
             let mut conn = self.db.lock();
-            let tx = be(conn.transaction())?;
-            {
-                let mut stmt = be(tx.prepare_cached(
-                    "INSERT OR REPLACE INTO vectors(space, unit_id, vec) VALUES (?1, ?2, ?3)",
-                ))?;
-                for (id, v) in items {
-                    be(stmt.execute(params![space.as_str(), id, encode(v)]))?;
-                }
-            }
-            be(tx.execute(
-                "UPDATE meta SET value=MAX(CAST(value AS INTEGER), ?1) WHERE key='vector_watermark'",
-                [watermark as i64],
-            ))?;
-            be(tx.commit())?;
+            // Vectors are derived, and their watermark commits with them: a power cut
+            // that loses this commit leaves the watermark behind, and opening heals them
+            // from the record. So this commit skips the WAL sync (synchronous=NORMAL:
+            // still safe against a killed process) that the record's commit just paid;
+            // the next record commit syncs both. Removals keep FULL: forgotten stays
+            // forgotten.
+            be(conn.pragma_update(None, "synchronous", "NORMAL"))?;
+            let written = write_vectors(&mut conn, space, items, watermark);
+            be(conn.pragma_update(None, "synchronous", "FULL"))?;
+            written?;
         }
         self.refresh_loaded(space, |a| a.upsert(items));
         Ok(())

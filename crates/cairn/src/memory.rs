@@ -6,7 +6,8 @@ use cairn_core::{
 };
 use cairn_embed::{BertEmbedder, EmbedConfig};
 use cairn_engine::{
-    CheckReport, Engine, EngineBackends, EngineConfig, ForgetReport, IngestReport, WriteOptions,
+    CheckReport, Engine, EngineBackends, EngineConfig, ForgetReport, IngestReport, TextCommitter,
+    WriteOptions,
 };
 use cairn_store::{EmbeddedStore, SqliteEmbeddingCache};
 use cairn_store_postgres::PostgresStore;
@@ -42,6 +43,8 @@ pub struct Memory {
     pub(crate) enricher: Option<Arc<crate::enrich::LlmFactReader>>,
     /// Keeps enrichment caught up in the background (stopped and joined on drop).
     worker: Option<crate::enrich::Worker>,
+    /// Commits the text index in the background (stopped and joined on drop).
+    committer: Option<TextCommitter>,
     dir: PathBuf,
     /// API key rows kept by the store (PostgreSQL); `None`: the server keeps its own.
     keys: Option<Arc<dyn KeyRecords>>,
@@ -182,6 +185,7 @@ impl Memory {
             _ => None,
         };
         Ok(Self {
+            committer: TextCommitter::start(engine.clone()),
             engine,
             enricher,
             worker,
@@ -548,8 +552,9 @@ impl Memory {
 
 impl Drop for Memory {
     fn drop(&mut self) {
-        // Stop and join the enrichment worker first: it holds the engine.
+        // Stop and join the background threads first: they hold the engine.
         drop(self.worker.take());
+        drop(self.committer.take());
         if let Err(e) = self.engine.flush() {
             tracing::warn!(error = %e, "flushing the text index on close failed; it will be healed on next open");
         }

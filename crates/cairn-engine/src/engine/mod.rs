@@ -7,6 +7,7 @@
 //! This file: opening, healing, checking, indexing.
 mod append;
 mod browse;
+mod committer;
 mod enrich;
 mod forget;
 mod ingest;
@@ -24,6 +25,7 @@ use cairn_core::{
     ConflictError, EmbedError, Embedder, EmbeddingCache, InputError, RecordStore, SpaceId,
     SpaceStats, StoreError, TextIndex, Unit, VectorIndex,
 };
+pub use committer::TextCommitter;
 pub use enrich::{enrichment_units, llm_fact_id, EnrichReport};
 pub use forget::ForgetReport;
 use ingest::WriteMode;
@@ -85,6 +87,10 @@ pub struct EngineConfig {
     /// cached) or asked a query (its embedding would come back at once). On, for replays
     /// of public data across many spaces (benchmarks), where a text is embedded once.
     pub share_embedding_cache: bool,
+    /// Milliseconds a write's text-index entries may stay uncommitted on disk (see
+    /// `committer.rs`): a recall commits them first, a [`TextCommitter`] within this
+    /// interval. 0: no background commits (only recalls, checks and closing commit).
+    pub text_commit_ms: u64,
 }
 
 impl Default for EngineConfig {
@@ -93,6 +99,7 @@ impl Default for EngineConfig {
             rank: RankConfig::default(),
             purge_cache_on_forget: true,
             share_embedding_cache: false,
+            text_commit_ms: 1000,
         }
     }
 }
