@@ -9,6 +9,13 @@
 //!         -> lexical + dense candidates -> fuse (rank.rs) -> second pass (containers,
 //!         sessions, time) -> pack into the token budget (pack.rs) -> Recall
 //! ```
+//! Modules by when they run. At ingest: `derive.rs` (session units), `trajectory.rs`
+//! (trajectory units), `facts.rs` (extraction), `profile.rs` (per-session speaker
+//! statistics), `embedding.rs` (vectors through the cache). At recall: `query.rs`,
+//! `rank.rs`, `facts.rs` (version chains), `profile.rs` (summing a profile), `pack.rs`,
+//! `text.rs`. When an agent inspects trajectories: `inspect.rs`, `context.rs`,
+//! `agent.rs`, `workspace.rs`. `engine/` orchestrates them (its `mod.rs` has its map).
+//!
 //! This crate owns every ranking and derivation decision. It must never know a storage
 //! engine (SQLite, tantivy, PostgreSQL), HTTP, or a model file format.
 

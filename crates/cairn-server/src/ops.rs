@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 /// Runs a library call on the blocking pool: the engine does CPU work (embedding) and
 /// synchronous I/O (SQLite with fsync) that must not stall the async workers. A panic in
-/// the call becomes a 500, never a dropped connection.
+/// the call becomes a 500, never a dropped connection. A write is answered once the
+/// record store committed it: durable, and visible to the next recall (the engine
+/// commits pending text-index entries before it searches).
 pub async fn blocking<T, F>(state: &Arc<AppState>, f: F) -> Result<T, ApiError>
 where
     T: Send + 'static,
@@ -21,18 +23,6 @@ where
         Ok(r) => r.map_err(ApiError::from),
         Err(e) => Err(ApiError::internal(format!("library call failed: {e}"))),
     }
-}
-
-/// A write on the blocking pool. Answered once the record store committed it: what a
-/// client was told is written is durable, and visible to the next recall (the engine
-/// commits pending text-index entries before it searches; see the engine's
-/// `committer.rs`).
-pub async fn blocking_write<T, F>(state: &Arc<AppState>, f: F) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    F: FnOnce(&Memory) -> Result<T, cairn::Error> + Send + 'static,
-{
-    blocking(state, f).await
 }
 
 /// The version history of a fact subject, as of a time; 404 when no fact has it.
@@ -92,7 +82,7 @@ pub async fn add_messages(
         .limits
         .check_sessions(std::slice::from_ref(&probe), "")?;
     let sp = space.to_string();
-    blocking_write(state, move |m| m.append(&sp, input, &opts)).await
+    blocking(state, move |m| m.append(&sp, input, &opts)).await
 }
 
 /// Recall with every library option, the metadata filter included.

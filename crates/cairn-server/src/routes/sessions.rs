@@ -3,7 +3,7 @@
 use super::{ingested, page_limit, query, write_options, ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
-use crate::ops::{self, blocking, blocking_write};
+use crate::ops::{self, blocking};
 use crate::wire::out::{Removed, SessionOut};
 use crate::wire::{AddMessages, BatchIngest, GroupIngest, ListSessions, Page, WireJson};
 use axum::extract::rejection::QueryRejection;
@@ -25,7 +25,7 @@ pub(super) async fn ingest_session(
         .limits
         .check_sessions(std::slice::from_ref(&session), "")?;
     let opts = write_options(&headers)?;
-    let report = blocking_write(&st, move |m| {
+    let report = blocking(&st, move |m| {
         m.ingest_sessions_with(&space, vec![session], &opts)
     })
     .await
@@ -45,7 +45,7 @@ pub(super) async fn ingest_batch(
         .limits
         .check_sessions(&body.sessions, "sessions")?;
     let opts = write_options(&headers)?;
-    let report = blocking_write(&st, move |m| {
+    let report = blocking(&st, move |m| {
         m.ingest_sessions_with(&space, body.sessions, &opts)
     })
     .await
@@ -75,7 +75,7 @@ pub(super) async fn add_group_messages(
     who.require(&space, Need::Write)?;
     st.config.limits.check_group(&body.messages)?;
     let opts = write_options(&headers)?;
-    let report = blocking_write(&st, move |m| {
+    let report = blocking(&st, move |m| {
         m.ingest_group_messages_with(&space, body.messages, &opts)
     })
     .await

@@ -2,7 +2,7 @@
 use super::{ingested, write_options, ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
-use crate::ops::{blocking, blocking_write};
+use crate::ops::blocking;
 use crate::wire::out::Removed;
 use crate::wire::{TrajectoryIngest, WireJson};
 use axum::extract::{Path, State};
@@ -21,7 +21,7 @@ pub(super) async fn insert_trajectories(
     who.require(&space, Need::Write)?;
     st.config.limits.check_trajectories(&body.trajectories)?;
     let opts = write_options(&headers)?;
-    let report = blocking_write(&st, move |m| {
+    let report = blocking(&st, move |m| {
         m.insert_trajectories_with(&space, body.trajectories, &opts)
     })
     .await

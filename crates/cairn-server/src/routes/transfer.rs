@@ -2,7 +2,7 @@
 use super::{ingested, write_options, ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
-use crate::ops::{blocking, blocking_write};
+use crate::ops::blocking;
 use crate::wire::read_body;
 use axum::extract::{Path, Request, State};
 use axum::http::{header, StatusCode};
@@ -38,7 +38,7 @@ pub(super) async fn import(
     let opts = write_options(req.headers())?;
     let bytes = read_body(req, st.config.limits.max_body_bytes).await?;
     check_import(&st, &bytes)?;
-    let report = blocking_write(&st, move |m| {
+    let report = blocking(&st, move |m| {
         m.import_with(std::io::Cursor::new(bytes), Some(&space), &opts)
     })
     .await?;
