@@ -47,6 +47,17 @@ pub struct EmbedCounts {
     pub cached: usize,
 }
 
+/// Where one vector of [`embed_keyed`] came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Computed by the embedder now (and cached).
+    Computed,
+    /// Found in the cache.
+    Cached,
+    /// The same key as an earlier text of the call, computed once for both.
+    Repeated,
+}
+
 /// Vectors of `texts`, from the cache where it has them (under `scope`'s keys, see
 /// [`cache_key_in`]), else from the embedder (one batch) and then cached.
 pub fn embed_cached(
@@ -56,15 +67,42 @@ pub fn embed_cached(
     texts: &[&str],
 ) -> Result<(Vec<Vec<f32>>, EmbedCounts), CachedEmbedError> {
     let keys: Vec<[u8; 32]> = texts.iter().map(|t| cache_key_in(scope, t)).collect();
+    let (vectors, origins) = embed_keyed(embedder, cache, &keys, texts)?;
+    Ok((vectors, counts(&origins)))
+}
+
+/// What a call's origins add up to.
+pub fn counts(origins: &[Origin]) -> EmbedCounts {
+    EmbedCounts {
+        computed: origins.iter().filter(|o| **o == Origin::Computed).count(),
+        cached: origins.iter().filter(|o| **o == Origin::Cached).count(),
+    }
+}
+
+/// Vectors of `texts` under their cache keys (each text may have a scope of its own),
+/// from the cache where it has them, else from the embedder in one batch for all (so
+/// writes to many spaces share one model call), then cached; with each vector's origin.
+pub fn embed_keyed(
+    embedder: &dyn Embedder,
+    cache: &dyn EmbeddingCache,
+    keys: &[[u8; 32]],
+    texts: &[&str],
+) -> Result<(Vec<Vec<f32>>, Vec<Origin>), CachedEmbedError> {
     let model = embedder.model_id();
-    let found = cache.get(model, &keys)?;
+    let found = cache.get(model, keys)?;
     let mut missing: Vec<usize> = Vec::new();
     let mut first_of: HashMap<[u8; 32], usize> = HashMap::new();
+    let mut origins = Vec::with_capacity(texts.len());
     for (i, f) in found.iter().enumerate() {
-        if f.is_none() && !first_of.contains_key(&keys[i]) {
+        origins.push(if f.is_some() {
+            Origin::Cached
+        } else if first_of.contains_key(&keys[i]) {
+            Origin::Repeated
+        } else {
             first_of.insert(keys[i], missing.len());
             missing.push(i);
-        }
+            Origin::Computed
+        });
     }
     let computed = if missing.is_empty() {
         Vec::new()
@@ -80,16 +118,12 @@ pub fn embed_cached(
             .collect();
         cache.put(model, &items)?;
     }
-    let counts = EmbedCounts {
-        computed: computed.len(),
-        cached: texts.len() - found.iter().filter(|f| f.is_none()).count(),
-    };
     let vectors = found
         .into_iter()
         .enumerate()
         .map(|(i, f)| f.unwrap_or_else(|| computed[first_of[&keys[i]]].clone()))
         .collect();
-    Ok((vectors, counts))
+    Ok((vectors, origins))
 }
 
 #[cfg(test)]

@@ -5,12 +5,12 @@
 //! two appends through two servers on one database cannot interleave.
 use cairn_core::{
     AppendInput, ConflictError, InputError, Message, Receipt, SessionInput, SessionRecord, SpaceId,
-    RECEIPT_TTL_HOURS,
+    Unit, RECEIPT_TTL_HOURS,
 };
 use sha2::{Digest, Sha256};
 
 use super::ingest::Planned;
-use super::{EmbeddedUnits, Engine, EngineError, IngestReport};
+use super::{Engine, EngineError, IngestReport};
 use std::sync::{Arc, Mutex};
 
 /// Longest accepted idempotency key, in bytes.
@@ -230,37 +230,39 @@ impl Engine {
         })
     }
 
-    /// Derives and embeds each session's changes, then stores all of them with every
-    /// receipt in one transaction and answers each append. Counts of units and vectors
-    /// in an answer are those of its session's write.
+    /// Derives each session's changes, embeds all of them in one call, then stores all
+    /// of them with every receipt in one transaction and answers each append. Counts of
+    /// units and vectors in an answer are those of its session's write.
     fn commit_appends(&self, sessions: &[Merged]) -> Result<(), EngineError> {
-        let mut changes = Vec::with_capacity(sessions.len());
-        let mut embedded = EmbeddedUnits::default();
+        let changes = sessions
+            .iter()
+            .map(|s| {
+                self.changes_of(Planned {
+                    record: s.record.clone(),
+                    added: 0,
+                    stored: s.was_stored,
+                    rewrite_all: false,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let units: Vec<&[Unit]> = changes.iter().map(|c| c.units.as_slice()).collect();
+        let (embedded, counts) = self.embed_groups(&units)?;
         let mut answers = Vec::new();
         let mut receipts = Vec::new();
-        for s in sessions {
-            let c = self.changes_of(Planned {
-                record: s.record.clone(),
-                added: 0,
-                stored: s.was_stored,
-                rewrite_all: false,
-            })?;
-            let e = self.embed_units(&c.units)?;
+        for ((s, c), n) in sessions.iter().zip(&changes).zip(counts) {
             for (p, added) in &s.members {
                 let report = IngestReport {
                     sessions: 1,
                     unchanged: usize::from(*added == 0),
                     messages_added: *added,
                     units: c.units.len(),
-                    vectors_computed: e.counts.computed,
-                    vectors_cached: e.counts.cached,
+                    vectors_computed: n.computed,
+                    vectors_cached: n.cached,
                     ..Default::default()
                 };
                 receipts.extend(p.request.as_ref().map(|r| r.receipt(&report)));
                 answers.push((p.clone(), report));
             }
-            embedded = embedded.join(e);
-            changes.push(c);
         }
         self.commit_changes(&changes, embedded, &receipts)?;
         for (p, report) in answers {

@@ -18,7 +18,7 @@ mod recall;
 mod trajectories;
 
 use crate::derive::DERIVE_VERSION;
-use crate::embedding::{cache_key_in, embed_cached, CachedEmbedError, EmbedCounts};
+use crate::embedding::{self, cache_key_in, embed_keyed, CachedEmbedError, EmbedCounts};
 use crate::rank::RankConfig;
 pub use append::{WriteOptions, MAX_IDEMPOTENCY_KEY};
 pub use browse::SessionPage;
@@ -448,28 +448,56 @@ impl Engine {
     /// The vectors of `units` that have an embedding text, per space (each space's cache
     /// scope; see [`EngineConfig::share_embedding_cache`]).
     pub(super) fn embed_units(&self, units: &[Unit]) -> Result<EmbeddedUnits, EngineError> {
-        let mut by_space: BTreeMap<&SpaceId, Vec<&Unit>> = BTreeMap::new();
-        for u in units.iter().filter(|u| u.embed_text.is_some()) {
-            by_space.entry(&u.space).or_default().push(u);
+        Ok(self.embed_groups(&[units])?.0)
+    }
+
+    /// The vectors of several groups of units (the sessions of one group commit, in any
+    /// spaces) in one embedder call, each text under its space's cache key; with each
+    /// group's counts.
+    pub(super) fn embed_groups(
+        &self,
+        groups: &[&[Unit]],
+    ) -> Result<(EmbeddedUnits, Vec<EmbedCounts>), EngineError> {
+        let todo: Vec<(usize, &Unit, &str)> = groups
+            .iter()
+            .enumerate()
+            .flat_map(|(g, units)| {
+                units
+                    .iter()
+                    .filter_map(move |u| u.embed_text.as_deref().map(|t| (g, u, t)))
+            })
+            .collect();
+        let keys: Vec<[u8; 32]> = todo
+            .iter()
+            .map(|(_, u, t)| cache_key_in(self.cache_scope(&u.space), t))
+            .collect();
+        let texts: Vec<&str> = todo.iter().map(|(_, _, t)| *t).collect();
+        let (vectors, origins) = embed_keyed(
+            self.b.embedder.as_ref(),
+            self.b.cache.as_ref(),
+            &keys,
+            &texts,
+        )?;
+        let mut per_group = vec![Vec::new(); groups.len()];
+        let mut by_space: BTreeMap<&SpaceId, UnitVectors> = BTreeMap::new();
+        for (((g, u, _), v), o) in todo.iter().zip(vectors).zip(origins.iter()) {
+            per_group[*g].push(*o);
+            by_space
+                .entry(&u.space)
+                .or_default()
+                .push((u.id.clone(), v));
         }
-        let mut out = EmbeddedUnits::default();
-        for (space, units) in by_space {
-            let texts: Vec<&str> = units
-                .iter()
-                .filter_map(|u| u.embed_text.as_deref())
-                .collect();
-            let (vectors, counts) = embed_cached(
-                self.b.embedder.as_ref(),
-                self.b.cache.as_ref(),
-                self.cache_scope(space),
-                &texts,
-            )?;
-            out.counts.computed += counts.computed;
-            out.counts.cached += counts.cached;
-            let items = units.iter().map(|u| u.id.clone()).zip(vectors).collect();
-            out.by_space.push((space.clone(), items));
-        }
-        Ok(out)
+        let out = EmbeddedUnits {
+            by_space: by_space
+                .into_iter()
+                .map(|(s, items)| (s.clone(), items))
+                .collect(),
+            counts: embedding::counts(&origins),
+        };
+        Ok((
+            out,
+            per_group.iter().map(|o| embedding::counts(o)).collect(),
+        ))
     }
 
     /// Writes embedded vectors with `watermark` (which moves past `units` even when none
@@ -559,16 +587,6 @@ type UnitVectors = Vec<(String, Vec<f32>)>;
 pub(super) struct EmbeddedUnits {
     by_space: Vec<(SpaceId, UnitVectors)>,
     counts: EmbedCounts,
-}
-
-impl EmbeddedUnits {
-    /// Both sets of vectors, as one.
-    fn join(mut self, other: EmbeddedUnits) -> Self {
-        self.by_space.extend(other.by_space);
-        self.counts.computed += other.counts.computed;
-        self.counts.cached += other.counts.cached;
-        self
-    }
 }
 
 pub(super) fn ms(t: Instant) -> f64 {
