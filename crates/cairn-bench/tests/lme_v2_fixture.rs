@@ -168,11 +168,13 @@ fn fixture_bench_reports_the_recall_plus_inspection_row() {
         assert!(tokens > 0 && tokens <= 2_000, "{r}");
         assert!(!r["spans"].as_array().unwrap().is_empty(), "{r}");
         assert_eq!(r["stages_ms"].as_array().map(Vec::len), Some(3));
-        assert!(r["evidence"].is_object(), "labelled questions say where the evidence is");
+        assert!(
+            r["evidence"].is_object(),
+            "labelled questions say where the evidence is"
+        );
     }
     let summaries: Vec<serde_json::Value> =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("inspect.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("inspect.json")).unwrap()).unwrap();
     assert_eq!(summaries.len(), 2);
     assert_eq!(summaries[1]["row"], "recall+inspect");
     assert_eq!(summaries[1]["questions"], 3);

@@ -30,7 +30,6 @@
 pub mod inspect;
 
 use crate::datasets::select_by_id;
-use inspect::{InspectRowArgs, Rows};
 use crate::records::lme_v2::{
     AbstentionDiagnostic, EvidenceDiagnostic, InsertInfo, LmeV2Record, TrajHit,
 };
@@ -53,6 +52,7 @@ use cairn::formats::{read_trajectories_jsonl, sha256_file};
 use cairn::{Memory, Recall, RecallOptions, TrajectoryInput, UnitKind};
 use clap::Args;
 use indicatif::ProgressBar;
+use inspect::{InspectRowArgs, Rows};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;

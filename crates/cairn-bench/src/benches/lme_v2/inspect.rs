@@ -373,7 +373,10 @@ impl Rows {
             None => "- No evidence-state labels were given.".into(),
         };
         let values = [
-            ("agent_model", self.agent_name.as_deref().unwrap_or("-").to_string()),
+            (
+                "agent_model",
+                self.agent_name.as_deref().unwrap_or("-").to_string(),
+            ),
             ("agent_max_steps", self.opts.max_steps.to_string()),
             ("agent_time_budget_ms", self.opts.time_budget_ms.to_string()),
             ("agent_prompt_chars", self.opts.max_prompt_chars.to_string()),
