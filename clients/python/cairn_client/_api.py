@@ -109,6 +109,12 @@ def spaces() -> Call[List[str]]:
     return _call("GET", "/v1/spaces", _field("spaces", list))
 
 
+@route("GET /v1/me")
+def me() -> Call[t.Me]:
+    """Who the key is: admin or not, read-only or not, the spaces it sees and is for."""
+    return _call("GET", "/v1/me", _json_body(t.Me))
+
+
 @route("POST /v1/spaces")
 def create_space(name: str) -> Call[bool]:
     """Creates a space: True if created, False if it existed (so repeating is safe)."""
@@ -201,13 +207,15 @@ def recall(space: str, query: str, *, top_k: Optional[int] = None,
            sessions: Optional[Sequence[str]] = None, speakers: Optional[Sequence[str]] = None,
            groups: Optional[Sequence[str]] = None, kinds: Optional[Sequence[str]] = None,
            quotas: Optional[Mapping[str, int]] = None,
-           filter: Optional[Mapping[str, Any]] = None) -> Call[t.Recall]:
-    """Ranked, cited evidence for ``query``, packed into ``token_budget`` tokens."""
+           filter: Optional[Mapping[str, Any]] = None,
+           explain: Optional[bool] = None) -> Call[t.Recall]:
+    """Ranked, cited evidence for ``query``, packed into ``token_budget`` tokens;
+    ``explain=True`` adds why each hit scored what it did and what packing did."""
     c = _call("POST", "/v1/spaces/{space}/recall", _json_body(t.Recall), space=space)
     c.json = {"query": query, **_opts(
         top_k=top_k, token_budget=token_budget, format=format, as_of=as_of, since=since,
         sessions=sessions, speakers=speakers, groups=groups, kinds=kinds, quotas=quotas,
-        filter=filter)}
+        filter=filter, explain=explain)}
     return c
 
 
@@ -232,6 +240,18 @@ def sessions(space: str, *, limit: int = 50, offset: int = 0,
 @route("GET /v1/spaces/{space}/sessions/{session}")
 def session(space: str, session_id: str) -> Call[t.SessionRecord]:
     return _call("GET", "/v1/spaces/{space}/sessions/{session}", _json_body(t.SessionRecord),
+                 space=space, session=session_id)
+
+
+def _units(r: httpx.Response) -> List[t.Unit]:
+    return [t.parse_as(t.Unit, u) for u in r.json()["units"]]
+
+
+@route("GET /v1/spaces/{space}/sessions/{session}/units")
+def session_units(space: str, session_id: str) -> Call[List[t.Unit]]:
+    """Every unit derived from a session (turns, rounds, episode, facts, speaker
+    statistics), in write order; 404 when the session is not stored."""
+    return _call("GET", "/v1/spaces/{space}/sessions/{session}/units", _units,
                  space=space, session=session_id)
 
 
@@ -274,9 +294,9 @@ def memory(space: str, memory_id: str) -> Call[t.Unit]:
 
 
 @route("DELETE /v1/spaces/{space}/memories/{id}")
-def delete_memory(space: str, memory_id: str) -> Call[t.MemoryDeleted]:
+def delete_memory(space: str, memory_id: str) -> Call[t.ForgotMemory]:
     """Forgets the messages a memory came from (the whole session for an episode)."""
-    return _call("DELETE", "/v1/spaces/{space}/memories/{id}", _json_body(t.MemoryDeleted),
+    return _call("DELETE", "/v1/spaces/{space}/memories/{id}", _json_body(t.ForgotMemory),
                  Safety.UNSAFE, space=space, id=memory_id)
 
 
@@ -297,6 +317,16 @@ def history(space: str, subject: str, *, as_of: Optional[str] = None) -> Call[t.
     """The versions of a fact subject, oldest first (the last is current)."""
     c = _call("GET", "/v1/spaces/{space}/history", _json_body(t.FactHistory), space=space)
     c.params = {"subject": subject, **_opts(as_of=as_of)}
+    return c
+
+
+@route("GET /v1/spaces/{space}/subjects")
+def subjects(space: str, *, as_of: Optional[str] = None) -> Call[List[t.FactSubject]]:
+    """Every subject the space holds versioned facts about (as of ``as_of``, default
+    now): the subject ``history`` takes, how many statements, the newest value."""
+    c = _call("GET", "/v1/spaces/{space}/subjects",
+              lambda r: [t.parse_as(t.FactSubject, x) for x in r.json()["subjects"]], space=space)
+    c.params = _opts(as_of=as_of)
     return c
 
 
@@ -337,3 +367,122 @@ def trajectory_state(space: str, trajectory_id: str, index: int) -> Call[t.Agent
 def forget_trajectory(space: str, trajectory_id: str) -> Call[int]:
     return _call("DELETE", "/v1/spaces/{space}/trajectories/{id}", _removed, Safety.UNSAFE,
                  space=space, id=trajectory_id)
+
+
+@route("GET /v1/spaces/{space}/trajectories/{id}/units")
+def trajectory_units(space: str, trajectory_id: str) -> Call[List[t.Unit]]:
+    """The slices (one per state), events (one per step) and note derived from a
+    trajectory, in write order; 404 when it is not stored."""
+    return _call("GET", "/v1/spaces/{space}/trajectories/{id}/units", _units,
+                 space=space, id=trajectory_id)
+
+
+# ---- trajectory inspection (every answer bounded; its cuts said in ``truncated``) ------
+
+@route("GET /v1/spaces/{space}/trajectory-manifest")
+def trajectory_manifest(space: str, *, form: Optional[str] = None, offset: Optional[int] = None,
+                        limit: Optional[int] = None) -> Call[t.Manifest]:
+    """A page of the manifest in insert order: goal, start URL, outcome and state count;
+    ``form="full"`` adds every state's URL, title, thought and action. Default page: 200
+    concise or 25 full entries (at most 1000); ``next_offset`` says where the next starts."""
+    c = _call("GET", "/v1/spaces/{space}/trajectory-manifest", _json_body(t.Manifest), space=space)
+    c.params = _opts(form=form, offset=offset, limit=limit)
+    return c
+
+
+@route("GET /v1/spaces/{space}/trajectories/{id}/summary")
+def trajectory_summary(space: str, trajectory_id: str) -> Call[t.TrajectoryOverview]:
+    """Goal, start URL, outcome and a line per state (at most 120)."""
+    return _call("GET", "/v1/spaces/{space}/trajectories/{id}/summary",
+                 _json_body(t.TrajectoryOverview), space=space, id=trajectory_id)
+
+
+@route("GET /v1/spaces/{space}/trajectories/{id}/states/{index}/view")
+def trajectory_state_view(space: str, trajectory_id: str, index: int, *,
+                          max_chars: Optional[int] = None) -> Call[t.StateView]:
+    """One state for reading: title, the action with the element it names, and the page
+    cut in the middle to ``max_chars`` characters (default 6000, at most 200000)."""
+    c = _call("GET", "/v1/spaces/{space}/trajectories/{id}/states/{index}/view",
+              _json_body(t.StateView), space=space, id=trajectory_id, index=index)
+    c.params = _opts(max_chars=max_chars)
+    return c
+
+
+@route("GET /v1/spaces/{space}/trajectories/{id}/span")
+def trajectory_span(space: str, trajectory_id: str, start: int, end: int, *,
+                    max_chars: Optional[int] = None) -> Call[t.SpanView]:
+    """States ``start`` to ``end`` (inclusive; at most 10 per call), each page cut to
+    ``max_chars`` (default 2500)."""
+    c = _call("GET", "/v1/spaces/{space}/trajectories/{id}/span", _json_body(t.SpanView),
+              space=space, id=trajectory_id)
+    c.params = {"start": start, "end": end, **_opts(max_chars=max_chars)}
+    return c
+
+
+@route("GET /v1/spaces/{space}/trajectories/{id}/match")
+def trajectory_match(space: str, trajectory_id: str, pattern: str, *, mode: Optional[str] = None,
+                     limit: Optional[int] = None) -> Call[t.Matches]:
+    """The states of one trajectory matching ``pattern``: ``mode="regex"`` (default, case
+    insensitive) or ``"words"``; at most ``limit`` states (default 30)."""
+    c = _call("GET", "/v1/spaces/{space}/trajectories/{id}/match", _json_body(t.Matches),
+              space=space, id=trajectory_id)
+    c.params = {"pattern": pattern, **_opts(mode=mode, limit=limit)}
+    return c
+
+
+@route("GET /v1/spaces/{space}/trajectory-search")
+def trajectory_search(space: str, pattern: str, *, mode: Optional[str] = None,
+                      limit: Optional[int] = None) -> Call[t.Matches]:
+    """(trajectory, state) pairs of the whole space holding ``pattern``: ``mode="words"``
+    (default, states holding most words first) or ``"regex"``; at most ``limit`` (20)."""
+    c = _call("GET", "/v1/spaces/{space}/trajectory-search", _json_body(t.Matches), space=space)
+    c.params = {"pattern": pattern, **_opts(mode=mode, limit=limit)}
+    return c
+
+
+SpanLike = Union[t.ContextSpan, Mapping[str, Any]]
+
+
+@route("POST /v1/spaces/{space}/trajectory-context")
+def trajectory_context(space: str, spans: Sequence[SpanLike], *, note: Optional[str] = None,
+                       token_budget: Optional[int] = None,
+                       query: Optional[str] = None) -> Call[t.RenderedContext]:
+    """Renders ``note`` then each span (most important first) within ``token_budget``
+    tokens (default 2000, never exceeded); lines holding the words of ``query`` are kept
+    first when a page must be cut. A read: nothing is written."""
+    c = _call("POST", "/v1/spaces/{space}/trajectory-context", _json_body(t.RenderedContext),
+              space=space)
+    c.json = {"spans": [t.to_json(x) for x in spans],
+              **_opts(note=note, token_budget=token_budget, query=query)}
+    return c
+
+
+@route("POST /v1/spaces/{space}/trajectory-inspect")
+def trajectory_inspect(space: str, question: str, *, token_budget: Optional[int] = None,
+                       top_k: Optional[int] = None,
+                       trajectories: Optional[int] = None) -> Call[t.InspectedRecall]:
+    """Recall + inspection, no LLM: recall shortlists ``trajectories`` runs (default 3)
+    from its ``top_k`` hits (20); the states it cites and each run's best word-matching
+    state become spans, rendered within ``token_budget`` (2000). A read."""
+    c = _call("POST", "/v1/spaces/{space}/trajectory-inspect", _json_body(t.InspectedRecall),
+              space=space)
+    c.json = {"question": question,
+              **_opts(token_budget=token_budget, top_k=top_k, trajectories=trajectories)}
+    return c
+
+
+@route("POST /v1/spaces/{space}/trajectory-agent")
+def trajectory_agent(space: str, question: str, *, max_steps: Optional[int] = None,
+                     time_budget_ms: Optional[int] = None, token_budget: Optional[int] = None,
+                     fallback: Optional[str] = None) -> Call[t.AgentRun]:
+    """Runs the agent controller with the server's LLM (``[llm]``), bounded by
+    ``max_steps`` model calls (default 8) and ``time_budget_ms`` (120000); without a
+    model, or when it fails, the answer is the ``fallback`` (``"recall"`` or
+    ``"recall_inspection"``). It writes nothing, but a run costs model calls and may
+    outlast the client's ``timeout`` (60 s): it is retried only when the server surely
+    did not start it (connection refused, 429), never after a timeout."""
+    c = _call("POST", "/v1/spaces/{space}/trajectory-agent", _json_body(t.AgentRun),
+              Safety.UNSAFE, space=space)
+    c.json = {"question": question, **_opts(max_steps=max_steps, time_budget_ms=time_budget_ms,
+                                            token_budget=token_budget, fallback=fallback)}
+    return c

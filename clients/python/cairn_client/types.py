@@ -38,6 +38,10 @@ class SpaceStats:
     units: int
     trajectories: int = 0
     units_by_kind: Dict[str, int] = field(default_factory=dict)
+    #: Estimated bytes of the space's rows in the store (not shared index files).
+    disk_bytes: Optional[int] = None
+    #: When the newest session or trajectory was recorded.
+    last_recorded_at: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,43 @@ class GroupMessage:
 
 
 @dataclass(frozen=True)
+class ListScore:
+    """What one candidate list (lexical: BM25, dense: cosine) gave a hit."""
+
+    score: float = 0.0
+    #: Place in the list as searched, from 1; ``None`` for a cosine computed by completion.
+    rank: Optional[int] = None
+    fused: float = 0.0
+
+
+@dataclass(frozen=True)
+class HitExplanation:
+    """Why a hit scored what it did (``recall(..., explain=True)``)."""
+
+    scored_as: Optional[str] = None
+    lexical: Optional[ListScore] = None
+    dense: Optional[ListScore] = None
+    fused: float = 0.0
+    #: Each second-pass step: ``{step, op, by, score_after, note}``.
+    adjustments: List[JSON] = field(default_factory=list)
+    version_notes: List[str] = field(default_factory=list)
+    placed_above: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class RecallExplanation:
+    """What a recall's stages kept, skipped and packed (``explain=True``)."""
+
+    #: Candidates kept by each stage: lexical, dense, completed, fused, visible, ranked.
+    counts: Dict[str, int] = field(default_factory=dict)
+    quota_skipped: List[str] = field(default_factory=list)
+    #: ``{token_budget, tokens_used, entries: [{unit_id, outcome, full_tokens, tokens}]}``.
+    packing: Optional[JSON] = None
+    #: ``[{stage, ms}]``.
+    stages: List[JSON] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Hit:
     unit_id: str
     kind: str
@@ -117,6 +158,10 @@ class Hit:
     #: For trajectory units: the trajectory and its states ``[first, end)``.
     trajectory_id: Optional[str] = None
     states: Optional[List[int]] = None
+    #: Cosine of the hit's and the query's embeddings: one scale for every recall, so it
+    #: can be thresholded (``score`` only orders one recall's hits). ``None`` without a vector.
+    relevance: Optional[float] = None
+    explain: Optional[HitExplanation] = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +182,7 @@ class Recall:
     hits_cut: int
     context_unit_ids: List[str]
     timings: Timings = field(default_factory=Timings)
+    explain: Optional[RecallExplanation] = None
 
 
 @dataclass(frozen=True)
@@ -177,15 +223,20 @@ class UnitPage:
 
 
 @dataclass(frozen=True)
-class MemoryDeleted:
+class ForgotMemory:
     """What deleting a memory forgot: its messages (or whole session, or trajectory)."""
 
     removed_units: int
+    memory_id: Optional[str] = None
     session_id: Optional[str] = None
     forgotten_messages: Optional[List[str]] = None
     forgotten_session: bool = False
     trajectory_id: Optional[str] = None
     forgotten_trajectory: bool = False
+
+
+#: The name of :class:`ForgotMemory` before 0.3.0.
+MemoryDeleted = ForgotMemory
 
 
 @dataclass(frozen=True)
@@ -290,6 +341,222 @@ class SpeakerProfile:
     topics: List[str] = field(default_factory=list)
 
 
+# ---- the caller, fact subjects ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Me:
+    """Who the key is: its id (``admin`` for the admin key, ``local`` without auth), its
+    label, whether it sees every space, whether it is read-only, the existing spaces it
+    sees and (not for admin) the spaces it is for."""
+
+    key_id: str
+    admin: bool = False
+    read_only: bool = False
+    spaces: List[str] = field(default_factory=list)
+    label: Optional[str] = None
+    scope: Optional[List[str]] = None
+
+
+@dataclass(frozen=True)
+class FactSubject:
+    """A subject the space holds versioned facts about (what ``history`` takes)."""
+
+    subject: str
+    versions: int = 0
+    current_value: Optional[str] = None
+    last_stated: Optional[str] = None
+
+
+# ---- trajectory inspection -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepLine:
+    """One state in a summary or full manifest; ``action`` names the element acted on."""
+
+    state: int
+    url: Optional[str] = None
+    title: Optional[str] = None
+    thought: Optional[str] = None
+    action: Optional[str] = None
+    screenshot: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    id: str
+    goal: str
+    outcome: str
+    states: int
+    domain: Optional[str] = None
+    start_url: Optional[str] = None
+    succeeded: Optional[bool] = None
+    #: Only in the ``full`` form.
+    steps: List[StepLine] = field(default_factory=list)
+    truncated: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A page of the manifest: ``next_offset`` says where the next page starts and
+    ``truncated`` says in words what the page left out."""
+
+    form: str
+    total: int
+    offset: int
+    entries: List[ManifestEntry]
+    next_offset: Optional[int] = None
+    truncated: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class TrajectoryOverview:
+    """A trajectory's summary: a line per state (at most 120; ``truncated`` says so)."""
+
+    id: str
+    goal: str
+    outcome: str
+    states: int
+    steps: List[StepLine]
+    domain: Optional[str] = None
+    start_url: Optional[str] = None
+    succeeded: Optional[bool] = None
+    truncated: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class StateView:
+    """One state for reading: the page (``observation``) whole or cut in the middle to the
+    characters asked (the cut marked in it and in ``truncated``)."""
+
+    trajectory_id: str
+    state: int
+    states: int
+    observation: str
+    observation_chars: int
+    url: Optional[str] = None
+    title: Optional[str] = None
+    thought: Optional[str] = None
+    action: Optional[str] = None
+    screenshot: Optional[str] = None
+    truncated: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class SpanView:
+    trajectory_id: str
+    goal: str
+    start: int
+    end: int
+    states: List[StateView]
+    truncated: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class MatchLine:
+    #: ``url``, ``thought``, ``action`` or ``page``.
+    field: str
+    text: str
+
+
+@dataclass(frozen=True)
+class StateMatch:
+    trajectory_id: str
+    state: int
+    words_matched: int = 0
+    lines: List[MatchLine] = field(default_factory=list)
+    more_lines: int = 0
+    url: Optional[str] = None
+    title: Optional[str] = None
+    action: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Matches:
+    """The states matching a pattern (one trajectory's, or a search of the space)."""
+
+    pattern: str
+    mode: str
+    trajectories_searched: int
+    states_matched: int
+    states: List[StateMatch]
+    trajectory_id: Optional[str] = None
+    truncated: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ContextSpan:
+    """States ``start_state`` to ``end_state`` (inclusive, 0-based) of a trajectory."""
+
+    trajectory_id: str
+    start_state: int
+    end_state: int
+
+
+@dataclass(frozen=True)
+class RenderedSpan:
+    trajectory_id: str
+    start_state: int
+    end_state: int
+    states_shown: int
+    lines_cut: int
+
+
+@dataclass(frozen=True)
+class RenderedContext:
+    """A note and spans rendered within ``token_budget`` tokens (never more)."""
+
+    context: str
+    tokens: int
+    token_budget: int
+    note_cut: bool
+    spans: List[RenderedSpan]
+
+
+@dataclass(frozen=True)
+class InspectedRecall:
+    """Recall + inspection: the note and spans chosen, the trajectories shortlisted and
+    the rendered context."""
+
+    note: str
+    spans: List[ContextSpan]
+    shortlist: List[str]
+    context: RenderedContext
+    recall_ms: float = 0.0
+    inspect_ms: float = 0.0
+    render_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class AgentStep:
+    step: int
+    tool: str
+    args: Any = None
+    model_ms: float = 0.0
+    tool_ms: float = 0.0
+    result_chars: int = 0
+    error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """The agent controller's answer: ``mode`` is ``agent``, or ``fallback`` with
+    ``fallback_reason`` saying why (no model configured, a failure, the time budget)."""
+
+    mode: str
+    note: str
+    spans: List[ContextSpan]
+    context: str
+    context_tokens: int
+    steps: List[AgentStep]
+    model_calls: int
+    elapsed_ms: float
+    fallback_reason: Optional[str] = None
+    model: Optional[str] = None
+
+
 # ---------------------------------------------------------------------------------------
 # JSON <-> dataclasses, driven by the field annotations (so a new type is just a class).
 
@@ -361,5 +628,9 @@ SCHEMAS: Dict[str, type] = {
     for c in (SpaceStats, IngestReport, Message, SessionInput, SessionRecord, SessionPage,
               GroupMessage, Hit, Recall, Provenance, Unit, UnitPage, AgentState,
               TrajectoryInput, TrajectoryRecord, TrajectorySummary, FactVersion, FactHistory,
-              Evidence, Style, SpeakerProfile, Timings, MemoryDeleted, Health, Ready)
+              Evidence, Style, SpeakerProfile, Timings, ForgotMemory, Health, Ready, Me,
+              FactSubject, StepLine, ManifestEntry, Manifest, TrajectoryOverview, StateView,
+              SpanView, MatchLine, StateMatch, Matches, ContextSpan, RenderedSpan,
+              RenderedContext, InspectedRecall, AgentStep, AgentRun, ListScore, HitExplanation,
+              RecallExplanation)
 }

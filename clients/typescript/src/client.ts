@@ -112,6 +112,10 @@ export class Cairn {
   async spaces(o?: CallOptions): Promise<string[]> {
     return this.run(call("GET", "/v1/spaces", field<string[]>("spaces")), o);
   }
+  /** Who the key is: admin or not, read-only or not, the spaces it sees and is for. */
+  async me(o?: CallOptions): Promise<T.Me> {
+    return this.run(call("GET", "/v1/me", json<T.Me>()), o);
+  }
   /** Creates a space: true if created, false if it existed (so repeating is safe). */
   async createSpace(name: string, o?: CallOptions): Promise<boolean> {
     const c = call("POST", "/v1/spaces", field<boolean>("created"));
@@ -179,6 +183,11 @@ export class Cairn {
     return this.run(call("GET", "/v1/spaces/{space}/sessions/{session}", json<T.SessionRecord>(),
       { space, session: sessionId }), o);
   }
+  /** Every unit derived from a session, in write order; 404 when it is not stored. */
+  async sessionUnits(space: string, sessionId: string, o?: CallOptions): Promise<T.Unit[]> {
+    return this.run(call("GET", "/v1/spaces/{space}/sessions/{session}/units", field<T.Unit[]>("units"),
+      { space, session: sessionId }), o);
+  }
   /** Forgets a session and everything derived from it; the units removed. */
   async forgetSession(space: string, sessionId: string, o?: CallOptions): Promise<number> {
     return this.run(call("DELETE", "/v1/spaces/{space}/sessions/{session}", field<number>("removed_units"),
@@ -201,8 +210,8 @@ export class Cairn {
     return this.run(call("GET", "/v1/spaces/{space}/memories/{id}", json<T.Unit>(), { space, id: memoryId }), o);
   }
   /** Forgets the messages a memory came from (the whole session for an episode). */
-  async deleteMemory(space: string, memoryId: string, o?: CallOptions): Promise<T.MemoryDeleted> {
-    return this.run(call("DELETE", "/v1/spaces/{space}/memories/{id}", json<T.MemoryDeleted>(),
+  async deleteMemory(space: string, memoryId: string, o?: CallOptions): Promise<T.ForgotMemory> {
+    return this.run(call("DELETE", "/v1/spaces/{space}/memories/{id}", json<T.ForgotMemory>(),
       { space, id: memoryId }, "unsafe"), o);
   }
 
@@ -219,6 +228,12 @@ export class Cairn {
   async history(space: string, subject: string, options: { as_of?: string } = {}, o?: CallOptions): Promise<T.FactHistory> {
     const c = call("GET", "/v1/spaces/{space}/history", json<T.FactHistory>(), { space });
     c.query = { subject, as_of: options.as_of };
+    return this.run(c, o);
+  }
+  /** Every subject the space holds versioned facts about (as of `as_of`, default now). */
+  async subjects(space: string, options: { as_of?: string } = {}, o?: CallOptions): Promise<T.FactSubject[]> {
+    const c = call("GET", "/v1/spaces/{space}/subjects", field<T.FactSubject[]>("subjects"), { space });
+    c.query = { as_of: options.as_of };
     return this.run(c, o);
   }
   async speakers(space: string, o?: CallOptions): Promise<string[]> {
@@ -246,5 +261,71 @@ export class Cairn {
   async forgetTrajectory(space: string, trajectoryId: string, o?: CallOptions): Promise<number> {
     return this.run(call("DELETE", "/v1/spaces/{space}/trajectories/{id}", field<number>("removed_units"),
       { space, id: trajectoryId }, "unsafe"), o);
+  }
+  /** The slices, events and note derived from a trajectory; 404 when it is not stored. */
+  async trajectoryUnits(space: string, trajectoryId: string, o?: CallOptions): Promise<T.Unit[]> {
+    return this.run(call("GET", "/v1/spaces/{space}/trajectories/{id}/units", field<T.Unit[]>("units"),
+      { space, id: trajectoryId }), o);
+  }
+
+  // ---- trajectory inspection (every answer bounded; its cuts said in `truncated`)
+  /** A page of the manifest in insert order; `form: "full"` adds every state's line. */
+  async trajectoryManifest(space: string, options: T.ManifestOptions = {}, o?: CallOptions): Promise<T.Manifest> {
+    const c = call("GET", "/v1/spaces/{space}/trajectory-manifest", json<T.Manifest>(), { space });
+    c.query = { form: options.form, offset: options.offset, limit: options.limit };
+    return this.run(c, o);
+  }
+  /** Goal, start URL, outcome and a line per state (at most 120). */
+  async trajectorySummary(space: string, trajectoryId: string, o?: CallOptions): Promise<T.TrajectoryOverview> {
+    return this.run(call("GET", "/v1/spaces/{space}/trajectories/{id}/summary", json<T.TrajectoryOverview>(),
+      { space, id: trajectoryId }), o);
+  }
+  /** One state for reading, the page cut in the middle to `max_chars` (default 6000). */
+  async trajectoryStateView(space: string, trajectoryId: string, index: number,
+    options: { max_chars?: number } = {}, o?: CallOptions): Promise<T.StateView> {
+    const c = call("GET", "/v1/spaces/{space}/trajectories/{id}/states/{index}/view", json<T.StateView>(),
+      { space, id: trajectoryId, index });
+    c.query = { max_chars: options.max_chars };
+    return this.run(c, o);
+  }
+  /** States `start` to `end` (inclusive; at most 10), each page cut to `max_chars` (2500). */
+  async trajectorySpan(space: string, trajectoryId: string, start: number, end: number,
+    options: { max_chars?: number } = {}, o?: CallOptions): Promise<T.SpanView> {
+    const c = call("GET", "/v1/spaces/{space}/trajectories/{id}/span", json<T.SpanView>(), { space, id: trajectoryId });
+    c.query = { start, end, max_chars: options.max_chars };
+    return this.run(c, o);
+  }
+  /** The states of one trajectory matching `pattern` (`mode`: `regex`, the default, or `words`). */
+  async trajectoryMatch(space: string, trajectoryId: string, pattern: string,
+    options: T.PatternOptions = {}, o?: CallOptions): Promise<T.Matches> {
+    const c = call("GET", "/v1/spaces/{space}/trajectories/{id}/match", json<T.Matches>(), { space, id: trajectoryId });
+    c.query = { pattern, mode: options.mode, limit: options.limit };
+    return this.run(c, o);
+  }
+  /** (trajectory, state) pairs of the space holding `pattern` (`mode`: `words`, the default, or `regex`). */
+  async trajectorySearch(space: string, pattern: string, options: T.PatternOptions = {}, o?: CallOptions): Promise<T.Matches> {
+    const c = call("GET", "/v1/spaces/{space}/trajectory-search", json<T.Matches>(), { space });
+    c.query = { pattern, mode: options.mode, limit: options.limit };
+    return this.run(c, o);
+  }
+  /** Renders a note and spans within `token_budget` tokens (never exceeded). A read. */
+  async trajectoryContext(space: string, request: T.ContextRequest, o?: CallOptions): Promise<T.RenderedContext> {
+    const c = call("POST", "/v1/spaces/{space}/trajectory-context", json<T.RenderedContext>(), { space });
+    c.json = request;
+    return this.run(c, o);
+  }
+  /** Recall + inspection (no LLM): shortlisted runs' best states as spans, rendered. A read. */
+  async trajectoryInspect(space: string, question: string, options: T.InspectOptions = {}, o?: CallOptions): Promise<T.InspectedRecall> {
+    const c = call("POST", "/v1/spaces/{space}/trajectory-inspect", json<T.InspectedRecall>(), { space });
+    c.json = { question, ...options } satisfies T.InspectRequest;
+    return this.run(c, o);
+  }
+  /** Runs the agent controller with the server's LLM; without one (or when it fails) the
+   * answer is the fallback. It writes nothing, but a run costs model calls and may outlast
+   * `timeoutMs`, so it is retried only when the server surely did not start it. */
+  async trajectoryAgent(space: string, question: string, options: T.AgentOptions = {}, o?: CallOptions): Promise<T.AgentRun> {
+    const c = call("POST", "/v1/spaces/{space}/trajectory-agent", json<T.AgentRun>(), { space }, "unsafe");
+    c.json = { question, ...options } satisfies T.AgentRequest;
+    return this.run(c, o);
   }
 }

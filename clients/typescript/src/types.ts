@@ -25,6 +25,10 @@ export interface SpaceStats {
   trajectories?: number;
   units: number;
   units_by_kind: Record<string, number>;
+  /** Estimated bytes of the space's rows in the store (not shared index files). */
+  disk_bytes?: number;
+  /** When the newest session or trajectory was recorded. */
+  last_recorded_at?: string;
 }
 
 export interface SpaceCreated {
@@ -121,10 +125,53 @@ export interface RecallOptions {
   groups?: string[];
   kinds?: UnitKind[];
   filter?: Filter;
+  /** Explain each hit's score (`hits[].explain`) and what packing did (`explain`). */
+  explain?: boolean;
 }
 
 export interface RecallRequest extends RecallOptions {
   query: string;
+}
+
+/** What one candidate list (lexical: BM25, dense: cosine) gave a hit. */
+export interface ListScore {
+  score: number;
+  /** Place in the list as searched, from 1; absent for a cosine computed by completion. */
+  rank?: number;
+  fused: number;
+}
+
+export interface ScoreAdjustment {
+  step: "container_credit" | "session_evidence" | "question_penalty" | "time_boost" | "session_decay"
+    | "version_placement" | "profile_placement";
+  op: "add" | "multiply" | "set";
+  by: number;
+  score_after: number;
+  note?: string;
+}
+
+/** Why a hit scored what it did (`recall(..., { explain: true })`). */
+export interface HitExplanation {
+  scored_as?: string;
+  lexical?: ListScore;
+  dense?: ListScore;
+  fused: number;
+  adjustments: ScoreAdjustment[];
+  version_notes?: string[];
+  placed_above?: string;
+}
+
+/** What a recall's stages kept, skipped and packed (`explain: true`). */
+export interface RecallExplanation {
+  /** Candidates kept by each stage: lexical, dense, completed, fused, visible, ranked. */
+  counts: Record<string, number>;
+  quota_skipped: string[];
+  packing: {
+    token_budget: number;
+    tokens_used: number;
+    entries: { unit_id: string; outcome: "whole" | "trimmed" | "cut" | "duplicate" | "dropped"; full_tokens: number; tokens: number }[];
+  };
+  stages: { stage: string; ms: number }[];
 }
 
 export interface Hit {
@@ -141,6 +188,10 @@ export interface Hit {
   states?: [number, number];
   /** For a fact a later statement replaced: the unit of the current version. */
   superseded_by?: string;
+  /** Cosine of the hit's and the query's embeddings: one scale for every recall, so it
+   * can be thresholded (`score` only orders one recall's hits). Absent without a vector. */
+  relevance?: number;
+  explain?: HitExplanation;
 }
 
 export interface Recall {
@@ -150,6 +201,7 @@ export interface Recall {
   hits_cut: number;
   context_unit_ids: string[];
   timings: Record<string, number>;
+  explain?: RecallExplanation;
 }
 
 export interface Provenance {
@@ -177,7 +229,8 @@ export interface Unit {
   detail?: Record<string, unknown>;
 }
 
-export interface MemoryDeleted {
+export interface ForgotMemory {
+  memory_id?: string;
   removed_units: number;
   session_id?: string;
   forgotten_messages?: string[] | null;
@@ -185,6 +238,8 @@ export interface MemoryDeleted {
   trajectory_id?: string;
   forgotten_trajectory?: boolean;
 }
+/** The name of `ForgotMemory` before 0.2.0. */
+export type MemoryDeleted = ForgotMemory;
 
 export interface AgentState {
   url?: string;
@@ -297,4 +352,240 @@ export interface ListMemoriesOptions extends ListSessionsOptions {
   speaker?: string;
   since?: string;
   until?: string;
+}
+
+// ---- the caller, fact subjects
+
+/** Who the key is (`me()`). */
+export interface Me {
+  /** The key's public id; `admin` for the admin key, `local` without auth. */
+  key_id: string;
+  label?: string;
+  /** Sees every space (the admin key, or a server without auth). */
+  admin: boolean;
+  read_only: boolean;
+  /** The existing spaces the caller sees. */
+  spaces: string[];
+  /** The spaces the key is for, existing or not (absent for admin). */
+  scope?: string[];
+}
+
+/** A subject the space holds versioned facts about (what `history` takes). */
+export interface FactSubject {
+  subject: string;
+  versions: number;
+  current_value: string;
+  last_stated?: string;
+}
+
+// ---- trajectory inspection (every answer bounded; its cuts said in `truncated`)
+
+export type ManifestForm = "concise" | "full";
+export type PatternMode = "regex" | "words";
+
+/** One state in a summary or full manifest; `action` names the element acted on. */
+export interface StepLine {
+  state: number;
+  url?: string;
+  title?: string;
+  thought?: string;
+  action?: string;
+  screenshot?: string;
+}
+
+export interface ManifestEntry {
+  id: string;
+  domain?: string;
+  goal: string;
+  start_url?: string;
+  outcome: string;
+  succeeded?: boolean | null;
+  states: number;
+  /** Only in the `full` form. */
+  steps?: StepLine[];
+  truncated?: string;
+}
+
+/** A page of the manifest: `next_offset` says where the next starts. */
+export interface Manifest {
+  form: ManifestForm;
+  total: number;
+  offset: number;
+  entries: ManifestEntry[];
+  next_offset?: number;
+  /** What the page left out, in words. */
+  truncated?: string;
+}
+
+export interface ManifestOptions {
+  form?: ManifestForm;
+  offset?: number;
+  /** Default 200 concise, 25 full; at most 1000. */
+  limit?: number;
+}
+
+/** A trajectory's summary: a line per state (at most 120). */
+export interface TrajectoryOverview {
+  id: string;
+  domain?: string;
+  goal: string;
+  start_url?: string;
+  outcome: string;
+  succeeded?: boolean | null;
+  states: number;
+  steps: StepLine[];
+  truncated?: string;
+}
+
+/** One state for reading: the page whole or cut in the middle (the cut marked in it). */
+export interface StateView {
+  trajectory_id: string;
+  state: number;
+  states: number;
+  url?: string;
+  title?: string;
+  thought?: string;
+  action?: string;
+  screenshot?: string;
+  observation: string;
+  observation_chars: number;
+  truncated?: string;
+}
+
+export interface SpanView {
+  trajectory_id: string;
+  goal: string;
+  start: number;
+  end: number;
+  states: StateView[];
+  truncated?: string;
+}
+
+export interface MatchLine {
+  field: "url" | "thought" | "action" | "page";
+  text: string;
+}
+
+export interface StateMatch {
+  trajectory_id: string;
+  state: number;
+  url?: string;
+  title?: string;
+  action?: string;
+  words_matched: number;
+  lines: MatchLine[];
+  more_lines: number;
+}
+
+/** The states matching a pattern (one trajectory's, or a search of the space). */
+export interface Matches {
+  pattern: string;
+  mode: PatternMode;
+  trajectory_id?: string;
+  trajectories_searched: number;
+  states_matched: number;
+  states: StateMatch[];
+  truncated?: string;
+}
+
+export interface PatternOptions {
+  /** `match`: `regex` (default) or `words`; `search`: `words` (default) or `regex`. */
+  mode?: PatternMode;
+  limit?: number;
+}
+
+/** States `start_state` to `end_state` (inclusive, 0-based) of a trajectory. */
+export interface ContextSpan {
+  trajectory_id: string;
+  start_state: number;
+  end_state: number;
+}
+
+export interface ContextRequest {
+  /** What the reader should know first (markdown, at most 64 KiB). */
+  note?: string;
+  /** Most important first; at most 64 spans and 200 states in all. */
+  spans: ContextSpan[];
+  /** Default 2000; never exceeded. */
+  token_budget?: number;
+  /** The question: page lines holding its words are kept first. */
+  query?: string;
+}
+
+export interface RenderedSpan {
+  trajectory_id: string;
+  start_state: number;
+  end_state: number;
+  states_shown: number;
+  lines_cut: number;
+}
+
+export interface RenderedContext {
+  context: string;
+  tokens: number;
+  token_budget: number;
+  note_cut: boolean;
+  spans: RenderedSpan[];
+}
+
+export interface InspectOptions {
+  /** Default 2000. */
+  token_budget?: number;
+  /** Recall hits considered (default 20). */
+  top_k?: number;
+  /** Trajectories shortlisted (default 3). */
+  trajectories?: number;
+}
+
+export interface InspectRequest extends InspectOptions {
+  question: string;
+}
+
+/** Recall + inspection: the note and spans chosen, the shortlist, the rendered context. */
+export interface InspectedRecall {
+  note: string;
+  spans: ContextSpan[];
+  shortlist: string[];
+  context: RenderedContext;
+  recall_ms?: number;
+  inspect_ms?: number;
+  render_ms?: number;
+  total_ms?: number;
+}
+
+export interface AgentOptions {
+  /** Model calls (default 8). */
+  max_steps?: number;
+  /** Default 120 000, at most 600 000. */
+  time_budget_ms?: number;
+  token_budget?: number;
+  fallback?: "recall" | "recall_inspection";
+}
+
+export interface AgentRequest extends AgentOptions {
+  question: string;
+}
+
+export interface AgentStep {
+  step: number;
+  tool: string;
+  args: unknown;
+  model_ms?: number;
+  tool_ms?: number;
+  result_chars?: number;
+  error?: string;
+}
+
+/** The agent controller's answer: `mode` is `agent`, or `fallback` with `fallback_reason`. */
+export interface AgentRun {
+  mode: "agent" | "fallback";
+  fallback_reason?: string;
+  model?: string;
+  note: string;
+  spans: ContextSpan[];
+  context: string;
+  context_tokens: number;
+  steps: AgentStep[];
+  model_calls: number;
+  elapsed_ms: number;
 }

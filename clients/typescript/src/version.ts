@@ -1,2 +1,2 @@
 /** The package version (also in package.json; the contract test checks they agree). */
-export const VERSION = "0.1.0";
+export const VERSION = "0.2.0";

@@ -48,6 +48,30 @@ type Ours = {
   FactHistory: T.FactHistory;
   Evidence: T.Evidence;
   SpeakerProfile: T.SpeakerProfile;
+  ForgotMemory: T.ForgotMemory;
+  ListScore: T.ListScore;
+  HitExplanation: T.HitExplanation;
+  RecallExplanation: T.RecallExplanation;
+  Me: T.Me;
+  FactSubject: T.FactSubject;
+  StepLine: T.StepLine;
+  ManifestEntry: T.ManifestEntry;
+  Manifest: T.Manifest;
+  TrajectoryOverview: T.TrajectoryOverview;
+  StateView: T.StateView;
+  SpanView: T.SpanView;
+  MatchLine: T.MatchLine;
+  StateMatch: T.StateMatch;
+  Matches: T.Matches;
+  ContextSpan: T.ContextSpan;
+  ContextRequest: T.ContextRequest;
+  RenderedSpan: T.RenderedSpan;
+  RenderedContext: T.RenderedContext;
+  InspectRequest: T.InspectRequest;
+  InspectedRecall: T.InspectedRecall;
+  AgentRequest: T.AgentRequest;
+  AgentStep: T.AgentStep;
+  AgentRun: T.AgentRun;
 };
 
 type Checks = {

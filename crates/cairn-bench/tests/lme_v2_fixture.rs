@@ -116,3 +116,74 @@ fn fixture_bench_runs_and_reports_every_type() {
     let methodology = std::fs::read_to_string(dir.join("METHODOLOGY.md")).unwrap();
     assert!(methodology.contains("answer phrases in context, a retrieval diagnostic"));
 }
+
+/// `--inspect-rows inspect` with the fixture's evidence-state labels: a `recall` and a
+/// `recall+inspect` record per question in `inspect.jsonl`, their aggregates in
+/// `inspect.json`, the table in `summary.md` and the protocol in `METHODOLOGY.md`.
+#[test]
+fn fixture_bench_reports_the_recall_plus_inspection_row() {
+    if !model_installed() {
+        return;
+    }
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/lme-v2");
+    let out = tempfile::tempdir().unwrap();
+    let arg = |f: &str| fx.join(f).to_str().unwrap().to_string();
+    let (q, t, e, s) = (
+        arg("questions.jsonl"),
+        arg("trajectories.jsonl"),
+        arg("evidence.json"),
+        arg("evidence_states.json"),
+    );
+    bench(&[
+        "lme-v2",
+        "--questions",
+        &q,
+        "--trajectories",
+        &t,
+        "--evidence",
+        &e,
+        "--evidence-states",
+        &s,
+        "--inspect-rows",
+        "inspect",
+        "--ids",
+        "q-static-02,q-proc-07,q-err-02",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--run-label",
+        "inspect",
+    ])
+    .unwrap();
+    let dir = out.path().join("inspect");
+    let text = std::fs::read_to_string(dir.join("inspect.jsonl")).unwrap();
+    let recs: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let rows: Vec<&str> = recs.iter().map(|r| r["row"].as_str().unwrap()).collect();
+    assert_eq!(rows, ["recall", "recall+inspect"].repeat(3));
+    for r in recs.iter().filter(|r| r["row"] == "recall+inspect") {
+        assert!(r["error"].is_null(), "{r}");
+        let tokens = r["context_tokens"].as_u64().unwrap();
+        assert!(tokens > 0 && tokens <= 2_000, "{r}");
+        assert!(!r["spans"].as_array().unwrap().is_empty(), "{r}");
+        assert_eq!(r["stages_ms"].as_array().map(Vec::len), Some(3));
+        assert!(
+            r["evidence"].is_object(),
+            "labelled questions say where the evidence is"
+        );
+    }
+    let summaries: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("inspect.json")).unwrap()).unwrap();
+    assert_eq!(summaries.len(), 2);
+    assert_eq!(summaries[1]["row"], "recall+inspect");
+    assert_eq!(summaries[1]["questions"], 3);
+    assert_eq!(summaries[1]["errors"], 0);
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains("## Rows: recall, recall + inspection, agent controller"));
+    assert!(md.contains("| recall+inspect | 3 |"));
+    let methodology = std::fs::read_to_string(dir.join("METHODOLOGY.md")).unwrap();
+    assert!(methodology.contains("## Inspection rows (`--inspect-rows`)"));
+    assert!(methodology.contains("Evidence states: `"));
+    assert!(!methodology.contains("{{"), "every placeholder is filled");
+}

@@ -22,7 +22,12 @@
 //! data; the fixture has one) the record also says whether a hit, a hit in the context,
 //! and a note came from an evidence trajectory.
 //!
+//! With `--inspect-rows` the questions are also answered by recall + inspection and the
+//! agent controller, on the same spaces ([`inspect`]).
+//!
 //! Records (`results.jsonl`) never hold question, option or answer text.
+
+pub mod inspect;
 
 use crate::datasets::select_by_id;
 use crate::records::lme_v2::{
@@ -47,6 +52,7 @@ use cairn::formats::{read_trajectories_jsonl, sha256_file};
 use cairn::{Memory, Recall, RecallOptions, TrajectoryInput, UnitKind};
 use clap::Args;
 use indicatif::ProgressBar;
+use inspect::{InspectRowArgs, Rows};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -105,6 +111,9 @@ pub struct LmeV2Args {
     /// Engine settings (a `cairn.toml`) for experiments; recorded in METHODOLOGY.md.
     #[arg(long, value_name = "FILE")]
     pub memory_config: Option<PathBuf>,
+    /// Rows beside plain recall: recall + inspection, the agent controller.
+    #[command(flatten)]
+    pub inspect: InspectRowArgs,
 }
 
 pub(crate) fn parse_pool(s: &str) -> anyhow::Result<UnitKind> {
@@ -210,10 +219,16 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
         serde_json::to_string_pretty(&meta)?,
     )?;
 
+    let mut extra = Rows::new(&args.inspect, &folder.dir)?;
     let pb = progress::bar(selected.len(), &folder.label);
     arm_stop();
     let inputs = (&haystacks, evidence.as_ref(), &trajectories);
-    let records = ask_all(&memory, &selected, inputs, &row, &folder, &pb)?;
+    let asked = Asked {
+        row: &row,
+        folder: &folder,
+        token_budget: args.token_budget,
+    };
+    let records = ask_all(&memory, &selected, inputs, &asked, &mut extra, &pb)?;
     pb.finish_and_clear();
     let interrupted = stopped();
     drop(memory);
@@ -223,6 +238,7 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
     meta.finished_at = Some(chrono::Utc::now());
     let s = summarize(&meta, &records, !interrupted, evidence.is_some());
     write_files(&folder.dir, &s)?;
+    extra.finish(&folder.dir)?;
     std::fs::write(
         folder.dir.join("run.json"),
         serde_json::to_string_pretty(&meta)?,
@@ -242,17 +258,26 @@ type Haystacks<'a> = (
     &'a HashMap<String, TrajectoryInput>,
 );
 
+/// How each question is asked: the config row, where its record goes, the token budget
+/// of the extra rows.
+struct Asked<'a> {
+    row: &'a ConfigRow,
+    folder: &'a RunFolder,
+    token_budget: usize,
+}
+
 /// Runs every selected question in a fresh space of its own, appending its record as it
-/// is done.
+/// is done; then the extra rows ([`inspect`]) on the same space.
 fn ask_all(
     memory: &Memory,
     selected: &[&LmeV2Question],
     (haystacks, evidence, trajectories): Haystacks<'_>,
-    row: &ConfigRow,
-    folder: &RunFolder,
+    asked: &Asked<'_>,
+    extra: &mut Rows,
     pb: &ProgressBar,
 ) -> anyhow::Result<Vec<LmeV2Record>> {
-    let mut results = ResultsFile::open(&folder.results())?;
+    let row = asked.row;
+    let mut results = ResultsFile::open(&asked.folder.results())?;
     let mut records = Vec::new();
     for q in selected {
         if stopped() {
@@ -265,6 +290,7 @@ fn ask_all(
             pb.println(format!("question {}: {e}", q.id));
         }
         results.append(&r)?;
+        extra.question(memory, q, &r, asked.token_budget)?;
         records.push(r);
         pb.inc(1);
     }
@@ -556,7 +582,7 @@ fn traj_hits(recall: &Recall) -> Vec<TrajHit> {
 
 /// Multiple choice with the option scorer; a set question picks every option whose total
 /// is at least halfway between the worst and the best.
-fn choice(
+pub(crate) fn choice(
     memory: &Memory,
     q: &LmeV2Question,
     evidence: &[&str],

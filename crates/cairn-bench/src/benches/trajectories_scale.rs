@@ -7,6 +7,11 @@
 //! Everything is generated deterministically here (a seeded LCG); nothing is downloaded.
 //! By default the embedding cache is a fresh file in the run folder, so every vector is
 //! computed (a cold insert).
+//!
+//! After the recall queries, the same queries go through recall + inspection and a
+//! search of the whole space ([`inspect`]).
+
+pub mod inspect;
 use crate::datasets::web_trajectories::{generate, queries, SECTIONS};
 use crate::env::{dir_size, remove_sqlite};
 use crate::records::trajectories_scale::QueryRecord;
@@ -115,6 +120,7 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
     ins.observation_bytes = observation_bytes;
     let records = ask_all(&memory, &qs, &row, &folder.results(), &pb)?;
     pb.finish_and_clear();
+    let inspected = inspect::measure(&memory, SPACE, &qs, args.token_budget)?;
     drop(memory);
     if !args.keep_data {
         folder.remove_data()?;
@@ -135,6 +141,7 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
             ("run.json", serde_json::to_string_pretty(&meta)?),
         ],
     )?;
+    inspect::write(&folder.dir, &inspected)?;
     eprintln!("{}", short_report(&s));
     eprintln!("wrote {}", folder.dir.display());
     if !s.complete {

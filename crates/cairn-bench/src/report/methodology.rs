@@ -15,6 +15,8 @@ pub const PROTOCOL_FRIENDSQA: &str = include_str!("../../methodology/protocol-fr
 pub const QA_ROWS: &str = include_str!("../../methodology/qa-rows.md");
 pub const EVERMEMBENCH: &str = include_str!("../../methodology/evermembench.md");
 pub const LME_V2: &str = include_str!("../../methodology/lme-v2.md");
+/// The section of `lme-v2` runs with `--inspect-rows`.
+pub const LME_V2_INSPECT: &str = include_str!("../../methodology/lme-v2-inspect.md");
 pub const SCALE: &str = include_str!("../../methodology/scale.md");
 pub const TRAJECTORIES_SCALE: &str = include_str!("../../methodology/trajectories-scale.md");
 
@@ -174,6 +176,17 @@ mod tests {
             "lme-v2",
             LME_V2,
             &["questions_done", "incomplete", "load_seconds"],
+        ),
+        (
+            "lme-v2-inspect",
+            LME_V2_INSPECT,
+            &[
+                "agent_model",
+                "agent_max_steps",
+                "agent_time_budget_ms",
+                "agent_prompt_chars",
+                "evidence_states",
+            ],
         ),
         (
             "scale",
