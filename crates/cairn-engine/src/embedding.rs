@@ -2,6 +2,7 @@
 //! in one batch per call so the embedder can sort by length.
 use cairn_core::{EmbedError, Embedder, EmbeddingCache, SpaceId, StoreError};
 use sha2::{Digest, Sha256};
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 #[derive(Debug, thiserror::Error)]
@@ -94,14 +95,14 @@ pub fn embed_keyed(
     let mut first_of: HashMap<[u8; 32], usize> = HashMap::new();
     let mut origins = Vec::with_capacity(texts.len());
     for (i, f) in found.iter().enumerate() {
-        origins.push(if f.is_some() {
-            Origin::Cached
-        } else if first_of.contains_key(&keys[i]) {
-            Origin::Repeated
-        } else {
-            first_of.insert(keys[i], missing.len());
-            missing.push(i);
-            Origin::Computed
+        origins.push(match (f, first_of.entry(keys[i])) {
+            (Some(_), _) => Origin::Cached,
+            (None, Entry::Occupied(_)) => Origin::Repeated,
+            (None, Entry::Vacant(e)) => {
+                e.insert(missing.len());
+                missing.push(i);
+                Origin::Computed
+            }
         });
     }
     let computed = if missing.is_empty() {
