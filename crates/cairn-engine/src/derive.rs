@@ -3,13 +3,22 @@
 //! state can always be rebuilt from the verbatim record.
 use crate::text::content_words;
 use cairn_core::{Message, Provenance, Role, SessionInput, SpaceId, Timestamp, Unit, UnitKind};
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 /// Version of the rules below. Stores remember which version made their units; opening
 /// a store made by another version re-derives every unit from the record (trajectory
 /// units too: 4 changed what slice and event vectors read; 5 reads the clause after a
-/// lead-in colon as the fact).
-pub const DERIVE_VERSION: u32 = 5;
+/// lead-in colon as the fact; 6 cuts each message's text in units to
+/// [`MAX_UNIT_MESSAGE_BYTES`]).
+pub const DERIVE_VERSION: u32 = 6;
+
+/// The most of one message's text that a unit holds. The record keeps every message whole;
+/// units (and so the indexes, and every recall that loads candidates) hold at most this
+/// much of each, so a reply of hundreds of KB of pasted code costs a recall what a
+/// message of this size does. 16 KiB is about 4,000 tokens: more of one message than a
+/// packed context of the default budgets ever shows.
+pub const MAX_UNIT_MESSAGE_BYTES: usize = 16 << 10;
 
 /// A silence this long ends an episode of a multi-party chat.
 const EPISODE_GAP_MINUTES: i64 = 30;
@@ -53,6 +62,7 @@ pub fn derive_session_units(
     session: &SessionInput,
     recorded_at: Timestamp,
 ) -> Vec<Unit> {
+    let session = &*within_unit_bounds(session);
     let has_roles = session.messages.iter().any(|m| m.role.is_some());
     let rounds = if has_roles {
         role_rounds(&session.messages)
@@ -105,6 +115,47 @@ pub fn derive_session_units(
     units.extend(facts);
     units.extend(crate::profile::profile_units(space, session, recorded_at));
     units
+}
+
+/// The session as units see it: every message's text cut to [`MAX_UNIT_MESSAGE_BYTES`]
+/// (at a line or word end when one is near), with a note of how much the record holds
+/// beyond. Borrowed as is when no message is that long.
+fn within_unit_bounds(session: &SessionInput) -> Cow<'_, SessionInput> {
+    if session
+        .messages
+        .iter()
+        .all(|m| m.text.len() <= MAX_UNIT_MESSAGE_BYTES)
+    {
+        return Cow::Borrowed(session);
+    }
+    let mut cut = session.clone();
+    for m in &mut cut.messages {
+        if m.text.len() > MAX_UNIT_MESSAGE_BYTES {
+            m.text = excerpt(&m.text, MAX_UNIT_MESSAGE_BYTES);
+        }
+    }
+    Cow::Owned(cut)
+}
+
+/// The first `max` bytes of `text` or less (ending at a line end, else a space, within
+/// the last eighth), and how many bytes follow in the record.
+fn excerpt(text: &str, max: usize) -> String {
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
+    let floor = end - end / 8;
+    let end = head
+        .rfind('\n')
+        .filter(|&i| i >= floor)
+        .or_else(|| head.rfind(' ').filter(|&i| i >= floor))
+        .unwrap_or(end);
+    format!(
+        "{}\n[… {} more bytes of this message in the session record]",
+        &text[..end],
+        text.len() - end
+    )
 }
 
 /// Splits a chat of named speakers into episodes `[start, end)`: a new one starts after
@@ -384,5 +435,37 @@ mod tests {
         assert_eq!(rounds[0].text, "Ann: Hi Bob\nBob: Hey Ann");
         let t = units.iter().find(|u| u.id == "turn:s1:D1:3").unwrap();
         assert_eq!(t.key, "Bob: Guess what");
+    }
+
+    #[test]
+    fn units_hold_a_bounded_excerpt_of_a_long_message_and_say_what_is_left() {
+        // Multi-byte text, so a cut at the byte bound would split a character.
+        let long: String = (0..9000).map(|i| format!("é{i} ")).collect();
+        assert!(long.len() > 2 * MAX_UNIT_MESSAGE_BYTES);
+        let s = session(vec![
+            msg("m1", Some(Role::User), None, "paste the parser"),
+            msg("m2", Some(Role::Assistant), None, &long),
+        ]);
+        let space = SpaceId::new("x").unwrap();
+        let units = derive_session_units(&space, &s, chrono::Utc::now());
+        let turn = units.iter().find(|u| u.id == "turn:s1:m2").unwrap();
+        let (head, note) = turn.text.split_once("\n[… ").unwrap();
+        assert!(
+            head.len() <= MAX_UNIT_MESSAGE_BYTES && head.len() > MAX_UNIT_MESSAGE_BYTES * 7 / 8
+        );
+        assert!(long.starts_with(head) && head.ends_with(char::is_alphanumeric));
+        let left: usize = note.split(' ').next().unwrap().parse().unwrap();
+        assert_eq!(head.len() + left, long.len());
+        for u in &units {
+            assert!(
+                u.text.len() < 2 * MAX_UNIT_MESSAGE_BYTES,
+                "{} holds {} bytes",
+                u.id,
+                u.text.len()
+            );
+        }
+        // A session of short messages is derived from itself, unchanged.
+        let short = session(vec![msg("m1", Some(Role::User), None, "hi")]);
+        assert!(matches!(within_unit_bounds(&short), Cow::Borrowed(_)));
     }
 }
