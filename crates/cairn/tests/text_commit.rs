@@ -50,7 +50,13 @@ fn snapshot(from: &Path, to: &Path) {
         if rel.file_name().is_some_and(|n| n == ".lock" || n == "LOCK") {
             continue;
         }
-        std::fs::copy(&entry, &dest).expect("copy");
+        match std::fs::copy(&entry, &dest) {
+            // A file deleted while we copy (an index's garbage collection) was not needed.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            r => {
+                r.expect("copy");
+            }
+        }
     }
 }
 
