@@ -55,8 +55,9 @@ pub enum Backend {
     #[default]
     Fp32,
     /// Linear layers quantized to int8 at load time (weights per output column,
-    /// activations per token), the rest in fp32 (see `int8`); about 3-4x faster on
-    /// CPUs with AVX-512 VNNI, vectors within cosine ~0.998 of fp32.
+    /// activations per token), the rest in fp32 (see `int8`): 4-7x the tokens/s on
+    /// CPUs with AVX-512 VNNI, 2x with AVX2, but 5x slower without either (portable
+    /// loops); mean cosine 0.999 to fp32 (docs/benchmarks/experiments.md).
     Int8,
 }
 

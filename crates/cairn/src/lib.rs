@@ -37,7 +37,7 @@ pub use cairn_core::{
     SpeakerProfile, StoreError, Style, Timestamp, Timings, TrajectoryInput, TrajectoryRecord,
     TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage, UnitQuery, MAX_TEXT_BYTES,
 };
-pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
+pub use cairn_embed::{Backend as EmbedBackend, EmbedConfig, DEFAULT_MODEL};
 pub use cairn_engine::{
     CheckReport, EngineConfig, EnrichReport, ForgetReport, IngestReport, RankConfig, SessionPage,
     SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY,
