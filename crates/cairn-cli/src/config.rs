@@ -53,4 +53,18 @@ mod tests {
         let err = load(None, dir.path(), None, None).unwrap_err();
         assert!(format!("{err:#}").contains("rrf"), "{err:#}");
     }
+
+    #[test]
+    fn embed_backend_switch() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cairn.toml");
+        let cfg = load(None, dir.path(), None, None).unwrap();
+        assert_eq!(cfg.embed.backend, cairn::EmbedBackend::Fp32);
+        std::fs::write(&path, "[embed]\nbackend = \"int8\"\n").unwrap();
+        let cfg = load(None, dir.path(), None, None).unwrap();
+        assert_eq!(cfg.embed.backend, cairn::EmbedBackend::Int8);
+        std::fs::write(&path, "[embed]\nbackend = \"fp16\"\n").unwrap();
+        let err = format!("{:#}", load(None, dir.path(), None, None).unwrap_err());
+        assert!(err.contains("backend") && err.contains("int8"), "{err}");
+    }
 }

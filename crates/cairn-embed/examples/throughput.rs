@@ -1,16 +1,17 @@
 //! Embedding throughput of the default model on this machine.
 //!
 //! ```text
-//! cargo run --release -p cairn-embed --example throughput [-- SENTENCES [BATCH_SIZE]]
+//! cargo run --release -p cairn-embed --example throughput [-- SENTENCES [BATCH_SIZE [BACKEND]]]
 //! ```
 //!
 //! Embeds SENTENCES (default 500) synthetic sentences of about 50 tokens each, in
-//! batches of BATCH_SIZE (default 32), and prints sentences per second; then embeds 200
-//! short queries one at a time, as recall does, and prints their median and p95 latency.
+//! batches of BATCH_SIZE (default 32) with BACKEND (`fp32`, the default, or `int8`),
+//! and prints sentences and tokens per second; then embeds 200 short queries one at a
+//! time, as recall does, and prints their median and p95 latency.
 //! The thread count
 //! of candle's matrix multiplication follows `RAYON_NUM_THREADS` (default: all cores).
 use cairn_core::Embedder;
-use cairn_embed::{BertEmbedder, EmbedConfig};
+use cairn_embed::{Backend, BertEmbedder, EmbedConfig};
 use std::time::Instant;
 
 const WORDS: &[&str] = &[
@@ -113,15 +114,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(500);
     let batch_size: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(32);
+    let backend = match args.next().as_deref() {
+        None | Some("fp32") => Backend::Fp32,
+        Some("int8") => Backend::Int8,
+        Some(other) => return Err(format!("unknown backend {other:?}").into()),
+    };
     let config = EmbedConfig {
         batch_size,
+        backend,
         ..EmbedConfig::default()
     };
     let started = Instant::now();
     let embedder = BertEmbedder::load(&config)?;
     println!(
-        "loaded {} from {} in {:.2?}",
+        "loaded {} ({}) from {} in {:.2?}",
         embedder.model_id(),
+        embedder.backend(),
         embedder.model_dir().display(),
         started.elapsed()
     );
@@ -143,9 +151,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let elapsed = started.elapsed();
     assert_eq!(vectors.len(), n);
     println!(
-        "embedded {n} sentences in {:.2?}: {:.1} sentences/s",
+        "embedded {n} sentences in {:.2?}: {:.1} sentences/s, {:.0} tokens/s (special tokens included)",
         elapsed,
-        n as f64 / elapsed.as_secs_f64()
+        n as f64 / elapsed.as_secs_f64(),
+        (tokens + 2 * n) as f64 / elapsed.as_secs_f64()
     );
 
     // One short text at a time, as recall embeds its query.

@@ -4,6 +4,7 @@
 //! Normalize).
 use crate::download::{download_model, DEFAULT_ENDPOINT};
 use crate::error::EmbedLoadError;
+use crate::int8::{Int8Bert, Kernel};
 use crate::resolve::{resolve_model_dir, ModelEnv, ModelSource, ResolvedModel};
 use cairn_core::{EmbedError, Embedder};
 use candle_core::{DType, Device, Tensor};
@@ -41,6 +42,24 @@ fn prefix(text: &str, max: usize) -> &str {
 pub const DEFAULT_MAX_TOKENS: usize = 256;
 /// Default number of texts run through the model at once.
 pub const DEFAULT_BATCH_SIZE: usize = 32;
+/// Tokens the int8 backend runs through the model at once (one chunk per thread): its
+/// activations then stay in the core's cache.
+const INT8_CHUNK_TOKENS: usize = 512;
+
+/// How the model is computed. The two give slightly different vectors, so the backend
+/// is part of [`Embedder::model_id`] (and thus of the embedding cache's key).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// The model as published, in fp32 (candle).
+    #[default]
+    Fp32,
+    /// Linear layers quantized to int8 at load time (weights per output column,
+    /// activations per token), the rest in fp32 (see `int8`): 4-7x the tokens/s on
+    /// CPUs with AVX-512 VNNI, 2x with AVX2, but 5x slower without either (portable
+    /// loops); mean cosine 0.999 to fp32 (docs/benchmarks/experiments.md).
+    Int8,
+}
 
 /// Settings of a [`BertEmbedder`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +80,8 @@ pub struct EmbedConfig {
     /// Download the model from the hub (`HF_ENDPOINT`, default the public hub) into
     /// Cairn's model cache when no local copy is found. `HF_HUB_OFFLINE=1` also stops it.
     pub download: bool,
+    /// `"fp32"` (default) or `"int8"`: see [`Backend`].
+    pub backend: Backend,
 }
 
 impl Default for EmbedConfig {
@@ -71,6 +92,7 @@ impl Default for EmbedConfig {
             max_tokens: DEFAULT_MAX_TOKENS,
             batch_size: DEFAULT_BATCH_SIZE,
             download: true,
+            backend: Backend::default(),
         }
     }
 }
@@ -89,7 +111,7 @@ impl Default for EmbedConfig {
 /// multiplication parallel, since the element-wise work (GELU, layer norm, softmax) is
 /// single-threaded in candle.
 pub struct BertEmbedder {
-    model: BertModel,
+    model: Model,
     /// Truncating to `max_tokens`, no padding (padding is done per batch here).
     tokenizer: Tokenizer,
     /// No truncation, no padding: for [`Embedder::count_tokens`].
@@ -101,6 +123,12 @@ pub struct BertEmbedder {
     batch_size: usize,
     pad_id: u32,
     dir: PathBuf,
+}
+
+/// The loaded model, per backend.
+enum Model {
+    Fp32(BertModel),
+    Int8(Int8Bert),
 }
 
 impl std::fmt::Debug for BertEmbedder {
@@ -125,6 +153,39 @@ fn read(path: &Path) -> Result<Vec<u8>, EmbedLoadError> {
             source,
         },
     })
+}
+
+/// Exported sentence-transformers models name the weights `embeddings.…`; checkpoints
+/// of BertFor* heads prefix them with `bert.`. Picked explicitly rather than relying on
+/// candle's model_type fallback (config.json may lack it).
+fn weight_prefix(has: impl Fn(&str) -> bool) -> Result<&'static str, String> {
+    let probe = "embeddings.word_embeddings.weight";
+    if has(probe) {
+        Ok("")
+    } else if has(&format!("bert.{probe}")) {
+        Ok("bert.")
+    } else {
+        Err(format!(
+            "no {probe} or bert.{probe} tensor; not a BERT model"
+        ))
+    }
+}
+
+fn load_fp32(weights: Vec<u8>, config: &BertConfig, device: &Device) -> Result<BertModel, String> {
+    let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, device)
+        .map_err(|e| e.to_string())?;
+    let vb = match weight_prefix(|name| vb.contains_tensor(name))? {
+        "" => vb,
+        _ => vb.pp("bert"),
+    };
+    BertModel::load(vb, config).map_err(|e| e.to_string())
+}
+
+fn load_int8(weights: &[u8], config: &BertConfig, device: &Device) -> Result<Int8Bert, String> {
+    let tensors =
+        candle_core::safetensors::load_buffer(weights, device).map_err(|e| e.to_string())?;
+    let prefix = weight_prefix(|name| tensors.contains_key(name))?;
+    Int8Bert::load(&tensors, prefix, config, Kernel::detect())
 }
 
 impl BertEmbedder {
@@ -196,7 +257,9 @@ impl BertEmbedder {
         }
         if bert_config.hidden_size == 0
             || bert_config.num_attention_heads == 0
-            || bert_config.hidden_size % bert_config.num_attention_heads != 0
+            || !bert_config
+                .hidden_size
+                .is_multiple_of(bert_config.num_attention_heads)
         {
             return Err(bad_config(format!(
                 "hidden_size {} is not a positive multiple of num_attention_heads {}",
@@ -252,28 +315,26 @@ impl BertEmbedder {
             reason,
         };
         let device = Device::Cpu;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(|e| bad_weights(e.to_string()))?;
-        // Exported sentence-transformers models name the weights `embeddings.…`;
-        // checkpoints of BertFor* heads prefix them with `bert.`. Pick explicitly rather
-        // than relying on candle's model_type fallback (config.json may lack it).
-        let probe = "embeddings.word_embeddings.weight";
-        let vb = if vb.contains_tensor(probe) {
-            vb
-        } else if vb.contains_tensor(&format!("bert.{probe}")) {
-            vb.pp("bert")
-        } else {
-            return Err(bad_weights(format!(
-                "no {probe} or bert.{probe} tensor; not a BERT model"
-            )));
+        let model = match config.backend {
+            Backend::Fp32 => {
+                Model::Fp32(load_fp32(weights, &bert_config, &device).map_err(bad_weights)?)
+            }
+            Backend::Int8 => {
+                Model::Int8(load_int8(&weights, &bert_config, &device).map_err(bad_weights)?)
+            }
         };
-        let model = BertModel::load(vb, &bert_config).map_err(|e| bad_weights(e.to_string()))?;
 
-        let model_id = format!("{}@max{}", config.model, config.max_tokens);
+        // fp32 keeps the id it always had, so existing caches and stores stay valid.
+        let model_id = match config.backend {
+            Backend::Fp32 => format!("{}@max{}", config.model, config.max_tokens),
+            Backend::Int8 => format!("{}@max{}@int8", config.model, config.max_tokens),
+        };
         tracing::info!(
             model = %model_id,
             dir = %dir.display(),
             dim = bert_config.hidden_size,
+            backend = ?config.backend,
+            kernel = match &model { Model::Int8(m) => m.kernel().name(), Model::Fp32(_) => "candle" },
             elapsed_ms = started.elapsed().as_millis() as u64,
             "embedding model loaded"
         );
@@ -319,9 +380,31 @@ impl BertEmbedder {
             .collect())
     }
 
+    /// The backend name and, for int8, the integer kernel this CPU runs
+    /// (`"fp32"`, `"int8/vnni512"`, `"int8/avx2"`, `"int8/scalar"`).
+    pub fn backend(&self) -> String {
+        match &self.model {
+            Model::Fp32(_) => "fp32".into(),
+            Model::Int8(m) => format!("int8/{}", m.kernel().name()),
+        }
+    }
+
     /// Runs one batch (token ids, any lengths) through the model; unit vectors in the
     /// batch's order.
-    fn run_batch(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, candle_core::Error> {
+    fn run_batch(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let fail = |e: String| EmbedError(format!("model {}: {e}", self.model_id));
+        match &self.model {
+            Model::Fp32(model) => self.run_fp32(model, batch).map_err(|e| fail(e.to_string())),
+            Model::Int8(model) => model.embed(batch).map_err(fail),
+        }
+    }
+
+    /// [`Self::run_batch`] with candle: padded to the longest text, masked.
+    fn run_fp32(
+        &self,
+        model: &BertModel,
+        batch: &[&[u32]],
+    ) -> Result<Vec<Vec<f32>>, candle_core::Error> {
         let rows = batch.len();
         let width = batch.iter().map(|ids| ids.len()).max().unwrap_or(0).max(1);
         let mut input = Vec::with_capacity(rows * width);
@@ -337,9 +420,7 @@ impl BertEmbedder {
         let token_type_ids = input_ids.zeros_like()?;
         let mask = Tensor::from_vec(mask, (rows, width), &self.device)?;
         // (rows, width, dim)
-        let hidden = self
-            .model
-            .forward(&input_ids, &token_type_ids, Some(&mask))?;
+        let hidden = model.forward(&input_ids, &token_type_ids, Some(&mask))?;
         // Mean over the real tokens (sentence-transformers clamps the count at 1e-9).
         let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
         let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
@@ -369,12 +450,48 @@ fn batches<'a>(
     if threads <= 1 || order.len() > batch_size.max(1) * threads {
         return order.chunks(batch_size.max(1)).collect();
     }
+    even_runs(order, lens, threads)
+}
+
+/// The int8 backend's chunks: runs of `order` of at most `max_tokens` tokens and
+/// `max_texts` texts (a longer text alone), each run on one thread. When all of them
+/// fit in one chunk per thread, one run per thread of about equal tokens instead.
+fn token_chunks<'a>(
+    order: &'a [usize],
+    lens: &[usize],
+    max_tokens: usize,
+    max_texts: usize,
+    threads: usize,
+) -> Vec<&'a [usize]> {
     let total: usize = order.iter().map(|&i| lens[i]).sum();
-    let mut out = Vec::with_capacity(threads);
+    if threads > 1 && total <= max_tokens * threads && order.len() <= max_texts * threads {
+        return even_runs(order, lens, threads);
+    }
+    let mut out = Vec::new();
+    let (mut start, mut acc) = (0, 0);
+    for (k, &i) in order.iter().enumerate() {
+        let full = acc + lens[i] > max_tokens || k - start >= max_texts.max(1);
+        if k > start && full {
+            out.push(&order[start..k]);
+            start = k;
+            acc = 0;
+        }
+        acc += lens[i];
+    }
+    if start < order.len() {
+        out.push(&order[start..]);
+    }
+    out
+}
+
+/// `order` cut into at most `parts` runs of about equal tokens.
+fn even_runs<'a>(order: &'a [usize], lens: &[usize], parts: usize) -> Vec<&'a [usize]> {
+    let total: usize = order.iter().map(|&i| lens[i]).sum();
+    let mut out = Vec::with_capacity(parts);
     let (mut start, mut acc) = (0, 0);
     for (k, &i) in order.iter().enumerate() {
         acc += lens[i];
-        if acc * threads >= total * (out.len() + 1) && out.len() + 1 < threads {
+        if acc * parts >= total * (out.len() + 1) && out.len() + 1 < parts {
             out.push(&order[start..=k]);
             start = k + 1;
         }
@@ -404,12 +521,16 @@ impl Embedder for BertEmbedder {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| ids[i].len());
         let lens: Vec<usize> = ids.iter().map(Vec::len).collect();
-        let chunks = batches(&order, &lens, self.batch_size, rayon::current_num_threads());
+        let threads = rayon::current_num_threads();
+        let chunks = match self.model {
+            Model::Fp32(_) => batches(&order, &lens, self.batch_size, threads),
+            Model::Int8(_) => {
+                token_chunks(&order, &lens, INT8_CHUNK_TOKENS, self.batch_size, threads)
+            }
+        };
         let run = |chunk: &[usize]| -> Result<Vec<Vec<f32>>, EmbedError> {
             let batch: Vec<&[u32]> = chunk.iter().map(|&i| ids[i].as_slice()).collect();
-            let vectors = self
-                .run_batch(&batch)
-                .map_err(|e| EmbedError(format!("model {}: {e}", self.model_id)))?;
+            let vectors = self.run_batch(&batch)?;
             if vectors.len() != chunk.len() {
                 return Err(EmbedError(format!(
                     "model {} returned {} vectors for {} texts",
@@ -453,7 +574,32 @@ impl Embedder for BertEmbedder {
 
 #[cfg(test)]
 mod tests {
-    use super::batches;
+    use super::{batches, token_chunks};
+
+    #[test]
+    fn int8_chunks_hold_at_most_max_tokens_unless_one_text_is_longer() {
+        let lens = [3, 4, 5, 100, 200, 600];
+        let order: Vec<usize> = (0..lens.len()).collect();
+        // Fits in one chunk per thread: split in two runs of about equal tokens.
+        let two = token_chunks(
+            &order,
+            &lens[..5].iter().chain(&[300]).copied().collect::<Vec<_>>(),
+            512,
+            32,
+            2,
+        );
+        assert_eq!(two, vec![&order[..5], &order[5..]]);
+        // One thread: runs of at most 512 tokens; the 600-token text alone.
+        let one = token_chunks(&order, &lens, 512, 32, 1);
+        assert_eq!(one.concat(), order);
+        assert_eq!(one, vec![&order[..5], &order[5..]]);
+        // At most max_texts texts per chunk.
+        let many: Vec<usize> = (0..10).collect();
+        let short = vec![1; 10];
+        let c = token_chunks(&many, &short, 512, 4, 1);
+        assert_eq!(c.iter().map(|r| r.len()).collect::<Vec<_>>(), [4, 4, 2]);
+        assert!(token_chunks(&[], &short, 512, 4, 2).is_empty());
+    }
 
     #[test]
     fn few_texts_split_into_one_run_per_thread_of_equal_tokens() {

@@ -30,9 +30,12 @@
 mod bert;
 pub mod download;
 mod error;
+mod int8;
 pub mod resolve;
 
-pub use bert::{BertEmbedder, EmbedConfig, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
+pub use bert::{
+    Backend, BertEmbedder, EmbedConfig, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, DEFAULT_MODEL,
+};
 pub use cairn_core::{EmbedError, Embedder};
 pub use error::{EmbedLoadError, Tried};
 pub use resolve::{resolve_model_dir, ModelEnv, ModelSource, ResolvedModel};

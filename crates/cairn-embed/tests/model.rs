@@ -3,7 +3,7 @@
 //! `CAIRN_REQUIRE_MODEL`).
 use cairn_core::Embedder;
 use cairn_embed::{
-    resolve_model_dir, BertEmbedder, EmbedConfig, EmbedLoadError, ModelEnv, DEFAULT_MODEL,
+    resolve_model_dir, Backend, BertEmbedder, EmbedConfig, EmbedLoadError, ModelEnv, DEFAULT_MODEL,
 };
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -235,4 +235,101 @@ fn embedder_is_shareable_across_threads() {
             });
         }
     });
+}
+
+/// The default model with the int8 backend, loaded once.
+fn int8_embedder() -> Option<&'static BertEmbedder> {
+    static EMBEDDER: OnceLock<Option<BertEmbedder>> = OnceLock::new();
+    EMBEDDER
+        .get_or_init(|| {
+            model_dir().map(|dir| {
+                let config = EmbedConfig {
+                    backend: Backend::Int8,
+                    ..EmbedConfig::default()
+                };
+                BertEmbedder::from_dir(&dir, &config)
+                    .unwrap_or_else(|e| panic!("loading {} (int8): {e}", dir.display()))
+            })
+        })
+        .as_ref()
+}
+
+/// Conversation-like texts of various lengths (a few tokens to past the 256 cut).
+fn sample_texts() -> Vec<String> {
+    let mut texts: Vec<String> = [
+        "Hi!",
+        "What degree did I graduate with?",
+        "I finally finished my Master's in computer science last spring, and the commute \
+         to campus took about forty-five minutes each way.",
+        "Can you suggest a recipe for BBQ ribs? I usually marinate them overnight in a \
+         sauce of soy, garlic, brown sugar and a bit of smoked paprika.",
+        "The farmer needs to transport a fox, a chicken, and some grain across a river.",
+        "fn main() { println!(\"hello\"); }",
+        "Meeting notes 2023-05-14: budget approved, launch moved to June, Alice owns QA.",
+        "",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    texts
+        .push("We talked about hiking trails near the lake and which ones allow dogs. ".repeat(30));
+    texts
+}
+
+#[test]
+fn int8_vectors_are_close_to_fp32() {
+    let (Some(fp32), Some(int8)) = (embedder(), int8_embedder()) else {
+        return;
+    };
+    assert_eq!(
+        int8.model_id(),
+        "sentence-transformers/all-MiniLM-L6-v2@max256@int8",
+        "the backend must be part of the id (and so of the cache key)"
+    );
+    assert_ne!(int8.model_id(), fp32.model_id());
+    assert!(int8.backend().starts_with("int8/"), "{}", int8.backend());
+    assert_eq!(int8.dim(), fp32.dim());
+    let texts = sample_texts();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let a = fp32.embed(&refs).unwrap();
+    let b = int8.embed(&refs).unwrap();
+    for ((x, y), t) in a.iter().zip(&b).zip(&refs) {
+        assert!(
+            (norm(y) - 1.0).abs() < 1e-4,
+            "int8 vector of {t:?} not unit length"
+        );
+        let c = cosine(x, y);
+        assert!(c > 0.98, "cosine fp32 vs int8 of {t:?}: {c}");
+    }
+    // Quantization must not blur which text is closest: the ranking of the samples
+    // against a query is the same.
+    let query = ["How long was my commute to campus?"];
+    let rank = |e: &BertEmbedder, vs: &[Vec<f32>]| {
+        let q = e.embed(&query).unwrap().remove(0);
+        let mut order: Vec<usize> = (0..vs.len()).collect();
+        order.sort_by(|&i, &j| cosine(&q, &vs[j]).total_cmp(&cosine(&q, &vs[i])));
+        order[0]
+    };
+    assert_eq!(rank(fp32, &a), rank(int8, &b));
+}
+
+#[test]
+fn int8_vector_of_a_text_does_not_depend_on_its_batch() {
+    let Some(int8) = int8_embedder() else { return };
+    let texts = sample_texts();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let together = int8.embed(&refs).unwrap();
+    for (i, t) in refs.iter().enumerate() {
+        let alone = int8.embed(&[t]).unwrap().remove(0);
+        assert_eq!(alone, together[i], "{t:?} alone vs in a batch");
+    }
+}
+
+#[test]
+fn backend_names_in_settings() {
+    let c: EmbedConfig = serde_json::from_str(r#"{"backend": "int8"}"#).unwrap();
+    assert_eq!(c.backend, Backend::Int8);
+    assert_eq!(EmbedConfig::default().backend, Backend::Fp32);
+    let err = serde_json::from_str::<EmbedConfig>(r#"{"backend": "fp16"}"#).unwrap_err();
+    assert!(err.to_string().contains("unknown variant"), "{err}");
 }

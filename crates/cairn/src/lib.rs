@@ -49,7 +49,7 @@ pub use cairn_core::{
     ManifestEntry, ManifestForm, MatchField, MatchLine, Matches, PatternMode, RenderedContext,
     RenderedSpan, SpanView, StateMatch, StateView, StepLine, TrajectoryOverview,
 };
-pub use cairn_embed::{EmbedConfig, DEFAULT_MODEL};
+pub use cairn_embed::{Backend as EmbedBackend, EmbedConfig, DEFAULT_MODEL};
 /// What the agent controller tells its model, and the schema of one step.
 pub use cairn_engine::agent::{step_schema as agent_step_schema, AGENT_WORKFLOW};
 pub use cairn_engine::{

@@ -213,7 +213,7 @@ pub fn generate(t: usize, states: usize, seed: u64) -> TrajectoryInput {
     let mut rng = Lcg::new(seed.wrapping_mul(1_000_003) + t as u64);
     let entity = format!("{} {}", rng.pick(THINGS), 100 + t);
     let goal = s.goal.replace("{n}", &entity);
-    let user = if t % 3 == 0 {
+    let user = if t.is_multiple_of(3) {
         "Sam Ortiz (Sales Associate)"
     } else {
         "Morgan Lee (Administrator)"

@@ -1,0 +1,75 @@
+//! The int8 backend against fp32 on real texts: speed of each, and how close their
+//! vectors are.
+//!
+//! ```text
+//! cargo run --release -p cairn-embed --example compare_backends -- TEXTS.jsonl [LIMIT]
+//! ```
+//!
+//! TEXTS.jsonl holds one JSON string per line (e.g. the user turns of a benchmark). Both
+//! backends embed the first LIMIT texts (default all) in one call, as ingest does; the
+//! report gives texts and tokens per second for each (tokens as the model sees them:
+//! truncated, special tokens included) and the cosine between the two vectors of each
+//! text (mean, minimum, 1st and 5th percentile).
+use cairn_core::Embedder;
+use cairn_embed::{Backend, BertEmbedder, EmbedConfig};
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let path = args
+        .next()
+        .ok_or("usage: compare_backends TEXTS.jsonl [LIMIT]")?;
+    let limit: Option<usize> = args.next().map(|a| a.parse()).transpose()?;
+    let mut texts: Vec<String> = Vec::new();
+    for (i, line) in std::fs::read_to_string(&path)?.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let text: String =
+            serde_json::from_str(line).map_err(|e| format!("{path} line {}: {e}", i + 1))?;
+        texts.push(text);
+    }
+    if let Some(n) = limit {
+        texts.truncate(n);
+    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut results = Vec::new();
+    for backend in [Backend::Fp32, Backend::Int8] {
+        let e = BertEmbedder::load(&EmbedConfig {
+            backend,
+            ..EmbedConfig::default()
+        })?;
+        let tokens: usize = refs
+            .iter()
+            .map(|t| (e.count_tokens(t) + 2).min(e.max_tokens()))
+            .sum();
+        e.embed(&refs[..refs.len().min(16)])?;
+        let started = Instant::now();
+        let vectors = e.embed(&refs)?;
+        let secs = started.elapsed().as_secs_f64();
+        println!(
+            "{:<14} {} texts, {tokens} tokens in {secs:.2} s: {:.1} texts/s, {:.0} tokens/s",
+            e.backend(),
+            refs.len(),
+            refs.len() as f64 / secs,
+            tokens as f64 / secs
+        );
+        results.push(vectors);
+    }
+    let mut cos: Vec<f32> = results[0]
+        .iter()
+        .zip(&results[1])
+        .map(|(a, b)| a.iter().zip(b).map(|(x, y)| x * y).sum())
+        .collect();
+    cos.sort_by(f32::total_cmp);
+    let at = |q: f64| cos[((cos.len() as f64 - 1.0) * q) as usize];
+    println!(
+        "cosine fp32 vs int8: mean {:.5}, min {:.5}, p1 {:.5}, p5 {:.5}, median {:.5}",
+        cos.iter().map(|&c| f64::from(c)).sum::<f64>() / cos.len() as f64,
+        cos[0],
+        at(0.01),
+        at(0.05),
+        at(0.5)
+    );
+    Ok(())
+}
