@@ -241,8 +241,10 @@ fn put_session(tx: &Transaction<'_>, w: &SessionWrite<'_>) -> Result<u64, StoreE
         .map(String::as_str)
         .chain(w.units.iter().map(|u| u.id.as_str()))
         .collect();
+    // INDEXED BY: with `id NOT IN` beside them, SQLite's planner took `units_listed`
+    // (space only) and read every unit of the space on every session write.
     be(tx.execute(
-        "DELETE FROM units WHERE space=?1 AND session_id=?2
+        "DELETE FROM units INDEXED BY units_by_session WHERE space=?1 AND session_id=?2
            AND id NOT IN (SELECT value FROM json_each(?3))",
         params![space, record.session.id, to_json(&staying)?],
     ))?;
@@ -407,7 +409,10 @@ impl RecordStore for SqliteRecordStore {
         let mut conn = self.db.lock();
         let tx = be(conn.transaction())?;
         let ids: Vec<String> = {
-            let mut stmt = be(tx.prepare("SELECT id FROM units WHERE space=?1 AND session_id=?2"))?;
+            let mut stmt = be(tx.prepare(
+                // Else the planner reads the covering `units_listed` over the whole space.
+                "SELECT id FROM units INDEXED BY units_by_session WHERE space=?1 AND session_id=?2",
+            ))?;
             let rows = be(stmt.query_map(params![space.as_str(), id], |r| r.get(0)))?;
             be(rows.collect())?
         };
