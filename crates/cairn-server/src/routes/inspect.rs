@@ -135,15 +135,7 @@ pub async fn session_units(
             .transpose()
     })
     .await?;
-    match found {
-        Some(units) => Ok(Json(Units {
-            units: units.into_iter().map(MemoryOut::from).collect(),
-        })),
-        None => Err(ApiError::not_found(
-            "not_found",
-            format!("session {session:?} not found"),
-        )),
-    }
+    units_of(found, || format!("session {session:?} not found"))
 }
 
 /// `GET /v1/spaces/{space}/trajectories/{id}/units`: its slices, events and note.
@@ -160,13 +152,18 @@ pub async fn trajectory_units(
             .transpose()
     })
     .await?;
+    units_of(found, || format!("trajectory {id:?} not found"))
+}
+
+/// The units of a source, or 404 when the source is not stored.
+fn units_of(
+    found: Option<Vec<cairn::Unit>>,
+    missing: impl FnOnce() -> String,
+) -> Result<Json<Units>, ApiError> {
     match found {
         Some(units) => Ok(Json(Units {
             units: units.into_iter().map(MemoryOut::from).collect(),
         })),
-        None => Err(ApiError::not_found(
-            "not_found",
-            format!("trajectory {id:?} not found"),
-        )),
+        None => Err(ApiError::not_found("not_found", missing())),
     }
 }
