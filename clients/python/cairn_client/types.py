@@ -144,6 +144,13 @@ class RecallExplanation:
 
 
 @dataclass(frozen=True)
+class HitPart:
+    """One unit of a place hit's excerpt, with the messages it covers."""
+    unit_id: str
+    turn_ids: List[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Hit:
     unit_id: str
     kind: str
@@ -161,6 +168,9 @@ class Hit:
     #: Cosine of the hit's and the query's embeddings: one scale for every recall, so it
     #: can be thresholded (``score`` only orders one recall's hits). ``None`` without a vector.
     relevance: Optional[float] = None
+    #: The units a place hit's excerpt shows (its best first, then in rank order), when it
+    #: shows several; ``context_unit_ids`` names each part the context shows.
+    parts: List[HitPart] = field(default_factory=list)
     explain: Optional[HitExplanation] = None
 
 

@@ -174,6 +174,12 @@ export interface RecallExplanation {
   stages: { stage: string; ms: number }[];
 }
 
+/** One unit of a place hit's excerpt, with the messages it covers. */
+export interface HitPart {
+  unit_id: string;
+  turn_ids: string[];
+}
+
 export interface Hit {
   unit_id: string;
   kind: UnitKind;
@@ -188,6 +194,9 @@ export interface Hit {
   states?: [number, number];
   /** For a fact a later statement replaced: the unit of the current version. */
   superseded_by?: string;
+  /** The units a place hit's excerpt shows (its best first, then in rank order), when it
+   * shows several; `context_unit_ids` names each part the context shows. */
+  parts?: HitPart[];
   /** Cosine of the hit's and the query's embeddings: one scale for every recall, so it
    * can be thresholded (`score` only orders one recall's hits). Absent without a vector. */
   relevance?: number;

@@ -46,6 +46,11 @@ pub struct RunArgs {
     /// mean the conversation's last session date).
     #[arg(long, value_enum, default_value_t = AsOfPolicy::QuestionOrLater)]
     pub as_of: AsOfPolicy,
+    /// Hand the memory the dataset's own session, group and message ids (and
+    /// LongMemEval's `has_answer` marks). By default they are renamed to opaque ids
+    /// before ingest and mapped back for scoring, so no label in an id can reach ranking.
+    #[arg(long)]
+    pub keep_ids: bool,
     /// QA rows: reader and judge models.
     #[command(flatten)]
     pub llm: LlmArgs,

@@ -39,7 +39,7 @@ pub use inspect::{
     SpanView, StateMatch, StateView, StepLine, TrajectoryOverview,
 };
 pub use profile::{Evidence, SpeakerProfile, SpeakerStats, Style};
-pub use recall::{Format, Hit, Recall, RecallOptions, Timings};
+pub use recall::{Format, Hit, HitPart, Recall, RecallOptions, Timings};
 pub use source::{
     AppendInput, Message, Role, SessionHeader, SessionInput, SessionRecord, MAX_TEXT_BYTES,
 };

@@ -157,9 +157,23 @@ pub struct Hit {
     /// recall's candidates. `None` for hits without a vector (computed profiles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relevance: Option<f32>,
+    /// The units this hit's text shows, when it shows several: a hit is a place (one
+    /// conversation), its text an excerpt of the place's best units in conversation order,
+    /// `unit_id` the best of them (listed first, then the others in rank order).
+    /// `turn_ids` covers them all. Empty when the hit is one unit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<HitPart>,
     /// Where the score came from (only with `RecallOptions::explain`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<HitExplanation>,
+}
+
+/// One unit of a place hit's excerpt, with the messages it covers (so a context that
+/// shows only some of a place's units cites exactly those: `Recall::context_unit_ids`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HitPart {
+    pub unit_id: String,
+    pub turn_ids: Vec<String>,
 }
 
 /// Where recall spent its time, in milliseconds.
@@ -183,7 +197,8 @@ pub struct Recall {
     pub context_tokens: usize,
     /// Hits that are in `hits` but did not fit (wholly) into the context.
     pub hits_cut: usize,
-    /// The unit ids whose text (whole or trimmed) is in `context`.
+    /// The unit ids whose text (whole or trimmed) is in `context`; for a place hit, each
+    /// of its `parts` the context shows.
     pub context_unit_ids: Vec<String>,
     pub timings: Timings,
     /// What the stages kept and packing did (only with `RecallOptions::explain`).

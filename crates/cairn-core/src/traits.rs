@@ -280,8 +280,20 @@ pub trait Embedder: Send + Sync {
     /// Identifies the model and its settings; part of the embedding cache key.
     fn model_id(&self) -> &str;
     fn dim(&self) -> usize;
-    /// Unit-length vectors, one per text, in order.
+    /// Unit-length vectors, one per text, in order: the texts stored and searched for
+    /// (passages).
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// Unit-length vectors of search queries. Models trained with distinct query and
+    /// passage inputs (e5's `query: ` and `passage: ` prefixes) embed a question
+    /// differently from a stored text; the default embeds both alike.
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed(texts)
+    }
+    /// Whether [`Embedder::embed_queries`] differs from [`Embedder::embed`]: queries then
+    /// get embedding-cache entries of their own.
+    fn asymmetric(&self) -> bool {
+        false
+    }
     /// Tokens of `text` under the model's tokenizer (used for token budgets).
     fn count_tokens(&self, text: &str) -> usize;
 }

@@ -7,9 +7,39 @@ use cairn_core::{Format, Unit};
 const MIN_TRIMMED_TOKENS: usize = 24;
 const SEPARATOR: &str = "\n\n";
 
+/// One hit to pack: its unit, and for a place hit (`places.rs`) the units its excerpt
+/// shows, best first (empty for a hit of one unit).
+#[derive(Clone, Copy)]
+pub struct PackItem<'a> {
+    pub unit: &'a Unit,
+    pub parts: &'a [Unit],
+}
+
+impl<'a> PackItem<'a> {
+    pub fn one(unit: &'a Unit) -> Self {
+        Self { unit, parts: &[] }
+    }
+
+    /// The ids of the units the whole entry shows.
+    fn ids(&self) -> Vec<String> {
+        if self.parts.is_empty() {
+            vec![self.unit.id.clone()]
+        } else {
+            self.parts.iter().map(|p| p.id.clone()).collect()
+        }
+    }
+}
+
+/// An entry of the context: the hit's unit, its text, and the units it shows.
+struct Chosen<'a> {
+    unit: &'a Unit,
+    text: String,
+    shows: Vec<String>,
+}
+
 pub struct PackInput<'a> {
-    /// Units in rank order.
-    pub units: &'a [&'a Unit],
+    /// Hits in rank order.
+    pub items: &'a [PackItem<'a>],
     /// Content words of the query, to choose what to keep when trimming.
     pub query_words: &'a [String],
     pub budget: usize,
@@ -25,7 +55,8 @@ pub struct Packed {
     pub tokens: usize,
     /// Units left out or trimmed.
     pub cut: usize,
-    /// Ids of units (whole or trimmed) in the context, in context order.
+    /// Ids of units (whole or trimmed) in the context, in context order; a place hit
+    /// contributes each of its parts the context shows.
     pub unit_ids: Vec<String>,
     /// With `explain`: what became of each unit, in rank order (else empty).
     pub entries: Vec<PackedEntry>,
@@ -162,14 +193,15 @@ fn trim_to_fit(u: &Unit, body: &str, input: &PackInput<'_>, budget: usize) -> Op
     None
 }
 
-/// Greedy by rank: whole entries while they fit, a trimmed entry when a unit is too long,
-/// never over the budget. `raw` is written chronologically, `synthesized` newest first
-/// without repeated entries.
+/// Greedy by rank: whole entries while they fit, a shorter entry when a hit is too long
+/// (a place hit first loses its weakest units, then a unit its weakest sentences), never
+/// over the budget. `raw` is written chronologically, `synthesized` newest first without
+/// repeated entries.
 pub fn pack(input: &PackInput<'_>) -> Packed {
     let sep_tokens = (input.count_tokens)(SEPARATOR);
     let mut used = 0usize;
     let mut cut = 0usize;
-    let mut chosen: Vec<(&Unit, String)> = Vec::new();
+    let mut chosen: Vec<Chosen<'_>> = Vec::new();
     let mut seen_bodies: Vec<String> = Vec::new();
     let mut entries: Vec<PackedEntry> = Vec::new();
     let mut note = |u: &Unit, outcome, full_tokens, tokens| {
@@ -182,7 +214,14 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
             });
         }
     };
-    for (i, &u) in input.units.iter().enumerate() {
+    let weight = |item: &PackItem<'_>| item.parts.len().max(1);
+    // Units of the hits from each one on.
+    let mut units_left: Vec<usize> = input.items.iter().map(weight).collect();
+    for i in (0..units_left.len().saturating_sub(1)).rev() {
+        units_left[i] += units_left[i + 1];
+    }
+    for (i, item) in input.items.iter().enumerate() {
+        let u = item.unit;
         let b = body(u, input.query_words, input.format);
         if input.format == Format::Synthesized {
             let norm = b.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -197,34 +236,57 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
         }
         let overhead = if chosen.is_empty() { 0 } else { sep_tokens };
         let remaining = input.budget.saturating_sub(used + overhead);
-        // Synthesized context shares the budget among the hits still to come, so every
-        // hit keeps its best sentences; raw context fills greedily by rank.
+        // Synthesized context shares the budget among the units still to come (a place
+        // hit holds several), so every hit keeps its best sentences and a place its best
+        // units; raw context fills greedily by rank.
         let allowance = match input.format {
             Format::Raw => remaining,
-            Format::Synthesized => (remaining / (input.units.len() - i))
+            Format::Synthesized => (remaining * weight(item) / units_left[i])
                 .max(MIN_TRIMMED_TOKENS)
                 .min(remaining),
         };
         let full = entry(u, &b);
-        let tokens = (input.count_tokens)(&full);
+        // Every word is at least one token: when even the smallest entry the hit could
+        // become (its best unit whole) has more words than the allowance, and the
+        // allowance is below `MIN_TRIMMED_TOKENS`, nothing of it can make it, and the
+        // tokenizer (the cost of packing) is spared.
+        if allowance < MIN_TRIMMED_TOKENS && !input.explain {
+            let smallest = item.parts.first().map_or_else(
+                || words(&full),
+                |best| words(&entry(best, &body(best, input.query_words, input.format))),
+            );
+            if smallest > allowance {
+                cut += 1;
+                continue;
+            }
+        }
+        // Counted only when it may fit, or to explain.
+        let tokens = if input.explain || words(&full) <= allowance {
+            (input.count_tokens)(&full)
+        } else {
+            usize::MAX
+        };
         if tokens <= allowance {
             used += tokens + overhead;
             note(u, PackOutcome::Whole, tokens, tokens);
-            chosen.push((u, full));
+            chosen.push(Chosen {
+                unit: u,
+                text: full,
+                shows: item.ids(),
+            });
             continue;
         }
         cut += 1;
-        let trimmed = if allowance >= MIN_TRIMMED_TOKENS {
-            trim_to_fit(u, &b, input, allowance)
-        } else {
-            None
-        };
-        match trimmed {
-            Some(t) => {
-                let n = (input.count_tokens)(&t);
+        match shortened(item, input, allowance) {
+            Some((text, shows)) => {
+                let n = (input.count_tokens)(&text);
                 used += n + overhead;
                 note(u, PackOutcome::Trimmed, tokens, n);
-                chosen.push((u, t));
+                chosen.push(Chosen {
+                    unit: u,
+                    text,
+                    shows,
+                });
             }
             None => note(u, PackOutcome::Cut, tokens, 0),
         }
@@ -235,28 +297,65 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
         context,
         tokens,
         cut,
-        unit_ids: chosen.iter().map(|(u, _)| u.id.clone()).collect(),
+        unit_ids: chosen.into_iter().flat_map(|c| c.shows).collect(),
         entries,
     }
 }
 
+/// A hit's entry cut to `allowance` tokens, with the units it still shows: a place hit
+/// keeps as many of its units as fit whole (best first, in rank order); failing that,
+/// its best unit is trimmed to the sentences that best match the query.
+fn shortened(
+    item: &PackItem<'_>,
+    input: &PackInput<'_>,
+    allowance: usize,
+) -> Option<(String, Vec<String>)> {
+    if let Some((best, others)) = item.parts.split_first() {
+        // Growing from the best unit alone: usually few fit, so few are counted.
+        let mut fits = None;
+        for n in 0..others.len() {
+            let part = crate::places::excerpt(best, &others[..n]);
+            let text = entry(&part, &body(&part, input.query_words, input.format));
+            if words(&text) > allowance || (input.count_tokens)(&text) > allowance {
+                break;
+            }
+            fits = Some((text, n + 1));
+        }
+        if let Some((text, n)) = fits {
+            let shows = item.parts[..n].iter().map(|p| p.id.clone()).collect();
+            return Some((text, shows));
+        }
+    }
+    let u = item.parts.first().unwrap_or(item.unit);
+    if allowance < MIN_TRIMMED_TOKENS {
+        return None;
+    }
+    let b = body(u, input.query_words, input.format);
+    trim_to_fit(u, &b, input, allowance).map(|t| (t, vec![u.id.clone()]))
+}
+
+/// Whitespace-separated words: a lower bound of any tokenizer's count.
+fn words(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
 /// Puts the chosen entries in context order: `raw` chronologically, `synthesized`
 /// newest first.
-fn order(chosen: &mut [(&Unit, String)], format: Format) {
+fn order(chosen: &mut [Chosen<'_>], format: Format) {
     match format {
         Format::Raw => chosen.sort_by(|a, b| {
             (
-                a.0.occurred_at,
-                &a.0.provenance.session_id,
-                a.0.provenance.first_position,
+                a.unit.occurred_at,
+                &a.unit.provenance.session_id,
+                a.unit.provenance.first_position,
             )
                 .cmp(&(
-                    b.0.occurred_at,
-                    &b.0.provenance.session_id,
-                    b.0.provenance.first_position,
+                    b.unit.occurred_at,
+                    &b.unit.provenance.session_id,
+                    b.unit.provenance.first_position,
                 ))
         }),
-        Format::Synthesized => chosen.sort_by_key(|c| std::cmp::Reverse(c.0.occurred_at)),
+        Format::Synthesized => chosen.sort_by_key(|c| std::cmp::Reverse(c.unit.occurred_at)),
     }
 }
 
@@ -264,23 +363,23 @@ fn order(chosen: &mut [(&Unit, String)], format: Format) {
 /// can differ from the sum of the parts at the seams; the budget is a promise, so the
 /// whole is checked and entries are dropped from the end (marked `Dropped`) if needed.
 fn within_budget(
-    chosen: &mut Vec<(&Unit, String)>,
+    chosen: &mut Vec<Chosen<'_>>,
     entries: &mut [PackedEntry],
     cut: &mut usize,
     input: &PackInput<'_>,
 ) -> (String, usize) {
-    let join = |chosen: &[(&Unit, String)]| {
+    let join = |chosen: &[Chosen<'_>]| {
         chosen
             .iter()
-            .map(|(_, e)| e.as_str())
+            .map(|c| c.text.as_str())
             .collect::<Vec<_>>()
             .join(SEPARATOR)
     };
     let mut context = join(chosen);
     let mut tokens = (input.count_tokens)(&context);
     while tokens > input.budget && !chosen.is_empty() {
-        if let Some((u, _)) = chosen.pop() {
-            if let Some(e) = entries.iter_mut().find(|e| e.unit_id == u.id) {
+        if let Some(c) = chosen.pop() {
+            if let Some(e) = entries.iter_mut().find(|e| e.unit_id == c.unit.id) {
                 e.outcome = PackOutcome::Dropped;
                 e.tokens = 0;
             }
@@ -320,17 +419,13 @@ mod tests {
         }
     }
 
-    fn words(s: &str) -> usize {
-        s.split_whitespace().count()
-    }
-
     #[test]
     fn raw_is_chronological_and_within_budget() {
         let a = unit("a", "user: late fact about pizza", "2023-05-02", 0);
         let b = unit("b", "user: early fact about pasta", "2023-05-01", 0);
-        let units = [&a, &b];
+        let items = [PackItem::one(&a), PackItem::one(&b)];
         let p = pack(&PackInput {
-            units: &units,
+            items: &items,
             query_words: &[],
             budget: 100,
             format: Format::Raw,
@@ -348,11 +443,11 @@ mod tests {
         let filler = "Nothing to see here at all. ".repeat(40);
         let text = format!("user: {filler} The budget is 40k dollars. {filler}");
         let a = unit("a", &text, "2023-05-02", 0);
-        let units = [&a];
+        let items = [PackItem::one(&a)];
         let q = vec!["budget".to_string()];
         for budget in [30, 60, 200] {
             let p = pack(&PackInput {
-                units: &units,
+                items: &items,
                 query_words: &q,
                 budget,
                 format: Format::Raw,
@@ -394,9 +489,9 @@ mod tests {
         let a = unit("a", "user: same words", "2023-05-01", 0);
         let b = unit("b", "user: same  words", "2023-05-03", 1);
         let c = unit("c", "user: other words", "2023-05-02", 2);
-        let units = [&a, &b, &c];
+        let items = [PackItem::one(&a), PackItem::one(&b), PackItem::one(&c)];
         let p = pack(&PackInput {
-            units: &units,
+            items: &items,
             query_words: &[],
             budget: 100,
             format: Format::Synthesized,
@@ -404,5 +499,43 @@ mod tests {
             explain: false,
         });
         assert_eq!(p.unit_ids, ["c", "a"]);
+    }
+
+    #[test]
+    fn a_place_that_does_not_fit_keeps_its_best_units_and_says_which() {
+        let best = unit("b", "user: the gate code is 4417", "2023-05-02", 4);
+        let near = unit("n", "user: it opens the side gate", "2023-05-02", 5);
+        let far = unit(
+            "f",
+            &format!("user: {}", "words ".repeat(30)),
+            "2023-05-02",
+            9,
+        );
+        let parts = vec![best.clone(), near.clone(), far.clone()];
+        let place = crate::places::excerpt(&best, &parts[1..]);
+        let items = [PackItem {
+            unit: &place,
+            parts: &parts,
+        }];
+        let pack_in = |budget| {
+            pack(&PackInput {
+                items: &items,
+                query_words: &[],
+                budget,
+                format: Format::Raw,
+                count_tokens: &words,
+                explain: false,
+            })
+        };
+        let whole = pack_in(200);
+        assert_eq!(whole.unit_ids, ["b", "n", "f"]);
+        assert_eq!(whole.cut, 0);
+        // Room for two of the three: the weakest unit goes, the two left stay whole.
+        let two = pack_in(20);
+        assert_eq!(two.unit_ids, ["b", "n"]);
+        assert!(two.context.contains("gate code is 4417"), "{}", two.context);
+        assert!(two.context.contains("side gate"), "{}", two.context);
+        assert!(!two.context.contains("words"), "{}", two.context);
+        assert!(two.tokens <= 20);
     }
 }

@@ -42,6 +42,14 @@ pub struct RankConfig {
     /// The lexical list is not completed the same way: a unit close in meaning that
     /// lacks the one rare word asked for would gain on the unit that has it.
     pub complete_dense: bool,
+    /// Two-level results (`places.rs`): hits are places (sessions), ranked by their best
+    /// unit, each an excerpt of its best units.
+    pub places: bool,
+    /// Most units one place's hit carries.
+    pub place_units: usize,
+    /// A unit joins its place's hit when it scores at least this share of the place's
+    /// best unit.
+    pub place_ratio: f32,
 }
 
 impl Default for RankConfig {
@@ -59,6 +67,9 @@ impl Default for RankConfig {
             stretch: 12,
             question_penalty: 0.15,
             complete_dense: true,
+            places: true,
+            place_units: 6,
+            place_ratio: 0.6,
         }
     }
 }
@@ -149,6 +160,9 @@ pub struct Ranked {
     pub score: f32,
     /// Where the score came from; only when the recall asked for an explanation.
     pub why: Option<Box<HitExplanation>>,
+    /// A place hit's units (`places.rs`), best first then in rank order, whose excerpt
+    /// `unit` is; empty for a hit of one unit.
+    pub parts: Vec<Unit>,
 }
 
 impl Ranked {
@@ -248,6 +262,7 @@ fn adjust(
         unit: u.clone(),
         score: s,
         why,
+        parts: Vec::new(),
     };
     let part = r.why.as_ref().and_then(|w| w.scored_as.clone());
     if let Some(part) = part.filter(|p| *p != u.id) {

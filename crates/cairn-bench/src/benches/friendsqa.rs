@@ -97,7 +97,7 @@ fn ingest_days(
     let t = Instant::now();
     let mut total = cairn::IngestReport::default();
     for (_, messages) in &history.days {
-        total += &m.ingest_group_messages(space, messages.clone())?;
+        total += &m.ingest_group_messages(space, run.ids.group_messages(messages.clone()))?;
     }
     m.flush()?;
     Ok(IngestInfo {

@@ -3,6 +3,7 @@
 //! scored at session and turn level ([`crate::scoring::retrieval`]), one record per
 //! (question, row) appended to `results.jsonl`, and the summary files at the end.
 use crate::args::RunArgs;
+use crate::protocol::ids::OpaqueIds;
 use crate::qa::{Qa, Style};
 use crate::records::retrieval::{
     done_pairs, read_results, Evidence, IngestInfo, LedgerEntry, LevelScores, QuestionRecord,
@@ -66,6 +67,8 @@ pub struct Run {
     selected: Vec<String>,
     pub dataset_label: String,
     qa: Option<Qa>,
+    /// The renaming of the dataset's ids (identity with `--keep-ids`).
+    pub ids: OpaqueIds,
 }
 
 /// The run's label: `--run-label`, a new `<dataset>-<config>-<stamp>`, or with
@@ -156,7 +159,7 @@ impl Run {
             questions_selected: plan.selected.len(),
             keep_data: args.keep_data,
             load_seconds: plan.load_seconds,
-            dataset_notes: plan.dataset_notes,
+            dataset_notes: with_ids_note(plan.dataset_notes, args.keep_ids),
             limitations: plan.limitations,
             qa: qa.as_ref().map(|q| q.setup(style)),
             ..RunMeta::new(
@@ -186,6 +189,7 @@ impl Run {
             selected: plan.selected,
             dataset_label: plan.dataset.into(),
             qa,
+            ids: OpaqueIds::new(!args.keep_ids),
         })
     }
 
@@ -255,6 +259,7 @@ impl Run {
         let m = self.memory();
         m.forget_space(space)?;
         let messages = sessions.iter().map(|s| s.messages.len()).sum();
+        let sessions = self.ids.sessions(sessions);
         let t = Instant::now();
         let report = m.ingest_sessions(space, sessions)?;
         m.flush()?;
@@ -291,10 +296,11 @@ impl Run {
         evidence: &Evidence,
         units_of: &mut HashMap<String, Vec<Unit>>,
     ) -> Result<Vec<LedgerEntry>, cairn::Error> {
-        let turns: HashSet<(&str, &str)> = evidence
+        // The memory's names of the evidence turns.
+        let turns: HashSet<(String, String)> = evidence
             .turns
             .iter()
-            .map(|(s, t)| (s.as_str(), t.as_str()))
+            .map(|(s, t)| (self.ids.memory_session(s), self.ids.memory_message(s, t)))
             .collect();
         let mut sessions: Vec<&str> = evidence.sessions.iter().map(String::as_str).collect();
         for (s, _) in &evidence.turns {
@@ -304,8 +310,9 @@ impl Run {
         }
         let mut out = Vec::new();
         for sid in sessions {
+            let named = self.ids.memory_session(sid);
             if !units_of.contains_key(sid) {
-                let units = self.memory().session_units(space, sid)?;
+                let units = self.memory().session_units(space, &named)?;
                 units_of.insert(sid.to_string(), units);
             }
             let units = &units_of[sid];
@@ -315,7 +322,7 @@ impl Run {
                     u.provenance
                         .message_ids
                         .iter()
-                        .any(|m| turns.contains(&(sid, m.as_str())))
+                        .any(|m| turns.contains(&(named.clone(), m.clone())))
                 })
                 .count();
             out.push(LedgerEntry {
@@ -340,10 +347,14 @@ impl Run {
         let t = Instant::now();
         let result = self.memory().recall(&ingest.space, &q.question, &opts);
         let wall = t.elapsed().as_secs_f64() * 1000.0;
-        let recall = match result {
+        let mut recall = match result {
             Ok(r) => r,
             Err(e) => return self.error_record(q, row, ingest, ledger, &e.to_string()),
         };
+        recall.hits = std::mem::take(&mut recall.hits)
+            .into_iter()
+            .map(|h| self.ids.original_hit(h))
+            .collect();
         let (hits, metrics) = judged(&recall, q, ledger);
         let exclusion = q.exclusion.clone().or_else(|| {
             (metrics.session.is_none() && metrics.turn.is_none())
@@ -519,6 +530,21 @@ impl Run {
     }
 }
 
+/// The dataset notes with one saying how ids reached the memory.
+fn with_ids_note(mut notes: Vec<String>, keep_ids: bool) -> Vec<String> {
+    notes.push(if keep_ids {
+        "Ids: the dataset's own session, group and message ids were handed to the memory \
+            (`--keep-ids`)."
+            .into()
+    } else {
+        "Ids: session, group and message ids were renamed to opaque hashes before ingest \
+            (and LongMemEval's `has_answer` turn marks dropped), and mapped back for \
+            scoring; records show the dataset's ids, unit ids the memory's."
+            .into()
+    });
+    notes
+}
+
 /// The hits of a recall judged against the question's evidence, and the question's scores
 /// at each level (`None` where it has no evidence at that level); `ledger` gives the units
 /// available for NDCG's ideal ranking.
@@ -540,6 +566,13 @@ fn judged(
             turn_ids: h.turn_ids.clone(),
             score: h.score,
             in_context: in_ctx.contains(h.unit_id.as_str()),
+            context_turn_ids: (!h.parts.is_empty()).then(|| {
+                h.parts
+                    .iter()
+                    .filter(|p| in_ctx.contains(p.unit_id.as_str()))
+                    .flat_map(|p| p.turn_ids.iter().cloned())
+                    .collect()
+            }),
             session_relevant: false,
             turn_relevant: false,
         })

@@ -74,6 +74,10 @@ pub struct RankedHit {
     pub score: f32,
     /// The unit is in `recall.context_unit_ids`.
     pub in_context: bool,
+    /// For a place hit (several units): the turns of its units the context shows (it
+    /// may show only some of them). Absent for a hit of one unit: all its turns or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_turn_ids: Option<Vec<String>>,
     /// Relevant at session / turn level.
     pub session_relevant: bool,
     pub turn_relevant: bool,
@@ -88,6 +92,13 @@ impl HitRef for RankedHit {
     }
     fn in_context(&self) -> bool {
         self.in_context
+    }
+    fn context_turn_ids(&self) -> &[String] {
+        match &self.context_turn_ids {
+            Some(t) => t,
+            None if self.in_context => &self.turn_ids,
+            None => &[],
+        }
     }
 }
 

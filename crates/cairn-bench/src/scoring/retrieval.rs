@@ -43,6 +43,15 @@ pub trait HitRef {
     fn session_id(&self) -> Option<&str>;
     fn turn_ids(&self) -> &[String];
     fn in_context(&self) -> bool;
+    /// The hit's turns the packed context shows: all of them when it is in the context,
+    /// unless (a place hit) the context shows only some of its units.
+    fn context_turn_ids(&self) -> &[String] {
+        if self.in_context() {
+            self.turn_ids()
+        } else {
+            &[]
+        }
+    }
 }
 
 /// Session level: a hit covers the evidence session it comes from.
@@ -99,10 +108,13 @@ pub fn judge_turns<H: HitRef>(hits: &[H], evidence_turns: &[(String, String)]) -
                     .map(|(i, _)| i)
                     .collect(),
             };
-            Judged {
-                covers,
-                in_context: h.in_context(),
-            }
+            // In the context when a turn of evidence it covers is: a place hit the
+            // context shows in part may have left that turn out.
+            let shown = h.context_turn_ids();
+            let in_context = covers
+                .iter()
+                .any(|&i| shown.iter().any(|t| *t == evidence_turns[i].1));
+            Judged { covers, in_context }
         })
         .collect()
 }

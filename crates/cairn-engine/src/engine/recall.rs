@@ -4,8 +4,9 @@
 //! stages also say why (`Hit::explain`, `Recall::explain`); without it they compute
 //! nothing for it.
 use crate::embedding::embed_cached;
-use crate::pack::{pack, PackInput, Packed};
+use crate::pack::{pack, PackInput, PackItem, Packed};
 use crate::query::{analyze_query, QueryAnalysis};
+use crate::query_embed::QueryEmbedder;
 use crate::rank::{fuse, gives, second_pass, Fusion, RankConfig, Ranked};
 use crate::{facts, profile};
 use cairn_core::explain::{
@@ -13,7 +14,7 @@ use cairn_core::explain::{
     Step,
 };
 use cairn_core::{
-    Hit, InputError, Recall, RecallOptions, SpaceId, TextQuery, Timings, Unit, UnitKind,
+    Hit, HitPart, InputError, Recall, RecallOptions, SpaceId, TextQuery, Timings, Unit, UnitKind,
 };
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -115,6 +116,7 @@ impl Engine {
             c.visible = loaded.units.len();
         });
         let (ranked, superseded) = self.resolve_versions(space, ranked, opts)?;
+        let ranked = crate::places::by_place(ranked, rc, opts.top_k);
         trace.counts(|c| c.ranked = ranked.len());
         trace.stage("versions");
         let top = take_with_quotas(ranked, opts, &mut trace);
@@ -217,7 +219,7 @@ impl Engine {
             let embedding = scope.spawn(|| {
                 let t = Instant::now();
                 let r = embed_cached(
-                    self.b.embedder.as_ref(),
+                    &QueryEmbedder::new(self.b.embedder.as_ref()),
                     self.b.cache.as_ref(),
                     self.cache_scope(space),
                     &[query],
@@ -331,6 +333,7 @@ impl Engine {
                 unit: p,
                 score: best,
                 why: opts.explain.then(Box::<HitExplanation>::default),
+                parts: Vec::new(),
             };
             r.record(Step::ProfilePlacement, Op::Set, best, || {
                 "a profile of the person asked about, placed first".to_string()
@@ -343,10 +346,16 @@ impl Engine {
 
     /// Writes the hits into a context within the token budget.
     fn pack_hits(&self, top: &[Ranked], analysis: &QueryAnalysis, opts: &RecallOptions) -> Packed {
-        let refs: Vec<&Unit> = top.iter().map(|r| &r.unit).collect();
+        let items: Vec<PackItem<'_>> = top
+            .iter()
+            .map(|r| PackItem {
+                unit: &r.unit,
+                parts: &r.parts,
+            })
+            .collect();
         let counter = |s: &str| self.b.embedder.count_tokens(s);
         pack(&PackInput {
-            units: &refs,
+            items: &items,
             query_words: &analysis.words,
             budget: opts.token_budget,
             format: opts.format,
@@ -526,6 +535,7 @@ fn placed_version(r: &Ranked, newest: &Unit, chain: &[&Unit]) -> Ranked {
                 ..Default::default()
             })
         }),
+        parts: Vec::new(),
     };
     placed.record(Step::VersionPlacement, Op::Set, r.score, || {
         format!("the current version of what {} states", r.unit.id)
@@ -636,6 +646,14 @@ fn hit(r: Ranked, superseded: &HashMap<String, String>, cosines: &HashMap<&str, 
         trajectory_id: r.unit.provenance.trajectory_id,
         states: r.unit.provenance.states,
         explain: r.why.map(|w| *w),
+        parts: r
+            .parts
+            .into_iter()
+            .map(|u| HitPart {
+                unit_id: u.id,
+                turn_ids: u.provenance.message_ids,
+            })
+            .collect(),
         unit_id: r.unit.id,
     }
 }

@@ -120,6 +120,9 @@ pub struct HitOut {
     pub states: Option<[u32; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
+    /// The units a place hit's excerpt shows, best first (absent for one unit).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<cairn::HitPart>,
     /// Where the score came from (with `explain: true`): the library's explanation
     /// document, as `openapi.json` describes it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -141,6 +144,7 @@ impl From<cairn::Hit> for HitOut {
             trajectory_id: h.trajectory_id,
             states: h.states,
             superseded_by: h.superseded_by,
+            parts: h.parts,
             explain: h.explain,
         }
     }

@@ -1,0 +1,293 @@
+//! Two-level results: hits are places (the sessions the evidence lives in), each one an
+//! excerpt of its best units. Ranked units of one session used to follow each other
+//! down the list, so ten hits were often several rounds of one session and covered
+//! fewer places than ten session-ranked results; capping a session to one unit covered
+//! more places but lost the session's other evidence. Here the list is ranked by place
+//! (a place scores as its best unit), and a place's hit carries, besides its best unit,
+//! the place's other units that were among the first `top_k` units (so the first
+//! `top_k` hits hold every unit the first `top_k` unit hits held: the places they came
+//! from all rank among the first `top_k`) or that score close to its best
+//! (`place_ratio` of it), at most `place_units` in all, in conversation order. Units
+//! without a session (trajectory slices, notes, events; profiles) are places of their
+//! own, and so are facts, events and episodes of a session: only its turns and rounds
+//! (verbatim stretches of the conversation) are joined into an excerpt.
+use crate::rank::{RankConfig, Ranked};
+use cairn_core::{Unit, UnitKind};
+use std::collections::HashMap;
+
+/// Separates two units of one place that are not next to each other in the
+/// conversation.
+const GAP: &str = "\n…\n";
+
+/// Groups ranked units into place hits (see the module doc), best place first, for a
+/// recall of `top_k` hits. A list where every place has one unit comes back unchanged.
+pub fn by_place(ranked: Vec<Ranked>, cfg: &RankConfig, top_k: usize) -> Vec<Ranked> {
+    if !cfg.places {
+        return ranked;
+    }
+    // Each place's best unit, then its other units in rank order with their rank in the
+    // unit list.
+    let mut order: Vec<(Ranked, Vec<(usize, Ranked)>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (rank, r) in ranked.into_iter().enumerate() {
+        let conversation = matches!(r.unit.kind, UnitKind::Turn | UnitKind::Round);
+        let Some(sid) = r
+            .unit
+            .provenance
+            .session_id
+            .clone()
+            .filter(|_| conversation)
+        else {
+            order.push((r, Vec::new()));
+            continue;
+        };
+        match index.get(&sid) {
+            Some(&i) => order[i].1.push((rank, r)),
+            None => {
+                index.insert(sid, order.len());
+                order.push((r, Vec::new()));
+            }
+        }
+    }
+    let mut out: Vec<Ranked> = order
+        .into_iter()
+        .map(|(best, rest)| place_hit(best, rest, cfg, top_k))
+        .collect();
+    // Stable: places of equal score keep the order of their best units.
+    out.sort_by(|a, b| b.score.total_cmp(&a.score));
+    out
+}
+
+/// One place's hit from its best unit and its other units in rank order (with their
+/// rank in the unit list): the best one, joined by those ranked within `top_k` or
+/// scoring at least `place_ratio` of it (up to `place_units` units), in conversation
+/// order.
+fn place_hit(best: Ranked, rest: Vec<(usize, Ranked)>, cfg: &RankConfig, top_k: usize) -> Ranked {
+    let floor = best.score * cfg.place_ratio;
+    let mut parts: Vec<Unit> = vec![best.unit.clone()];
+    for (rank, r) in rest {
+        if parts.len() >= cfg.place_units {
+            break;
+        }
+        if rank < top_k || (r.score >= floor && r.score > 0.0) {
+            parts.push(r.unit);
+        }
+    }
+    if parts.len() == 1 {
+        return best;
+    }
+    let mut r = best;
+    r.unit = excerpt(&parts[0], &parts[1..]);
+    r.parts = parts;
+    r
+}
+
+/// The place's excerpt: `best` and `others` in conversation order as one unit, which
+/// keeps `best`'s id, kind and key and covers the messages of all of them. Packing calls
+/// it again with fewer of the others when the whole does not fit.
+pub fn excerpt(best: &Unit, others: &[Unit]) -> Unit {
+    let mut parts: Vec<&Unit> = std::iter::once(best).chain(others).collect();
+    // A round before the turn it starts with, so the turn is seen as inside it.
+    parts.sort_by_key(|u| {
+        let p = &u.provenance;
+        (p.first_position, std::cmp::Reverse(p.message_ids.len()))
+    });
+    let mut text = String::new();
+    let mut messages: Vec<String> = Vec::new();
+    let mut speakers: Vec<String> = Vec::new();
+    let mut next_position: Option<u32> = None;
+    for u in &parts {
+        let p = &u.provenance;
+        let adjacent = next_position.is_some_and(|n| p.first_position <= n);
+        append_lines(&mut text, &u.text, if adjacent { "\n" } else { GAP });
+        for m in &p.message_ids {
+            if !messages.contains(m) {
+                messages.push(m.clone());
+            }
+        }
+        for s in &p.speakers {
+            if !speakers.contains(s) {
+                speakers.push(s.clone());
+            }
+        }
+        let end = p.first_position + p.message_ids.len().max(1) as u32;
+        next_position = Some(next_position.map_or(end, |n| n.max(end)));
+    }
+    let mut unit = best.clone();
+    unit.text = text;
+    unit.provenance.message_ids = messages;
+    unit.provenance.speakers = speakers;
+    unit.provenance.first_position = parts[0].provenance.first_position;
+    unit.occurred_at = parts.iter().filter_map(|u| u.occurred_at).min();
+    unit.embed_text = None;
+    unit
+}
+
+/// Appends `next` after `sep`, showing each line once: units of one place can share
+/// messages (a turn inside its round, two rounds sharing the message between them), so
+/// lines `text` already holds or ends with are left out.
+fn append_lines(text: &mut String, next: &str, sep: &str) {
+    if text.is_empty() {
+        text.push_str(next);
+        return;
+    }
+    let holds = text == next
+        || text.starts_with(&format!("{next}\n"))
+        || text.ends_with(&format!("\n{next}"))
+        || text.contains(&format!("\n{next}\n"));
+    if holds {
+        return;
+    }
+    let lines: Vec<&str> = next.split('\n').collect();
+    for k in (1..lines.len()).rev() {
+        let head = lines[..k].join("\n");
+        let at_line_start = text.len() == head.len()
+            || text.as_bytes().get(text.len().wrapping_sub(head.len() + 1)) == Some(&b'\n');
+        if text.ends_with(&head) && at_line_start {
+            text.push('\n');
+            text.push_str(&lines[k..].join("\n"));
+            return;
+        }
+    }
+    text.push_str(sep);
+    text.push_str(next);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_core::{Provenance, SpaceId, UnitKind};
+
+    fn ranked(id: &str, session: Option<&str>, pos: u32, score: f32) -> Ranked {
+        Ranked {
+            unit: Unit {
+                id: id.into(),
+                space: SpaceId::new("t").unwrap(),
+                kind: UnitKind::Round,
+                text: format!("text of {id}"),
+                key: id.into(),
+                embed_text: None,
+                provenance: Provenance {
+                    session_id: session.map(str::to_string),
+                    message_ids: vec![format!("{pos}"), format!("{}", pos + 1)],
+                    first_position: pos,
+                    speakers: vec!["user".into()],
+                    ..Default::default()
+                },
+                part_of: None,
+                occurred_at: None,
+                recorded_at: chrono::Utc::now(),
+                detail: None,
+            },
+            score,
+            why: None,
+            parts: Vec::new(),
+        }
+    }
+
+    fn cfg(units: usize, ratio: f32) -> RankConfig {
+        RankConfig {
+            places: true,
+            place_units: units,
+            place_ratio: ratio,
+            ..RankConfig::default()
+        }
+    }
+
+    #[test]
+    fn each_place_is_one_hit_of_its_close_units_in_order() {
+        let list = vec![
+            ranked("a1", Some("a"), 4, 1.0),
+            ranked("a2", Some("a"), 0, 0.9),
+            ranked("b1", Some("b"), 0, 0.8),
+            ranked("a3", Some("a"), 2, 0.85),
+            ranked("a4", Some("a"), 8, 0.3),
+            ranked("t", None, 0, 0.7),
+        ];
+        let out = by_place(list, &cfg(3, 0.8), 2);
+        let ids: Vec<&str> = out.iter().map(|r| r.unit.id.as_str()).collect();
+        assert_eq!(ids, ["a1", "b1", "t"]);
+        let a = &out[0].unit;
+        // a2 (0..2), a3 (2..4) and a1 (4..6) are adjacent; a4 is below the ratio.
+        assert_eq!(a.text, "text of a2\ntext of a3\ntext of a1");
+        assert_eq!(a.provenance.message_ids, ["0", "1", "2", "3", "4", "5"]);
+        assert_eq!(a.provenance.first_position, 0);
+        assert_eq!(out[0].score, 1.0);
+        let parts: Vec<&str> = out[0].parts.iter().map(|u| u.id.as_str()).collect();
+        assert_eq!(parts, ["a1", "a2", "a3"]);
+    }
+
+    #[test]
+    fn facts_and_episodes_of_a_session_are_places_of_their_own() {
+        let mut fact = ranked("f", Some("a"), 2, 0.9);
+        fact.unit.kind = UnitKind::Fact;
+        let mut episode = ranked("e", Some("a"), 0, 0.85);
+        episode.unit.kind = UnitKind::Episode;
+        let list = vec![ranked("a1", Some("a"), 0, 1.0), fact, episode];
+        let out = by_place(list, &cfg(3, 0.5), 10);
+        let ids: Vec<&str> = out.iter().map(|r| r.unit.id.as_str()).collect();
+        assert_eq!(ids, ["a1", "f", "e"]);
+        assert!(out.iter().all(|r| r.parts.is_empty()));
+    }
+
+    #[test]
+    fn shared_messages_are_shown_once() {
+        let mut r1 = ranked("r1", Some("a"), 4, 1.0);
+        r1.unit.text = "ann: where to?\nbob: the lake".into();
+        let mut r2 = ranked("r2", Some("a"), 5, 0.9);
+        r2.unit.text = "bob: the lake\nann: with Mel?".into();
+        let mut t = ranked("t", Some("a"), 4, 0.85);
+        t.unit.text = "ann: where to?".into();
+        t.unit.provenance.message_ids = vec!["4".into()];
+        let out = by_place(vec![r1, r2, t], &cfg(3, 0.5), 10);
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            out[0].unit.text,
+            "ann: where to?\nbob: the lake\nann: with Mel?"
+        );
+        assert_eq!(out[0].unit.provenance.message_ids, ["4", "5", "6"]);
+    }
+
+    #[test]
+    fn distant_units_are_marked_as_a_gap_and_capped() {
+        let list = vec![
+            ranked("a1", Some("a"), 0, 1.0),
+            ranked("a2", Some("a"), 10, 0.95),
+            ranked("a3", Some("a"), 20, 0.95),
+        ];
+        let out = by_place(list, &cfg(2, 0.5), 1);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].unit.text, "text of a1\n…\ntext of a2");
+    }
+
+    #[test]
+    fn units_among_the_first_top_k_stay_in_their_place() {
+        // a2 is far below a1's score but was the second unit hit: it stays.
+        let list = vec![
+            ranked("a1", Some("a"), 0, 1.0),
+            ranked("a2", Some("a"), 6, 0.2),
+            ranked("b1", Some("b"), 0, 0.1),
+            ranked("a3", Some("a"), 10, 0.05),
+        ];
+        let out = by_place(list, &cfg(10, 1.0), 2);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].unit.text, "text of a1\n…\ntext of a2");
+        assert_eq!(out[1].unit.id, "b1");
+    }
+
+    #[test]
+    fn off_or_one_unit_per_place_leaves_the_list() {
+        let list = vec![
+            ranked("a1", Some("a"), 0, 1.0),
+            ranked("a2", Some("a"), 2, 0.9),
+        ];
+        let off = RankConfig {
+            places: false,
+            ..RankConfig::default()
+        };
+        assert_eq!(by_place(list.clone(), &off, 10).len(), 2);
+        let one = by_place(list, &cfg(1, 0.5), 10);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].unit.text, "text of a1");
+    }
+}
