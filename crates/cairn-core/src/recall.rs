@@ -157,6 +157,11 @@ pub struct Hit {
     /// recall's candidates. `None` for hits without a vector (computed profiles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relevance: Option<f32>,
+    /// How the entity graph linked the hit to the question ("graph: Melanie (speaker_of)";
+    /// "graph-only: ..." for a hit that only the graph found). `None`: the graph played
+    /// no part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// Where the score came from (only with `RecallOptions::explain`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<HitExplanation>,

@@ -25,6 +25,7 @@ mod derive;
 mod embedding;
 mod engine;
 mod facts;
+mod graph;
 pub mod inspect;
 mod pack;
 mod profile;

@@ -42,6 +42,15 @@ pub struct RankConfig {
     /// The lexical list is not completed the same way: a unit close in meaning that
     /// lacks the one rare word asked for would gain on the unit that has it.
     pub complete_dense: bool,
+    /// The entity graph joins recall (`engine/graph.rs`): units linked to an entity the
+    /// question names are lifted and graph-only units can rank.
+    pub graph: bool,
+    /// Share a ranked unit gains when it is linked to an entity the question names.
+    pub graph_boost: f32,
+    /// Score of a graph-only unit relative to its cosine against the best reached one.
+    pub graph_weight: f32,
+    /// Graph-only units allowed among the first `top_k`.
+    pub graph_slots: usize,
 }
 
 impl Default for RankConfig {
@@ -59,6 +68,10 @@ impl Default for RankConfig {
             stretch: 12,
             question_penalty: 0.15,
             complete_dense: true,
+            graph: false,
+            graph_boost: 0.15,
+            graph_weight: 0.5,
+            graph_slots: 2,
         }
     }
 }

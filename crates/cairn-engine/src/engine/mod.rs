@@ -11,6 +11,7 @@ mod browse;
 mod committer;
 mod enrich;
 mod forget;
+mod graph;
 mod ingest;
 mod inspect;
 mod knowledge;
@@ -191,6 +192,9 @@ pub struct Engine {
     /// The fact index of each cached fact list (built from the same `Arc`: same
     /// generation).
     fact_index: Mutex<HashMap<SpaceId, Arc<crate::facts::FactIndex>>>,
+    /// The entity graph of recently used spaces, with the store generation it was
+    /// built at (`graph.rs`).
+    graph_cache: Mutex<graph::GraphCache>,
     /// Appends waiting for the write lock; whoever takes it writes all of them in one
     /// transaction (group commit, see `append.rs`).
     appends: append::Queue,
@@ -205,6 +209,7 @@ impl Engine {
             write: Mutex::new(()),
             topic_cache: Mutex::new(HashMap::new()),
             fact_index: Mutex::new(HashMap::new()),
+            graph_cache: Mutex::new(HashMap::new()),
             text_seq: AtomicU64::new(0),
             appends: append::Queue::default(),
         };

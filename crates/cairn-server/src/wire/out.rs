@@ -120,6 +120,9 @@ pub struct HitOut {
     pub states: Option<[u32; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
+    /// How the entity graph linked the hit to the question (absent: it did not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// Where the score came from (with `explain: true`): the library's explanation
     /// document, as `openapi.json` describes it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -141,6 +144,7 @@ impl From<cairn::Hit> for HitOut {
             trajectory_id: h.trajectory_id,
             states: h.states,
             superseded_by: h.superseded_by,
+            via: h.via,
             explain: h.explain,
         }
     }
