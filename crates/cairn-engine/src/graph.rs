@@ -6,9 +6,10 @@
 //! - a capitalized word (or run of them, "New York", "Stanford University") inside a
 //!   sentence is a name; at a sentence start only when the same word is capitalized
 //!   inside a sentence elsewhere in the space, or is a speaker (so "Yesterday" is not);
-//! - a short name that starts a longer one ("Mel", "Melanie"; "John", "John Smith") is
-//!   an alias of it when exactly one longer name qualifies and they share a session
-//!   (the contexts agree);
+//! - a short name that starts a longer one ("Mel", "Melanie"; "John", "John Smith") or
+//!   ends one of several words ("Atlas", "Project Atlas") is an alias of it when exactly
+//!   one longer name qualifies and they share a session or a group chat (the contexts
+//!   agree);
 //! - a name after "in", "at", "from", "to", "near", "visited" is a place, one with an
 //!   organization word is an organization, a speaker or a name that speaks is a person.
 use cairn_core::{
@@ -162,6 +163,8 @@ pub struct Link {
     pub unit_id: String,
     pub edge: EdgeKind,
     pub session_id: Option<String>,
+    /// The group chat of the session, when it has one.
+    pub group: Option<String>,
     pub message_ids: Vec<String>,
     /// The round a turn belongs to.
     pub part_of: Option<String>,
@@ -285,6 +288,7 @@ impl EntityGraph {
             unit_id: u.id.clone(),
             edge,
             session_id: u.provenance.session_id.clone(),
+            group: u.provenance.group.clone(),
             message_ids: u.provenance.message_ids.clone(),
             part_of: u.part_of.clone(),
             surface: surface.to_string(),
@@ -294,15 +298,20 @@ impl EntityGraph {
     }
 
     /// Merges each short name into the one longer name it starts, when exactly one
-    /// qualifies and both appear in a common session; then indexes the links by message.
+    /// qualifies and both appear in a common context (a session, or a group chat, whose
+    /// days are sessions of their own); then indexes the links by message.
     fn merge_aliases(&mut self) {
-        let sessions: Vec<HashSet<&str>> = self
+        let sessions: Vec<HashSet<String>> = self
             .entities
             .iter()
             .map(|e| {
                 e.links
                     .iter()
-                    .filter_map(|l| l.session_id.as_deref())
+                    .flat_map(|l| {
+                        let s = l.session_id.as_ref().map(|s| format!("s:{s}"));
+                        let g = l.group.as_ref().map(|g| format!("g:{g}"));
+                        s.into_iter().chain(g)
+                    })
                     .collect()
             })
             .collect();

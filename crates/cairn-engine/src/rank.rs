@@ -69,7 +69,7 @@ impl Default for RankConfig {
             question_penalty: 0.15,
             complete_dense: true,
             graph: false,
-            graph_boost: 0.15,
+            graph_boost: 0.3,
             graph_weight: 0.5,
             graph_slots: 2,
         }

@@ -3,9 +3,10 @@
 //! Write side (ingest): `ingest.rs` (sessions, group messages, import, the shared write
 //! path), `append.rs` (appends to one session, group-committed, and request receipts),
 //! `forget.rs`, `trajectories.rs`, `enrich.rs`, `committer.rs` (when the text index
-//! commits). Read side (recall and browsing): `recall.rs`, `knowledge.rs` (fact
-//! histories, profiles), `browse.rs` (listings and metadata filters), `inspect.rs`
-//! (the trajectory inspection verbs). This file: opening, healing, checking, indexing.
+//! commits). Read side (recall and browsing): `recall.rs`, `graph.rs` (the entity
+//! graph: its cache, listings, recall stages), `knowledge.rs` (fact histories,
+//! profiles), `browse.rs` (listings and metadata filters), `inspect.rs` (the trajectory
+//! inspection verbs). This file: opening, healing, checking, indexing.
 mod append;
 mod browse;
 mod committer;
