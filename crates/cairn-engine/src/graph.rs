@@ -672,9 +672,9 @@ mod tests {
     #[test]
     fn capitalized_runs_are_names_and_sentence_starts_are_marked() {
         assert_eq!(
-            names("Yesterday I met John Smith in New York. Paris was fun"),
+            names("Lately I met John Smith in New York. Paris was fun"),
             vec![
-                ("Yesterday".to_string(), true),
+                ("Lately".to_string(), true),
                 ("John Smith".to_string(), false),
                 ("New York".to_string(), false),
                 ("Paris".to_string(), true)

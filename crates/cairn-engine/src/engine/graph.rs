@@ -353,3 +353,80 @@ fn edge_name(e: cairn_core::EdgeKind) -> &'static str {
         cairn_core::EdgeKind::FactSubject => "fact_subject",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_core::Provenance;
+
+    fn turn(session: &str, msg: &str, speaker: &str, text: &str) -> Unit {
+        Unit {
+            id: format!("turn:{session}:{msg}"),
+            space: SpaceId::new("t").unwrap(),
+            kind: UnitKind::Turn,
+            text: text.to_string(),
+            key: text.to_string(),
+            embed_text: None,
+            provenance: Provenance {
+                session_id: Some(session.to_string()),
+                message_ids: vec![msg.to_string()],
+                speakers: vec![speaker.to_string()],
+                ..Default::default()
+            },
+            part_of: None,
+            occurred_at: None,
+            recorded_at: chrono::Utc::now(),
+            detail: None,
+        }
+    }
+
+    fn ranked(u: Unit, score: f32) -> Ranked {
+        Ranked {
+            unit: u,
+            score,
+            why: None,
+        }
+    }
+
+    #[test]
+    fn a_units_linked_share_counts_its_messages_about_the_named() {
+        let units = vec![
+            turn("s", "0", "Ann", "Have you met Bo yet?"),
+            turn("s", "1", "Cy", "Not yet."),
+        ];
+        let g = EntityGraph::build(&units);
+        let ann = g.named_in("What did Ann ask?");
+        assert_eq!(ann.len(), 1);
+        let mut round = units[0].clone();
+        round.provenance.message_ids = vec!["0".into(), "1".into()];
+        assert_eq!(linked_share(&g, &ann, &units[0]), 1.0);
+        assert_eq!(linked_share(&g, &ann, &units[1]), 0.0);
+        assert_eq!(linked_share(&g, &ann, &round), 0.5);
+        // Bo is named in Ann's line: the second hop from Ann.
+        let bo = g.find("bo").expect("Bo");
+        assert_eq!(g.co_mentioned(ann[0], None)[0].0, bo);
+    }
+
+    #[test]
+    fn graph_only_units_take_at_most_their_slots_in_the_top() {
+        let units: Vec<Unit> = (0..5)
+            .map(|i| turn("s", &i.to_string(), "Ann", "line"))
+            .collect();
+        let mut via = Via::new();
+        for u in &units[..3] {
+            via.insert(u.id.clone(), "graph-only: Ann (speaker_of)".into());
+        }
+        let list: Vec<Ranked> = units
+            .iter()
+            .enumerate()
+            .map(|(i, u)| ranked(u.clone(), 10.0 - i as f32))
+            .collect();
+        let kept = keep_slots(list, &via, 3, 1);
+        let ids: Vec<&str> = kept.iter().map(|r| r.unit.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["turn:s:0", "turn:s:3", "turn:s:4", "turn:s:1", "turn:s:2"],
+            "one graph-only unit in the top 3, the others below"
+        );
+    }
+}
