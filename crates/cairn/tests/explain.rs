@@ -193,7 +193,9 @@ fn explain_adds_up_and_changes_nothing_else() {
             [
                 "fuse",
                 "load",
+                "graph_lift",
                 "second_pass",
+                "graph",
                 "versions",
                 "quotas",
                 "profiles"
