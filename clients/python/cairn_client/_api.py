@@ -330,6 +330,26 @@ def subjects(space: str, *, as_of: Optional[str] = None) -> Call[List[t.FactSubj
     return c
 
 
+@route("GET /v1/spaces/{space}/entities")
+def entities(space: str, *, q: Optional[str] = None,
+             as_of: Optional[str] = None) -> Call[List[t.EntitySummary]]:
+    """The people, places, organizations and things the space names, most linked first
+    (``q``: only names or aliases containing it)."""
+    c = _call("GET", "/v1/spaces/{space}/entities",
+              lambda r: [t.parse_as(t.EntitySummary, x) for x in r.json()["entities"]], space=space)
+    c.params = _opts(q=q, as_of=as_of)
+    return c
+
+
+@route("GET /v1/spaces/{space}/entities/{name}")
+def entity(space: str, name: str, *, as_of: Optional[str] = None) -> Call[t.EntityDetail]:
+    """One entity by name or alias, with its mentions, relations and timeline."""
+    c = _call("GET", "/v1/spaces/{space}/entities/{name}", _json_body(t.EntityDetail),
+              space=space, name=name)
+    c.params = _opts(as_of=as_of)
+    return c
+
+
 @route("GET /v1/spaces/{space}/speakers")
 def speakers(space: str) -> Call[List[str]]:
     return _call("GET", "/v1/spaces/{space}/speakers", _field("speakers", list), space=space)

@@ -171,6 +171,8 @@ class Hit:
     #: The units a place hit's excerpt shows (its best first, then in rank order), when it
     #: shows several; ``context_unit_ids`` names each part the context shows.
     parts: List[HitPart] = field(default_factory=list)
+    #: How the entity graph linked the hit to the question; ``None``: it played no part.
+    via: Optional[str] = None
     explain: Optional[HitExplanation] = None
 
 
@@ -376,6 +378,70 @@ class FactSubject:
     versions: int = 0
     current_value: Optional[str] = None
     last_stated: Optional[str] = None
+
+
+# ---- the entity graph ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntitySummary:
+    """A person, place, organization or thing the space's messages name."""
+
+    name: str
+    kind: str
+    aliases: List[str] = field(default_factory=list)
+    mention_count: int = 0
+    sessions: int = 0
+    first_seen: Optional[str] = None
+    last_seen: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class EntityMention:
+    """A unit linked to an entity (``edge``: speaker_of, mention, fact_subject)."""
+
+    unit_id: str
+    edge: str
+    message_ids: List[str] = field(default_factory=list)
+    surface: str = ""
+    recorded_at: Optional[str] = None
+    session_id: Optional[str] = None
+    occurred_at: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class EntityRelation:
+    """Another entity met in the same sessions (and how many messages link both)."""
+
+    name: str
+    kind: str
+    sessions: int = 0
+    messages: int = 0
+    first_seen: Optional[str] = None
+    last_seen: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    session_id: str
+    mentions: int = 0
+    first: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class EntityDetail:
+    """One entity with its mentions (oldest first), relations and timeline."""
+
+    name: str
+    kind: str
+    aliases: List[str] = field(default_factory=list)
+    mention_count: int = 0
+    sessions: int = 0
+    first_seen: Optional[str] = None
+    last_seen: Optional[str] = None
+    mentions: List[EntityMention] = field(default_factory=list)
+    relations: List[EntityRelation] = field(default_factory=list)
+    timeline: List[TimelineEntry] = field(default_factory=list)
 
 
 # ---- trajectory inspection -------------------------------------------------------------
@@ -642,5 +708,6 @@ SCHEMAS: Dict[str, type] = {
               FactSubject, StepLine, ManifestEntry, Manifest, TrajectoryOverview, StateView,
               SpanView, MatchLine, StateMatch, Matches, ContextSpan, RenderedSpan,
               RenderedContext, InspectedRecall, AgentStep, AgentRun, ListScore, HitExplanation,
-              RecallExplanation)
+              RecallExplanation, EntitySummary, EntityMention, EntityRelation, TimelineEntry,
+              EntityDetail)
 }

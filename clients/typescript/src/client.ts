@@ -236,6 +236,19 @@ export class Cairn {
     c.query = { as_of: options.as_of };
     return this.run(c, o);
   }
+  /** The people, places, organizations and things the space names, most linked first
+   * (`q`: only names or aliases containing it). */
+  async entities(space: string, options: { q?: string; as_of?: string } = {}, o?: CallOptions): Promise<T.EntitySummary[]> {
+    const c = call("GET", "/v1/spaces/{space}/entities", field<T.EntitySummary[]>("entities"), { space });
+    c.query = { q: options.q, as_of: options.as_of };
+    return this.run(c, o);
+  }
+  /** One entity by name or alias, with its mentions, relations and timeline. */
+  async entity(space: string, name: string, options: { as_of?: string } = {}, o?: CallOptions): Promise<T.EntityDetail> {
+    const c = call("GET", "/v1/spaces/{space}/entities/{name}", json<T.EntityDetail>(), { space, name });
+    c.query = { as_of: options.as_of };
+    return this.run(c, o);
+  }
   async speakers(space: string, o?: CallOptions): Promise<string[]> {
     return this.run(call("GET", "/v1/spaces/{space}/speakers", field<string[]>("speakers"), { space }), o);
   }

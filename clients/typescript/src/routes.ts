@@ -35,6 +35,8 @@ export const ROUTES = {
   "GET /v1/spaces/{space}/export": "export",
   "GET /v1/spaces/{space}/history": "history",
   "GET /v1/spaces/{space}/subjects": "subjects",
+  "GET /v1/spaces/{space}/entities": "entities",
+  "GET /v1/spaces/{space}/entities/{name}": "entity",
   "GET /v1/spaces/{space}/speakers": "speakers",
   "GET /v1/spaces/{space}/profiles/{speaker}": "profile",
   "GET /v1/spaces/{space}/trajectories": "trajectories",

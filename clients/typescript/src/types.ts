@@ -143,7 +143,7 @@ export interface ListScore {
 
 export interface ScoreAdjustment {
   step: "container_credit" | "session_evidence" | "question_penalty" | "time_boost" | "session_decay"
-    | "version_placement" | "profile_placement";
+    | "version_placement" | "profile_placement" | "graph_link";
   op: "add" | "multiply" | "set";
   by: number;
   score_after: number;
@@ -200,6 +200,8 @@ export interface Hit {
   /** Cosine of the hit's and the query's embeddings: one scale for every recall, so it
    * can be thresholded (`score` only orders one recall's hits). Absent without a vector. */
   relevance?: number;
+  /** How the entity graph linked the hit to the question; absent: it played no part. */
+  via?: string;
   explain?: HitExplanation;
 }
 
@@ -361,6 +363,58 @@ export interface ListMemoriesOptions extends ListSessionsOptions {
   speaker?: string;
   since?: string;
   until?: string;
+}
+
+// ---- the entity graph
+
+export type EntityKind = "person" | "place" | "organization" | "thing";
+
+/** A person, place, organization or thing the space's messages name. */
+export interface EntitySummary {
+  name: string;
+  kind: EntityKind;
+  /** Other forms merged into it ("mel" for "Melanie"), lowercased. */
+  aliases: string[];
+  /** Units linked to it. */
+  mention_count: number;
+  sessions: number;
+  first_seen?: string;
+  last_seen?: string;
+}
+
+/** A unit linked to an entity. */
+export interface EntityMention {
+  unit_id: string;
+  edge: "speaker_of" | "mention" | "fact_subject";
+  session_id?: string;
+  message_ids: string[];
+  surface: string;
+  occurred_at?: string;
+  recorded_at: string;
+}
+
+/** Another entity met in the same sessions. */
+export interface EntityRelation {
+  name: string;
+  kind: EntityKind;
+  sessions: number;
+  /** Messages that link both. */
+  messages: number;
+  first_seen?: string;
+  last_seen?: string;
+}
+
+export interface TimelineEntry {
+  session_id: string;
+  first?: string;
+  mentions: number;
+}
+
+/** One entity with its mentions (oldest first), relations and timeline. */
+export interface EntityDetail extends EntitySummary {
+  mentions: EntityMention[];
+  relations: EntityRelation[];
+  timeline: TimelineEntry[];
 }
 
 // ---- the caller, fact subjects

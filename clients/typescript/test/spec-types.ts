@@ -54,6 +54,11 @@ type Ours = {
   RecallExplanation: T.RecallExplanation;
   Me: T.Me;
   FactSubject: T.FactSubject;
+  EntitySummary: T.EntitySummary;
+  EntityMention: T.EntityMention;
+  EntityRelation: T.EntityRelation;
+  TimelineEntry: T.TimelineEntry;
+  EntityDetail: T.EntityDetail;
   StepLine: T.StepLine;
   ManifestEntry: T.ManifestEntry;
   Manifest: T.Manifest;

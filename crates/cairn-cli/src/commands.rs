@@ -133,6 +133,40 @@ pub fn history(m: &Memory, a: &HistoryArgs, json: bool) -> Result<()> {
 }
 
 #[derive(clap::Args)]
+pub struct EntitiesArgs {
+    #[arg(long)]
+    space: String,
+    /// One entity by name or alias; without it, lists the space's entities.
+    name: Option<String>,
+    /// List only entities whose name or an alias contains this.
+    #[arg(long)]
+    search: Option<String>,
+    /// The graph as known at this date.
+    #[arg(long)]
+    as_of: Option<String>,
+}
+
+pub fn entities(m: &Memory, a: &EntitiesArgs, json: bool) -> Result<()> {
+    let as_of = time(&a.as_of, "--as-of")?;
+    let Some(name) = &a.name else {
+        let list = m.entities(&a.space, a.search.as_deref(), as_of)?;
+        if json {
+            return print::json(&list);
+        }
+        print::entities(&list);
+        return Ok(());
+    };
+    let Some(e) = m.entity(&a.space, name, as_of)? else {
+        bail!("no entity {name:?} in space {:?}", a.space);
+    };
+    if json {
+        return print::json(&e);
+    }
+    print::entity(&e);
+    Ok(())
+}
+
+#[derive(clap::Args)]
 pub struct ProfileArgs {
     #[arg(long)]
     space: String,

@@ -64,6 +64,9 @@ enum Command {
     History(commands::HistoryArgs),
     /// What a space shows about a speaker (style, roles, skills, topics), with evidence.
     Profile(commands::ProfileArgs),
+    /// The entity graph: the people, places, organizations and things a space names
+    /// (`--search` to filter), or one of them with its mentions, relations and timeline.
+    Entities(commands::EntitiesArgs),
     /// Forget a session, one message, a memory, a trajectory, or a whole space.
     Forget(commands::ForgetArgs),
     /// Export a space as JSONL (exactly what was ingested).
@@ -162,6 +165,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Recall(a) => commands::recall(&open(&cli)?, a, json),
         Command::History(a) => commands::history(&open(&cli)?, a, json),
         Command::Profile(a) => commands::profile(&open(&cli)?, a, json),
+        Command::Entities(a) => commands::entities(&open(&cli)?, a, json),
         Command::Forget(a) => commands::forget(&open(&cli)?, a, json),
         Command::Export(a) => commands::export(&open(&cli)?, a),
         Command::Import(a) => commands::import(&open(&cli)?, a),

@@ -1,5 +1,7 @@
 //! Human-readable output of the commands (`--json` prints the library's types instead).
-use cairn::{FactHistory, Recall, SpaceStats, SpeakerProfile, Timestamp};
+use cairn::{
+    EntityDetail, EntitySummary, FactHistory, Recall, SpaceStats, SpeakerProfile, Timestamp,
+};
 
 pub fn json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);
@@ -32,6 +34,9 @@ pub fn recall(r: &Recall) {
             h.unit_id,
             day(h.occurred_at, "%Y-%m-%d"),
         );
+        if let Some(via) = &h.via {
+            println!("      via {via}");
+        }
     }
     println!(
         "\n--- context ({} tokens, {} hits cut, {:.1} ms) ---",
@@ -64,6 +69,39 @@ pub fn profile(p: &SpeakerProfile) {
         println!(
             "  {:<30} evidence: {} {}",
             e.what, e.session_id, e.message_id
+        );
+    }
+}
+
+pub fn entities(list: &[EntitySummary]) {
+    for e in list {
+        let aliases = if e.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (also {})", e.aliases.join(", "))
+        };
+        println!(
+            "{:<30} {:?}{aliases}: {} mentions in {} sessions",
+            e.name, e.kind, e.mention_count, e.sessions
+        );
+    }
+}
+
+pub fn entity(e: &EntityDetail) {
+    entities(std::slice::from_ref(&e.summary));
+    for r in e.relations.iter().take(10) {
+        println!(
+            "  with {:<28} {} sessions, {} messages",
+            r.name, r.sessions, r.messages
+        );
+    }
+    for x in &e.mentions {
+        println!(
+            "  {} {:?} {:?} {}",
+            day(x.occurred_at, "%Y-%m-%d %H:%M"),
+            x.edge,
+            x.surface,
+            x.unit_id
         );
     }
 }

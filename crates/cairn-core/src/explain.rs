@@ -38,6 +38,9 @@ pub enum Step {
     VersionPlacement,
     /// A profile of the person asked about, placed first with the best hit's score.
     ProfilePlacement,
+    /// The entity graph linked the hit to an entity the question names (a multiplied
+    /// score), or found it alone (its score set from its cosine).
+    GraphLink,
 }
 
 /// How a step changed the score.

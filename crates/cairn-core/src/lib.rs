@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod enrich;
+pub mod entity;
 pub mod error;
 pub mod explain;
 pub mod fact;
@@ -28,6 +29,9 @@ pub use agent::{
     AgentStep,
 };
 pub use enrich::{EnrichError, EnrichInput, EnrichedFact, Enricher, Enrichment, EnrichmentStore};
+pub use entity::{
+    EdgeKind, EntityDetail, EntityKind, EntityMention, EntityRelation, EntitySummary, TimelineEntry,
+};
 pub use error::{ConflictError, CoreError, InputError};
 pub use fact::{FactDetail, FactHistory, FactSubject, FactVersion};
 pub use filter::Filter;

@@ -163,6 +163,11 @@ pub struct Hit {
     /// `turn_ids` covers them all. Empty when the hit is one unit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<HitPart>,
+    /// How the entity graph linked the hit to the question ("graph: Melanie (speaker_of)";
+    /// "graph-only: ..." for a hit that only the graph found). `None`: the graph played
+    /// no part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// Where the score came from (only with `RecallOptions::explain`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<HitExplanation>,

@@ -12,8 +12,8 @@
 //! Modules by when they run. At ingest: `derive.rs` (session units), `trajectory.rs`
 //! (trajectory units), `facts.rs` (extraction), `profile.rs` (per-session speaker
 //! statistics), `embedding.rs` (vectors through the cache). At recall: `query.rs`,
-//! `rank.rs`, `facts.rs` (version chains), `profile.rs` (summing a profile), `pack.rs`,
-//! `text.rs`. When an agent inspects trajectories: `inspect.rs`, `context.rs`,
+//! `rank.rs`, `facts.rs` (version chains), `profile.rs` (summing a profile), `graph.rs`
+//! (the entity graph, built from units), `pack.rs`, `text.rs`. When an agent inspects trajectories: `inspect.rs`, `context.rs`,
 //! `agent.rs`, `workspace.rs`. `engine/` orchestrates them (its `mod.rs` has its map).
 //!
 //! This crate owns every ranking and derivation decision. It must never know a storage
@@ -25,6 +25,7 @@ mod derive;
 mod embedding;
 mod engine;
 mod facts;
+mod graph;
 pub mod inspect;
 mod pack;
 mod places;

@@ -50,6 +50,15 @@ pub struct RankConfig {
     /// A unit joins its place's hit when it scores at least this share of the place's
     /// best unit.
     pub place_ratio: f32,
+    /// The entity graph joins recall (`engine/graph.rs`): units linked to an entity the
+    /// question names are lifted and graph-only units can rank.
+    pub graph: bool,
+    /// Share a ranked unit gains when it is linked to an entity the question names.
+    pub graph_boost: f32,
+    /// Score of a graph-only unit relative to its cosine against the best reached one.
+    pub graph_weight: f32,
+    /// Graph-only units allowed among the first `top_k`.
+    pub graph_slots: usize,
 }
 
 impl Default for RankConfig {
@@ -70,6 +79,10 @@ impl Default for RankConfig {
             places: true,
             place_units: 6,
             place_ratio: 0.6,
+            graph: false,
+            graph_boost: 0.3,
+            graph_weight: 0.5,
+            graph_slots: 2,
         }
     }
 }

@@ -29,6 +29,8 @@ const STATE: &str = "/v1/spaces/{space}/trajectories/{id}/states/{index}";
 const HISTORY: &str = "/v1/spaces/{space}/history";
 const SPEAKERS: &str = "/v1/spaces/{space}/speakers";
 const PROFILE: &str = "/v1/spaces/{space}/profiles/{speaker}";
+const ENTITIES: &str = "/v1/spaces/{space}/entities";
+const ENTITY: &str = "/v1/spaces/{space}/entities/{name}";
 
 fn team_day() -> Value {
     json!({"messages": [
@@ -258,6 +260,43 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
     let r = s.get(PROFILE, &["team", "Priya"], k);
     assert_eq!(r.body["roles"][0]["what"], "finance director");
     assert_eq!(s.get(PROFILE, &["team", "Nobody"], k).status, 404);
+    // The entity graph: "Atlas" is the project's short name; people are the speakers.
+    let r = s.call("GET", ENTITIES, &["team"], "?q=atlas", Some(k), None);
+    assert_eq!(r.body["entities"][0]["name"], "Project Atlas", "{}", r.text);
+    assert_eq!(r.body["entities"][0]["aliases"], json!(["atlas"]));
+    assert_eq!(r.body["entities"].as_array().unwrap().len(), 1);
+    let r = s.get(ENTITY, &["team", "atlas"], k);
+    let edges: Vec<&str> = r.body["mentions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["edge"].as_str().unwrap())
+        .collect();
+    let named = edges.iter().filter(|e| **e == "mention").count();
+    assert_eq!(named, 2, "{}", r.text);
+    assert!(edges.contains(&"fact_subject"), "{}", r.text);
+    assert_eq!(r.body["relations"][0]["name"], "Maya", "{}", r.text);
+    let r = s.call(
+        "GET",
+        ENTITY,
+        &["team", "Priya"],
+        "?as_of=2025-03-03T09:01:00Z",
+        Some(k),
+        None,
+    );
+    assert_eq!(r.status, 404, "Priya had not spoken yet: {}", r.text);
+    let r = s.get(ENTITY, &["team", "Priya"], k);
+    assert_eq!(r.body["kind"], "person");
+    assert_eq!(s.get(ENTITY, &["team", "Nobody"], k).status, 404);
+    let r = s.call(
+        "GET",
+        ENTITIES,
+        &["team"],
+        "?as_of=yesterday-ish",
+        Some(k),
+        None,
+    );
+    assert_eq!(r.status, 422, "{}", r.text);
 
     // Trajectories: insert (twice: no duplicate), manifest, one, one state, recall, delete.
     let r = s.post(TRAJECTORIES, &["agent"], k, &agent_run());
@@ -371,7 +410,7 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     let mut expected = BTreeSet::from([
-        "forget", "history", "profile", "recall", "remember", "spaces", "subjects",
+        "entities", "forget", "history", "profile", "recall", "remember", "spaces", "subjects",
     ]);
     expected.extend(inspect_routes::TOOLS);
     assert_eq!(names, expected);
@@ -389,6 +428,15 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
         json!({"space": "team", "speaker": "Priya"}),
     );
     assert!(!err && v["roles"][0]["what"] == "finance director", "{v}");
+    let (err, v) = tool(
+        &s,
+        k,
+        "entities",
+        json!({"space": "team", "search": "atlas"}),
+    );
+    assert!(!err && v["entities"][0]["name"] == "Project Atlas", "{v}");
+    let (err, v) = tool(&s, k, "entities", json!({"space": "team", "name": "Maya"}));
+    assert!(!err && v["kind"] == "person", "{v}");
     let (err, _) = tool(
         &s,
         k,
@@ -517,6 +565,8 @@ fn a_key_sees_only_its_spaces_on_every_route() {
         s.call("GET", HISTORY, &["b"], "?subject=vault", Some(&a), None),
         s.get(SPEAKERS, &["b"], &a),
         s.get(PROFILE, &["b", "user"], &a),
+        s.get(ENTITIES, &["b"], &a),
+        s.get(ENTITY, &["b", "user"], &a),
         // A space that does not exist is refused the same way: no probing for names.
         s.get(SPACE_STATS, &["nobody"], &a),
     ];
@@ -551,6 +601,8 @@ fn a_key_sees_only_its_spaces_on_every_route() {
     let (err, v) = tool(&s, &a, "profile", json!({"space": "b", "speaker": "user"}));
     assert!(err && !v.to_string().contains("31-7-22"), "{v}");
     let (err, _) = tool(&s, &a, "history", json!({"space": "b", "subject": "vault"}));
+    assert!(err);
+    let (err, _) = tool(&s, &a, "entities", json!({"space": "b"}));
     assert!(err);
     inspect::me_is_scoped(&s, &a, |name, args| tool(&s, &a, name, args));
     inspect_routes::foreign_tools(&s, &a, "31-7-22");

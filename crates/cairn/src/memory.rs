@@ -1,8 +1,8 @@
 use crate::Error;
 use cairn_core::{
-    AppendInput, Embedder, EmbeddingCache, FactHistory, GroupMessage, InputError, KeyRecords,
-    Recall, RecallOptions, SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile,
-    Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
+    AppendInput, Embedder, EmbeddingCache, EntityDetail, EntitySummary, FactHistory, GroupMessage,
+    InputError, KeyRecords, Recall, RecallOptions, SessionInput, SessionRecord, SpaceId,
+    SpaceStats, SpeakerProfile, Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
 };
 use cairn_embed::{BertEmbedder, EmbedConfig};
 use cairn_engine::{
@@ -338,6 +338,30 @@ impl Memory {
         speaker: &str,
     ) -> Result<Option<SpeakerProfile>, Error> {
         Ok(self.engine.profile(&space(space_name)?, speaker)?)
+    }
+
+    /// The entities (people, places, organizations, things) a space's messages name, as
+    /// of `as_of` (`None`: now), most linked first; with `search`, only those whose name or
+    /// an alias contains it. Derived from the units: forgetting a source forgets what it
+    /// said of them.
+    pub fn entities(
+        &self,
+        space_name: &str,
+        search: Option<&str>,
+        as_of: Option<Timestamp>,
+    ) -> Result<Vec<EntitySummary>, Error> {
+        Ok(self.engine.entities(&space(space_name)?, search, as_of)?)
+    }
+
+    /// One entity by name or alias, with its mentions, relations and timeline as of
+    /// `as_of`. `None` for a name the space does not know (then).
+    pub fn entity(
+        &self,
+        space_name: &str,
+        name: &str,
+        as_of: Option<Timestamp>,
+    ) -> Result<Option<EntityDetail>, Error> {
+        Ok(self.engine.entity(&space(space_name)?, name, as_of)?)
     }
 
     /// Everyone who wrote in, or was described in, a space.

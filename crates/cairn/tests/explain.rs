@@ -193,8 +193,11 @@ fn explain_adds_up_and_changes_nothing_else() {
             [
                 "fuse",
                 "load",
+                "graph_lift",
                 "second_pass",
+                "graph",
                 "versions",
+                "places",
                 "quotas",
                 "profiles"
             ]

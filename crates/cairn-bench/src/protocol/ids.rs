@@ -196,6 +196,7 @@ mod tests {
             superseded_by: None,
             relevance: None,
             parts: Vec::new(),
+            via: None,
             explain: None,
         }
     }

@@ -3,14 +3,16 @@
 //! Write side (ingest): `ingest.rs` (sessions, group messages, import, the shared write
 //! path), `append.rs` (appends to one session, group-committed, and request receipts),
 //! `forget.rs`, `trajectories.rs`, `enrich.rs`, `committer.rs` (when the text index
-//! commits). Read side (recall and browsing): `recall.rs`, `knowledge.rs` (fact
-//! histories, profiles), `browse.rs` (listings and metadata filters), `inspect.rs`
-//! (the trajectory inspection verbs). This file: opening, healing, checking, indexing.
+//! commits). Read side (recall and browsing): `recall.rs`, `graph.rs` (the entity
+//! graph: its cache, listings, recall stages), `knowledge.rs` (fact histories,
+//! profiles), `browse.rs` (listings and metadata filters), `inspect.rs` (the trajectory
+//! inspection verbs). This file: opening, healing, checking, indexing.
 mod append;
 mod browse;
 mod committer;
 mod enrich;
 mod forget;
+mod graph;
 mod ingest;
 mod inspect;
 mod knowledge;
@@ -191,6 +193,9 @@ pub struct Engine {
     /// The fact index of each cached fact list (built from the same `Arc`: same
     /// generation).
     fact_index: Mutex<HashMap<SpaceId, Arc<crate::facts::FactIndex>>>,
+    /// The entity graph of recently used spaces, with the store generation it was
+    /// built at (`graph.rs`).
+    graph_cache: Mutex<graph::GraphCache>,
     /// Appends waiting for the write lock; whoever takes it writes all of them in one
     /// transaction (group commit, see `append.rs`).
     appends: append::Queue,
@@ -205,6 +210,7 @@ impl Engine {
             write: Mutex::new(()),
             topic_cache: Mutex::new(HashMap::new()),
             fact_index: Mutex::new(HashMap::new()),
+            graph_cache: Mutex::new(HashMap::new()),
             text_seq: AtomicU64::new(0),
             appends: append::Queue::default(),
         };

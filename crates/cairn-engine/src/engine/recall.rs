@@ -30,6 +30,8 @@ struct Candidates {
     dense: Vec<(String, f32)>,
     /// How many of `dense` the vector search found (the rest are completions).
     searched: usize,
+    /// The query's embedding (the graph stage scores the units it reaches by it).
+    query_vector: Option<Vec<f32>>,
 }
 
 /// Units the fused candidates name that the options let be seen, and the containers
@@ -106,8 +108,13 @@ impl Engine {
         trace.stage("fuse");
         let loaded = self.load_visible(space, &fused, opts)?;
         trace.stage("load");
+        let fused = self.graph_lift(space, query, fused, &loaded.units)?;
+        trace.stage("graph_lift");
         let ranked = rank(&fused, &loaded, &analysis, rc, opts);
         trace.stage("second_pass");
+        let (ranked, via) =
+            self.graph_stage(space, query, found.query_vector.as_deref(), opts, ranked)?;
+        trace.stage("graph");
         trace.counts(|c| {
             c.lexical = found.lexical.len();
             c.dense = found.searched;
@@ -116,9 +123,10 @@ impl Engine {
             c.visible = loaded.units.len();
         });
         let (ranked, superseded) = self.resolve_versions(space, ranked, opts)?;
+        trace.stage("versions");
         let ranked = crate::places::by_place(ranked, rc, opts.top_k);
         trace.counts(|c| c.ranked = ranked.len());
-        trace.stage("versions");
+        trace.stage("places");
         let top = take_with_quotas(ranked, opts, &mut trace);
         trace.stage("quotas");
         let top = self.with_profiles(space, query, opts, top)?;
@@ -150,7 +158,7 @@ impl Engine {
         Ok(Recall {
             hits: top
                 .into_iter()
-                .map(|r| hit(r, &superseded, &cosines))
+                .map(|r| hit(r, &superseded, &cosines, &via))
                 .collect(),
             context: packed.context,
             context_tokens: packed.tokens,
@@ -267,6 +275,7 @@ impl Engine {
             lexical,
             dense,
             searched,
+            query_vector: qv.into_iter().next(),
         })
     }
 
@@ -632,8 +641,14 @@ fn with_list_scores(mut top: Vec<Ranked>, found: &Candidates, rc: &RankConfig) -
 }
 
 /// A ranked unit as the hit a caller sees.
-fn hit(r: Ranked, superseded: &HashMap<String, String>, cosines: &HashMap<&str, f32>) -> Hit {
+fn hit(
+    r: Ranked,
+    superseded: &HashMap<String, String>,
+    cosines: &HashMap<&str, f32>,
+    via: &super::graph::Via,
+) -> Hit {
     Hit {
+        via: via.get(&r.unit.id).cloned(),
         relevance: cosines.get(r.unit.id.as_str()).copied(),
         kind: r.unit.kind,
         text: r.unit.text,
@@ -660,7 +675,7 @@ fn hit(r: Ranked, superseded: &HashMap<String, String>, cosines: &HashMap<&str, 
 
 /// Whether options let a unit be seen. With `as_of`, a unit is seen once it occurred,
 /// and an undated one once it was recorded: neither may come from the future.
-fn visible(u: &Unit, opts: &RecallOptions) -> bool {
+pub(super) fn visible(u: &Unit, opts: &RecallOptions) -> bool {
     if let Some(as_of) = opts.as_of {
         if u.occurred_at.unwrap_or(u.recorded_at) > as_of {
             return false;

@@ -1,5 +1,5 @@
 //! MCP tools over the same operations as the HTTP API (`ops.rs`, `routes/inspect.rs`):
-//! `remember`, `recall`, `forget`, `history`, `profile`, `subjects`, `spaces`. Served on
+//! `remember`, `recall`, `forget`, `history`, `profile`, `subjects`, `entities`, `spaces`. Served on
 //! stdio (`cairn mcp`, the local user is admin) and as streamable HTTP at `/mcp`
 //! (stateless JSON responses; the caller's key, checked by the HTTP middleware, scopes
 //! every tool call exactly as it scopes the REST routes).
@@ -155,6 +155,24 @@ pub struct SubjectsArgs {
     #[serde(default)]
     pub space: Option<String>,
     /// The subjects as known at this date (default: now).
+    #[serde(default)]
+    pub as_of: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EntitiesArgs {
+    /// Memory space. Optional when the server has a default.
+    #[serde(default)]
+    pub space: Option<String>,
+    /// One entity by name or alias: its mentions, relations and timeline. Without it,
+    /// the list of entities.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// List only entities whose name or an alias contains this.
+    #[serde(default)]
+    pub search: Option<String>,
+    /// The graph as known at this date (default: now).
     #[serde(default)]
     pub as_of: Option<String>,
 }
@@ -500,6 +518,32 @@ impl CairnMcp {
         };
         Ok(match run.await {
             Ok(v) => CallToolResult::success(vec![json_text(&v)]),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
+        description = "The people, places, organizations and things the memory's conversations name, with how often and when; with `name`, one of them with the messages that mention it, who and what it appears with, and the sessions it appears in, in time order."
+    )]
+    async fn entities(
+        &self,
+        Parameters(args): Parameters<EntitiesArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        use crate::routes::entities::{entities_of, entity_of};
+        let run = async {
+            let who = self.caller(&ctx)?;
+            let space = self.space(args.space, &who)?;
+            let as_of = args.as_of.as_deref();
+            Ok(match args.name {
+                Some(name) => json_text(&entity_of(&self.state, &who, &space, name, as_of).await?),
+                None => {
+                    json_text(&entities_of(&self.state, &who, &space, args.search, as_of).await?)
+                }
+            })
+        };
+        Ok(match run.await {
+            Ok(v) => CallToolResult::success(vec![v]),
             Err(e) => tool_error(e),
         })
     }

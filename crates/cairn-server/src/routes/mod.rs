@@ -5,6 +5,7 @@
 //!
 //! Middleware, outermost first: tracing, panic catching, problem documents for axum's own
 //! rejections, the `Host` check (DNS rebinding), then per route the key check.
+pub(crate) mod entities;
 pub(crate) mod inspect;
 mod memories;
 mod recall;
@@ -201,6 +202,16 @@ fn table(state: &S) -> Vec<Route> {
             Method::GET,
             "/v1/spaces/{space}/trajectories/{id}/units",
             get(crate::routes::inspect::trajectory_units),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/entities",
+            get(crate::routes::entities::list),
+        ),
+        r(
+            Method::GET,
+            "/v1/spaces/{space}/entities/{name}",
+            get(crate::routes::entities::one),
         ),
         r(Method::GET, "/v1/spaces/{space}/speakers", get(speakers)),
         r(

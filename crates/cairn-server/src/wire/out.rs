@@ -123,6 +123,9 @@ pub struct HitOut {
     /// The units a place hit's excerpt shows, best first (absent for one unit).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<cairn::HitPart>,
+    /// How the entity graph linked the hit to the question (absent: it did not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// Where the score came from (with `explain: true`): the library's explanation
     /// document, as `openapi.json` describes it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -145,6 +148,7 @@ impl From<cairn::Hit> for HitOut {
             states: h.states,
             superseded_by: h.superseded_by,
             parts: h.parts,
+            via: h.via,
             explain: h.explain,
         }
     }

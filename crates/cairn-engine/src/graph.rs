@@ -1,0 +1,699 @@
+//! The entity graph, LLM-free: who and what a space's messages name, linked to the units
+//! that name them. Built from the units (turns and facts) when recall or a listing asks,
+//! so it is derived state: it changes with the units (re-derivation, forgetting) and is
+//! never stored. Rules, all general (no list of names):
+//! - a speaker is a person;
+//! - a capitalized word (or run of them, "New York", "Stanford University") inside a
+//!   sentence is a name; at a sentence start only when the same word is capitalized
+//!   inside a sentence elsewhere in the space, or is a speaker (so "Yesterday" is not);
+//! - a short name that starts a longer one ("Mel", "Melanie"; "John", "John Smith") or
+//!   ends one of several words ("Atlas", "Project Atlas") is an alias of it when exactly
+//!   one longer name qualifies and they share a session or a group chat (the contexts
+//!   agree);
+//! - a name after "in", "at", "from", "to", "near", "visited" is a place, one with an
+//!   organization word is an organization, a speaker or a name that speaks is a person.
+use cairn_core::{
+    EdgeKind, EntityDetail, EntityKind, EntityMention, EntityRelation, EntitySummary,
+    TimelineEntry, Timestamp, Unit, UnitDetail, UnitKind,
+};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Role names that say who wrote a message without naming anyone.
+const ROLES: &[&str] = &["user", "assistant", "system", "tool", "unknown"];
+
+/// Capitalized words that are not names wherever they stand (pronouns, interjections,
+/// days, months: a time is not an entity).
+const NOT_NAMES: &[&str] = &[
+    "i",
+    "i'm",
+    "i've",
+    "i'll",
+    "i'd",
+    "im",
+    "ive",
+    "ok",
+    "okay",
+    "oh",
+    "hey",
+    "hi",
+    "hello",
+    "yes",
+    "yeah",
+    "no",
+    "nope",
+    "thanks",
+    "thank",
+    "wow",
+    "omg",
+    "lol",
+    "haha",
+    "hmm",
+    "um",
+    "uh",
+    "ah",
+    "aw",
+    "awesome",
+    "great",
+    "cool",
+    "sure",
+    "well",
+    "so",
+    "but",
+    "and",
+    "or",
+    "the",
+    "a",
+    "an",
+    "my",
+    "your",
+    "our",
+    "their",
+    "his",
+    "her",
+    "its",
+    "we",
+    "you",
+    "he",
+    "she",
+    "they",
+    "it",
+    "this",
+    "that",
+    "these",
+    "those",
+    "what",
+    "who",
+    "when",
+    "where",
+    "why",
+    "how",
+    "which",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "today",
+    "tomorrow",
+    "yesterday",
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "please",
+    "dear",
+    "good",
+    "nice",
+    "love",
+    "congrats",
+    "anyway",
+];
+
+/// Words that make a name an organization.
+const ORG_WORDS: &[&str] = &[
+    "inc",
+    "corp",
+    "corporation",
+    "company",
+    "co",
+    "llc",
+    "ltd",
+    "university",
+    "college",
+    "school",
+    "institute",
+    "club",
+    "society",
+    "association",
+    "foundation",
+    "group",
+    "team",
+    "agency",
+    "bank",
+    "hospital",
+    "church",
+    "center",
+    "centre",
+    "lab",
+    "labs",
+];
+
+/// Words before a name that make it a place.
+const PLACE_CUES: &[&str] = &[
+    "in", "at", "from", "to", "near", "visited", "visit", "around",
+];
+
+/// One linked unit, as the graph keeps it.
+#[derive(Debug, Clone)]
+pub struct Link {
+    pub unit_id: String,
+    pub edge: EdgeKind,
+    pub session_id: Option<String>,
+    /// The group chat of the session, when it has one.
+    pub group: Option<String>,
+    pub message_ids: Vec<String>,
+    /// The round a turn belongs to.
+    pub part_of: Option<String>,
+    pub surface: String,
+    pub occurred_at: Option<Timestamp>,
+    pub recorded_at: Timestamp,
+}
+
+impl Link {
+    /// Whether the link exists at `as_of`: once its unit occurred (an undated one once
+    /// recorded), the rule recall applies to units.
+    pub fn visible(&self, as_of: Option<Timestamp>) -> bool {
+        as_of.is_none_or(|t| self.occurred_at.unwrap_or(self.recorded_at) <= t)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Entity {
+    pub name: String,
+    pub kind: EntityKind,
+    pub aliases: Vec<String>,
+    pub links: Vec<Link>,
+}
+
+/// A space's entities and their links.
+#[derive(Debug, Default)]
+pub struct EntityGraph {
+    pub entities: Vec<Entity>,
+    /// Lowercased name or alias -> entity.
+    by_name: HashMap<String, usize>,
+    /// (session, message) -> entities linked through that message.
+    by_message: HashMap<(String, String), Vec<(usize, EdgeKind)>>,
+}
+
+/// A name found in a text: its words as written and the word before it.
+struct Found {
+    name: String,
+    at_start: bool,
+    after: Option<String>,
+}
+
+impl EntityGraph {
+    /// Builds the graph of a space from its units (turns name people and things; facts
+    /// link their subjects). Other kinds repeat what turns say.
+    pub fn build(units: &[Unit]) -> Self {
+        let turns: Vec<&Unit> = units
+            .iter()
+            .filter(|u| matches!(u.kind, UnitKind::Turn | UnitKind::Fact))
+            .collect();
+        let speakers: HashSet<String> = turns
+            .iter()
+            .filter(|u| u.kind == UnitKind::Turn)
+            .flat_map(|u| u.provenance.speakers.iter())
+            .filter(|s| !ROLES.contains(&s.to_lowercase().as_str()))
+            .cloned()
+            .collect();
+        let found: Vec<(&Unit, Vec<Found>)> = turns
+            .iter()
+            .map(|u| (*u, names_in(&mention_text(u))))
+            .collect();
+        // Words capitalized inside a sentence somewhere: names at a sentence start too.
+        let mid: HashSet<String> = found
+            .iter()
+            .flat_map(|(_, f)| f.iter().filter(|n| !n.at_start))
+            .map(|n| n.name.to_lowercase())
+            .chain(speakers.iter().map(|s| s.to_lowercase()))
+            .collect();
+        let mut g = EntityGraph::default();
+        for s in &speakers {
+            g.entity(s, EntityKind::Person);
+        }
+        for (u, names) in &found {
+            if u.kind == UnitKind::Turn {
+                for s in &u.provenance.speakers {
+                    if speakers.contains(s) {
+                        let e = g.entity(s, EntityKind::Person);
+                        g.link(e, u, EdgeKind::SpeakerOf, s);
+                    }
+                }
+            }
+            let edge = if u.kind == UnitKind::Fact {
+                EdgeKind::FactSubject
+            } else {
+                EdgeKind::Mention
+            };
+            let mut seen = HashSet::new();
+            for n in names {
+                let key = n.name.to_lowercase();
+                if (n.at_start && !mid.contains(&key)) || !seen.insert(key) {
+                    continue;
+                }
+                let e = g.entity(&n.name, kind_of(n));
+                g.link(e, u, edge, &n.name);
+            }
+        }
+        g.merge_aliases();
+        g
+    }
+
+    fn entity(&mut self, name: &str, kind: EntityKind) -> usize {
+        let key = name.to_lowercase();
+        if let Some(&i) = self.by_name.get(&key) {
+            // A name once seen as a place or thing that speaks is a person.
+            if kind == EntityKind::Person {
+                self.entities[i].kind = EntityKind::Person;
+            }
+            return i;
+        }
+        self.entities.push(Entity {
+            name: name.to_string(),
+            kind,
+            aliases: Vec::new(),
+            links: Vec::new(),
+        });
+        self.by_name.insert(key, self.entities.len() - 1);
+        self.entities.len() - 1
+    }
+
+    fn link(&mut self, e: usize, u: &Unit, edge: EdgeKind, surface: &str) {
+        self.entities[e].links.push(Link {
+            unit_id: u.id.clone(),
+            edge,
+            session_id: u.provenance.session_id.clone(),
+            group: u.provenance.group.clone(),
+            message_ids: u.provenance.message_ids.clone(),
+            part_of: u.part_of.clone(),
+            surface: surface.to_string(),
+            occurred_at: u.occurred_at,
+            recorded_at: u.recorded_at,
+        });
+    }
+
+    /// Merges each short name into the one longer name it starts, when exactly one
+    /// qualifies and both appear in a common context (a session, or a group chat, whose
+    /// days are sessions of their own); then indexes the links by message.
+    fn merge_aliases(&mut self) {
+        let sessions: Vec<HashSet<String>> = self
+            .entities
+            .iter()
+            .map(|e| {
+                e.links
+                    .iter()
+                    .flat_map(|l| {
+                        let s = l.session_id.as_ref().map(|s| format!("s:{s}"));
+                        let g = l.group.as_ref().map(|g| format!("g:{g}"));
+                        s.into_iter().chain(g)
+                    })
+                    .collect()
+            })
+            .collect();
+        let lower: Vec<String> = self
+            .entities
+            .iter()
+            .map(|e| e.name.to_lowercase())
+            .collect();
+        let mut into: HashMap<usize, usize> = HashMap::new();
+        for (i, short) in lower.iter().enumerate() {
+            if short.chars().count() < 3 || short.contains(' ') {
+                continue;
+            }
+            let longer: Vec<usize> = (0..lower.len())
+                .filter(|&j| j != i && starts_name(&lower[j], short))
+                .collect();
+            let [j] = longer[..] else { continue };
+            if sessions[i].is_disjoint(&sessions[j]) {
+                continue;
+            }
+            into.insert(i, j);
+        }
+        let mut merged: Vec<Entity> = Vec::new();
+        let mut new_index: HashMap<usize, usize> = HashMap::new();
+        for (i, e) in self.entities.iter().enumerate() {
+            if !into.contains_key(&i) {
+                new_index.insert(i, merged.len());
+                merged.push(e.clone());
+            }
+        }
+        for (&i, &j) in &into {
+            // A chain (a -> b -> c) ends at the name that is merged into nothing.
+            let mut target = j;
+            while let Some(&next) = into.get(&target) {
+                if next == i {
+                    break;
+                }
+                target = next;
+            }
+            let Some(&t) = new_index.get(&target) else {
+                continue;
+            };
+            let e = &self.entities[i];
+            merged[t].aliases.push(e.name.to_lowercase());
+            merged[t].links.extend(e.links.iter().cloned());
+            if e.kind == EntityKind::Person {
+                merged[t].kind = EntityKind::Person;
+            }
+        }
+        self.by_name.clear();
+        self.by_message.clear();
+        for (i, e) in merged.iter_mut().enumerate() {
+            e.aliases.sort();
+            e.aliases.dedup();
+            e.links
+                .sort_by(|a, b| a.unit_id.cmp(&b.unit_id).then(a.edge.cmp(&b.edge)));
+            e.links
+                .dedup_by(|a, b| a.unit_id == b.unit_id && a.edge == b.edge);
+            e.links
+                .sort_by_key(|l| (l.occurred_at.unwrap_or(l.recorded_at), l.unit_id.clone()));
+            self.by_name.insert(e.name.to_lowercase(), i);
+            for a in &e.aliases {
+                self.by_name.insert(a.clone(), i);
+            }
+            for l in &e.links {
+                let Some(sid) = &l.session_id else { continue };
+                for m in &l.message_ids {
+                    let v = self.by_message.entry((sid.clone(), m.clone())).or_default();
+                    if !v.iter().any(|&(x, k)| x == i && k == l.edge) {
+                        v.push((i, l.edge));
+                    }
+                }
+            }
+        }
+        self.entities = merged;
+    }
+
+    /// The entity a name or alias denotes (case-insensitive).
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.by_name.get(&name.trim().to_lowercase()).copied()
+    }
+
+    /// The entities a question names: its words and word pairs matched against the
+    /// space's names and aliases, possessives dropped ("Melanie's" is Melanie).
+    pub fn named_in(&self, query: &str) -> Vec<usize> {
+        let words: Vec<String> = query
+            .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+            .filter(|w| !w.is_empty())
+            .map(|w| strip_possessive(w).to_lowercase())
+            .collect();
+        let mut out = Vec::new();
+        let mut push = |i: usize| {
+            if !out.contains(&i) {
+                out.push(i);
+            }
+        };
+        for n in (1..=3).rev() {
+            for w in words.windows(n) {
+                let phrase = w.join(" ");
+                if n == 1 && (NOT_NAMES.contains(&phrase.as_str()) || phrase.len() < 3) {
+                    continue;
+                }
+                if let Some(i) = self.find(&phrase) {
+                    push(i);
+                }
+            }
+        }
+        out
+    }
+
+    /// The entities linked through a message (its speaker, the names it holds).
+    pub fn at_message(&self, session: &str, message: &str) -> &[(usize, EdgeKind)] {
+        self.by_message
+            .get(&(session.to_string(), message.to_string()))
+            .map_or(&[], |v| v.as_slice())
+    }
+
+    /// Entities other than `e` linked through the same messages as `e`'s visible links,
+    /// with how many such messages, strongest first (the second hop of recall).
+    pub fn co_mentioned(&self, e: usize, as_of: Option<Timestamp>) -> Vec<(usize, usize)> {
+        let mut n: HashMap<usize, usize> = HashMap::new();
+        for l in self.entities[e].links.iter().filter(|l| l.visible(as_of)) {
+            let Some(sid) = &l.session_id else { continue };
+            for m in &l.message_ids {
+                let mut here: HashSet<usize> = HashSet::new();
+                for &(o, _) in self.at_message(sid, m) {
+                    if o != e && here.insert(o) {
+                        *n.entry(o).or_default() += 1;
+                    }
+                }
+            }
+        }
+        let mut v: Vec<(usize, usize)> = n.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    }
+
+    /// What a listing says of entity `e` as of `as_of` (`None` when nothing of it is
+    /// visible then).
+    pub fn summary(&self, e: usize, as_of: Option<Timestamp>) -> Option<EntitySummary> {
+        let en = &self.entities[e];
+        let links: Vec<&Link> = en.links.iter().filter(|l| l.visible(as_of)).collect();
+        if links.is_empty() {
+            return None;
+        }
+        let sessions: HashSet<&str> = links
+            .iter()
+            .filter_map(|l| l.session_id.as_deref())
+            .collect();
+        let times: Vec<Timestamp> = links.iter().filter_map(|l| l.occurred_at).collect();
+        Some(EntitySummary {
+            name: en.name.clone(),
+            kind: en.kind,
+            aliases: en.aliases.clone(),
+            mention_count: links.len(),
+            sessions: sessions.len(),
+            first_seen: times.iter().min().copied(),
+            last_seen: times.iter().max().copied(),
+        })
+    }
+
+    /// Entity `e` with its mentions, relations (co-occurrence within a session, and
+    /// links through one message) and timeline, as of `as_of`.
+    pub fn detail(&self, e: usize, as_of: Option<Timestamp>) -> Option<EntityDetail> {
+        let summary = self.summary(e, as_of)?;
+        let links: Vec<&Link> = self.entities[e]
+            .links
+            .iter()
+            .filter(|l| l.visible(as_of))
+            .collect();
+        let mentions = links
+            .iter()
+            .map(|l| EntityMention {
+                unit_id: l.unit_id.clone(),
+                edge: l.edge,
+                session_id: l.session_id.clone(),
+                message_ids: l.message_ids.clone(),
+                surface: l.surface.clone(),
+                occurred_at: l.occurred_at,
+                recorded_at: l.recorded_at,
+            })
+            .collect();
+        let mut timeline: BTreeMap<String, TimelineEntry> = BTreeMap::new();
+        for l in &links {
+            let Some(sid) = &l.session_id else { continue };
+            let t = timeline.entry(sid.clone()).or_insert(TimelineEntry {
+                session_id: sid.clone(),
+                first: l.occurred_at,
+                mentions: 0,
+            });
+            t.mentions += 1;
+            t.first = match (t.first, l.occurred_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        let mut timeline: Vec<TimelineEntry> = timeline.into_values().collect();
+        timeline.sort_by(|a, b| a.first.cmp(&b.first).then(a.session_id.cmp(&b.session_id)));
+        Some(EntityDetail {
+            summary,
+            mentions,
+            relations: self.relations(e, as_of),
+            timeline,
+        })
+    }
+
+    fn relations(&self, e: usize, as_of: Option<Timestamp>) -> Vec<EntityRelation> {
+        let mine: HashSet<&str> = self.entities[e]
+            .links
+            .iter()
+            .filter(|l| l.visible(as_of))
+            .filter_map(|l| l.session_id.as_deref())
+            .collect();
+        let through: HashMap<usize, usize> = self.co_mentioned(e, as_of).into_iter().collect();
+        let mut out: Vec<EntityRelation> = Vec::new();
+        for (o, other) in self.entities.iter().enumerate() {
+            if o == e {
+                continue;
+            }
+            let shared: Vec<&Link> = other
+                .links
+                .iter()
+                .filter(|l| l.visible(as_of))
+                .filter(|l| l.session_id.as_deref().is_some_and(|s| mine.contains(s)))
+                .collect();
+            let sessions: HashSet<&str> = shared
+                .iter()
+                .filter_map(|l| l.session_id.as_deref())
+                .collect();
+            if sessions.is_empty() {
+                continue;
+            }
+            let times: Vec<Timestamp> = shared.iter().filter_map(|l| l.occurred_at).collect();
+            out.push(EntityRelation {
+                name: other.name.clone(),
+                kind: other.kind,
+                sessions: sessions.len(),
+                messages: through.get(&o).copied().unwrap_or(0),
+                first_seen: times.iter().min().copied(),
+                last_seen: times.iter().max().copied(),
+            });
+        }
+        out.sort_by(|a, b| {
+            (b.messages, b.sessions)
+                .cmp(&(a.messages, a.sessions))
+                .then(a.name.cmp(&b.name))
+        });
+        out
+    }
+}
+
+/// The text of a unit names are read from: a fact's subject (what it is about), a
+/// turn's text.
+fn mention_text(u: &Unit) -> String {
+    match &u.detail {
+        Some(UnitDetail::Fact(f)) => f.subject.clone(),
+        _ => u.text.clone(),
+    }
+}
+
+/// Whether `long` is a longer name that `short` starts ("melanie" for "mel", "john
+/// smith" for "john") or, among several words, ends.
+fn starts_name(long: &str, short: &str) -> bool {
+    // A single name closing a longer one: a surname, a project's own name ("Smith" of
+    // "John Smith", "Atlas" of "Project Atlas").
+    if long.contains(' ') && !short.contains(' ') && long.ends_with(&format!(" {short}")) {
+        return true;
+    }
+    long.len() > short.len()
+        && long.starts_with(short)
+        && (long.contains(' ') || !short.contains(' '))
+        && (long.as_bytes().get(short.len()) == Some(&b' ') || !long.contains(' '))
+}
+
+fn strip_possessive(w: &str) -> &str {
+    w.strip_suffix("'s")
+        .or_else(|| w.strip_suffix("’s"))
+        .or_else(|| w.strip_suffix('\''))
+        .unwrap_or(w)
+}
+
+fn kind_of(n: &Found) -> EntityKind {
+    let lower = n.name.to_lowercase();
+    if lower.split(' ').any(|w| ORG_WORDS.contains(&w)) {
+        EntityKind::Organization
+    } else if n.after.as_deref().is_some_and(|a| PLACE_CUES.contains(&a)) {
+        EntityKind::Place
+    } else {
+        EntityKind::Thing
+    }
+}
+
+/// Capitalized words and runs of them in `text` (a run may hold "of": "Bank of
+/// America"), with whether the run opens a sentence and the word before it.
+fn names_in(text: &str) -> Vec<Found> {
+    let mut out = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    let mut run_start = false;
+    let mut run_after: Option<String> = None;
+    let mut at_start = true;
+    let mut prev: Option<String> = None;
+    let flush = |run: &mut Vec<&str>, start: bool, after: &Option<String>, out: &mut Vec<Found>| {
+        while run.last().is_some_and(|w| *w == "of") {
+            run.pop();
+        }
+        if !run.is_empty() {
+            out.push(Found {
+                name: run.join(" "),
+                at_start: start,
+                after: after.clone(),
+            });
+        }
+        run.clear();
+    };
+    for raw in text.split_whitespace() {
+        let ends = raw.ends_with(['.', '!', '?', ':', ';']) || raw.ends_with("\"");
+        let word = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’');
+        let word = strip_possessive(word);
+        let cap = word.chars().next().is_some_and(|c| c.is_uppercase())
+            && word.chars().count() >= 2
+            && !NOT_NAMES.contains(&word.to_lowercase().as_str())
+            && word
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '-' || c == '\'');
+        if cap {
+            if run.is_empty() {
+                run_start = at_start;
+                run_after = prev.clone();
+            }
+            run.push(word);
+        } else if word == "of" && !run.is_empty() {
+            run.push("of");
+        } else {
+            flush(&mut run, run_start, &run_after, &mut out);
+        }
+        // Punctuation inside a run ends it ("Paris, Rome" are two names).
+        if raw.ends_with([',', ')']) || ends {
+            flush(&mut run, run_start, &run_after, &mut out);
+        }
+        at_start = ends || raw.is_empty();
+        prev = Some(word.to_lowercase());
+    }
+    flush(&mut run, run_start, &run_after, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(t: &str) -> Vec<(String, bool)> {
+        names_in(t)
+            .into_iter()
+            .map(|f| (f.name, f.at_start))
+            .collect()
+    }
+
+    #[test]
+    fn capitalized_runs_are_names_and_sentence_starts_are_marked() {
+        assert_eq!(
+            names("Lately I met John Smith in New York. Paris was fun"),
+            vec![
+                ("Lately".to_string(), true),
+                ("John Smith".to_string(), false),
+                ("New York".to_string(), false),
+                ("Paris".to_string(), true)
+            ]
+        );
+        assert_eq!(
+            names("I love Bank of America's app")[0].0,
+            "Bank of America"
+        );
+        assert_eq!(names("Mel, Caroline and me")[0].0, "Mel");
+    }
+
+    #[test]
+    fn a_short_name_starting_a_longer_one_is_its_alias() {
+        assert!(starts_name("melanie", "mel"));
+        assert!(starts_name("john smith", "john"));
+        assert!(!starts_name("johnson smith", "john smith"));
+        assert!(!starts_name("mel", "mel"));
+        assert!(starts_name("project atlas", "atlas"));
+        assert!(!starts_name("project atlas", "las"));
+    }
+}
