@@ -279,8 +279,18 @@ fn needle_pair(k: usize) -> (&'static str, &'static str) {
     (PEOPLE[r], ATTRIBUTES[(q + r) % ATTRIBUTES.len()])
 }
 
-/// Session `i` of the history; `needle` replaces its fourth user turn.
-pub fn session(i: usize, seed: u64, needle: Option<&str>, needles: usize) -> SessionInput {
+/// Session `i` of the history; `needle` replaces its fourth user turn. `distinct` ends
+/// every message with a code of its own (`#s12m3`: session 12, message 3), so no two
+/// messages, rounds or episodes of the history share a text: the templates alone repeat
+/// (a 1M-unit history holds ~39k distinct texts), which leaves the vector index far
+/// smaller than the space.
+pub fn session(
+    i: usize,
+    seed: u64,
+    needle: Option<&str>,
+    needles: usize,
+    distinct: bool,
+) -> SessionInput {
     let mut r = Rng::new(seed, i as u64);
     let start =
         chrono::DateTime::from_timestamp(1_640_995_200 + i as i64 * 5_400, 0).unwrap_or_default();
@@ -295,12 +305,13 @@ pub fn session(i: usize, seed: u64, needle: Option<&str>, needles: usize) -> Ses
                 user = n.to_string();
             }
         }
+        let mut reply = assistant_turn(&mut r);
+        if distinct {
+            user = format!("{user} #s{i}m{}", 2 * round);
+            reply = format!("{reply} #s{i}m{}", 2 * round + 1);
+        }
         messages.push(message(2 * round, Role::User, user));
-        messages.push(message(
-            2 * round + 1,
-            Role::Assistant,
-            assistant_turn(&mut r),
-        ));
+        messages.push(message(2 * round + 1, Role::Assistant, reply));
     }
     SessionInput {
         id: format!("s{i:07}"),
@@ -368,11 +379,11 @@ mod tests {
                 n.session
             );
             let i: usize = n.session[1..].parse().unwrap();
-            let s = session(i, 3, Some(&n.statement), 20);
+            let s = session(i, 3, Some(&n.statement), 20, false);
             assert_eq!(s.messages[6].text, n.statement);
         }
         for i in 0..sessions {
-            let s = session(i, 3, None, 20);
+            let s = session(i, 3, None, 20, false);
             assert!(s.messages.iter().all(|m| !is_needle_pair(&m.text, 20)));
         }
     }
@@ -386,10 +397,30 @@ mod tests {
 
     #[test]
     fn generation_is_deterministic_per_session() {
-        assert_eq!(session(17, 5, None, 10), session(17, 5, None, 10));
-        assert_ne!(
-            session(17, 5, None, 10).messages,
-            session(18, 5, None, 10).messages
+        assert_eq!(
+            session(17, 5, None, 10, false),
+            session(17, 5, None, 10, false)
         );
+        assert_ne!(
+            session(17, 5, None, 10, false).messages,
+            session(18, 5, None, 10, false).messages
+        );
+    }
+
+    #[test]
+    fn distinct_history_repeats_no_text_and_keeps_the_needle() {
+        let texts = |distinct| {
+            (0..200)
+                .flat_map(|i| session(i, 5, None, 10, distinct).messages)
+                .map(|m| m.text)
+                .collect::<Vec<_>>()
+        };
+        let unique = |t: &[String]| t.iter().collect::<std::collections::HashSet<_>>().len();
+        let (plain, distinct) = (texts(false), texts(true));
+        assert!(unique(&plain) < plain.len(), "the templates repeat");
+        assert_eq!(unique(&distinct), distinct.len());
+        let s = session(4, 5, Some("my sister's wifi password is x"), 10, true);
+        assert_eq!(s.messages[6].text, "my sister's wifi password is x #s4m6");
+        assert!(distinct[0].starts_with(&plain[0]));
     }
 }

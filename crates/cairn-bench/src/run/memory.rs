@@ -1,10 +1,12 @@
 //! The memory under test, opened as a user would (the public `cairn` API), and the
 //! embedding calls the option scorer makes through the memory's own embedder.
+use super::hashed::HashedEmbedder;
 use crate::env;
 use anyhow::Context as _;
 use cairn::{Memory, MemoryConfig};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Opens the run's memory in `data_dir`: the embedding cache (`--cache`, else the shared
 /// default) and engine settings (`--memory-config`, else stock). Returns the memory, the
@@ -25,6 +27,39 @@ pub fn open_memory_in(
     cache: Option<&Path>,
     memory_config: Option<&Path>,
 ) -> anyhow::Result<(Memory, Option<PathBuf>, serde_json::Value)> {
+    let (config, cache, settings) = bench_config(store, cache, memory_config)?;
+    let memory = Memory::open_with(data_dir, config).map_err(|e| open_error(data_dir, e))?;
+    Ok((memory, cache, settings))
+}
+
+/// [`open_memory_in`] with the scale bench's hashed embedder ([`HashedEmbedder`], seeded
+/// by `seed`) in place of the model's vectors; the model still counts tokens.
+pub fn open_memory_hashed(
+    data_dir: &Path,
+    store: Option<&str>,
+    cache: Option<&Path>,
+    memory_config: Option<&Path>,
+    seed: u64,
+) -> anyhow::Result<(Memory, Option<PathBuf>, serde_json::Value)> {
+    let (config, cache, settings) = bench_config(store, cache, memory_config)?;
+    let tokens = cairn_embed::BertEmbedder::load(&config.embed)
+        .map_err(|e| open_error(data_dir, cairn::Error::from(e)))?;
+    let embedder = Arc::new(HashedEmbedder::new(seed, Arc::new(tokens)));
+    let memory = match config.store.clone() {
+        Some(url) => Memory::open_postgres_with_embedder(&url, data_dir, config, embedder),
+        None => Memory::open_with_embedder(data_dir, config, embedder),
+    }
+    .map_err(|e| open_error(data_dir, e))?;
+    Ok((memory, cache, settings))
+}
+
+/// The configuration a bench opens its memory with, the cache path and the settings in
+/// force.
+fn bench_config(
+    store: Option<&str>,
+    cache: Option<&Path>,
+    memory_config: Option<&Path>,
+) -> anyhow::Result<(MemoryConfig, Option<PathBuf>, serde_json::Value)> {
     let cache = cache
         .map(Path::to_path_buf)
         .or_else(env::default_embedding_cache);
@@ -48,16 +83,17 @@ pub fn open_memory_in(
     // haystacks is embedded once.
     config.engine.purge_cache_on_forget = false;
     config.engine.share_embedding_cache = true;
-    let memory_settings = serde_json::json!({"embed": &config.embed, "engine": &config.engine});
-    let memory = Memory::open_with(data_dir, config).map_err(|e| {
-        let hint = if matches!(e, cairn::Error::Model(_)) {
-            " (install the embedding model with ./scripts/setup.sh, or set CAIRN_MODEL_DIR)"
-        } else {
-            ""
-        };
-        anyhow::anyhow!("opening the memory in {}: {e}{hint}", data_dir.display())
-    })?;
-    Ok((memory, cache, memory_settings))
+    let settings = serde_json::json!({"embed": &config.embed, "engine": &config.engine});
+    Ok((config, cache, settings))
+}
+
+fn open_error(data_dir: &Path, e: cairn::Error) -> anyhow::Error {
+    let hint = if matches!(e, cairn::Error::Model(_)) {
+        " (install the embedding model with ./scripts/setup.sh, or set CAIRN_MODEL_DIR)"
+    } else {
+        ""
+    };
+    anyhow::anyhow!("opening the memory in {}: {e}{hint}", data_dir.display())
 }
 
 /// Embeds `texts` in one call of the memory's embedder (none for no texts).
