@@ -87,9 +87,10 @@ pub struct ScaleBenchArgs {
     /// quality.
     #[arg(long, value_enum, default_value_t = ScaleEmbedder::Model)]
     pub embedder: ScaleEmbedder,
-    /// End every generated message with a code of its own, so no text (and no vector)
-    /// of the history repeats: the templates alone give a 1M-unit space ~39k distinct
-    /// vectors.
+    /// End every generated message with a code of its own and name the two speakers
+    /// instead of giving roles, so no text (and no vector) of the history repeats and
+    /// every turn and round is embedded: about one distinct vector per unit (the
+    /// templates alone give a 1M-unit space ~39k distinct vectors).
     #[arg(long)]
     pub distinct_text: bool,
 }
@@ -488,7 +489,10 @@ fn run_meta(args: &ScaleBenchArgs, dir: &Path, m: &Memory, cache: Option<&Path>)
         meta.dataset_notes.push(
             "Distinct text (`--distinct-text`): every message ends with a code of its own \
                 (`#s12m3`: session 12, message 3), so no message, round or episode repeats \
-                a text."
+                a text, and the two sides are named speakers (`Alex`, `Assistant`) instead \
+                of the user and assistant roles, so every turn and every round is embedded \
+                by a text of its own (with roles, only user turns are embedded and a round \
+                shares its user turn's vector): about one distinct vector per unit."
                 .into(),
         );
     }

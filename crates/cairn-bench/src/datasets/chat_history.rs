@@ -279,11 +279,15 @@ fn needle_pair(k: usize) -> (&'static str, &'static str) {
     (PEOPLE[r], ATTRIBUTES[(q + r) % ATTRIBUTES.len()])
 }
 
-/// Session `i` of the history; `needle` replaces its fourth user turn. `distinct` ends
-/// every message with a code of its own (`#s12m3`: session 12, message 3), so no two
-/// messages, rounds or episodes of the history share a text: the templates alone repeat
-/// (a 1M-unit history holds ~39k distinct texts), which leaves the vector index far
-/// smaller than the space.
+/// Session `i` of the history; `needle` replaces its fourth user turn.
+///
+/// `distinct` makes the history a space of distinct vectors: every message ends with a
+/// code of its own (`#s12m3`: session 12, message 3), so no two texts repeat (the
+/// templates alone give a 1M-unit history ~39k distinct texts), and the two sides are
+/// named speakers (`Alex`, `Assistant`) instead of roles. With roles, only user turns
+/// are embedded and a round is embedded by its user turn's text, so a session holds 8
+/// distinct vectors for ~28 units; with named speakers every turn and every round has a
+/// text of its own (24 per session), about one distinct vector per unit.
 pub fn session(
     i: usize,
     seed: u64,
@@ -310,8 +314,16 @@ pub fn session(
             user = format!("{user} #s{i}m{}", 2 * round);
             reply = format!("{reply} #s{i}m{}", 2 * round + 1);
         }
-        messages.push(message(2 * round, Role::User, user));
-        messages.push(message(2 * round + 1, Role::Assistant, reply));
+        let mut user = message(2 * round, Role::User, user);
+        let mut reply = message(2 * round + 1, Role::Assistant, reply);
+        if distinct {
+            for (m, name) in [(&mut user, "Alex"), (&mut reply, "Assistant")] {
+                m.role = None;
+                m.speaker = Some(name.into());
+            }
+        }
+        messages.push(user);
+        messages.push(reply);
     }
     SessionInput {
         id: format!("s{i:07}"),
@@ -421,6 +433,8 @@ mod tests {
         assert_eq!(unique(&distinct), distinct.len());
         let s = session(4, 5, Some("my sister's wifi password is x"), 10, true);
         assert_eq!(s.messages[6].text, "my sister's wifi password is x #s4m6");
+        assert_eq!(s.messages[6].speaker.as_deref(), Some("Alex"));
+        assert_eq!(s.messages[6].role, None);
         assert!(distinct[0].starts_with(&plain[0]));
     }
 }
