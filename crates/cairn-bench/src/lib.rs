@@ -106,6 +106,15 @@ pub enum BenchCommand {
     /// files `scripts/bench-side-by-side.py` gives ChromaDB and LanceDB): build time,
     /// single-threaded query latency, recall@k against the exact answers.
     Ann(benches::ann::AnnBenchArgs),
+    /// Draw the latency plot of `bench scale` over the points of several runs (for
+    /// instance the 10k-1M run and a distinct-vector point) into one SVG.
+    ScalePlot {
+        #[arg(required = true, value_name = "RUN_DIR")]
+        runs: Vec<PathBuf>,
+        /// The SVG file to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
     /// Print a markdown table comparing finished runs (folders holding summary.json).
     Report {
         #[arg(required = true, value_name = "RUN_DIR")]
@@ -134,6 +143,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::TrajectoriesScale(args) => benches::trajectories_scale::run(&args),
         BenchCommand::Scale(args) => benches::scale::run(&args),
         BenchCommand::Ann(args) => benches::ann::run(&args),
+        BenchCommand::ScalePlot { runs, out } => benches::scale::plot(&runs, &out),
         BenchCommand::Report { runs } => {
             print!("{}", report::retrieval::compare(&runs)?);
             Ok(())

@@ -397,6 +397,27 @@ pub(crate) fn run(args: &ScaleBenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `cairn bench scale-plot`: one latency plot over the points of several runs.
+pub(crate) fn plot(runs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
+    let mut points = Vec::new();
+    for dir in runs {
+        let file = dir.join("results.jsonl");
+        let (mut p, bad) = read_jsonl::<ScalePoint>(&file)?;
+        if bad > 0 || p.is_empty() {
+            bail!(
+                "{}: {bad} lines are not points, {} are",
+                file.display(),
+                p.len()
+            );
+        }
+        points.append(&mut p);
+    }
+    std::fs::write(out, render_plot(&points))
+        .with_context(|| format!("writing {}", out.display()))?;
+    eprintln!("wrote {} ({} points)", out.display(), points.len());
+    Ok(())
+}
+
 /// Measures every (store, size) not yet in `points`, smallest size first, appending each
 /// to `results` as soon as it is measured; the run's record (from the first memory
 /// opened), or none when nothing was opened.

@@ -307,14 +307,14 @@ mod tests {
         b.units = 100_000;
         let mut c = a.clone();
         c.store = "postgres".into();
-        let svg = render_plot(&[a, b, c]);
+        let svg = render_plot(&[a, b.clone(), c]);
         assert_eq!(svg.matches("<polyline").count(), 4);
         assert!(svg.contains("postgres p99"));
         let mut d = ScalePoint::empty("embedded", 1_000_000, 1);
         d.units = 1_000_000;
         d.embedder = "hashed".into();
         d.distinct_text = true;
-        let svg = render_plot(&[b.clone(), d]);
+        let svg = render_plot(&[b, d]);
         assert_eq!(svg.matches("<polyline").count(), 4);
         assert!(svg.contains("embedded (hashed embedder, distinct text) p50"));
     }
