@@ -134,3 +134,75 @@ pub(crate) fn run(args: &AnnBenchArgs) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_f32(path: &Path, rows: &[Vec<f32>]) {
+        let bytes: Vec<u8> = rows
+            .iter()
+            .flatten()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    #[test]
+    fn measures_the_store_index_against_the_exact_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let dim = 8;
+        let unit = |i: usize| {
+            let v: Vec<f32> = (0..dim)
+                .map(|d| ((i + 1) as f32 * (d + 3) as f32 * 0.71).sin())
+                .collect();
+            let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+            v.into_iter().map(|a| a / n).collect::<Vec<f32>>()
+        };
+        let rows: Vec<Vec<f32>> = (0..300).map(unit).collect();
+        let queries: Vec<Vec<f32>> = (1000..1020).map(unit).collect();
+        let k = 5;
+        let mut truth = Vec::new();
+        for q in &queries {
+            let mut scored: Vec<(f32, usize)> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.iter().zip(q).map(|(a, b)| a * b).sum(), i))
+                .collect();
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+            truth.extend(scored[..k].iter().map(|s| s.1 as i32));
+        }
+        let (v, q, t, out) = (
+            dir.path().join("v.f32"),
+            dir.path().join("q.f32"),
+            dir.path().join("t.i32"),
+            dir.path().join("out.json"),
+        );
+        write_f32(&v, &rows);
+        write_f32(&q, &queries);
+        let tb: Vec<u8> = truth.iter().flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(&t, tb).unwrap();
+        let mut args = AnnBenchArgs {
+            vectors: v,
+            queries: q,
+            truth: t.clone(),
+            dim,
+            k,
+            out: Some(out.clone()),
+        };
+        run(&args).unwrap();
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(r["vectors"], 300);
+        assert_eq!(r["queries"], 20);
+        assert_eq!(r["latency_ms"]["n"], 20);
+        let recall = r["recall_at_k"].as_f64().unwrap();
+        assert!(recall >= 0.9, "recall@5 {recall}");
+        // A truth file of the wrong shape is refused, naming the file.
+        std::fs::write(&t, [0u8; 12]).unwrap();
+        let err = run(&args).unwrap_err().to_string();
+        assert!(err.contains("t.i32"), "{err}");
+        args.dim = 7;
+        assert!(run(&args).is_err(), "rows of another width are refused");
+    }
+}

@@ -154,7 +154,14 @@ pub fn render_methodology(s: &ScaleBenchSummary) -> String {
 /// Latency (p50 and p99, query embedding included) against units, log-log, one line per
 /// store and percentile.
 pub fn render_plot(points: &[ScalePoint]) -> String {
-    let (w, h, l, r, t, b) = (720.0, 440.0, 70.0, 170.0, 30.0, 60.0);
+    // The legend's column widens for the longer names of points made another way.
+    let r = if points.iter().any(|p| !p.variant().is_empty()) {
+        360.0
+    } else {
+        170.0
+    };
+    let (h, l, t, b) = (440.0, 70.0, 30.0, 60.0);
+    let w = l + 480.0 + r;
     let (pw, ph) = (w - l - r, h - t - b);
     let xs: Vec<f64> = points
         .iter()
@@ -229,8 +236,9 @@ pub fn render_plot(points: &[ScalePoint]) -> String {
         l + pw / 2.0,
         h - 15.0
     );
-    // One series per store, way of making the vectors, and percentile.
-    let mut series: BTreeMap<(String, String, &str), Vec<(f64, f64)>> = BTreeMap::new();
+    // One series per (store, way of making the vectors, percentile): log-log points.
+    type Series<'a> = BTreeMap<(String, String, &'a str), Vec<(f64, f64)>>;
+    let mut series: Series = BTreeMap::new();
     for p in points {
         let x = (p.units.max(1) as f64).log10();
         for (name, v) in [("p50", p.latency_ms.p50), ("p99", p.latency_ms.p99)] {
