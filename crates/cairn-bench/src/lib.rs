@@ -28,7 +28,11 @@
 //! `cairn::formats` loaders), never engine internals (ranking, stores, embedders): what
 //! the bench measures is what a user gets. Beside it the crate links `cairn-llm` (the
 //! reader and judge of QA rows, optional at run time) and `cairn-load` (its latency
-//! statistics).
+//! statistics). Two exceptions, each for one bench and on purpose: `cairn bench ann`
+//! measures `cairn-store`'s HNSW index alone (the same code the embedded store runs, to
+//! compare it with other vector stores on the same vectors), and `cairn bench scale
+//! --embedder hashed` hands the memory a cheap seeded embedder (`run::hashed`, over
+//! `cairn-embed`'s trait) to fill a space with a million distinct vectors.
 //!
 //! The CLI embeds [`BenchCommand`] as `cairn bench <subcommand>` and calls [`run`]:
 //! ```no_run
@@ -98,6 +102,19 @@ pub enum BenchCommand {
     /// units on the embedded store and/or PostgreSQL; ingest, footprint, latency and
     /// recall of planted needles.
     Scale(benches::scale::ScaleBenchArgs),
+    /// The embedded store's HNSW index alone on vectors and queries from files (the same
+    /// files `scripts/bench-side-by-side.py` gives ChromaDB and LanceDB): build time,
+    /// single-threaded query latency, recall@k against the exact answers.
+    Ann(benches::ann::AnnBenchArgs),
+    /// Draw the latency plot of `bench scale` over the points of several runs (for
+    /// instance the 10k-1M run and a distinct-vector point) into one SVG.
+    ScalePlot {
+        #[arg(required = true, value_name = "RUN_DIR")]
+        runs: Vec<PathBuf>,
+        /// The SVG file to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
     /// Print a markdown table comparing finished runs (folders holding summary.json).
     Report {
         #[arg(required = true, value_name = "RUN_DIR")]
@@ -125,6 +142,8 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::LmeV2(args) => benches::lme_v2::run(&args),
         BenchCommand::TrajectoriesScale(args) => benches::trajectories_scale::run(&args),
         BenchCommand::Scale(args) => benches::scale::run(&args),
+        BenchCommand::Ann(args) => benches::ann::run(&args),
+        BenchCommand::ScalePlot { runs, out } => benches::scale::plot(&runs, &out),
         BenchCommand::Report { runs } => {
             print!("{}", report::retrieval::compare(&runs)?);
             Ok(())

@@ -28,7 +28,7 @@ pub use enrich::SqliteEnrichmentStore;
 pub use records::SqliteRecordStore;
 pub use text::TantivyTextIndex;
 pub use vectors::{
-    AnnVectorIndex, ExactVectorIndex, SpaceVectors, SqliteVectorIndex, ANN_THRESHOLD,
+    AnnVectorIndex, ExactBuilder, ExactVectorIndex, SpaceVectors, SqliteVectorIndex, ANN_THRESHOLD,
 };
 
 use cairn_core::StoreError;

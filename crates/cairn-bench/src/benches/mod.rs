@@ -2,6 +2,7 @@
 //! dataset ([`crate::datasets`]), a protocol ([`crate::protocol`] or its own loop over
 //! [`crate::run`]), scoring ([`crate::scoring`]), records ([`crate::records`]) and a
 //! report with its methodology template ([`crate::report`]).
+pub mod ann;
 pub mod evermembench;
 pub mod friendsqa;
 pub mod lme_v2;

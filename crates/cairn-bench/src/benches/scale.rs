@@ -19,7 +19,9 @@ use crate::records::{read_jsonl, ResultsFile};
 use crate::report::scale::{
     point_line, render_methodology, render_plot, render_summary, ScaleBenchSummary,
 };
-use crate::run::{arm_stop, check_label, open_memory_in, stopped, RunFolder, RunMeta};
+use crate::run::{
+    arm_stop, check_label, open_memory_hashed, open_memory_in, stopped, RunFolder, RunMeta,
+};
 use anyhow::{bail, Context as _};
 use cairn::{Memory, RecallOptions, SessionInput};
 use cairn_load::stats::percentiles;
@@ -78,6 +80,26 @@ pub struct ScaleBenchArgs {
     /// Engine settings (a `cairn.toml`) for experiments; recorded in METHODOLOGY.md.
     #[arg(long, value_name = "FILE")]
     pub memory_config: Option<PathBuf>,
+    /// Where the vectors come from: the embedding `model`, or `hashed`, a seeded cheap
+    /// embedder of this bench only (word feature hashing into the model's dimensions;
+    /// token counts still from the model's tokenizer) that fills a space of a million
+    /// distinct vectors in minutes. Hashed vectors measure the store, not retrieval
+    /// quality.
+    #[arg(long, value_enum, default_value_t = ScaleEmbedder::Model)]
+    pub embedder: ScaleEmbedder,
+    /// End every generated message with a code of its own and name the two speakers
+    /// instead of giving roles, so no text (and no vector) of the history repeats and
+    /// every turn and round is embedded: about one distinct vector per unit (the
+    /// templates alone give a 1M-unit space ~39k distinct vectors).
+    #[arg(long)]
+    pub distinct_text: bool,
+}
+
+/// `cairn bench scale --embedder`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScaleEmbedder {
+    Model,
+    Hashed,
 }
 
 impl ScaleBenchArgs {
@@ -111,8 +133,24 @@ impl Ctx<'_> {
             _ => (self.dir.join("data").join("postgres-local"), Some(store)),
         };
         std::fs::create_dir_all(&data_dir)?;
-        let (m, _, _) = open_memory_in(&data_dir, url, cache, self.args.memory_config.as_deref())?;
+        let config = self.args.memory_config.as_deref();
+        let (m, _, _) = match self.args.embedder {
+            ScaleEmbedder::Model => open_memory_in(&data_dir, url, cache, config)?,
+            ScaleEmbedder::Hashed => {
+                open_memory_hashed(&data_dir, url, cache, config, self.args.seed)?
+            }
+        };
         Ok(m)
+    }
+
+    /// An empty point that names how its vectors are made.
+    fn point(&self, kind: &str, size: usize, needles: usize) -> ScalePoint {
+        let mut p = ScalePoint::empty(kind, size, needles);
+        if self.args.embedder == ScaleEmbedder::Hashed {
+            p.embedder = "hashed".into();
+        }
+        p.distinct_text = self.args.distinct_text;
+        p
     }
 
     fn space(size: usize) -> String {
@@ -148,7 +186,7 @@ impl Ctx<'_> {
             indicatif::ProgressDrawTarget::stderr(),
         );
         pb.set_message(format!("{kind} {size}"));
-        let mut p = ScalePoint::empty(kind, size, needles.len());
+        let mut p = self.point(kind, size, needles.len());
         let t = Instant::now();
         const BATCH: usize = 64;
         let last_needle = needles
@@ -169,6 +207,7 @@ impl Ctx<'_> {
                         args.seed,
                         by_session.get(id.as_str()).copied(),
                         args.needles,
+                        args.distinct_text,
                     )
                 })
                 .collect();
@@ -199,7 +238,7 @@ impl Ctx<'_> {
                 --keep-data first)"
             )
         })?;
-        let mut p = ScalePoint::empty(kind, size, needles.len());
+        let mut p = self.point(kind, size, needles.len());
         p.units = stats.units;
         p.sessions = stats.sessions;
         p.ingest_skipped = true;
@@ -358,6 +397,27 @@ pub(crate) fn run(args: &ScaleBenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `cairn bench scale-plot`: one latency plot over the points of several runs.
+pub(crate) fn plot(runs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
+    let mut points = Vec::new();
+    for dir in runs {
+        let file = dir.join("results.jsonl");
+        let (mut p, bad) = read_jsonl::<ScalePoint>(&file)?;
+        if bad > 0 || p.is_empty() {
+            bail!(
+                "{}: {bad} lines are not points, {} are",
+                file.display(),
+                p.len()
+            );
+        }
+        points.append(&mut p);
+    }
+    std::fs::write(out, render_plot(&points))
+        .with_context(|| format!("writing {}", out.display()))?;
+    eprintln!("wrote {} ({} points)", out.display(), points.len());
+    Ok(())
+}
+
 /// Measures every (store, size) not yet in `points`, smallest size first, appending each
 /// to `results` as soon as it is measured; the run's record (from the first memory
 /// opened), or none when nothing was opened.
@@ -446,6 +506,37 @@ fn run_meta(args: &ScaleBenchArgs, dir: &Path, m: &Memory, cache: Option<&Path>)
         "Stores are measured one after the other on one machine; PostgreSQL runs on the same 2 \
             cores as the bench.".into(),
     ];
+    if args.distinct_text {
+        meta.dataset_notes.push(
+            "Distinct text (`--distinct-text`): every message ends with a code of its own \
+                (`#s12m3`: session 12, message 3), so no message, round or episode repeats \
+                a text, and the two sides are named speakers (`Alex`, `Assistant`) instead \
+                of the user and assistant roles, so every turn and every round is embedded \
+                by a text of its own (with roles, only user turns are embedded and a round \
+                shares its user turn's vector): about one distinct vector per unit."
+                .into(),
+        );
+    }
+    if args.embedder == ScaleEmbedder::Hashed {
+        meta.dataset_notes.push(format!(
+            "Vectors from the bench's hashed embedder (`--embedder hashed`, seed {}), not \
+                the model: each lowercased word token adds +-1 to one of the model's {} \
+                dimensions (bucket and sign from a seeded hash of the word), then the \
+                vector is scaled to unit length; token counts (budgets) still come from the \
+                model's tokenizer, and the query is embedded the same way. Texts that share \
+                words are near each other; meaning is not captured, so these points measure \
+                the store (index size, build, latency, memory), not retrieval quality.",
+            args.seed,
+            m.embedder().dim()
+        ));
+        meta.limitations.push(
+            "Hashed vectors are far cheaper to compute than the model's (the query's \
+                embedding costs microseconds instead of ~8 ms), so latency with the query \
+                embedding included is lower than with the model; the figures without \
+                embedding compare with the model's points."
+                .into(),
+        );
+    }
     meta
 }
 

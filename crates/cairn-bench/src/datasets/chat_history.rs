@@ -280,7 +280,21 @@ fn needle_pair(k: usize) -> (&'static str, &'static str) {
 }
 
 /// Session `i` of the history; `needle` replaces its fourth user turn.
-pub fn session(i: usize, seed: u64, needle: Option<&str>, needles: usize) -> SessionInput {
+///
+/// `distinct` makes the history a space of distinct vectors: every message ends with a
+/// code of its own (`#s12m3`: session 12, message 3), so no two texts repeat (the
+/// templates alone give a 1M-unit history ~39k distinct texts), and the two sides are
+/// named speakers (`Alex`, `Assistant`) instead of roles. With roles, only user turns
+/// are embedded and a round is embedded by its user turn's text, so a session holds 8
+/// distinct vectors for ~28 units; with named speakers every turn and every round has a
+/// text of its own (24 per session), about one distinct vector per unit.
+pub fn session(
+    i: usize,
+    seed: u64,
+    needle: Option<&str>,
+    needles: usize,
+    distinct: bool,
+) -> SessionInput {
     let mut r = Rng::new(seed, i as u64);
     let start =
         chrono::DateTime::from_timestamp(1_640_995_200 + i as i64 * 5_400, 0).unwrap_or_default();
@@ -295,12 +309,21 @@ pub fn session(i: usize, seed: u64, needle: Option<&str>, needles: usize) -> Ses
                 user = n.to_string();
             }
         }
-        messages.push(message(2 * round, Role::User, user));
-        messages.push(message(
-            2 * round + 1,
-            Role::Assistant,
-            assistant_turn(&mut r),
-        ));
+        let mut reply = assistant_turn(&mut r);
+        if distinct {
+            user = format!("{user} #s{i}m{}", 2 * round);
+            reply = format!("{reply} #s{i}m{}", 2 * round + 1);
+        }
+        let mut user = message(2 * round, Role::User, user);
+        let mut reply = message(2 * round + 1, Role::Assistant, reply);
+        if distinct {
+            for (m, name) in [(&mut user, "Alex"), (&mut reply, "Assistant")] {
+                m.role = None;
+                m.speaker = Some(name.into());
+            }
+        }
+        messages.push(user);
+        messages.push(reply);
     }
     SessionInput {
         id: format!("s{i:07}"),
@@ -368,11 +391,11 @@ mod tests {
                 n.session
             );
             let i: usize = n.session[1..].parse().unwrap();
-            let s = session(i, 3, Some(&n.statement), 20);
+            let s = session(i, 3, Some(&n.statement), 20, false);
             assert_eq!(s.messages[6].text, n.statement);
         }
         for i in 0..sessions {
-            let s = session(i, 3, None, 20);
+            let s = session(i, 3, None, 20, false);
             assert!(s.messages.iter().all(|m| !is_needle_pair(&m.text, 20)));
         }
     }
@@ -386,10 +409,32 @@ mod tests {
 
     #[test]
     fn generation_is_deterministic_per_session() {
-        assert_eq!(session(17, 5, None, 10), session(17, 5, None, 10));
-        assert_ne!(
-            session(17, 5, None, 10).messages,
-            session(18, 5, None, 10).messages
+        assert_eq!(
+            session(17, 5, None, 10, false),
+            session(17, 5, None, 10, false)
         );
+        assert_ne!(
+            session(17, 5, None, 10, false).messages,
+            session(18, 5, None, 10, false).messages
+        );
+    }
+
+    #[test]
+    fn distinct_history_repeats_no_text_and_keeps_the_needle() {
+        let texts = |distinct| {
+            (0..200)
+                .flat_map(|i| session(i, 5, None, 10, distinct).messages)
+                .map(|m| m.text)
+                .collect::<Vec<_>>()
+        };
+        let unique = |t: &[String]| t.iter().collect::<std::collections::HashSet<_>>().len();
+        let (plain, distinct) = (texts(false), texts(true));
+        assert!(unique(&plain) < plain.len(), "the templates repeat");
+        assert_eq!(unique(&distinct), distinct.len());
+        let s = session(4, 5, Some("my sister's wifi password is x"), 10, true);
+        assert_eq!(s.messages[6].text, "my sister's wifi password is x #s4m6");
+        assert_eq!(s.messages[6].speaker.as_deref(), Some("Alex"));
+        assert_eq!(s.messages[6].role, None);
+        assert!(distinct[0].starts_with(&plain[0]));
     }
 }

@@ -41,6 +41,27 @@ pub struct ScalePoint {
     /// Measured with `--queries-only`: the ingest fields are empty.
     #[serde(default)]
     pub ingest_skipped: bool,
+    /// `hashed` when the vectors came from the bench's seeded word-hashing embedder
+    /// (`--embedder hashed`); empty for the embedding model.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub embedder: String,
+    /// Every message ended with a code of its own (`--distinct-text`), so the space's
+    /// texts, and vectors, do not repeat.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub distinct_text: bool,
+}
+
+impl ScalePoint {
+    /// How the point's vectors were made, for tables and plot legends: empty for the
+    /// model over the repeating history.
+    pub fn variant(&self) -> String {
+        match (self.embedder.as_str(), self.distinct_text) {
+            ("", false) => String::new(),
+            ("", true) => "distinct text".into(),
+            (e, false) => format!("{e} embedder"),
+            (e, true) => format!("{e} embedder, distinct text"),
+        }
+    }
 }
 
 impl ScalePoint {
@@ -71,6 +92,8 @@ impl ScalePoint {
             needle_recall: 0.0,
             missed_needles: Vec::new(),
             ingest_skipped: false,
+            embedder: String::new(),
+            distinct_text: false,
         }
     }
 }

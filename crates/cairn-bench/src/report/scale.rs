@@ -49,6 +49,15 @@ fn ingest_figure(p: &ScalePoint, v: f64) -> String {
     }
 }
 
+/// The store, and how its vectors were made when not by the model over the repeating
+/// history.
+fn store_label(p: &ScalePoint) -> String {
+    match p.variant() {
+        v if v.is_empty() => p.store.clone(),
+        v => format!("{} ({v})", p.store),
+    }
+}
+
 pub fn render_summary(s: &ScaleBenchSummary) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# Scale: {}\n", s.meta.run_label);
@@ -74,7 +83,7 @@ pub fn render_summary(s: &ScaleBenchSummary) -> String {
             o,
             "| {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} ({}/{}) \
                 | {} | {} / {} |",
-            p.store,
+            store_label(p),
             p.units,
             p.sessions,
             ingest_figure(p, p.ingest_seconds),
@@ -145,7 +154,14 @@ pub fn render_methodology(s: &ScaleBenchSummary) -> String {
 /// Latency (p50 and p99, query embedding included) against units, log-log, one line per
 /// store and percentile.
 pub fn render_plot(points: &[ScalePoint]) -> String {
-    let (w, h, l, r, t, b) = (720.0, 440.0, 70.0, 170.0, 30.0, 60.0);
+    // The legend's column widens for the longer names of points made another way.
+    let r = if points.iter().any(|p| !p.variant().is_empty()) {
+        360.0
+    } else {
+        170.0
+    };
+    let (h, l, t, b) = (440.0, 70.0, 30.0, 60.0);
+    let w = l + 480.0 + r;
     let (pw, ph) = (w - l - r, h - t - b);
     let xs: Vec<f64> = points
         .iter()
@@ -220,23 +236,33 @@ pub fn render_plot(points: &[ScalePoint]) -> String {
         l + pw / 2.0,
         h - 15.0
     );
-    let mut series: BTreeMap<(String, &str), Vec<(f64, f64)>> = BTreeMap::new();
+    // One series per (store, way of making the vectors, percentile): log-log points.
+    type Series<'a> = BTreeMap<(String, String, &'a str), Vec<(f64, f64)>>;
+    let mut series: Series = BTreeMap::new();
     for p in points {
         let x = (p.units.max(1) as f64).log10();
         for (name, v) in [("p50", p.latency_ms.p50), ("p99", p.latency_ms.p99)] {
             series
-                .entry((p.store.clone(), name))
+                .entry((p.store.clone(), p.variant(), name))
                 .or_default()
                 .push((x, v.max(0.1).log10()));
         }
     }
-    for (i, ((store, pct), mut pts)) in series.into_iter().enumerate() {
+    for (i, ((store, variant, pct), mut pts)) in series.into_iter().enumerate() {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let color = if store == "embedded" {
-            "#1f77b4"
-        } else {
-            "#d62728"
+        let color = match (store == "embedded", variant.is_empty()) {
+            (true, true) => "#1f77b4",
+            (false, true) => "#d62728",
+            (true, false) => "#2ca02c",
+            (false, false) => "#ff7f0e",
         };
+        let store = if variant.is_empty() {
+            store
+        } else {
+            format!("{store} ({variant})")
+        };
+        // A series of one point has no line to show: a larger mark stands out.
+        let r = if pts.len() == 1 { 5 } else { 3 };
         let dash = if pct == "p99" {
             " stroke-dasharray=\"6 4\""
         } else {
@@ -254,7 +280,7 @@ pub fn render_plot(points: &[ScalePoint]) -> String {
         for (x, y) in &pts {
             let _ = writeln!(
                 o,
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"/>",
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"{r}\" fill=\"{color}\"/>",
                 px(*x),
                 py(*y)
             );
@@ -289,8 +315,15 @@ mod tests {
         b.units = 100_000;
         let mut c = a.clone();
         c.store = "postgres".into();
-        let svg = render_plot(&[a, b, c]);
+        let svg = render_plot(&[a, b.clone(), c]);
         assert_eq!(svg.matches("<polyline").count(), 4);
         assert!(svg.contains("postgres p99"));
+        let mut d = ScalePoint::empty("embedded", 1_000_000, 1);
+        d.units = 1_000_000;
+        d.embedder = "hashed".into();
+        d.distinct_text = true;
+        let svg = render_plot(&[b, d]);
+        assert_eq!(svg.matches("<polyline").count(), 4);
+        assert!(svg.contains("embedded (hashed embedder, distinct text) p50"));
     }
 }

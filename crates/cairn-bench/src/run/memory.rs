@@ -1,5 +1,6 @@
 //! The memory under test, opened as a user would (the public `cairn` API), and the
 //! embedding calls the option scorer makes through the memory's own embedder.
+use super::hashed::HashedEmbedder;
 use crate::env;
 use anyhow::Context as _;
 use cairn::{BertEmbedder, Memory, MemoryConfig};
@@ -87,6 +88,57 @@ pub fn open_memory_in(
     cache: Option<&Path>,
     memory_config: Option<&Path>,
 ) -> anyhow::Result<(Memory, Option<PathBuf>, serde_json::Value)> {
+    let (config, cache, settings) = bench_config(store, cache, memory_config)?;
+    let Some(served) = served_embedder(&config)? else {
+        let memory = Memory::open_with(data_dir, config).map_err(|e| open_error(data_dir, e))?;
+        return Ok((memory, cache, settings));
+    };
+    let settings = serde_json::json!({
+        "embed": {"served": std::env::var(EMBED_SERVER_VAR).unwrap_or_default(),
+                  "model_id": served.model_id()},
+        "engine": &config.engine
+    });
+    let memory = open_with_embedder(data_dir, config, served)?;
+    Ok((memory, cache, settings))
+}
+
+/// Opens the memory `config` describes with `embedder` in place of the model.
+fn open_with_embedder(
+    data_dir: &Path,
+    config: MemoryConfig,
+    embedder: Arc<dyn cairn::Embedder>,
+) -> anyhow::Result<Memory> {
+    match config.store.clone() {
+        Some(url) => Memory::open_postgres_with_embedder(&url, data_dir, config, embedder),
+        None => Memory::open_with_embedder(data_dir, config, embedder),
+    }
+    .map_err(|e| open_error(data_dir, e))
+}
+
+/// [`open_memory_in`] with the scale bench's hashed embedder ([`HashedEmbedder`], seeded
+/// by `seed`) in place of the model's vectors; the model still counts tokens.
+pub fn open_memory_hashed(
+    data_dir: &Path,
+    store: Option<&str>,
+    cache: Option<&Path>,
+    memory_config: Option<&Path>,
+    seed: u64,
+) -> anyhow::Result<(Memory, Option<PathBuf>, serde_json::Value)> {
+    let (config, cache, settings) = bench_config(store, cache, memory_config)?;
+    let tokens = BertEmbedder::load(&config.embed)
+        .map_err(|e| open_error(data_dir, cairn::Error::from(e)))?;
+    let embedder = Arc::new(HashedEmbedder::new(seed, Arc::new(tokens)));
+    let memory = open_with_embedder(data_dir, config, embedder)?;
+    Ok((memory, cache, settings))
+}
+
+/// The configuration a bench opens its memory with, the cache path and the settings in
+/// force.
+fn bench_config(
+    store: Option<&str>,
+    cache: Option<&Path>,
+    memory_config: Option<&Path>,
+) -> anyhow::Result<(MemoryConfig, Option<PathBuf>, serde_json::Value)> {
     let cache = cache
         .map(Path::to_path_buf)
         .or_else(env::default_embedding_cache);
@@ -110,33 +162,17 @@ pub fn open_memory_in(
     // haystacks is embedded once.
     config.engine.purge_cache_on_forget = false;
     config.engine.share_embedding_cache = true;
-    let memory_settings = serde_json::json!({"embed": &config.embed, "engine": &config.engine});
-    let served = served_embedder(&config)?;
-    let memory_settings = match &served {
-        Some(e) => serde_json::json!({
-            "embed": {"served": std::env::var(EMBED_SERVER_VAR).unwrap_or_default(),
-                      "model_id": e.model_id()},
-            "engine": &config.engine
-        }),
-        None => memory_settings,
+    let settings = serde_json::json!({"embed": &config.embed, "engine": &config.engine});
+    Ok((config, cache, settings))
+}
+
+fn open_error(data_dir: &Path, e: cairn::Error) -> anyhow::Error {
+    let hint = if matches!(e, cairn::Error::Model(_)) {
+        " (install the embedding model with ./scripts/setup.sh, or set CAIRN_MODEL_DIR)"
+    } else {
+        ""
     };
-    let opened = match (served, &config.store) {
-        (None, _) => Memory::open_with(data_dir, config),
-        (Some(e), None) => Memory::open_with_embedder(data_dir, config, e),
-        (Some(e), Some(url)) => {
-            let url = url.clone();
-            Memory::open_postgres_with_embedder(&url, data_dir, config, e)
-        }
-    };
-    let memory = opened.map_err(|e| {
-        let hint = if matches!(e, cairn::Error::Model(_)) {
-            " (install the embedding model with ./scripts/setup.sh, or set CAIRN_MODEL_DIR)"
-        } else {
-            ""
-        };
-        anyhow::anyhow!("opening the memory in {}: {e}{hint}", data_dir.display())
-    })?;
-    Ok((memory, cache, memory_settings))
+    anyhow::anyhow!("opening the memory in {}: {e}{hint}", data_dir.display())
 }
 
 /// Embeds `texts` in one call of the memory's embedder (none for no texts).

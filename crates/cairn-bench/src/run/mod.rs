@@ -6,6 +6,7 @@
 //! row, or per measured point), `run.json` (this run's [`RunMeta`]), and at the end
 //! `summary.json`, `summary.md` and `METHODOLOGY.md` (`crate::report`).
 pub mod folder;
+pub mod hashed;
 pub mod memory;
 pub mod meta;
 pub mod progress;
@@ -13,7 +14,7 @@ pub mod rows;
 pub mod stop;
 
 pub use folder::{check_label, space_name, utc_stamp, RunFolder};
-pub use memory::{open_memory, open_memory_in};
+pub use memory::{open_memory, open_memory_hashed, open_memory_in};
 pub use meta::RunMeta;
 pub use rows::ConfigRow;
 pub use stop::{arm_stop, request_stop, stopped};

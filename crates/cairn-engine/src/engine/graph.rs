@@ -297,6 +297,7 @@ impl Engine {
                 unit: u,
                 score: *score,
                 why: opts.explain.then(Box::<HitExplanation>::default),
+                parts: Vec::new(),
             };
             r.record(Step::GraphLink, Op::Set, *score, || said.clone());
             via.insert(r.unit.id.clone(), said);
