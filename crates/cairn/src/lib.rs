@@ -37,8 +37,8 @@ pub use cairn_core::inspect as inspect_limits;
 pub use cairn_core::{
     time::parse_timestamp, AgentState, AppendInput, ConflictError, EdgeKind, EntityDetail,
     EntityKind, EntityMention, EntityRelation, EntitySummary, Evidence, FactHistory, FactSubject,
-    FactVersion, Format, GroupMessage, Hit, HitPart, InputError, KeyRecords, KeyRow, Message, Recall,
-    RecallOptions, Role, SessionHeader, SessionInput, SessionRecord, SpaceId, SpaceStats,
+    FactVersion, Format, GroupMessage, Hit, HitPart, InputError, KeyRecords, KeyRow, Message,
+    Recall, RecallOptions, Role, SessionHeader, SessionInput, SessionRecord, SpaceId, SpaceStats,
     SpeakerProfile, StoreError, Style, TimelineEntry, Timestamp, Timings, TrajectoryInput,
     TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage, UnitQuery,
     MAX_TEXT_BYTES,
