@@ -386,6 +386,7 @@ mod tests {
             unit: u,
             score,
             why: None,
+            parts: Vec::new(),
         }
     }
 
