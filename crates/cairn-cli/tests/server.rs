@@ -243,6 +243,7 @@ fn a_real_mcp_client_handshakes_with_cairn_mcp_over_stdio() {
         assert_eq!(
             names,
             [
+                "entities",
                 "forget",
                 "history",
                 "profile",

@@ -141,7 +141,8 @@ fn entry(u: &Unit, body: &str) -> String {
         (None, Some(t), None) => format!(" trajectory {t}"),
         _ => String::new(),
     };
-    let prefix = if u.kind == cairn_core::UnitKind::Turn {
+    // A place's excerpt of several messages says who spoke on each line already.
+    let prefix = if u.kind == cairn_core::UnitKind::Turn && p.message_ids.len() <= 1 {
         format!(
             "{}: ",
             u.provenance

@@ -86,6 +86,9 @@ fn place_hit(best: Ranked, rest: Vec<(usize, Ranked)>, cfg: &RankConfig, top_k: 
 /// keeps `best`'s id, kind and key and covers the messages of all of them. Packing calls
 /// it again with fewer of the others when the whole does not fit.
 pub fn excerpt(best: &Unit, others: &[Unit]) -> Unit {
+    if others.is_empty() {
+        return best.clone();
+    }
     let mut parts: Vec<&Unit> = std::iter::once(best).chain(others).collect();
     // A round before the turn it starts with, so the turn is seen as inside it.
     parts.sort_by_key(|u| {
@@ -99,7 +102,7 @@ pub fn excerpt(best: &Unit, others: &[Unit]) -> Unit {
     for u in &parts {
         let p = &u.provenance;
         let adjacent = next_position.is_some_and(|n| p.first_position <= n);
-        append_lines(&mut text, &u.text, if adjacent { "\n" } else { GAP });
+        append_lines(&mut text, &shown(u), if adjacent { "\n" } else { GAP });
         for m in &p.message_ids {
             if !messages.contains(m) {
                 messages.push(m.clone());
@@ -121,6 +124,15 @@ pub fn excerpt(best: &Unit, others: &[Unit]) -> Unit {
     unit.occurred_at = parts.iter().filter_map(|u| u.occurred_at).min();
     unit.embed_text = None;
     unit
+}
+
+/// A unit's text as a line of the excerpt: a turn says who spoke, as each line of a round
+/// does, so the two read alike and a turn inside its round is seen as shown.
+fn shown(u: &Unit) -> String {
+    match (u.kind, u.provenance.speakers.first()) {
+        (UnitKind::Turn, Some(who)) => format!("{who}: {}", u.text),
+        _ => u.text.clone(),
+    }
 }
 
 /// Appends `next` after `sep`, showing each line once: units of one place can share
@@ -236,8 +248,11 @@ mod tests {
         r1.unit.text = "ann: where to?\nbob: the lake".into();
         let mut r2 = ranked("r2", Some("a"), 5, 0.9);
         r2.unit.text = "bob: the lake\nann: with Mel?".into();
+        // A turn inside the round it starts: its text has no speaker, the round's has.
         let mut t = ranked("t", Some("a"), 4, 0.85);
-        t.unit.text = "ann: where to?".into();
+        t.unit.kind = UnitKind::Turn;
+        t.unit.text = "where to?".into();
+        t.unit.provenance.speakers = vec!["ann".into()];
         t.unit.provenance.message_ids = vec!["4".into()];
         let out = by_place(vec![r1, r2, t], &cfg(3, 0.5), 10);
         assert_eq!(out.len(), 1);
