@@ -709,5 +709,5 @@ SCHEMAS: Dict[str, type] = {
               SpanView, MatchLine, StateMatch, Matches, ContextSpan, RenderedSpan,
               RenderedContext, InspectedRecall, AgentStep, AgentRun, ListScore, HitExplanation,
               RecallExplanation, EntitySummary, EntityMention, EntityRelation, TimelineEntry,
-              EntityDetail)
+              EntityDetail, HitPart)
 }

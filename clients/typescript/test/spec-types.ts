@@ -32,6 +32,7 @@ type Ours = {
   Filter: T.Filter;
   RecallRequest: T.RecallRequest;
   Hit: T.Hit;
+  HitPart: T.HitPart;
   Recall: T.Recall;
   Unit: T.Unit;
   SpaceStats: T.SpaceStats;

@@ -5,9 +5,10 @@
 //! more places but lost the session's other evidence. Here the list is ranked by place
 //! (a place scores as its best unit), and a place's hit carries, besides its best unit,
 //! the place's other units that were among the first `top_k` units (so the first
-//! `top_k` hits hold every unit the first `top_k` unit hits held: the places they came
-//! from all rank among the first `top_k`) or that score close to its best
-//! (`place_ratio` of it), at most `place_units` in all, in conversation order. Units
+//! `top_k` hits hold every unit the first `top_k` unit hits held, up to `place_units` a
+//! place: the places they came from all rank among the first `top_k`) or that score
+//! close to its best (`place_ratio` of it), at most `place_units` in all, shown in
+//! conversation order. Units
 //! without a session (trajectory slices, notes, events; profiles) are places of their
 //! own, and so are facts, events and episodes of a session: only its turns and rounds
 //! (verbatim stretches of the conversation) are joined into an excerpt.
