@@ -158,9 +158,15 @@ fn entry(u: &Unit, body: &str) -> String {
 }
 
 /// Trims `body` to the sentences that best match the query and fit in `budget` tokens of
-/// the finished entry. `None` if not even one sentence fits. Sentences are counted once;
-/// the finished entry is counted again, since counts of joined text can differ at seams.
-fn trim_to_fit(u: &Unit, body: &str, input: &PackInput<'_>, budget: usize) -> Option<String> {
+/// the finished entry, with its tokens. `None` if not even one sentence fits. Sentences
+/// are counted once; the finished entry is counted again, since counts of joined text can
+/// differ at seams.
+fn trim_to_fit(
+    u: &Unit,
+    body: &str,
+    input: &PackInput<'_>,
+    budget: usize,
+) -> Option<(String, usize)> {
     const JOINER: &str = " … ";
     let spans = sentences(body);
     let piece = |i: usize| body[spans[i].0..spans[i].1].trim();
@@ -186,8 +192,9 @@ fn trim_to_fit(u: &Unit, body: &str, input: &PackInput<'_>, budget: usize) -> Op
             .collect::<Vec<_>>()
             .join(JOINER);
         let candidate = entry(u, &format!("{text}{JOINER}"));
-        if count(&candidate) <= budget {
-            return Some(candidate);
+        let tokens = count(&candidate);
+        if tokens <= budget {
+            return Some((candidate, tokens));
         }
         kept.pop();
     }
@@ -279,8 +286,7 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
         }
         cut += 1;
         match shortened(item, input, allowance) {
-            Some((text, shows)) => {
-                let n = (input.count_tokens)(&text);
+            Some((text, n, shows)) => {
                 used += n + overhead;
                 note(u, PackOutcome::Trimmed, tokens, n);
                 chosen.push(Chosen {
@@ -303,28 +309,32 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
     }
 }
 
-/// A hit's entry cut to `allowance` tokens, with the units it still shows: a place hit
-/// keeps as many of its units as fit whole (best first, in rank order); failing that,
-/// its best unit is trimmed to the sentences that best match the query.
+/// A hit's entry cut to `allowance` tokens, with its tokens and the units it still shows:
+/// a place hit keeps as many of its units as fit whole (best first, in rank order);
+/// failing that, its best unit is trimmed to the sentences that best match the query.
 fn shortened(
     item: &PackItem<'_>,
     input: &PackInput<'_>,
     allowance: usize,
-) -> Option<(String, Vec<String>)> {
+) -> Option<(String, usize, Vec<String>)> {
     if let Some((best, others)) = item.parts.split_first() {
         // Growing from the best unit alone: usually few fit, so few are counted.
         let mut fits = None;
         for n in 0..others.len() {
             let part = crate::places::excerpt(best, &others[..n]);
             let text = entry(&part, &body(&part, input.query_words, input.format));
-            if words(&text) > allowance || (input.count_tokens)(&text) > allowance {
+            if words(&text) > allowance {
                 break;
             }
-            fits = Some((text, n + 1));
+            let tokens = (input.count_tokens)(&text);
+            if tokens > allowance {
+                break;
+            }
+            fits = Some((text, tokens, n + 1));
         }
-        if let Some((text, n)) = fits {
+        if let Some((text, tokens, n)) = fits {
             let shows = item.parts[..n].iter().map(|p| p.id.clone()).collect();
-            return Some((text, shows));
+            return Some((text, tokens, shows));
         }
     }
     let u = item.parts.first().unwrap_or(item.unit);
@@ -332,7 +342,7 @@ fn shortened(
         return None;
     }
     let b = body(u, input.query_words, input.format);
-    trim_to_fit(u, &b, input, allowance).map(|t| (t, vec![u.id.clone()]))
+    trim_to_fit(u, &b, input, allowance).map(|(t, n)| (t, n, vec![u.id.clone()]))
 }
 
 /// Whitespace-separated words: a lower bound of any tokenizer's count.
