@@ -21,8 +21,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// Role names that say who wrote a message without naming anyone.
 const ROLES: &[&str] = &["user", "assistant", "system", "tool", "unknown"];
 
-/// Capitalized words that are not names wherever they stand (pronouns, interjections,
-/// days, months: a time is not an entity).
+/// Capitalized words that are not names wherever they stand (pronouns, interjections;
+/// days and months too, see [`not_a_name`]: a time is not an entity).
 const NOT_NAMES: &[&str] = &[
     "i",
     "i'm",
@@ -88,25 +88,6 @@ const NOT_NAMES: &[&str] = &[
     "why",
     "how",
     "which",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
     "today",
     "tomorrow",
     "yesterday",
@@ -122,6 +103,14 @@ const NOT_NAMES: &[&str] = &[
     "congrats",
     "anyway",
 ];
+
+/// Whether a lowercased word is never a name: [`NOT_NAMES`], or a day or month (the
+/// query analysis's own lists).
+fn not_a_name(word: &str) -> bool {
+    NOT_NAMES.contains(&word)
+        || crate::query::MONTHS.contains(&word)
+        || crate::query::WEEKDAYS.contains(&word)
+}
 
 /// Words that make a name an organization.
 const ORG_WORDS: &[&str] = &[
@@ -411,7 +400,7 @@ impl EntityGraph {
         for n in (1..=3).rev() {
             for w in words.windows(n) {
                 let phrase = w.join(" ");
-                if n == 1 && (NOT_NAMES.contains(&phrase.as_str()) || phrase.len() < 3) {
+                if n == 1 && (not_a_name(&phrase) || phrase.len() < 3) {
                     continue;
                 }
                 if let Some(i) = self.find(&phrase) {
@@ -632,7 +621,7 @@ fn names_in(text: &str) -> Vec<Found> {
         let word = strip_possessive(word);
         let cap = word.chars().next().is_some_and(|c| c.is_uppercase())
             && word.chars().count() >= 2
-            && !NOT_NAMES.contains(&word.to_lowercase().as_str())
+            && !not_a_name(&word.to_lowercase())
             && word
                 .chars()
                 .all(|c| c.is_alphanumeric() || c == '-' || c == '\'');

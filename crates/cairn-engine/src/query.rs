@@ -38,7 +38,7 @@ pub struct QueryAnalysis {
     pub time: Option<TimeRange>,
 }
 
-const MONTHS: [&str; 12] = [
+pub(crate) const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",
@@ -51,6 +51,16 @@ const MONTHS: [&str; 12] = [
     "october",
     "november",
     "december",
+];
+
+pub(crate) const WEEKDAYS: [&str; 7] = [
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
 ];
 
 fn number_word(w: &str) -> Option<i64> {
@@ -130,16 +140,7 @@ pub fn time_range(q: &str, now: Timestamp) -> Option<TimeRange> {
         return Some(range_days(today, center + slack, 2 * slack + 1));
     }
     if let Some(c) = WEEKDAY.captures(&q) {
-        const DAYS: [&str; 7] = [
-            "monday",
-            "tuesday",
-            "wednesday",
-            "thursday",
-            "friday",
-            "saturday",
-            "sunday",
-        ];
-        let target = DAYS.iter().position(|d| *d == &c[1])? as i64;
+        let target = WEEKDAYS.iter().position(|d| *d == &c[1])? as i64;
         let today_idx = today.weekday().num_days_from_monday() as i64;
         // The most recent such day strictly before today, give or take a day.
         let back = (today_idx - target).rem_euclid(7);
