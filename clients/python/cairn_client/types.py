@@ -124,6 +124,8 @@ class HitExplanation:
     lexical: Optional[ListScore] = None
     dense: Optional[ListScore] = None
     fused: float = 0.0
+    #: The signals a learned ranking weighs, by name (``[engine.rank.learned]``).
+    features: Dict[str, float] = field(default_factory=dict)
     #: Each second-pass step: ``{step, op, by, score_after, note}``.
     adjustments: List[JSON] = field(default_factory=list)
     version_notes: List[str] = field(default_factory=list)

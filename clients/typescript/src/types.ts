@@ -143,7 +143,7 @@ export interface ListScore {
 
 export interface ScoreAdjustment {
   step: "container_credit" | "session_evidence" | "question_penalty" | "time_boost" | "session_decay"
-    | "version_placement" | "profile_placement" | "graph_link";
+    | "version_placement" | "profile_placement" | "graph_link" | "learned";
   op: "add" | "multiply" | "set";
   by: number;
   score_after: number;
@@ -156,6 +156,8 @@ export interface HitExplanation {
   lexical?: ListScore;
   dense?: ListScore;
   fused: number;
+  /** The signals a learned ranking weighs, by name (`[engine.rank.learned]`). */
+  features?: Record<string, number>;
   adjustments: ScoreAdjustment[];
   version_notes?: string[];
   placed_above?: string;

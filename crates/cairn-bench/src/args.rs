@@ -51,6 +51,11 @@ pub struct RunArgs {
     /// before ingest and mapped back for scoring, so no label in an id can reach ranking.
     #[arg(long)]
     pub keep_ids: bool,
+    /// Training data for learned ranking (`scripts/ltr-fit.py`): the `bench` row
+    /// recalls N hits with an explanation, and each hit's record carries the ranking
+    /// features of its unit. Metrics still count the first 10 hits at most.
+    #[arg(long, value_name = "N")]
+    pub features_top_k: Option<usize>,
     /// QA rows: reader and judge models.
     #[command(flatten)]
     pub llm: LlmArgs,

@@ -4,6 +4,7 @@
 //! stages kept and what packing did with the token budget. Nothing here is computed
 //! when `explain` is off.
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// What one candidate list said about a hit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,6 +42,10 @@ pub enum Step {
     /// The entity graph linked the hit to an entity the question names (a multiplied
     /// score), or found it alone (its score set from its cosine).
     GraphLink,
+    /// Learned ranking (`[engine.rank.learned]`): the weights times the hit's
+    /// `features` set the score, in place of session evidence, question penalty and
+    /// time boost.
+    Learned,
 }
 
 /// How a step changed the score.
@@ -80,6 +85,10 @@ pub struct HitExplanation {
     /// The fused score of `scored_as` (the sum of its lists' `fused`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fused: Option<f32>,
+    /// The signals a learned ranking weighs, by name (what `ltr-fit.py` fits on);
+    /// empty for hits placed after the second pass.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub features: BTreeMap<String, f32>,
     /// Every step that changed the score after fusion, in order.
     pub adjustments: Vec<Adjustment>,
     /// Notes the version chain added to the hit's text (current / superseded).

@@ -27,6 +27,7 @@ mod engine;
 mod facts;
 mod graph;
 pub mod inspect;
+mod learned;
 mod pack;
 mod places;
 mod profile;
@@ -44,6 +45,7 @@ pub use engine::{
     EnrichReport, ForgetReport, IngestReport, SessionPage, SpaceIndexCheck, TextCommitter,
     WriteOptions, MAX_IDEMPOTENCY_KEY,
 };
+pub use learned::Features;
 pub use pack::{pack, PackInput};
 pub use query::{analyze_query, QueryAnalysis, TimeRange};
 pub use rank::{fuse, rrf_fuse, Fusion, RankConfig};

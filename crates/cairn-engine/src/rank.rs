@@ -1,4 +1,5 @@
 //! Fusion and the second pass: from per-index candidate lists to ranked units.
+use crate::learned::{features, time_span, FeatureContext, Features, Signals};
 use crate::query::QueryAnalysis;
 use cairn_core::explain::{Adjustment, HitExplanation, Op, Step};
 use cairn_core::{Unit, UnitKind};
@@ -59,6 +60,10 @@ pub struct RankConfig {
     pub graph_weight: f32,
     /// Graph-only units allowed among the first `top_k`.
     pub graph_slots: usize,
+    /// Learned ranking (`learned.rs`): a unit's score is these weights times its
+    /// features, in place of the session evidence, question penalty and time boost
+    /// above. None: the hand-set pass.
+    pub learned: Option<Features>,
 }
 
 impl Default for RankConfig {
@@ -83,6 +88,7 @@ impl Default for RankConfig {
             graph_boost: 0.3,
             graph_weight: 0.5,
             graph_slots: 2,
+            learned: None,
         }
     }
 }
@@ -204,9 +210,13 @@ impl Ranked {
 /// 5. a unit whose messages are all covered by better units is dropped;
 /// 6. with `session_decay` below 1, units of a stretch already ranked lose a share.
 ///
-/// With `explain`, each hit records the candidate it was scored as and every step.
+/// With `cfg.learned`, steps 2-4 are one weighted sum of the unit's features instead
+/// (`signals`: what the candidate lists said of each candidate). With `explain`, each hit
+/// records the candidate it was scored as, its features and every step.
+#[allow(clippy::too_many_arguments)]
 pub fn second_pass(
     fused: &[(String, f32)],
+    signals: &Signals,
     units: &HashMap<String, Unit>,
     containers: &HashMap<String, Unit>,
     analysis: &QueryAnalysis,
@@ -233,39 +243,67 @@ pub fn second_pass(
             Some(c) if units.contains_key(c) || containers.contains_key(c) => c.clone(),
             _ => u.id.clone(),
         };
-        if explain {
-            let beats = best.get(&target).is_none_or(|b| *score > *b);
-            if beats {
-                scored_as.insert(target.clone(), id.clone());
-            }
+        if best.get(&target).is_none_or(|b| *score > *b) {
+            scored_as.insert(target.clone(), id.clone());
         }
         let e = best.entry(target).or_insert(0.0);
         *e = e.max(*score);
     }
     let lookup = |id: &str| units.get(id).or_else(|| containers.get(id));
-    let mut ranked: Vec<Ranked> = best
+    let targets: Vec<(&Unit, f32, &str)> = best
         .iter()
-        .filter_map(|(id, &s)| {
-            let u = lookup(id)?;
+        .filter_map(|(id, &s)| Some((lookup(id)?, s, scored_as.get(id)?.as_str())))
+        .collect();
+    let ctx = FeatureContext {
+        analysis,
+        session_prior: &session_prior,
+        span: time_span(targets.iter().map(|(u, _, _)| *u)),
+    };
+    let mut ranked: Vec<Ranked> = targets
+        .into_iter()
+        .map(|(u, s, part)| {
+            let asking = asking_share(&u.key);
+            let f = (explain || cfg.learned.is_some())
+                .then(|| features(u, s, part, signals.get(part), asking, &ctx));
             let why = explain.then(|| {
                 Box::new(HitExplanation {
-                    scored_as: scored_as.get(id).cloned(),
+                    scored_as: Some(part.to_string()),
                     fused: Some(s),
+                    features: f.as_ref().map(Features::named).unwrap_or_default(),
                     ..Default::default()
                 })
             });
-            Some(adjust(u, s, why, &session_prior, analysis, cfg))
+            match (&cfg.learned, f) {
+                (Some(w), Some(f)) => learned(u, &f, w, why),
+                _ => adjust(u, s, asking, why, &session_prior, analysis, cfg),
+            }
         })
         .collect();
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.unit.id.cmp(&b.unit.id)));
     spread_sessions(drop_covered(ranked), cfg.session_decay, cfg.stretch)
 }
 
-/// A unit scored from its best fused score `s`: session evidence, question penalty and
-/// time boost, each recorded in `why` (when explaining) with its size.
+/// A unit scored by the learned weights over its features `f`.
+fn learned(u: &Unit, f: &Features, weights: &Features, why: Option<Box<HitExplanation>>) -> Ranked {
+    let mut r = Ranked {
+        unit: u.clone(),
+        score: f.score(weights),
+        why,
+        parts: Vec::new(),
+    };
+    r.record(Step::Learned, Op::Set, r.score, || {
+        "the learned weights times the features".into()
+    });
+    r
+}
+
+/// A unit scored from its best fused score `s`: session evidence, question penalty (by
+/// `asking`, the share of its key's sentences that ask) and time boost, each recorded in
+/// `why` (when explaining) with its size.
 fn adjust(
     u: &Unit,
     s: f32,
+    asking: f32,
     why: Option<Box<HitExplanation>>,
     session_prior: &HashMap<&str, f32>,
     analysis: &QueryAnalysis,
@@ -294,7 +332,7 @@ fn adjust(
         }
     }
     if cfg.question_penalty > 0.0 {
-        let share = asking_share(&u.key);
+        let share = asking;
         let factor = 1.0 - cfg.question_penalty * share;
         r.score *= factor;
         if share > 0.0 {

@@ -56,8 +56,8 @@ pub use cairn_embed::{Backend as EmbedBackend, BertEmbedder, EmbedConfig, DEFAUL
 /// What the agent controller tells its model, and the schema of one step.
 pub use cairn_engine::agent::{step_schema as agent_step_schema, AGENT_WORKFLOW};
 pub use cairn_engine::{
-    CheckReport, EngineConfig, EnrichReport, ForgetReport, IngestReport, RankConfig, SessionPage,
-    SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY,
+    CheckReport, EngineConfig, EnrichReport, Features as RankFeatures, ForgetReport, IngestReport,
+    RankConfig, SessionPage, SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY,
 };
 pub use cairn_llm::{LlmConfig, Usage as LlmUsage};
 pub use enrich::EnrichmentConfig;

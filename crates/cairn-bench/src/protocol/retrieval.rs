@@ -135,7 +135,7 @@ impl Run {
             args.cache.as_deref(),
             args.memory_config.as_deref(),
         )?;
-        let rows = config_rows(args.config, 10_000);
+        let rows = with_features(config_rows(args.config, 10_000), args.features_top_k);
         let qa = Qa::from_args(&args.llm)?;
         let style = Style::for_dataset(plan.dataset);
         let data_path = std::fs::canonicalize(&args.data).unwrap_or_else(|_| args.data.clone());
@@ -530,6 +530,18 @@ impl Run {
     }
 }
 
+/// With `--features-top-k N`, the `bench` row returns N explained hits (their features
+/// are recorded).
+fn with_features(mut rows: Vec<ConfigRow>, top_k: Option<usize>) -> Vec<ConfigRow> {
+    if let Some(n) = top_k {
+        for row in rows.iter_mut().filter(|r| r.name == "bench") {
+            row.options.top_k = n;
+            row.options.explain = true;
+        }
+    }
+    rows
+}
+
 /// The dataset notes with one saying how ids reached the memory.
 fn with_ids_note(mut notes: Vec<String>, keep_ids: bool) -> Vec<String> {
     notes.push(if keep_ids {
@@ -575,6 +587,11 @@ fn judged(
             }),
             session_relevant: false,
             turn_relevant: false,
+            features: h
+                .explain
+                .as_ref()
+                .map(|e| e.features.clone())
+                .filter(|f| !f.is_empty()),
         })
         .collect();
     let js = judge_sessions(&hits, &q.evidence.sessions);

@@ -81,6 +81,9 @@ pub struct RankedHit {
     /// Relevant at session / turn level.
     pub session_relevant: bool,
     pub turn_relevant: bool,
+    /// The unit's ranking features (runs with `--features-top-k`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub features: Option<std::collections::BTreeMap<String, f32>>,
 }
 
 impl HitRef for RankedHit {

@@ -4,6 +4,7 @@
 //! stages also say why (`Hit::explain`, `Recall::explain`); without it they compute
 //! nothing for it.
 use crate::embedding::embed_cached;
+use crate::learned::Signals;
 use crate::pack::{pack, PackInput, PackItem, Packed};
 use crate::query::{analyze_query, QueryAnalysis};
 use crate::query_embed::QueryEmbedder;
@@ -110,7 +111,12 @@ impl Engine {
         trace.stage("load");
         let fused = self.graph_lift(space, query, fused, &loaded.units)?;
         trace.stage("graph_lift");
-        let ranked = rank(&fused, &loaded, &analysis, rc, opts);
+        let signals = if rc.learned.is_some() || opts.explain {
+            signals(&found)
+        } else {
+            Signals::new()
+        };
+        let ranked = rank(&fused, &signals, &loaded, &analysis, rc, opts);
         trace.stage("second_pass");
         let (ranked, via) =
             self.graph_stage(space, query, found.query_vector.as_deref(), opts, ranked)?;
@@ -589,6 +595,7 @@ fn take_with_quotas(ranked: Vec<Ranked>, opts: &RecallOptions, trace: &mut Trace
 /// The second pass over the fused candidates, keeping the kinds asked for.
 fn rank(
     fused: &[(String, f32)],
+    signals: &Signals,
     loaded: &Loaded,
     analysis: &QueryAnalysis,
     rc: &RankConfig,
@@ -600,6 +607,7 @@ fn rank(
         .is_some_and(|k| k.contains(&UnitKind::Episode));
     second_pass(
         fused,
+        signals,
         &loaded.units,
         &loaded.containers,
         analysis,
@@ -610,6 +618,31 @@ fn rank(
     .into_iter()
     .filter(|r| opts.kinds.as_ref().is_none_or(|k| k.contains(&r.unit.kind)))
     .collect()
+}
+
+/// What the candidate lists said about each candidate, for learned ranking's features:
+/// each list's scores scaled 0..1 (weight 1), places, and the raw cosine.
+fn signals(found: &Candidates) -> Signals {
+    let scaled = RankConfig {
+        fusion: Fusion::Convex,
+        ..RankConfig::default()
+    };
+    let mut out = Signals::new();
+    // In reverse, so a repeated id keeps its first (best) place.
+    let lexical = gives(&found.lexical, 1.0, &scaled);
+    for (i, ((id, _), g)) in found.lexical.iter().zip(lexical).enumerate().rev() {
+        let s = out.entry(id.clone()).or_default();
+        s.lexical = g;
+        s.lexical_rank = Some(i + 1);
+    }
+    let dense = gives(&found.dense, 1.0, &scaled);
+    for (i, ((id, cosine), g)) in found.dense.iter().zip(dense).enumerate().rev() {
+        let s = out.entry(id.clone()).or_default();
+        s.dense = g;
+        s.cosine = *cosine;
+        s.dense_rank = (i < found.searched).then_some(i + 1);
+    }
+    out
 }
 
 /// Fills in what each candidate list said about the hits being explained: score, place
