@@ -23,20 +23,41 @@ pub struct AnnVectorIndex {
 }
 
 /// Graph keys are positions in `points`; a point whose units are all gone stays behind,
-/// empty (keys are never reused).
-#[derive(Default)]
+/// empty (keys are never reused). Each unit id is held once, in its point: the maps key
+/// units and vectors by hashes, which at a million units saves about 100 MB against
+/// keying them by copies of the ids.
 struct AnnKeys {
     points: Vec<Point>,
-    /// The point of each unit.
-    by_id: HashMap<String, u64>,
-    /// The point of each distinct vector, by [`fingerprint`].
-    by_vector: HashMap<u128, u64>,
+    /// [`id_hash`] (tests make every id collide).
+    hash: fn(&str) -> u64,
+    /// The point of each unit, by [`id_hash`]; [`AnnKeys::point_of`] checks that the
+    /// point names the id.
+    by_id: HashMap<u64, u64>,
+    /// Units whose id hash another id in `by_id` already has (practically none).
+    collided: HashMap<Box<str>, u64>,
+    /// The point of each distinct vector, by [`fingerprint`] (as two halves: a `u128`
+    /// key would pad every entry to 32 bytes).
+    by_vector: HashMap<[u64; 2], u64>,
+    units: usize,
+}
+
+impl Default for AnnKeys {
+    fn default() -> Self {
+        Self {
+            points: Vec::new(),
+            hash: id_hash,
+            by_id: HashMap::new(),
+            collided: HashMap::new(),
+            by_vector: HashMap::new(),
+            units: 0,
+        }
+    }
 }
 
 struct Point {
-    fingerprint: u128,
+    fingerprint: [u64; 2],
     /// In the order they were added.
-    units: Vec<String>,
+    units: Box<[Box<str>]>,
 }
 
 /// Identifies a vector by its exact bits: two 64-bit SipHashes with different salts.
@@ -55,33 +76,87 @@ fn fingerprint(v: &[f32]) -> u128 {
     (u128::from(half(0)) << 64) | u128::from(half(1))
 }
 
+fn halves(fingerprint: u128) -> [u64; 2] {
+    [(fingerprint >> 64) as u64, fingerprint as u64]
+}
+
+fn whole([hi, lo]: [u64; 2]) -> u128 {
+    (u128::from(hi) << 64) | u128::from(lo)
+}
+
+fn id_hash(id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish()
+}
+
 impl AnnKeys {
-    /// Names `id` as a unit of the point of `fingerprint`; returns the key of a new point
-    /// the caller must add to the graph, if there was none.
+    fn point_of(&self, id: &str) -> Option<u64> {
+        if let Some(&key) = self.collided.get(id) {
+            return Some(key);
+        }
+        let &key = self.by_id.get(&(self.hash)(id))?;
+        self.points[key as usize]
+            .units
+            .iter()
+            .any(|u| &**u == id)
+            .then_some(key)
+    }
+
+    /// Names `id` (not yet assigned) as a unit of the point of `fingerprint`; returns the
+    /// key of a new point the caller must add to the graph, if there was none.
     fn assign(&mut self, id: &str, fingerprint: u128) -> Option<u64> {
+        let fingerprint = halves(fingerprint);
         let (key, new) = match self.by_vector.get(&fingerprint) {
             Some(&key) => (key, false),
             None => {
                 let key = self.points.len() as u64;
                 self.points.push(Point {
                     fingerprint,
-                    units: Vec::new(),
+                    units: Box::default(),
                 });
                 self.by_vector.insert(fingerprint, key);
                 (key, true)
             }
         };
-        self.points[key as usize].units.push(id.to_string());
-        self.by_id.insert(id.to_string(), key);
+        self.name(key, id.into());
         new.then_some(key)
+    }
+
+    /// Adds `id` to the point `key` and to the unit map.
+    fn name(&mut self, key: u64, id: Box<str>) {
+        match self.by_id.entry((self.hash)(&id)) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(key);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.collided.insert(id.clone(), key);
+            }
+        }
+        let point = &mut self.points[key as usize];
+        let mut units = std::mem::take(&mut point.units).into_vec();
+        units.push(id);
+        point.units = units.into_boxed_slice();
+        self.units += 1;
     }
 
     /// Removes `id` from its point; returns the point's key when it has no unit left
     /// (the caller removes it from the graph).
     fn unassign(&mut self, id: &str) -> Option<u64> {
-        let key = self.by_id.remove(id)?;
+        let key = match self.collided.remove(id) {
+            Some(key) => key,
+            None => {
+                let key = self.point_of(id)?;
+                self.by_id.remove(&(self.hash)(id));
+                key
+            }
+        };
         let point = &mut self.points[key as usize];
-        point.units.retain(|u| u != id);
+        let mut units = std::mem::take(&mut point.units).into_vec();
+        units.retain(|u| &**u != id);
+        point.units = units.into_boxed_slice();
+        self.units -= 1;
         if !point.units.is_empty() {
             return None;
         }
@@ -238,7 +313,7 @@ impl AnnVectorIndex {
     }
 
     pub fn len(&self) -> usize {
-        self.keys().by_id.len()
+        self.keys().units
     }
 
     pub fn is_empty(&self) -> bool {
@@ -264,7 +339,7 @@ impl AnnVectorIndex {
                 continue;
             };
             for id in point.units.iter().take(limit - out.len()) {
-                out.push((id.clone(), 1.0 - d));
+                out.push((id.to_string(), 1.0 - d));
             }
             if out.len() == limit {
                 break;
@@ -337,7 +412,7 @@ impl AnnVectorIndex {
         let points = keys
             .points
             .iter()
-            .map(|p| (p.fingerprint, p.units.as_slice()));
+            .map(|p| (whole(p.fingerprint), &*p.units));
         graph_file::write_keys(&files.keys, &header, points)
     }
 
@@ -367,16 +442,17 @@ impl AnnVectorIndex {
         let mut keys = AnnKeys::default();
         keys.points.reserve_exact(saved.len());
         for (key, p) in saved.into_iter().enumerate() {
-            if !p.units.is_empty() {
-                keys.by_vector.insert(p.fingerprint, key as u64);
-                for u in &p.units {
-                    keys.by_id.insert(u.clone(), key as u64);
-                }
-            }
+            let fingerprint = halves(p.fingerprint);
             keys.points.push(Point {
-                fingerprint: p.fingerprint,
-                units: p.units,
+                fingerprint,
+                units: Box::default(),
             });
+            if !p.units.is_empty() {
+                keys.by_vector.insert(fingerprint, key as u64);
+            }
+            for u in p.units {
+                keys.name(key as u64, u);
+            }
         }
         let live = keys.by_vector.len();
         if index.dimensions() != dim || index.size() != live {
@@ -543,5 +619,29 @@ mod tests {
             copies(ann.search(&unit(9), 4).unwrap()),
             ["u008", "u009", "u109", "u209"]
         );
+    }
+
+    #[test]
+    fn units_whose_id_hashes_collide_stay_apart() {
+        let mut keys = AnnKeys {
+            hash: |_| 7,
+            ..AnnKeys::default()
+        };
+        assert_eq!(keys.assign("a", 1), Some(0));
+        assert_eq!(keys.assign("b", 2), Some(1));
+        assert_eq!(keys.assign("c", 1), None, "c joins a's vector");
+        assert_eq!(
+            ["a", "b", "c", "d"].map(|id| keys.point_of(id)),
+            [Some(0), Some(1), Some(0), None]
+        );
+        assert_eq!(keys.unassign("d"), None);
+        assert_eq!(keys.unassign("a"), None, "c still names point 0");
+        assert_eq!(keys.point_of("a"), None);
+        assert_eq!(keys.point_of("c"), Some(0));
+        assert_eq!(keys.assign("e", 3), Some(2));
+        assert_eq!(keys.point_of("e"), Some(2));
+        assert_eq!(keys.unassign("c"), Some(0), "its last unit gone");
+        assert_eq!(keys.unassign("b"), Some(1));
+        assert_eq!((keys.units, keys.point_of("e")), (1, Some(2)));
     }
 }

@@ -38,7 +38,7 @@ pub(crate) struct Stamp {
 /// units are all gone, kept so that keys stay positions).
 pub(crate) struct SavedPoint {
     pub fingerprint: u128,
-    pub units: Vec<String>,
+    pub units: Vec<Box<str>>,
 }
 
 /// What a keys file holds besides its points.
@@ -134,7 +134,7 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
 pub(crate) fn write_keys<'a>(
     path: &Path,
     header: &KeysHeader,
-    points: impl ExactSizeIterator<Item = (u128, &'a [String])>,
+    points: impl ExactSizeIterator<Item = (u128, &'a [Box<str>])>,
 ) -> Result<(), StoreError> {
     let mut out = Vec::with_capacity(64 + points.len() * 64);
     out.extend_from_slice(MAGIC);
@@ -188,9 +188,10 @@ impl<'a> Cursor<'a> {
     fn u64(&mut self) -> Result<u64, LoadError> {
         Ok(u64::from_le_bytes(self.arr()?))
     }
-    fn str(&mut self) -> Result<String, LoadError> {
+    fn str(&mut self) -> Result<Box<str>, LoadError> {
         let n = self.u32()? as usize;
-        String::from_utf8(self.take(n)?.to_vec())
+        std::str::from_utf8(self.take(n)?)
+            .map(Box::from)
             .map_err(|_| LoadError::Corrupt("keys file holds a unit id that is not UTF-8".into()))
     }
 }
@@ -213,8 +214,8 @@ pub(crate) fn read_keys(
     }
     let mut c = Cursor(&body[MAGIC.len()..]);
     let stamp = Stamp {
-        store: c.str()?,
-        space: c.str()?,
+        store: c.str()?.into(),
+        space: c.str()?.into(),
         changed: c.u64()?,
         rows: c.u64()?,
         max_rowid: i64::from_le_bytes(c.arr()?),
