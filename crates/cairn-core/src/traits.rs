@@ -264,6 +264,11 @@ pub trait VectorIndex: Send + Sync {
         unit_ids: &[String],
     ) -> Result<Vec<(String, f32)>, StoreError>;
     fn len(&self, space: &SpaceId) -> Result<usize, StoreError>;
+    /// Drops what the index derived from `space`'s vectors beyond the vectors themselves
+    /// (the embedded store's saved search graph), so a rebuild makes it again from them.
+    fn reset_derived(&self, _space: &SpaceId) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// Persistent cache of embeddings keyed by (model id, hash of the normalized text), shared

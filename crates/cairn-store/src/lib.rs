@@ -4,6 +4,8 @@
 //! - `records.sqlite3` (SQLite, WAL, synchronous=FULL): the verbatim sessions and
 //!   trajectories (ground state; observations deduplicated and compressed), the derived
 //!   units, and unit vectors.
+//! - `hnsw/`: the saved HNSW graphs of spaces above `ANN_THRESHOLD` vectors (derived
+//!   state, stamped with the vector rows they reflect; see `graph_file.rs`).
 //! - `text/` (tantivy): the BM25 index over units, one index for all spaces; every indexed
 //!   word carries its space as a prefix, so a query reaches only its space's units and
 //!   BM25 statistics are per space.
@@ -14,8 +16,11 @@
 //! similarity). It must never make ranking decisions (fusion, boosts, packing): those
 //! belong to the engine.
 
+mod ann;
 mod cache;
 mod enrich;
+mod graph_file;
+mod graph_store;
 mod listing;
 mod records;
 mod sqlite;
@@ -23,12 +28,13 @@ mod text;
 mod trajectories;
 mod vectors;
 
+pub use ann::{AnnBuilder, AnnVectorIndex};
 pub use cache::SqliteEmbeddingCache;
 pub use enrich::SqliteEnrichmentStore;
 pub use records::SqliteRecordStore;
 pub use text::TantivyTextIndex;
 pub use vectors::{
-    AnnVectorIndex, ExactBuilder, ExactVectorIndex, SpaceVectors, SqliteVectorIndex, ANN_THRESHOLD,
+    ExactBuilder, ExactVectorIndex, GraphEvents, SpaceVectors, SqliteVectorIndex, ANN_THRESHOLD,
 };
 
 use cairn_core::StoreError;
@@ -48,9 +54,22 @@ impl EmbeddedStore {
     /// Opens (creating if needed) the data directory. `vector_model` names the embedding
     /// model whose vectors the directory holds; a different model invalidates them.
     pub fn open(dir: &Path, vector_model: &str) -> Result<Self, StoreError> {
+        Self::open_with(dir, vector_model, ANN_THRESHOLD)
+    }
+
+    /// [`EmbeddedStore::open`] with spaces above `ann_threshold` vectors searched through
+    /// HNSW (tests use small thresholds to exercise the graph without a million rows).
+    pub fn open_with(
+        dir: &Path,
+        vector_model: &str,
+        ann_threshold: usize,
+    ) -> Result<Self, StoreError> {
         std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
         let records = Arc::new(SqliteRecordStore::open(&dir.join("records.sqlite3"))?);
-        let vectors = Arc::new(SqliteVectorIndex::new(records.connection(), vector_model)?);
+        let vectors = Arc::new(
+            SqliteVectorIndex::new(records.connection(), vector_model, Some(dir.join("hnsw")))?
+                .with_ann_threshold(ann_threshold),
+        );
         let text = Arc::new(TantivyTextIndex::open(&dir.join("text"))?);
         let enrich = Arc::new(SqliteEnrichmentStore::new(records.connection())?);
         Ok(Self {

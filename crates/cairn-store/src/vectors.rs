@@ -1,10 +1,12 @@
+use crate::ann::{AnnBuilder, AnnVectorIndex};
 use crate::sqlite::{be, Shared};
 use cairn_core::{SpaceId, StoreError, VectorIndex};
 use rusqlite::{params, types::Type, OptionalExtension};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS vectors(
@@ -12,7 +14,14 @@ CREATE TABLE IF NOT EXISTS vectors(
     unit_id TEXT NOT NULL,
     vec BLOB NOT NULL,
     PRIMARY KEY(space, unit_id));
-INSERT OR IGNORE INTO meta(key, value) VALUES ('vector_watermark', '0'), ('vector_model', '');
+INSERT OR IGNORE INTO meta(key, value) VALUES ('vector_watermark', '0'), ('vector_model', ''),
+    ('vector_changes', '0');
+-- Each space's last vector change (the store-wide counter `vector_changes` at that write):
+-- what a saved HNSW graph is stamped with. No foreign key: a dropped space keeps its row,
+-- so a space of the same name made later never reuses a counter value.
+CREATE TABLE IF NOT EXISTS vector_spaces(
+    space TEXT PRIMARY KEY,
+    changed INTEGER NOT NULL);
 ";
 
 /// Cosine similarity of unit-length vectors.
@@ -25,18 +34,21 @@ pub(crate) fn encode(v: &[f32]) -> Vec<u8> {
 }
 
 pub(crate) fn decode(b: &[u8]) -> Vec<f32> {
+    decode_iter(b).collect()
+}
+
+fn decode_iter(b: &[u8]) -> impl Iterator<Item = f32> + '_ {
     b.chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
 }
 
 /// Exact (brute-force) search over one space's vectors, kept contiguous so scoring is a
 /// tight loop over `f32` slices that the compiler vectorizes.
 #[derive(Default)]
 pub struct ExactVectorIndex {
-    ids: Vec<String>,
-    data: Vec<f32>,
-    dim: usize,
+    pub(crate) ids: Vec<String>,
+    pub(crate) data: Vec<f32>,
+    pub(crate) dim: usize,
 }
 
 #[derive(PartialEq)]
@@ -133,237 +145,6 @@ impl ExactBuilder {
     }
 }
 
-/// Approximate search (HNSW, through USearch) for spaces too large to scan on every
-/// query. Kept up to date in place by writes, so a large space is indexed once per
-/// process, not after every ingest.
-///
-/// The graph holds each distinct vector once, as a point naming its units: chat repeats
-/// itself ("thanks!", a bot's template) and the embedding cache gives a repeated text the
-/// same vector, so a large space has far fewer distinct vectors than units (the scale
-/// bench's 1M space: 573k vectors, 39k distinct), and a graph of many identical elements
-/// is slow to build and links poorly.
-pub struct AnnVectorIndex {
-    index: usearch::Index,
-    keys: RwLock<AnnKeys>,
-    dim: usize,
-}
-
-/// Graph keys are positions in `points`; a point whose units are all gone stays behind,
-/// empty (keys are never reused).
-#[derive(Default)]
-struct AnnKeys {
-    points: Vec<Point>,
-    /// The point of each unit.
-    by_id: HashMap<String, u64>,
-    /// The point of each distinct vector, by [`fingerprint`].
-    by_vector: HashMap<u128, u64>,
-}
-
-struct Point {
-    fingerprint: u128,
-    /// In the order they were added.
-    units: Vec<String>,
-}
-
-/// Identifies a vector by its exact bits: two 64-bit SipHashes with different salts.
-/// Identical texts get identical vectors through the embedding cache; a collision
-/// between different vectors (below 2^-60 even among a billion) would merge two points.
-fn fingerprint(v: &[f32]) -> u128 {
-    use std::hash::{Hash, Hasher};
-    let half = |salt: u8| {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        salt.hash(&mut h);
-        for x in v {
-            x.to_bits().hash(&mut h);
-        }
-        h.finish()
-    };
-    (u128::from(half(0)) << 64) | u128::from(half(1))
-}
-
-impl AnnKeys {
-    /// Names `id` as a unit of the point of `fingerprint`; returns the key of a new point
-    /// the caller must add to the graph, if there was none.
-    fn assign(&mut self, id: &str, fingerprint: u128) -> Option<u64> {
-        let (key, new) = match self.by_vector.get(&fingerprint) {
-            Some(&key) => (key, false),
-            None => {
-                let key = self.points.len() as u64;
-                self.points.push(Point {
-                    fingerprint,
-                    units: Vec::new(),
-                });
-                self.by_vector.insert(fingerprint, key);
-                (key, true)
-            }
-        };
-        self.points[key as usize].units.push(id.to_string());
-        self.by_id.insert(id.to_string(), key);
-        new.then_some(key)
-    }
-
-    /// Removes `id` from its point; returns the point's key when it has no unit left
-    /// (the caller removes it from the graph).
-    fn unassign(&mut self, id: &str) -> Option<u64> {
-        let key = self.by_id.remove(id)?;
-        let point = &mut self.points[key as usize];
-        point.units.retain(|u| u != id);
-        if !point.units.is_empty() {
-            return None;
-        }
-        self.by_vector.remove(&point.fingerprint);
-        Some(key)
-    }
-}
-
-/// Candidates the graph search keeps (HNSW `ef`); larger requests are answered exactly.
-const ANN_EF_SEARCH: usize = 256;
-/// Links per graph node (HNSW `M`) and the candidates kept while inserting. Chat history
-/// holds many near-identical lines, which a graph built with USearch's default 128
-/// links poorly: planted needles among a million units were found 94-97 times in 100
-/// from one build to the next, 98 with 384 (for about three times the build time; a
-/// larger `M` found as many but slowed every search).
-const ANN_CONNECTIVITY: usize = 16;
-const ANN_EF_CONSTRUCTION: usize = 384;
-
-fn ann_err(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(format!("vector index: {e}"))
-}
-
-impl AnnVectorIndex {
-    /// Builds the graph over `exact`'s distinct rows on every core. Vectors are held as
-    /// f16 in the graph: half the memory, and rank order (all fusion uses) barely moves.
-    pub fn build(exact: ExactVectorIndex) -> Result<Self, StoreError> {
-        let dim = exact.dim.max(1);
-        let index = usearch::Index::new(&usearch::IndexOptions {
-            dimensions: dim,
-            metric: usearch::MetricKind::IP,
-            quantization: usearch::ScalarKind::F16,
-            connectivity: ANN_CONNECTIVITY,
-            expansion_add: ANN_EF_CONSTRUCTION,
-            expansion_search: ANN_EF_SEARCH,
-            multi: false,
-        })
-        .map_err(ann_err)?;
-        let mut keys = AnnKeys::default();
-        let mut distinct: Vec<(u64, &[f32])> = Vec::new();
-        for (id, row) in exact.ids.iter().zip(exact.data.chunks_exact(dim)) {
-            if let Some(key) = keys.assign(id, fingerprint(row)) {
-                distinct.push((key, row));
-            }
-        }
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        index
-            .reserve_capacity_and_threads(distinct.len().max(1), threads)
-            .map_err(ann_err)?;
-        let per = distinct.len().div_ceil(threads).max(1);
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = distinct
-                .chunks(per)
-                .map(|chunk| {
-                    let index = &index;
-                    scope.spawn(move || {
-                        for (key, row) in chunk {
-                            index.add(*key, row).map_err(ann_err)?;
-                        }
-                        Ok::<(), StoreError>(())
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .try_for_each(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-        })?;
-        Ok(Self {
-            index,
-            keys: RwLock::new(keys),
-            dim,
-        })
-    }
-
-    fn keys(&self) -> std::sync::RwLockReadGuard<'_, AnnKeys> {
-        self.keys.read().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn keys_mut(&self) -> std::sync::RwLockWriteGuard<'_, AnnKeys> {
-        self.keys.write().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub fn len(&self) -> usize {
-        self.keys().by_id.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The `limit` units nearest `query`: the nearest points, each expanded to its units
-    /// (every point names at least one, so `limit` points are enough).
-    pub fn search(&self, query: &[f32], limit: usize) -> Result<Vec<(String, f32)>, StoreError> {
-        if query.len() != self.dim || limit == 0 {
-            return Ok(Vec::new());
-        }
-        let keys = self.keys();
-        let found = if limit > ANN_EF_SEARCH {
-            self.index.exact_search(query, limit)
-        } else {
-            self.index.search(query, limit)
-        }
-        .map_err(ann_err)?;
-        let mut out = Vec::with_capacity(limit);
-        for (k, d) in found.keys.iter().zip(&found.distances) {
-            let Some(point) = keys.points.get(*k as usize) else {
-                continue;
-            };
-            for id in point.units.iter().take(limit - out.len()) {
-                out.push((id.clone(), 1.0 - d));
-            }
-            if out.len() == limit {
-                break;
-            }
-        }
-        Ok(out)
-    }
-
-    /// Adds or replaces rows in place.
-    pub fn upsert(&self, items: &[(String, Vec<f32>)]) -> Result<(), StoreError> {
-        let mut keys = self.keys_mut();
-        let needed = self.index.size() + items.len();
-        if needed > self.index.capacity() {
-            self.index
-                .reserve(needed.max(self.index.capacity() * 3 / 2))
-                .map_err(ann_err)?;
-        }
-        for (id, v) in items {
-            if v.len() != self.dim {
-                continue;
-            }
-            self.drop_row(&mut keys, id)?;
-            if let Some(key) = keys.assign(id, fingerprint(v)) {
-                self.index.add(key, v).map_err(ann_err)?;
-            }
-        }
-        Ok(())
-    }
-
-    pub fn remove(&self, unit_ids: &[String]) -> Result<(), StoreError> {
-        let mut keys = self.keys_mut();
-        for id in unit_ids {
-            self.drop_row(&mut keys, id)?;
-        }
-        Ok(())
-    }
-
-    /// Removes `id` from its point, and the point from the graph when it was its last
-    /// unit.
-    fn drop_row(&self, keys: &mut AnnKeys, id: &str) -> Result<(), StoreError> {
-        if let Some(empty) = keys.unassign(id) {
-            self.index.remove(empty).map_err(ann_err)?;
-        }
-        Ok(())
-    }
-}
-
 /// One space's vectors in memory: scanned exactly while small, through HNSW once large.
 pub enum SpaceVectors {
     Exact(ExactVectorIndex),
@@ -402,23 +183,77 @@ impl SpaceVectors {
     }
 }
 
-/// Unit vectors persisted in the records database, searched in memory. A space's vectors
-/// are loaded on first search and dropped from memory when the space changes.
-pub struct SqliteVectorIndex {
-    db: Shared,
-    loaded: Mutex<HashMap<SpaceId, Arc<SpaceVectors>>>,
-    ann_threshold: usize,
-    /// Moves on every write, so a space loaded while a write landed is not kept stale.
-    generation: AtomicU64,
+/// A space's vectors in memory, with the vector state they reflect.
+pub(crate) struct Loaded {
+    pub vectors: Arc<SpaceVectors>,
+    /// The space's vector change counter (`vector_spaces.changed`) these vectors reflect.
+    pub changed: u64,
+    /// Rows written in place since the graph was last saved or loaded.
+    pub unsaved: usize,
 }
+
+/// What the graphs of large spaces did since open (tests and logs tell a load from a
+/// build by these, without timing anything).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GraphEvents {
+    /// Graphs built from the rows.
+    pub built: u64,
+    /// Graphs loaded from the data directory instead.
+    pub loaded: u64,
+    /// Graphs saved to the data directory.
+    pub saved: u64,
+    /// Saved graphs found stale or unreadable (deleted, and built again from the rows).
+    pub rejected: u64,
+}
+
+#[derive(Default)]
+pub(crate) struct GraphCounters {
+    pub built: AtomicU64,
+    pub loaded: AtomicU64,
+    pub saved: AtomicU64,
+    pub rejected: AtomicU64,
+}
+
+/// Unit vectors persisted in the records database, searched in memory. A space's vectors
+/// are loaded on first search; a large space's HNSW graph is then updated in place by
+/// writes, and saved in the data directory (`graph_store.rs`) so the next process loads it
+/// instead of building it.
+pub struct SqliteVectorIndex {
+    pub(crate) db: Shared,
+    pub(crate) loaded: Mutex<HashMap<SpaceId, Loaded>>,
+    pub(crate) ann_threshold: usize,
+    /// Where large spaces' graphs are saved (`<data dir>/hnsw`); none: never saved.
+    pub(crate) graph_dir: Option<PathBuf>,
+    /// A random id of this database (`meta.vector_store_id`), in every saved graph's stamp.
+    pub(crate) store_id: String,
+    /// Held by every vector write from its commit through its in-place graph update, and
+    /// by every save: a graph is never saved half-way through a write.
+    pub(crate) writes: Mutex<()>,
+    pub(crate) events: GraphCounters,
+}
+
+/// Rows read from SQLite per lock hold while loading a space.
+const READ_CHUNK: usize = 8192;
 
 impl SqliteVectorIndex {
     /// Vectors of another model than `model` are discarded (they are derived state and
-    /// will be recomputed from the units).
-    pub(crate) fn new(db: Shared, model: &str) -> Result<Self, StoreError> {
-        {
+    /// will be recomputed from the units), and so are saved graphs.
+    pub(crate) fn new(
+        db: Shared,
+        model: &str,
+        graph_dir: Option<PathBuf>,
+    ) -> Result<Self, StoreError> {
+        let store_id = {
             let conn = db.lock();
             be(conn.execute_batch(SCHEMA))?;
+            let mut seed = [0u8; 16];
+            getrandom::fill(&mut seed)
+                .map_err(|e| StoreError::Backend(format!("random store id: {e}")))?;
+            let seed: String = seed.iter().map(|b| format!("{b:02x}")).collect();
+            be(conn.execute(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES ('vector_store_id', ?1)",
+                [seed],
+            ))?;
             let stored: String = be(conn.query_row(
                 "SELECT value FROM meta WHERE key='vector_model'",
                 [],
@@ -432,13 +267,24 @@ impl SqliteVectorIndex {
                     "DELETE FROM vectors; UPDATE meta SET value='0' WHERE key='vector_watermark';",
                 ))?;
                 be(conn.execute("UPDATE meta SET value=?1 WHERE key='vector_model'", [model]))?;
+                if let Some(dir) = &graph_dir {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
             }
-        }
+            be(conn.query_row(
+                "SELECT value FROM meta WHERE key='vector_store_id'",
+                [],
+                |r| r.get(0),
+            ))?
+        };
         Ok(Self {
             db,
             loaded: Mutex::new(HashMap::new()),
             ann_threshold: ANN_THRESHOLD,
-            generation: AtomicU64::new(0),
+            graph_dir,
+            store_id,
+            writes: Mutex::new(()),
+            events: GraphCounters::default(),
         })
     }
 
@@ -448,85 +294,194 @@ impl SqliteVectorIndex {
         self
     }
 
-    fn forget_loaded(&self, space: &SpaceId) {
-        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        self.generation.fetch_add(1, AtomicOrdering::SeqCst);
-        loaded.remove(space);
+    pub fn graph_events(&self) -> GraphEvents {
+        let c = &self.events;
+        let get = |a: &AtomicU64| a.load(AtomicOrdering::SeqCst);
+        GraphEvents {
+            built: get(&c.built),
+            loaded: get(&c.loaded),
+            saved: get(&c.saved),
+            rejected: get(&c.rejected),
+        }
     }
 
-    /// After a write to `space` committed: a loaded HNSW index takes it in place (indexing
-    /// a large space again would take minutes); anything else is dropped and reloaded on
-    /// the next search.
+    pub(crate) fn loaded(&self) -> MutexGuard<'_, HashMap<SpaceId, Loaded>> {
+        self.loaded.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn write_lock(&self) -> MutexGuard<'_, ()> {
+        self.writes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// After a write to `space` committed (as vector change `changed`, of `rows` rows): a
+    /// loaded HNSW index takes it in place (indexing a large space again would take
+    /// minutes) and is saved once enough writes have accumulated; anything else is
+    /// dropped and reloaded on the next search. The caller holds the write lock.
     fn refresh_loaded(
         &self,
         space: &SpaceId,
+        changed: u64,
+        rows: usize,
         apply: impl FnOnce(&AnnVectorIndex) -> Result<(), StoreError>,
     ) {
-        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        self.generation.fetch_add(1, AtomicOrdering::SeqCst);
-        let kept = match loaded.get(space).map(|v| v.as_ref()) {
-            Some(SpaceVectors::Ann(a)) => match apply(a) {
-                Ok(()) => true,
-                Err(e) => {
-                    tracing::warn!(%space, error = %e, "vector index update failed: reloading");
-                    false
-                }
+        let mut loaded = self.loaded();
+        let kept = match loaded.get_mut(space) {
+            Some(l) => match l.vectors.as_ref() {
+                SpaceVectors::Ann(a) => match apply(a) {
+                    Ok(()) => {
+                        l.changed = changed;
+                        l.unsaved += rows;
+                        Some((l.unsaved >= save_after(a.len())).then(|| l.vectors.clone()))
+                    }
+                    Err(e) => {
+                        tracing::warn!(%space, error = %e, "vector index update failed: reloading");
+                        None
+                    }
+                },
+                SpaceVectors::Exact(_) => None,
             },
-            _ => false,
+            None => None,
         };
-        if !kept {
-            loaded.remove(space);
+        match kept {
+            None => {
+                loaded.remove(space);
+            }
+            Some(Some(vectors)) => {
+                drop(loaded);
+                if let SpaceVectors::Ann(a) = vectors.as_ref() {
+                    if self.save_graph(space, a, changed) {
+                        if let Some(l) = self.loaded().get_mut(space) {
+                            l.unsaved = 0;
+                        }
+                    }
+                }
+            }
+            Some(None) => {}
         }
     }
 
     fn space_index(&self, space: &SpaceId) -> Result<Arc<SpaceVectors>, StoreError> {
-        if let Some(ix) = self
-            .loaded
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(space)
-        {
-            return Ok(ix.clone());
+        if let Some(l) = self.loaded().get(space) {
+            return Ok(l.vectors.clone());
         }
-        let generation = self.generation.load(AtomicOrdering::SeqCst);
-        let exact = {
-            let conn = self.db.lock();
-            let count: i64 = be(conn.query_row(
-                "SELECT COUNT(*) FROM vectors WHERE space=?1",
-                [space.as_str()],
-                |r| r.get(0),
-            ))?;
-            let mut b = ExactBuilder::with_capacity(count.max(0) as usize);
-            let mut stmt =
-                be(conn
-                    .prepare("SELECT unit_id, vec FROM vectors WHERE space=?1 ORDER BY unit_id"))?;
-            let mut rows = be(stmt.query([space.as_str()]))?;
-            while let Some(r) = be(rows.next())? {
-                let id: String = be(r.get(0))?;
-                let bytes = be(r.get_ref(1).and_then(|v| {
-                    v.as_blob().map_err(|e| {
-                        rusqlite::Error::FromSqlConversionFailure(1, Type::Blob, Box::new(e))
-                    })
-                }))?;
-                b.push(id, &decode(bytes));
-            }
-            b.finish()
+        let stamp = self.stamp(space)?;
+        let large = stamp.rows as usize > self.ann_threshold;
+        let (ix, built) = match large.then(|| self.load_graph(space, &stamp)).flatten() {
+            Some(ann) => (SpaceVectors::Ann(Box::new(ann)), false),
+            None => (self.read_rows(space, stamp.rows as usize, large)?, large),
         };
-        let ix = Arc::new(SpaceVectors::new(exact, self.ann_threshold)?);
-        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        if self.generation.load(AtomicOrdering::SeqCst) == generation {
-            loaded.insert(space.clone(), ix.clone());
+        let ix = Arc::new(ix);
+        let _w = self.write_lock();
+        // Rows are read a chunk per lock hold: kept only if no write to the space landed
+        // since the stamp (the writes of this process are the only ones: one process owns
+        // the data directory).
+        if self.changed(space)? != stamp.changed {
+            return Ok(ix);
         }
+        if let (true, SpaceVectors::Ann(a)) = (built, ix.as_ref()) {
+            self.events.built.fetch_add(1, AtomicOrdering::SeqCst);
+            self.save_graph(space, a, stamp.changed);
+        }
+        self.loaded().insert(
+            space.clone(),
+            Loaded {
+                vectors: ix.clone(),
+                changed: stamp.changed,
+                unsaved: 0,
+            },
+        );
         Ok(ix)
+    }
+
+    /// Streams the space's rows, in unit-id order, into an HNSW graph (`large`) or an
+    /// exact index: SQLite is locked one chunk at a time, and no second copy of the
+    /// vectors is ever held.
+    fn read_rows(
+        &self,
+        space: &SpaceId,
+        rows: usize,
+        large: bool,
+    ) -> Result<SpaceVectors, StoreError> {
+        if large {
+            let t = std::time::Instant::now();
+            let mut b = AnnBuilder::with_capacity(rows);
+            self.each_row(space, |id, v| b.push(id, v))?;
+            let ann = b.finish()?;
+            tracing::info!(%space, rows, seconds = t.elapsed().as_secs_f64(), "built the vector graph");
+            Ok(SpaceVectors::Ann(Box::new(ann)))
+        } else {
+            let mut b = ExactBuilder::with_capacity(rows);
+            self.each_row(space, |id, v| {
+                b.push(id.to_string(), v);
+                Ok(())
+            })?;
+            Ok(SpaceVectors::Exact(b.finish()))
+        }
+    }
+
+    fn each_row(
+        &self,
+        space: &SpaceId,
+        mut f: impl FnMut(&str, &[f32]) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut after: Option<String> = None;
+        let mut ids = Vec::with_capacity(READ_CHUNK);
+        let mut data: Vec<f32> = Vec::new();
+        let mut lens = Vec::with_capacity(READ_CHUNK);
+        loop {
+            ids.clear();
+            data.clear();
+            lens.clear();
+            {
+                let conn = self.db.lock();
+                let mut stmt = be(conn.prepare_cached(if after.is_some() {
+                    "SELECT unit_id, vec FROM vectors WHERE space=?1 AND unit_id>?2
+                     ORDER BY unit_id LIMIT ?3"
+                } else {
+                    "SELECT unit_id, vec FROM vectors WHERE space=?1 AND ?2 IS NULL
+                     ORDER BY unit_id LIMIT ?3"
+                }))?;
+                let mut rows = be(stmt.query(params![space.as_str(), after, READ_CHUNK as i64]))?;
+                while let Some(r) = be(rows.next())? {
+                    ids.push(be(r.get::<_, String>(0))?);
+                    let bytes = be(r.get_ref(1).and_then(|v| {
+                        v.as_blob().map_err(|e| {
+                            rusqlite::Error::FromSqlConversionFailure(1, Type::Blob, Box::new(e))
+                        })
+                    }))?;
+                    lens.push(bytes.len() / 4);
+                    data.extend(decode_iter(bytes));
+                }
+            }
+            let mut at = 0;
+            for (id, n) in ids.iter().zip(&lens) {
+                f(id, &data[at..at + n])?;
+                at += n;
+            }
+            if ids.len() < READ_CHUNK {
+                return Ok(());
+            }
+            after = ids.pop();
+        }
     }
 }
 
+/// In-place writes a loaded graph takes before it is saved again: an eighth of its units
+/// (at least 1,000), so a long-lived process that crashes leaves a saved graph at most
+/// that far behind (rebuilt from the rows then), and saving (seconds for a million points)
+/// costs a fraction of the writes' own time. Closing saves whatever is unsaved.
+fn save_after(units: usize) -> usize {
+    (units / 8).max(1000)
+}
+
+/// Writes `items` and moves the space's vector change counter in one transaction;
+/// returns the new counter.
 fn write_vectors(
     conn: &mut rusqlite::Connection,
     space: &SpaceId,
     items: &[(String, Vec<f32>)],
     watermark: u64,
-) -> Result<(), StoreError> {
+) -> Result<u64, StoreError> {
     let tx = be(conn.transaction())?;
     {
         let mut stmt = be(tx.prepare_cached(
@@ -540,7 +495,29 @@ fn write_vectors(
         "UPDATE meta SET value=MAX(CAST(value AS INTEGER), ?1) WHERE key='vector_watermark'",
         [watermark as i64],
     ))?;
-    be(tx.commit())
+    let changed = bump(&tx, space)?;
+    be(tx.commit())?;
+    Ok(changed)
+}
+
+/// Moves the store-wide vector change counter and records it as `space`'s last change,
+/// inside the caller's transaction: the stamp every saved graph is checked against.
+pub(crate) fn bump(tx: &rusqlite::Transaction<'_>, space: &SpaceId) -> Result<u64, StoreError> {
+    be(tx.execute(
+        "UPDATE meta SET value=CAST(value AS INTEGER)+1 WHERE key='vector_changes'",
+        [],
+    ))?;
+    let n: i64 = be(tx.query_row(
+        "SELECT CAST(value AS INTEGER) FROM meta WHERE key='vector_changes'",
+        [],
+        |r| r.get(0),
+    ))?;
+    be(tx.execute(
+        "INSERT INTO vector_spaces(space, changed) VALUES (?1, ?2)
+         ON CONFLICT(space) DO UPDATE SET changed=excluded.changed",
+        params![space.as_str(), n],
+    ))?;
+    Ok(n as u64)
 }
 
 impl VectorIndex for SqliteVectorIndex {
@@ -550,7 +527,9 @@ impl VectorIndex for SqliteVectorIndex {
         items: &[(String, Vec<f32>)],
         watermark: u64,
     ) -> Result<(), StoreError> {
-        {
+        let _w = self.write_lock();
+        self.adopt_graph(space);
+        let changed = {
             let mut conn = self.db.lock();
             // Vectors are derived, and their watermark commits with them: a power cut
             // that loses this commit leaves the watermark behind, and opening heals them
@@ -561,14 +540,16 @@ impl VectorIndex for SqliteVectorIndex {
             be(conn.pragma_update(None, "synchronous", "NORMAL"))?;
             let written = write_vectors(&mut conn, space, items, watermark);
             be(conn.pragma_update(None, "synchronous", "FULL"))?;
-            written?;
-        }
-        self.refresh_loaded(space, |a| a.upsert(items));
+            written?
+        };
+        self.refresh_loaded(space, changed, items.len(), |a| a.upsert(items));
         Ok(())
     }
 
     fn remove(&self, space: &SpaceId, unit_ids: &[String]) -> Result<(), StoreError> {
-        {
+        let _w = self.write_lock();
+        self.adopt_graph(space);
+        let changed = {
             let mut conn = self.db.lock();
             let tx = be(conn.transaction())?;
             {
@@ -578,18 +559,32 @@ impl VectorIndex for SqliteVectorIndex {
                     be(stmt.execute(params![space.as_str(), id]))?;
                 }
             }
+            let changed = bump(&tx, space)?;
             be(tx.commit())?;
-        }
-        self.refresh_loaded(space, |a| a.remove(unit_ids));
+            changed
+        };
+        self.refresh_loaded(space, changed, unit_ids.len(), |a| a.remove(unit_ids));
         Ok(())
     }
 
     fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError> {
-        be(self
-            .db
-            .lock()
-            .execute("DELETE FROM vectors WHERE space=?1", [space.as_str()]))?;
-        self.forget_loaded(space);
+        let _w = self.write_lock();
+        {
+            let mut conn = self.db.lock();
+            let tx = be(conn.transaction())?;
+            be(tx.execute("DELETE FROM vectors WHERE space=?1", [space.as_str()]))?;
+            bump(&tx, space)?;
+            be(tx.commit())?;
+        }
+        self.loaded().remove(space);
+        self.discard_graph(space);
+        Ok(())
+    }
+
+    fn reset_derived(&self, space: &SpaceId) -> Result<(), StoreError> {
+        let _w = self.write_lock();
+        self.loaded().remove(space);
+        self.discard_graph(space);
         Ok(())
     }
 
@@ -664,152 +659,6 @@ mod tests {
         assert!(
             ix.search(&[1.0], 2).is_empty(),
             "wrong dimension must not match"
-        );
-    }
-
-    #[test]
-    fn ann_finds_what_exact_search_finds() {
-        // Deterministic pseudo-random unit vectors.
-        let mut x: u64 = 42;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % 2000) as f32 / 1000.0 - 1.0
-        };
-        let dim = 32;
-        let mut unit = |_: usize| {
-            let v: Vec<f32> = (0..dim).map(|_| next()).collect();
-            let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
-            v.into_iter().map(|a| a / n).collect::<Vec<f32>>()
-        };
-        let items: Vec<(String, Vec<f32>)> =
-            (0..3000).map(|i| (format!("u{i}"), unit(i))).collect();
-        let queries: Vec<Vec<f32>> = (0..50).map(&mut unit).collect();
-        let exact = ExactVectorIndex::from_items(items.clone());
-        let ann = SpaceVectors::new(ExactVectorIndex::from_items(items), 1000).unwrap();
-        assert!(matches!(ann, SpaceVectors::Ann(_)));
-        let mut found = 0;
-        for q in &queries {
-            let truth: Vec<String> = exact.search(q, 10).into_iter().map(|h| h.0).collect();
-            let got: Vec<String> = ann
-                .search(q, 10)
-                .unwrap()
-                .into_iter()
-                .map(|h| h.0)
-                .collect();
-            found += truth.iter().filter(|t| got.contains(t)).count();
-        }
-        let recall = found as f64 / 500.0;
-        assert!(recall >= 0.9, "ANN recall@10 {recall}");
-    }
-
-    #[test]
-    fn ann_takes_writes_in_place() {
-        let dim = 16;
-        let unit = |i: usize| {
-            let v: Vec<f32> = (0..dim)
-                .map(|d| (((i * 31 + d * 17) % 23) as f32) - 11.0)
-                .collect();
-            let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
-            v.into_iter().map(|a| a / n).collect::<Vec<f32>>()
-        };
-        let items: Vec<(String, Vec<f32>)> = (0..500).map(|i| (format!("u{i}"), unit(i))).collect();
-        let SpaceVectors::Ann(ann) =
-            SpaceVectors::new(ExactVectorIndex::from_items(items), 100).unwrap()
-        else {
-            panic!("500 rows over a threshold of 100 must be searched through HNSW");
-        };
-        let mut probe = vec![0.0; dim];
-        probe[0] = 1.0;
-        ann.upsert(&[("new".into(), probe.clone())]).unwrap();
-        assert_eq!(ann.len(), 501);
-        assert_eq!(ann.search(&probe, 3).unwrap()[0].0, "new");
-        // Replacing a row moves its id to the new vector and keeps one entry for it.
-        ann.upsert(&[("u7".into(), probe.clone())]).unwrap();
-        assert_eq!(ann.len(), 501);
-        let top: Vec<String> = ann
-            .search(&probe, 2)
-            .unwrap()
-            .into_iter()
-            .map(|h| h.0)
-            .collect();
-        assert!(
-            top.contains(&"u7".to_string()) && top.contains(&"new".to_string()),
-            "{top:?}"
-        );
-        ann.remove(&["new".into(), "u7".into()]).unwrap();
-        assert_eq!(ann.len(), 499);
-        let after: Vec<String> = ann
-            .search(&probe, 10)
-            .unwrap()
-            .into_iter()
-            .map(|h| h.0)
-            .collect();
-        assert!(
-            !after.iter().any(|id| id == "new" || id == "u7"),
-            "{after:?}"
-        );
-        // Requests beyond the graph's reach are answered exactly, without removed rows.
-        assert_eq!(ann.search(&probe, 1000).unwrap().len(), 499);
-    }
-
-    #[test]
-    fn ann_holds_a_repeated_vector_once_and_finds_every_unit_of_it() {
-        let dim = 16;
-        let unit = |i: usize| {
-            let v: Vec<f32> = (0..dim)
-                .map(|d| ((i + 1) as f32 * (d + 1) as f32 * 0.37).sin())
-                .collect();
-            let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
-            v.into_iter().map(|a| a / n).collect::<Vec<f32>>()
-        };
-        // 300 units over 100 distinct vectors, each vector three times.
-        let items: Vec<(String, Vec<f32>)> = (0..300)
-            .map(|i| (format!("u{i:03}"), unit(i % 100)))
-            .collect();
-        let SpaceVectors::Ann(ann) =
-            SpaceVectors::new(ExactVectorIndex::from_items(items), 50).unwrap()
-        else {
-            panic!("300 rows over a threshold of 50 must be searched through HNSW");
-        };
-        assert_eq!(ann.len(), 300);
-        assert_eq!(
-            ann.index.size(),
-            100,
-            "one graph element per distinct vector"
-        );
-        let copies = |hits: Vec<(String, f32)>| -> Vec<String> {
-            let mut ids: Vec<String> = hits.into_iter().map(|h| h.0).collect();
-            ids.sort();
-            ids
-        };
-        assert_eq!(
-            copies(ann.search(&unit(7), 3).unwrap()),
-            ["u007", "u107", "u207"]
-        );
-        assert_eq!(
-            ann.search(&unit(7), 2).unwrap().len(),
-            2,
-            "limit counts units"
-        );
-        // A new unit with a known vector joins its point; removing units keeps the rest.
-        ann.upsert(&[("new".into(), unit(7))]).unwrap();
-        assert_eq!(ann.index.size(), 100);
-        assert_eq!(ann.len(), 301);
-        ann.remove(&["u007".into(), "u107".into()]).unwrap();
-        assert_eq!(copies(ann.search(&unit(7), 2).unwrap()), ["new", "u207"]);
-        // The last units of a point take it out of the graph.
-        ann.remove(&["new".into(), "u207".into()]).unwrap();
-        assert_eq!(ann.index.size(), 99);
-        let after = copies(ann.search(&unit(7), 10).unwrap());
-        assert!(!after.iter().any(|id| id.ends_with("07")), "{after:?}");
-        // Replacing a unit's vector moves it to the new vector's point.
-        ann.upsert(&[("u008".into(), unit(9))]).unwrap();
-        assert_eq!(ann.index.size(), 99);
-        assert_eq!(
-            copies(ann.search(&unit(9), 4).unwrap()),
-            ["u008", "u009", "u109", "u209"]
         );
     }
 

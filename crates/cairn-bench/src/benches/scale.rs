@@ -228,20 +228,31 @@ impl Ctx<'_> {
         Ok(p)
     }
 
-    /// The point of a space filled by an earlier run (`--queries-only`).
+    /// The point of a space filled by an earlier run (`--queries-only`), measured by
+    /// `query`: its counts are read after the queries, in another memory, so that reading
+    /// every unit for them does not weigh on the serving memory measured.
     fn kept(&self, store: &str, size: usize, needles: &[Needle]) -> anyhow::Result<ScalePoint> {
         let kind = store_kind(store)?;
-        let memory = self.open(store, size, self.cache.as_deref())?;
-        let stats = memory.stats(&Self::space(size)).with_context(|| {
-            format!(
-                "--queries-only: no space of {size} units was kept for {kind} (run with \
-                --keep-data first)"
-            )
-        })?;
+        let space = Self::space(size);
+        let kept = |m: &Memory| {
+            m.spaces()
+                .ok()
+                .filter(|all| all.iter().any(|s| s.as_str() == space))
+                .with_context(|| {
+                    format!(
+                        "--queries-only: no space of {size} units was kept for {kind} (run \
+                        with --keep-data first)"
+                    )
+                })
+        };
+        kept(&self.open(store, size, self.cache.as_deref())?)?;
         let mut p = self.point(kind, size, needles.len());
+        p.ingest_skipped = true;
+        self.query(store, &mut p, needles)?;
+        let memory = self.open(store, size, self.cache.as_deref())?;
+        let stats = memory.stats(&space)?;
         p.units = stats.units;
         p.sessions = stats.sessions;
-        p.ingest_skipped = true;
         Ok(p)
     }
 
@@ -447,12 +458,13 @@ fn measure_all(
             }
             let (_, needles) = plan(size, args.needles, args.seed);
             eprintln!("scale: {kind}, {size} units");
-            let mut p = if args.queries_only {
+            let p = if args.queries_only {
                 ctx.kept(store, size, &needles)?
             } else {
-                ctx.ingest(store, size, &needles)?
+                let mut p = ctx.ingest(store, size, &needles)?;
+                ctx.query(store, &mut p, &needles)?;
+                p
             };
-            ctx.query(store, &mut p, &needles)?;
             eprintln!("{}", point_line(&p));
             file.append(&p)?;
             points.push(p);

@@ -379,6 +379,8 @@ impl Engine {
                     .map(|u| u.id)
                     .collect();
                 self.b.text.remove(&space, &old)?;
+                // A saved search graph is rebuilt from the rows, not edited row by row.
+                self.b.vectors.reset_derived(&space)?;
                 self.b.vectors.remove(&space, &old)?;
             }
             for rec in records {
