@@ -301,6 +301,14 @@ pub trait Embedder: Send + Sync {
     }
     /// Tokens of `text` under the model's tokenizer (used for token budgets).
     fn count_tokens(&self, text: &str) -> usize;
+    /// Whether the tokens of texts joined by whitespace are exactly the sum of their
+    /// tokens (a tokenizer that splits at whitespace before anything else, as BERT's
+    /// WordPiece does). Packing then adds up its entries' counts instead of counting the
+    /// joined context again (half its tokenizer time on a full context); the default
+    /// recounts.
+    fn whitespace_additive(&self) -> bool {
+        false
+    }
 }
 
 /// A stored API key: the server makes tokens and hashes them; a backend keeps the rows.

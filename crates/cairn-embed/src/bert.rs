@@ -116,6 +116,8 @@ pub struct BertEmbedder {
     tokenizer: Tokenizer,
     /// No truncation, no padding: for [`Embedder::count_tokens`].
     counter: Tokenizer,
+    /// See [`whitespace_additive`].
+    additive: bool,
     device: Device,
     model_id: String,
     dim: usize,
@@ -341,6 +343,7 @@ impl BertEmbedder {
         Ok(Self {
             model,
             tokenizer,
+            additive: whitespace_additive(&counter),
             counter,
             device,
             model_id,
@@ -502,7 +505,34 @@ fn even_runs<'a>(order: &'a [usize], lens: &[usize], parts: usize) -> Vec<&'a [u
     out
 }
 
+/// Whether `tokenizer` counts texts joined by whitespace as the sum of their counts: a
+/// BERT normalizer (character by character) or none, a pre-tokenizer that splits at
+/// whitespace first, and WordPiece (word by word). The default model's is; a tokenizer
+/// that prepends to the text or merges across spaces (Metaspace, byte-level BPE) is not
+/// taken to be.
+fn whitespace_additive(tokenizer: &Tokenizer) -> bool {
+    use tokenizers::{ModelWrapper, NormalizerWrapper, PreTokenizerWrapper};
+    let normalizer = matches!(
+        tokenizer.get_normalizer(),
+        None | Some(NormalizerWrapper::BertNormalizer(_))
+    );
+    let pre = matches!(
+        tokenizer.get_pre_tokenizer(),
+        Some(
+            PreTokenizerWrapper::BertPreTokenizer(_)
+                | PreTokenizerWrapper::Whitespace(_)
+                | PreTokenizerWrapper::WhitespaceSplit(_)
+        )
+    );
+    let model = matches!(tokenizer.get_model(), ModelWrapper::WordPiece(_));
+    normalizer && pre && model
+}
+
 impl Embedder for BertEmbedder {
+    fn whitespace_additive(&self) -> bool {
+        self.additive
+    }
+
     fn model_id(&self) -> &str {
         &self.model_id
     }

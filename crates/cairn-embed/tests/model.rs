@@ -143,6 +143,35 @@ fn count_tokens_without_special_tokens() {
     assert!(e.count_tokens("A man is eating a piece of bread.") >= 9);
 }
 
+/// The default model's tokenizer says its counts add up over whitespace, and they do,
+/// across punctuation, accents, digits, unknown scripts and control characters at the
+/// seams: packing relies on it instead of counting a whole context again.
+#[test]
+fn token_counts_add_up_over_whitespace_when_the_tokenizer_says_so() {
+    let Some(e) = embedder() else { return };
+    assert!(e.whitespace_additive());
+    let texts = [
+        "[2024-03-01 10:00 · s1] user: I moved to Zürich (finally!) on 3/4.",
+        "…and the café's wi-fi password is \"x9-Q\".",
+        "東京 🚀 naïve co-operate\tover—there",
+        "\u{7}bell, déjà vu; 12,345.67 km",
+        "",
+        "end.",
+    ];
+    for a in texts {
+        for b in texts {
+            for sep in ["\n\n", " ", "\n"] {
+                let joined = format!("{a}{sep}{b}");
+                assert_eq!(
+                    e.count_tokens(&joined),
+                    e.count_tokens(a) + e.count_tokens(b),
+                    "{joined:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn smaller_settings_change_model_id_and_truncate_earlier() {
     let Some(dir) = model_dir() else { return };

@@ -30,10 +30,11 @@ impl<'a> PackItem<'a> {
     }
 }
 
-/// An entry of the context: the hit's unit, its text, and the units it shows.
+/// An entry of the context: the hit's unit, its text, its tokens, and the units it shows.
 struct Chosen<'a> {
     unit: &'a Unit,
     text: String,
+    tokens: usize,
     shows: Vec<String>,
 }
 
@@ -45,6 +46,10 @@ pub struct PackInput<'a> {
     pub budget: usize,
     pub format: Format,
     pub count_tokens: &'a dyn Fn(&str) -> usize,
+    /// `count_tokens` of texts joined by whitespace is the sum of their counts
+    /// ([`cairn_core::Embedder::whitespace_additive`]): the joined context is not counted
+    /// again.
+    pub additive: bool,
     /// Say what became of each unit (`Packed::entries`).
     pub explain: bool,
 }
@@ -280,6 +285,7 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
             chosen.push(Chosen {
                 unit: u,
                 text: full,
+                tokens,
                 shows: item.ids(),
             });
             continue;
@@ -292,6 +298,7 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
                 chosen.push(Chosen {
                     unit: u,
                     text,
+                    tokens: n,
                     shows,
                 });
             }
@@ -372,7 +379,8 @@ fn order(chosen: &mut [Chosen<'_>], format: Format) {
 
 /// Joins the entries into the context and its token count. Token counts of joined text
 /// can differ from the sum of the parts at the seams; the budget is a promise, so the
-/// whole is checked and entries are dropped from the end (marked `Dropped`) if needed.
+/// whole is checked and entries are dropped from the end (marked `Dropped`) if needed,
+/// unless the tokenizer adds up over whitespace (`additive`), when the sum is the count.
 fn within_budget(
     chosen: &mut Vec<Chosen<'_>>,
     entries: &mut [PackedEntry],
@@ -387,6 +395,13 @@ fn within_budget(
             .join(SEPARATOR)
     };
     let mut context = join(chosen);
+    if input.additive {
+        let separators = chosen.len().saturating_sub(1) * (input.count_tokens)(SEPARATOR);
+        let tokens = chosen.iter().map(|c| c.tokens).sum::<usize>() + separators;
+        if tokens <= input.budget {
+            return (context, tokens);
+        }
+    }
     let mut tokens = (input.count_tokens)(&context);
     while tokens > input.budget && !chosen.is_empty() {
         if let Some(c) = chosen.pop() {
@@ -441,12 +456,50 @@ mod tests {
             budget: 100,
             format: Format::Raw,
             count_tokens: &words,
+            additive: false,
             explain: false,
         });
         assert!(p.context.find("pasta").unwrap() < p.context.find("pizza").unwrap());
         assert_eq!(p.unit_ids, ["b", "a"]);
         assert!(p.tokens <= 100);
         assert_eq!(p.cut, 0);
+    }
+
+    /// With a tokenizer that adds up over whitespace, the entries' counts are the
+    /// context's: the same context and count as counting it again, for whole, trimmed
+    /// and left-out entries.
+    #[test]
+    fn an_additive_count_is_the_recounted_one() {
+        let filler = "Nothing to see here at all. ".repeat(20);
+        let a = unit("a", "user: late fact about pizza", "2023-05-02", 0);
+        let b = unit(
+            "b",
+            &format!("user: {filler} pasta {filler}"),
+            "2023-05-01",
+            0,
+        );
+        let c = unit("c", "user: a third fact, pasta again", "2023-05-03", 0);
+        let items = [PackItem::one(&a), PackItem::one(&b), PackItem::one(&c)];
+        let q = vec!["pasta".to_string()];
+        for format in [Format::Raw, Format::Synthesized] {
+            for budget in [10, 40, 120, 1000] {
+                let with = |additive| {
+                    pack(&PackInput {
+                        items: &items,
+                        query_words: &q,
+                        budget,
+                        format,
+                        count_tokens: &words,
+                        additive,
+                        explain: false,
+                    })
+                };
+                let (summed, counted) = (with(true), with(false));
+                assert_eq!(summed, counted, "{format:?} {budget}");
+                assert_eq!(summed.tokens, words(&summed.context));
+                assert!(summed.tokens <= budget);
+            }
+        }
     }
 
     #[test]
@@ -463,6 +516,7 @@ mod tests {
                 budget,
                 format: Format::Raw,
                 count_tokens: &words,
+                additive: false,
                 explain: false,
             });
             assert!(p.tokens <= budget, "{} > {budget}", p.tokens);
@@ -507,6 +561,7 @@ mod tests {
             budget: 100,
             format: Format::Synthesized,
             count_tokens: &words,
+            additive: false,
             explain: false,
         });
         assert_eq!(p.unit_ids, ["c", "a"]);
@@ -535,6 +590,7 @@ mod tests {
                 budget,
                 format: Format::Raw,
                 count_tokens: &words,
+                additive: false,
                 explain: false,
             })
         };

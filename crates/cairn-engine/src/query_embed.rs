@@ -36,6 +36,9 @@ impl Embedder for QueryEmbedder<'_> {
     fn count_tokens(&self, text: &str) -> usize {
         self.inner.count_tokens(text)
     }
+    fn whitespace_additive(&self) -> bool {
+        self.inner.whitespace_additive()
+    }
 }
 
 #[cfg(test)]

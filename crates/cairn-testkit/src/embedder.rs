@@ -42,6 +42,9 @@ impl Embedder for HashEmbedder {
     fn count_tokens(&self, text: &str) -> usize {
         text.split_whitespace().count()
     }
+    fn whitespace_additive(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

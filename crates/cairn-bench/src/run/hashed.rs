@@ -76,6 +76,9 @@ impl Embedder for HashedEmbedder {
     fn count_tokens(&self, text: &str) -> usize {
         self.tokens.count_tokens(text)
     }
+    fn whitespace_additive(&self) -> bool {
+        self.tokens.whitespace_additive()
+    }
 }
 
 #[cfg(test)]

@@ -375,6 +375,7 @@ impl Engine {
             budget: opts.token_budget,
             format: opts.format,
             count_tokens: &counter,
+            additive: self.b.embedder.whitespace_additive(),
             explain: opts.explain,
         })
     }
