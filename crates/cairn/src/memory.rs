@@ -33,6 +33,9 @@ pub struct MemoryConfig {
     /// Where the memory lives: `None`, the data directory (embedded store); a
     /// `postgres://` URL, that PostgreSQL database (see [`Memory::open_postgres`]).
     pub store: Option<String>,
+    /// Embedded store: a space of more vectors than this is searched through an HNSW
+    /// graph (saved in `hnsw/`), a smaller one exactly. Default 50,000.
+    pub ann_threshold: Option<usize>,
 }
 
 /// A memory store: one embedded data directory, or a PostgreSQL database
@@ -78,7 +81,8 @@ impl Memory {
         embedder: Arc<dyn Embedder>,
     ) -> Result<Self, Error> {
         let dir = dir.as_ref().to_path_buf();
-        let store = EmbeddedStore::open(&dir, embedder.model_id())?;
+        let threshold = config.ann_threshold.unwrap_or(cairn_store::ANN_THRESHOLD);
+        let store = EmbeddedStore::open_with(&dir, embedder.model_id(), threshold)?;
         let cache_path = config
             .embedding_cache
             .clone()
