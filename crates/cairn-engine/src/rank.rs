@@ -126,7 +126,7 @@ pub fn convex_fuse(lists: &[(&[(String, f32)], f32)]) -> Vec<(String, f32)> {
     sum_per_list(lists, convex_gives)
 }
 
-fn convex_gives(list: &[(String, f32)], weight: f32) -> Vec<f32> {
+pub(crate) fn convex_gives(list: &[(String, f32)], weight: f32) -> Vec<f32> {
     let (lo, hi) = list.iter().fold((f32::MAX, f32::MIN), |(lo, hi), (_, s)| {
         (lo.min(*s), hi.max(*s))
     });

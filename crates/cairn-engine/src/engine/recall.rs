@@ -8,7 +8,7 @@ use crate::learned::Signals;
 use crate::pack::{pack, PackInput, PackItem, Packed};
 use crate::query::{analyze_query, QueryAnalysis};
 use crate::query_embed::QueryEmbedder;
-use crate::rank::{fuse, gives, second_pass, Fusion, RankConfig, Ranked};
+use crate::rank::{convex_gives, fuse, gives, second_pass, Fusion, RankConfig, Ranked};
 use crate::{facts, profile};
 use cairn_core::explain::{
     HitExplanation, ListScore, Op, PackingExplanation, RecallExplanation, StageCounts, StageTime,
@@ -624,19 +624,15 @@ fn rank(
 /// What the candidate lists said about each candidate, for learned ranking's features:
 /// each list's scores scaled 0..1 (weight 1), places, and the raw cosine.
 fn signals(found: &Candidates) -> Signals {
-    let scaled = RankConfig {
-        fusion: Fusion::Convex,
-        ..RankConfig::default()
-    };
     let mut out = Signals::new();
     // In reverse, so a repeated id keeps its first (best) place.
-    let lexical = gives(&found.lexical, 1.0, &scaled);
+    let lexical = convex_gives(&found.lexical, 1.0);
     for (i, ((id, _), g)) in found.lexical.iter().zip(lexical).enumerate().rev() {
         let s = out.entry(id.clone()).or_default();
         s.lexical = g;
         s.lexical_rank = Some(i + 1);
     }
-    let dense = gives(&found.dense, 1.0, &scaled);
+    let dense = convex_gives(&found.dense, 1.0);
     for (i, ((id, cosine), g)) in found.dense.iter().zip(dense).enumerate().rev() {
         let s = out.entry(id.clone()).or_default();
         s.dense = g;
