@@ -78,9 +78,11 @@ def pair_weights(questions, qid, a, b, w, top_heavy):
     pw = np.ones(len(qid))
     if top_heavy:
         disc = np.zeros(len(qid))
+        # Pairs come question by question (`pairs`): each question's are one slice.
+        bounds = np.searchsorted(qid, np.arange(len(questions) + 1))
         for n, q in enumerate(questions):
-            sel = qid == n
-            if not sel.any():
+            sel = slice(bounds[n], bounds[n + 1])
+            if sel.start == sel.stop:
                 continue
             rank = np.empty(len(q["grade"]), dtype=int)
             rank[np.argsort(-(q["x"] @ w), kind="stable")] = np.arange(len(q["grade"]))

@@ -30,9 +30,10 @@ macro_rules! features {
             /// The field names, in declaration order.
             pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),*];
 
-            /// The values in the order of [`Features::NAMES`].
-            pub fn values(&self) -> Vec<f32> {
-                vec![$(self.$name),*]
+            /// The values in the order of [`Features::NAMES`] (no allocation: the learned
+            /// score takes two of these per ranked unit).
+            pub fn values(&self) -> [f32; Self::NAMES.len()] {
+                [$(self.$name),*]
             }
         }
     };

@@ -30,11 +30,10 @@ impl<'a> PackItem<'a> {
     }
 }
 
-/// An entry of the context: the hit's unit, its text, its tokens, and the units it shows.
+/// An entry of the context: the hit's unit, its text, and the units it shows.
 struct Chosen<'a> {
     unit: &'a Unit,
     text: String,
-    tokens: usize,
     shows: Vec<String>,
 }
 
@@ -285,7 +284,6 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
             chosen.push(Chosen {
                 unit: u,
                 text: full,
-                tokens,
                 shows: item.ids(),
             });
             continue;
@@ -298,7 +296,6 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
                 chosen.push(Chosen {
                     unit: u,
                     text,
-                    tokens: n,
                     shows,
                 });
             }
@@ -306,7 +303,7 @@ pub fn pack(input: &PackInput<'_>) -> Packed {
         }
     }
     order(&mut chosen, input.format);
-    let (context, tokens) = within_budget(&mut chosen, &mut entries, &mut cut, input);
+    let (context, tokens) = within_budget(&mut chosen, used, &mut entries, &mut cut, input);
     Packed {
         context,
         tokens,
@@ -380,9 +377,11 @@ fn order(chosen: &mut [Chosen<'_>], format: Format) {
 /// Joins the entries into the context and its token count. Token counts of joined text
 /// can differ from the sum of the parts at the seams; the budget is a promise, so the
 /// whole is checked and entries are dropped from the end (marked `Dropped`) if needed,
-/// unless the tokenizer adds up over whitespace (`additive`), when the sum is the count.
+/// unless the tokenizer adds up over whitespace (`additive`), when the sum of the entries'
+/// counts and separators (`used`) is the count.
 fn within_budget(
     chosen: &mut Vec<Chosen<'_>>,
+    used: usize,
     entries: &mut [PackedEntry],
     cut: &mut usize,
     input: &PackInput<'_>,
@@ -395,12 +394,8 @@ fn within_budget(
             .join(SEPARATOR)
     };
     let mut context = join(chosen);
-    if input.additive {
-        let separators = chosen.len().saturating_sub(1) * (input.count_tokens)(SEPARATOR);
-        let tokens = chosen.iter().map(|c| c.tokens).sum::<usize>() + separators;
-        if tokens <= input.budget {
-            return (context, tokens);
-        }
+    if input.additive && used <= input.budget {
+        return (context, used);
     }
     let mut tokens = (input.count_tokens)(&context);
     while tokens > input.budget && !chosen.is_empty() {

@@ -225,7 +225,9 @@ pub fn second_pass(
     explain: bool,
 ) -> Vec<Ranked> {
     let mut best: HashMap<String, f32> = HashMap::new();
-    // The candidate whose score each target took (explaining only).
+    // Features (learned ranking, explanations) are computed only when wanted, and with
+    // them the candidate whose score each target took.
+    let want_features = explain || cfg.learned.is_some();
     let mut scored_as: HashMap<String, String> = HashMap::new();
     let mut session_prior: HashMap<&str, f32> = HashMap::new();
     for (id, score) in fused {
@@ -243,7 +245,7 @@ pub fn second_pass(
             Some(c) if units.contains_key(c) || containers.contains_key(c) => c.clone(),
             _ => u.id.clone(),
         };
-        if best.get(&target).is_none_or(|b| *score > *b) {
+        if want_features && best.get(&target).is_none_or(|b| *score > *b) {
             scored_as.insert(target.clone(), id.clone());
         }
         let e = best.entry(target).or_insert(0.0);
@@ -252,19 +254,23 @@ pub fn second_pass(
     let lookup = |id: &str| units.get(id).or_else(|| containers.get(id));
     let targets: Vec<(&Unit, f32, &str)> = best
         .iter()
-        .filter_map(|(id, &s)| Some((lookup(id)?, s, scored_as.get(id)?.as_str())))
+        .filter_map(|(id, &s)| {
+            let part = scored_as.get(id).map_or(id.as_str(), String::as_str);
+            Some((lookup(id)?, s, part))
+        })
         .collect();
     let ctx = FeatureContext {
         analysis,
         session_prior: &session_prior,
-        span: time_span(targets.iter().map(|(u, _, _)| *u)),
+        span: want_features
+            .then(|| time_span(targets.iter().map(|(u, _, _)| *u)))
+            .flatten(),
     };
     let mut ranked: Vec<Ranked> = targets
         .into_iter()
         .map(|(u, s, part)| {
             let asking = asking_share(&u.key);
-            let f = (explain || cfg.learned.is_some())
-                .then(|| features(u, s, part, signals.get(part), asking, &ctx));
+            let f = want_features.then(|| features(u, s, part, signals.get(part), asking, &ctx));
             let why = explain.then(|| {
                 Box::new(HitExplanation {
                     scored_as: Some(part.to_string()),
