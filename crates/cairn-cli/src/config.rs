@@ -59,7 +59,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cairn.toml");
         let cfg = load(None, dir.path(), None, None).unwrap();
-        assert_eq!(cfg.embed.backend, cairn::EmbedBackend::Fp32);
+        assert_eq!(cfg.embed.backend, cairn::EmbedBackend::Auto);
         std::fs::write(&path, "[embed]\nbackend = \"int8\"\n").unwrap();
         let cfg = load(None, dir.path(), None, None).unwrap();
         assert_eq!(cfg.embed.backend, cairn::EmbedBackend::Int8);

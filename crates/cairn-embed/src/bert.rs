@@ -51,8 +51,13 @@ const INT8_CHUNK_TOKENS: usize = 512;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
-    /// The model as published, in fp32 (candle).
+    /// The default: whichever backend the store's vectors were made with (so an upgrade
+    /// or a config without a backend never recomputes a store's vectors), else `int8`
+    /// where this CPU runs an int8 SIMD kernel (AVX-512 VNNI or AVX2), else `fp32`. See
+    /// [`EmbedConfig::resolved`].
     #[default]
+    Auto,
+    /// The model as published, in fp32 (candle).
     Fp32,
     /// Linear layers quantized to int8 at load time (weights per output column,
     /// activations per token), the rest in fp32 (see `int8`): 4-7x the tokens/s on
@@ -80,7 +85,7 @@ pub struct EmbedConfig {
     /// Download the model from the hub (`HF_ENDPOINT`, default the public hub) into
     /// Cairn's model cache when no local copy is found. `HF_HUB_OFFLINE=1` also stops it.
     pub download: bool,
-    /// `"fp32"` (default) or `"int8"`: see [`Backend`].
+    /// `"auto"` (default), `"fp32"` or `"int8"`: see [`Backend`].
     pub backend: Backend,
 }
 
@@ -93,6 +98,37 @@ impl Default for EmbedConfig {
             batch_size: DEFAULT_BATCH_SIZE,
             download: true,
             backend: Backend::default(),
+        }
+    }
+}
+
+impl EmbedConfig {
+    /// This configuration with `Auto` replaced by a concrete backend: the one whose model
+    /// id is `stored` (the id of the vectors a store already holds, if any), else `int8`
+    /// where this CPU has an int8 SIMD kernel, else `fp32`. An explicit backend is kept.
+    pub fn resolved(&self, stored: Option<&str>) -> EmbedConfig {
+        let mut config = self.clone();
+        if config.backend != Backend::Auto {
+            return config;
+        }
+        let holds = |backend: Backend| stored == Some(config.model_id(backend).as_str());
+        config.backend = if holds(Backend::Fp32) {
+            Backend::Fp32
+        } else if holds(Backend::Int8) || Kernel::available()[0] != Kernel::Scalar {
+            Backend::Int8
+        } else {
+            Backend::Fp32
+        };
+        config
+    }
+
+    /// The model id of this model's vectors computed by `backend` (fp32 for `Auto`:
+    /// resolve first).
+    fn model_id(&self, backend: Backend) -> String {
+        match backend {
+            Backend::Int8 => format!("{}@max{}@int8", self.model, self.max_tokens),
+            // fp32 keeps the id it always had, so existing caches and stores stay valid.
+            Backend::Fp32 | Backend::Auto => format!("{}@max{}", self.model, self.max_tokens),
         }
     }
 }
@@ -221,6 +257,7 @@ impl BertEmbedder {
     /// `config.model_dir` is ignored, `config.model` only names the model.
     pub fn from_dir(dir: &Path, config: &EmbedConfig) -> Result<Self, EmbedLoadError> {
         let started = Instant::now();
+        let config = &config.resolved(None);
         if config.batch_size == 0 {
             return Err(EmbedLoadError::InvalidSettings(
                 "batch_size must be at least 1".into(),
@@ -318,19 +355,14 @@ impl BertEmbedder {
         };
         let device = Device::Cpu;
         let model = match config.backend {
-            Backend::Fp32 => {
-                Model::Fp32(load_fp32(weights, &bert_config, &device).map_err(bad_weights)?)
-            }
             Backend::Int8 => {
                 Model::Int8(load_int8(&weights, &bert_config, &device).map_err(bad_weights)?)
             }
+            Backend::Fp32 | Backend::Auto => {
+                Model::Fp32(load_fp32(weights, &bert_config, &device).map_err(bad_weights)?)
+            }
         };
-
-        // fp32 keeps the id it always had, so existing caches and stores stay valid.
-        let model_id = match config.backend {
-            Backend::Fp32 => format!("{}@max{}", config.model, config.max_tokens),
-            Backend::Int8 => format!("{}@max{}@int8", config.model, config.max_tokens),
-        };
+        let model_id = config.model_id(config.backend);
         tracing::info!(
             model = %model_id,
             dir = %dir.display(),

@@ -19,17 +19,25 @@ fn model_dir() -> Option<PathBuf> {
     }
 }
 
-/// The default embedder, loaded once for all tests of this file.
+/// The fp32 embedder (the model as published, the reference of these tests), loaded
+/// once for all tests of this file.
 fn embedder() -> Option<&'static BertEmbedder> {
     static EMBEDDER: OnceLock<Option<BertEmbedder>> = OnceLock::new();
     EMBEDDER
         .get_or_init(|| {
             model_dir().map(|dir| {
-                BertEmbedder::from_dir(&dir, &EmbedConfig::default())
+                BertEmbedder::from_dir(&dir, &fp32())
                     .unwrap_or_else(|e| panic!("loading {}: {e}", dir.display()))
             })
         })
         .as_ref()
+}
+
+fn fp32() -> EmbedConfig {
+    EmbedConfig {
+        backend: Backend::Fp32,
+        ..EmbedConfig::default()
+    }
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
@@ -178,7 +186,7 @@ fn smaller_settings_change_model_id_and_truncate_earlier() {
     let config = EmbedConfig {
         max_tokens: 8,
         batch_size: 2,
-        ..EmbedConfig::default()
+        ..fp32()
     };
     let e = BertEmbedder::from_dir(&dir, &config).unwrap();
     assert_eq!(e.model_id(), "sentence-transformers/all-MiniLM-L6-v2@max8");
@@ -245,7 +253,7 @@ fn weights_with_bert_prefix() {
     )
     .unwrap();
 
-    let e = BertEmbedder::from_dir(tmp.path(), &EmbedConfig::default()).unwrap();
+    let e = BertEmbedder::from_dir(tmp.path(), &fp32()).unwrap();
     let text = ["A man is eating food."];
     let a = e.embed(&text).unwrap();
     let b = reference.embed(&text).unwrap();
@@ -358,7 +366,50 @@ fn int8_vector_of_a_text_does_not_depend_on_its_batch() {
 fn backend_names_in_settings() {
     let c: EmbedConfig = serde_json::from_str(r#"{"backend": "int8"}"#).unwrap();
     assert_eq!(c.backend, Backend::Int8);
-    assert_eq!(EmbedConfig::default().backend, Backend::Fp32);
+    assert_eq!(EmbedConfig::default().backend, Backend::Auto);
     let err = serde_json::from_str::<EmbedConfig>(r#"{"backend": "fp16"}"#).unwrap_err();
     assert!(err.to_string().contains("unknown variant"), "{err}");
+}
+
+#[test]
+fn auto_backend_keeps_the_stored_vectors_backend() {
+    let auto = EmbedConfig::default();
+    let fp32_id = "sentence-transformers/all-MiniLM-L6-v2@max256";
+    let int8_id = "sentence-transformers/all-MiniLM-L6-v2@max256@int8";
+    // A store that holds vectors of either backend keeps it, whatever this CPU has.
+    assert_eq!(auto.resolved(Some(fp32_id)).backend, Backend::Fp32);
+    assert_eq!(auto.resolved(Some(int8_id)).backend, Backend::Int8);
+    // A new store, or one of another model (rebuilt anyway), gets this CPU's choice.
+    let fresh = auto.resolved(None).backend;
+    assert_ne!(fresh, Backend::Auto);
+    assert_eq!(auto.resolved(Some("other-model@max128")).backend, fresh);
+    // Another max_tokens is another model id: not a match.
+    let short = EmbedConfig {
+        max_tokens: 128,
+        ..EmbedConfig::default()
+    };
+    assert_eq!(short.resolved(Some(fp32_id)).backend, fresh);
+    // An explicit backend is never overridden by the store.
+    let fp32 = EmbedConfig {
+        backend: Backend::Fp32,
+        ..EmbedConfig::default()
+    };
+    assert_eq!(fp32.resolved(Some(int8_id)).backend, Backend::Fp32);
+}
+
+#[test]
+fn auto_backend_loads_a_concrete_backend_and_its_model_id() {
+    let Some(dir) = model_dir() else { return };
+    let e = BertEmbedder::from_dir(&dir, &EmbedConfig::default()).unwrap();
+    let want = EmbedConfig::default().resolved(None).backend;
+    match want {
+        Backend::Int8 => {
+            assert!(e.model_id().ends_with("@int8"), "{}", e.model_id());
+            assert!(e.backend().starts_with("int8/"), "{}", e.backend());
+        }
+        _ => {
+            assert!(!e.model_id().ends_with("@int8"), "{}", e.model_id());
+            assert_eq!(e.backend(), "fp32");
+        }
+    }
 }

@@ -289,6 +289,19 @@ pub struct PostgresStore {
 }
 
 impl PostgresStore {
+    /// The model id of the vectors the migrated database at `url` holds; `None` when it
+    /// holds none yet. Reads only, so a caller can choose its embedder before opening.
+    pub fn vector_model(url: &str) -> Result<Option<String>, StoreError> {
+        let db = PgStore::connect(url)?;
+        db.require_current_schema()?;
+        let stored: Option<String> = db.block_on(async {
+            sqlx::query_scalar("SELECT txt FROM cairn_meta WHERE key = 'vector_model'")
+                .fetch_optional(db.pool())
+                .await
+        })?;
+        Ok(stored.filter(|m| !m.is_empty()))
+    }
+
     /// Opens a migrated database for an embedding model of `dim` dimensions named
     /// `vector_model` (another model's vectors are discarded: they are derived state).
     pub fn open(url: &str, vector_model: &str, dim: usize) -> Result<Self, StoreError> {

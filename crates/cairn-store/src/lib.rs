@@ -80,6 +80,35 @@ impl EmbeddedStore {
         })
     }
 
+    /// The model id of the vectors the data directory in `dir` holds; `None` when it
+    /// holds none yet (no directory, a new one, or vectors never written). Read without
+    /// creating or changing anything, so a caller can choose its embedder before opening.
+    pub fn vector_model(dir: &Path) -> Result<Option<String>, StoreError> {
+        let path = dir.join("records.sqlite3");
+        if !path.exists() {
+            return Ok(None);
+        }
+        let conn = rusqlite::Connection::open_with_flags(
+            &path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| StoreError::Backend(format!("{}: {e}", path.display())))?;
+        let stored = conn.query_row(
+            "SELECT value FROM meta WHERE key = 'vector_model'",
+            [],
+            |r| r.get::<_, String>(0),
+        );
+        match stored {
+            Ok(model) if !model.is_empty() => Ok(Some(model)),
+            Ok(_) | Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+            // A directory from before the vector table existed has no `meta` table yet.
+            Err(rusqlite::Error::SqliteFailure(_, Some(msg))) if msg.contains("no such table") => {
+                Ok(None)
+            }
+            Err(e) => Err(StoreError::Backend(format!("{}: {e}", path.display()))),
+        }
+    }
+
     /// Where the embedding cache of a data directory lives by default.
     pub fn default_cache_path(dir: &Path) -> PathBuf {
         dir.join("embedding-cache.sqlite3")

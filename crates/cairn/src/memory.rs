@@ -66,10 +66,16 @@ impl Memory {
     /// Opens the store the configuration names ([`MemoryConfig::store`]: a PostgreSQL
     /// URL, else the data directory) with the configured embedding model.
     pub fn open_with(dir: impl AsRef<Path>, config: MemoryConfig) -> Result<Self, Error> {
-        let embedder = Arc::new(BertEmbedder::load(&config.embed)?);
         match config.store.clone() {
-            Some(url) => Self::open_postgres_with_embedder(&url, dir, config, embedder),
-            None => Self::open_with_embedder(dir, config, embedder),
+            Some(url) => Self::open_postgres(&url, dir, config),
+            None => {
+                // `backend = "auto"` keeps the backend of the vectors already stored.
+                let stored = EmbeddedStore::vector_model(dir.as_ref())?;
+                let embedder = Arc::new(BertEmbedder::load(
+                    &config.embed.resolved(stored.as_deref()),
+                )?);
+                Self::open_with_embedder(dir, config, embedder)
+            }
         }
     }
 
@@ -112,7 +118,10 @@ impl Memory {
         dir: impl AsRef<Path>,
         config: MemoryConfig,
     ) -> Result<Self, Error> {
-        let embedder = Arc::new(BertEmbedder::load(&config.embed)?);
+        let stored = PostgresStore::vector_model(url)?;
+        let embedder = Arc::new(BertEmbedder::load(
+            &config.embed.resolved(stored.as_deref()),
+        )?);
         Self::open_postgres_with_embedder(url, dir, config, embedder)
     }
 

@@ -270,3 +270,42 @@ fn forgetting_the_last_message_forgets_the_session() {
     assert!(m.sessions("alice").unwrap().is_empty());
     assert!(m.session_units("alice", "trip").unwrap().is_empty());
 }
+
+/// `backend = "auto"` (the default) never recomputes a data directory's vectors: a
+/// directory written with fp32 reopens with fp32, whatever this CPU would pick for a
+/// new one.
+#[test]
+fn the_default_backend_keeps_the_backend_a_directory_was_written_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let fp32 = cairn::MemoryConfig {
+        embed: cairn::EmbedConfig {
+            backend: cairn::EmbedBackend::Fp32,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let m = match cairn::Memory::open_with(dir.path(), fp32) {
+        Ok(m) => m,
+        Err(cairn::Error::Model(e)) => return cairn_testkit::model_missing(e),
+        Err(e) => panic!("open failed: {e}"),
+    };
+    let fp32_id = m.embedder().model_id().to_string();
+    assert!(!fp32_id.ends_with("@int8"), "{fp32_id}");
+    m.ingest_sessions("alice", vec![pets()]).unwrap();
+    drop(m);
+
+    let m = open(dir.path()).unwrap();
+    assert_eq!(m.embedder().model_id(), fp32_id);
+    let recall = m
+        .recall("alice", "What is my cat called?", &RecallOptions::default())
+        .unwrap();
+    assert_eq!(recall.hits[0].session_id.as_deref(), Some("pets"));
+    drop(m);
+
+    // A new directory gets this CPU's choice.
+    let fresh = tempfile::tempdir().unwrap();
+    let m = open(fresh.path()).unwrap();
+    let want = cairn::EmbedConfig::default().resolved(None);
+    let int8 = want.backend == cairn::EmbedBackend::Int8;
+    assert_eq!(m.embedder().model_id().ends_with("@int8"), int8);
+}
