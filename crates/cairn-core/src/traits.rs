@@ -168,6 +168,35 @@ pub trait RecordStore: Send + Sync {
     fn sessions(&self, space: &SpaceId) -> Result<Vec<SessionRecord>, StoreError>;
     /// Units by id, in the order asked; unknown ids are skipped.
     fn units(&self, space: &SpaceId, ids: &[String]) -> Result<Vec<Unit>, StoreError>;
+    /// [`RecordStore::units`] with the text of the units of `kinds` left empty: what
+    /// recall ranks by (keys, provenance, times), without reading verbatim text that may
+    /// run to kilobytes a message and that recall shows for only a few units, whose text
+    /// [`RecordStore::unit_texts`] then reads. A store may skip reading it (the embedded
+    /// one keeps unit text in a column of its own); this default reads and drops it.
+    fn units_without_text(
+        &self,
+        space: &SpaceId,
+        ids: &[String],
+        kinds: &[UnitKind],
+    ) -> Result<Vec<Unit>, StoreError> {
+        let mut units = self.units(space, ids)?;
+        for u in units.iter_mut().filter(|u| kinds.contains(&u.kind)) {
+            u.text = String::new();
+        }
+        Ok(units)
+    }
+    /// The text of units by id; unknown ids are left out.
+    fn unit_texts(
+        &self,
+        space: &SpaceId,
+        ids: &[String],
+    ) -> Result<std::collections::HashMap<String, String>, StoreError> {
+        Ok(self
+            .units(space, ids)?
+            .into_iter()
+            .map(|u| (u.id, u.text))
+            .collect())
+    }
     fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, StoreError>;
     /// The units derived from one trajectory (slices, events, its note), oldest first.
     fn trajectory_units(&self, space: &SpaceId, trajectory: &str) -> Result<Vec<Unit>, StoreError>;

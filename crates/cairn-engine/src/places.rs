@@ -83,6 +83,44 @@ fn place_hit(best: Ranked, rest: Vec<(usize, Ranked)>, cfg: &RankConfig, top_k: 
     r
 }
 
+/// Kinds whose text recall reads only for the hits it returns: the verbatim stretches of
+/// a conversation, whose messages may run to kilobytes each (pasted code, documents),
+/// while ranking needs only their keys, provenance and times. Read for every candidate,
+/// their text made recall cost grow with message length.
+pub const TEXT_READ_LAST: &[UnitKind] = &[UnitKind::Turn, UnitKind::Round, UnitKind::Episode];
+
+/// The ids of the units of `kinds` in `top` (hits and their parts), for the text read.
+pub fn text_ids(top: &[Ranked], kinds: &[UnitKind]) -> Vec<String> {
+    let mut ids: Vec<String> = top
+        .iter()
+        .flat_map(|r| std::iter::once(&r.unit).chain(&r.parts))
+        .filter(|u| kinds.contains(&u.kind))
+        .map(|u| u.id.clone())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// Puts the stored `texts` into the hits' units of `kinds`, loaded without it: before
+/// whatever recall appended since (version notes); a place hit's excerpt is joined again
+/// from its parts.
+pub fn fill_texts(top: &mut [Ranked], texts: &HashMap<String, String>, kinds: &[UnitKind]) {
+    let fill = |u: &mut Unit| {
+        if let Some(t) = texts.get(&u.id).filter(|_| kinds.contains(&u.kind)) {
+            u.text.insert_str(0, t);
+        }
+    };
+    for r in top {
+        if r.parts.is_empty() {
+            fill(&mut r.unit);
+            continue;
+        }
+        r.parts.iter_mut().for_each(fill);
+        r.unit.text = excerpt(&r.parts[0], &r.parts[1..]).text;
+    }
+}
+
 /// The place's excerpt: `best` and `others` in conversation order as one unit, which
 /// keeps `best`'s id, kind and key and covers the messages of all of them. Packing calls
 /// it again with fewer of the others when the whole does not fit.
@@ -289,6 +327,47 @@ mod tests {
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].unit.text, "text of a1\n…\ntext of a2");
         assert_eq!(out[1].unit.id, "b1");
+    }
+
+    #[test]
+    fn texts_read_last_give_the_hits_and_excerpts_they_would_have_had() {
+        let list = || {
+            let a1 = ranked("a1", Some("a"), 0, 1.0);
+            let mut fact = ranked("f", Some("a"), 4, 0.9);
+            fact.unit.kind = UnitKind::Fact;
+            vec![a1, ranked("a2", Some("a"), 1, 0.95), fact]
+        };
+        let whole = by_place(list(), &cfg(3, 0.5), 10);
+        // The same units loaded without their text, a version note appended since.
+        let kinds = TEXT_READ_LAST;
+        let mut lean = list();
+        let mut texts = HashMap::new();
+        for r in lean.iter_mut().filter(|r| kinds.contains(&r.unit.kind)) {
+            texts.insert(r.unit.id.clone(), std::mem::take(&mut r.unit.text));
+        }
+        lean[0].unit.text.push_str(
+            "
+(note)",
+        );
+        let mut lean = by_place(lean, &cfg(3, 0.5), 10);
+        assert_eq!(text_ids(&lean, kinds), ["a1", "a2"]);
+        fill_texts(&mut lean, &texts, kinds);
+        assert_eq!(
+            lean[0].unit.text,
+            "text of a1
+(note)
+text of a2"
+        );
+        assert_eq!(
+            lean[0].parts[0].text,
+            "text of a1
+(note)"
+        );
+        assert_eq!(
+            lean[1].unit.text, whole[1].unit.text,
+            "a fact keeps its text"
+        );
+        assert_eq!(lean[1].unit.id, "f");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Reads for listings and checks: session headers without their messages, pages of units
 //! filtered and ordered by SQL, receipts, and the rows that fail to decode.
-use crate::records::{from_json, units_of};
+use crate::records::{from_json, unit_cells, units_of, UnitCells, UNIT_COLUMNS};
 use crate::sqlite::be;
 use cairn_core::{
     Receipt, SessionHeader, SessionRecord, SpaceId, StoreError, Unit, UnitPage, UnitQuery,
@@ -89,11 +89,11 @@ pub(crate) fn list_units(
         |r| r.get(0),
     ))?;
     let mut stmt = be(conn.prepare_cached(&format!(
-        "SELECT body FROM units WHERE {LISTING_WHERE}
+        "SELECT {UNIT_COLUMNS} FROM units WHERE {LISTING_WHERE}
          ORDER BY occurred_us IS NULL, occurred_us, session_id, position, id
          LIMIT ?7 OFFSET ?8"
     )))?;
-    let rows: Vec<String> = be(stmt
+    let rows: Vec<UnitCells> = be(stmt
         .query_map(
             params![
                 space.as_str(),
@@ -105,7 +105,7 @@ pub(crate) fn list_units(
                 q.limit as i64,
                 q.offset as i64
             ],
-            |r| r.get(0),
+            |r| unit_cells(r, 0),
         )
         .and_then(|r| r.collect()))?;
     Ok(UnitPage {

@@ -1,7 +1,8 @@
 use crate::sqlite::{be, Shared};
 use cairn_core::{
     Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, SpaceStats,
-    StoreError, TrajectoryRecord, TrajectorySummary, Unit, UnitPage, UnitQuery, RECEIPT_TTL_HOURS,
+    StoreError, TrajectoryRecord, TrajectorySummary, Unit, UnitKind, UnitPage, UnitQuery,
+    RECEIPT_TTL_HOURS,
 };
 use rusqlite::{params, OptionalExtension, Transaction};
 use std::path::Path;
@@ -27,13 +28,14 @@ CREATE TABLE IF NOT EXISTS units(
     kind TEXT,
     occurred_us INTEGER,
     position INTEGER,
+    text TEXT,
     PRIMARY KEY(space, id));
 CREATE INDEX IF NOT EXISTS units_by_seq ON units(seq);
 CREATE INDEX IF NOT EXISTS units_by_session ON units(space, session_id);
 -- A new session's place is MAX(ord) + 1: without this index that read every session body
 -- of the space on every write.
 CREATE INDEX IF NOT EXISTS sessions_by_order ON sessions(space, ord);
-INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '4'), ('last_seq', '0');
+INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '5'), ('last_seq', '0');
 ";
 
 /// Schema changes, in order: `MIGRATIONS[i]` takes version `i + 1` to `i + 2`. Each runs
@@ -53,8 +55,18 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE units ADD COLUMN position INTEGER;
      UPDATE meta SET value='4' WHERE key='schema_version';
      DELETE FROM meta WHERE key='derive_version';",
+    // A unit's text in a column of its own, after the body, so that reading what recall
+    // ranks by never reads it (see `UNIT_COLUMNS`). Rows written before keep their text
+    // in the body (the column is NULL) and read the same.
+    "ALTER TABLE units ADD COLUMN text TEXT;
+     UPDATE meta SET value='5' WHERE key='schema_version';",
 ];
-const SCHEMA_VERSION: &str = "4";
+const SCHEMA_VERSION: &str = "5";
+
+/// The columns every read of whole units selects: the body (the unit as JSON, its text
+/// empty), then the text (NULL in rows written before schema version 5, whose body holds
+/// it). See [`unit_row`].
+pub(crate) const UNIT_COLUMNS: &str = "body, text";
 
 /// Indexes on columns that migrations add, and tables added after version 1.
 const LATE_INDEXES: &str = "
@@ -120,7 +132,8 @@ impl SqliteRecordStore {
         let n: i64 = be(self.db.lock().query_row(
             "SELECT
                (SELECT COALESCE(SUM(length(body)), 0) FROM sessions WHERE space=?1)
-             + (SELECT COALESCE(SUM(length(body)), 0) FROM units WHERE space=?1)
+             + (SELECT COALESCE(SUM(length(body) + COALESCE(length(text), 0)), 0)
+                  FROM units WHERE space=?1)
              + (SELECT COALESCE(SUM(length(body) + length(summary)), 0)
                   FROM trajectories WHERE space=?1)
              + (SELECT COALESCE(SUM(length(vec)), 0) FROM vectors WHERE space=?1)
@@ -194,28 +207,56 @@ pub(crate) fn write_units(
     let first = next_seq(tx, units.len())?;
     let mut stmt = be(tx.prepare_cached(
         "INSERT OR REPLACE INTO units(space, id, session_id, seq, body, topic, trajectory_id,
-                                      kind, occurred_us, position)
-         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                                      kind, occurred_us, position, text)
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
     ))?;
     for (i, u) in units.iter().enumerate() {
+        let (body, text) = unit_columns(u)?;
         be(stmt.execute(params![
             space,
             u.id,
             u.provenance.session_id,
             (first + i as u64) as i64,
-            to_json(u)?,
+            body,
             u.topic(),
             u.provenance.trajectory_id,
             u.kind.as_str(),
             u.occurred_at.map(|t| t.timestamp_micros()),
-            u.provenance.first_position
+            u.provenance.first_position,
+            text
         ]))?;
     }
     Ok(first + units.len() as u64 - 1)
 }
 
-pub(crate) fn units_of(rows: Vec<String>) -> Result<Vec<Unit>, StoreError> {
-    rows.iter().map(|b| from_json(b, "unit")).collect()
+/// A unit as its `body` and `text` columns: the body is the unit without its text.
+fn unit_columns(u: &Unit) -> Result<(String, &str), StoreError> {
+    let body = to_json(&Unit {
+        text: String::new(),
+        ..u.clone()
+    })?;
+    Ok((body, &u.text))
+}
+
+/// A unit from its `UNIT_COLUMNS`.
+pub(crate) fn unit_row(body: &str, text: Option<String>) -> Result<Unit, StoreError> {
+    let mut u: Unit = from_json(body, "unit")?;
+    if let Some(text) = text {
+        u.text = text;
+    }
+    Ok(u)
+}
+
+/// Reads a row's `UNIT_COLUMNS` (at `first` and the next column).
+pub(crate) fn unit_cells(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<UnitCells> {
+    Ok((r.get(first)?, r.get(first + 1)?))
+}
+
+/// A row's `UNIT_COLUMNS`, undecoded.
+pub(crate) type UnitCells = (String, Option<String>);
+
+pub(crate) fn units_of(rows: Vec<UnitCells>) -> Result<Vec<Unit>, StoreError> {
+    rows.into_iter().map(|(b, t)| unit_row(&b, t)).collect()
 }
 
 /// Writes one session and replaces its units, inside the caller's transaction.
@@ -449,73 +490,134 @@ impl RecordStore for SqliteRecordStore {
         // One read transaction for all the lookups (a recall asks for a few hundred),
         // not one per statement.
         let tx = be(conn.unchecked_transaction())?;
-        let bodies = {
-            let mut stmt =
-                be(tx.prepare_cached("SELECT body FROM units WHERE space=?1 AND id=?2"))?;
-            let mut bodies = Vec::with_capacity(ids.len());
+        let rows = {
+            let mut stmt = be(tx.prepare_cached(&format!(
+                "SELECT {UNIT_COLUMNS} FROM units WHERE space=?1 AND id=?2"
+            )))?;
+            let mut rows = Vec::with_capacity(ids.len());
             for id in ids {
-                let body: Option<String> = be(stmt
-                    .query_row(params![space.as_str(), id], |r| r.get(0))
+                let row = be(stmt
+                    .query_row(params![space.as_str(), id], |r| unit_cells(r, 0))
                     .optional())?;
-                bodies.extend(body);
+                rows.extend(row);
             }
-            bodies
+            rows
         };
         be(tx.commit())?;
         drop(conn);
-        bodies.iter().map(|b| from_json(b, "unit")).collect()
+        units_of(rows)
+    }
+
+    fn units_without_text(
+        &self,
+        space: &SpaceId,
+        ids: &[String],
+        kinds: &[UnitKind],
+    ) -> Result<Vec<Unit>, StoreError> {
+        // The text column of the kinds asked for is never read (CASE is lazy); rows from
+        // before it existed hold their text in the body, dropped after decoding.
+        let listed: String = kinds.iter().map(|k| format!(",{}", k.as_str())).collect();
+        let listed = format!("{listed},");
+        let conn = self.db.lock();
+        let tx = be(conn.unchecked_transaction())?;
+        let rows = {
+            let mut stmt = be(tx.prepare_cached(
+                "SELECT body, CASE WHEN instr(?3, ',' || kind || ',') > 0 THEN NULL ELSE text END
+                   FROM units WHERE space=?1 AND id=?2",
+            ))?;
+            let mut rows = Vec::with_capacity(ids.len());
+            for id in ids {
+                let row = be(stmt
+                    .query_row(params![space.as_str(), id, listed], |r| unit_cells(r, 0))
+                    .optional())?;
+                rows.extend(row);
+            }
+            rows
+        };
+        be(tx.commit())?;
+        drop(conn);
+        let mut units = units_of(rows)?;
+        for u in units.iter_mut().filter(|u| kinds.contains(&u.kind)) {
+            u.text = String::new();
+        }
+        Ok(units)
+    }
+
+    fn unit_texts(
+        &self,
+        space: &SpaceId,
+        ids: &[String],
+    ) -> Result<std::collections::HashMap<String, String>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare_cached(
+            "SELECT COALESCE(text, json_extract(body, '$.text')) FROM units WHERE space=?1 AND id=?2",
+        ))?;
+        let mut out = std::collections::HashMap::with_capacity(ids.len());
+        for id in ids {
+            let text: Option<String> = be(stmt
+                .query_row(params![space.as_str(), id], |r| r.get(0))
+                .optional())?;
+            if let Some(text) = text {
+                out.insert(id.clone(), text);
+            }
+        }
+        Ok(out)
     }
 
     fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, StoreError> {
         let conn = self.db.lock();
-        let mut stmt =
-            be(conn
-                .prepare("SELECT body FROM units WHERE space=?1 AND session_id=?2 ORDER BY seq"))?;
-        let rows: Vec<String> = be(stmt
-            .query_map(params![space.as_str(), session], |r| r.get(0))
+        let mut stmt = be(conn.prepare(&format!(
+            "SELECT {UNIT_COLUMNS} FROM units WHERE space=?1 AND session_id=?2 ORDER BY seq"
+        )))?;
+        let rows: Vec<UnitCells> = be(stmt
+            .query_map(params![space.as_str(), session], |r| unit_cells(r, 0))
             .and_then(|r| r.collect()))?;
         units_of(rows)
     }
 
     fn trajectory_units(&self, space: &SpaceId, trajectory: &str) -> Result<Vec<Unit>, StoreError> {
         let conn = self.db.lock();
-        let mut stmt = be(
-            conn.prepare("SELECT body FROM units WHERE space=?1 AND trajectory_id=?2 ORDER BY seq")
-        )?;
-        let rows: Vec<String> = be(stmt
-            .query_map(params![space.as_str(), trajectory], |r| r.get(0))
+        let mut stmt = be(conn.prepare(&format!(
+            "SELECT {UNIT_COLUMNS} FROM units WHERE space=?1 AND trajectory_id=?2 ORDER BY seq"
+        )))?;
+        let rows: Vec<UnitCells> = be(stmt
+            .query_map(params![space.as_str(), trajectory], |r| unit_cells(r, 0))
             .and_then(|r| r.collect()))?;
         units_of(rows)
     }
 
     fn units_since(&self, seq: u64) -> Result<Vec<(u64, Unit)>, StoreError> {
         let conn = self.db.lock();
-        let mut stmt = be(conn.prepare("SELECT seq, body FROM units WHERE seq > ?1 ORDER BY seq"))?;
-        let rows: Vec<(i64, String)> = be(stmt
-            .query_map([seq as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+        let mut stmt = be(conn.prepare(&format!(
+            "SELECT seq, {UNIT_COLUMNS} FROM units WHERE seq > ?1 ORDER BY seq"
+        )))?;
+        let rows: Vec<(i64, UnitCells)> = be(stmt
+            .query_map([seq as i64], |r| Ok((r.get(0)?, unit_cells(r, 1)?)))
             .and_then(|r| r.collect()))?;
         rows.into_iter()
-            .map(|(s, b)| Ok((s as u64, from_json(&b, "unit")?)))
+            .map(|(s, (b, t))| Ok((s as u64, unit_row(&b, t)?)))
             .collect()
     }
 
     fn space_units(&self, space: &SpaceId) -> Result<Vec<Unit>, StoreError> {
         let conn = self.db.lock();
-        let mut stmt = be(conn.prepare("SELECT body FROM units WHERE space=?1 ORDER BY seq"))?;
-        let rows: Vec<String> = be(stmt
-            .query_map([space.as_str()], |r| r.get(0))
+        let mut stmt = be(conn.prepare(&format!(
+            "SELECT {UNIT_COLUMNS} FROM units WHERE space=?1 ORDER BY seq"
+        )))?;
+        let rows: Vec<UnitCells> = be(stmt
+            .query_map([space.as_str()], |r| unit_cells(r, 0))
             .and_then(|r| r.collect()))?;
         units_of(rows)
     }
 
     fn topic_units(&self, space: &SpaceId, prefix: &str) -> Result<Vec<Unit>, StoreError> {
         let conn = self.db.lock();
-        let mut stmt = be(conn.prepare_cached(
-            "SELECT body FROM units WHERE space=?1 AND topic >= ?2 AND topic < ?3 ORDER BY seq",
-        ))?;
-        let rows: Vec<String> = be(stmt
+        let mut stmt = be(conn.prepare_cached(&format!(
+            "SELECT {UNIT_COLUMNS} FROM units WHERE space=?1 AND topic >= ?2 AND topic < ?3 ORDER BY seq"
+        )))?;
+        let rows: Vec<UnitCells> = be(stmt
             .query_map(params![space.as_str(), prefix, prefix_end(prefix)], |r| {
-                r.get(0)
+                unit_cells(r, 0)
             })
             .and_then(|r| r.collect()))?;
         units_of(rows)

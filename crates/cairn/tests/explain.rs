@@ -199,7 +199,8 @@ fn explain_adds_up_and_changes_nothing_else() {
                 "versions",
                 "places",
                 "quotas",
-                "profiles"
+                "profiles",
+                "texts"
             ]
         );
     }

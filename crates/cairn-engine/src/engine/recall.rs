@@ -9,7 +9,7 @@ use crate::pack::{pack, PackInput, PackItem, Packed};
 use crate::query::{analyze_query, QueryAnalysis};
 use crate::query_embed::QueryEmbedder;
 use crate::rank::{convex_gives, fuse, gives, second_pass, Fusion, RankConfig, Ranked};
-use crate::{facts, profile};
+use crate::{facts, places, profile};
 use cairn_core::explain::{
     HitExplanation, ListScore, Op, PackingExplanation, RecallExplanation, StageCounts, StageTime,
     Step,
@@ -130,13 +130,15 @@ impl Engine {
         });
         let (ranked, superseded) = self.resolve_versions(space, ranked, opts)?;
         trace.stage("versions");
-        let ranked = crate::places::by_place(ranked, rc, opts.top_k);
+        let ranked = places::by_place(ranked, rc, opts.top_k);
         trace.counts(|c| c.ranked = ranked.len());
         trace.stage("places");
         let top = take_with_quotas(ranked, opts, &mut trace);
         trace.stage("quotas");
         let top = self.with_profiles(space, query, opts, top)?;
         trace.stage("profiles");
+        let top = self.with_texts(space, top)?;
+        trace.stage("texts");
         timings.rank_ms = ms(t);
 
         let t = Instant::now();
@@ -285,8 +287,34 @@ impl Engine {
         })
     }
 
+    /// The kinds whose text candidates are loaded without ([`places::TEXT_READ_LAST`]),
+    /// none when the entity graph stage reads candidates' text.
+    fn text_read_last(&self) -> &'static [UnitKind] {
+        if self.cfg.rank.graph {
+            &[]
+        } else {
+            places::TEXT_READ_LAST
+        }
+    }
+
+    /// The stored text of the hits' units loaded without it.
+    fn with_texts(
+        &self,
+        space: &SpaceId,
+        mut top: Vec<Ranked>,
+    ) -> Result<Vec<Ranked>, EngineError> {
+        let kinds = self.text_read_last();
+        let ids = places::text_ids(&top, kinds);
+        if !ids.is_empty() {
+            let texts = self.b.records.unit_texts(space, &ids)?;
+            places::fill_texts(&mut top, &texts, kinds);
+        }
+        Ok(top)
+    }
+
     /// Loads the fused candidates the options let be seen, and the containers their
-    /// parts credit (unless the kinds asked for leave rounds out).
+    /// parts credit (unless the kinds asked for leave rounds out), without the text of
+    /// conversation units (read for the hits only, [`Engine::with_texts`]).
     fn load_visible(
         &self,
         space: &SpaceId,
@@ -295,10 +323,11 @@ impl Engine {
     ) -> Result<Loaded, EngineError> {
         let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
         let visible = |u: &Unit| visible(u, opts);
+        let lean = self.text_read_last();
         let units: HashMap<String, Unit> = self
             .b
             .records
-            .units(space, &ids)?
+            .units_without_text(space, &ids, lean)?
             .into_iter()
             .filter(visible)
             .map(|u| (u.id.clone(), u))
@@ -322,7 +351,7 @@ impl Engine {
         let containers: HashMap<String, Unit> = self
             .b
             .records
-            .units(space, &container_ids)?
+            .units_without_text(space, &container_ids, lean)?
             .into_iter()
             .filter(visible)
             .map(|u| (u.id.clone(), u))
