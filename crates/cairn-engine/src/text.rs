@@ -74,15 +74,106 @@ pub fn sentences(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// How many of `query` words appear in `text`.
+/// How many of `query` words appear in `text`: the words of `text` as [`words`] makes
+/// them, compared in place. Packing runs this over every sentence of every message it
+/// shows (16 KiB of pasted code a message, at most), so ASCII words, nearly all of them,
+/// are lowercased and stemmed by comparison instead of into new strings.
 pub fn overlap(query: &[String], text: &str) -> usize {
-    let w = words(text);
-    query.iter().filter(|q| w.contains(q)).count()
+    let mut found = vec![false; query.len()];
+    let mut left = query.len();
+    for w in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        if left == 0 {
+            break;
+        }
+        let owned;
+        let stemmed = if w.is_ascii() {
+            stem_ascii(w)
+        } else {
+            owned = stem(&w.to_lowercase());
+            owned.as_str()
+        };
+        for (q, seen) in query.iter().zip(found.iter_mut()).filter(|(_, s)| !**s) {
+            // `stemmed` lowercased byte by byte is the word `words` would make (an ASCII
+            // word's lowercase keeps its length; the other branch is lowercase already).
+            if q.len() == stemmed.len()
+                && q.bytes()
+                    .zip(stemmed.bytes())
+                    .all(|(a, b)| a == b.to_ascii_lowercase())
+            {
+                *seen = true;
+                left -= 1;
+            }
+        }
+    }
+    query.len() - left
+}
+
+/// [`stem`] of an ASCII word's lowercase form, as a slice of the word in its own case.
+fn stem_ascii(w: &str) -> &str {
+    for suffix in ["ing", "ed", "es", "s"] {
+        let n = suffix.len();
+        if w.len() > n + 2 && w[w.len() - n..].eq_ignore_ascii_case(suffix) {
+            return &w[..w.len() - n];
+        }
+    }
+    w
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The definition `overlap` computes without allocating.
+    fn overlap_by_words(query: &[String], text: &str) -> usize {
+        let w = words(text);
+        query.iter().filter(|q| w.contains(q)).count()
+    }
+
+    #[test]
+    fn overlap_counts_what_words_would_find() {
+        let texts = [
+            "Walking the DOGS, she walked; the dog walks. Walkings!",
+            "fn parse_json() { RETURN value; } // retries RETRIED",
+            "Café CAFÉS naïve Ünïcode ÉTÉ été, 3.5 km, X1s x1",
+            "",
+            "ss sss ssss ings ING Things",
+        ];
+        let queries = [
+            vec![],
+            vec!["walk".to_string(), "dog".to_string(), "she".to_string()],
+            vec![
+                "json".to_string(),
+                "retri".to_string(),
+                "return".to_string(),
+                "valu".to_string(),
+            ],
+            vec![
+                "café".to_string(),
+                "naïve".to_string(),
+                "été".to_string(),
+                "x1".to_string(),
+            ],
+            vec![
+                "ss".to_string(),
+                "sss".to_string(),
+                "thing".to_string(),
+                "ing".to_string(),
+            ],
+            // Not lowercase: never equal to a word of `words`.
+            vec!["Dog".to_string(), "WALK".to_string(), "Café".to_string()],
+        ];
+        for t in texts {
+            for q in &queries {
+                assert_eq!(overlap(q, t), overlap_by_words(q, t), "{q:?} in {t:?}");
+            }
+            // Every word of the text as a query finds what `words` says.
+            let all = words(t);
+            assert_eq!(overlap(&all, t), overlap_by_words(&all, t), "{t:?}");
+        }
+    }
 
     #[test]
     fn sentences_split_on_terminators_and_newlines() {
