@@ -126,6 +126,36 @@ impl SqliteRecordStore {
         })
     }
 
+    /// The unit columns `sql` selects (parameters: the space, a unit id, then `extra`)
+    /// for each of `ids`, in the order asked, in one read transaction (a recall asks
+    /// for a few hundred; not one transaction per statement).
+    fn unit_rows(
+        &self,
+        sql: &str,
+        space: &SpaceId,
+        ids: &[String],
+        extra: Option<&str>,
+    ) -> Result<Vec<UnitCells>, StoreError> {
+        let conn = self.db.lock();
+        let tx = be(conn.unchecked_transaction())?;
+        let rows = {
+            let mut stmt = be(tx.prepare_cached(sql))?;
+            let mut rows = Vec::with_capacity(ids.len());
+            let space = space.as_str();
+            for id in ids {
+                let mut args: Vec<&dyn rusqlite::ToSql> = vec![&space, id];
+                args.extend(extra.as_ref().map(|e| e as &dyn rusqlite::ToSql));
+                let row = be(stmt
+                    .query_row(args.as_slice(), |r| unit_cells(r, 0))
+                    .optional())?;
+                rows.extend(row);
+            }
+            rows
+        };
+        be(tx.commit())?;
+        Ok(rows)
+    }
+
     /// Bytes of the space's rows: bodies of its sessions, units and trajectories, its
     /// vectors, and the observations its trajectories reference (each counted once).
     fn space_bytes(&self, space: &SpaceId) -> Result<u64, StoreError> {
@@ -486,26 +516,12 @@ impl RecordStore for SqliteRecordStore {
     }
 
     fn units(&self, space: &SpaceId, ids: &[String]) -> Result<Vec<Unit>, StoreError> {
-        let conn = self.db.lock();
-        // One read transaction for all the lookups (a recall asks for a few hundred),
-        // not one per statement.
-        let tx = be(conn.unchecked_transaction())?;
-        let rows = {
-            let mut stmt = be(tx.prepare_cached(&format!(
-                "SELECT {UNIT_COLUMNS} FROM units WHERE space=?1 AND id=?2"
-            )))?;
-            let mut rows = Vec::with_capacity(ids.len());
-            for id in ids {
-                let row = be(stmt
-                    .query_row(params![space.as_str(), id], |r| unit_cells(r, 0))
-                    .optional())?;
-                rows.extend(row);
-            }
-            rows
-        };
-        be(tx.commit())?;
-        drop(conn);
-        units_of(rows)
+        units_of(self.unit_rows(
+            &format!("SELECT {UNIT_COLUMNS} FROM units WHERE space=?1 AND id=?2"),
+            space,
+            ids,
+            None,
+        )?)
     }
 
     fn units_without_text(
@@ -517,25 +533,13 @@ impl RecordStore for SqliteRecordStore {
         // The text column of the kinds asked for is never read (CASE is lazy); rows from
         // before it existed hold their text in the body, dropped after decoding.
         let listed: String = kinds.iter().map(|k| format!(",{}", k.as_str())).collect();
-        let listed = format!("{listed},");
-        let conn = self.db.lock();
-        let tx = be(conn.unchecked_transaction())?;
-        let rows = {
-            let mut stmt = be(tx.prepare_cached(
-                "SELECT body, CASE WHEN instr(?3, ',' || kind || ',') > 0 THEN NULL ELSE text END
-                   FROM units WHERE space=?1 AND id=?2",
-            ))?;
-            let mut rows = Vec::with_capacity(ids.len());
-            for id in ids {
-                let row = be(stmt
-                    .query_row(params![space.as_str(), id, listed], |r| unit_cells(r, 0))
-                    .optional())?;
-                rows.extend(row);
-            }
-            rows
-        };
-        be(tx.commit())?;
-        drop(conn);
+        let rows = self.unit_rows(
+            "SELECT body, CASE WHEN instr(?3, ',' || kind || ',') > 0 THEN NULL ELSE text END
+               FROM units WHERE space=?1 AND id=?2",
+            space,
+            ids,
+            Some(&format!("{listed},")),
+        )?;
         let mut units = units_of(rows)?;
         for u in units.iter_mut().filter(|u| kinds.contains(&u.kind)) {
             u.text = String::new();
