@@ -180,9 +180,7 @@ pub trait RecordStore: Send + Sync {
         kinds: &[UnitKind],
     ) -> Result<Vec<Unit>, StoreError> {
         let mut units = self.units(space, ids)?;
-        for u in units.iter_mut().filter(|u| kinds.contains(&u.kind)) {
-            u.text = String::new();
-        }
+        crate::unit::drop_texts(&mut units, kinds);
         Ok(units)
     }
     /// The text of units by id; unknown ids are left out.

@@ -119,6 +119,14 @@ pub enum UnitDetail {
     Speaker(SpeakerStats),
 }
 
+/// Empties the text of the units of `kinds` (what [`crate::RecordStore::units_without_text`]
+/// returns of them).
+pub fn drop_texts(units: &mut [Unit], kinds: &[UnitKind]) {
+    for u in units.iter_mut().filter(|u| kinds.contains(&u.kind)) {
+        u.text = String::new();
+    }
+}
+
 impl Unit {
     /// What the unit is filed under for lookups that are not searches: a fact's subject
     /// (`fact:<key words>`), a profile contribution's speaker (`speaker:<name>`).

@@ -126,16 +126,17 @@ impl SqliteRecordStore {
         })
     }
 
-    /// The unit columns `sql` selects (parameters: the space, a unit id, then `extra`)
-    /// for each of `ids`, in the order asked, in one read transaction (a recall asks
-    /// for a few hundred; not one transaction per statement).
-    fn unit_rows(
+    /// The row `sql` selects (parameters: the space, a unit id, then `extra`), read by
+    /// `row`, for each of `ids` that has one, in the order asked, in one read
+    /// transaction (a recall asks for a few hundred; not one transaction per statement).
+    fn unit_rows<T>(
         &self,
         sql: &str,
         space: &SpaceId,
         ids: &[String],
         extra: Option<&str>,
-    ) -> Result<Vec<UnitCells>, StoreError> {
+        row: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>, StoreError> {
         let conn = self.db.lock();
         let tx = be(conn.unchecked_transaction())?;
         let rows = {
@@ -145,9 +146,7 @@ impl SqliteRecordStore {
             for id in ids {
                 let mut args: Vec<&dyn rusqlite::ToSql> = vec![&space, id];
                 args.extend(extra.as_ref().map(|e| e as &dyn rusqlite::ToSql));
-                let row = be(stmt
-                    .query_row(args.as_slice(), |r| unit_cells(r, 0))
-                    .optional())?;
+                let row = be(stmt.query_row(args.as_slice(), &row).optional())?;
                 rows.extend(row);
             }
             rows
@@ -521,6 +520,7 @@ impl RecordStore for SqliteRecordStore {
             space,
             ids,
             None,
+            |r| unit_cells(r, 0),
         )?)
     }
 
@@ -539,11 +539,10 @@ impl RecordStore for SqliteRecordStore {
             space,
             ids,
             Some(&format!("{listed},")),
+            |r| unit_cells(r, 0),
         )?;
         let mut units = units_of(rows)?;
-        for u in units.iter_mut().filter(|u| kinds.contains(&u.kind)) {
-            u.text = String::new();
-        }
+        cairn_core::unit::drop_texts(&mut units, kinds);
         Ok(units)
     }
 
@@ -552,20 +551,15 @@ impl RecordStore for SqliteRecordStore {
         space: &SpaceId,
         ids: &[String],
     ) -> Result<std::collections::HashMap<String, String>, StoreError> {
-        let conn = self.db.lock();
-        let mut stmt = be(conn.prepare_cached(
-            "SELECT COALESCE(text, json_extract(body, '$.text')) FROM units WHERE space=?1 AND id=?2",
-        ))?;
-        let mut out = std::collections::HashMap::with_capacity(ids.len());
-        for id in ids {
-            let text: Option<String> = be(stmt
-                .query_row(params![space.as_str(), id], |r| r.get(0))
-                .optional())?;
-            if let Some(text) = text {
-                out.insert(id.clone(), text);
-            }
-        }
-        Ok(out)
+        let texts = self.unit_rows(
+            "SELECT id, COALESCE(text, json_extract(body, '$.text'))
+               FROM units WHERE space=?1 AND id=?2",
+            space,
+            ids,
+            None,
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(texts.into_iter().collect())
     }
 
     fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, StoreError> {
