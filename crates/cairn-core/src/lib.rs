@@ -50,7 +50,7 @@ pub use source::{
 pub use time::Timestamp;
 pub use traits::{
     EmbedError, Embedder, EmbeddingCache, KeyRecords, KeyRow, Receipt, RecordStore, SessionWrite,
-    SpaceStats, StoreError, TextIndex, TextQuery, UnitPage, UnitQuery, VectorIndex,
+    SpaceStats, Stale, StoreError, TextIndex, TextQuery, UnitPage, UnitQuery, VectorIndex,
     RECEIPT_TTL_HOURS,
 };
 pub use trajectory::{AgentState, TrajectoryInput, TrajectoryRecord, TrajectorySummary};

@@ -50,15 +50,24 @@ pub struct SpaceStats {
     pub last_recorded_at: Option<crate::Timestamp>,
 }
 
-/// One session to store with the units derived from it. The session's stored units
-/// become exactly `units` plus those named in `keep`: `units` are written (new or
-/// changed, with fresh sequence numbers), `keep` stay as stored (unchanged, so neither
-/// rewritten nor re-indexed), every other unit of the session is deleted.
+/// One session to store with the units derived from it: `units` are written (new or
+/// changed, replacing stored units of the same id, with fresh sequence numbers) and the
+/// stored units `stale` names are deleted; every other stored unit of the session stays
+/// as it is (neither rewritten nor re-indexed).
 #[derive(Debug, Clone, Copy)]
 pub struct SessionWrite<'a> {
     pub record: &'a SessionRecord,
     pub units: &'a [Unit],
-    pub keep: &'a [String],
+    pub stale: Stale<'a>,
+}
+
+/// Which stored units of a session a [`SessionWrite`] deletes.
+#[derive(Debug, Clone, Copy)]
+pub enum Stale<'a> {
+    /// Every unit not written: the session's units become exactly the ones written.
+    AllOthers,
+    /// These ids (an append knows what it replaced without reading the whole session).
+    Only(&'a [String]),
 }
 
 /// How long a request's receipt is kept: a client retrying within this time gets the
@@ -124,7 +133,7 @@ pub trait RecordStore: Send + Sync {
         let write = SessionWrite {
             record,
             units,
-            keep: &[],
+            stale: Stale::AllOthers,
         };
         self.put_sessions(&[write], &[])
     }
@@ -196,6 +205,19 @@ pub trait RecordStore: Send + Sync {
             .collect())
     }
     fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, StoreError>;
+    /// What an append to a session re-derives from: its units whose first position is at
+    /// least `from`, and all its facts (a later message may revise any of them). Stores
+    /// override this to read no more than that.
+    fn session_tail(
+        &self,
+        space: &SpaceId,
+        session: &str,
+        from: u32,
+    ) -> Result<Vec<Unit>, StoreError> {
+        let mut units = self.session_units(space, session)?;
+        units.retain(|u| u.provenance.first_position >= from || u.kind == UnitKind::Fact);
+        Ok(units)
+    }
     /// The units derived from one trajectory (slices, events, its note), oldest first.
     fn trajectory_units(&self, space: &SpaceId, trajectory: &str) -> Result<Vec<Unit>, StoreError>;
     /// Units written after sequence `seq`, with their sequence numbers, oldest first.

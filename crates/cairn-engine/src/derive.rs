@@ -10,8 +10,9 @@ use std::collections::HashSet;
 /// a store made by another version re-derives every unit from the record (trajectory
 /// units too: 4 changed what slice and event vectors read; 5 reads the clause after a
 /// lead-in colon as the fact; 6 cuts each message's text in units to
-/// [`MAX_UNIT_MESSAGE_BYTES`]).
-pub const DERIVE_VERSION: u32 = 6;
+/// [`MAX_UNIT_MESSAGE_BYTES`]; 7 bounds user/assistant episodes and makes profile
+/// contributions per block of messages, so an append re-derives a bounded tail).
+pub const DERIVE_VERSION: u32 = 7;
 
 /// The most of one message's text that a unit holds. The record keeps every message whole;
 /// units (and so the indexes, and every recall that loads candidates) hold at most this
@@ -24,10 +25,12 @@ pub const MAX_UNIT_MESSAGE_BYTES: usize = 16 << 10;
 const EPISODE_GAP_MINUTES: i64 = 30;
 /// Messages an episode has before a change of topic may end it.
 const MIN_EPISODE: usize = 3;
-/// Longest episode, in messages; longer stretches are cut where the topic moves most.
-const MAX_EPISODE: usize = 40;
+/// Longest episode of named speakers, in messages; longer stretches are cut where the
+/// topic moves most. A user/assistant episode ends at the first user message after this
+/// many, and at twice this many in any case, so the episode an append touches is bounded.
+pub const MAX_EPISODE: usize = 40;
 /// Messages compared on each side of a possible topic boundary.
-const TOPIC_WINDOW: usize = 3;
+pub const TOPIC_WINDOW: usize = 3;
 /// Openers that announce a new topic.
 const TOPIC_CUES: &[&str] = &[
     "btw",
@@ -49,10 +52,12 @@ const TOPIC_CUES: &[&str] = &[
 /// - a `round` per exchange: in a user/assistant chat, a user message with the replies
 ///   that follow it; in a chat of named speakers (no roles), a message with the next
 ///   message when another speaker wrote it;
-/// - `episode`s: the whole session for a user/assistant chat; for named speakers, the
-///   coherent stretches found by [`segment`] (silences, topic changes);
+/// - `episode`s: bounded stretches of the conversation. In a user/assistant chat an
+///   episode runs to the first user message after [`MAX_EPISODE`] messages (so a session
+///   of up to that many messages is one episode); for named speakers, the coherent
+///   stretches found by [`segment`] (silences, topic changes);
 /// - a `fact` per statement of a subject's value (see `facts.rs`);
-/// - a `profile` contribution per speaker (see `profile.rs`).
+/// - a `profile` contribution per speaker and block of messages (see `profile.rs`).
 ///
 /// Keys (the lexically boosted words) and embedded text favour what a person said, since
 /// questions ask about the person; assistant replies are long and are served by the
@@ -62,48 +67,101 @@ pub fn derive_session_units(
     session: &SessionInput,
     recorded_at: Timestamp,
 ) -> Vec<Unit> {
-    let session = &*within_unit_bounds(session);
-    let has_roles = session.messages.iter().any(|m| m.role.is_some());
+    derive_window(space, session, recorded_at, &Window::default(), Vec::new())
+}
+
+/// Where, by kind, the units of a derivation start: a unit is derived when its first
+/// position is at or after its kind's start. The whole session is all zeros; an append
+/// derives only the end of its session (see `tail.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Window {
+    pub turn: usize,
+    pub round: usize,
+    /// Also a boundary of the session's episodes, where their segmentation restarts.
+    pub episode: usize,
+    pub fact: usize,
+    /// A multiple of [`crate::profile::PROFILE_BLOCK`].
+    pub profile: usize,
+}
+
+impl Window {
+    /// The earliest position any kind starts at.
+    pub fn start(&self) -> usize {
+        [self.turn, self.round, self.episode, self.fact, self.profile]
+            .into_iter()
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Whether `u` (a unit of this session) is one this window derives.
+    pub fn covers(&self, u: &Unit) -> bool {
+        let from = match u.kind {
+            UnitKind::Turn => self.turn,
+            UnitKind::Round => self.round,
+            UnitKind::Episode => self.episode,
+            UnitKind::Fact => self.fact,
+            UnitKind::Profile => self.profile,
+            _ => return false,
+        };
+        u.provenance.first_position as usize >= from
+    }
+}
+
+/// The units of `window`, exactly as [`derive_session_units`] derives them. `earlier`
+/// holds the facts stated before `window.fact`, in order (a revision may refer to one).
+pub(crate) fn derive_window(
+    space: &SpaceId,
+    session: &SessionInput,
+    recorded_at: Timestamp,
+    window: &Window,
+    earlier: Vec<crate::facts::Extracted>,
+) -> Vec<Unit> {
+    let session = &*within_unit_bounds(session, window.start());
+    let has_roles = has_roles(&session.messages);
     let rounds = if has_roles {
         role_rounds(&session.messages)
     } else {
         speaker_rounds(&session.messages)
     };
-    let round_units: Vec<Unit> = rounds
-        .iter()
-        .map(|&span| round_unit(space, session, span, recorded_at))
-        .collect();
-    let mut units = Vec::with_capacity(session.messages.len() + round_units.len());
-    for (pos, m) in session.messages.iter().enumerate() {
+    let round_id = |i: usize| round_id(session, &session.messages[rounds[i].0]);
+    let mut units = Vec::new();
+    for (pos, m) in session.messages.iter().enumerate().skip(window.turn) {
         let mut turn = turn_unit(space, session, pos, m, recorded_at);
         // In user/assistant chats every round is disjoint, so a turn has one container.
         // Speaker rounds overlap: a line belongs to the round it opens (the line with its
-        // answer), which is how a reader needs to see it.
-        turn.part_of = if has_roles {
-            rounds.iter().position(|&(a, b)| a <= pos && pos < b)
-        } else {
-            rounds.iter().position(|&(a, _)| a == pos)
-        }
-        .map(|i| round_units[i].id.clone());
+        // answer), which is how a reader needs to see it. Rounds are in position order.
+        let opened = rounds.partition_point(|&(a, _)| a <= pos).checked_sub(1);
+        turn.part_of = opened
+            .filter(|&i| match has_roles {
+                true => pos < rounds[i].1,
+                false => rounds[i].0 == pos,
+            })
+            .map(round_id);
         units.push(turn);
     }
-    units.extend(round_units);
-    if has_roles {
-        if session.messages.len() > 1 {
-            let id = format!("episode:{}", session.id);
-            let all = (0, session.messages.len());
-            units.push(episode_unit(space, session, id, all, true, recorded_at));
-        }
-    } else {
-        for (a, b) in segment(session) {
-            if b - a > 1 {
-                let id = format!("episode:{}:{}", session.id, session.messages[a].id);
-                units.push(episode_unit(space, session, id, (a, b), false, recorded_at));
-            }
-        }
+    for &span in rounds.iter().filter(|&&(a, _)| a >= window.round) {
+        units.push(round_unit(space, session, span, recorded_at));
+    }
+    let episodes = match has_roles {
+        true => role_episodes(&session.messages, window.episode),
+        false => segment_from(session, window.episode),
+    };
+    for (a, b) in episodes.into_iter().filter(|&(a, b)| b - a > 1) {
+        let id = match (has_roles, a) {
+            (true, 0) => format!("episode:{}", session.id),
+            _ => format!("episode:{}:{}", session.id, session.messages[a].id),
+        };
+        units.push(episode_unit(
+            space,
+            session,
+            id,
+            (a, b),
+            has_roles,
+            recorded_at,
+        ));
     }
     // A fact credits the exchange its message belongs to, as its turn does.
-    let mut facts = crate::facts::fact_units(space, session, recorded_at);
+    let mut facts = crate::facts::fact_units(space, session, recorded_at, window.fact, earlier);
     for f in &mut facts {
         f.part_of = units
             .iter()
@@ -113,26 +171,32 @@ pub fn derive_session_units(
             .and_then(|t| t.part_of.clone());
     }
     units.extend(facts);
-    units.extend(crate::profile::profile_units(space, session, recorded_at));
+    units.extend(crate::profile::profile_units(
+        space,
+        session,
+        recorded_at,
+        window.profile,
+    ));
     units
 }
 
-/// The session as units see it: every message's text cut to [`MAX_UNIT_MESSAGE_BYTES`]
-/// (at a line or word end when one is near), with a note of how much the record holds
-/// beyond. Borrowed as is when no message is that long.
-fn within_unit_bounds(session: &SessionInput) -> Cow<'_, SessionInput> {
-    if session
-        .messages
-        .iter()
-        .all(|m| m.text.len() <= MAX_UNIT_MESSAGE_BYTES)
-    {
+/// A chat is a user/assistant chat when any message has a role.
+pub(crate) fn has_roles(messages: &[Message]) -> bool {
+    messages.iter().any(|m| m.role.is_some())
+}
+
+/// The session as units see it: the text of every message from `from` on cut to
+/// [`MAX_UNIT_MESSAGE_BYTES`] (at a line or word end when one is near), with a note of
+/// how much the record holds beyond. Borrowed as is when no such message is that long.
+/// (A derivation reads no text before its window's start.)
+fn within_unit_bounds(session: &SessionInput, from: usize) -> Cow<'_, SessionInput> {
+    let long = |m: &Message| m.text.len() > MAX_UNIT_MESSAGE_BYTES;
+    if !session.messages.iter().skip(from).any(long) {
         return Cow::Borrowed(session);
     }
     let mut cut = session.clone();
-    for m in &mut cut.messages {
-        if m.text.len() > MAX_UNIT_MESSAGE_BYTES {
-            m.text = excerpt(&m.text, MAX_UNIT_MESSAGE_BYTES);
-        }
+    for m in cut.messages.iter_mut().skip(from).filter(|m| long(m)) {
+        m.text = excerpt(&m.text, MAX_UNIT_MESSAGE_BYTES);
     }
     Cow::Owned(cut)
 }
@@ -162,21 +226,28 @@ fn excerpt(text: &str, max: usize) -> String {
 /// a silence of [`EPISODE_GAP_MINUTES`], at a message that announces a new topic, or
 /// where the words of the messages before and after stop overlapping.
 pub fn segment(s: &SessionInput) -> Vec<(usize, usize)> {
+    segment_from(s, 0)
+}
+
+/// The episodes of [`segment`] from `from` on, which must be where one of them starts:
+/// every decision below looks back no further than the episode's start.
+pub(crate) fn segment_from(s: &SessionInput, from: usize) -> Vec<(usize, usize)> {
     let msgs = &s.messages;
     let words: Vec<HashSet<String>> = msgs
         .iter()
+        .skip(from)
         .map(|m| content_words(&m.text).into_iter().collect())
         .collect();
     let window = |a: usize, b: usize| -> HashSet<&String> {
-        words[a..b].iter().flat_map(|w| w.iter()).collect()
+        words[a - from..b - from]
+            .iter()
+            .flat_map(|w| w.iter())
+            .collect()
     };
     let mut spans = Vec::new();
-    let mut start = 0;
-    for i in 1..msgs.len() {
-        let gap = match (s.message_time(&msgs[i - 1]), s.message_time(&msgs[i])) {
-            (Some(a), Some(b)) => (b - a).num_minutes() >= EPISODE_GAP_MINUTES,
-            _ => false,
-        };
+    let mut start = from;
+    for i in from + 1..msgs.len() {
+        let gap = silence_before(s, i);
         let len = i - start;
         let opener = msgs[i].text.trim_start().to_lowercase();
         let cue = TOPIC_CUES.iter().any(|c| opener.starts_with(c));
@@ -192,6 +263,33 @@ pub fn segment(s: &SessionInput) -> Vec<(usize, usize)> {
     }
     if start < msgs.len() {
         spans.push((start, msgs.len()));
+    }
+    spans
+}
+
+/// Whether message `i` (> 0) follows a silence that ends an episode whatever came before.
+pub(crate) fn silence_before(s: &SessionInput, i: usize) -> bool {
+    let msgs = &s.messages;
+    match (s.message_time(&msgs[i - 1]), s.message_time(&msgs[i])) {
+        (Some(a), Some(b)) => (b - a).num_minutes() >= EPISODE_GAP_MINUTES,
+        _ => false,
+    }
+}
+
+/// The episodes of a user/assistant chat from `from` on (where one starts): each ends
+/// at the first user message after [`MAX_EPISODE`] messages, or after twice that many.
+pub(crate) fn role_episodes(messages: &[Message], from: usize) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut start = from;
+    for (i, m) in messages.iter().enumerate().skip(from + 1) {
+        let len = i - start;
+        if (len >= MAX_EPISODE && is_user(m)) || len >= 2 * MAX_EPISODE {
+            spans.push((start, i));
+            start = i;
+        }
+    }
+    if start < messages.len() {
+        spans.push((start, messages.len()));
     }
     spans
 }
@@ -246,7 +344,7 @@ fn episode_unit(
     }
 }
 
-fn is_user(m: &Message) -> bool {
+pub(crate) fn is_user(m: &Message) -> bool {
     m.role == Some(Role::User)
 }
 
@@ -320,6 +418,11 @@ fn turn_unit(
     }
 }
 
+/// A round is named by the session and the message that opens it.
+fn round_id(s: &SessionInput, lead: &Message) -> String {
+    format!("round:{}:{}", s.id, lead.id)
+}
+
 fn round_unit(
     space: &SpaceId,
     s: &SessionInput,
@@ -341,7 +444,7 @@ fn round_unit(
         (text.clone(), text.clone())
     };
     Unit {
-        id: format!("round:{}:{}", s.id, lead.id),
+        id: round_id(s, lead),
         space: space.clone(),
         kind: UnitKind::Round,
         text,
@@ -466,6 +569,8 @@ mod tests {
         }
         // A session of short messages is derived from itself, unchanged.
         let short = session(vec![msg("m1", Some(Role::User), None, "hi")]);
-        assert!(matches!(within_unit_bounds(&short), Cow::Borrowed(_)));
+        assert!(matches!(within_unit_bounds(&short, 0), Cow::Borrowed(_)));
+        // Nor is a session whose long messages all come before the window.
+        assert!(matches!(within_unit_bounds(&s, 2), Cow::Borrowed(_)));
     }
 }

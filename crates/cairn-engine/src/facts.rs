@@ -458,10 +458,17 @@ fn fact_id(session: &str, message: &str, n: usize) -> String {
 }
 
 /// Fact units of a session: one per fact stated, citing its message.
-pub fn fact_units(space: &SpaceId, s: &SessionInput, recorded_at: Timestamp) -> Vec<Unit> {
-    let mut earlier: Vec<Extracted> = Vec::new();
+/// Only messages from `from` on are read; `earlier` holds the facts stated before it, in
+/// order (see [`earlier_facts`]).
+pub fn fact_units(
+    space: &SpaceId,
+    s: &SessionInput,
+    recorded_at: Timestamp,
+    from: usize,
+    mut earlier: Vec<Extracted>,
+) -> Vec<Unit> {
     let mut units = Vec::new();
-    for (pos, m) in s.messages.iter().enumerate() {
+    for (pos, m) in s.messages.iter().enumerate().skip(from) {
         // An assistant's statements are not facts of the user's world.
         if m.role == Some(cairn_core::Role::Assistant) {
             continue;
@@ -498,6 +505,37 @@ pub fn fact_units(space: &SpaceId, s: &SessionInput, recorded_at: Timestamp) -> 
         earlier.extend(found);
     }
     units
+}
+
+/// The facts of stored fact units before position `before`, in the order they were
+/// stated (what [`fact_units`] needs to go on from there).
+pub fn earlier_facts(stored: &[Unit], before: usize) -> Vec<Extracted> {
+    let n = |u: &Unit| {
+        u.id.rsplit(':')
+            .next()
+            .and_then(|n| n.parse::<usize>().ok())
+    };
+    let mut facts: Vec<(u32, Option<usize>, Extracted)> = stored
+        .iter()
+        .filter(|u| (u.provenance.first_position as usize) < before)
+        .filter_map(|u| {
+            let d = detail(u)?;
+            let speaker = u.provenance.speakers.first().map_or("", String::as_str);
+            let sentence = u
+                .text
+                .strip_prefix(speaker)
+                .and_then(|t| t.strip_prefix(": "));
+            let f = Extracted {
+                subject: d.subject.clone(),
+                value: d.value.clone(),
+                revision: d.revision,
+                sentence: sentence.unwrap_or(&u.text).to_string(),
+            };
+            Some((u.provenance.first_position, n(u), f))
+        })
+        .collect();
+    facts.sort_by_key(|(pos, n, _)| (*pos, *n));
+    facts.into_iter().map(|(_, _, f)| f).collect()
 }
 
 fn detail(u: &Unit) -> Option<&FactDetail> {

@@ -9,7 +9,8 @@
 //!         -> lexical + dense candidates -> fuse (rank.rs) -> second pass (containers,
 //!         sessions, time) -> pack into the token budget (pack.rs) -> Recall
 //! ```
-//! Modules by when they run. At ingest: `derive.rs` (session units), `trajectory.rs`
+//! Modules by when they run. At ingest: `derive.rs` (session units), `tail.rs` (what an append
+//! re-derives), `trajectory.rs`
 //! (trajectory units), `facts.rs` (extraction), `profile.rs` (per-session speaker
 //! statistics), `embedding.rs` (vectors through the cache). At recall: `query.rs`,
 //! `rank.rs`, `facts.rs` (version chains), `profile.rs` (summing a profile), `graph.rs`
@@ -34,11 +35,12 @@ mod profile;
 mod query;
 mod query_embed;
 mod rank;
+mod tail;
 mod text;
 mod trajectory;
 pub mod workspace;
 
-pub use derive::{derive_session_units, segment, DERIVE_VERSION};
+pub use derive::{derive_session_units, segment, Window, DERIVE_VERSION};
 pub use embedding::{cache_key, cache_key_in};
 pub use engine::{
     enrichment_units, llm_fact_id, CheckReport, Engine, EngineBackends, EngineConfig, EngineError,
@@ -49,4 +51,5 @@ pub use learned::Features;
 pub use pack::{pack, PackInput};
 pub use query::{analyze_query, QueryAnalysis, TimeRange};
 pub use rank::{fuse, rrf_fuse, Fusion, RankConfig};
+pub use tail::{derive_appended, APPEND_LOOKBACK};
 pub use trajectory::derive_trajectory_units;

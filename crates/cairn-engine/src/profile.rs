@@ -14,7 +14,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
 /// Content words kept per speaker per session.
+/// Content words kept per contribution.
 const TERMS_PER_SESSION: usize = 40;
+/// Messages per profile contribution: a session longer than this contributes once per
+/// block, so an append re-reads one block, not the whole session.
+pub const PROFILE_BLOCK: usize = 64;
 /// Replies slower than this are a new conversation, not a response time.
 const MAX_REPLY_SECONDS: f64 = 6.0 * 3600.0;
 
@@ -186,9 +190,30 @@ fn clip_phrase(s: &str) -> String {
         .to_string()
 }
 
-/// Profile contributions of one session: a `profile` unit per speaker who wrote in it
-/// or was described in it.
-pub fn profile_units(space: &SpaceId, s: &SessionInput, recorded_at: Timestamp) -> Vec<Unit> {
+/// Profile contributions of one session, from block `from` on (a multiple of
+/// [`PROFILE_BLOCK`]): per block of messages, a `profile` unit per speaker who wrote in
+/// it or was described in it.
+pub fn profile_units(
+    space: &SpaceId,
+    s: &SessionInput,
+    recorded_at: Timestamp,
+    from: usize,
+) -> Vec<Unit> {
+    (from..s.messages.len())
+        .step_by(PROFILE_BLOCK)
+        .flat_map(|a| block_units(space, s, recorded_at, a))
+        .collect()
+}
+
+/// The contributions of the block of messages starting at `start`. The first block's
+/// units are `profile:<session>:<speaker>`, a later one's `profile:<session>@<start>:<speaker>`.
+fn block_units(
+    space: &SpaceId,
+    s: &SessionInput,
+    recorded_at: Timestamp,
+    start: usize,
+) -> Vec<Unit> {
+    let end = (start + PROFILE_BLOCK).min(s.messages.len());
     let mut stats: BTreeMap<String, SpeakerStats> = BTreeMap::new();
     let entry = |stats: &mut BTreeMap<String, SpeakerStats>, name: &str| {
         stats
@@ -199,8 +224,11 @@ pub fn profile_units(space: &SpaceId, s: &SessionInput, recorded_at: Timestamp) 
             })
             .clone()
     };
-    let mut prev: Option<(&str, Option<Timestamp>)> = None;
-    for m in &s.messages {
+    // A reply time counts from the message before, in this block or not.
+    let mut prev: Option<(&str, Option<Timestamp>)> = start
+        .checked_sub(1)
+        .map(|i| (s.messages[i].speaker_name(), s.message_time(&s.messages[i])));
+    for m in &s.messages[start..end] {
         let name = m.speaker_name();
         let at = s.message_time(m);
         let mut st = entry(&mut stats, name);
@@ -270,7 +298,10 @@ pub fn profile_units(space: &SpaceId, s: &SessionInput, recorded_at: Timestamp) 
         .map(|mut st| {
             keep_top_terms(&mut st.terms, TERMS_PER_SESSION);
             Unit {
-                id: format!("profile:{}:{}", s.id, st.speaker),
+                id: match start {
+                    0 => format!("profile:{}:{}", s.id, st.speaker),
+                    _ => format!("profile:{}@{start}:{}", s.id, st.speaker),
+                },
                 space: space.clone(),
                 kind: UnitKind::Profile,
                 text: String::new(),
@@ -279,7 +310,7 @@ pub fn profile_units(space: &SpaceId, s: &SessionInput, recorded_at: Timestamp) 
                 provenance: Provenance {
                     session_id: Some(s.id.clone()),
                     message_ids: Vec::new(),
-                    first_position: 0,
+                    first_position: start as u32,
                     speakers: vec![st.speaker.clone()],
                     group: s.group.clone(),
                     ..Default::default()
@@ -686,7 +717,7 @@ mod tests {
             ),
         ]);
         let space = SpaceId::new("t").unwrap();
-        let units = profile_units(&space, &s, chrono::Utc::now());
+        let units = profile_units(&space, &s, chrono::Utc::now(), 0);
         assert_eq!(units.len(), 2);
         let maya = build_profile("Maya", &units).unwrap();
         assert_eq!(maya.roles[0].what, "finance director");

@@ -3,7 +3,7 @@
 //! round-trips every field of its input.
 use crate::PgStore;
 use cairn_core::{
-    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, SpaceStats,
+    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, SpaceStats, Stale,
     StoreError, Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitPage,
     UnitQuery,
 };
@@ -314,19 +314,24 @@ async fn put_session(
     .bind(body)
     .execute(&mut *conn)
     .await?;
-    // Units neither written now nor kept as stored are gone from the session.
-    let staying: Vec<String> = w
-        .keep
-        .iter()
-        .cloned()
-        .chain(w.units.iter().map(|u| u.id.clone()))
-        .collect();
-    sqlx::query("DELETE FROM units WHERE space = $1 AND session_id = $2 AND NOT (id = ANY($3))")
-        .bind(space)
-        .bind(&record.session.id)
-        .bind(&staying)
-        .execute(&mut *conn)
-        .await?;
+    let (query, ids) = match w.stale {
+        Stale::AllOthers => (
+            "DELETE FROM units WHERE space = $1 AND session_id = $2 AND NOT (id = ANY($3))",
+            w.units.iter().map(|u| u.id.clone()).collect::<Vec<_>>(),
+        ),
+        Stale::Only(ids) => (
+            "DELETE FROM units WHERE space = $1 AND session_id = $2 AND id = ANY($3)",
+            ids.to_vec(),
+        ),
+    };
+    if matches!(w.stale, Stale::AllOthers) || !ids.is_empty() {
+        sqlx::query(query)
+            .bind(space)
+            .bind(&record.session.id)
+            .bind(&ids)
+            .execute(&mut *conn)
+            .await?;
+    }
     Ok(Some(write_units(conn, space, w.units).await?))
 }
 
@@ -682,6 +687,26 @@ impl RecordStore for PgRecordStore {
             )
             .bind(space.as_str())
             .bind(session)
+            .fetch_all(self.db.pool()),
+        )?;
+        units_of(rows)
+    }
+
+    fn session_tail(
+        &self,
+        space: &SpaceId,
+        session: &str,
+        from: u32,
+    ) -> Result<Vec<Unit>, StoreError> {
+        let rows: Vec<String> = self.db.block_on(
+            sqlx::query_scalar(
+                "SELECT body FROM units WHERE space = $1 AND session_id = $2
+                   AND (position >= $3 OR kind = 'fact' OR position IS NULL OR kind IS NULL)
+                 ORDER BY seq",
+            )
+            .bind(space.as_str())
+            .bind(session)
+            .bind(i64::from(from))
             .fetch_all(self.db.pool()),
         )?;
         units_of(rows)

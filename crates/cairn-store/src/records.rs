@@ -1,6 +1,6 @@
 use crate::sqlite::{be, Shared};
 use cairn_core::{
-    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, SpaceStats,
+    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, SpaceStats, Stale,
     StoreError, TrajectoryRecord, TrajectorySummary, Unit, UnitKind, UnitPage, UnitQuery,
     RECEIPT_TTL_HOURS,
 };
@@ -304,20 +304,26 @@ fn put_session(tx: &Transaction<'_>, w: &SessionWrite<'_>) -> Result<u64, StoreE
         "INSERT OR REPLACE INTO sessions(space, id, ord, recorded_at, body) VALUES (?1,?2,?3,?4,?5)",
         params![space, record.session.id, ord, record.recorded_at.to_rfc3339(), body],
     ))?;
-    // Units neither written now nor kept as stored are gone from the session.
-    let staying: Vec<&str> = w
-        .keep
-        .iter()
-        .map(String::as_str)
-        .chain(w.units.iter().map(|u| u.id.as_str()))
-        .collect();
-    // INDEXED BY: with `id NOT IN` beside them, SQLite's planner took `units_listed`
-    // (space only) and read every unit of the space on every session write.
-    be(tx.execute(
-        "DELETE FROM units INDEXED BY units_by_session WHERE space=?1 AND session_id=?2
-           AND id NOT IN (SELECT value FROM json_each(?3))",
-        params![space, record.session.id, to_json(&staying)?],
-    ))?;
+    match w.stale {
+        Stale::AllOthers => {
+            let written: Vec<&str> = w.units.iter().map(|u| u.id.as_str()).collect();
+            // INDEXED BY: with `id NOT IN` beside them, SQLite's planner took
+            // `units_listed` (space only) and read every unit of the space.
+            be(tx.execute(
+                "DELETE FROM units INDEXED BY units_by_session WHERE space=?1 AND session_id=?2
+                   AND id NOT IN (SELECT value FROM json_each(?3))",
+                params![space, record.session.id, to_json(&written)?],
+            ))?;
+        }
+        Stale::Only(ids) if !ids.is_empty() => {
+            be(tx.execute(
+                "DELETE FROM units WHERE space=?1 AND session_id=?2
+                   AND id IN (SELECT value FROM json_each(?3))",
+                params![space, record.session.id, to_json(&ids)?],
+            ))?;
+        }
+        Stale::Only(_) => {}
+    }
     write_units(tx, space, w.units)
 }
 
@@ -569,6 +575,24 @@ impl RecordStore for SqliteRecordStore {
         )))?;
         let rows: Vec<UnitCells> = be(stmt
             .query_map(params![space.as_str(), session], |r| unit_cells(r, 0))
+            .and_then(|r| r.collect()))?;
+        units_of(rows)
+    }
+
+    fn session_tail(
+        &self,
+        space: &SpaceId,
+        session: &str,
+        from: u32,
+    ) -> Result<Vec<Unit>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare_cached(&format!(
+            "SELECT {UNIT_COLUMNS} FROM units INDEXED BY units_by_session
+              WHERE space=?1 AND session_id=?2 AND (position >= ?3 OR kind = 'fact' OR position IS NULL OR kind IS NULL)
+              ORDER BY seq"
+        )))?;
+        let rows: Vec<UnitCells> = be(stmt
+            .query_map(params![space.as_str(), session, from], |r| unit_cells(r, 0))
             .and_then(|r| r.collect()))?;
         units_of(rows)
     }

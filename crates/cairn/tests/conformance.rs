@@ -1517,3 +1517,159 @@ fn trajectory_inspection_agrees_across_backends() {
         }
     }
 }
+
+/// A session's units with what differs between two writes of it (their space and
+/// record time) set aside.
+fn comparable(mut units: Vec<Unit>) -> Vec<Unit> {
+    for u in &mut units {
+        u.space = sp("x");
+        u.recorded_at = chrono::DateTime::UNIX_EPOCH;
+    }
+    units.sort_by(|a, b| a.id.cmp(&b.id));
+    units
+}
+
+fn long_chat_line(i: usize) -> (String, String) {
+    let text = match i % 9 {
+        0 => format!("My locker code is {}.", 1000 + i),
+        4 => "Actually 2222 instead.".to_string(),
+        _ => format!("line {i} about the garden, the tomatoes and the compost"),
+    };
+    (
+        format!("2024-03-01T{:02}:{:02}:00Z", 8 + i / 60, i % 60),
+        text,
+    )
+}
+
+/// An append re-derives only the end of a session (`tail.rs`) and writes only what
+/// changed: the session's stored units after many appends, one or a few messages at a
+/// time, must be exactly those of the same session ingested whole, for a user/assistant
+/// chat (appends) and a chat of named speakers (group messages), on every backend, and
+/// both indexes must agree with the store.
+#[test]
+fn a_session_appended_to_many_times_stores_what_ingesting_it_whole_stores() {
+    each(|b| {
+        let m = b.memory();
+        let n = 170;
+        let message = |i: usize| -> cairn::Message {
+            let (time, text) = long_chat_line(i);
+            let role = if i.is_multiple_of(2) {
+                "user"
+            } else {
+                "assistant"
+            };
+            serde_json::from_value(
+                serde_json::json!({"role": role, "text": text, "occurred_at": time}),
+            )
+            .unwrap()
+        };
+        let mut i = 0;
+        while i < n {
+            let k = (1 + i % 3).min(n - i);
+            let input = cairn::AppendInput {
+                session_id: "long".into(),
+                messages: (i..i + k).map(message).collect(),
+                occurred_at: None,
+                group: None,
+                metadata: serde_json::Value::Null,
+            };
+            m.append("appended", input, &WriteOptions::default())
+                .unwrap();
+            i += k;
+        }
+        let whole = SessionInput {
+            id: "long".into(),
+            occurred_at: None,
+            group: None,
+            messages: (0..n).map(message).collect(),
+            metadata: serde_json::Value::Null,
+        };
+        m.ingest_session("whole", whole).unwrap();
+        let appended = comparable(m.session_units("appended", "long").unwrap());
+        assert!(
+            appended.iter().any(|u| u.id == "episode:long:160"),
+            "{}",
+            b.name()
+        );
+        assert_eq!(
+            appended,
+            comparable(m.session_units("whole", "long").unwrap()),
+            "{}",
+            b.name()
+        );
+
+        let line = |i: usize| -> cairn::GroupMessage {
+            let (time, text) = long_chat_line(i);
+            let speaker = ["Maya", "Tom", "Ana"][i % 3 / 2 + i % 5 / 4];
+            serde_json::from_value(serde_json::json!({
+                "speaker": speaker, "group": "team", "time": time, "text": text
+            }))
+            .unwrap()
+        };
+        for i in 0..n {
+            m.ingest_group_messages("streamed", vec![line(i)]).unwrap();
+        }
+        m.ingest_group_messages("batch", (0..n).map(line).collect())
+            .unwrap();
+        let day = "team/2024-03-01";
+        let streamed = comparable(m.session_units("streamed", day).unwrap());
+        assert!(
+            streamed.iter().any(|u| u.kind == UnitKind::Episode),
+            "{}",
+            b.name()
+        );
+        assert_eq!(
+            streamed,
+            comparable(m.session_units("batch", day).unwrap()),
+            "{}",
+            b.name()
+        );
+        assert!(m.check(false).unwrap().consistent, "{}", b.name());
+    });
+}
+
+/// A session write deletes exactly the stale units it names (an append does not read
+/// the rest of the session), or every unit it does not write; the tail read returns the
+/// units from a position on and every fact.
+#[test]
+fn session_writes_delete_what_they_name_and_the_tail_reads_the_end() {
+    each(|b| {
+        let s = b.open("m", 2);
+        let a = sp("alpha");
+        s.records.create_space(&a).unwrap();
+        let rec = record(&a, "s1", &["one", "two", "three"]);
+        let at = |id: &str, pos: u32, kind: UnitKind| {
+            let mut u = unit(&a, id, "s1", id, id);
+            u.provenance.first_position = pos;
+            u.kind = kind;
+            u
+        };
+        let first = [
+            at("t0", 0, UnitKind::Turn),
+            at("f0", 0, UnitKind::Fact),
+            at("t1", 1, UnitKind::Turn),
+            at("t2", 2, UnitKind::Turn),
+        ];
+        s.records.put_session(&rec, &first).unwrap();
+        let write = cairn_core::SessionWrite {
+            record: &rec,
+            units: &[at("t3", 3, UnitKind::Turn)],
+            stale: cairn_core::Stale::Only(&["t1".to_string()]),
+        };
+        s.records.put_sessions(&[write], &[]).unwrap();
+        let mut left = ids(&s.records.session_units(&a, "s1").unwrap())
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>();
+        left.sort();
+        assert_eq!(left, ["f0", "t0", "t2", "t3"], "{}", b.name());
+        let mut tail = s.records.session_tail(&a, "s1", 2).unwrap();
+        tail.sort_by(|x, y| x.id.cmp(&y.id));
+        assert_eq!(ids(&tail), ["f0", "t2", "t3"], "{}", b.name());
+        s.records
+            .put_session(&rec, &[at("t9", 0, UnitKind::Turn)])
+            .unwrap();
+        let all = s.records.session_units(&a, "s1").unwrap();
+        assert_eq!(ids(&all), ["t9"], "{}", b.name());
+    });
+}

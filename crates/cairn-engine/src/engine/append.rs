@@ -200,7 +200,7 @@ impl Engine {
                 return None;
             }
         };
-        let was_stored = stored.is_some();
+        let stored_len = stored.as_ref().map(|r| r.session.messages.len());
         let mut current = stored;
         let mut members = Vec::new();
         for p in g.members {
@@ -225,7 +225,7 @@ impl Engine {
         let record = current?;
         (!members.is_empty()).then_some(Merged {
             record,
-            was_stored,
+            stored_len,
             members,
         })
     }
@@ -240,8 +240,9 @@ impl Engine {
                 self.changes_of(Planned {
                     record: s.record.clone(),
                     added: 0,
-                    stored: s.was_stored,
+                    stored: s.stored_len.is_some(),
                     rewrite_all: false,
+                    appended_to: s.stored_len,
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -316,7 +317,8 @@ struct Group {
 /// A session with a batch's appends applied, and each append with the messages it added.
 struct Merged {
     record: SessionRecord,
-    was_stored: bool,
+    /// Messages of the session as stored, if it was (the record extends them).
+    stored_len: Option<usize>,
     members: Vec<(Arc<Pending>, usize)>,
 }
 

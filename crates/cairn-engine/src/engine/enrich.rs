@@ -120,6 +120,14 @@ impl Engine {
         Ok(units)
     }
 
+    /// Whether the session has stored LLM readings (units derived from them).
+    pub(super) fn has_readings(&self, rec: &SessionRecord) -> Result<bool, StoreError> {
+        match &self.b.enrich {
+            Some(store) => Ok(!store.of_session(&rec.space, &rec.session.id)?.is_empty()),
+            None => Ok(false),
+        }
+    }
+
     /// Switches enrichment on or off for a space (off keeps what was read).
     pub fn set_enrichment(&self, space: &SpaceId, on: bool) -> Result<(), EngineError> {
         self.require_space(space)?;

@@ -3,7 +3,7 @@
 //! ground state + units (+ the request's receipt) in one transaction, index.
 use cairn_core::{
     ConflictError, GroupMessage, InputError, Message, Receipt, SessionInput, SessionRecord,
-    SessionWrite, SpaceId, Unit,
+    SessionWrite, SpaceId, Stale, Unit,
 };
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -128,20 +128,26 @@ pub(super) struct Planned {
     pub(super) stored: bool,
     /// Write every unit even if derived as stored (a rebuild with new rules).
     pub(super) rewrite_all: bool,
+    /// The stored session had this many messages and `record` holds them, unchanged,
+    /// followed by the new ones: only the end of the session is derived again.
+    pub(super) appended_to: Option<usize>,
 }
+
+/// Units derived again, and the stored units of the same derivation.
+type Derived = (Vec<Unit>, Vec<Unit>);
 
 /// A session's units against the stored ones: what to write, what stays, what goes.
 pub(super) struct Changes {
     record: SessionRecord,
     /// New or changed units.
     pub(super) units: Vec<Unit>,
-    /// Stored units derived again exactly as they are.
-    keep: Vec<String>,
     /// Stored units no longer derived (removed from the indexes; the store drops them).
     stale: Vec<String>,
 }
 
 impl Changes {
+    /// `derived` against `stored`, the stored units the same derivation covers (all of
+    /// the session's, or those of an append's window).
     fn of(record: SessionRecord, derived: Vec<Unit>, stored: Vec<Unit>, all: bool) -> Self {
         let derived_ids: std::collections::HashSet<&str> =
             derived.iter().map(|u| u.id.as_str()).collect();
@@ -151,13 +157,13 @@ impl Changes {
             .map(|u| u.id.clone())
             .collect();
         let stored: HashMap<String, Unit> = stored.into_iter().map(|u| (u.id.clone(), u)).collect();
-        let (same, units): (Vec<Unit>, Vec<Unit>) = derived
+        let units = derived
             .into_iter()
-            .partition(|u| !all && stored.get(&u.id) == Some(u));
+            .filter(|u| all || stored.get(&u.id) != Some(u))
+            .collect();
         Self {
             record,
             units,
-            keep: same.into_iter().map(|u| u.id).collect(),
             stale,
         }
     }
@@ -306,6 +312,9 @@ impl Engine {
 
     /// A planned record's units against the stored ones.
     pub(super) fn changes_of(&self, p: Planned) -> Result<Changes, EngineError> {
+        if let Some((derived, stored)) = self.appended_units(&p)? {
+            return Ok(Changes::of(p.record, derived, stored, false));
+        }
         let derived = self.derive_units(&p.record)?;
         let stored = match p.stored {
             true => self
@@ -315,6 +324,37 @@ impl Engine {
             false => Vec::new(),
         };
         Ok(Changes::of(p.record, derived, stored, p.rewrite_all))
+    }
+
+    /// The units an append derives from the end of the session alone (see `tail.rs`),
+    /// with the stored units they replace; `None` when it must be derived whole: not an
+    /// append, a rebuild, LLM readings (their units read the whole session), or an end
+    /// that reaches too far back.
+    fn appended_units(&self, p: &Planned) -> Result<Option<Derived>, EngineError> {
+        let Some(stored_len) = p.appended_to.filter(|_| !p.rewrite_all) else {
+            return Ok(None);
+        };
+        let rec = &p.record;
+        if self.has_readings(rec)? {
+            return Ok(None);
+        }
+        let from = stored_len.saturating_sub(crate::tail::APPEND_LOOKBACK);
+        let stored = self
+            .b
+            .records
+            .session_tail(&rec.space, &rec.session.id, from as u32)?;
+        let derived = crate::tail::derive_appended(
+            &rec.space,
+            &rec.session,
+            rec.recorded_at,
+            stored_len,
+            &stored,
+        );
+        let Some((units, window)) = derived else {
+            return Ok(None);
+        };
+        let stored = stored.into_iter().filter(|u| window.covers(u)).collect();
+        Ok(Some((units, stored)))
     }
 
     /// Stores the changes and the receipts in one transaction (acknowledged from here),
@@ -330,7 +370,7 @@ impl Engine {
             .map(|c| SessionWrite {
                 record: &c.record,
                 units: &c.units,
-                keep: &c.keep,
+                stale: Stale::Only(&c.stale),
             })
             .collect();
         let last = self.b.records.put_sessions(&writes, receipts)?;
@@ -382,6 +422,10 @@ impl Engine {
                 }
                 e
             })?;
+            let appended_to = match &merged {
+                Merge::Append(s, n) => Some(s.messages.len() - n),
+                _ => None,
+            };
             let (session, added) = match merged {
                 Merge::New(s) => {
                     let n = s.messages.len();
@@ -412,6 +456,7 @@ impl Engine {
                         added,
                         stored,
                         rewrite_all: force,
+                        appended_to,
                     });
                 }
             }
