@@ -13,8 +13,7 @@ use regex::Regex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
-/// Content words kept per speaker per session.
-/// Content words kept per contribution.
+/// Content words kept per contribution (a speaker's, in a session or a block of one).
 const TERMS_PER_SESSION: usize = 40;
 /// Messages per profile contribution: a session longer than this contributes once per
 /// block, so an append re-reads one block, not the whole session.

@@ -155,6 +155,23 @@ impl SqliteRecordStore {
         Ok(rows)
     }
 
+    /// The units `filter` (a `WHERE` clause of this file, parameters bound from
+    /// `params`) selects, in write order.
+    fn units_where(
+        &self,
+        filter: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<Unit>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare_cached(&format!(
+            "SELECT {UNIT_COLUMNS} FROM units {filter} ORDER BY seq"
+        )))?;
+        let rows: Vec<UnitCells> = be(stmt
+            .query_map(params, |r| unit_cells(r, 0))
+            .and_then(|r| r.collect()))?;
+        units_of(rows)
+    }
+
     /// Bytes of the space's rows: bodies of its sessions, units and trajectories, its
     /// vectors, and the observations its trajectories reference (each counted once).
     fn space_bytes(&self, space: &SpaceId) -> Result<u64, StoreError> {
@@ -569,14 +586,10 @@ impl RecordStore for SqliteRecordStore {
     }
 
     fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, StoreError> {
-        let conn = self.db.lock();
-        let mut stmt = be(conn.prepare(&format!(
-            "SELECT {UNIT_COLUMNS} FROM units WHERE space=?1 AND session_id=?2 ORDER BY seq"
-        )))?;
-        let rows: Vec<UnitCells> = be(stmt
-            .query_map(params![space.as_str(), session], |r| unit_cells(r, 0))
-            .and_then(|r| r.collect()))?;
-        units_of(rows)
+        self.units_where(
+            "WHERE space=?1 AND session_id=?2",
+            params![space.as_str(), session],
+        )
     }
 
     fn session_tail(
@@ -585,27 +598,18 @@ impl RecordStore for SqliteRecordStore {
         session: &str,
         from: u32,
     ) -> Result<Vec<Unit>, StoreError> {
-        let conn = self.db.lock();
-        let mut stmt = be(conn.prepare_cached(&format!(
-            "SELECT {UNIT_COLUMNS} FROM units INDEXED BY units_by_session
-              WHERE space=?1 AND session_id=?2 AND (position >= ?3 OR kind = 'fact' OR position IS NULL OR kind IS NULL)
-              ORDER BY seq"
-        )))?;
-        let rows: Vec<UnitCells> = be(stmt
-            .query_map(params![space.as_str(), session, from], |r| unit_cells(r, 0))
-            .and_then(|r| r.collect()))?;
-        units_of(rows)
+        self.units_where(
+            "INDEXED BY units_by_session WHERE space=?1 AND session_id=?2
+               AND (position >= ?3 OR kind = 'fact' OR position IS NULL OR kind IS NULL)",
+            params![space.as_str(), session, from],
+        )
     }
 
     fn trajectory_units(&self, space: &SpaceId, trajectory: &str) -> Result<Vec<Unit>, StoreError> {
-        let conn = self.db.lock();
-        let mut stmt = be(conn.prepare(&format!(
-            "SELECT {UNIT_COLUMNS} FROM units WHERE space=?1 AND trajectory_id=?2 ORDER BY seq"
-        )))?;
-        let rows: Vec<UnitCells> = be(stmt
-            .query_map(params![space.as_str(), trajectory], |r| unit_cells(r, 0))
-            .and_then(|r| r.collect()))?;
-        units_of(rows)
+        self.units_where(
+            "WHERE space=?1 AND trajectory_id=?2",
+            params![space.as_str(), trajectory],
+        )
     }
 
     fn units_since(&self, seq: u64) -> Result<Vec<(u64, Unit)>, StoreError> {
