@@ -46,6 +46,17 @@ pub fn content_words(text: &str) -> Vec<String> {
     out
 }
 
+/// `text` without its stop words, its other words as written (for an index with an
+/// analyzer of its own): what a lexical search looks for. A stop word held by most units
+/// adds almost nothing to any unit's score, yet its long postings are what a search
+/// spends its time on.
+pub fn without_stop_words(text: &str) -> String {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && !STOP_WORDS.contains(&w.to_lowercase().as_str()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Sentence-ish pieces of a text, keeping their byte ranges. A list number (`2.`) does
 /// not end a sentence, and pieces without a word are not sentences.
 pub fn sentences(text: &str) -> Vec<(usize, usize)> {
@@ -195,6 +206,19 @@ mod tests {
         assert_eq!(
             content_words("What are my cooking classes?"),
             ["cook", "class"]
+        );
+    }
+
+    #[test]
+    fn the_lexical_query_keeps_every_word_but_the_stop_words_as_written() {
+        assert_eq!(
+            without_stop_words("What did I say about Mom's cooking classes in Kyoto?"),
+            "say Mom s cooking classes Kyoto"
+        );
+        assert_eq!(without_stop_words("Who is he? What did I do?"), "");
+        assert_eq!(
+            without_stop_words("gate code 4417, café"),
+            "gate code 4417 café"
         );
     }
 }

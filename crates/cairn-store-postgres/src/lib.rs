@@ -50,7 +50,7 @@ mod vectors;
 
 pub use misc::{PgEmbeddingCache, PgEnrichmentStore, PgKeyRecords};
 pub use records::PgRecordStore;
-pub use text::PgTextIndex;
+pub use text::{PgTextIndex, MATCH_BUDGET};
 pub use vectors::PgVectorIndex;
 
 use cairn_core::StoreError;

@@ -25,6 +25,7 @@ mod listing;
 mod records;
 mod sqlite;
 mod text;
+mod text_query;
 mod trajectories;
 mod vectors;
 

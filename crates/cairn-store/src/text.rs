@@ -1,8 +1,8 @@
+use crate::text_query::{top_docs, PresentTerms};
 use cairn_core::{SpaceId, StoreError, TextIndex, TextQuery, Unit};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
@@ -267,30 +267,15 @@ impl TextIndex for TantivyTextIndex {
         if terms.is_empty() || q.limit == 0 {
             return Ok(Vec::new());
         }
-        let mut matches: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len() * 2);
+        let mut matches: Vec<(Term, f32)> = Vec::with_capacity(terms.len() * 2);
         for t in &terms {
             let t = &in_space(q.space.as_str(), t);
-            matches.push((
-                Occur::Should,
-                Box::new(TermQuery::new(
-                    Term::from_field_text(f.key, t),
-                    IndexRecordOption::WithFreqs,
-                )),
-            ));
-            matches.push((
-                Occur::Should,
-                Box::new(BoostQuery::new(
-                    Box::new(TermQuery::new(
-                        Term::from_field_text(f.text, t),
-                        IndexRecordOption::WithFreqs,
-                    )),
-                    q.text_weight,
-                )),
-            ));
+            matches.push((Term::from_field_text(f.key, t), 1.0));
+            matches.push((Term::from_field_text(f.text, t), q.text_weight));
         }
         // The words alone when nothing else narrows the search: a pure disjunction of
-        // terms is what tantivy can prune (block-max WAND).
-        let words = BooleanQuery::new(matches);
+        // terms is what tantivy can prune (block-max WAND, kept by `PresentTerms`).
+        let words = PresentTerms::new(matches);
         let mut filters: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         if let Some(kinds) = q.kinds {
             let names: Vec<String> = kinds.iter().map(|k| k.as_str().to_string()).collect();
@@ -306,9 +291,7 @@ impl TextIndex for TantivyTextIndex {
             Box::new(BooleanQuery::new(filters))
         };
         let searcher = self.reader.searcher();
-        let top = searcher
-            .search(&*query, &TopDocs::with_limit(q.limit))
-            .map_err(te)?;
+        let top = top_docs(&searcher, &*query, q.limit).map_err(te)?;
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let d: TantivyDocument = searcher.doc(addr).map_err(te)?;
