@@ -622,7 +622,9 @@ impl Embedder for BertEmbedder {
     }
 
     fn count_tokens(&self, text: &str) -> usize {
-        match self.counter.encode(text, false) {
+        // Without offsets: only the count is read, and tracking them is a good part of
+        // what packing spends in the tokenizer.
+        match self.counter.encode_fast(text, false) {
             Ok(encoding) => encoding.len(),
             Err(e) => {
                 // Not expected for BERT tokenizers; fall back to a rough estimate rather
