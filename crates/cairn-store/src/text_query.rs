@@ -7,6 +7,7 @@
 //! field holds, a word the space never used) had that segment score every document
 //! holding any of the others. [`PresentTerms`] gives each segment only the terms it
 //! holds; the scores are those of the plain disjunction (an absent term adds nothing).
+//! [`top_docs`] then carries the threshold from segment to segment.
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 use tantivy::query::{
