@@ -30,15 +30,8 @@ pub const STOP_WORDS: &[&str] = &[
 /// Content words of a query (stop words removed), stemmed like [`words`].
 pub fn content_words(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for w in text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        let lw = w.to_lowercase();
-        if STOP_WORDS.contains(&lw.as_str()) {
-            continue;
-        }
-        let s = stem(&lw);
+    for w in non_stop_words(text) {
+        let s = stem(&w.to_lowercase());
         if !out.contains(&s) {
             out.push(s);
         }
@@ -46,15 +39,18 @@ pub fn content_words(text: &str) -> Vec<String> {
     out
 }
 
+/// The words of `text` as written, stop words left out.
+fn non_stop_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && !STOP_WORDS.contains(&w.to_lowercase().as_str()))
+}
+
 /// `text` without its stop words, its other words as written (for an index with an
 /// analyzer of its own): what a lexical search looks for. A stop word held by most units
 /// adds almost nothing to any unit's score, yet its long postings are what a search
 /// spends its time on.
 pub fn without_stop_words(text: &str) -> String {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && !STOP_WORDS.contains(&w.to_lowercase().as_str()))
-        .collect::<Vec<_>>()
-        .join(" ")
+    non_stop_words(text).collect::<Vec<_>>().join(" ")
 }
 
 /// Sentence-ish pieces of a text, keeping their byte ranges. A list number (`2.`) does

@@ -2,7 +2,7 @@
 //! held by more units brings no units in by itself, yet still scores the units a rarer
 //! word brings in; a space within it is searched whole. Needs `CAIRN_TEST_DATABASE_URL`
 //! (`scripts/postgres.sh`); says SKIPPED otherwise.
-use cairn_core::{Provenance, RecordStore, SpaceId, TextIndex, TextQuery, Unit, UnitKind};
+use cairn_core::{RecordStore, SpaceId, TextIndex, TextQuery, Unit};
 use cairn_store_postgres::{migrate, PgRecordStore, PgStore, PgTextIndex, MATCH_BUDGET};
 
 /// A migrated schema of its own, dropped at the end.
@@ -41,24 +41,9 @@ impl Drop for Schema {
     }
 }
 
+/// A turn whose key is its text.
 fn turn(space: &SpaceId, id: &str, text: &str) -> Unit {
-    Unit {
-        id: id.into(),
-        space: space.clone(),
-        kind: UnitKind::Turn,
-        text: text.into(),
-        key: text.into(),
-        embed_text: None,
-        provenance: Provenance {
-            session_id: Some("s".into()),
-            message_ids: vec!["0".into()],
-            ..Default::default()
-        },
-        part_of: None,
-        occurred_at: None,
-        recorded_at: chrono::Utc::now(),
-        detail: None,
-    }
+    cairn_testkit::fixtures::unit(space, id, "s", text, text)
 }
 
 fn search(index: &PgTextIndex, space: &SpaceId, text: &str) -> Vec<String> {

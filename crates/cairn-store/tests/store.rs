@@ -1,28 +1,12 @@
 //! The embedded store keeps spaces apart on every query path and keeps what it commits.
 use cairn_core::{
-    Provenance, RecordStore, SessionInput, SessionRecord, SpaceId, TextIndex, TextQuery, Unit,
-    UnitKind, VectorIndex,
+    RecordStore, SessionInput, SessionRecord, SpaceId, TextIndex, TextQuery, Unit, VectorIndex,
 };
 use cairn_store::EmbeddedStore;
 
+/// A turn whose key is its text.
 fn unit(space: &SpaceId, id: &str, session: &str, text: &str) -> Unit {
-    Unit {
-        id: id.into(),
-        space: space.clone(),
-        kind: UnitKind::Turn,
-        text: text.into(),
-        key: text.into(),
-        embed_text: Some(text.into()),
-        provenance: Provenance {
-            session_id: Some(session.into()),
-            message_ids: vec!["0".into()],
-            ..Default::default()
-        },
-        part_of: None,
-        occurred_at: None,
-        recorded_at: chrono::Utc::now(),
-        detail: None,
-    }
+    cairn_testkit::fixtures::unit(space, id, session, text, text)
 }
 
 fn record(space: &SpaceId, id: &str, text: &str) -> SessionRecord {

@@ -1,7 +1,7 @@
 //! Where tests find their data: the workspace, the benchmark data folder shared beside
 //! the checkout (read-only, never copied into the repository), the fixtures committed in
-//! the repository.
-use cairn_core::SessionInput;
+//! the repository, and the literal inputs tests build.
+use cairn_core::{Provenance, SessionInput, SpaceId, Unit, UnitKind};
 use std::path::{Path, PathBuf};
 
 /// The workspace root (the folder holding `crates/`).
@@ -48,4 +48,26 @@ pub fn fixture(krate: &str, relative: &str) -> PathBuf {
 #[track_caller]
 pub fn session(json: &str) -> SessionInput {
     serde_json::from_str(json).expect("test session json")
+}
+
+/// A turn of `session` (its message "0") with its key, text and embedded text: the unit
+/// the storage tests write, read and search.
+pub fn unit(space: &SpaceId, id: &str, session: &str, key: &str, text: &str) -> Unit {
+    Unit {
+        id: id.into(),
+        space: space.clone(),
+        kind: UnitKind::Turn,
+        text: text.into(),
+        key: key.into(),
+        embed_text: Some(text.into()),
+        provenance: Provenance {
+            session_id: Some(session.into()),
+            message_ids: vec!["0".into()],
+            ..Default::default()
+        },
+        part_of: None,
+        occurred_at: None,
+        recorded_at: chrono::Utc::now(),
+        detail: None,
+    }
 }

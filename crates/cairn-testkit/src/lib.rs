@@ -5,7 +5,7 @@
 //! - [`switches`]: `SKIPPED` or a failure when the embedding model
 //!   (`CAIRN_REQUIRE_MODEL`) or PostgreSQL (`CAIRN_REQUIRE_POSTGRES`) is missing.
 //! - [`fixtures`]: the workspace, the shared benchmark data, committed fixtures, inline
-//!   sessions.
+//!   sessions, a unit to store.
 //! - [`llm_stub`]: a scripted OpenAI-compatible server on loopback, for everything that
 //!   talks to an LLM (`cairn-llm`'s client, enrichment); `scripts/llm-server.mjs` is its
 //!   counterpart for manual runs against a real small model.

@@ -5,11 +5,12 @@
 use cairn::{Memory, MemoryConfig, RecallOptions, SessionInput, WriteOptions};
 use cairn_core::FactDetail;
 use cairn_core::{
-    EmbeddingCache, Enrichment, EnrichmentStore, Provenance, RecordStore, SessionRecord, SpaceId,
-    StoreError, TextIndex, TextQuery, TrajectoryInput, TrajectoryRecord, Unit, UnitDetail,
-    UnitKind, VectorIndex,
+    EmbeddingCache, Enrichment, EnrichmentStore, RecordStore, SessionRecord, SpaceId, StoreError,
+    TextIndex, TextQuery, TrajectoryInput, TrajectoryRecord, Unit, UnitDetail, UnitKind,
+    VectorIndex,
 };
 use cairn_store_postgres::{PgStore, PostgresStore};
+use cairn_testkit::fixtures::unit;
 use cairn_testkit::HashEmbedder;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -173,26 +174,6 @@ fn each(mut test: impl FnMut(&dyn Backend)) {
 
 fn sp(name: &str) -> SpaceId {
     SpaceId::new(name).unwrap()
-}
-
-fn unit(space: &SpaceId, id: &str, session: &str, key: &str, text: &str) -> Unit {
-    Unit {
-        id: id.into(),
-        space: space.clone(),
-        kind: UnitKind::Turn,
-        text: text.into(),
-        key: key.into(),
-        embed_text: Some(text.into()),
-        provenance: Provenance {
-            session_id: Some(session.into()),
-            message_ids: vec!["0".into()],
-            ..Default::default()
-        },
-        part_of: None,
-        occurred_at: None,
-        recorded_at: chrono::Utc::now(),
-        detail: None,
-    }
 }
 
 fn record(space: &SpaceId, id: &str, texts: &[&str]) -> SessionRecord {
