@@ -1,5 +1,5 @@
 //! Packing ranked units into a context that fits a token budget.
-use crate::text::{overlap, sentences};
+use crate::text::{sentence_overlaps, sentences};
 use cairn_core::explain::{PackOutcome, PackedEntry};
 use cairn_core::{Format, Unit};
 
@@ -121,10 +121,10 @@ fn compact_block(block: &str, query_words: &[String]) -> String {
 /// (the first sentence when nothing matches).
 fn best_sentences<'t>(text: &'t str, query_words: &[String], n: usize) -> Vec<&'t str> {
     let spans = sentences(text);
-    let mut scored: Vec<(usize, usize)> = spans
-        .iter()
+    let mut scored: Vec<(usize, usize)> = sentence_overlaps(query_words, text, &spans)
+        .into_iter()
         .enumerate()
-        .map(|(i, &(a, b))| (overlap(query_words, &text[a..b]), i))
+        .map(|(i, o)| (o, i))
         .collect();
     scored.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
     let mut keep: Vec<usize> = scored.iter().take(n).map(|&(_, i)| i).collect();
@@ -177,10 +177,15 @@ fn trim_to_fit(
     let count = |s: &str| (input.count_tokens)(s);
     let joiner_tokens = count(JOINER);
     let mut used = count(&entry(u, JOINER));
-    let mut priority: Vec<usize> = (0..spans.len()).collect();
-    priority.sort_by_key(|&i| std::cmp::Reverse(overlap(input.query_words, piece(i))));
+    // Best overlap first, text order among equals; each sentence scored once.
+    let mut priority: Vec<(usize, usize)> = sentence_overlaps(input.query_words, body, &spans)
+        .into_iter()
+        .enumerate()
+        .map(|(i, o)| (o, i))
+        .collect();
+    priority.sort_by_key(|&(o, _)| std::cmp::Reverse(o));
     let mut kept: Vec<usize> = Vec::new();
-    for i in priority {
+    for (_, i) in priority {
         let c = count(piece(i)) + joiner_tokens;
         if used + c <= budget {
             used += c;

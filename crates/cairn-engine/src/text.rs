@@ -118,6 +118,34 @@ pub fn overlap(query: &[String], text: &str) -> usize {
     query.len() - left
 }
 
+/// [`overlap`] of each of `spans` (byte ranges of `text`, such as its [`sentences`]).
+/// A pasted document's sentences mostly share no word with the query, and scanning
+/// them word by word made packing cost grow with message length: in an ASCII span a
+/// word that matches a query word begins with it (its stem is a prefix of it,
+/// lowercased), so one substring search of the lowercased text finds the only ASCII
+/// spans worth scanning. Spans holding other characters are always scanned.
+pub fn sentence_overlaps(query: &[String], text: &str, spans: &[(usize, usize)]) -> Vec<usize> {
+    let lower = text.to_ascii_lowercase();
+    let mut starts: Vec<usize> = query
+        .iter()
+        .filter(|q| !q.is_empty())
+        .flat_map(|q| memchr::memmem::find_iter(lower.as_bytes(), q.as_bytes()))
+        .collect();
+    starts.sort_unstable();
+    spans
+        .iter()
+        .map(|&(a, b)| {
+            let next = starts.partition_point(|&p| p < a);
+            let may_match = starts.get(next).is_some_and(|&p| p < b);
+            if may_match || !text[a..b].is_ascii() {
+                overlap(query, &text[a..b])
+            } else {
+                0
+            }
+        })
+        .collect()
+}
+
 /// [`stem`] of an ASCII word's lowercase form, as a slice of the word in its own case.
 fn stem_ascii(w: &str) -> &str {
     for suffix in ["ing", "ed", "es", "s"] {
@@ -179,6 +207,50 @@ mod tests {
             // Every word of the text as a query finds what `words` says.
             let all = words(t);
             assert_eq!(overlap(&all, t), overlap_by_words(&all, t), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn sentence_overlaps_are_each_sentences_overlap() {
+        let texts = [
+            "Walking the DOGS. she walked; the dog walks!\nWalkings? nothing here. x",
+            "fn parse_json() { RETURN value; }\n// retries RETRIED.\nvalues\n\n",
+            "Café CAFÉS naïve. Ünïcode ÉTÉ été, 3.5 km. X1s x1",
+            "Dogs walk. Then a café… and the dog.\n[… 80 more bytes] walking",
+            "ss sss. ssss ings! ING Things",
+            "",
+        ];
+        let queries = [
+            vec![],
+            vec!["walk".to_string(), "dog".to_string(), "she".to_string()],
+            vec!["json".to_string(), "retri".to_string(), "valu".to_string()],
+            vec!["café".to_string(), "été".to_string(), "x1".to_string()],
+            vec!["ss".to_string(), "thing".to_string(), "ing".to_string()],
+            vec!["".to_string(), "Dog".to_string(), "WALK".to_string()],
+            // A word of one letter ends a span.
+            vec!["x".to_string()],
+        ];
+        for t in texts {
+            // Sentences, and spans that cut words in two.
+            let cut: Vec<(usize, usize)> = (0..t.len())
+                .step_by(3)
+                .filter(|&a| t.is_char_boundary(a))
+                .map(|a| {
+                    (
+                        a,
+                        (a + 5..=t.len())
+                            .find(|&b| t.is_char_boundary(b))
+                            .unwrap_or(t.len()),
+                    )
+                })
+                .collect();
+            for spans in [sentences(t), cut] {
+                for q in &queries {
+                    let each: Vec<usize> =
+                        spans.iter().map(|&(a, b)| overlap(q, &t[a..b])).collect();
+                    assert_eq!(sentence_overlaps(q, t, &spans), each, "{q:?} in {t:?}");
+                }
+            }
         }
     }
 
