@@ -1392,6 +1392,19 @@ fn recall_sees_fact_versions_written_by_another_server() {
             "{}: the newer value was not seen",
             b.name()
         );
+        // Again, from the fact index that recall built: the same hits, versions and notes.
+        let seen = |m: &Memory| {
+            let r = m.recall("p", q, &opts).unwrap();
+            let hits: Vec<_> = r
+                .hits
+                .into_iter()
+                .map(|h| (h.unit_id, h.superseded_by, h.text))
+                .collect();
+            (hits, r.context)
+        };
+        let first = seen(&one);
+        assert!(first.0.iter().any(|h| h.1.is_some()), "{}", b.name());
+        assert_eq!(seen(&one), first, "{}", b.name());
         two.forget_session("p", "b2").unwrap();
         let r = one.recall("p", q, &opts).unwrap();
         assert!(

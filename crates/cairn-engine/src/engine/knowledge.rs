@@ -43,6 +43,27 @@ impl Engine {
         Ok(index)
     }
 
+    /// The space's fact index if one is built for the store's current state, reading
+    /// nothing to build it (`None` otherwise).
+    pub(super) fn built_fact_index(
+        &self,
+        space: &SpaceId,
+    ) -> Result<Option<Arc<facts::FactIndex>>, EngineError> {
+        let generation = self.b.records.generation()?;
+        let facts = self
+            .topic_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(space.clone(), "fact:"))
+            .filter(|(g, _)| *g == generation)
+            .map(|(_, u)| u.clone());
+        let Some(facts) = facts else {
+            return Ok(None);
+        };
+        let cache = self.fact_index.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(cache.get(space).filter(|i| i.is_of(&facts)).cloned())
+    }
+
     /// Every profile contribution of a space (see [`Engine::topic_units_cached`]).
     pub(super) fn contributions(&self, space: &SpaceId) -> Result<Arc<Vec<Unit>>, EngineError> {
         self.topic_units_cached(space, "speaker:")

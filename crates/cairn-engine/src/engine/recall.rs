@@ -427,10 +427,15 @@ impl Engine {
         // Hits far below the cut cannot reach the context; only the window that can is
         // resolved.
         let window = opts.top_k * 2;
-        if !self.any_states_a_fact(space, &ranked[..window.min(ranked.len())])? {
-            return Ok((ranked, superseded));
-        }
-        let index = self.fact_index(space)?;
+        // An index already built answers which hits state facts by itself; otherwise
+        // the store is asked first, so the space's facts are read only when they matter.
+        let index = match self.built_fact_index(space)? {
+            Some(index) => index,
+            None if self.any_states_a_fact(space, &ranked[..window.min(ranked.len())])? => {
+                self.fact_index(space)?
+            }
+            None => return Ok((ranked, superseded)),
+        };
         let in_view = |f: &Unit| super::knowledge::fact_visible(f, opts.as_of);
         let shown = |out: &[Ranked], f: &Unit| {
             out.iter().any(|o| {
