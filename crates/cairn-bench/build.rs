@@ -1,6 +1,7 @@
 //! Records the git revision and the build time of this build, for the METHODOLOGY.md of
 //! every benchmark run. The revision is read with `git rev-parse --short HEAD` at build
-//! time; "unknown" when git or the repository is unavailable (or has no commit yet).
+//! time, with `-dirty` when tracked files differ from it; "unknown" when git or the
+//! repository is unavailable (or has no commit yet).
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -45,6 +46,15 @@ fn main() {
         .unwrap_or_else(|| Path::new(&manifest).join("../../.git"));
     for p in ["HEAD", "index"] {
         let path = git.join(p);
+        if path.exists() {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+    }
+    // And when a source file changes without a commit, so `-dirty` is said of a build of
+    // edited code (a directory is watched for changes anywhere inside it).
+    let root = Path::new(&manifest).join("../..");
+    for p in ["crates", "Cargo.toml", "Cargo.lock"] {
+        let path = root.join(p);
         if path.exists() {
             println!("cargo:rerun-if-changed={}", path.display());
         }
