@@ -82,9 +82,10 @@ pub fn sentences(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// How many of `query` words appear in `text`: the words of `text` as [`words`] makes
-/// them, compared in place. Packing runs this over every sentence of every message it
-/// shows (16 KiB of pasted code a message, at most), so ASCII words, nearly all of them,
-/// are lowercased and stemmed by comparison instead of into new strings.
+/// them, compared in place. Packing runs this over the sentences of every message it
+/// shows (16 KiB of pasted code a message, at most) that may share a word with the
+/// query ([`sentence_overlaps`]), so ASCII words, nearly all of them, are lowercased and
+/// stemmed by comparison instead of into new strings.
 pub fn overlap(query: &[String], text: &str) -> usize {
     let mut found = vec![false; query.len()];
     let mut left = query.len();
