@@ -180,7 +180,7 @@ pub fn profile(m: &Memory, a: &ProfileArgs, json: bool) -> Result<()> {
         if json {
             return print::json(&speakers);
         }
-        speakers.iter().for_each(|s| println!("{s}"));
+        speakers.iter().for_each(|s| outln!("{s}"));
         return Ok(());
     };
     let Some(p) = m.profile(&a.space, speaker)? else {
@@ -219,7 +219,7 @@ pub fn forget(m: &Memory, a: &ForgetArgs, json: bool) -> Result<()> {
         if json {
             return print::json(&report);
         }
-        println!("forgotten ({} removed)", report.removed_units);
+        outln!("forgotten ({} removed)", report.removed_units);
         return Ok(());
     }
     let removed = match (&a.session, &a.message, &a.trajectory, a.all) {
@@ -234,7 +234,7 @@ pub fn forget(m: &Memory, a: &ForgetArgs, json: bool) -> Result<()> {
     if json {
         return print::json(&serde_json::json!({ "removed": removed }));
     }
-    println!("forgotten ({removed} removed)");
+    outln!("forgotten ({removed} removed)");
     Ok(())
 }
 
@@ -319,10 +319,10 @@ pub fn migrate(store: Option<String>, json: bool) -> Result<()> {
         return print::json(&serde_json::json!({ "applied": applied }));
     }
     if applied.is_empty() {
-        println!("schema up to date");
+        outln!("schema up to date");
     } else {
         let list: Vec<String> = applied.iter().map(|v| v.to_string()).collect();
-        println!("applied migration(s) {}", list.join(", "));
+        outln!("applied migration(s) {}", list.join(", "));
     }
     Ok(())
 }

@@ -151,7 +151,7 @@ fn print_report(
 ) -> Result<()> {
     let secs = start.elapsed().as_secs_f64();
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "spaces": spaces, "report": report, "seconds": secs,
@@ -159,7 +159,7 @@ fn print_report(
             }))?
         );
     } else {
-        println!(
+        outln!(
             "ingested {} sessions ({} messages), {} trajectories, {} units into {} space(s) in {:.1}s: {:.0} turns/s; vectors computed {}, from cache {}",
             report.sessions,
             report.messages_added,

@@ -74,13 +74,13 @@ pub fn run(args: &LoadArgs, json: bool) -> Result<()> {
         sessions: args.sessions,
     })?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
     if report.seed_seconds > 0.0 {
-        println!("seeded in {:.1}s", report.seed_seconds);
+        outln!("seeded in {:.1}s", report.seed_seconds);
     }
-    println!(
+    outln!(
         "{} on {:?} ({} messages), {} clients{}, {:.1}s: {} requests, {} errors, {:.1} req/s, p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
         match mix {
             Mix::Read => "recall",
@@ -102,11 +102,11 @@ pub fn run(args: &LoadArgs, json: bool) -> Result<()> {
     );
     if mix == Mix::Mixed {
         if let Some(r) = &report.read {
-            println!("  {}", line("recall", r));
+            outln!("  {}", line("recall", r));
         }
     }
     if let Some(w) = &report.write {
-        println!(
+        outln!(
             "  {} (acknowledged, over {} session(s) {}-*)",
             line("append", w),
             report.append_sessions.unwrap_or(1),
@@ -114,7 +114,7 @@ pub fn run(args: &LoadArgs, json: bool) -> Result<()> {
         );
     }
     for e in &report.error_samples {
-        println!("  error: {e}");
+        outln!("  error: {e}");
     }
     Ok(())
 }

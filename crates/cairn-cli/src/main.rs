@@ -1,6 +1,21 @@
 //! The `cairn` command: a thin layer of argument parsing, configuration and output over
 //! the `cairn` library and the `cairn-bench` harness. It holds no logic of its own.
 
+/// `println!` for what a command prints: when stdout is closed (`cairn ... | head`) the
+/// process ends quietly, as Unix tools do, instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::print::out(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` of the same kind, without the newline.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::print::out(format_args!($($arg)*))
+    };
+}
+
 mod commands;
 mod config;
 mod ingest;
@@ -172,7 +187,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Stats { space } => commands::stats(&open(&cli)?, space.as_deref(), json),
         Command::Spaces => {
             for s in open(&cli)?.spaces()? {
-                println!("{s}");
+                outln!("{s}");
             }
             Ok(())
         }

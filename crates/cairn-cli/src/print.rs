@@ -3,8 +3,21 @@ use cairn::{
     EntityDetail, EntitySummary, FactHistory, Recall, SpaceStats, SpeakerProfile, Timestamp,
 };
 
+/// Writes to stdout; a closed stdout ends the process with status 0 (the reader has
+/// what it wanted), any other write error with status 1.
+pub fn out(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 pub fn json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(v)?);
+    outln!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
 }
 
@@ -27,7 +40,7 @@ pub fn recall(r: &Recall) {
         } else {
             ""
         };
-        println!(
+        outln!(
             "{:>2}. {:.4}  {}  {source} {}{relevance}{superseded}",
             i + 1,
             h.score,
@@ -35,24 +48,26 @@ pub fn recall(r: &Recall) {
             day(h.occurred_at, "%Y-%m-%d"),
         );
         if let Some(via) = &h.via {
-            println!("      via {via}");
+            outln!("      via {via}");
         }
     }
-    println!(
+    outln!(
         "\n--- context ({} tokens, {} hits cut, {:.1} ms) ---",
-        r.context_tokens, r.hits_cut, r.timings.total_ms
+        r.context_tokens,
+        r.hits_cut,
+        r.timings.total_ms
     );
-    println!("{}", r.context);
+    outln!("{}", r.context);
 }
 
 pub fn history(h: &FactHistory) {
-    println!("{}", h.subject);
+    outln!("{}", h.subject);
     for v in &h.versions {
         let to = match v.valid_to {
             Some(_) => day(v.valid_to, "%Y-%m-%d %H:%M"),
             None => "now".into(),
         };
-        println!(
+        outln!(
             "  {:<30} from {} to {to}  ({}, {} {})",
             v.value,
             day(v.valid_from, "%Y-%m-%d %H:%M"),
@@ -64,11 +79,13 @@ pub fn history(h: &FactHistory) {
 }
 
 pub fn profile(p: &SpeakerProfile) {
-    println!("{}", p.summary);
+    outln!("{}", p.summary);
     for e in p.roles.iter().chain(&p.skills) {
-        println!(
+        outln!(
             "  {:<30} evidence: {} {}",
-            e.what, e.session_id, e.message_id
+            e.what,
+            e.session_id,
+            e.message_id
         );
     }
 }
@@ -80,9 +97,12 @@ pub fn entities(list: &[EntitySummary]) {
         } else {
             format!(" (also {})", e.aliases.join(", "))
         };
-        println!(
+        outln!(
             "{:<30} {:?}{aliases}: {} mentions in {} sessions",
-            e.name, e.kind, e.mention_count, e.sessions
+            e.name,
+            e.kind,
+            e.mention_count,
+            e.sessions
         );
     }
 }
@@ -90,13 +110,15 @@ pub fn entities(list: &[EntitySummary]) {
 pub fn entity(e: &EntityDetail) {
     entities(std::slice::from_ref(&e.summary));
     for r in e.relations.iter().take(10) {
-        println!(
+        outln!(
             "  with {:<28} {} sessions, {} messages",
-            r.name, r.sessions, r.messages
+            r.name,
+            r.sessions,
+            r.messages
         );
     }
     for x in &e.mentions {
-        println!(
+        outln!(
             "  {} {:?} {:?} {}",
             day(x.occurred_at, "%Y-%m-%d %H:%M"),
             x.edge,
@@ -113,7 +135,7 @@ pub fn stats(stats: &[SpaceStats]) {
             .iter()
             .map(|(k, n)| format!("{k}={n}"))
             .collect();
-        println!(
+        outln!(
             "{}: {} sessions, {} messages, {} units ({})",
             s.space,
             s.sessions,

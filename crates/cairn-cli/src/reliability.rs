@@ -107,7 +107,7 @@ impl Work {
 }
 
 fn report<T: serde::Serialize>(r: &T, passed: bool, what: &str) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(r)?);
+    outln!("{}", serde_json::to_string_pretty(r)?);
     if !passed {
         bail!("{what} FAILED (see the report above)");
     }
@@ -196,7 +196,7 @@ pub fn run(cmd: &ReliabilityCommand) -> Result<()> {
             }
             if *list {
                 for t in fuzz::TARGETS {
-                    println!("{:<16} {}", t.name, t.about);
+                    outln!("{:<16} {}", t.name, t.about);
                 }
                 return Ok(());
             }

@@ -141,7 +141,7 @@ pub fn serve(memory: Memory, args: &ServeArgs) -> Result<()> {
             .with_context(|| format!("binding {}", args.bind))?;
         let addr = listener.local_addr()?;
         // The first stdout line is the address (tests and scripts bind port 0 and read it).
-        println!("cairn serve: listening on http://{addr}");
+        outln!("cairn serve: listening on http://{addr}");
         cairn_server::serve(listener, state.clone(), shutdown_signal()).await?;
         anyhow::Ok(())
     })?;
@@ -178,9 +178,9 @@ pub fn keys(dir: &Path, store: Option<&str>, cmd: &KeysCommand, json: bool) -> R
         } => {
             let k = store.create(spaces, *read_only, label.as_deref())?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&k)?);
+                outln!("{}", serde_json::to_string_pretty(&k)?);
             } else {
-                println!("{}", k.token);
+                outln!("{}", k.token);
                 eprintln!(
                     "key {} for space(s) {}{}; the token above is shown only now",
                     k.info.id,
@@ -192,10 +192,10 @@ pub fn keys(dir: &Path, store: Option<&str>, cmd: &KeysCommand, json: bool) -> R
         KeysCommand::List => {
             let keys = store.list()?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&keys)?);
+                outln!("{}", serde_json::to_string_pretty(&keys)?);
             } else {
                 for k in keys {
-                    println!(
+                    outln!(
                         "{}  {}  {}{}{}",
                         k.id,
                         k.spaces.join(","),

@@ -230,7 +230,7 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
         if cli.json {
             json.print()
         } else {
-            print!("{text}");
+            out!("{text}");
             Ok(())
         }
     };
@@ -415,7 +415,7 @@ fn agent(cli: &Cli, m: &cairn::Memory, space: &str, a: &AgentArgs) -> Result<()>
     if cli.json {
         return print_json(&r);
     }
-    println!("{}", r.context);
+    outln!("{}", r.context);
     Ok(())
 }
 
@@ -444,7 +444,7 @@ fn export(
     if cli.json {
         return print_json(&r);
     }
-    println!(
+    outln!(
                 "{}: {} trajectories ({} written, {} unchanged, {} removed), {} screenshots copied{}; updated: {}",
                 r.dir.display(),
                 r.trajectories,

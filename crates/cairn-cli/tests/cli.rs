@@ -55,6 +55,39 @@ fn json(cmd: &mut Command) -> serde_json::Value {
     serde_json::from_slice(&run_ok(cmd).stdout).unwrap()
 }
 
+/// `cairn ... | head`: a reader that goes away before the command writes ends it quietly
+/// with status 0, not with a panic (status 101).
+#[test]
+fn a_closed_stdout_ends_a_command_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    if !model_installed(&dir) {
+        return;
+    }
+    let a = tmp.path().join("a.jsonl");
+    write_sessions(&a, "a", 3);
+    run_ok(cairn(&dir).args(["ingest", "--space", "s"]).arg(&a));
+    let commands: [&[&str]; 3] = [
+        &["--json", "recall", "--space", "s", "locker code"],
+        &["recall", "--space", "s", "locker code"],
+        &["spaces"],
+    ];
+    for args in commands {
+        let mut child = cairn(&dir)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The read end closes before the child has started, let alone written.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?}: {err}", out.status);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn killed_ingest_loses_nothing_acknowledged() {
     let tmp = tempfile::tempdir().unwrap();
