@@ -107,10 +107,23 @@ impl RunFolder {
     }
 
     /// Removes the data directory (a run without `--keep-data`, once it is done).
+    /// Removes the run's data directory. A background writer can outlive the closed
+    /// store (tantivy's index writer stops its merge threads on drop without waiting for
+    /// them) and write a file while the directory is being removed: `.ci/run` once failed
+    /// with "Directory not empty" here. The removal is tried again for up to two seconds.
     pub fn remove_data(&self) -> anyhow::Result<()> {
-        if self.data_dir.exists() {
-            std::fs::remove_dir_all(&self.data_dir)
-                .with_context(|| format!("removing {}", self.data_dir.display()))?;
+        let mut tries = 0;
+        while self.data_dir.exists() {
+            match std::fs::remove_dir_all(&self.data_dir) {
+                Ok(()) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::DirectoryNotEmpty && tries < 20 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(e) => {
+                    return Err(e).with_context(|| format!("removing {}", self.data_dir.display()))
+                }
+            }
         }
         Ok(())
     }
