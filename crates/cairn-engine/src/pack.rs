@@ -121,17 +121,23 @@ fn compact_block(block: &str, query_words: &[String]) -> String {
 /// (the first sentence when nothing matches).
 fn best_sentences<'t>(text: &'t str, query_words: &[String], n: usize) -> Vec<&'t str> {
     let spans = sentences(text);
-    let mut scored: Vec<(usize, usize)> = sentence_overlaps(query_words, text, &spans)
+    let mut keep: Vec<usize> = by_overlap(query_words, text, &spans)
         .into_iter()
-        .enumerate()
-        .map(|(i, o)| (o, i))
+        .take(n)
         .collect();
-    scored.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
-    let mut keep: Vec<usize> = scored.iter().take(n).map(|&(_, i)| i).collect();
     keep.sort_unstable();
     keep.iter()
         .map(|&i| text[spans[i].0..spans[i].1].trim())
         .collect()
+}
+
+/// The indexes of `spans` (sentences of `text`), most words shared with the query first,
+/// in text order among equals.
+fn by_overlap(query_words: &[String], text: &str, spans: &[(usize, usize)]) -> Vec<usize> {
+    let overlaps = sentence_overlaps(query_words, text, spans);
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(overlaps[i]));
+    order
 }
 
 fn entry(u: &Unit, body: &str) -> String {
@@ -177,15 +183,8 @@ fn trim_to_fit(
     let count = |s: &str| (input.count_tokens)(s);
     let joiner_tokens = count(JOINER);
     let mut used = count(&entry(u, JOINER));
-    // Best overlap first, text order among equals; each sentence scored once.
-    let mut priority: Vec<(usize, usize)> = sentence_overlaps(input.query_words, body, &spans)
-        .into_iter()
-        .enumerate()
-        .map(|(i, o)| (o, i))
-        .collect();
-    priority.sort_by_key(|&(o, _)| std::cmp::Reverse(o));
     let mut kept: Vec<usize> = Vec::new();
-    for (_, i) in priority {
+    for i in by_overlap(input.query_words, body, &spans) {
         let c = count(piece(i)) + joiner_tokens;
         if used + c <= budget {
             used += c;
