@@ -2,7 +2,7 @@
 //! mid-way loses nothing that an earlier command acknowledged, leaves only whole sessions,
 //! and the store heals), named errors for bad files, a smoke bench, argument parsing.
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -23,6 +23,14 @@ fn model_installed(dir: &Path) -> bool {
         panic!("cairn spaces failed: {err}");
     }
     true
+}
+
+/// A fresh temporary folder and the data directory inside it; `None` (after saying
+/// SKIPPED) when the embedding model is not installed.
+fn model_data_dir() -> Option<(tempfile::TempDir, PathBuf)> {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    model_installed(&dir).then_some((tmp, dir))
 }
 
 fn write_sessions(path: &Path, prefix: &str, n: usize) {
@@ -59,11 +67,9 @@ fn json(cmd: &mut Command) -> serde_json::Value {
 /// with status 0, not with a panic (status 101).
 #[test]
 fn a_closed_stdout_ends_a_command_quietly() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("data");
-    if !model_installed(&dir) {
+    let Some((tmp, dir)) = model_data_dir() else {
         return;
-    }
+    };
     let a = tmp.path().join("a.jsonl");
     write_sessions(&a, "a", 3);
     run_ok(cairn(&dir).args(["ingest", "--space", "s"]).arg(&a));
@@ -90,11 +96,9 @@ fn a_closed_stdout_ends_a_command_quietly() {
 
 #[test]
 fn killed_ingest_loses_nothing_acknowledged() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("data");
-    if !model_installed(&dir) {
+    let Some((tmp, dir)) = model_data_dir() else {
         return;
-    }
+    };
     let a = tmp.path().join("a.jsonl");
     let b = tmp.path().join("b.jsonl");
     write_sessions(&a, "a", 40);
@@ -148,11 +152,9 @@ fn killed_ingest_loses_nothing_acknowledged() {
 
 #[test]
 fn bad_input_files_get_named_errors() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("data");
-    if !model_installed(&dir) {
+    let Some((tmp, dir)) = model_data_dir() else {
         return;
-    }
+    };
     let f = tmp.path().join("bad.jsonl");
     std::fs::write(
         &f,
@@ -273,11 +275,9 @@ fn bench_subcommands_parse_beside_the_global_flags() {
 
 #[test]
 fn group_chat_history_and_profile_through_the_cli() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("data");
-    if !model_installed(&dir) {
+    let Some((tmp, dir)) = model_data_dir() else {
         return;
-    }
+    };
     let file = tmp.path().join("chat.jsonl");
     let lines = [
         r#"{"speaker": "Maya", "group": "Atlas", "time": "2025-03-03 09:00", "text": "The budget for Project Atlas is $120,000."}"#,

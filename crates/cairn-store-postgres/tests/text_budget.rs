@@ -2,7 +2,7 @@
 //! held by more units brings no units in by itself, yet still scores the units a rarer
 //! word brings in; a space within it is searched whole. Needs `CAIRN_TEST_DATABASE_URL`
 //! (`scripts/postgres.sh`); says SKIPPED otherwise.
-use cairn_core::{RecordStore, SpaceId, TextIndex, TextQuery, Unit};
+use cairn_core::{RecordStore, SpaceId, TextIndex, Unit};
 use cairn_store_postgres::{migrate, PgRecordStore, PgStore, PgTextIndex, MATCH_BUDGET};
 
 /// A migrated schema of its own, dropped at the end.
@@ -47,14 +47,7 @@ fn turn(space: &SpaceId, id: &str, text: &str) -> Unit {
 }
 
 fn search(index: &PgTextIndex, space: &SpaceId, text: &str) -> Vec<String> {
-    let q = TextQuery {
-        space,
-        text,
-        kinds: None,
-        sessions: None,
-        text_weight: 0.35,
-        limit: 10,
-    };
+    let q = cairn_testkit::fixtures::text_query(space, text);
     index.search(&q).unwrap().into_iter().map(|h| h.0).collect()
 }
 

@@ -2,27 +2,16 @@
 //! exactly what was written, `units_without_text` leaves the text of the kinds asked for
 //! empty and nothing else, `unit_texts` reads it, and rows of a version 4 directory (text
 //! inside the body) read the same after the migration.
-use cairn_core::{Provenance, RecordStore, SessionInput, SessionRecord, SpaceId, Unit, UnitKind};
+use cairn_core::{RecordStore, SessionInput, SessionRecord, SpaceId, Unit, UnitKind};
 use cairn_store::EmbeddedStore;
 use std::path::Path;
 
+/// The storage tests' turn, of `kind`, with no embedded text.
 fn unit(space: &SpaceId, id: &str, kind: UnitKind, text: &str) -> Unit {
     Unit {
-        id: id.into(),
-        space: space.clone(),
         kind,
-        text: text.into(),
-        key: format!("key of {id}"),
         embed_text: None,
-        provenance: Provenance {
-            session_id: Some("s".into()),
-            message_ids: vec!["0".into()],
-            ..Default::default()
-        },
-        part_of: None,
-        occurred_at: None,
-        recorded_at: chrono::Utc::now(),
-        detail: None,
+        ..cairn_testkit::fixtures::unit(space, id, "s", &format!("key of {id}"), text)
     }
 }
 

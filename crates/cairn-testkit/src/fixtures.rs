@@ -1,7 +1,7 @@
 //! Where tests find their data: the workspace, the benchmark data folder shared beside
 //! the checkout (read-only, never copied into the repository), the fixtures committed in
 //! the repository, and the literal inputs tests build.
-use cairn_core::{Provenance, SessionInput, SpaceId, Unit, UnitKind};
+use cairn_core::{Provenance, SessionInput, SpaceId, TextQuery, Unit, UnitKind};
 use std::path::{Path, PathBuf};
 
 /// The workspace root (the folder holding `crates/`).
@@ -69,5 +69,18 @@ pub fn unit(space: &SpaceId, id: &str, session: &str, key: &str, text: &str) -> 
         occurred_at: None,
         recorded_at: chrono::Utc::now(),
         detail: None,
+    }
+}
+
+/// A lexical search of `space` for `text` as the storage tests make it: every kind and
+/// session, the default text weight, ten hits.
+pub fn text_query<'a>(space: &'a SpaceId, text: &'a str) -> TextQuery<'a> {
+    TextQuery {
+        space,
+        text,
+        kinds: None,
+        sessions: None,
+        text_weight: 0.35,
+        limit: 10,
     }
 }

@@ -10,7 +10,7 @@ use cairn_core::{
     VectorIndex,
 };
 use cairn_store_postgres::{PgStore, PostgresStore};
-use cairn_testkit::fixtures::unit;
+use cairn_testkit::fixtures::{text_query as query, unit};
 use cairn_testkit::HashEmbedder;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -198,17 +198,6 @@ fn ids(units: &[Unit]) -> Vec<&str> {
 
 fn hit_ids(hits: &[(String, f32)]) -> Vec<&str> {
     hits.iter().map(|h| h.0.as_str()).collect()
-}
-
-fn query<'a>(space: &'a SpaceId, text: &'a str) -> TextQuery<'a> {
-    TextQuery {
-        space,
-        text,
-        kinds: None,
-        sessions: None,
-        text_weight: 0.35,
-        limit: 10,
-    }
 }
 
 #[test]
