@@ -4,17 +4,22 @@
 # and ~300 bytes in the other, same questions; the recall's engine time without the query
 # embedding (`total_ms - embed_ms`, so a cached query embedding does not favour either).
 #
-#   scripts/bench-long-messages.sh OUT_DIR [CAIRN_BIN] [REPEATS]
+#   scripts/bench-long-messages.sh OUT_DIR [CAIRN_BIN] [REPEATS] [cli|http]
 #
+# cli (the default) runs one `cairn recall` process per recall; http recalls through one
+# warm `cairn serve` over the same data, as an agent's server does (and as the issue
+# measured), after one unmeasured pass of the questions.
 # Writes OUT_DIR/recalls.jsonl (one line per recall: space, query, timings) and prints
 # the median and max per space.
 set -euo pipefail
-OUT=${1:?usage: bench-long-messages.sh OUT_DIR [CAIRN_BIN] [REPEATS]}
+OUT=${1:?usage: bench-long-messages.sh OUT_DIR [CAIRN_BIN] [REPEATS] [cli|http]}
 BIN=${2:-${CARGO_TARGET_DIR:-target}/release/cairn}
 REPEATS=${3:-3}
+MODE=${4:-cli}
 mkdir -p "$OUT"
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+SERVER=
+trap '[ -z "$SERVER" ] || { kill "$SERVER"; wait "$SERVER" || true; }; rm -rf "$WORK"' EXIT
 
 python3 - "$WORK" <<'EOF'
 import json, random, sys
@@ -47,16 +52,50 @@ for space in long short; do
   "$BIN" --dir "$WORK/data" ingest --space "$space" "$WORK/$space.jsonl" | tail -1
 done
 : > "$OUT/recalls.jsonl"
-for _ in $(seq "$REPEATS"); do
-  for space in long short; do
-    for q in "what did I lend to Sam?" "when is the vet appointment for my dog?" \
-             "how is the cello going?" "tell me about the trip to Kyoto"; do
-      "$BIN" --dir "$WORK/data" --json recall --space "$space" "$q" --top-k 10 --token-budget 2000 \
-        | python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"space": sys.argv[1], "query": sys.argv[2], "timings": r["timings"]}))' "$space" "$q" \
-        >> "$OUT/recalls.jsonl"
+QUESTIONS=("what did I lend to Sam?" "when is the vet appointment for my dog?"
+           "how is the cello going?" "tell me about the trip to Kyoto")
+case "$MODE" in
+cli)
+  for _ in $(seq "$REPEATS"); do
+    for space in long short; do
+      for q in "${QUESTIONS[@]}"; do
+        "$BIN" --dir "$WORK/data" --json recall --space "$space" "$q" --top-k 10 --token-budget 2000 \
+          | python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"space": sys.argv[1], "query": sys.argv[2], "timings": r["timings"]}))' "$space" "$q" \
+          >> "$OUT/recalls.jsonl"
+      done
     done
   done
-done
+  ;;
+http)
+  PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$BIN" --dir "$WORK/data" serve --bind "127.0.0.1:$PORT" --no-auth > "$WORK/serve.log" 2>&1 &
+  SERVER=$!
+  python3 - "$PORT" "$REPEATS" "$OUT/recalls.jsonl" "${QUESTIONS[@]}" <<'EOF'
+import json, sys, time, urllib.request
+port, repeats, out, questions = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+base = f"http://127.0.0.1:{port}"
+for _ in range(100):
+    try:
+        urllib.request.urlopen(f"{base}/v1/ready").read()
+        break
+    except OSError:
+        time.sleep(0.1)
+def recall(space, q):
+    body = json.dumps({"query": q, "top_k": 10, "token_budget": 2000}).encode()
+    req = urllib.request.Request(f"{base}/v1/spaces/{space}/recall", data=body,
+                                 headers={"Content-Type": "application/json"})
+    return json.load(urllib.request.urlopen(req))
+with open(out, "a") as f:
+    for i in range(repeats + 1):
+        for space in ["long", "short"]:
+            for q in questions:
+                r = recall(space, q)
+                if i:  # the first pass warms the server and is not measured
+                    f.write(json.dumps({"space": space, "query": q, "timings": r["timings"]}) + "\n")
+EOF
+  ;;
+*) echo "mode must be cli or http, not $MODE" >&2; exit 2 ;;
+esac
 python3 - "$OUT/recalls.jsonl" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

@@ -54,4 +54,4 @@ pub use traits::{
     RECEIPT_TTL_HOURS,
 };
 pub use trajectory::{AgentState, TrajectoryInput, TrajectoryRecord, TrajectorySummary};
-pub use unit::{Provenance, Unit, UnitDetail, UnitKind};
+pub use unit::{Provenance, Unit, UnitDetail, UnitKind, KEY_HEAD_BYTES};

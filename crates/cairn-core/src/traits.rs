@@ -182,6 +182,8 @@ pub trait RecordStore: Send + Sync {
     /// run to kilobytes a message and that recall shows for only a few units, whose text
     /// [`RecordStore::unit_texts`] then reads. A store may skip reading it (the embedded
     /// one keeps unit text in a column of its own); this default reads and drops it.
+    /// The key of such a unit may come back as only its [`Unit::key_head`], all that
+    /// ranking reads of it (a turn's key is its whole text).
     fn units_without_text(
         &self,
         space: &SpaceId,

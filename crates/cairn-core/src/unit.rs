@@ -119,12 +119,27 @@ pub enum UnitDetail {
     Speaker(SpeakerStats),
 }
 
+/// How much of a key ranking reads ([`Unit::key_head`]): about 150 words, enough to tell
+/// whether a key asks and how long it is, and a bounded cost per candidate whatever the
+/// length of the message a key quotes (a turn's key is its whole text, up to 16 KiB).
+pub const KEY_HEAD_BYTES: usize = 1024;
+
 /// Empties the text of the units of `kinds` (what [`crate::RecordStore::units_without_text`]
 /// returns of them).
 pub fn drop_texts(units: &mut [Unit], kinds: &[UnitKind]) {
     for u in units.iter_mut().filter(|u| kinds.contains(&u.kind)) {
         u.text = String::new();
     }
+}
+
+/// The first [`KEY_HEAD_BYTES`] of `key`, cut at a character boundary.
+pub fn key_head(key: &str) -> &str {
+    // `str::floor_char_boundary` is newer than the crate's MSRV.
+    let mut end = key.len().min(KEY_HEAD_BYTES);
+    while !key.is_char_boundary(end) {
+        end -= 1;
+    }
+    &key[..end]
 }
 
 impl Unit {
@@ -138,9 +153,31 @@ impl Unit {
         }
     }
 
+    /// The part of the key that ranking reads (its first [`KEY_HEAD_BYTES`]): all a lean
+    /// read ([`crate::RecordStore::units_without_text`]) needs to return of a long key.
+    pub fn key_head(&self) -> &str {
+        key_head(&self.key)
+    }
+
     /// Whether search indexes hold this unit (profile contributions are read whole,
     /// never searched).
     pub fn is_searchable(&self) -> bool {
         self.kind != UnitKind::Profile
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_head_is_cut_at_a_character_boundary() {
+        assert_eq!(key_head("short key"), "short key");
+        let exact = "a".repeat(KEY_HEAD_BYTES);
+        assert_eq!(key_head(&format!("{exact}b")), exact);
+        // A two-byte character straddles the limit: the head stops before it.
+        let odd = format!("a{}", "é".repeat(KEY_HEAD_BYTES));
+        assert_eq!(key_head(&odd).len(), KEY_HEAD_BYTES - 1);
+        assert!(odd.starts_with(key_head(&odd)));
     }
 }

@@ -53,7 +53,7 @@ features! {
     lexical_rr,
     /// `1 / rank` in the dense list as searched (0 when absent or only completed).
     dense_rr,
-    /// The share of the key's sentences that ask.
+    /// The share of the key's sentences that ask (of its head, `Unit::key_head`).
     asking,
     /// `fused * asking`: the hand-set pass's question penalty is `-0.15` of this.
     fused_asking,
@@ -65,7 +65,7 @@ features! {
     session,
     /// 1 when a part (a turn of a round) credited its score to the unit.
     part,
-    /// `ln(1 + words)` of the unit's key.
+    /// `ln(1 + words)` of the unit's key head (`Unit::key_head`).
     key_words,
     /// Where the unit's time lies among the candidates' (1 the newest, 0 the oldest).
     recency,
@@ -173,7 +173,7 @@ pub fn features(
         fused_in_time: fused * in_time,
         session,
         part: if scored_as == u.id { 0.0 } else { 1.0 },
-        key_words: (1.0 + u.key.split_whitespace().count() as f32).ln(),
+        key_words: (1.0 + u.key_head().split_whitespace().count() as f32).ln(),
         recency,
         kind_round: kind(UnitKind::Round),
         kind_episode: kind(UnitKind::Episode),

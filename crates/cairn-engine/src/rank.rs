@@ -269,7 +269,7 @@ pub fn second_pass(
     let mut ranked: Vec<Ranked> = targets
         .into_iter()
         .map(|(u, s, part)| {
-            let asking = asking_share(&u.key);
+            let asking = asking_share(u.key_head());
             let f = want_features.then(|| features(u, s, part, signals.get(part), asking, &ctx));
             let why = explain.then(|| {
                 Box::new(HitExplanation {
@@ -359,7 +359,8 @@ fn adjust(
     r
 }
 
-/// The share of `text`'s sentences that are questions.
+/// The share of `text`'s sentences that are questions (of a key, read from its head:
+/// what a lean read returns of it).
 fn asking_share(text: &str) -> f32 {
     let s = crate::text::sentences(text);
     if s.is_empty() {
@@ -495,5 +496,46 @@ mod tests {
         assert_eq!(asking_share("I bought a bike."), 0.0);
         assert_eq!(asking_share("Bob: really? Then go."), 0.5);
         assert_eq!(asking_share(""), 0.0);
+    }
+
+    /// A round keyed by `key`, scored alone by the second pass.
+    fn scored(key: &str) -> f32 {
+        let u = Unit {
+            id: "round:s:0".into(),
+            space: cairn_core::SpaceId::new("a").unwrap(),
+            kind: UnitKind::Round,
+            text: String::new(),
+            key: key.into(),
+            embed_text: None,
+            provenance: Default::default(),
+            part_of: None,
+            occurred_at: None,
+            recorded_at: chrono::Utc::now(),
+            detail: None,
+        };
+        let units = HashMap::from([(u.id.clone(), u)]);
+        let analysis = crate::query::analyze_query("what now", chrono::Utc::now());
+        let fused = [("round:s:0".to_string(), 1.0)];
+        let cfg = RankConfig::default();
+        let ranked = second_pass(
+            &fused,
+            &Signals::new(),
+            &units,
+            &HashMap::new(),
+            &analysis,
+            &cfg,
+            false,
+            false,
+        );
+        ranked[0].score
+    }
+
+    #[test]
+    fn a_key_is_ranked_by_its_head_as_a_lean_read_returns_it() {
+        let head = "I said a thing. ".repeat(cairn_core::KEY_HEAD_BYTES / 16);
+        let long = format!("{head}What now? Where? Why?");
+        assert_eq!(scored(&long), scored(cairn_core::unit::key_head(&long)));
+        assert_eq!(scored(&long), 1.0, "its questions lie past the head");
+        assert!(scored("What now?") < 1.0);
     }
 }

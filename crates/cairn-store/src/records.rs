@@ -29,13 +29,14 @@ CREATE TABLE IF NOT EXISTS units(
     occurred_us INTEGER,
     position INTEGER,
     text TEXT,
+    long_key TEXT,
     PRIMARY KEY(space, id));
 CREATE INDEX IF NOT EXISTS units_by_seq ON units(seq);
 CREATE INDEX IF NOT EXISTS units_by_session ON units(space, session_id);
 -- A new session's place is MAX(ord) + 1: without this index that read every session body
 -- of the space on every write.
 CREATE INDEX IF NOT EXISTS sessions_by_order ON sessions(space, ord);
-INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '5'), ('last_seq', '0');
+INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '6'), ('last_seq', '0');
 ";
 
 /// Schema changes, in order: `MIGRATIONS[i]` takes version `i + 1` to `i + 2`. Each runs
@@ -60,13 +61,19 @@ const MIGRATIONS: &[&str] = &[
     // in the body (the column is NULL) and read the same.
     "ALTER TABLE units ADD COLUMN text TEXT;
      UPDATE meta SET value='5' WHERE key='schema_version';",
+    // A key longer than its head in a column of its own, the body keeping the head, so
+    // that the lean read recall ranks by decodes a bounded body (a turn's key is its
+    // whole text). Rows written before keep their whole key in the body (NULL here).
+    "ALTER TABLE units ADD COLUMN long_key TEXT;
+     UPDATE meta SET value='6' WHERE key='schema_version';",
 ];
-const SCHEMA_VERSION: &str = "5";
+const SCHEMA_VERSION: &str = "6";
 
 /// The columns every read of whole units selects: the body (the unit as JSON, its text
-/// empty), then the text (NULL in rows written before schema version 5, whose body holds
-/// it). See [`unit_row`].
-pub(crate) const UNIT_COLUMNS: &str = "body, text";
+/// empty, its key cut to [`Unit::key_head`]), the text (NULL in rows written before
+/// schema version 5, whose body holds it), then the whole key when the body holds only
+/// its head (NULL otherwise). See [`unit_row`].
+pub(crate) const UNIT_COLUMNS: &str = "body, text, long_key";
 
 /// Indexes on columns that migrations add, and tables added after version 1.
 const LATE_INDEXES: &str = "
@@ -253,11 +260,11 @@ pub(crate) fn write_units(
     let first = next_seq(tx, units.len())?;
     let mut stmt = be(tx.prepare_cached(
         "INSERT OR REPLACE INTO units(space, id, session_id, seq, body, topic, trajectory_id,
-                                      kind, occurred_us, position, text)
-         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+                                      kind, occurred_us, position, text, long_key)
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     ))?;
     for (i, u) in units.iter().enumerate() {
-        let (body, text) = unit_columns(u)?;
+        let (body, text, long_key) = unit_columns(u)?;
         be(stmt.execute(params![
             space,
             u.id,
@@ -269,40 +276,48 @@ pub(crate) fn write_units(
             u.kind.as_str(),
             u.occurred_at.map(|t| t.timestamp_micros()),
             u.provenance.first_position,
-            text
+            text,
+            long_key
         ]))?;
     }
     Ok(first + units.len() as u64 - 1)
 }
 
-/// A unit as its `body` and `text` columns: the body is the unit without its text.
-fn unit_columns(u: &Unit) -> Result<(String, &str), StoreError> {
+/// A unit as its `body`, `text` and `long_key` columns: the body is the unit without its
+/// text and with its key's head only; `long_key` is the whole key when that is longer.
+fn unit_columns(u: &Unit) -> Result<(String, &str, Option<&str>), StoreError> {
+    let head = u.key_head();
     let body = to_json(&Unit {
         text: String::new(),
+        key: head.to_string(),
         ..u.clone()
     })?;
-    Ok((body, &u.text))
+    let long_key = (head.len() < u.key.len()).then_some(u.key.as_str());
+    Ok((body, &u.text, long_key))
 }
 
 /// A unit from its `UNIT_COLUMNS`.
-pub(crate) fn unit_row(body: &str, text: Option<String>) -> Result<Unit, StoreError> {
-    let mut u: Unit = from_json(body, "unit")?;
+pub(crate) fn unit_row((body, text, long_key): UnitCells) -> Result<Unit, StoreError> {
+    let mut u: Unit = from_json(&body, "unit")?;
     if let Some(text) = text {
         u.text = text;
+    }
+    if let Some(key) = long_key {
+        u.key = key;
     }
     Ok(u)
 }
 
-/// Reads a row's `UNIT_COLUMNS` (at `first` and the next column).
+/// Reads a row's `UNIT_COLUMNS` (at `first` and the next two columns).
 pub(crate) fn unit_cells(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<UnitCells> {
-    Ok((r.get(first)?, r.get(first + 1)?))
+    Ok((r.get(first)?, r.get(first + 1)?, r.get(first + 2)?))
 }
 
-/// A row's `UNIT_COLUMNS`, undecoded.
-pub(crate) type UnitCells = (String, Option<String>);
+/// A row's `UNIT_COLUMNS`, undecoded: body, text, long key.
+pub(crate) type UnitCells = (String, Option<String>, Option<String>);
 
 pub(crate) fn units_of(rows: Vec<UnitCells>) -> Result<Vec<Unit>, StoreError> {
-    rows.into_iter().map(|(b, t)| unit_row(&b, t)).collect()
+    rows.into_iter().map(unit_row).collect()
 }
 
 /// Writes one session and replaces its units, inside the caller's transaction.
@@ -553,11 +568,13 @@ impl RecordStore for SqliteRecordStore {
         ids: &[String],
         kinds: &[UnitKind],
     ) -> Result<Vec<Unit>, StoreError> {
-        // The text column of the kinds asked for is never read (CASE is lazy); rows from
-        // before it existed hold their text in the body, dropped after decoding.
+        // The text and long key columns of the kinds asked for are never read (CASE is
+        // lazy): their units keep the key's head the body holds. Rows from before the
+        // text column hold their text in the body, dropped after decoding.
         let listed: String = kinds.iter().map(|k| format!(",{}", k.as_str())).collect();
         let rows = self.unit_rows(
-            "SELECT body, CASE WHEN instr(?3, ',' || kind || ',') > 0 THEN NULL ELSE text END
+            "SELECT body, CASE WHEN instr(?3, ',' || kind || ',') > 0 THEN NULL ELSE text END,
+                    CASE WHEN instr(?3, ',' || kind || ',') > 0 THEN NULL ELSE long_key END
                FROM units WHERE space=?1 AND id=?2",
             space,
             ids,
@@ -621,7 +638,7 @@ impl RecordStore for SqliteRecordStore {
             .query_map([seq as i64], |r| Ok((r.get(0)?, unit_cells(r, 1)?)))
             .and_then(|r| r.collect()))?;
         rows.into_iter()
-            .map(|(s, (b, t))| Ok((s as u64, unit_row(&b, t)?)))
+            .map(|(s, cells)| Ok((s as u64, unit_row(cells)?)))
             .collect()
     }
 

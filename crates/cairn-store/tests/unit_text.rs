@@ -1,24 +1,36 @@
-//! A unit's text lives in a column of its own (schema version 5): whole reads give back
-//! exactly what was written, `units_without_text` leaves the text of the kinds asked for
-//! empty and nothing else, `unit_texts` reads it, and rows of a version 4 directory (text
-//! inside the body) read the same after the migration.
-use cairn_core::{RecordStore, SessionInput, SessionRecord, SpaceId, Unit, UnitKind};
+//! A unit's text lives in a column of its own (schema version 5), and so does a key longer
+//! than its head (version 6): whole reads give back exactly what was written,
+//! `units_without_text` leaves the text of the kinds asked for empty and their keys cut to
+//! the head, and nothing else, `unit_texts` reads the text, and rows of a version 4
+//! directory (text and key inside the body) or a version 5 one (key inside the body) read
+//! the same after the migration.
+use cairn_core::{
+    RecordStore, SessionInput, SessionRecord, SpaceId, Unit, UnitKind, KEY_HEAD_BYTES,
+};
 use cairn_store::EmbeddedStore;
 use std::path::Path;
 
-/// The storage tests' turn, of `kind`, with no embedded text.
-fn unit(space: &SpaceId, id: &str, kind: UnitKind, text: &str) -> Unit {
+/// The storage tests' turn, of `kind`, keyed by `key`, with no embedded text.
+fn keyed(space: &SpaceId, id: &str, kind: UnitKind, key: &str, text: &str) -> Unit {
     Unit {
         kind,
         embed_text: None,
-        ..cairn_testkit::fixtures::unit(space, id, "s", &format!("key of {id}"), text)
+        ..cairn_testkit::fixtures::unit(space, id, "s", key, text)
     }
+}
+
+/// [`keyed`] with a short key.
+fn unit(space: &SpaceId, id: &str, kind: UnitKind, text: &str) -> Unit {
+    keyed(space, id, kind, &format!("key of {id}"), text)
 }
 
 fn fixture(space: &SpaceId) -> Vec<Unit> {
     let long = "fn main() { println!(\"pasted\"); }\n".repeat(3000);
+    // Keys longer than their head: a turn's (its text), and a note's (read whole).
+    let long_key = format!("Does the key ask? {}", "é".repeat(KEY_HEAD_BYTES));
     vec![
-        unit(space, "turn:s:0", UnitKind::Turn, &long),
+        keyed(space, "turn:s:0", UnitKind::Turn, &long, &long),
+        keyed(space, "note:s:1", UnitKind::Note, &long_key, "a note"),
         unit(
             space,
             "round:s:0",
@@ -56,8 +68,10 @@ fn ids(units: &[Unit]) -> Vec<String> {
     units.iter().map(|u| u.id.clone()).collect()
 }
 
-/// What every read path must give back for `units`.
-fn check_reads(store: &EmbeddedStore, space: &SpaceId, units: &[Unit]) {
+/// What every read path must give back for `units`; with `heads`, the lean read gives
+/// the keys of the kinds it leaves the text out of as their heads (rows written before
+/// schema version 6 give them whole).
+fn check_reads(store: &EmbeddedStore, space: &SpaceId, units: &[Unit], heads: bool) {
     let mut asked = ids(units);
     asked.push("turn:s:missing".into());
     let whole = store.records.units(space, &asked).unwrap();
@@ -86,13 +100,20 @@ fn check_reads(store: &EmbeddedStore, space: &SpaceId, units: &[Unit]) {
             u.text.clone()
         };
         assert_eq!(l.text, expected, "{}", u.id);
+        let key = if heads && kinds.contains(&u.kind) {
+            u.key_head()
+        } else {
+            &u.key
+        };
+        assert_eq!(l.key, key, "{}", u.id);
         assert_eq!(
             Unit {
                 text: u.text.clone(),
+                key: u.key.clone(),
                 ..l.clone()
             },
             *u,
-            "everything but the text is read"
+            "everything but the text and the key is read"
         );
     }
 
@@ -109,40 +130,80 @@ fn text_is_read_whole_or_left_out_by_kind() {
     let space = SpaceId::new("a").unwrap();
     let units = fill(dir.path(), &space);
     let store = EmbeddedStore::open(dir.path(), "m").unwrap();
-    check_reads(&store, &space, &units);
+    check_reads(&store, &space, &units, true);
+    drop(store);
+    // What the lean read decodes of a turn whose key is 100 KB of text: a bounded body.
+    let db = rusqlite::Connection::open(dir.path().join("records.sqlite3")).unwrap();
+    let body: i64 = db
+        .query_row(
+            "SELECT length(body) FROM units WHERE id = 'turn:s:0'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(body < (2 * KEY_HEAD_BYTES) as i64, "{body} bytes");
 }
 
-#[test]
-fn a_version_4_directory_reads_the_same_after_migrating() {
+/// A directory filled as [`fill`] does, then taken back to an older `version`'s layout by
+/// `sql`, migrated by opening it, and read; returns the counts of rows whose text and
+/// long key columns are NULL after the migration.
+fn migrated(sql: &str, version: &str) -> (i64, i64, usize) {
     let dir = tempfile::tempdir().unwrap();
     let space = SpaceId::new("a").unwrap();
     let units = fill(dir.path(), &space);
-    // Back to version 4's layout: the text inside the body, no text column.
     let db = rusqlite::Connection::open(dir.path().join("records.sqlite3")).unwrap();
-    db.execute_batch(
-        "UPDATE units SET body = json_set(body, '$.text', text);
-         ALTER TABLE units DROP COLUMN text;
-         UPDATE meta SET value = '4' WHERE key = 'schema_version';",
+    db.execute_batch(sql).unwrap();
+    db.execute(
+        "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+        [version],
     )
     .unwrap();
     drop(db);
 
     let store = EmbeddedStore::open(dir.path(), "m").unwrap();
-    check_reads(&store, &space, &units);
+    check_reads(&store, &space, &units, false);
     drop(store);
     let db = rusqlite::Connection::open(dir.path().join("records.sqlite3")).unwrap();
-    let (version, nulls): (String, i64) = db
+    let (version, texts, keys): (String, i64, i64) = db
         .query_row(
             "SELECT (SELECT value FROM meta WHERE key = 'schema_version'),
-                    (SELECT COUNT(*) FROM units WHERE text IS NULL)",
+                    (SELECT COUNT(*) FROM units WHERE text IS NULL),
+                    (SELECT COUNT(*) FROM units WHERE long_key IS NULL)",
             [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .unwrap();
-    assert_eq!(version, "5");
+    assert_eq!(version, "6");
+    (texts, keys, units.len())
+}
+
+/// Version 5's body: the whole key.
+const WHOLE_KEY_IN_BODY: &str =
+    "UPDATE units SET body = json_set(body, '$.key', COALESCE(long_key, json_extract(body, '$.key')));
+     ALTER TABLE units DROP COLUMN long_key;";
+
+#[test]
+fn a_version_4_directory_reads_the_same_after_migrating() {
+    // Version 4's layout: the text and the whole key inside the body, no columns for them.
+    let sql = format!(
+        "{WHOLE_KEY_IN_BODY}
+         UPDATE units SET body = json_set(body, '$.text', text);
+         ALTER TABLE units DROP COLUMN text;"
+    );
+    let (texts, keys, n) = migrated(&sql, "4");
     assert_eq!(
-        nulls,
-        units.len() as i64,
+        (texts, keys),
+        (n as i64, n as i64),
+        "old rows are read in place, not rewritten"
+    );
+}
+
+#[test]
+fn a_version_5_directory_reads_the_same_after_migrating() {
+    let (texts, keys, n) = migrated(WHOLE_KEY_IN_BODY, "5");
+    assert_eq!(
+        (texts, keys),
+        (0, n as i64),
         "old rows are read in place, not rewritten"
     );
 }
