@@ -185,7 +185,8 @@ impl SqliteRecordStore {
         let n: i64 = be(self.db.lock().query_row(
             "SELECT
                (SELECT COALESCE(SUM(length(body)), 0) FROM sessions WHERE space=?1)
-             + (SELECT COALESCE(SUM(length(body) + COALESCE(length(text), 0)), 0)
+             + (SELECT COALESCE(SUM(length(body) + COALESCE(length(text), 0)
+                                    + COALESCE(length(long_key), 0)), 0)
                   FROM units WHERE space=?1)
              + (SELECT COALESCE(SUM(length(body) + length(summary)), 0)
                   FROM trajectories WHERE space=?1)
