@@ -10,5 +10,5 @@ struct Cli {
 }
 
 fn main() -> anyhow::Result<()> {
-    cairn_bench::run(Cli::parse().bench)
+    cairn_bench::run(Cli::parse().bench, &mut std::io::stdout())
 }

@@ -65,9 +65,9 @@ pub fn source(d: Dataset) -> Source {
 
 /// Prints sources and checks files in `<dir>/<dataset folder>/`; an error when a file in
 /// place does not match its pinned hash.
-pub(crate) fn run(d: Dataset, dir: &Path) -> anyhow::Result<()> {
+pub(crate) fn run(d: Dataset, dir: &Path, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let (text, mismatches) = describe(d, dir)?;
-    print!("{text}");
+    write!(stdout, "{text}")?;
     if mismatches > 0 {
         anyhow::bail!("{mismatches} file(s) do not match their pinned sha256");
     }

@@ -43,7 +43,7 @@
 //!     bench: cairn_bench::BenchCommand,
 //! }
 //! let cli = Cli::parse_from(["cairn", "longmemeval", "--data", "lme.json", "--limit", "5"]);
-//! cairn_bench::run(cli.bench)?;
+//! cairn_bench::run(cli.bench, &mut std::io::stdout())?;
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 //!
@@ -132,8 +132,10 @@ pub enum BenchCommand {
     },
 }
 
-/// Runs one bench subcommand.
-pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
+/// Runs one bench subcommand. What a command prints for its reader (`ann`'s result,
+/// `download`'s sources, `report`'s table) goes to `stdout`, so the caller decides what a
+/// closed output means; progress goes to stderr.
+pub fn run(cmd: BenchCommand, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
     match cmd {
         BenchCommand::Longmemeval(args) => benches::longmemeval::run(&args),
         BenchCommand::Locomo(args) => benches::locomo::run(&args),
@@ -142,14 +144,15 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::LmeV2(args) => benches::lme_v2::run(&args),
         BenchCommand::TrajectoriesScale(args) => benches::trajectories_scale::run(&args),
         BenchCommand::Scale(args) => benches::scale::run(&args),
-        BenchCommand::Ann(args) => benches::ann::run(&args),
+        BenchCommand::Ann(args) => benches::ann::run(&args, stdout),
         BenchCommand::ScalePlot { runs, out } => benches::scale::plot(&runs, &out),
         BenchCommand::Report { runs } => {
-            print!("{}", report::retrieval::compare(&runs)?);
+            write!(stdout, "{}", report::retrieval::compare(&runs)?)?;
             Ok(())
         }
         BenchCommand::Download { dataset, data_dir } => {
-            download::run(dataset, &data_dir.unwrap_or_else(env::default_data_dir))
+            let dir = data_dir.unwrap_or_else(env::default_data_dir);
+            download::run(dataset, &dir, stdout)
         }
     }
 }

@@ -164,7 +164,7 @@ fn run(cli: Cli) -> Result<()> {
     let json = cli.json;
     match &cli.command {
         #[cfg(feature = "bench")]
-        Command::Bench(cmd) => cairn_bench::run(cmd.clone()),
+        Command::Bench(cmd) => cairn_bench::run(cmd.clone(), &mut print::Stdout),
         #[cfg(feature = "reliability")]
         Command::Reliability(cmd) => reliability::run(cmd),
         Command::Migrate => commands::migrate(load_config(&cli)?.store, json),

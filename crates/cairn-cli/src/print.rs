@@ -8,12 +8,30 @@ use cairn::{
 pub fn out(args: std::fmt::Arguments<'_>) {
     use std::io::Write;
     if let Err(e) = std::io::stdout().lock().write_fmt(args) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
-        }
-        eprintln!("error: writing to stdout: {e}");
-        std::process::exit(1);
+        failed(e);
     }
+}
+
+/// Stdout as a writer for libraries that print (`cairn bench`), with [`out`]'s ending.
+pub struct Stdout;
+
+impl std::io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        std::io::stdout().lock().write(buf).or_else(|e| failed(e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stdout().lock().flush().or_else(|e| failed(e))
+    }
+}
+
+/// Ends the process after a failed write to stdout (status 0 when it was closed).
+fn failed(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("error: writing to stdout: {e}");
+    std::process::exit(1);
 }
 
 pub fn json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {

@@ -73,10 +73,14 @@ fn a_closed_stdout_ends_a_command_quietly() {
     let a = tmp.path().join("a.jsonl");
     write_sessions(&a, "a", 3);
     run_ok(cairn(&dir).args(["ingest", "--space", "s"]).arg(&a));
-    let commands: [&[&str]; 3] = [
+    let no_data = tmp.path().join("no-data");
+    let no_data = no_data.to_str().unwrap();
+    let commands: [&[&str]; 4] = [
         &["--json", "recall", "--space", "s", "locker code"],
         &["recall", "--space", "s", "locker code"],
         &["spaces"],
+        // The bench library's output goes through the same writer.
+        &["bench", "download", "locomo", "--data-dir", no_data],
     ];
     for args in commands {
         let mut child = cairn(&dir)

@@ -74,7 +74,7 @@ fn read_truth(path: &Path, k: usize, rows: usize) -> anyhow::Result<Vec<Vec<usiz
     Ok(ids.chunks(k).map(<[usize]>::to_vec).collect())
 }
 
-pub(crate) fn run(args: &AnnBenchArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: &AnnBenchArgs, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let dim = args.dim;
     let data = read_f32(&args.vectors, dim)?;
     let queries = read_f32(&args.queries, dim)?;
@@ -128,7 +128,7 @@ pub(crate) fn run(args: &AnnBenchArgs) -> anyhow::Result<()> {
         "threads_query": 1,
     });
     let text = serde_json::to_string_pretty(&result)?;
-    println!("{text}");
+    writeln!(stdout, "{text}")?;
     if let Some(out) = &args.out {
         std::fs::write(out, text + "\n").with_context(|| format!("writing {}", out.display()))?;
     }
@@ -190,9 +190,15 @@ mod tests {
             k,
             out: Some(out.clone()),
         };
-        run(&args).unwrap();
-        let r: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let mut printed = Vec::new();
+        run(&args, &mut printed).unwrap();
+        let written = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(
+            printed,
+            written.as_bytes(),
+            "the result is printed as written"
+        );
+        let r: serde_json::Value = serde_json::from_str(&written).unwrap();
         assert_eq!(r["vectors"], 300);
         assert_eq!(r["queries"], 20);
         assert_eq!(r["latency_ms"]["n"], 20);
@@ -200,9 +206,12 @@ mod tests {
         assert!(recall >= 0.9, "recall@5 {recall}");
         // A truth file of the wrong shape is refused, naming the file.
         std::fs::write(&t, [0u8; 12]).unwrap();
-        let err = run(&args).unwrap_err().to_string();
+        let err = run(&args, &mut Vec::new()).unwrap_err().to_string();
         assert!(err.contains("t.i32"), "{err}");
         args.dim = 7;
-        assert!(run(&args).is_err(), "rows of another width are refused");
+        assert!(
+            run(&args, &mut Vec::new()).is_err(),
+            "rows of another width are refused"
+        );
     }
 }

@@ -28,5 +28,5 @@ pub fn model_installed() -> bool {
 pub fn bench(args: &[&str]) -> anyhow::Result<()> {
     let mut all = vec!["cairn"];
     all.extend_from_slice(args);
-    cairn_bench::run(Cli::try_parse_from(all)?.bench)
+    cairn_bench::run(Cli::try_parse_from(all)?.bench, &mut std::io::stdout())
 }
