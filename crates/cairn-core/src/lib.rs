@@ -19,6 +19,7 @@ pub mod inspect;
 pub mod profile;
 pub mod recall;
 pub mod source;
+pub mod text;
 pub mod time;
 pub mod traits;
 pub mod trajectory;

@@ -345,11 +345,7 @@ pub(crate) fn clip(s: &str) -> String {
     if s.len() <= 60 {
         s.to_string()
     } else {
-        let mut end = 60;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!("{}...", &s[..end])
+        format!("{}...", crate::text::prefix(s, 60))
     }
 }
 

@@ -134,12 +134,7 @@ pub fn drop_texts(units: &mut [Unit], kinds: &[UnitKind]) {
 
 /// The first [`KEY_HEAD_BYTES`] of `key`, cut at a character boundary.
 pub fn key_head(key: &str) -> &str {
-    // `str::floor_char_boundary` is newer than the crate's MSRV.
-    let mut end = key.len().min(KEY_HEAD_BYTES);
-    while !key.is_char_boundary(end) {
-        end -= 1;
-    }
-    &key[..end]
+    crate::text::prefix(key, KEY_HEAD_BYTES)
 }
 
 impl Unit {

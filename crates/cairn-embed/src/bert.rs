@@ -25,18 +25,6 @@ pub const DEFAULT_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
 /// same unless the text runs 64 bytes a token for `max_tokens` tokens.
 const MAX_BYTES_PER_TOKEN: usize = 64;
 
-/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
-fn prefix(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
 /// Default truncation length in tokens, special tokens included (sentence-transformers'
 /// `max_seq_length` of the default model).
 pub const DEFAULT_MAX_TOKENS: usize = 256;
@@ -404,7 +392,10 @@ impl BertEmbedder {
     /// `max_tokens`.
     fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, EmbedError> {
         let limit = self.max_tokens * MAX_BYTES_PER_TOKEN;
-        let texts: Vec<&str> = texts.iter().map(|t| prefix(t, limit)).collect();
+        let texts: Vec<&str> = texts
+            .iter()
+            .map(|t| cairn_core::text::prefix(t, limit))
+            .collect();
         let encodings = self
             .tokenizer
             .encode_batch(texts, true)

@@ -204,11 +204,8 @@ fn within_unit_bounds(session: &SessionInput, from: usize) -> Cow<'_, SessionInp
 /// The first `max` bytes of `text` or less (ending at a line end, else a space, within
 /// the last eighth), and how many bytes follow in the record.
 fn excerpt(text: &str, max: usize) -> String {
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let head = &text[..end];
+    let head = cairn_core::text::prefix(text, max);
+    let end = head.len();
     let floor = end - end / 8;
     let end = head
         .rfind('\n')

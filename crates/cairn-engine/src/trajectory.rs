@@ -47,11 +47,7 @@ fn clip(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
+    format!("{}…", cairn_core::text::prefix(s, max))
 }
 
 /// The lines of a state's observation that matter: error messages, the element the
