@@ -96,19 +96,8 @@ pub fn shell_join(args: &[String]) -> String {
         .join(" ")
 }
 
-/// Bytes of every file under `p` (links not followed; 0 when it does not exist).
-pub fn dir_size(p: &Path) -> u64 {
-    let Ok(meta) = std::fs::symlink_metadata(p) else {
-        return 0;
-    };
-    if meta.is_dir() {
-        std::fs::read_dir(p)
-            .map(|rd| rd.filter_map(|e| e.ok()).map(|e| dir_size(&e.path())).sum())
-            .unwrap_or(0)
-    } else {
-        meta.len()
-    }
-}
+/// Bytes of every file under `p` (the facade's measure of a data directory).
+pub use cairn::dir_size;
 
 fn proc_status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")

@@ -1,23 +1,22 @@
 //! API keys and who may touch which space.
 //!
 //! A key is `cairn_<id>_<secret>`: `id` (12 hex digits) is public and finds the row,
-//! `secret` is 32 random bytes. Only SHA-256 of the whole token is stored
-//! (`keys.sqlite3` in the data directory), compared in constant time; the token itself is
-//! shown once, on creation. Keys are read from the file on every request, so keys created
-//! or revoked by `cairn keys` while the server runs take effect at once. With a store that
-//! keeps keys (PostgreSQL) the rows live in the database instead, shared by every server.
+//! `secret` is 32 random bytes. Only SHA-256 of the whole token is stored, compared in
+//! constant time; the token itself is shown once, on creation. The rows live in the
+//! storage backend (`cairn::KeyRecords`: `keys.sqlite3` in an embedded data directory,
+//! PostgreSQL's `api_keys` shared by every server) and are read on every request, so keys
+//! created or revoked by `cairn keys` while the server runs take effect at once.
 use crate::error::{ApiError, ServerError};
 use axum::http::StatusCode;
 use cairn::{KeyRecords, KeyRow};
-use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
-/// File name of the key store inside the data directory.
-pub const KEYS_FILE: &str = "keys.sqlite3";
+/// File name of the key rows inside an embedded data directory.
+pub use cairn::KEYS_FILE;
 /// Shortest admin key accepted: anything shorter is guessable.
 pub const MIN_ADMIN_KEY_LEN: usize = 24;
 
@@ -105,25 +104,11 @@ pub struct NewKey {
     pub info: KeyInfo,
 }
 
-/// The key store: `keys.sqlite3` in a data directory, or the rows of a storage backend
-/// that keeps keys (PostgreSQL: shared by every server on the database).
+/// The key store: the rows of the memory's storage backend (`keys.sqlite3` in an
+/// embedded data directory; PostgreSQL's `api_keys`, shared by every server on the
+/// database). This file makes tokens and checks them; the backend keeps the rows.
 pub struct KeyStore {
-    inner: Inner,
-}
-
-enum Inner {
-    File {
-        conn: Mutex<Connection>,
-        path: PathBuf,
-    },
-    Records(Arc<dyn KeyRecords>),
-}
-
-fn file_err(path: &Path, source: rusqlite::Error) -> ServerError {
-    ServerError::Keys {
-        path: path.display().to_string(),
-        source,
-    }
+    records: Arc<dyn KeyRecords>,
 }
 
 fn hash(token: &str) -> [u8; 32] {
@@ -146,63 +131,22 @@ pub fn secrets_equal(a: &str, b: &str) -> bool {
 }
 
 impl KeyStore {
-    /// Opens (creating if needed) `keys.sqlite3` in `dir`.
+    /// The key rows of the embedded data directory `dir` (`keys.sqlite3`).
     pub fn open(dir: &Path) -> Result<Self, ServerError> {
-        std::fs::create_dir_all(dir)?;
-        let path = dir.join(KEYS_FILE);
-        let err = |source| ServerError::Keys {
-            path: path.display().to_string(),
-            source,
-        };
-        let conn = Connection::open(&path).map_err(err)?;
-        conn.execute_batch(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA busy_timeout=5000;
-             PRAGMA secure_delete=ON;
-             CREATE TABLE IF NOT EXISTS keys(
-                id TEXT PRIMARY KEY, hash BLOB NOT NULL, spaces TEXT NOT NULL,
-                read_only INTEGER NOT NULL, label TEXT, created_at TEXT NOT NULL,
-                revoked_at TEXT);",
-        )
-        .map_err(err)?;
-        Ok(Self {
-            inner: Inner::File {
-                conn: Mutex::new(conn),
-                path,
-            },
-        })
+        Ok(Self::with_records(cairn::Memory::embedded_key_records(
+            dir,
+        )?))
     }
 
-    /// Keys kept by a storage backend ([`cairn::Memory::key_records`]).
+    /// Keys kept by a storage backend ([`cairn::Memory::key_records`],
+    /// [`cairn::Memory::postgres_key_records`]).
     pub fn with_records(records: Arc<dyn KeyRecords>) -> Self {
-        Self {
-            inner: Inner::Records(records),
-        }
+        Self { records }
     }
 
-    /// The keys of `memory`'s store when it keeps them, else `keys.sqlite3` in its data
-    /// directory.
-    pub fn for_memory(memory: &cairn::Memory) -> Result<Self, ServerError> {
-        match memory.key_records() {
-            Some(r) => Ok(Self::with_records(r)),
-            None => Self::open(memory.dir()),
-        }
-    }
-
-    fn file(&self) -> Option<(std::sync::MutexGuard<'_, Connection>, &Path)> {
-        match &self.inner {
-            // A panic mid-statement leaves SQLite consistent (the statement rolls back).
-            Inner::File { conn, path } => {
-                Some((conn.lock().unwrap_or_else(|p| p.into_inner()), path))
-            }
-            Inner::Records(_) => None,
-        }
-    }
-
-    fn records(&self) -> Option<&dyn KeyRecords> {
-        match &self.inner {
-            Inner::Records(r) => Some(r.as_ref()),
-            Inner::File { .. } => None,
-        }
+    /// The keys of `memory`'s store.
+    pub fn for_memory(memory: &cairn::Memory) -> Self {
+        Self::with_records(memory.key_records())
     }
 
     /// Creates a key for `spaces` (at least one; names are validated as space names).
@@ -223,33 +167,15 @@ impl KeyStore {
         let id = hex(&random(6)?);
         let token = format!("cairn_{id}_{}", hex(&random(32)?));
         let created_at = chrono::Utc::now().to_rfc3339();
-        if let Some(r) = self.records() {
-            r.insert(&KeyRow {
-                id: id.clone(),
-                hash: hash(&token).to_vec(),
-                spaces: spaces.to_vec(),
-                read_only,
-                label: label.map(str::to_string),
-                created_at: created_at.clone(),
-                revoked_at: None,
-            })?;
-        } else if let Some((conn, path)) = self.file() {
-            let spaces_json =
-                serde_json::to_string(spaces).map_err(|e| ServerError::Config(e.to_string()))?;
-            conn.execute(
-                "INSERT INTO keys(id, hash, spaces, read_only, label, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    id,
-                    &hash(&token)[..],
-                    spaces_json,
-                    read_only,
-                    label,
-                    created_at
-                ],
-            )
-            .map_err(|e| file_err(path, e))?;
-        }
+        self.records.insert(&KeyRow {
+            id: id.clone(),
+            hash: hash(&token).to_vec(),
+            spaces: spaces.to_vec(),
+            read_only,
+            label: label.map(str::to_string),
+            created_at: created_at.clone(),
+            revoked_at: None,
+        })?;
         Ok(NewKey {
             token,
             info: KeyInfo {
@@ -264,62 +190,25 @@ impl KeyStore {
     }
 
     pub fn list(&self) -> Result<Vec<KeyInfo>, ServerError> {
-        if let Some(r) = self.records() {
-            return Ok(r
-                .list()?
-                .into_iter()
-                .map(|k| KeyInfo {
-                    id: k.id,
-                    spaces: k.spaces,
-                    read_only: k.read_only,
-                    label: k.label,
-                    created_at: k.created_at,
-                    revoked_at: k.revoked_at,
-                })
-                .collect());
-        }
-        let Some((conn, path)) = self.file() else {
-            return Ok(Vec::new());
-        };
-        let mut stmt = conn
-            .prepare(
-                "SELECT id, spaces, read_only, label, created_at, revoked_at
-                 FROM keys ORDER BY created_at, id",
-            )
-            .map_err(|e| file_err(path, e))?;
-        let rows = stmt
-            .query_map([], |r| {
-                let spaces: String = r.get(1)?;
-                Ok(KeyInfo {
-                    id: r.get(0)?,
-                    spaces: serde_json::from_str(&spaces).unwrap_or_default(),
-                    read_only: r.get(2)?,
-                    label: r.get(3)?,
-                    created_at: r.get(4)?,
-                    revoked_at: r.get(5)?,
-                })
+        Ok(self
+            .records
+            .list()?
+            .into_iter()
+            .map(|k| KeyInfo {
+                id: k.id,
+                spaces: k.spaces,
+                read_only: k.read_only,
+                label: k.label,
+                created_at: k.created_at,
+                revoked_at: k.revoked_at,
             })
-            .map_err(|e| file_err(path, e))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(|e| file_err(path, e))
+            .collect())
     }
 
     /// Revokes a key by id; false if no live key has that id.
     pub fn revoke(&self, id: &str) -> Result<bool, ServerError> {
         let at = chrono::Utc::now().to_rfc3339();
-        if let Some(r) = self.records() {
-            return Ok(r.revoke(id, &at)?);
-        }
-        let Some((conn, path)) = self.file() else {
-            return Ok(false);
-        };
-        let n = conn
-            .execute(
-                "UPDATE keys SET revoked_at=?2 WHERE id=?1 AND revoked_at IS NULL",
-                params![id, at],
-            )
-            .map_err(|e| file_err(path, e))?;
-        Ok(n > 0)
+        Ok(self.records.revoke(id, &at)?)
     }
 
     /// The principal of a live key, or None for anything else (unknown, revoked,
@@ -332,30 +221,10 @@ impl KeyStore {
         else {
             return Ok(None);
         };
-        let row: Option<(Vec<u8>, Vec<String>, bool)> = if let Some(r) = self.records() {
-            r.live(id)?.map(|k| (k.hash, k.spaces, k.read_only))
-        } else if let Some((conn, path)) = self.file() {
-            let row: Option<(Vec<u8>, String, bool)> = conn
-                .query_row(
-                    "SELECT hash, spaces, read_only FROM keys WHERE id=?1 AND revoked_at IS NULL",
-                    params![id],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .optional()
-                .map_err(|e| file_err(path, e))?;
-            match row {
-                Some((h, spaces, ro)) => Some((
-                    h,
-                    serde_json::from_str(&spaces).map_err(|e| {
-                        ServerError::Config(format!("key {id}: corrupt space list: {e}"))
-                    })?,
-                    ro,
-                )),
-                None => None,
-            }
-        } else {
-            None
-        };
+        let row = self
+            .records
+            .live(id)?
+            .map(|k| (k.hash, k.spaces, k.read_only));
         let Some((stored, spaces, read_only)) = row else {
             return Ok(None);
         };

@@ -9,12 +9,6 @@ use thiserror::Error;
 /// Errors of setting up or running the server (not of single requests).
 #[derive(Debug, Error)]
 pub enum ServerError {
-    #[error("key store {path}: {source}")]
-    Keys {
-        path: String,
-        #[source]
-        source: rusqlite::Error,
-    },
     #[error("key store: {0}")]
     KeyRecords(#[from] cairn::StoreError),
     #[error("random source: {0}")]

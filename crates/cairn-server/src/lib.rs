@@ -95,7 +95,7 @@ impl AppState {
                 )));
             }
         }
-        let keys = KeyStore::for_memory(&memory)?;
+        let keys = KeyStore::for_memory(&memory);
         Ok(Arc::new(Self {
             memory,
             keys,

@@ -9,6 +9,7 @@
 //! - `text/` (tantivy): the BM25 index over units, one index for all spaces; every indexed
 //!   word carries its space as a prefix, so a query reaches only its space's units and
 //!   BM25 statistics are per space.
+//! - `keys.sqlite3`: API key rows (SQLite; hashes only, never a token).
 //! - the embedding cache, a SQLite file that may live elsewhere so several data
 //!   directories (e.g. benchmark runs) share it.
 //!
@@ -21,6 +22,7 @@ mod cache;
 mod enrich;
 mod graph_file;
 mod graph_store;
+mod keys;
 mod listing;
 mod records;
 mod sqlite;
@@ -32,6 +34,7 @@ mod vectors;
 pub use ann::{AnnBuilder, AnnVectorIndex};
 pub use cache::SqliteEmbeddingCache;
 pub use enrich::SqliteEnrichmentStore;
+pub use keys::{SqliteKeyRecords, KEYS_FILE};
 pub use records::SqliteRecordStore;
 pub use text::TantivyTextIndex;
 pub use vectors::{

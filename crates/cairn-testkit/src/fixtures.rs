@@ -20,18 +20,27 @@ pub fn data_dir() -> PathBuf {
 }
 
 /// `data_dir()/<relative>` when it exists; else `None` after saying SKIPPED (benchmark
-/// data is optional on every machine, unlike the model in CI).
+/// data is optional on a bare checkout), or a panic under `CAIRN_REQUIRE_DATA`
+/// (`.ci/run` sets it where the data folder is present, so a path that went wrong
+/// cannot pass as a skip).
+#[track_caller]
 pub fn data_file(relative: &str) -> Option<PathBuf> {
+    use crate::switches::{switch_on, REQUIRE_DATA};
     let p = data_dir().join(relative);
     if p.exists() {
-        Some(p)
-    } else {
-        eprintln!(
-            "SKIPPED: benchmark file {} not found (set CAIRN_DATA_DIR)",
-            p.display()
-        );
-        None
+        return Some(p);
     }
+    assert!(
+        !switch_on(REQUIRE_DATA),
+        "{REQUIRE_DATA} is set but benchmark file {} is missing",
+        p.display()
+    );
+    eprintln!(
+        "SKIPPED: benchmark file {} not found (set CAIRN_DATA_DIR; {REQUIRE_DATA}=1 makes \
+         this a failure)",
+        p.display()
+    );
+    None
 }
 
 /// A fixture committed under `crates/<crate>/fixtures/`, e.g.

@@ -5,6 +5,8 @@
 //!
 //! - `CAIRN_REQUIRE_MODEL`: a missing embedding model fails the test.
 //! - `CAIRN_REQUIRE_POSTGRES`: a missing `CAIRN_TEST_DATABASE_URL` fails the test.
+//! - `CAIRN_REQUIRE_DATA`: a missing benchmark data file fails the test
+//!   ([`crate::fixtures::data_file`]).
 //!
 //! A switch is on when its variable is set to anything but the empty string or `0`.
 use std::collections::HashSet;
@@ -13,6 +15,7 @@ use std::sync::Mutex;
 
 pub const REQUIRE_MODEL: &str = "CAIRN_REQUIRE_MODEL";
 pub const REQUIRE_POSTGRES: &str = "CAIRN_REQUIRE_POSTGRES";
+pub const REQUIRE_DATA: &str = "CAIRN_REQUIRE_DATA";
 /// The PostgreSQL database (with pgvector) the backend tests use.
 pub const DATABASE_URL: &str = "CAIRN_TEST_DATABASE_URL";
 

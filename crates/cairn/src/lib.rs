@@ -60,9 +60,11 @@ pub use cairn_engine::{
     RankConfig, SessionPage, SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY,
 };
 pub use cairn_llm::{LlmConfig, Usage as LlmUsage};
+/// File name of the API key rows inside an embedded data directory.
+pub use cairn_store::KEYS_FILE;
 pub use enrich::EnrichmentConfig;
 pub use error::Error;
-pub use memory::{Memory, MemoryConfig};
+pub use memory::{dir_size, Memory, MemoryConfig};
 pub use trajectories::AgentLlm;
 pub use workspace::{WorkspaceOptions, WorkspaceReport, STATE_FILE as WORKSPACE_STATE_FILE};
 

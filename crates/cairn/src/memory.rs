@@ -49,8 +49,9 @@ pub struct Memory {
     /// Commits the text index in the background (stopped and joined on drop).
     committer: Option<TextCommitter>,
     dir: PathBuf,
-    /// API key rows kept by the store (PostgreSQL); `None`: the server keeps its own.
-    keys: Option<Arc<dyn KeyRecords>>,
+    /// API key rows kept by the store: `keys.sqlite3` in the data directory, or the
+    /// database's rows (PostgreSQL: shared by every server on it).
+    keys: Arc<dyn KeyRecords>,
 }
 
 pub(crate) fn space(name: &str) -> Result<SpaceId, Error> {
@@ -94,10 +95,11 @@ impl Memory {
             .clone()
             .unwrap_or_else(|| EmbeddedStore::default_cache_path(&dir));
         let cache: Arc<dyn EmbeddingCache> = Arc::new(SqliteEmbeddingCache::open(&cache_path)?);
+        let keys = Self::embedded_key_records(&dir)?;
         Self::with_backends(
             dir,
             config,
-            None,
+            keys,
             EngineBackends {
                 records: store.records,
                 text: store.text,
@@ -111,7 +113,7 @@ impl Memory {
 
     /// Opens a memory whose storage is a PostgreSQL database with pgvector (`url`,
     /// migrated by [`Memory::migrate_postgres`]) with the configured embedding model.
-    /// `dir` keeps only what is local to this process (the server's API keys); several
+    /// `dir` keeps only what is local to this process (nothing of the memory); several
     /// processes may open one database at once.
     pub fn open_postgres(
         url: &str,
@@ -142,7 +144,7 @@ impl Memory {
         Self::with_backends(
             dir.as_ref().to_path_buf(),
             config,
-            Some(store.keys),
+            store.keys,
             EngineBackends {
                 records: store.records,
                 text: store.text,
@@ -169,16 +171,22 @@ impl Memory {
         Ok(Arc::new(cairn_store_postgres::PgKeyRecords::new(db)))
     }
 
-    /// API key rows kept by the store, when it keeps them (PostgreSQL: every server on
-    /// the database shares them); `None` for the embedded store.
-    pub fn key_records(&self) -> Option<Arc<dyn KeyRecords>> {
+    /// The API key rows of an embedded data directory (for `cairn keys` without
+    /// opening a memory, which a running server holds).
+    pub fn embedded_key_records(dir: &Path) -> Result<Arc<dyn KeyRecords>, Error> {
+        Ok(Arc::new(cairn_store::SqliteKeyRecords::open(dir)?))
+    }
+
+    /// The API key rows of this memory's store (the data directory's, or the
+    /// database's: every server on it shares them).
+    pub fn key_records(&self) -> Arc<dyn KeyRecords> {
         self.keys.clone()
     }
 
     fn with_backends(
         dir: PathBuf,
         config: MemoryConfig,
-        keys: Option<Arc<dyn KeyRecords>>,
+        keys: Arc<dyn KeyRecords>,
         b: EngineBackends,
     ) -> Result<Self, Error> {
         let engine = Arc::new(Engine::open(b, config.engine)?);
@@ -625,7 +633,9 @@ fn on_lines(e: cairn_engine::EngineError, lines: &[usize]) -> Error {
     }
 }
 
-fn dir_size(p: &Path) -> u64 {
+/// Bytes of every file under `p` (links not followed; 0 when it does not exist): what a
+/// data directory, or one of its parts, takes on disk.
+pub fn dir_size(p: &Path) -> u64 {
     let Ok(meta) = std::fs::symlink_metadata(p) else {
         return 0;
     };

@@ -938,6 +938,47 @@ fn embedding_cache_by_model_and_key() {
 }
 
 #[test]
+fn key_rows_insert_list_revoke_and_read_live() {
+    each(|b| {
+        let keys = b.memory().key_records();
+        let row = |id: &str, at: &str| cairn::KeyRow {
+            id: id.into(),
+            hash: vec![7; 32],
+            spaces: vec!["alice".into(), "bob".into()],
+            read_only: id == "b",
+            label: Some(format!("label {id}")),
+            created_at: at.into(),
+            revoked_at: None,
+        };
+        keys.insert(&row("b", "2024-01-02T00:00:00+00:00")).unwrap();
+        keys.insert(&row("a", "2024-01-01T00:00:00+00:00")).unwrap();
+        assert!(keys.insert(&row("a", "2024-01-03T00:00:00+00:00")).is_err());
+        let listed = keys.list().unwrap();
+        let ids: Vec<&str> = listed.iter().map(|k| k.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"], "{}: by creation time", b.name());
+        assert_eq!(
+            keys.live("b").unwrap(),
+            Some(row("b", "2024-01-02T00:00:00+00:00"))
+        );
+        assert!(keys.revoke("b", "2024-02-01T00:00:00+00:00").unwrap());
+        assert!(!keys.revoke("b", "2024-02-02T00:00:00+00:00").unwrap());
+        assert!(!keys.revoke("nope", "2024-02-02T00:00:00+00:00").unwrap());
+        assert_eq!(keys.live("b").unwrap(), None, "{}", b.name());
+        let revoked = keys.list().unwrap().pop().unwrap();
+        assert_eq!(
+            revoked.revoked_at.as_deref(),
+            Some("2024-02-01T00:00:00+00:00")
+        );
+        // Another handle on the same store sees the same rows (a server sees the keys
+        // `cairn keys` writes while it runs).
+        assert_eq!(
+            b.memory().key_records().list().unwrap(),
+            keys.list().unwrap()
+        );
+    });
+}
+
+#[test]
 fn enrichments_follow_their_session() {
     each(|b| {
         let s = b.open("m", 2);
