@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -53,6 +53,9 @@ type Handler = dyn Fn(&StubRequest) -> StubReply + Send + Sync;
 pub struct Stub {
     pub url: String,
     pub requests: Arc<Mutex<Vec<StubRequest>>>,
+    /// Replies written so far (a test proves a client gave up before an answer came by
+    /// finding none written, never by timing it).
+    answered: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
     port: u16,
 }
@@ -64,23 +67,30 @@ impl Stub {
         let port = listener.local_addr().expect("addr").port();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
+        let answered = Arc::new(AtomicUsize::new(0));
         let handler: Arc<Handler> = Arc::new(handler);
         {
-            let (requests, stop) = (requests.clone(), stop.clone());
+            let (requests, stop, answered) = (requests.clone(), stop.clone(), answered.clone());
             std::thread::spawn(move || {
                 for conn in listener.incoming() {
                     if stop.load(Ordering::SeqCst) {
                         break;
                     }
                     let Ok(conn) = conn else { continue };
-                    let (requests, handler) = (requests.clone(), handler.clone());
-                    std::thread::spawn(move || serve(conn, &requests, handler.as_ref()));
+                    let (requests, handler, answered) =
+                        (requests.clone(), handler.clone(), answered.clone());
+                    std::thread::spawn(move || {
+                        if serve(conn, &requests, handler.as_ref()) {
+                            answered.fetch_add(1, Ordering::SeqCst);
+                        }
+                    });
                 }
             });
         }
         Stub {
             url: format!("http://127.0.0.1:{port}/v1"),
             requests,
+            answered,
             stop,
             port,
         }
@@ -88,6 +98,11 @@ impl Stub {
 
     pub fn requests(&self) -> Vec<StubRequest> {
         self.requests.lock().unwrap().clone()
+    }
+
+    /// How many replies the stub has written (a `Hangup` writes none).
+    pub fn answered(&self) -> usize {
+        self.answered.load(Ordering::SeqCst)
     }
 }
 
@@ -107,11 +122,12 @@ pub fn chat_body(content: &str) -> Value {
     })
 }
 
-fn serve(conn: TcpStream, requests: &Mutex<Vec<StubRequest>>, handler: &Handler) {
+/// Answers one connection; whether a reply was written.
+fn serve(conn: TcpStream, requests: &Mutex<Vec<StubRequest>>, handler: &Handler) -> bool {
     let mut reader = BufReader::new(conn.try_clone().expect("clone stream"));
     let mut line = String::new();
     if reader.read_line(&mut line).unwrap_or(0) == 0 {
-        return;
+        return false;
     }
     let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
     let mut headers = Vec::new();
@@ -144,7 +160,7 @@ fn serve(conn: TcpStream, requests: &Mutex<Vec<StubRequest>>, handler: &Handler)
                 std::thread::sleep(d);
                 reply = *next;
             }
-            StubReply::Hangup => return,
+            StubReply::Hangup => return false,
             StubReply::Chat(text) => {
                 reply = StubReply::Raw(200, chat_body(&text));
             }
@@ -155,7 +171,7 @@ fn serve(conn: TcpStream, requests: &Mutex<Vec<StubRequest>>, handler: &Handler)
                     "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                     body.len()
                 );
-                return;
+                return true;
             }
         }
     }

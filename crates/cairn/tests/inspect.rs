@@ -15,7 +15,7 @@ use serde_json::json;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 struct HashEmbedder;
 
@@ -395,10 +395,11 @@ fn the_controller_falls_back_on_failure_timeout_and_the_step_limit() {
     );
     assert!(!run.context.is_empty());
 
-    // A server slower than the time budget: abandoned at the budget, not at its answer.
+    // A server slower than the time budget: abandoned at the budget, not at its answer
+    // (the stub has written no answer when the run is back: no clock is read).
     let slow = Stub::start(|_| {
         StubReply::Slow(
-            Duration::from_secs(3),
+            Duration::from_secs(120),
             Box::new(StubReply::Chat(
                 "{\"tool\": \"final\", \"note\": \"late\"}".into(),
             )),
@@ -413,14 +414,13 @@ fn the_controller_falls_back_on_failure_timeout_and_the_step_limit() {
         })
         .unwrap(),
     );
-    let t = Instant::now();
     let quick = AgentOptions {
         time_budget_ms: 400,
         fallback: AgentFallback::RecallInspection,
         ..opts.clone()
     };
     let run = m.trajectory_agent(SPACE, q, &quick, Some(llm)).unwrap();
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert_eq!(slow.answered(), 0, "the run waited for the late answer");
     assert_eq!(run.mode, AgentMode::Fallback);
     assert!(
         run.fallback_reason
