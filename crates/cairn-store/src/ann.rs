@@ -1,8 +1,8 @@
 //! Approximate vector search (HNSW through USearch) of one large space, built from rows
 //! streamed out of SQLite, updated in place by writes, and saved to / loaded from the data
 //! directory (`graph_file.rs`).
+use crate::exact::ExactVectorIndex;
 use crate::graph_file::{self, GraphFiles, KeysHeader, LoadError, Stamp};
-use crate::vectors::ExactVectorIndex;
 use cairn_core::StoreError;
 use std::collections::HashMap;
 use std::sync::RwLock;

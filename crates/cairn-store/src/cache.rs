@@ -31,7 +31,7 @@ impl EmbeddingCache for SqliteEmbeddingCache {
                 let blob: Option<Vec<u8>> = be(stmt
                     .query_row(params![model, &k[..]], |r| r.get(0))
                     .optional())?;
-                Ok(blob.map(|b| crate::vectors::decode(&b)))
+                Ok(blob.map(|b| crate::exact::decode(&b)))
             })
             .collect()
     }
@@ -44,7 +44,7 @@ impl EmbeddingCache for SqliteEmbeddingCache {
                 "INSERT OR REPLACE INTO embeddings(model, key, vec) VALUES (?1, ?2, ?3)",
             ))?;
             for (k, v) in items {
-                be(stmt.execute(params![model, &k[..], crate::vectors::encode(v)]))?;
+                be(stmt.execute(params![model, &k[..], crate::exact::encode(v)]))?;
             }
         }
         be(tx.commit())

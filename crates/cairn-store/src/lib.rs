@@ -20,6 +20,7 @@
 mod ann;
 mod cache;
 mod enrich;
+mod exact;
 mod graph_file;
 mod graph_store;
 mod keys;
@@ -34,12 +35,11 @@ mod vectors;
 pub use ann::{AnnBuilder, AnnVectorIndex};
 pub use cache::SqliteEmbeddingCache;
 pub use enrich::SqliteEnrichmentStore;
+pub use exact::{ExactBuilder, ExactVectorIndex};
 pub use keys::{SqliteKeyRecords, KEYS_FILE};
 pub use records::SqliteRecordStore;
 pub use text::TantivyTextIndex;
-pub use vectors::{
-    ExactBuilder, ExactVectorIndex, GraphEvents, SpaceVectors, SqliteVectorIndex, ANN_THRESHOLD,
-};
+pub use vectors::{GraphEvents, SpaceVectors, SqliteVectorIndex, ANN_THRESHOLD};
 
 use cairn_core::StoreError;
 use std::path::{Path, PathBuf};
