@@ -26,6 +26,7 @@ mod print;
 mod reliability;
 mod server;
 mod trajectories;
+mod workspace_helper;
 
 use anyhow::{Context, Result};
 use cairn::Memory;

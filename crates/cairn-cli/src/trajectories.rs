@@ -433,8 +433,7 @@ fn export(
         .display()
         .to_string();
     let opts = WorkspaceOptions {
-        program,
-        args: reopen_args(cli)?,
+        helper: crate::workspace_helper::helper(&program, &reopen_args(cli)?, space),
         screenshots_from: screenshots_from.map(std::path::Path::to_path_buf),
     };
     let r = m.export_trajectory_workspace(space, dir, &opts)?;

@@ -14,7 +14,8 @@
 //! (trajectory units), `facts.rs` (extraction), `profile.rs` (per-session speaker
 //! statistics), `embedding.rs` (vectors through the cache). At recall: `query.rs`,
 //! `rank.rs`, `facts.rs` (version chains), `profile.rs` (summing a profile), `graph.rs`
-//! (the entity graph, built from units), `pack.rs`, `text.rs`. When an agent inspects trajectories: `inspect.rs`, `context.rs`,
+//! (the entity graph, built from units), `pack.rs`, `text.rs`. When the optional LLM reads
+//! messages: `fact_reading.rs` (its prompt and how its answer is read). When an agent inspects trajectories: `inspect.rs`, `context.rs`,
 //! `agent.rs`, `workspace.rs`. `engine/` orchestrates them (its `mod.rs` has its map).
 //!
 //! This crate owns every ranking and derivation decision. It must never know a storage
@@ -25,6 +26,7 @@ pub mod context;
 mod derive;
 mod embedding;
 mod engine;
+pub mod fact_reading;
 mod facts;
 mod graph;
 pub mod inspect;

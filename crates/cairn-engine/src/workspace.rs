@@ -1,7 +1,9 @@
 //! What a trajectory workspace on disk holds, as text: each trajectory as JSON, the two
-//! summaries (concise and full), the workflow document, and the helper script that calls
-//! the inspection verbs through the `cairn` binary. Writing the files (incrementally) is
-//! the `cairn` crate's job; this module only decides their content.
+//! summaries (concise and full) and the workflow document. The helper script
+//! (`scripts/inspect`) reaches the inspection verbs through whatever its caller is (the
+//! CLI writes one calling the `cairn` binary): the caller gives it and its usage lines,
+//! which the workflow document quotes. Writing the files (incrementally) is the `cairn`
+//! crate's job; this module only decides their content.
 use crate::inspect::{concise_entry, outcome_text, overview};
 use cairn_core::inspect::{one_line, ACTION_CHARS, URL_CHARS};
 use cairn_core::TrajectoryRecord;
@@ -149,8 +151,10 @@ pub fn full_summary(records: &[TrajectoryRecord]) -> String {
     out
 }
 
-/// The workflow document of a workspace.
-pub fn workflow(space: &str, trajectories: usize) -> String {
+/// The workflow document of a workspace; `helper_usage`: the usage lines of
+/// `scripts/inspect` (indented four spaces), which must accept `ID` (a summary) and
+/// `ID --state N` (one state), as the summaries say.
+pub fn workflow(space: &str, trajectories: usize, helper_usage: &str) -> String {
     format!(
         r###"# Working in this trajectory memory
 
@@ -174,12 +178,7 @@ explore beyond them.
 
 ## The helper
 
-    scripts/inspect ID                   compact summary: a line per state
-    scripts/inspect ID --state 7         one state with its whole page
-    scripts/inspect ID --span 6:8        states 6 to 8 (indices start at 0, both ends included)
-    scripts/inspect ID --match 'Save|Delete'   the states of ID whose lines match (regex, any case)
-    scripts/inspect ID --words 'coupon code'   the same with plain words
-    scripts/inspect --search 'coupon code exists'   states of every run holding the words, best first
+{helper_usage}
 
 ## Steps
 
@@ -211,62 +210,8 @@ Write `memory_module_output.json`:
 - `trajectory_spans`: most important first; indices start at 0 and include both ends; a
   span of one to three states usually proves a point; at most 20 states in all.
 - Cairn renders the note and spans into the reader's context within a token budget
-  (`cairn trajectories context`, HTTP `POST /v1/spaces/{{space}}/trajectory-context`).
+  (its `context` verb).
 "###
-    )
-}
-
-/// Quotes `s` for a POSIX shell.
-pub fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// `scripts/inspect`: calls `program args... trajectories --space SPACE <verb>`.
-pub fn helper_script(program: &str, args: &[String], space: &str) -> String {
-    let base = std::iter::once(program.to_string())
-        .chain(args.iter().cloned())
-        .map(|a| shell_quote(&a))
-        .collect::<Vec<_>>();
-    let (bin, rest) = base
-        .split_first()
-        .map_or((String::new(), &[][..]), |(b, r)| (b.clone(), r));
-    format!(
-        r#"#!/bin/sh
-# Inspect the trajectories of this workspace through Cairn: the same verbs as its MCP
-# tools and HTTP API. Written by `cairn trajectories export-workspace`.
-#
-#   scripts/inspect ID                    compact summary of one trajectory
-#   scripts/inspect ID --state N          one state with its page
-#   scripts/inspect ID --span A:B         states A to B (inclusive)
-#   scripts/inspect ID --match REGEX      states of ID matching a regex (any case)
-#   scripts/inspect ID --words 'W1 W2'    states of ID holding any of the words
-#   scripts/inspect --search 'W1 W2'      states of every trajectory holding the words
-#   scripts/inspect --manifest [full]     the manifest
-#
-# CAIRN_BIN overrides the cairn binary; CAIRN_STORE (a PostgreSQL URL) is read by cairn
-# itself when the memory lives there.
-set -eu
-CAIRN=${{CAIRN_BIN:-{bin}}}
-SPACE={space}
-cairn() {{ "$CAIRN" {rest} trajectories --space "$SPACE" "$@"; }}
-usage() {{ sed -n '5,11p' "$0" | sed 's/^# \{{0,1\}}//'; }}
-case "${{1:-}}" in
-  ""|-h|--help) usage; exit 0 ;;
-  --search) shift; [ $# -ge 1 ] || {{ usage >&2; exit 2; }}; cairn search --words "$*"; exit ;;
-  --manifest) shift; if [ "${{1:-}}" = full ]; then cairn manifest --full; else cairn manifest; fi; exit ;;
-esac
-ID=$1; shift
-case "${{1:-}}" in
-  "") cairn summary "$ID" ;;
-  --state) [ $# -ge 2 ] || {{ usage >&2; exit 2; }}; cairn state "$ID" "$2" ;;
-  --span) [ $# -ge 2 ] || {{ usage >&2; exit 2; }}; cairn span "$ID" "$2" ;;
-  --match) [ $# -ge 2 ] || {{ usage >&2; exit 2; }}; cairn match "$ID" "$2" ;;
-  --words) [ $# -ge 2 ] || {{ usage >&2; exit 2; }}; cairn match --words "$ID" "$2" ;;
-  *) echo "scripts/inspect: unknown option $1" >&2; usage >&2; exit 2 ;;
-esac
-"#,
-        space = shell_quote(space),
-        rest = rest.join(" "),
     )
 }
 
@@ -275,19 +220,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn folder_names_never_climb_and_quotes_survive_the_shell() {
+    fn folder_names_never_climb_and_the_workflow_quotes_the_helper() {
         assert_eq!(dir_name("traj-add-apron"), "traj-add-apron");
         assert_eq!(dir_name("a/b c"), "a%2Fb%20c");
         assert_eq!(dir_name(".hidden"), "%2Ehidden");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
-        let s = helper_script("/usr/bin/cairn", &["--dir".into(), "/d d".into()], "agent");
-        assert!(s.contains("CAIRN=${CAIRN_BIN:-'/usr/bin/cairn'}"), "{s}");
+        let doc = workflow("agent", 3, "    scripts/inspect ID --state 7   one state");
+        assert!(doc.contains("space `agent`"), "{doc}");
         assert!(
-            s.contains(
-                "cairn() { \"$CAIRN\" '--dir' '/d d' trajectories --space \"$SPACE\" \"$@\"; }"
+            doc.contains(
+                "## The helper\n\n    scripts/inspect ID --state 7   one state\n\n## Steps"
             ),
-            "{s}"
+            "{doc}"
         );
-        assert!(workflow("agent", 3).contains("space `agent`"));
     }
 }

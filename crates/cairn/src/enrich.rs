@@ -1,11 +1,10 @@
 //! Wiring of the optional LLM into enrichment: the fact reader over an OpenAI-compatible
-//! server, and the background worker that keeps enrichment caught up. Ingest never waits
+//! server (what it asks and how its answer is read: `cairn_engine::fact_reading`), and the background worker that keeps enrichment caught up. Ingest never waits
 //! for either; a server that is down only delays enrichment (retried with backoff).
 use cairn_core::{EnrichError, EnrichInput, EnrichedFact, Enricher};
-use cairn_engine::Engine;
+use cairn_engine::{fact_reading, Engine};
 use cairn_llm::{ChatMessage, ChatRequest, LlmClient};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -38,8 +37,6 @@ impl Default for EnrichmentConfig {
     }
 }
 
-const SYSTEM: &str = "You extract facts from one chat message for a long-term memory. A fact is something the message states about the speaker, another person, or a thing they deal with: a name, an amount, a date, a place, a preference, a plan, who owns a task. Give each fact a short subject naming what the value belongs to (e.g. \"user's cat's name\", \"budget for Project Atlas\") and the value as stated. Reply with JSON only, in the form {\"facts\": [{\"subject\": \"...\", \"value\": \"...\"}]}; reply {\"facts\": []} when the message states no fact.";
-
 /// Reads facts with an LLM (structured output where the server supports it).
 pub struct LlmFactReader {
     client: LlmClient,
@@ -55,46 +52,6 @@ impl LlmFactReader {
     pub fn client(&self) -> &LlmClient {
         &self.client
     }
-
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {"facts": {"type": "array", "items": {
-                "type": "object",
-                "properties": {"subject": {"type": "string"}, "value": {"type": "string"}},
-                "required": ["subject", "value"]
-            }}},
-            "required": ["facts"]
-        })
-    }
-}
-
-/// The facts of a model's JSON answer: `{"facts": [...]}` or a bare array; items without
-/// a subject and a value are dropped.
-pub fn parse_facts(v: &Value) -> Option<Vec<EnrichedFact>> {
-    let items = v.get("facts").unwrap_or(v).as_array()?;
-    let text = |x: &Value, k: &str, max: usize| -> Option<String> {
-        let s = x.get(k)?;
-        let s = match s {
-            Value::String(s) => s.trim().to_string(),
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => b.to_string(),
-            _ => return None,
-        };
-        (!s.is_empty()).then(|| s.chars().take(max).collect())
-    };
-    Some(
-        items
-            .iter()
-            .filter_map(|x| {
-                Some(EnrichedFact {
-                    subject: text(x, "subject", 100)?,
-                    value: text(x, "value", 200)?,
-                })
-            })
-            .take(8)
-            .collect(),
-    )
 }
 
 impl Enricher for LlmFactReader {
@@ -103,24 +60,16 @@ impl Enricher for LlmFactReader {
     }
 
     fn read_facts(&self, m: &EnrichInput<'_>) -> Result<Vec<EnrichedFact>, EnrichError> {
-        let date = m
-            .occurred_at
-            .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
-            .unwrap_or_else(|| "unknown".into());
-        let text: String = m.text.chars().take(4000).collect();
         let req = ChatRequest::new(
             vec![
-                ChatMessage::system(SYSTEM),
-                ChatMessage::user(format!(
-                    "Speaker: {}\nDate: {date}\nMessage: {text}",
-                    m.speaker
-                )),
+                ChatMessage::system(fact_reading::SYSTEM),
+                ChatMessage::user(fact_reading::message(m)),
             ],
             256,
         )
-        .with_schema("facts", Self::schema());
+        .with_schema("facts", fact_reading::answer_schema());
         match self.client.chat_json(&req) {
-            Ok((v, _)) => parse_facts(&v).ok_or_else(|| EnrichError {
+            Ok((v, _)) => fact_reading::parse_facts(&v).ok_or_else(|| EnrichError {
                 message: format!("no facts array in {v:.200}"),
                 transient: false,
             }),

@@ -66,7 +66,9 @@ pub use enrich::EnrichmentConfig;
 pub use error::Error;
 pub use memory::{dir_size, Memory, MemoryConfig};
 pub use trajectories::AgentLlm;
-pub use workspace::{WorkspaceOptions, WorkspaceReport, STATE_FILE as WORKSPACE_STATE_FILE};
+pub use workspace::{
+    WorkspaceHelper, WorkspaceOptions, WorkspaceReport, STATE_FILE as WORKSPACE_STATE_FILE,
+};
 
 /// Parsers of outside formats (JSONL sessions, LongMemEval, LoCoMo, ...).
 pub use cairn_formats as formats;

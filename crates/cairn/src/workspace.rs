@@ -1,7 +1,8 @@
 //! Writing a trajectory workspace to disk, incrementally: what a coding agent expects
 //! (`trajectories/<id>/trajectory.json`, screenshots when they can be found, both
 //! summaries, the workflow document, `scripts/inspect`). The content comes from the
-//! engine (`cairn_engine::workspace`); this module only writes it.
+//! engine (`cairn_engine::workspace`) and, for the helper script, from the caller
+//! ([`WorkspaceHelper`]); this module only writes it.
 //!
 //! Re-running updates the folder: a trajectory whose JSON is unchanged is not written
 //! again, trajectories forgotten since are removed (only folders this export made,
@@ -11,7 +12,7 @@ use crate::memory::space;
 use crate::{Error, Memory};
 use cairn_core::TrajectoryRecord;
 use cairn_engine::workspace::{
-    concise_summary, content_hash, dir_name, full_summary, helper_script, trajectory_json, workflow,
+    concise_summary, content_hash, dir_name, full_summary, trajectory_json, workflow,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -20,14 +21,23 @@ use std::path::{Component, Path, PathBuf};
 /// The record of what an export wrote, kept in the workspace.
 pub const STATE_FILE: &str = ".cairn-workspace.json";
 
+/// The helper script of a workspace (`scripts/inspect`): how an agent in the folder
+/// reaches the inspection verbs, which only its caller knows (the CLI writes one that
+/// calls the `cairn` binary). Secrets (a PostgreSQL URL) belong in the environment, never
+/// in the script.
+#[derive(Debug, Clone)]
+pub struct WorkspaceHelper {
+    /// The script's content (written executable).
+    pub script: String,
+    /// Its usage lines, indented four spaces, quoted by INSTRUCTION.md; it must accept
+    /// `ID` (a summary) and `ID --state N` (one state), as the summaries say.
+    pub usage: String,
+}
+
 /// How to write a workspace.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct WorkspaceOptions {
-    /// The `cairn` binary the helper script calls, and the global arguments that open
-    /// this memory (`--dir /data`); secrets (a PostgreSQL URL) belong in the
-    /// environment, never here.
-    pub program: String,
-    pub args: Vec<String>,
+    pub helper: WorkspaceHelper,
     /// Where the trajectories' screenshot references (relative paths) resolve; the files
     /// found are copied into each trajectory's `screenshots/`.
     pub screenshots_from: Option<PathBuf>,
@@ -230,7 +240,10 @@ impl Memory {
             }
         }
         let files = [
-            ("INSTRUCTION.md", workflow(space_name, records.len())),
+            (
+                "INSTRUCTION.md",
+                workflow(space_name, records.len(), &options.helper.usage),
+            ),
             (
                 "trajectories/TRAJECTORY_SUMMARY_CONCISE.md",
                 concise_summary(&records),
@@ -239,10 +252,7 @@ impl Memory {
                 "trajectories/TRAJECTORY_SUMMARY_FULL.md",
                 full_summary(&records),
             ),
-            (
-                "scripts/inspect",
-                helper_script(&options.program, &options.args, space_name),
-            ),
+            ("scripts/inspect", options.helper.script.clone()),
         ];
         for (name, text) in files {
             if write_if_changed(&dir.join(name), &text)? {

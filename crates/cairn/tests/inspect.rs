@@ -7,7 +7,7 @@
 use cairn::{
     AgentFallback, AgentLlm, AgentMode, AgentOptions, ContextRequest, ContextSpan, Error,
     InspectRecallOptions, LlmConfig, ManifestForm, Memory, MemoryConfig, PatternMode, StoreError,
-    WorkspaceOptions,
+    WorkspaceHelper, WorkspaceOptions,
 };
 use cairn_core::{EmbedError, Embedder};
 use cairn_testkit::llm_stub::{Stub, StubReply};
@@ -467,9 +467,12 @@ fn the_workspace_is_written_and_updated_incrementally() {
     std::fs::create_dir_all(shots.join("screenshots/traj-add-apron")).unwrap();
     std::fs::write(shots.join("screenshots/traj-add-apron/0.png"), b"png").unwrap();
     let ws = dir.path().join("ws");
+    let helper = WorkspaceHelper {
+        script: "#!/bin/sh\nexec /usr/local/bin/my-inspector \"$@\"\n".into(),
+        usage: "    scripts/inspect ID --state 7   one state".into(),
+    };
     let opts = WorkspaceOptions {
-        program: "/usr/local/bin/cairn".into(),
-        args: vec!["--dir".into(), "/data".into()],
+        helper: helper.clone(),
         screenshots_from: Some(shots.clone()),
     };
     let r = m.export_trajectory_workspace(SPACE, &ws, &opts).unwrap();
@@ -497,9 +500,9 @@ fn the_workspace_is_written_and_updated_incrementally() {
     assert!(full.contains("click [1247] # [1247] button 'Save Rule'"));
     assert!(std::fs::read_to_string(ws.join("INSTRUCTION.md"))
         .unwrap()
-        .contains("scripts/inspect ID --state 7"));
+        .contains(&helper.usage));
     let script = std::fs::read_to_string(ws.join("scripts/inspect")).unwrap();
-    assert!(script.contains("'/usr/local/bin/cairn'") && script.contains("'--dir' '/data'"));
+    assert_eq!(script, helper.script);
 
     // Again: nothing changed, nothing rewritten.
     let before = std::fs::metadata(ws.join("trajectories/traj-add-apron/trajectory.json"))
