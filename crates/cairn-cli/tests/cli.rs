@@ -109,7 +109,12 @@ fn killed_ingest_loses_nothing_acknowledged() {
     write_sessions(&b, "b", 600);
     run_ok(cairn(&dir).args(["ingest", "--space", "s"]).arg(&a));
 
-    for delay_ms in [300u64, 900, 1500] {
+    // Each kill lands after the running ingest has written something more (the data
+    // directory grew), so the rounds cut it mid-way rather than before it starts; at least
+    // one kill must land on a running ingest that had written, or the test proves nothing.
+    let mut cut_midway = false;
+    for grown_by in [1u64, 64 << 10, 256 << 10] {
+        let before = cairn::dir_size(&dir);
         let mut child = cairn(&dir)
             .args(["ingest", "--space", "s"])
             .arg(&b)
@@ -117,8 +122,16 @@ fn killed_ingest_loses_nothing_acknowledged() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        child.kill().unwrap(); // SIGKILL
+        let limit = std::time::Instant::now() + Duration::from_secs(120);
+        while cairn::dir_size(&dir) < before + grown_by
+            && child.try_wait().unwrap().is_none()
+            && std::time::Instant::now() < limit
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let wrote = cairn::dir_size(&dir) >= before + grown_by;
+        cut_midway |= wrote && child.try_wait().unwrap().is_none();
+        child.kill().ok(); // SIGKILL (no-op when it already finished)
         child.wait().unwrap();
 
         let stats = json(cairn(&dir).args(["--json", "stats", "--space", "s"]));
@@ -142,6 +155,7 @@ fn killed_ingest_loses_nothing_acknowledged() {
         let hits = r["hits"].as_array().unwrap();
         assert!(hits.iter().any(|h| h["session_id"] == "a-17"), "{r}");
     }
+    assert!(cut_midway, "no kill landed while the ingest was writing");
     // Re-running the interrupted ingest completes it; nothing is duplicated.
     run_ok(cairn(&dir).args(["ingest", "--space", "s"]).arg(&b));
     let stats = json(cairn(&dir).args(["--json", "stats", "--space", "s"]));

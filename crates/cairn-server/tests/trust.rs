@@ -198,7 +198,6 @@ fn one_request_cannot_ask_for_unbounded_work() {
     let messages: Vec<Value> = (0..10_000)
         .map(|i| json!({"role": "user", "text": format!("m {i}")}))
         .collect();
-    let t = std::time::Instant::now();
     let r = s.post(
         MESSAGES,
         &["alice"],
@@ -206,11 +205,8 @@ fn one_request_cannot_ask_for_unbounded_work() {
         &json!({"session_id": "s", "messages": messages}),
     );
     refused(&r, 413, "too_much_work", "messages");
-    assert!(
-        t.elapsed().as_secs() < 10,
-        "refusing took {:?}",
-        t.elapsed()
-    );
+    // Refused before any work: nothing of it was stored.
+    assert_eq!(s.get(SESSION, &["alice", "s"], ADMIN).status, 404);
     let sessions: Vec<Value> = (0..20).map(|i| json!({"id": format!("s{i}"), "messages": (0..60).map(|j| json!({"role": "user", "text": format!("t {j}")})).collect::<Vec<_>>()})).collect();
     let r = s.post(
         "/v1/spaces/{space}/sessions/batch",
