@@ -46,7 +46,7 @@ pub struct AgentArgs {
     /// Seconds for the whole run.
     #[arg(long, default_value_t = 120.0)]
     time_budget: f64,
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = cairn::inspect_limits::DEFAULT_CONTEXT_TOKENS)]
     token_budget: usize,
     #[arg(long, value_enum, default_value_t = FallbackArg::Recall)]
     fallback: FallbackArg,
@@ -129,7 +129,7 @@ pub enum TrajCommand {
     /// Recall + inspection (no LLM): recall shortlists, the best states become spans.
     Inspect {
         question: String,
-        #[arg(long, default_value_t = 2000)]
+        #[arg(long, default_value_t = cairn::inspect_limits::DEFAULT_CONTEXT_TOKENS)]
         token_budget: usize,
     },
     /// The agent controller: an LLM inspects the trajectories and answers with a note and

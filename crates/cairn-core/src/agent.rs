@@ -80,6 +80,9 @@ pub struct AgentOptions {
     pub fallback_top_k: usize,
 }
 
+/// The longest one agent run may take (ten minutes): no single request runs away.
+pub const MAX_AGENT_TIME_MS: u64 = 600_000;
+
 impl Default for AgentOptions {
     fn default() -> Self {
         Self {
@@ -113,25 +116,18 @@ impl AgentOptions {
                 format!("must be 1..=100, got {}", self.max_steps),
             );
         }
-        if self.time_budget_ms == 0 || self.time_budget_ms > 3_600_000 {
+        if self.time_budget_ms == 0 || self.time_budget_ms > MAX_AGENT_TIME_MS {
             return bad(
                 "time_budget_ms",
-                format!("must be 1..=3600000, got {}", self.time_budget_ms),
+                format!(
+                    "`time_budget_ms` must be 1..={MAX_AGENT_TIME_MS}, got {}",
+                    self.time_budget_ms
+                ),
             );
         }
-        if self.token_budget == 0 || self.token_budget > crate::recall::MAX_TOKEN_BUDGET {
-            return bad(
-                "token_budget",
-                format!("must be 1..={}", crate::recall::MAX_TOKEN_BUDGET),
-            );
-        }
-        if self.fallback_top_k == 0 || self.fallback_top_k > crate::recall::MAX_TOP_K {
-            return bad(
-                "fallback_top_k",
-                format!("must be 1..={}", crate::recall::MAX_TOP_K),
-            );
-        }
-        Ok(())
+        use crate::recall::{in_range, MAX_TOKEN_BUDGET, MAX_TOP_K};
+        in_range("token_budget", self.token_budget, MAX_TOKEN_BUDGET)?;
+        in_range("fallback_top_k", self.fallback_top_k, MAX_TOP_K)
     }
 }
 

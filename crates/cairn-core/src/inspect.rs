@@ -329,16 +329,11 @@ fn default_context_tokens() -> usize {
 impl ContextRequest {
     /// Checks sizes and shapes; errors name the field (`spans[2].end_state`).
     pub fn validate(&self) -> Result<(), InputError> {
-        if self.token_budget == 0 || self.token_budget > crate::recall::MAX_TOKEN_BUDGET {
-            return Err(InputError::new(
-                "token_budget",
-                format!(
-                    "`token_budget` must be 1..={}, got {}",
-                    crate::recall::MAX_TOKEN_BUDGET,
-                    self.token_budget
-                ),
-            ));
-        }
+        crate::recall::in_range(
+            "token_budget",
+            self.token_budget,
+            crate::recall::MAX_TOKEN_BUDGET,
+        )?;
         if self.note.len() > MAX_NOTE_BYTES {
             return Err(InputError::new(
                 "note",
@@ -431,6 +426,20 @@ impl Default for InspectRecallOptions {
             trajectories: 3,
             max_states: 6,
         }
+    }
+}
+
+/// Trajectories one recall + inspection may shortlist.
+pub const MAX_INSPECT_TRAJECTORIES: usize = 100;
+
+impl InspectRecallOptions {
+    /// Checks every bound; errors name the field. The engine refuses what this refuses.
+    pub fn validate(&self) -> Result<(), InputError> {
+        use crate::recall::{MAX_TOKEN_BUDGET, MAX_TOP_K};
+        crate::recall::in_range("token_budget", self.token_budget, MAX_TOKEN_BUDGET)?;
+        crate::recall::in_range("top_k", self.top_k, MAX_TOP_K)?;
+        crate::recall::in_range("trajectories", self.trajectories, MAX_INSPECT_TRAJECTORIES)?;
+        crate::recall::in_range("max_states", self.max_states, MAX_TOP_K)
     }
 }
 

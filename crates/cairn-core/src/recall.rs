@@ -34,6 +34,17 @@ pub const MAX_TOP_K: usize = 1000;
 /// Largest `token_budget` accepted.
 pub const MAX_TOKEN_BUDGET: usize = 1_000_000;
 
+/// Checks `1..=max` for a count or budget; the error names the field.
+pub fn in_range(field: &str, v: usize, max: usize) -> Result<(), InputError> {
+    if v == 0 || v > max {
+        return Err(InputError::new(
+            field,
+            format!("`{field}` must be 1..={max}, got {v}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Options of one recall. `Default` gives the engine's stock settings
 /// (`top_k=3, token_budget=600, format=synthesized`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

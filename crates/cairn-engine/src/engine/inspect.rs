@@ -244,12 +244,13 @@ impl Engine {
         question: &str,
         opts: &InspectRecallOptions,
     ) -> Result<InspectedRecall, EngineError> {
+        opts.validate()?;
         let t0 = Instant::now();
         let recall = self.recall(
             space,
             question,
             &RecallOptions {
-                top_k: opts.top_k.clamp(1, cairn_core::recall::MAX_TOP_K),
+                top_k: opts.top_k,
                 // Only the hits are used; the context is rendered from the spans.
                 token_budget: 1,
                 format: Format::Raw,

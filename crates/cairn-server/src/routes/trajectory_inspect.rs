@@ -24,9 +24,6 @@ use std::sync::Arc;
 type S = Arc<AppState>;
 type ApiResult<T> = Result<T, ApiError>;
 
-/// Longest agent run a request may ask for, milliseconds.
-pub const MAX_AGENT_MS: u64 = 600_000;
-
 fn query<T>(q: Result<Query<T>, QueryRejection>) -> ApiResult<T> {
     q.map(|Query(v)| v).map_err(|e| {
         ApiError::new(
@@ -217,18 +214,8 @@ pub(crate) async fn inspect_op(
         trajectories: o.trajectories.unwrap_or(d.trajectories),
         ..d
     };
-    for (field, v, max) in [
-        ("token_budget", opts.token_budget, 1_000_000),
-        ("top_k", opts.top_k, 1000),
-        ("trajectories", opts.trajectories, 100),
-    ] {
-        if v == 0 || v > max {
-            return Err(ApiError::invalid(
-                field,
-                format!("`{field}` must be 1..={max}"),
-            ));
-        }
-    }
+    opts.validate()
+        .map_err(|e| ApiError::invalid(e.record.clone(), e.to_string()))?;
     blocking(st, move |m| {
         m.trajectory_recall_inspect(&space, &question, &opts)
     })
@@ -249,16 +236,9 @@ pub(crate) async fn agent_op(
         "question",
     )?;
     let d = AgentOptions::default();
-    let time_budget_ms = r.time_budget_ms.unwrap_or(d.time_budget_ms);
-    if time_budget_ms == 0 || time_budget_ms > MAX_AGENT_MS {
-        return Err(ApiError::invalid(
-            "time_budget_ms",
-            format!("`time_budget_ms` must be 1..={MAX_AGENT_MS}"),
-        ));
-    }
     let opts = AgentOptions {
         max_steps: r.max_steps.unwrap_or(d.max_steps),
-        time_budget_ms,
+        time_budget_ms: r.time_budget_ms.unwrap_or(d.time_budget_ms),
         token_budget: r.token_budget.unwrap_or(d.token_budget),
         fallback: r.fallback.unwrap_or(d.fallback),
         ..d

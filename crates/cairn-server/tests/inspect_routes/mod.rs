@@ -215,6 +215,14 @@ pub fn exercise(s: &Server, k: &str, sp: &str) {
         &json!({"question": "x", "time_budget_ms": 0}),
     );
     assert_eq!(r.body["field"], "time_budget_ms");
+    // One bound, the engine's: ten minutes.
+    let r = s.post(
+        AGENT,
+        &[sp],
+        k,
+        &json!({"question": "x", "time_budget_ms": 600_001}),
+    );
+    assert_eq!(r.body["field"], "time_budget_ms", "{}", r.text);
 
     // The MCP tools answer the same, as text.
     let (err, t) = tool(s, k, "trajectory_manifest", json!({"space": sp}));
