@@ -546,6 +546,32 @@ fn cpu_ns(pid: u32) -> Result<u64> {
     Ok(total)
 }
 
+/// What every probe reads besides the dimension's own data (the trajectory `t0` and a
+/// fact about the budget for Atlas), where the dimension does not grow it itself: a
+/// probe of a missing thing would measure a 404.
+fn baseline(client: &Client, dim: &Dimension) -> Result<()> {
+    let space = encode(&dim.ctx.space);
+    if !matches!(dim.name, "trajectories" | "states per trajectory") {
+        ok(
+            client.post(
+                &format!("/v1/spaces/{space}/trajectories"),
+                &json!({"trajectories": [small_run("t0")]}),
+            ),
+            "seeding the baseline trajectory",
+        )?;
+    }
+    if dim.name != "versions of one subject" {
+        ok(
+            client.post(
+                &format!("/v1/spaces/{space}/sessions"),
+                &two_messages("baseline", "The budget for Atlas is $100k."),
+            ),
+            "seeding the baseline fact",
+        )?;
+    }
+    Ok(())
+}
+
 fn send(client: &Client, r: &Req) -> Result<crate::serve::Resp, String> {
     client.request(
         r.method,
@@ -559,12 +585,15 @@ fn answered(r: &crate::serve::Resp) -> bool {
     (200..300).contains(&r.status) && r.body["result"]["isError"] != json!(true)
 }
 
+/// Grows a dimension's space from the first N to the second.
+type Grow = Box<dyn FnMut(&Client, &Ctx, usize, usize, &mut Rng) -> Result<()>>;
+
 /// One dimension: its name, what its N counts, and how to grow its space to N.
 struct Dimension {
     name: &'static str,
     sizes: Vec<usize>,
     ctx: Ctx,
-    grow: Box<dyn FnMut(&Client, &Ctx, usize, usize, &mut Rng) -> Result<()>>,
+    grow: Grow,
     /// Probes measured (all when `None`).
     probes: Option<&'static [&'static str]>,
 }
@@ -980,7 +1009,10 @@ pub fn run(
     };
     let probed: BTreeSet<String> = route_probes(&Ctx::new("x"), 0)
         .into_iter()
-        .map(|p| p.name.split(" (").next().unwrap_or(&p.name).to_string())
+        .map(|p| match p.name.strip_prefix("mcp ") {
+            Some(_) => "POST /mcp".to_string(),
+            None => p.name.split(" (").next().unwrap_or(&p.name).to_string(),
+        })
         .collect();
     report.unprobed_routes = spec_routes(&client)?
         .into_iter()
@@ -992,6 +1024,7 @@ pub fn run(
     for mut dim in dimensions(opts) {
         let mut rows: Vec<Row> = Vec::new();
         let mut have = 0;
+        baseline(&client, &dim)?;
         for (step, &n) in dim.sizes.clone().iter().enumerate() {
             progress(&format!("{}: growing to {n}", dim.name));
             (dim.grow)(&client, &dim.ctx, have, n, &mut rng)?;

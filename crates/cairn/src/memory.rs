@@ -506,10 +506,9 @@ impl Memory {
         }
         // Nothing is written unless every line is valid and none conflicts.
         session_lines.extend(trajectory_lines);
-        Ok(self
-            .engine
+        self.engine
             .import(sessions, trajectories, opts)
-            .map_err(|e| on_lines(e, &session_lines))?)
+            .map_err(|e| on_lines(e, &session_lines))
     }
 
     /// Inserts an agent trajectory; inserting the same one again changes nothing.

@@ -14,12 +14,15 @@ use cairn_core::{SessionRecord, TrajectoryRecord, Unit};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+/// A staged vector by its cache key, with how many writes staged it.
+type ByKey = HashMap<[u8; 32], (Arc<Vec<f32>>, usize)>;
+
 /// Staged vectors by cache key, each with how many writes staged it.
 #[derive(Default)]
-pub(super) struct Staged(Mutex<HashMap<[u8; 32], (Arc<Vec<f32>>, usize)>>);
+pub(super) struct Staged(Mutex<ByKey>);
 
 impl Staged {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], (Arc<Vec<f32>>, usize)>> {
+    fn map(&self) -> std::sync::MutexGuard<'_, ByKey> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
