@@ -1,26 +1,37 @@
 //! Configuration: file (TOML) < environment < flags.
 use anyhow::{Context, Result};
 use cairn::MemoryConfig;
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-/// Reads the configuration file (explicit, or `cairn.toml` in the data directory when
-/// present), then applies flag/env overrides.
+/// The configuration file: explicit, or `cairn.toml` in the data directory when present.
+fn file(explicit: Option<&Path>, dir: &Path) -> Result<Option<(PathBuf, toml::Table)>> {
+    let in_dir = dir.join("cairn.toml");
+    let path = match explicit {
+        Some(p) => p.to_path_buf(),
+        None if in_dir.exists() => in_dir,
+        None => return Ok(None),
+    };
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let table: toml::Table =
+        toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    Ok(Some((path, table)))
+}
+
+/// Reads the memory's configuration from the file (its `[server]` table is
+/// [`server_file`]'s), then applies flag/env overrides.
 pub fn load(
     explicit: Option<&Path>,
     dir: &Path,
     model_dir: Option<PathBuf>,
     embedding_cache: Option<PathBuf>,
 ) -> Result<MemoryConfig> {
-    let in_dir = dir.join("cairn.toml");
-    let path = match explicit {
-        Some(p) => Some(p.to_path_buf()),
-        None => in_dir.exists().then_some(in_dir),
-    };
-    let mut cfg = match path {
-        Some(p) => {
-            let text =
-                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-            toml::from_str(&text).with_context(|| format!("parsing {}", p.display()))?
+    let mut cfg = match file(explicit, dir)? {
+        Some((path, mut table)) => {
+            table.remove("server");
+            MemoryConfig::deserialize(toml::Value::Table(table))
+                .with_context(|| format!("parsing {}", path.display()))?
         }
         None => MemoryConfig::default(),
     };
@@ -31,6 +42,35 @@ pub fn load(
         cfg.embedding_cache = Some(c);
     }
     Ok(cfg)
+}
+
+/// The `[server]` table of the configuration file: what `cairn serve`'s flags (and their
+/// `CAIRN_*` variables) set, each under the flag's name with `_` for `-`.
+#[derive(Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerFile {
+    pub max_body_bytes: Option<usize>,
+    pub max_batch_sessions: Option<usize>,
+    pub max_request_messages: Option<usize>,
+    pub max_text_bytes: Option<usize>,
+    pub max_query_bytes: Option<usize>,
+    pub max_request_ms: Option<u64>,
+    pub header_timeout_ms: Option<u64>,
+    pub body_timeout_ms: Option<u64>,
+    pub max_connections: Option<usize>,
+    pub shutdown_timeout_ms: Option<u64>,
+    pub allowed_hosts: Option<Vec<String>>,
+}
+
+pub fn server_file(explicit: Option<&Path>, dir: &Path) -> Result<ServerFile> {
+    let Some((path, mut table)) = file(explicit, dir)? else {
+        return Ok(ServerFile::default());
+    };
+    match table.remove("server") {
+        None => Ok(ServerFile::default()),
+        Some(v) => ServerFile::deserialize(v)
+            .with_context(|| format!("parsing [server] of {}", path.display())),
+    }
 }
 
 #[cfg(test)]
@@ -52,6 +92,31 @@ mod tests {
         std::fs::write(dir.path().join("cairn.toml"), "[engine.rank]\nrrf = 1\n").unwrap();
         let err = load(None, dir.path(), None, None).unwrap_err();
         assert!(format!("{err:#}").contains("rrf"), "{err:#}");
+    }
+
+    #[test]
+    fn the_server_table_is_the_servers() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("cairn.toml"),
+            "[embed]\nbatch_size = 8\n[server]\nheader_timeout_ms = 2500\nmax_connections = 7\n",
+        )
+        .unwrap();
+        assert_eq!(
+            load(None, dir.path(), None, None).unwrap().embed.batch_size,
+            8
+        );
+        let s = server_file(None, dir.path()).unwrap();
+        assert_eq!(s.header_timeout_ms, Some(2500));
+        assert_eq!(s.max_connections, Some(7));
+        assert_eq!(s.body_timeout_ms, None);
+        std::fs::write(
+            dir.path().join("cairn.toml"),
+            "[server]\nheader_timeout = 1\n",
+        )
+        .unwrap();
+        let err = format!("{:#}", server_file(None, dir.path()).unwrap_err());
+        assert!(err.contains("header_timeout"), "{err}");
     }
 
     #[test]

@@ -169,7 +169,10 @@ fn run(cli: Cli) -> Result<()> {
         #[cfg(feature = "reliability")]
         Command::Reliability(cmd) => reliability::run(cmd),
         Command::Migrate => commands::migrate(load_config(&cli)?.store, json),
-        Command::Serve(args) => server::serve(open(&cli)?, args),
+        Command::Serve(args) => {
+            let file = config::server_file(cli.config_file.as_deref(), &cli.dir)?;
+            server::serve(open(&cli)?, args, file)
+        }
         Command::Mcp(args) => server::mcp(open(&cli)?, args),
         Command::Keys(cmd) => {
             let store = load_config(&cli)?.store;

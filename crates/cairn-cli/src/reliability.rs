@@ -1,8 +1,8 @@
-//! `cairn reliability <crash|soak|badinput|backup|fuzz>`: the drivers of `cairn-reliability`
+//! `cairn reliability <crash|soak|badinput|backup|fuzz|scaling>`: the drivers of `cairn-reliability`
 //! with flags in and a JSON report out. Each runs this very binary as `cairn serve` (and
 //! `cairn check`, `export`, `import`) in a scratch data directory.
 use anyhow::{bail, Context, Result};
-use cairn_reliability::{backup, badinput, crash, fuzz, soak, Cairn};
+use cairn_reliability::{backup, badinput, crash, fuzz, scaling, soak, Cairn};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -53,6 +53,31 @@ pub enum ReliabilityCommand {
         sessions: usize,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        #[command(flatten)]
+        work: Work,
+    },
+    /// The CPU of every route and MCP tool as each dimension a request depends on
+    /// doubles (speakers, names, sessions, messages per session, versions, subjects,
+    /// trajectories, states, spaces, filter conditions); fails on growth faster than
+    /// linear (docs/reliability.md).
+    Scaling {
+        /// N of each dimension's first size.
+        #[arg(long, default_value_t = scaling::ScalingOptions::default().base)]
+        base: usize,
+        /// Doublings after the first size.
+        #[arg(long, default_value_t = scaling::ScalingOptions::default().doublings)]
+        doublings: usize,
+        /// Cold measurements per probe and size (their median counts).
+        #[arg(long, default_value_t = scaling::ScalingOptions::default().reps)]
+        reps: usize,
+        /// Only this dimension (repeat for several).
+        #[arg(long = "dimension")]
+        only: Vec<String>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also write the table as markdown to this file.
+        #[arg(long)]
+        markdown: Option<PathBuf>,
         #[command(flatten)]
         work: Work,
     },
@@ -162,6 +187,30 @@ pub fn run(cmd: &ReliabilityCommand) -> Result<()> {
             let (dir, _keep) = work.dir()?;
             let r = badinput::run(&Cairn::new(&bin, dir.join("data")), say)?;
             report(&r, r.passed(), "badinput")
+        }
+        ReliabilityCommand::Scaling {
+            base,
+            doublings,
+            reps,
+            only,
+            seed,
+            markdown,
+            work,
+        } => {
+            let (dir, _keep) = work.dir()?;
+            let opts = scaling::ScalingOptions {
+                base: *base,
+                doublings: *doublings,
+                reps: *reps,
+                only: only.clone(),
+                seed: *seed,
+            };
+            let r = scaling::run(&Cairn::new(&bin, dir.join("data")), &opts, say)?;
+            if let Some(path) = markdown {
+                std::fs::write(path, r.markdown())
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            report(&r, r.passed(), "scaling")
         }
         ReliabilityCommand::Backup {
             sessions,

@@ -1,7 +1,8 @@
 //! `cairn serve`, `cairn mcp`, `cairn keys`: flags in, `cairn-server` calls out.
+use crate::config::ServerFile;
 use anyhow::{bail, Context, Result};
 use cairn::Memory;
-use cairn_server::{AppState, AuthMode, KeyStore, Limits, ServerConfig};
+use cairn_server::{AppState, AuthMode, ConnectionLimits, KeyStore, Limits, ServerConfig};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -19,25 +20,114 @@ pub struct ServeArgs {
     /// loopback address.
     #[arg(long)]
     pub no_auth: bool,
-    /// Largest request body in bytes.
-    #[arg(long, default_value_t = Limits::default().max_body_bytes)]
-    pub max_body_bytes: usize,
-    /// Most sessions in one batch or import.
-    #[arg(long, default_value_t = Limits::default().max_batch_sessions)]
-    pub max_batch_sessions: usize,
-    /// Most messages (and trajectory states) one write may add.
-    #[arg(long, default_value_t = Limits::default().max_request_messages)]
-    pub max_request_messages: usize,
-    /// Longest message text (and trajectory field) in bytes.
-    #[arg(long, default_value_t = Limits::default().max_text_bytes)]
-    pub max_text_bytes: usize,
-    /// Longest recall query in bytes.
-    #[arg(long, default_value_t = Limits::default().max_query_bytes)]
-    pub max_query_bytes: usize,
+    /// Largest request body in bytes [default: 8 MiB].
+    #[arg(long, env = "CAIRN_MAX_BODY_BYTES")]
+    pub max_body_bytes: Option<usize>,
+    /// Most sessions in one batch or import [default: 1000].
+    #[arg(long, env = "CAIRN_MAX_BATCH_SESSIONS")]
+    pub max_batch_sessions: Option<usize>,
+    /// Most messages (and trajectory states) one write may add [default: 1000].
+    #[arg(long, env = "CAIRN_MAX_REQUEST_MESSAGES")]
+    pub max_request_messages: Option<usize>,
+    /// Longest message text (and trajectory field) in bytes [default: 1 MiB].
+    #[arg(long, env = "CAIRN_MAX_TEXT_BYTES")]
+    pub max_text_bytes: Option<usize>,
+    /// Longest recall query in bytes [default: 16 KiB].
+    #[arg(long, env = "CAIRN_MAX_QUERY_BYTES")]
+    pub max_query_bytes: Option<usize>,
+    /// Longest a request may work, in ms, before it is answered 503 `too_much_work`; 0:
+    /// no bound [default: 10000].
+    #[arg(long, env = "CAIRN_MAX_REQUEST_MS")]
+    pub max_request_ms: Option<u64>,
+    /// Time a client has to send a request head, in ms, from the connection opening or
+    /// the previous response (so also how long an idle connection stays open)
+    /// [default: 10000].
+    #[arg(long, env = "CAIRN_HEADER_TIMEOUT_MS")]
+    pub header_timeout_ms: Option<u64>,
+    /// Time a client has to send a whole request body, in ms [default: 30000].
+    #[arg(long, env = "CAIRN_BODY_TIMEOUT_MS")]
+    pub body_timeout_ms: Option<u64>,
+    /// Connections served at once; more wait until one closes [default: 1024, or half
+    /// the open-file limit when lower].
+    #[arg(long, env = "CAIRN_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// After SIGTERM or Ctrl-C: time in-flight requests get to finish, in ms
+    /// [default: 30000].
+    #[arg(long, env = "CAIRN_SHUTDOWN_TIMEOUT_MS")]
+    pub shutdown_timeout_ms: Option<u64>,
     /// Host names the server answers to (DNS-rebinding protection, every route). Default:
     /// the loopback names when bound to loopback, any host otherwise.
     #[arg(long = "allowed-host")]
     pub allowed_hosts: Vec<String>,
+}
+
+impl ServeArgs {
+    /// The server's settings: these flags (or their variables), else the configuration
+    /// file's `[server]` table, else the defaults.
+    fn config(&self, file: ServerFile, auth: AuthMode) -> ServerConfig {
+        let loopback = self.bind.ip().is_loopback();
+        let (l, c) = (Limits::default(), ConnectionLimits::default());
+        let ms = std::time::Duration::from_millis;
+        let allowed_hosts = if !self.allowed_hosts.is_empty() {
+            Some(self.allowed_hosts.clone())
+        } else if let Some(hosts) = file.allowed_hosts {
+            Some(hosts)
+        } else if loopback {
+            Some(cairn_server::loopback_hosts())
+        } else {
+            None
+        };
+        let request_ms = self.max_request_ms.or(file.max_request_ms);
+        ServerConfig {
+            limits: Limits {
+                max_body_bytes: self
+                    .max_body_bytes
+                    .or(file.max_body_bytes)
+                    .unwrap_or(l.max_body_bytes),
+                max_batch_sessions: self
+                    .max_batch_sessions
+                    .or(file.max_batch_sessions)
+                    .unwrap_or(l.max_batch_sessions),
+                max_request_messages: self
+                    .max_request_messages
+                    .or(file.max_request_messages)
+                    .unwrap_or(l.max_request_messages),
+                max_text_bytes: self
+                    .max_text_bytes
+                    .or(file.max_text_bytes)
+                    .unwrap_or(l.max_text_bytes),
+                max_query_bytes: self
+                    .max_query_bytes
+                    .or(file.max_query_bytes)
+                    .unwrap_or(l.max_query_bytes),
+                max_request_time: match request_ms {
+                    Some(0) => None,
+                    Some(n) => Some(ms(n)),
+                    None => l.max_request_time,
+                },
+            },
+            connections: ConnectionLimits {
+                header_timeout: self
+                    .header_timeout_ms
+                    .or(file.header_timeout_ms)
+                    .map_or(c.header_timeout, ms),
+                body_timeout: self
+                    .body_timeout_ms
+                    .or(file.body_timeout_ms)
+                    .map_or(c.body_timeout, ms),
+                max_connections: self
+                    .max_connections
+                    .or(file.max_connections)
+                    .unwrap_or(c.max_connections),
+                shutdown_timeout: self
+                    .shutdown_timeout_ms
+                    .or(file.shutdown_timeout_ms)
+                    .map_or(c.shutdown_timeout, ms),
+            },
+            auth,
+            allowed_hosts,
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -93,7 +183,7 @@ async fn shutdown_signal() {
     tracing::info!("shutting down");
 }
 
-pub fn serve(memory: Memory, args: &ServeArgs) -> Result<()> {
+pub fn serve(memory: Memory, args: &ServeArgs, file: ServerFile) -> Result<()> {
     let loopback = args.bind.ip().is_loopback();
     let auth = if args.no_auth {
         if !loopback {
@@ -108,24 +198,8 @@ pub fn serve(memory: Memory, args: &ServeArgs) -> Result<()> {
             admin_key: args.admin_key.clone(),
         }
     };
-    let allowed_hosts = if !args.allowed_hosts.is_empty() {
-        Some(args.allowed_hosts.clone())
-    } else if loopback {
-        Some(cairn_server::loopback_hosts())
-    } else {
-        None
-    };
-    let config = ServerConfig {
-        limits: Limits {
-            max_body_bytes: args.max_body_bytes,
-            max_batch_sessions: args.max_batch_sessions,
-            max_request_messages: args.max_request_messages,
-            max_text_bytes: args.max_text_bytes,
-            max_query_bytes: args.max_query_bytes,
-        },
-        auth,
-        allowed_hosts,
-    };
+    let config = args.config(file, auth);
+    let shutdown_timeout = config.connections.shutdown_timeout;
     let state = AppState::new(Arc::new(memory), config)?;
     if matches!(&state.config.auth, AuthMode::Keys { admin_key: None })
         && state.keys.list()?.iter().all(|k| k.revoked_at.is_some())
@@ -145,6 +219,10 @@ pub fn serve(memory: Memory, args: &ServeArgs) -> Result<()> {
         cairn_server::serve(listener, state.clone(), shutdown_signal()).await?;
         anyhow::Ok(())
     })?;
+    // A library call still running past the deadline (its connection already dropped)
+    // gets as long again; a write is one transaction, so stopping it loses nothing
+    // acknowledged.
+    rt.shutdown_timeout(shutdown_timeout);
     // Requests are done; closing the memory flushes its indexes.
     drop(state);
     Ok(())

@@ -22,7 +22,22 @@ impl fmt::Debug for SpaceId {
 }
 
 impl SpaceId {
+    /// A space name given as input: [`SpaceId::stored`]'s rules, and not `.` or `..`,
+    /// which URL clients rewrite (`/v1/spaces/../stats` reaches `/v1/stats`).
     pub fn new(name: impl Into<String>) -> Result<Self, InputError> {
+        let name = name.into();
+        if name == "." || name == ".." {
+            return Err(InputError::new(
+                format!("space {name:?}"),
+                "name is a dot segment, which URL clients rewrite (`/v1/spaces/../stats` is `/v1/stats`)",
+            ));
+        }
+        Self::stored(name)
+    }
+
+    /// A space name read back from a store (or a record naming its space): the character
+    /// rules only, so a space created before `.` and `..` were refused stays readable.
+    pub fn stored(name: impl Into<String>) -> Result<Self, InputError> {
         let name = name.into();
         if name.is_empty() {
             return Err(InputError::new("space", "name is empty"));
@@ -54,10 +69,12 @@ fn truncate_for_message(s: &str) -> String {
     s.chars().take(40).collect::<String>() + "..."
 }
 
+/// Deserialized names are stored ones (records, export lines): an import names its space
+/// as input and checks it with [`SpaceId::new`].
 impl TryFrom<String> for SpaceId {
     type Error = InputError;
     fn try_from(value: String) -> Result<Self, Self::Error> {
-        Self::new(value)
+        Self::stored(value)
     }
 }
 
@@ -87,5 +104,18 @@ mod tests {
         assert!(SpaceId::new("x".repeat(129)).is_err());
         let err = SpaceId::new("a/b").unwrap_err();
         assert!(err.to_string().contains("'/'"), "{err}");
+    }
+
+    #[test]
+    fn dot_segments_are_refused_as_input_but_read_back_when_stored() {
+        for name in [".", ".."] {
+            let err = SpaceId::new(name).unwrap_err();
+            assert!(err.to_string().contains("dot segment"), "{err}");
+            assert!(SpaceId::stored(name).is_ok());
+            let back: SpaceId = serde_json::from_value(serde_json::json!(name)).unwrap();
+            assert_eq!(back.as_str(), name);
+        }
+        assert!(SpaceId::new(".hidden").is_ok());
+        assert!(SpaceId::new("a..b").is_ok());
     }
 }

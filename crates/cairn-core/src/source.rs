@@ -265,6 +265,14 @@ fn check_id_inner(id: &str, rec: &str, field: &str) -> Result<(), InputError> {
             format!("field `{field}` looks like a file path (leading `/` or a `..` segment)"),
         ));
     }
+    // Ids are path segments of the HTTP API, and URL clients remove dot segments before
+    // sending: `/sessions/.` would reach `/sessions`.
+    if id.split(['/', '\\']).any(|seg| seg == ".") {
+        return Err(InputError::new(
+            rec,
+            format!("field `{field}` is or holds a `.` segment, which URL clients rewrite"),
+        ));
+    }
     Ok(())
 }
 
@@ -281,8 +289,20 @@ pub(crate) fn check_speaker(s: &str, rec: &str) -> Result<(), InputError> {
     Ok(())
 }
 
-/// Metadata is a JSON object (or absent) whose keys and strings hold no NUL: filters
-/// address it by key, and every store must keep it byte for byte.
+/// Deepest nesting of a metadata value (or a trajectory's outcome), counting the object
+/// itself: `{"a": [1]}` is 2 deep. A stored record wraps metadata in up to five levels
+/// of its own (export line, record, session, messages, message), and every JSON reader
+/// Cairn uses stops at 128 levels (serde_json's recursion limit); 32 keeps whatever is
+/// accepted readable with room to spare.
+pub const MAX_METADATA_DEPTH: usize = 32;
+/// Largest metadata value (or outcome), in bytes of compact JSON: metadata travels with
+/// every session listing and filter, so it is bounded like an id, not like a text.
+pub const MAX_METADATA_BYTES: usize = 64 << 10;
+
+/// Metadata is a JSON object (or absent) whose keys and strings hold no NUL, nested at
+/// most [`MAX_METADATA_DEPTH`] deep and at most [`MAX_METADATA_BYTES`] long: filters
+/// address it by key, every store must keep it byte for byte, and every reader must read
+/// it back.
 pub(crate) fn check_metadata(v: &Value, rec: &str, field: &str) -> Result<(), InputError> {
     match v {
         Value::Null | Value::Object(_) => {}
@@ -297,37 +317,74 @@ pub(crate) fn check_metadata(v: &Value, rec: &str, field: &str) -> Result<(), In
             .at(field))
         }
     }
-    fn walk(v: &Value, path: &mut String) -> Option<String> {
+    check_json_value(v, rec, field)
+}
+
+/// A JSON value kept verbatim (metadata, a trajectory's outcome): no NUL in a key or a
+/// string, at most [`MAX_METADATA_DEPTH`] deep, at most [`MAX_METADATA_BYTES`] long.
+/// Walked with a stack of its own, so a value built deeper than any parser allows (the
+/// library takes `serde_json::Value`s) is refused, not a stack overflow.
+pub(crate) fn check_json_value(v: &Value, rec: &str, field: &str) -> Result<(), InputError> {
+    // (value, depth, path of the value)
+    let mut todo: Vec<(&Value, usize, String)> = vec![(v, 1, field.to_string())];
+    let mut bytes = 0usize;
+    while let Some((v, depth, path)) = todo.pop() {
+        if depth > MAX_METADATA_DEPTH {
+            return Err(InputError::new(
+                rec,
+                format!("field `{field}` is nested deeper than {MAX_METADATA_DEPTH} levels"),
+            )
+            .at(path));
+        }
+        // Compact JSON: quotes, separators and escapes are counted as one byte each at
+        // least, so the sum never exceeds what the value serializes to.
+        bytes += match v {
+            Value::Null | Value::Bool(_) => 4,
+            Value::Number(n) => n.to_string().len(),
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => items.len() + 1,
+            Value::Object(map) => map.keys().map(|k| k.len() + 4).sum::<usize>() + 1,
+        };
+        if bytes > MAX_METADATA_BYTES {
+            return Err(InputError::new(
+                rec,
+                format!("field `{field}` is longer than {MAX_METADATA_BYTES} bytes of JSON"),
+            )
+            .at(field));
+        }
         match v {
-            Value::String(s) if s.contains('\0') => Some(path.clone()),
-            Value::Array(items) => items.iter().enumerate().find_map(|(i, x)| {
-                let len = path.len();
-                path.push_str(&format!("[{i}]"));
-                let found = walk(x, path);
-                path.truncate(len);
-                found
-            }),
-            Value::Object(map) => map.iter().find_map(|(k, x)| {
-                if k.contains('\0') {
-                    return Some(path.clone());
+            Value::String(s) if s.contains('\0') => {
+                return Err(InputError::new(
+                    rec,
+                    format!("field `{field}` contains a NUL character"),
+                )
+                .at(path))
+            }
+            Value::Array(items) => todo.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .map(|(i, x)| (x, depth + 1, format!("{path}[{i}]"))),
+            ),
+            Value::Object(map) => {
+                if map.keys().any(|k| k.contains('\0')) {
+                    return Err(InputError::new(
+                        rec,
+                        format!("field `{field}` contains a NUL character"),
+                    )
+                    .at(path));
                 }
-                let len = path.len();
-                path.push('.');
-                path.push_str(k);
-                let found = walk(x, path);
-                path.truncate(len);
-                found
-            }),
-            _ => None,
+                todo.extend(
+                    map.iter()
+                        .rev()
+                        .map(|(k, x)| (x, depth + 1, format!("{path}.{k}"))),
+                );
+            }
+            _ => {}
         }
     }
-    let mut path = field.to_string();
-    match walk(v, &mut path) {
-        Some(at) => {
-            Err(InputError::new(rec, format!("field `{field}` contains a NUL character")).at(at))
-        }
-        None => Ok(()),
-    }
+    Ok(())
 }
 
 fn json_kind(v: &Value) -> &'static str {
@@ -425,5 +482,81 @@ mod tests {
         let e = session(r#"{"id":"s1","messages":[{"role":"user","text":"\u0001\u0002 \u007f"}]}"#)
             .unwrap_err();
         assert!(e.to_string().contains("only control characters"), "{e}");
+    }
+    #[test]
+    fn dot_ids_that_url_clients_rewrite_are_refused() {
+        for id in [".", "./x", "g/.", "a\\\\."] {
+            let e = session(&format!(
+                r#"{{"id":"{id}","messages":[{{"role":"user","text":"x"}}]}}"#
+            ))
+            .unwrap_err();
+            assert!(e.to_string().contains("`.` segment"), "{id}: {e}");
+            assert_eq!(e.field.as_deref(), Some("id"));
+        }
+        let e =
+            session(r#"{"id":"s","messages":[{"id":".","role":"user","text":"x"}]}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("messages[0].id"), "{e}");
+        assert!(session(r#"{"id":".x/y.","messages":[{"role":"user","text":"x"}]}"#).is_ok());
+    }
+
+    /// `[[...[1]...]]`, `depth` deep, built without serde (whose `json!` recurses).
+    fn nested(depth: usize) -> Value {
+        (1..depth).fold(Value::from(1), |v, _| Value::Array(vec![v]))
+    }
+
+    fn object(key: &str, v: Value) -> Value {
+        Value::Object([(key.to_string(), v)].into_iter().collect())
+    }
+
+    fn with_metadata(session_meta: Value, message_meta: Value) -> Result<SessionInput, InputError> {
+        SessionInput {
+            id: "s".into(),
+            occurred_at: None,
+            group: None,
+            messages: vec![Message {
+                id: String::new(),
+                role: Some(Role::User),
+                speaker: None,
+                text: "hi".into(),
+                occurred_at: None,
+                metadata: message_meta,
+            }],
+            metadata: session_meta,
+        }
+        .validate()
+    }
+
+    #[test]
+    fn metadata_is_bounded_in_depth_and_size_naming_the_path() {
+        let at_limit = object("a", nested(MAX_METADATA_DEPTH - 1));
+        assert!(with_metadata(at_limit.clone(), at_limit.clone()).is_ok());
+        let deep = object("a", nested(MAX_METADATA_DEPTH));
+        let e = with_metadata(Value::Null, deep.clone()).unwrap_err();
+        assert!(e.to_string().contains("nested deeper"), "{e}");
+        assert!(
+            e.field
+                .as_deref()
+                .unwrap()
+                .starts_with("messages[0].metadata.a[0]"),
+            "{e:?}"
+        );
+        let e = with_metadata(deep, Value::Null).unwrap_err();
+        assert!(
+            e.field.as_deref().unwrap().starts_with("metadata.a"),
+            "{e:?}"
+        );
+        // Far deeper than any parser allows (the library takes built values): refused,
+        // not a stack overflow. (Its drop is serde_json's and recursive: leaked here.)
+        let very = std::mem::ManuallyDrop::new(object("a", nested(200_000)));
+        assert!(check_metadata(&very, "r", "metadata").is_err());
+        let big = serde_json::json!({ "k": "x".repeat(MAX_METADATA_BYTES) });
+        let e = with_metadata(big, Value::Null).unwrap_err();
+        assert!(e.to_string().contains("longer than"), "{e}");
+        assert_eq!(e.field.as_deref(), Some("metadata"));
+        let many = serde_json::json!({ "k": vec![0; MAX_METADATA_BYTES / 2] });
+        assert!(with_metadata(many, Value::Null).is_err());
+        let e =
+            with_metadata(serde_json::json!({"a": [{"b": "x\u{0}"}]}), Value::Null).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("metadata.a[0].b"));
     }
 }

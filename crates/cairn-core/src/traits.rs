@@ -250,6 +250,12 @@ pub trait RecordStore: Send + Sync {
     fn disk_bytes(&self) -> Result<Option<u64>, StoreError> {
         Ok(None)
     }
+    /// Makes what committed deletions removed unreadable in the store's own files; a
+    /// forget calls it before it is acknowledged. Default: nothing (a backend whose
+    /// files keep deleted rows until its own maintenance says so in its docs).
+    fn scrub(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// What to look for in the lexical index. Every query names its space: there is no way
@@ -283,6 +289,11 @@ pub trait TextIndex: Send + Sync {
     /// `check` compares it with the units of the record.
     fn count(&self, _space: &SpaceId) -> Result<Option<usize>, StoreError> {
         Ok(None)
+    }
+    /// Rewrites what holds committed removals so that their words are gone from the
+    /// index's files (see [`RecordStore::scrub`]). Default: nothing.
+    fn scrub(&self) -> Result<(), StoreError> {
+        Ok(())
     }
 }
 
@@ -329,6 +340,11 @@ pub trait EmbeddingCache: Send + Sync {
     fn put(&self, model: &str, items: &[([u8; 32], Vec<f32>)]) -> Result<(), StoreError>;
     /// Drops entries (a forgotten source must leave no vector of its text behind).
     fn remove(&self, model: &str, keys: &[[u8; 32]]) -> Result<(), StoreError>;
+    /// Makes removed entries unreadable in the cache's files (see
+    /// [`RecordStore::scrub`]). Default: nothing.
+    fn scrub(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// A sentence-embedding model.

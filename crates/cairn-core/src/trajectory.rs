@@ -1,7 +1,7 @@
 //! Agent trajectories: the second kind of verbatim record. A web agent pursued a goal
 //! through a sequence of states (page, action taken, its thought, what it observed);
 //! memory of many such runs lets an agent know an environment like a colleague does.
-use crate::source::{check_id, check_metadata, clip};
+use crate::source::{check_id, check_json_value, check_metadata, clip};
 use crate::time::serde_time;
 use crate::{InputError, SpaceId, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -108,6 +108,7 @@ impl TrajectoryInput {
             }
         }
         check_metadata(&self.metadata, &rec, "metadata")?;
+        check_json_value(&self.outcome, &rec, "outcome")?;
         for (i, s) in self.states.iter().enumerate() {
             let srec = format!("{rec} state {i}");
             let at = format!("states[{i}]");

@@ -89,6 +89,19 @@ pub fn embed_keyed(
     keys: &[[u8; 32]],
     texts: &[&str],
 ) -> Result<(Vec<Vec<f32>>, Vec<Origin>), CachedEmbedError> {
+    embed_keyed_staged(embedder, cache, keys, texts, &|_| None)
+}
+
+/// [`embed_keyed`], where a text the cache lacks is first looked up in `staged` (vectors
+/// computed for this write before it took the write lock) and embedded only if absent
+/// there; either way it counts as computed and is cached.
+pub fn embed_keyed_staged(
+    embedder: &dyn Embedder,
+    cache: &dyn EmbeddingCache,
+    keys: &[[u8; 32]],
+    texts: &[&str],
+    staged: &dyn Fn(&[u8; 32]) -> Option<Vec<f32>>,
+) -> Result<(Vec<Vec<f32>>, Vec<Origin>), CachedEmbedError> {
     let model = embedder.model_id();
     let found = cache.get(model, keys)?;
     let mut missing: Vec<usize> = Vec::new();
@@ -105,12 +118,29 @@ pub fn embed_keyed(
             }
         });
     }
-    let computed = if missing.is_empty() {
-        Vec::new()
-    } else {
-        let batch: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
-        embedder.embed(&batch)?
-    };
+    let mut computed: Vec<Option<Vec<f32>>> = missing.iter().map(|&i| staged(&keys[i])).collect();
+    let todo: Vec<usize> = (0..missing.len())
+        .filter(|&m| computed[m].is_none())
+        .collect();
+    if !todo.is_empty() {
+        let batch: Vec<&str> = todo.iter().map(|&m| texts[missing[m]]).collect();
+        let vectors = embedder.embed(&batch)?;
+        if vectors.len() != batch.len() {
+            return Err(EmbedError(format!(
+                "the embedder returned {} vectors for {} texts",
+                vectors.len(),
+                batch.len()
+            ))
+            .into());
+        }
+        for (&m, v) in todo.iter().zip(vectors) {
+            computed[m] = Some(v);
+        }
+    }
+    let computed: Vec<Vec<f32>> = computed
+        .into_iter()
+        .map(Option::unwrap_or_default)
+        .collect();
     if !computed.is_empty() {
         let items: Vec<([u8; 32], Vec<f32>)> = missing
             .iter()

@@ -12,6 +12,7 @@
 //!   agree);
 //! - a name after "in", "at", "from", "to", "near", "visited" is a place, one with an
 //!   organization word is an organization, a speaker or a name that speaks is a person.
+use crate::budget::{OutOfTime, Ticker};
 use cairn_core::{
     EdgeKind, EntityDetail, EntityKind, EntityMention, EntityRelation, EntitySummary,
     TimelineEntry, Timestamp, Unit, UnitDetail, UnitKind,
@@ -198,7 +199,8 @@ struct Found {
 impl EntityGraph {
     /// Builds the graph of a space from its units (turns name people and things; facts
     /// link their subjects). Other kinds repeat what turns say.
-    pub fn build(units: &[Unit]) -> Self {
+    pub fn build(units: &[Unit]) -> Result<Self, OutOfTime> {
+        let mut tick = Ticker::new("entity graph");
         let turns: Vec<&Unit> = units
             .iter()
             .filter(|u| matches!(u.kind, UnitKind::Turn | UnitKind::Fact))
@@ -212,8 +214,8 @@ impl EntityGraph {
             .collect();
         let found: Vec<(&Unit, Vec<Found>)> = turns
             .iter()
-            .map(|u| (*u, names_in(&mention_text(u))))
-            .collect();
+            .map(|u| tick.tick().map(|()| (*u, names_in(&mention_text(u)))))
+            .collect::<Result<_, _>>()?;
         // Words capitalized inside a sentence somewhere: names at a sentence start too.
         let mid: HashSet<String> = found
             .iter()
@@ -226,6 +228,7 @@ impl EntityGraph {
             g.entity(s, EntityKind::Person);
         }
         for (u, names) in &found {
+            tick.tick()?;
             if u.kind == UnitKind::Turn {
                 for s in &u.provenance.speakers {
                     if speakers.contains(s) {
@@ -249,8 +252,8 @@ impl EntityGraph {
                 g.link(e, u, edge, &n.name);
             }
         }
-        g.merge_aliases();
-        g
+        g.merge_aliases(&mut tick)?;
+        Ok(g)
     }
 
     fn entity(&mut self, name: &str, kind: EntityKind) -> usize {
@@ -289,7 +292,7 @@ impl EntityGraph {
     /// Merges each short name into the one longer name it starts, when exactly one
     /// qualifies and both appear in a common context (a session, or a group chat, whose
     /// days are sessions of their own); then indexes the links by message.
-    fn merge_aliases(&mut self) {
+    fn merge_aliases(&mut self, tick: &mut Ticker) -> Result<(), OutOfTime> {
         let sessions: Vec<HashSet<String>> = self
             .entities
             .iter()
@@ -309,15 +312,16 @@ impl EntityGraph {
             .iter()
             .map(|e| e.name.to_lowercase())
             .collect();
+        let longer = LongerNames::new(&lower);
         let mut into: HashMap<usize, usize> = HashMap::new();
         for (i, short) in lower.iter().enumerate() {
+            tick.tick()?;
             if short.chars().count() < 3 || short.contains(' ') {
                 continue;
             }
-            let longer: Vec<usize> = (0..lower.len())
-                .filter(|&j| j != i && starts_name(&lower[j], short))
-                .collect();
-            let [j] = longer[..] else { continue };
+            let Some(j) = longer.only_one(i, short) else {
+                continue;
+            };
             if sessions[i].is_disjoint(&sessions[j]) {
                 continue;
             }
@@ -353,6 +357,7 @@ impl EntityGraph {
         self.by_name.clear();
         self.by_message.clear();
         for (i, e) in merged.iter_mut().enumerate() {
+            tick.tick()?;
             e.aliases.sort();
             e.aliases.dedup();
             e.links
@@ -376,6 +381,7 @@ impl EntityGraph {
             }
         }
         self.entities = merged;
+        Ok(())
     }
 
     /// The entity a name or alias denotes (case-insensitive).
@@ -561,6 +567,65 @@ fn mention_text(u: &Unit) -> String {
     }
 }
 
+/// The names of a space indexed by how a shorter one can start or end them (see
+/// [`starts_name`]): by first word and by last word (names of several words), and in
+/// order (single words, whose prefixes are runs of that order). Finding the longer names
+/// of a short one then costs a lookup, not a pass over every name.
+struct LongerNames<'a> {
+    lower: &'a [String],
+    by_first: HashMap<&'a str, Vec<usize>>,
+    by_last: HashMap<&'a str, Vec<usize>>,
+    /// Single-word names, sorted.
+    words: Vec<(&'a str, usize)>,
+}
+
+impl<'a> LongerNames<'a> {
+    fn new(lower: &'a [String]) -> Self {
+        let mut by_first: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut by_last: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut words = Vec::new();
+        for (j, name) in lower.iter().enumerate() {
+            match (name.split_once(' '), name.rsplit_once(' ')) {
+                (Some((first, _)), Some((_, last))) => {
+                    by_first.entry(first).or_default().push(j);
+                    by_last.entry(last).or_default().push(j);
+                }
+                _ => words.push((name.as_str(), j)),
+            }
+        }
+        words.sort_unstable();
+        Self {
+            lower,
+            by_first,
+            by_last,
+            words,
+        }
+    }
+
+    /// The one name that `short` (one word, name `i`) starts or ends, if exactly one
+    /// does: what `starts_name` decides over every other name.
+    fn only_one(&self, i: usize, short: &str) -> Option<usize> {
+        let mut found: Option<usize> = None;
+        let lists = [self.by_first.get(short), self.by_last.get(short)];
+        let several = lists.into_iter().flatten().flatten().copied();
+        let start = self.words.partition_point(|(w, _)| *w < short);
+        let single = self.words[start..]
+            .iter()
+            .take_while(|(w, _)| w.starts_with(short))
+            .map(|(_, j)| *j);
+        for j in several.chain(single) {
+            if j == i || !starts_name(&self.lower[j], short) || found == Some(j) {
+                continue;
+            }
+            if found.is_some() {
+                return None;
+            }
+            found = Some(j);
+        }
+        found
+    }
+}
+
 /// Whether `long` is a longer name that `short` starts ("melanie" for "mel", "john
 /// smith" for "john") or, among several words, ends.
 fn starts_name(long: &str, short: &str) -> bool {
@@ -684,5 +749,52 @@ mod tests {
         assert!(!starts_name("mel", "mel"));
         assert!(starts_name("project atlas", "atlas"));
         assert!(!starts_name("project atlas", "las"));
+    }
+
+    /// The index finds exactly what comparing every pair finds.
+    #[test]
+    fn longer_names_agree_with_every_pair() {
+        let lower: Vec<String> = [
+            "mel",
+            "melanie",
+            "melvin",
+            "john",
+            "john smith",
+            "smith",
+            "atlas",
+            "project atlas",
+            "atlas labs",
+            "ana",
+            "ana diaz",
+            "anabel",
+            "jo",
+            "bob",
+            "bobby",
+            "bob marley",
+            "marley",
+            "new york",
+            "york",
+            "new",
+            "bank of america",
+            "america",
+            "bank",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let index = LongerNames::new(&lower);
+        for (i, short) in lower.iter().enumerate() {
+            if short.contains(' ') {
+                continue;
+            }
+            let pairs: Vec<usize> = (0..lower.len())
+                .filter(|&j| j != i && starts_name(&lower[j], short))
+                .collect();
+            let want = match pairs[..] {
+                [j] => Some(j),
+                _ => None,
+            };
+            assert_eq!(index.only_one(i, short), want, "{short}");
+        }
     }
 }

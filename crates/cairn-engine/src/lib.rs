@@ -22,6 +22,7 @@
 //! engine (SQLite, tantivy, PostgreSQL), HTTP, or a model file format.
 
 pub mod agent;
+pub mod budget;
 pub mod context;
 mod derive;
 mod embedding;

@@ -4,6 +4,7 @@
 //!
 //! Each session yields one [`SpeakerStats`] per speaker (a `profile` unit); a profile is
 //! the sum of a speaker's contributions, so it follows every ingest and deletion.
+use crate::budget::{OutOfTime, Ticker};
 use crate::text::STOP_WORDS;
 use cairn_core::{
     Evidence, Provenance, SessionInput, SpaceId, SpeakerProfile, SpeakerStats, Style, Timestamp,
@@ -379,16 +380,19 @@ fn sum<'a>(speaker: &str, parts: impl Iterator<Item = &'a SpeakerStats>) -> Spea
 
 /// Most frequent phrases first, each once (case-insensitive), with their first evidence.
 fn rank_evidence(items: &[Evidence], n: usize) -> Vec<Evidence> {
-    let mut counts: Vec<(String, usize, Evidence)> = Vec::new();
+    let mut counts: Vec<(usize, &Evidence)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
     for e in items {
-        let k = e.what.to_lowercase();
-        match counts.iter_mut().find(|c| c.0 == k) {
-            Some(c) => c.1 += 1,
-            None => counts.push((k, 1, e.clone())),
+        match at.entry(e.what.to_lowercase()) {
+            std::collections::hash_map::Entry::Occupied(i) => counts[*i.get()].0 += 1,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(counts.len());
+                counts.push((1, e));
+            }
         }
     }
-    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
-    counts.into_iter().take(n).map(|c| c.2).collect()
+    counts.sort_by_key(|c| std::cmp::Reverse(c.0));
+    counts.into_iter().take(n).map(|c| c.1.clone()).collect()
 }
 
 fn rate(n: u32, of: u32) -> f32 {
@@ -455,17 +459,13 @@ fn style(t: &SpeakerStats) -> Style {
 
 /// Words this speaker uses far more than others: frequency times inverse speaker
 /// frequency over the space.
-fn topics(
-    t: &SpeakerStats,
-    speakers_using: &HashMap<String, usize>,
-    speakers: usize,
-) -> Vec<String> {
+fn topics(t: &SpeakerStats, speakers_using: &HashMap<&str, usize>, speakers: usize) -> Vec<String> {
     let mut scored: Vec<(f32, &String)> = t
         .terms
         .iter()
         .filter(|(_, &n)| n >= 2)
         .map(|(w, &n)| {
-            let df = speakers_using.get(w).copied().unwrap_or(1);
+            let df = speakers_using.get(w.as_str()).copied().unwrap_or(1);
             let idf = ((1 + speakers) as f32 / df as f32).ln();
             (n as f32 * idf, w)
         })
@@ -475,50 +475,96 @@ fn topics(
     scored.into_iter().take(8).map(|(_, w)| w.clone()).collect()
 }
 
-/// The profile of `speaker` from every profile contribution of the space. A speaker
-/// named "Ana Diaz" also collects what was said of "Ana". `None` when nothing is known.
-pub fn build_profile(speaker: &str, contributions: &[Unit]) -> Option<SpeakerProfile> {
-    let first_name = speaker.split_whitespace().next().unwrap_or(speaker);
-    let all: Vec<&SpeakerStats> = contributions.iter().filter_map(stats_of).collect();
-    let mine: Vec<&SpeakerStats> = all
-        .iter()
-        .copied()
-        .filter(|s| s.speaker == speaker || (s.speaker == first_name && s.messages == 0))
-        .collect();
-    if mine.is_empty() {
-        return None;
-    }
-    let t = sum(speaker, mine.into_iter());
-    let mut per_speaker: HashMap<&str, Vec<&SpeakerStats>> = HashMap::new();
-    for s in &all {
-        per_speaker.entry(s.speaker.as_str()).or_default().push(s);
-    }
-    let mut speakers_using: HashMap<String, usize> = HashMap::new();
-    for parts in per_speaker.values() {
-        let mut seen: Vec<&String> = parts.iter().flat_map(|p| p.terms.keys()).collect();
-        seen.sort();
-        seen.dedup();
-        for w in seen {
-            *speakers_using.entry(w.clone()).or_default() += 1;
+/// A space's profile contributions grouped by speaker, with how many speakers use each
+/// word: what every profile of the space is computed from. Built once (linear in the
+/// contributions), it gives each profile from that speaker's contributions alone, so
+/// profiling every speaker of a space costs what reading them costs, not speakers times
+/// contributions.
+pub struct Contributions<'a> {
+    /// Speaker -> (position among the contributions, stats), in contribution order.
+    by_speaker: HashMap<&'a str, Vec<(usize, &'a SpeakerStats)>>,
+    speakers_using: HashMap<&'a str, usize>,
+}
+
+impl<'a> Contributions<'a> {
+    pub fn new(units: &'a [Unit]) -> Self {
+        let mut by_speaker: HashMap<&str, Vec<(usize, &SpeakerStats)>> = HashMap::new();
+        for (i, s) in units.iter().filter_map(stats_of).enumerate() {
+            by_speaker
+                .entry(s.speaker.as_str())
+                .or_default()
+                .push((i, s));
+        }
+        let mut speakers_using: HashMap<&str, usize> = HashMap::new();
+        for parts in by_speaker.values() {
+            let seen: std::collections::HashSet<&str> = parts
+                .iter()
+                .flat_map(|(_, p)| p.terms.keys().map(String::as_str))
+                .collect();
+            for w in seen {
+                *speakers_using.entry(w).or_default() += 1;
+            }
+        }
+        Self {
+            by_speaker,
+            speakers_using,
         }
     }
-    let style = style(&t);
-    let roles = rank_evidence(&t.roles, 3);
-    let skills = rank_evidence(&t.skills, 6);
-    let topics = topics(&t, &speakers_using, per_speaker.len());
-    let summary = summarize(&t, &style, &roles, &skills, &topics);
-    Some(SpeakerProfile {
-        speaker: speaker.to_string(),
-        messages: t.messages,
-        groups: t.groups,
-        first_seen: t.first,
-        last_seen: t.last,
-        style,
-        roles,
-        skills,
-        topics,
-        summary,
-    })
+
+    /// Everyone who wrote a message, in name order.
+    fn writers(&self) -> Vec<&'a str> {
+        let mut names: Vec<&str> = self
+            .by_speaker
+            .iter()
+            .filter(|(_, parts)| parts.iter().any(|(_, s)| s.messages > 0))
+            .map(|(name, _)| *name)
+            .collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// The profile of `speaker`; a speaker named "Ana Diaz" also collects what was said
+    /// of "Ana". `None` when nothing is known.
+    pub fn profile(&self, speaker: &str) -> Option<SpeakerProfile> {
+        let first_name = speaker.split_whitespace().next().unwrap_or(speaker);
+        let parts = |name: &str| self.by_speaker.get(name).into_iter().flatten().copied();
+        let described = match first_name != speaker {
+            true => Some(parts(first_name).filter(|(_, s)| s.messages == 0)),
+            false => None,
+        };
+        let mut mine: Vec<(usize, &SpeakerStats)> = parts(speaker)
+            .chain(described.into_iter().flatten())
+            .collect();
+        if mine.is_empty() {
+            return None;
+        }
+        // Summed in contribution order, as evidence ranks first-seen first among equals.
+        mine.sort_unstable_by_key(|(i, _)| *i);
+        let t = sum(speaker, mine.into_iter().map(|(_, s)| s));
+        let style = style(&t);
+        let roles = rank_evidence(&t.roles, 3);
+        let skills = rank_evidence(&t.skills, 6);
+        let topics = topics(&t, &self.speakers_using, self.by_speaker.len());
+        let summary = summarize(&t, &style, &roles, &skills, &topics);
+        Some(SpeakerProfile {
+            speaker: speaker.to_string(),
+            messages: t.messages,
+            groups: t.groups,
+            first_seen: t.first,
+            last_seen: t.last,
+            style,
+            roles,
+            skills,
+            topics,
+            summary,
+        })
+    }
+}
+
+/// The profile of `speaker` from every profile contribution of the space (see
+/// [`Contributions::profile`]).
+pub fn build_profile(speaker: &str, contributions: &[Unit]) -> Option<SpeakerProfile> {
+    Contributions::new(contributions).profile(speaker)
 }
 
 fn summarize(
@@ -609,26 +655,24 @@ pub fn asks_about_person(query: &str) -> bool {
 
 /// For a "who ..." question that names nobody: the speaker whose roles, skills and
 /// topics share the most words with the question (`None` when none shares any).
-pub fn best_matching_person(query: &str, contributions: &[Unit]) -> Option<SpeakerProfile> {
+pub fn best_matching_person(
+    query: &str,
+    contributions: &[Unit],
+) -> Result<Option<SpeakerProfile>, OutOfTime> {
     let asks_who = query
         .split_whitespace()
         .next()
         .is_some_and(|w| matches!(w.to_lowercase().as_str(), "who" | "whom" | "whose"));
     if !asks_who {
-        return None;
+        return Ok(None);
     }
     let wanted = crate::text::content_words(query);
-    let mut names: Vec<&str> = contributions
-        .iter()
-        .filter_map(stats_of)
-        .filter(|s| s.messages > 0)
-        .map(|s| s.speaker.as_str())
-        .collect();
-    names.sort_unstable();
-    names.dedup();
+    let all = Contributions::new(contributions);
     let mut best: Option<(usize, SpeakerProfile)> = None;
-    for name in names {
-        let Some(p) = build_profile(name, contributions) else {
+    let mut tick = Ticker::new("profiles");
+    for name in all.writers() {
+        tick.tick()?;
+        let Some(p) = all.profile(name) else {
             continue;
         };
         let said: Vec<&str> = p
@@ -644,7 +688,7 @@ pub fn best_matching_person(query: &str, contributions: &[Unit]) -> Option<Speak
             best = Some((score, p));
         }
     }
-    best.map(|(_, p)| p)
+    Ok(best.map(|(_, p)| p))
 }
 
 /// Speakers named in a query (whole words, case-insensitive; a first name counts when
@@ -654,16 +698,20 @@ pub fn named_speakers(query: &str, speakers: &[String]) -> Vec<String> {
         .into_iter()
         .map(|w| w.trim_end_matches("'s").to_string())
         .collect();
-    let q = words.join(" ");
+    let q = format!(" {} ", words.join(" "));
     let first = |s: &str| s.split_whitespace().next().unwrap_or(s).to_lowercase();
+    // How many speakers share each first name, counted once (not per speaker).
+    let mut firsts: HashMap<String, usize> = HashMap::new();
+    for s in speakers {
+        *firsts.entry(first(s)).or_default() += 1;
+    }
     speakers
         .iter()
         .filter(|s| {
             let full = s.to_lowercase();
             let f = first(s);
-            let unique_first = speakers.iter().filter(|o| first(o) == f).count() == 1;
-            format!(" {q} ").contains(&format!(" {full} "))
-                || (unique_first && f.len() >= 3 && words.contains(&f))
+            let unique_first = firsts.get(&f) == Some(&1);
+            q.contains(&format!(" {full} ")) || (unique_first && f.len() >= 3 && words.contains(&f))
         })
         .cloned()
         .collect()

@@ -63,6 +63,10 @@ impl Client {
     ) -> Result<Resp, String> {
         let url = format!("{}{path}", self.base);
         let mut req = self.agent.request(method, &url);
+        if path == "/mcp" {
+            // MCP's streamable HTTP answers 406 unless a client accepts both.
+            req = req.set("Accept", "application/json, text/event-stream");
+        }
         // `Some("")`: no Authorization header at all.
         if let Some(k) = key.or(self.key.as_deref()).filter(|k| !k.is_empty()) {
             req = req.set("Authorization", &format!("Bearer {k}"));

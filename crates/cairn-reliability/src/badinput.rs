@@ -1,8 +1,11 @@
 //! Bad input through the API: a corpus of malformed and adversarial requests (wrong types,
 //! huge bodies, deep nesting, invalid UTF-8, control characters, injection attempts in
-//! filters and space names, path traversal in ids, broken HTTP). Every request must get a
-//! 4xx problem document (`application/problem+json` with a `code` and a `detail`), the
-//! server must stay up, and a canary session must read back unchanged afterwards.
+//! filters and space names, path traversal in ids, broken HTTP, metadata nested past what
+//! reads back, bodies a web page can send cross-site, names URL clients rewrite) and slow
+//! or idle clients. Every request must get a 4xx problem document
+//! (`application/problem+json` with a `code` and a `detail`), every slow client must be
+//! cut off, the server must stay up, nothing refused may be stored, and a canary session
+//! must read back unchanged afterwards.
 use crate::serve::{encode, encode_bytes, Cairn, Resp, ADMIN_KEY};
 use anyhow::{bail, Result};
 use serde::Serialize;
@@ -193,6 +196,119 @@ pub fn corpus() -> Vec<Case> {
                 .to_string(),
         ));
     }
+    // Metadata nested past what reads back (issue 38: a body 125 levels deep, message
+    // metadata of 121, was accepted, then every read of the space, and the admin's
+    // stats, failed), on every entry point; a trajectory's outcome too. Each body stays
+    // within the JSON parser's 128 levels: validation must refuse it.
+    let deep = || json!({ "a": nest_arrays(120) });
+    for (n, path, v) in [
+        (
+            "message metadata nested 121 deep",
+            format!("{s}/messages"),
+            json!({"session_id": "deep", "messages": [{"role": "user", "text": "hi", "metadata": deep()}]}),
+        ),
+        (
+            "appended session metadata nested 121 deep",
+            format!("{s}/messages"),
+            json!({"session_id": "deep", "metadata": deep(), "messages": msgs()}),
+        ),
+        (
+            "session message metadata nested 121 deep",
+            sessions.clone(),
+            json!({"id": "deep", "messages": [{"role": "user", "text": "hi", "metadata": deep()}]}),
+        ),
+        (
+            "group message metadata nested 121 deep",
+            format!("{s}/group-messages"),
+            json!({"messages": [{"speaker": "a", "group": "g", "time": "2024-01-01", "text": "hi", "metadata": deep()}]}),
+        ),
+        (
+            "trajectory metadata nested 121 deep",
+            format!("{s}/trajectories"),
+            json!({"trajectories": [{"id": "t", "goal": "g", "metadata": deep(), "states": [{"url": "u"}]}]}),
+        ),
+        (
+            "trajectory outcome nested 121 deep",
+            format!("{s}/trajectories"),
+            json!({"trajectories": [{"id": "t", "goal": "g", "outcome": deep(), "states": [{"url": "u"}]}]}),
+        ),
+        (
+            "metadata of 100 KB",
+            sessions.clone(),
+            json!({"id": "big", "metadata": {"k": "x".repeat(100_000)}, "messages": msgs()}),
+        ),
+    ] {
+        c.push(post_json(n, path, v));
+    }
+    c.push(post_raw(
+        "import line with metadata nested 121 deep",
+        format!("{s}/import"),
+        json!({"space": SPACE, "recorded_at": "2024-01-01T00:00:00Z",
+            "session": {"id": "deep", "metadata": deep(), "messages": msgs()}})
+        .to_string(),
+    ));
+    // Writes a page on another origin can send without a preflight (a CORS simple
+    // request): refused on every route that takes a body, import and MCP included.
+    for (route, body) in [
+        (
+            format!("{s}/import"),
+            json!({"space": SPACE, "recorded_at": "2024-01-01T00:00:00Z",
+                "session": {"id": "evil", "messages": [{"role": "user", "text": "EVIL-IBAN"}]}})
+            .to_string(),
+        ),
+        (
+            "/mcp".to_string(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string(),
+        ),
+        (recall.clone(), json!({"query": "canary"}).to_string()),
+    ] {
+        for ctype in [
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=x",
+        ] {
+            let mut k = post_raw(format!("{ctype} body to {route}"), &route, body.clone());
+            k.content_type = ctype;
+            c.push(k);
+        }
+    }
+    // A refused line refuses the whole import: the session before it is not written.
+    c.push(post_raw(
+        "import: a good line, then a bad one",
+        format!("{s}/import"),
+        format!(
+            "{}\n{}\n",
+            json!({"space": SPACE, "recorded_at": "2024-01-01T00:00:00Z",
+                "session": {"id": "half", "messages": msgs()}}),
+            json!({"space": SPACE, "recorded_at": "2024-01-01T00:00:00Z",
+                "session": {"id": "canary", "messages": [{"role": "user", "text": "overwritten"}]}})
+        ),
+    ));
+    // Names that URL clients rewrite (`/v1/spaces/../stats` reaches `/v1/stats`).
+    for name in [".", ".."] {
+        c.push(post_json(
+            format!("create space {name:?}"),
+            "/v1/spaces",
+            json!({ "name": name }),
+        ));
+    }
+    for (n, v) in [
+        ("session id `.`", json!({"id": ".", "messages": msgs()})),
+        ("session id `a/.`", json!({"id": "a/.", "messages": msgs()})),
+        (
+            "message id `.`",
+            json!({"id": "dots", "messages": [{"id": ".", "role": "user", "text": "hi"}]}),
+        ),
+    ] {
+        c.push(post_json(format!("session: {n}"), &sessions, v));
+    }
+    // An offset past every row is an empty page, not the first one (it wrapped).
+    c.push(accepted(case(
+        "offset 2^64-1",
+        "GET",
+        format!("{s}/memories?offset=18446744073709551615"),
+        None,
+    )));
     // Work per request is bounded (10,000 short messages cost a minute of CPU).
     c.push(post_json(
         "10,000 messages in one append",
@@ -657,6 +773,11 @@ pub fn corpus() -> Vec<Case> {
     c
 }
 
+/// `[[...[1]...]]`, `depth` deep, built without `json!` (which recurses).
+fn nest_arrays(depth: usize) -> Value {
+    (1..depth).fold(json!(1), |v, _| Value::Array(vec![v]))
+}
+
 fn nest(depth: usize) -> Value {
     (0..depth).fold(json!(1), |v, _| json!({ "a": v }))
 }
@@ -698,6 +819,8 @@ pub struct BadInputReport {
     pub wrong_answers: usize,
     pub server_down_after: usize,
     pub canary_changed: usize,
+    /// Slow or idle clients the server did not cut off (must be empty).
+    pub slow_clients_left_open: Vec<String>,
     pub failures: Vec<String>,
     /// code -> how many requests got it.
     pub codes: std::collections::BTreeMap<String, usize>,
@@ -705,7 +828,10 @@ pub struct BadInputReport {
 
 impl BadInputReport {
     pub fn passed(&self) -> bool {
-        self.wrong_answers == 0 && self.server_down_after == 0 && self.canary_changed == 0
+        self.wrong_answers == 0
+            && self.server_down_after == 0
+            && self.canary_changed == 0
+            && self.slow_clients_left_open.is_empty()
     }
 }
 
@@ -717,8 +843,86 @@ fn problem_ok(r: &Resp) -> bool {
         && r.body["status"].as_u64() == Some(r.status as u64)
 }
 
+/// What slow and idle clients are given by the server under test: short, so the probes
+/// finish quickly.
+const HEADER_TIMEOUT_MS: u64 = 1000;
+const BODY_TIMEOUT_MS: u64 = 2000;
+
+/// Clients that send half a request head, nothing, or a body a byte at a time (issue 38:
+/// 150 of them stayed open 30-35 s, exhausted file descriptors and stalled a shutdown).
+/// Each must be cut off by the server within a few timeouts while `/v1/health` keeps
+/// answering; the names of those left open.
+fn slow_clients(client: &cairn_load::client::Client) -> Vec<String> {
+    let addr = client.base.trim_start_matches("http://").to_string();
+    let drip = format!(
+        "POST /v1/spaces/{SPACE}/sessions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {ADMIN_KEY}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+    );
+    let probes: Vec<(String, Vec<u8>, bool)> = (0..10)
+        .flat_map(|i| {
+            [
+                (
+                    format!("half-sent head {i}"),
+                    b"GET /v1/health HTTP/1.1\r\nHost: localhost\r\n".to_vec(),
+                    false,
+                ),
+                (format!("idle connection {i}"), Vec::new(), false),
+                (
+                    format!("dripping body {i}"),
+                    drip.clone().into_bytes(),
+                    true,
+                ),
+            ]
+        })
+        .collect();
+    let handles: Vec<_> = probes
+        .into_iter()
+        .map(|(name, first, dripping)| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let Ok(mut s) = TcpStream::connect(&addr) else {
+                    return None;
+                };
+                let _ = s.set_read_timeout(Some(Duration::from_millis(100)));
+                let _ = s.write_all(&first);
+                let start = std::time::Instant::now();
+                let limit = Duration::from_millis(5 * (HEADER_TIMEOUT_MS + BODY_TIMEOUT_MS));
+                let mut buf = [0u8; 1024];
+                while start.elapsed() < limit {
+                    if dripping && s.write_all(b" ").is_err() {
+                        return None;
+                    }
+                    match s.read(&mut buf) {
+                        Ok(0) => return None,
+                        Err(e)
+                            if !matches!(
+                                e.kind(),
+                                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                            ) =>
+                        {
+                            return None
+                        }
+                        _ => {}
+                    }
+                }
+                Some(name)
+            })
+        })
+        .collect();
+    let mut open = Vec::new();
+    if !matches!(client.get("/v1/health"), Ok(r) if r.status == 200) {
+        open.push("/v1/health did not answer while slow clients were connected".to_string());
+    }
+    open.extend(handles.into_iter().filter_map(|h| h.join().ok().flatten()));
+    open
+}
+
 pub fn run(cairn: &Cairn, mut progress: impl FnMut(&str)) -> Result<BadInputReport> {
-    let server = cairn.serve(&[])?;
+    let server = cairn.serve(&[
+        "--header-timeout-ms",
+        &HEADER_TIMEOUT_MS.to_string(),
+        "--body-timeout-ms",
+        &BODY_TIMEOUT_MS.to_string(),
+    ])?;
     let client = server.client.clone();
     for space in [SPACE, OTHER] {
         let canary = json!({"id": "canary", "date": "2024-05-01 10:00", "metadata": {"k": "v"}, "messages": [
@@ -880,6 +1084,44 @@ pub fn run(cairn: &Cairn, mut progress: impl FnMut(&str)) -> Result<BadInputRepo
                     .push(format!("server down after raw {name}"));
             }
         }
+    }
+    progress("slow and idle clients");
+    report.slow_clients_left_open = slow_clients(&client);
+    report.failures.extend(
+        report
+            .slow_clients_left_open
+            .iter()
+            .map(|n| format!("slow client not cut off: {n}")),
+    );
+    // Refused writes left nothing: not the session before a refused import line, not
+    // what a cross-site body or too-deep metadata carried.
+    for id in ["half", "evil", "deep", "big", "dots"] {
+        match client.get(&format!("/v1/spaces/{SPACE}/sessions/{id}")) {
+            Ok(r) if r.status == 404 => {}
+            Ok(r) => {
+                report.canary_changed += 1;
+                report.failures.push(format!(
+                    "a refused write left session {id:?}: {} {}",
+                    r.status,
+                    trunc(&r.text)
+                ));
+            }
+            Err(e) => bail!("session {id}: {e}"),
+        }
+    }
+    match client.get(&format!(
+        "/v1/spaces/{SPACE}/memories?offset=18446744073709551615"
+    )) {
+        Ok(r) if r.status == 200 && r.body["items"] == json!([]) => {}
+        Ok(r) => {
+            report.wrong_answers += 1;
+            report.failures.push(format!(
+                "an offset past every row answered {} {}",
+                r.status,
+                trunc(&r.text)
+            ));
+        }
+        Err(e) => bail!("offset: {e}"),
     }
     let after = read_canaries().map_err(anyhow::Error::msg)?;
     if after != before {

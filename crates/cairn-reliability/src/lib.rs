@@ -11,6 +11,8 @@
 //!   driver, the one `cairn load` uses); errors, latency percentiles (nearest rank,
 //!   `cairn_load::stats`) and server memory over time.
 //! - [`backup`]: export, import into a fresh store, identical recall.
+//! - [`scaling`]: the CPU of every route and MCP tool as each dimension a request depends
+//!   on doubles; any growth faster than linear is reported.
 //! - [`fuzz`]: every parser of outside input as a fuzz target (libFuzzer in `fuzz/`, and a
 //!   stable mutation fuzzer here).
 //! - isolation: property tests in `tests/isolation.rs` (through the library).
@@ -24,6 +26,7 @@ pub mod badinput;
 pub mod corpus;
 pub mod crash;
 pub mod fuzz;
+pub mod scaling;
 pub mod serve;
 pub mod soak;
 

@@ -117,6 +117,11 @@ impl From<MemoryError> for ApiError {
                 "this Idempotency-Key was already used for a different request; use a new key for a new request",
             )
             .with_field("Idempotency-Key"),
+            MemoryError::OutOfTime(e) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too_much_work",
+                e.to_string(),
+            ),
             MemoryError::Store(NoSuchSpace(s)) => {
                 ApiError::not_found("space_not_found", format!("space {s:?} does not exist"))
             }

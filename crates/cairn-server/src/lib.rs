@@ -19,6 +19,7 @@
 //! - a write is answered only after the library returned, i.e. once it is durable.
 
 mod auth;
+mod conn;
 mod error;
 mod limits;
 mod mcp;
@@ -30,6 +31,7 @@ mod wire;
 pub use auth::{
     secrets_equal, Access, KeyInfo, KeyStore, Need, NewKey, Principal, KEYS_FILE, MIN_ADMIN_KEY_LEN,
 };
+pub use conn::{default_max_connections, ConnectionLimits};
 pub use error::{ApiError, ServerError};
 pub use limits::Limits;
 pub use mcp::{serve_stdio, CairnMcp};
@@ -37,7 +39,6 @@ pub use routes::{route_table, OPENAPI};
 
 use axum::Router;
 use cairn::Memory;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// How the server authenticates callers.
@@ -58,6 +59,8 @@ pub struct ServerConfig {
     /// origin that resolves its name to this machine must not reach the API); `None`
     /// accepts any, for servers behind a proxy on a public name (keys still apply).
     pub allowed_hosts: Option<Vec<String>>,
+    /// Timeouts of slow clients, the connection cap, the shutdown deadline.
+    pub connections: ConnectionLimits,
 }
 
 /// The names a loopback server answers to.
@@ -71,6 +74,7 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             auth: AuthMode::Keys { admin_key: None },
             allowed_hosts: Some(loopback_hosts()),
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -110,18 +114,13 @@ pub fn router(state: Arc<AppState>) -> Router {
 }
 
 /// Serves `router(state)` on `listener` until `shutdown` resolves; in-flight requests
-/// finish first.
+/// then get `config.connections.shutdown_timeout` to finish (see `conn.rs` for the
+/// timeouts and the connection cap).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
-    let app = router(state);
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await?;
-    Ok(())
+    let limits = state.config.connections.clone();
+    conn::serve(listener, router(state), limits, shutdown).await
 }

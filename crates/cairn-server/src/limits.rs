@@ -20,6 +20,11 @@ pub struct Limits {
     pub max_text_bytes: usize,
     /// Longest recall query, in bytes.
     pub max_query_bytes: usize,
+    /// Longest a request may work before it is answered 503 `too_much_work` (`None`: no
+    /// bound). Checked by the engine's loops over a space on read paths (recall's
+    /// stages, the entity graph, profiles, filtered listings), so a request whose cost
+    /// some input makes grow cannot run away; writes are bounded by the sizes above.
+    pub max_request_time: Option<std::time::Duration>,
 }
 
 impl Default for Limits {
@@ -30,6 +35,7 @@ impl Default for Limits {
             max_request_messages: 1000,
             max_text_bytes: cairn::MAX_TEXT_BYTES,
             max_query_bytes: 16 << 10,
+            max_request_time: Some(std::time::Duration::from_secs(10)),
         }
     }
 }

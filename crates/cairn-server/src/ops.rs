@@ -19,7 +19,8 @@ where
     F: FnOnce(&Memory) -> Result<T, cairn::Error> + Send + 'static,
 {
     let memory = state.memory.clone();
-    match tokio::task::spawn_blocking(move || f(&memory)).await {
+    let deadline = state.config.limits.max_request_time;
+    match tokio::task::spawn_blocking(move || cairn::with_deadline(deadline, || f(&memory))).await {
         Ok(r) => r.map_err(ApiError::from),
         Err(e) => Err(ApiError::internal(format!("library call failed: {e}"))),
     }

@@ -138,8 +138,9 @@ pub(crate) fn list_units(
             .bind(&q.speaker)
             .bind(since)
             .bind(until)
-            .bind(q.limit as i64)
-            .bind(q.offset as i64)
+            // Beyond i64 is past every row, never a negative number.
+            .bind(i64::try_from(q.limit).unwrap_or(i64::MAX))
+            .bind(i64::try_from(q.offset).unwrap_or(i64::MAX))
             .fetch_all(db.pool())
             .await?;
         Ok((total, rows))

@@ -136,7 +136,7 @@ impl EnrichmentStore for PgEnrichmentStore {
         )?;
         names
             .into_iter()
-            .map(|n| SpaceId::new(n).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .map(|n| SpaceId::stored(n).map_err(|e| StoreError::Corrupt(e.to_string())))
             .collect()
     }
 

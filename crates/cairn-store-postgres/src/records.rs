@@ -31,11 +31,20 @@ pub(crate) fn to_json<T: Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v).map_err(|e| StoreError::Backend(format!("encode: {e}")))
 }
 
+/// Decodes a stored row. Stored JSON was written by Cairn from validated input, so its
+/// depth is bounded by what validation allows; the parser's own limit (128 levels, meant
+/// for untrusted input) is lifted so that records accepted before metadata depth was
+/// bounded (nested up to the wire parser's limit, plus the record's own levels) stay
+/// readable, listable and exportable.
 pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
     s: &str,
     what: &str,
 ) -> Result<T, StoreError> {
-    serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
+    let mut de = serde_json::Deserializer::from_str(s);
+    de.disable_recursion_limit();
+    <T as serde::Deserialize>::deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
 }
 
 /// An error that is not the database's, carried out of a transaction future.
@@ -370,7 +379,7 @@ impl RecordStore for PgRecordStore {
         )?;
         names
             .into_iter()
-            .map(|n| SpaceId::new(n).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .map(|n| SpaceId::stored(n).map_err(|e| StoreError::Corrupt(e.to_string())))
             .collect()
     }
 

@@ -22,6 +22,10 @@ impl SqliteEmbeddingCache {
 }
 
 impl EmbeddingCache for SqliteEmbeddingCache {
+    fn scrub(&self) -> Result<(), StoreError> {
+        self.db.checkpoint()
+    }
+
     fn get(&self, model: &str, keys: &[[u8; 32]]) -> Result<Vec<Option<Vec<f32>>>, StoreError> {
         let conn = self.db.lock();
         let mut stmt =

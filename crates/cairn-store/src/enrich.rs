@@ -64,7 +64,7 @@ impl EnrichmentStore for SqliteEnrichmentStore {
         let names: Vec<String> = be(be(stmt.query_map([], |r| r.get(0)))?.collect())?;
         names
             .into_iter()
-            .map(|n| SpaceId::new(n).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .map(|n| SpaceId::stored(n).map_err(|e| StoreError::Corrupt(e.to_string())))
             .collect()
     }
 

@@ -102,8 +102,10 @@ pub(crate) fn list_units(
                 q.speaker,
                 since,
                 until,
-                q.limit as i64,
-                q.offset as i64
+                // Beyond i64 (a client's `offset=18446744073709551615`) is past every
+                // row, not a negative number SQLite reads as "no offset".
+                i64::try_from(q.limit).unwrap_or(i64::MAX),
+                i64::try_from(q.offset).unwrap_or(i64::MAX)
             ],
             |r| unit_cells(r, 0),
         )

@@ -208,11 +208,20 @@ pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> 
     serde_json::to_string(v).map_err(|e| StoreError::Backend(format!("encode: {e}")))
 }
 
+/// Decodes a stored row. Stored JSON was written by Cairn from validated input, so its
+/// depth is bounded by what validation allows; the parser's own limit (128 levels, meant
+/// for untrusted input) is lifted so that records accepted before metadata depth was
+/// bounded (nested up to the wire parser's limit, plus the record's own levels) stay
+/// readable, listable and exportable.
 pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
     s: &str,
     what: &str,
 ) -> Result<T, StoreError> {
-    serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
+    let mut de = serde_json::Deserializer::from_str(s);
+    de.disable_recursion_limit();
+    <T as serde::Deserialize>::deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
 }
 
 pub(crate) fn require_space(tx: &Transaction<'_>, space: &SpaceId) -> Result<(), StoreError> {
@@ -414,7 +423,7 @@ impl RecordStore for SqliteRecordStore {
         let names: Vec<String> = be(stmt.query_map([], |r| r.get(0)).and_then(|r| r.collect()))?;
         names
             .into_iter()
-            .map(|n| SpaceId::new(n).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .map(|n| SpaceId::stored(n).map_err(|e| StoreError::Corrupt(e.to_string())))
             .collect()
     }
 
@@ -717,6 +726,10 @@ impl RecordStore for SqliteRecordStore {
                 }))?;
         last.parse()
             .map_err(|_| StoreError::Corrupt(format!("meta.last_seq = {last:?}")))
+    }
+
+    fn scrub(&self) -> Result<(), StoreError> {
+        self.db.checkpoint()
     }
 
     fn stats(&self, space: &SpaceId) -> Result<SpaceStats, StoreError> {

@@ -26,6 +26,27 @@ impl Shared {
         Ok(Self(Arc::new(Mutex::new(conn))))
     }
 
+    /// Copies the write-ahead log into the database file and empties it. With
+    /// `secure_delete` the database's copy of deleted content is already overwritten, but
+    /// the log still holds the pages as they were before (and the original inserts) until
+    /// a checkpoint; after this, neither file holds what was deleted.
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        let conn = self.lock();
+        // This process holds the only connection, so nothing reads an older snapshot;
+        // another process (a `cairn check` beside a server) can, briefly.
+        for _ in 0..50 {
+            let busy: i64 =
+                be(conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0)))?;
+            if busy == 0 {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Err(StoreError::Busy(
+            "the write-ahead log could not be checkpointed: another process is reading the database".into(),
+        ))
+    }
+
     pub fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave SQLite inconsistent (transactions
         // roll back), so a poisoned lock is safe to reuse.

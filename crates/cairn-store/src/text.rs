@@ -248,6 +248,37 @@ impl TextIndex for TantivyTextIndex {
         Ok(metas.payload.and_then(|p| p.parse().ok()).unwrap_or(0))
     }
 
+    /// Merges every segment holding deleted documents into one without them (a merge
+    /// drops the terms only deleted documents held), then deletes the files nothing
+    /// uses any more. Costs a rewrite of those segments: a forget is rare, and its text
+    /// must not stay in the index's files.
+    fn scrub(&self) -> Result<(), StoreError> {
+        let mut writer = self.writer();
+        // A background merge may hold some of those segments: retried until it is done.
+        for attempt in 0.. {
+            let with_deletes: Vec<tantivy::index::SegmentId> = self
+                .index
+                .searchable_segment_metas()
+                .map_err(te)?
+                .iter()
+                .filter(|m| m.has_deletes())
+                .map(|m| m.id())
+                .collect();
+            if with_deletes.is_empty() {
+                break;
+            }
+            match writer.merge(&with_deletes).wait() {
+                Ok(_) => {}
+                Err(_) if attempt < 100 => std::thread::sleep(std::time::Duration::from_millis(20)),
+                Err(e) => return Err(te(e)),
+            }
+        }
+        // The reader lets go of the old segments, then their files go.
+        self.reader.reload().map_err(te)?;
+        writer.garbage_collect_files().wait().map_err(te)?;
+        Ok(())
+    }
+
     fn count(&self, space: &SpaceId) -> Result<Option<usize>, StoreError> {
         let query = TermQuery::new(
             Term::from_field_text(self.fields.space, space.as_str()),

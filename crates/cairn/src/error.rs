@@ -16,6 +16,10 @@ pub enum Error {
     /// An idempotency key came again with a different request.
     #[error("idempotency key {0:?} was already used for a different request")]
     IdempotencyKeyReused(String),
+    /// The call ran past the deadline its caller set ([`crate::with_deadline`]); it wrote
+    /// nothing.
+    #[error(transparent)]
+    OutOfTime(cairn_engine::budget::OutOfTime),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -56,6 +60,7 @@ impl From<EngineError> for Error {
             EngineError::IdempotencyKeyReused(k) => Error::IdempotencyKeyReused(k),
             EngineError::Store(e) => Error::Store(e),
             EngineError::Embed(e) => Error::Embed(e),
+            EngineError::OutOfTime(e) => Error::OutOfTime(e),
         }
     }
 }

@@ -55,6 +55,7 @@ pub use cairn_core::{EmbedError, Embedder};
 pub use cairn_embed::{Backend as EmbedBackend, BertEmbedder, EmbedConfig, DEFAULT_MODEL};
 /// What the agent controller tells its model, and the schema of one step.
 pub use cairn_engine::agent::{step_schema as agent_step_schema, AGENT_WORKFLOW};
+pub use cairn_engine::budget::{within as with_deadline, OutOfTime};
 pub use cairn_engine::{
     CheckReport, EngineConfig, EnrichReport, Features as RankFeatures, ForgetReport, IngestReport,
     RankConfig, SessionPage, SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY,

@@ -476,6 +476,7 @@ impl Memory {
         let mut sessions = Vec::new();
         let mut session_lines = Vec::new();
         let mut trajectories = Vec::new();
+        let mut trajectory_lines = Vec::new();
         for (i, line) in input.lines().enumerate() {
             let line = line.map_err(|e| Error::Io {
                 context: format!("import line {}", i + 1),
@@ -488,28 +489,34 @@ impl Memory {
                 InputError::new(format!("line {}", i + 1), e.to_string()).at(format!("lines[{i}]"))
             };
             let v: serde_json::Value = serde_json::from_str(&line).map_err(bad)?;
+            let named = |s: &SpaceId| -> Result<SpaceId, Error> {
+                match &into {
+                    Some(into) => Ok(into.clone()),
+                    // A space an export line names is input like any other name.
+                    None => SpaceId::new(s.as_str()).map_err(|e| {
+                        e.within(format!("line {}", i + 1))
+                            .at(format!("lines[{i}].space"))
+                            .into()
+                    }),
+                }
+            };
             if v.get("trajectory").is_some() {
                 let mut r = serde_json::from_value::<TrajectoryRecord>(v).map_err(bad)?;
-                r.space = into.clone().unwrap_or(r.space);
-                // Checked now: nothing is written unless every line is valid.
-                r.trajectory = r.trajectory.validate().map_err(|e| {
-                    e.within(format!("line {}", i + 1))
-                        .nested(&format!("lines[{i}].trajectory"))
-                })?;
+                r.space = named(&r.space)?;
                 trajectories.push(r);
+                trajectory_lines.push(i);
             } else {
                 let mut r = serde_json::from_value::<SessionRecord>(v).map_err(bad)?;
-                r.space = into.clone().unwrap_or(r.space);
+                r.space = named(&r.space)?;
                 sessions.push(r);
                 session_lines.push(i);
             }
         }
-        let mut report = self
-            .engine
-            .import(sessions, opts)
-            .map_err(|e| on_lines(e, &session_lines))?;
-        report += &self.engine.import_trajectories(trajectories)?;
-        Ok(report)
+        // Nothing is written unless every line is valid and none conflicts.
+        session_lines.extend(trajectory_lines);
+        self.engine
+            .import(sessions, trajectories, opts)
+            .map_err(|e| on_lines(e, &session_lines))
     }
 
     /// Inserts an agent trajectory; inserting the same one again changes nothing.
@@ -606,9 +613,9 @@ impl Drop for Memory {
     }
 }
 
-/// An import error naming its record by position among the session lines, renamed after
-/// the line it came from (`[2].session.id` of the session on line 7 becomes
-/// `lines[6].session.id`).
+/// An import error naming its record by position (among the sessions, then the
+/// trajectories), renamed after the line it came from (`[2].session.id` of the record on
+/// line 7 becomes `lines[6].session.id`).
 fn on_lines(e: cairn_engine::EngineError, lines: &[usize]) -> Error {
     let rename = |field: &mut Option<String>, record: &mut String| {
         let Some(f) = field.as_deref() else { return };

@@ -4,7 +4,11 @@
 //! consistent and recalled; whatever it refuses changes nothing. Inputs are generated
 //! from pools of the shapes that broke or nearly broke the store (years outside
 //! 0001-9999, time zones that cross them, weekdays that disagree with their date, NUL
-//! and control characters in every string field, metadata that is not an object).
+//! and control characters in every string field, metadata that is not an object) and
+//! that reach every decoder's limits: metadata and outcomes nested up to and past the
+//! JSON parser's 128 levels (issue 38: 125 levels of message metadata made a space
+//! unreadable), numbers at the edges of f64, i64 and u64, unusual Unicode, long
+//! strings. Every write goes in as JSON text, as it does over HTTP.
 use cairn::{Memory, MemoryConfig, RecallOptions, WriteOptions};
 use cairn_testkit::HashEmbedder;
 use proptest::prelude::*;
@@ -34,6 +38,8 @@ const TIMES: &[&str] = &[
 
 const TEXTS: &[&str] = &[
     "hello there",
+    "\u{feff}\u{200b}zero\u{200d}width\u{2028}separators",
+    "\u{10ffff}\u{e000} private use, Ω≈ç√ \u{301}combining",
     "I moved to Lisbon last week.",
     "",
     "   ",
@@ -64,17 +70,53 @@ fn maybe_time() -> impl Strategy<Value = Option<&'static str>> {
     proptest::option::of(pick(TIMES))
 }
 
+/// `depth` levels of arrays and objects around `leaf` (depth 1 is `leaf` itself), built
+/// without `json!`, which recurses.
+fn nested(depth: usize, leaf: Value) -> Value {
+    (1..depth).fold(leaf, |v, i| match i % 2 {
+        0 => Value::Array(vec![v]),
+        _ => Value::Object([("k".to_string(), v)].into_iter().collect()),
+    })
+}
+
+/// A JSON value of any shape a client might send as metadata or an outcome: the pool
+/// above, nested from shallow to past the parser's limit, edge numbers, long and odd
+/// strings.
+fn any_json() -> impl Strategy<Value = Value> {
+    let leaf = proptest::sample::select(vec![
+        json!(1),
+        json!(u64::MAX),
+        json!(i64::MIN),
+        json!(f64::MAX),
+        json!(-f64::MAX),
+        json!(5e-324),
+        json!(-0.0),
+        json!(1.0e300),
+        json!("\u{10ffff}\u{feff}\u{202e}"),
+        json!("a\u{0}b"),
+        json!(null),
+        json!(true),
+    ]);
+    prop_oneof![
+        proptest::sample::select(vec![
+            json!({}),
+            json!({"user_id": "u1", "n": 3}),
+            json!("a string"),
+            json!([1, 2]),
+            json!({"k": "a\u{0}b"}),
+            json!({"a\u{0}": 1}),
+            json!({"deep": {"er": [{"k": "\u{0}"}]}}),
+            json!(7),
+        ]),
+        (1usize..140, leaf.clone()).prop_map(|(d, leaf)| nested(d, leaf)),
+        (1usize..40, leaf).prop_map(|(d, leaf)| json!({ "m": nested(d, leaf) })),
+        (0usize..100_000).prop_map(|n| json!({ "long": "x".repeat(n) })),
+        (0usize..20_000).prop_map(|n| json!({ "many": vec![u64::MAX; n] })),
+    ]
+}
+
 fn metadata() -> impl Strategy<Value = Option<Value>> {
-    proptest::option::of(proptest::sample::select(vec![
-        json!({}),
-        json!({"user_id": "u1", "n": 3}),
-        json!("a string"),
-        json!([1, 2]),
-        json!({"k": "a\u{0}b"}),
-        json!({"a\u{0}": 1}),
-        json!({"deep": {"er": [{"k": "\u{0}"}]}}),
-        json!(7),
-    ]))
+    proptest::option::of(any_json())
 }
 
 fn message() -> impl Strategy<Value = Value> {
@@ -136,13 +178,14 @@ fn trajectory() -> impl Strategy<Value = Value> {
         maybe_time(),
         proptest::collection::vec((pick(TEXTS), pick(TEXTS)), 0..3),
         metadata(),
+        prop_oneof![Just(json!("success")), any_json()],
     )
-        .prop_map(|(id, goal, date, states, meta)| {
+        .prop_map(|(id, goal, date, states, meta, outcome)| {
             let states: Vec<Value> = states
                 .into_iter()
                 .map(|(action, observation)| json!({"url": "http://a/", "action": action, "observation": observation}))
                 .collect();
-            let mut t = json!({"id": id, "goal": goal, "outcome": "success", "states": states});
+            let mut t = json!({"id": id, "goal": goal, "outcome": outcome, "states": states});
             let o = t.as_object_mut().expect("object");
             date.map(|d| o.insert("occurred_at".into(), json!(d)));
             meta.map(|v| o.insert("metadata".into(), v));
@@ -184,8 +227,9 @@ fn write() -> impl Strategy<Value = Write> {
     ]
 }
 
+/// Through JSON text, as a server reads a body (`from_value` has no depth limit).
 fn parse<T: serde::de::DeserializeOwned>(v: &Value) -> Result<T, String> {
-    serde_json::from_value(v.clone()).map_err(|e| e.to_string())
+    serde_json::from_str(&v.to_string()).map_err(|e| e.to_string())
 }
 
 fn apply(m: &Memory, space: &str, w: &Write) -> Result<(), String> {

@@ -1697,3 +1697,133 @@ fn session_writes_delete_what_they_name_and_the_tail_reads_the_end() {
         assert_eq!(ids(&all), ["t9"], "{}", b.name());
     });
 }
+
+/// Records accepted before metadata depth was bounded (issue 38: 125 levels of message
+/// metadata made the stored record deeper than the JSON parser's default limit of 128)
+/// and a space named `.` from before dot segments were refused: every read answers.
+#[test]
+fn records_stored_before_the_input_bounds_stay_readable() {
+    each(|b| {
+        let s = b.open("m", 4);
+        let dot = SpaceId::stored(".").unwrap();
+        s.records.create_space(&dot).unwrap();
+        let mut rec = record(&dot, "deep", &["hello"]);
+        // Built by hand: `json!` recurses, and validation refuses it now.
+        let deep = (0..125).fold(serde_json::Value::from(1), |v, _| {
+            serde_json::Value::Array(vec![v])
+        });
+        rec.session.messages[0].metadata =
+            serde_json::Value::Object([("a".to_string(), deep)].into_iter().collect());
+        s.records.put_session(&rec, &[]).unwrap();
+        assert!(
+            s.records.list_spaces().unwrap().contains(&dot),
+            "{}",
+            b.name()
+        );
+        let back = s.records.get_session(&dot, "deep").unwrap().unwrap();
+        assert_eq!(back.session, rec.session, "{}", b.name());
+        assert_eq!(s.records.sessions(&dot).unwrap().len(), 1);
+        assert_eq!(s.records.session_headers(&dot).unwrap().len(), 1);
+        assert!(
+            s.records.decode_failures(&dot).unwrap().is_empty(),
+            "{}",
+            b.name()
+        );
+        assert_eq!(s.records.stats(&dot).unwrap().sessions, 1, "{}", b.name());
+    });
+}
+
+/// An import is one request: a line refused for its content or for a conflict leaves
+/// nothing of it written (no session, no trajectory, no space), and an idempotency key
+/// answers a trajectory-only import once.
+#[test]
+fn an_import_refused_at_any_line_writes_nothing() {
+    each(|b| {
+        let m = b.memory();
+        let run = |goal: &str| {
+            serde_json::json!({"space": "i", "recorded_at": "2024-01-01T00:00:00Z",
+                "trajectory": {"id": "t", "goal": goal, "states": [{"url": "http://a/"}]}})
+        };
+        let lines =
+            |v: &[serde_json::Value]| -> String { v.iter().map(|l| format!("{l}\n")).collect() };
+        m.import(lines(&[run("find the coupon")]).as_bytes())
+            .unwrap();
+        let fresh = serde_json::json!({"space": "i", "recorded_at": "2024-01-01T00:00:00Z",
+            "session": {"id": "fresh", "messages": [{"role": "user", "text": "hi"}]}});
+        let elsewhere = serde_json::json!({"space": "new", "recorded_at": "2024-01-01T00:00:00Z",
+            "session": {"id": "n", "messages": [{"role": "user", "text": "hi"}]}});
+        let e = m
+            .import(lines(&[fresh.clone(), elsewhere.clone(), run("another goal")]).as_bytes())
+            .unwrap_err();
+        assert!(
+            matches!(&e, cairn::Error::Conflict(c) if c.field.as_deref() == Some("lines[2]")),
+            "{}: {e}",
+            b.name()
+        );
+        let empty = serde_json::json!({"space": "new", "recorded_at": "2024-01-01T00:00:00Z",
+            "session": {"id": "y", "messages": []}});
+        let e = m.import(lines(&[elsewhere, empty]).as_bytes()).unwrap_err();
+        assert!(
+            matches!(&e, cairn::Error::Input(i) if i.field.as_deref() == Some("lines[1].session.messages")),
+            "{}: {e}",
+            b.name()
+        );
+        assert!(!m.space_exists("new").unwrap(), "{}", b.name());
+        assert!(m.session("i", "fresh").unwrap().is_none(), "{}", b.name());
+        let dot = serde_json::json!({"space": "..", "recorded_at": "2024-01-01T00:00:00Z",
+            "session": {"id": "d", "messages": [{"role": "user", "text": "hi"}]}});
+        let e = m.import(lines(&[dot]).as_bytes()).unwrap_err();
+        assert!(
+            matches!(&e, cairn::Error::Input(i) if i.field.as_deref() == Some("lines[0].space")),
+            "{}: {e}",
+            b.name()
+        );
+        let key = WriteOptions::with_key("import-1");
+        let line = serde_json::json!({"space": "j", "recorded_at": "2024-01-01T00:00:00Z",
+            "trajectory": {"id": "u", "goal": "book a table", "states": [{"url": "http://b/"}]}});
+        let first = m
+            .import_with(lines(std::slice::from_ref(&line)).as_bytes(), None, &key)
+            .unwrap();
+        assert_eq!(first.trajectories, 1);
+        let again = m
+            .import_with(lines(&[line]).as_bytes(), None, &key)
+            .unwrap();
+        assert!(again.replayed, "{}: {again:?}", b.name());
+        // The same key for another import of that space is refused.
+        let other = serde_json::json!({"space": "j", "recorded_at": "2024-01-01T00:00:00Z",
+            "trajectory": {"id": "v", "goal": "pay", "states": [{"url": "http://c/"}]}});
+        let e = m
+            .import_with(lines(&[other]).as_bytes(), None, &key)
+            .unwrap_err();
+        assert!(
+            matches!(e, cairn::Error::IdempotencyKeyReused(_)),
+            "{}: {e}",
+            b.name()
+        );
+    });
+}
+
+/// An offset past every row (even past `i64`, where SQL counts turn negative) is an
+/// empty page, never the first one.
+#[test]
+fn a_listing_offset_past_every_row_is_an_empty_page() {
+    each(|b| {
+        let m = b.memory();
+        m.ingest_session("o", pets()).unwrap();
+        for offset in [usize::MAX, i64::MAX as usize + 1, 1 << 40] {
+            let q = cairn_core::UnitQuery {
+                offset,
+                limit: 10,
+                ..Default::default()
+            };
+            let page = m.list_units("o", &q, None).unwrap();
+            assert!(page.units.is_empty(), "{} offset {offset}", b.name());
+            assert!(page.total > 0);
+            assert!(m
+                .list_sessions("o", None, offset, 10)
+                .unwrap()
+                .sessions
+                .is_empty());
+        }
+    });
+}

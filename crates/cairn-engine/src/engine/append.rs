@@ -148,6 +148,9 @@ impl Engine {
             request,
             answer: Mutex::new(None),
         });
+        // Embedded before the lock (see `staged.rs`); kept until this append is answered,
+        // whoever writes it.
+        let _staged = self.stage_append(&mine);
         self.appends.push(mine.clone());
         let _w = self.lock()?;
         if let Some(answer) = mine.take() {
@@ -284,6 +287,26 @@ pub(super) struct Pending {
 }
 
 impl Pending {
+    /// The session this append makes of what is stored now, and how many messages the
+    /// stored one holds (`None`: not stored); `None` when it would be refused.
+    pub(super) fn dry_run(&self, engine: &Engine) -> Option<(SessionRecord, Option<usize>)> {
+        let stored = engine
+            .b
+            .records
+            .get_session(&self.space, &self.input.session_id)
+            .ok()?;
+        let stored_len = stored.as_ref().map(|r| r.session.messages.len());
+        let record = match stored {
+            None => SessionRecord {
+                space: self.space.clone(),
+                recorded_at: chrono::Utc::now(),
+                session: self.new_session.clone(),
+            },
+            Some(rec) => extended(rec, self.input.clone()).ok()?,
+        };
+        Some((record, stored_len))
+    }
+
     fn answer(&self, r: Result<IngestReport, EngineError>) {
         *self.answer.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
     }
@@ -355,12 +378,18 @@ fn extended(rec: SessionRecord, input: AppendInput) -> Result<SessionRecord, Eng
         .into());
     }
     let mut added: Vec<Message> = Vec::new();
+    let by_id: std::collections::HashMap<&str, usize> = session
+        .messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.id.as_str(), i))
+        .collect();
     for (i, m) in input.messages.into_iter().enumerate() {
-        match session
-            .messages
-            .iter()
-            .find(|x| !m.id.is_empty() && x.id == m.id)
-        {
+        let stored = (!m.id.is_empty())
+            .then(|| by_id.get(m.id.as_str()))
+            .flatten()
+            .map(|&j| &session.messages[j]);
+        match stored {
             Some(x) if *x == m => {}
             Some(_) => {
                 return Err(ConflictError::new(

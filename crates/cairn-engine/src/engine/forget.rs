@@ -31,7 +31,20 @@ impl Engine {
     pub fn forget_session(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
         self.require_space(space)?;
         let _w = self.lock()?;
-        self.delete_session_locked(space, session)
+        let removed = self.delete_session_locked(space, session)?;
+        self.scrub()?;
+        Ok(removed)
+    }
+
+    /// After a forget's deletions are committed, before it is acknowledged: the stores
+    /// make them unreadable in their files (the embedded one checkpoints and empties its
+    /// write-ahead logs and merges away the text index's deleted documents; see
+    /// `RecordStore::scrub`). The caller holds the write lock.
+    pub(super) fn scrub(&self) -> Result<(), EngineError> {
+        self.b.records.scrub()?;
+        self.b.cache.scrub()?;
+        self.b.text.scrub()?;
+        Ok(())
     }
 
     /// Deletes a session and everything derived from it, cached vectors of its text
@@ -70,7 +83,9 @@ impl Engine {
         // Held from the read on: a concurrent append must not be overwritten by the
         // session as read here.
         let _w = self.lock()?;
-        self.forget_messages_locked(space, session, messages)
+        let forgotten = self.forget_messages_locked(space, session, messages)?;
+        self.scrub()?;
+        Ok(forgotten)
     }
 
     fn forget_messages_locked(
@@ -175,6 +190,7 @@ impl Engine {
                 .into())
             }
         }
+        self.scrub()?;
         Ok(report)
     }
 }

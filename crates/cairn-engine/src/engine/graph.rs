@@ -27,34 +27,41 @@ pub(super) type GraphCache = HashMap<SpaceId, (u64, Arc<EntityGraph>)>;
 pub(super) type Via = HashMap<String, String>;
 
 impl Engine {
-    /// The space's entity graph, rebuilt when the store generation moves.
+    /// The space's entity graph, rebuilt when the store generation moves, by one request
+    /// at a time per space (the others wait and find it cached, see `flight.rs`).
     pub(super) fn entity_graph(&self, space: &SpaceId) -> Result<Arc<EntityGraph>, EngineError> {
-        let generation = self.b.records.generation()?;
-        let cached = self
-            .graph_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(space)
-            .filter(|(g, _)| *g == generation)
-            .map(|(_, g)| g.clone());
-        if let Some(g) = cached {
+        let cached = |generation: u64| {
+            self.graph_cache
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(space)
+                .filter(|(g, _)| *g == generation)
+                .map(|(_, g)| g.clone())
+        };
+        if let Some(g) = cached(self.b.records.generation()?) {
             return Ok(g);
         }
-        let page = self.b.records.list_units(
-            space,
-            &UnitQuery {
-                kinds: Some(vec![UnitKind::Turn, UnitKind::Fact]),
-                limit: 100_000_000,
-                ..Default::default()
-            },
-        )?;
-        let graph = Arc::new(EntityGraph::build(&page.units));
-        let mut cache = self.graph_cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= KEPT {
-            cache.clear();
-        }
-        cache.insert(space.clone(), (generation, graph.clone()));
-        Ok(graph)
+        self.graph_flights.one_at_a_time(space, || {
+            let generation = self.b.records.generation()?;
+            if let Some(g) = cached(generation) {
+                return Ok(g);
+            }
+            let page = self.b.records.list_units(
+                space,
+                &UnitQuery {
+                    kinds: Some(vec![UnitKind::Turn, UnitKind::Fact]),
+                    limit: 100_000_000,
+                    ..Default::default()
+                },
+            )?;
+            let graph = Arc::new(EntityGraph::build(&page.units)?);
+            let mut cache = self.graph_cache.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.len() >= KEPT {
+                cache.clear();
+            }
+            cache.insert(space.clone(), (generation, graph.clone()));
+            Ok(graph)
+        })
     }
 
     /// The space's entities as of `as_of`, most linked first; with `search`, those whose
@@ -396,7 +403,7 @@ mod tests {
             turn("s", "0", "Ann", "Have you met Bo yet?"),
             turn("s", "1", "Cy", "Not yet."),
         ];
-        let g = EntityGraph::build(&units);
+        let g = EntityGraph::build(&units).unwrap();
         let ann = g.named_in("What did Ann ask?");
         assert_eq!(ann.len(), 1);
         let mut round = units[0].clone();

@@ -87,11 +87,15 @@ fn appended(
 ) -> Result<SessionInput, InputError> {
     let mut messages = Vec::new();
     if let Some(stored) = stored {
-        new.messages.retain(|m| {
-            !stored.messages.iter().any(|s| {
-                s.speaker == m.speaker && s.occurred_at == m.occurred_at && s.text == m.text
-            })
-        });
+        // Looked up, not compared with each stored message: a day of a busy group holds
+        // thousands.
+        let held: std::collections::HashSet<_> = stored
+            .messages
+            .iter()
+            .map(|s| (&s.speaker, s.occurred_at, &s.text))
+            .collect();
+        new.messages
+            .retain(|m| !held.contains(&(&m.speaker, m.occurred_at, &m.text)));
         messages = stored.messages.clone();
         new.occurred_at = stored.occurred_at;
         new.group = stored.group.clone();
@@ -243,37 +247,16 @@ impl Engine {
         self.write_records(records, request.as_ref())
     }
 
-    /// Restores exported records (keeping their `recorded_at`), each into its own space.
-    pub fn import(
-        &self,
-        records: Vec<SessionRecord>,
-        opts: &WriteOptions,
-    ) -> Result<IngestReport, EngineError> {
-        let request = match records.first() {
-            Some(r) => Request::new(&r.space.clone(), opts, "import", &records)?,
-            None => None,
-        };
-        let mut checked = Vec::with_capacity(records.len());
-        for (i, mut r) in records.into_iter().enumerate() {
-            r.session = r
-                .session
-                .validate()
-                .map_err(|e| e.nested(&format!("[{i}].session")))?;
-            self.b.records.create_space(&r.space)?;
-            checked.push((r, WriteMode::Whole));
-        }
-        self.write_records(checked, request.as_ref())
-    }
-
-    /// The one write path of sessions, under the write lock: a request already answered
-    /// is answered again; otherwise plan (nothing is written if any record conflicts),
-    /// derive, embed, then store every record, its units and the request's receipt in
+    /// The one write path of sessions, under the write lock (its vectors embedded before
+    /// it, see `staged.rs`): a request already answered is answered again; otherwise
+    /// plan (nothing is written if any record conflicts), derive, embed, then store every record, its units and the request's receipt in
     /// one transaction, and index what was written.
     pub(super) fn write_records(
         &self,
         records: Vec<(SessionRecord, WriteMode)>,
         request: Option<&Request>,
     ) -> Result<IngestReport, EngineError> {
+        let _staged = self.stage_sessions(&records);
         let _w = self.lock()?;
         if let Some(report) = request.map(|r| self.replay(r)).transpose()?.flatten() {
             return Ok(report);
@@ -292,6 +275,19 @@ impl Engine {
     ) -> Result<IngestReport, EngineError> {
         let mut report = IngestReport::default();
         let planned = self.plan_writes(records, &mut report)?;
+        self.write_planned(planned, &mut report, request)?;
+        Ok(report)
+    }
+
+    /// Derives, embeds and stores planned session writes, with the request's receipt
+    /// (holding `report` as it stands once they are counted) in the same transaction;
+    /// the caller holds the write lock.
+    pub(super) fn write_planned(
+        &self,
+        planned: Vec<Planned>,
+        report: &mut IngestReport,
+        request: Option<&Request>,
+    ) -> Result<(), EngineError> {
         let mut changes: Vec<Changes> = Vec::with_capacity(planned.len());
         for p in planned {
             report.messages_added += p.added;
@@ -305,9 +301,8 @@ impl Engine {
         let embedded = self.embed_units(&written)?;
         report.vectors_computed = embedded.counts.computed;
         report.vectors_cached = embedded.counts.cached;
-        let receipts: Vec<_> = request.map(|r| r.receipt(&report)).into_iter().collect();
-        self.commit_changes(&changes, embedded, &receipts)?;
-        Ok(report)
+        let receipts: Vec<_> = request.map(|r| r.receipt(report)).into_iter().collect();
+        self.commit_changes(&changes, embedded, &receipts)
     }
 
     /// A planned record's units against the stored ones.

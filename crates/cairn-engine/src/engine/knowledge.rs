@@ -79,27 +79,34 @@ impl Engine {
     ) -> Result<Arc<Vec<Unit>>, EngineError> {
         /// Entries kept; beyond it the cache starts over.
         const KEPT: usize = 128;
-        let generation = self.b.records.generation()?;
         let key = (space.clone(), prefix);
-        let cached = self
-            .topic_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-            .filter(|(g, _)| *g == generation)
-            .map(|(_, u)| u.clone());
-        if let Some(units) = cached {
+        let cached = |generation: u64| {
+            self.topic_cache
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&key)
+                .filter(|(g, _)| *g == generation)
+                .map(|(_, u)| u.clone())
+        };
+        if let Some(units) = cached(self.b.records.generation()?) {
             return Ok(units);
         }
-        // Read after the generation: a write landing meanwhile moves it, so this copy is
-        // replaced on the next call rather than kept stale.
-        let units = Arc::new(self.b.records.topic_units(space, prefix)?);
-        let mut cache = self.topic_cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= KEPT {
-            cache.clear();
-        }
-        cache.insert(key, (generation, units.clone()));
-        Ok(units)
+        // One read at a time per space and topic; a caller that waited finds it cached.
+        self.topic_flights.one_at_a_time(&key, || {
+            let generation = self.b.records.generation()?;
+            if let Some(units) = cached(generation) {
+                return Ok(units);
+            }
+            // Read after the generation: a write landing meanwhile moves it, so this copy
+            // is replaced on the next call rather than kept stale.
+            let units = Arc::new(self.b.records.topic_units(space, prefix)?);
+            let mut cache = self.topic_cache.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.len() >= KEPT {
+                cache.clear();
+            }
+            cache.insert(key.clone(), (generation, units.clone()));
+            Ok(units)
+        })
     }
 
     /// The version chain of the subject best matching `subject`, as of a time.

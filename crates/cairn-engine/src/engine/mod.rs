@@ -1,26 +1,32 @@
 //! The engine: the one place where ingest and recall are orchestrated.
 //!
-//! Write side (ingest): `ingest.rs` (sessions, group messages, import, the shared write
-//! path), `append.rs` (appends to one session, group-committed, and request receipts),
-//! `forget.rs`, `trajectories.rs`, `enrich.rs`, `committer.rs` (when the text index
-//! commits). Read side (recall and browsing): `recall.rs`, `graph.rs` (the entity
-//! graph: its cache, listings, recall stages), `knowledge.rs` (fact histories,
-//! profiles), `browse.rs` (listings and metadata filters), `inspect.rs` (the trajectory
-//! inspection verbs). This file: opening, healing, checking, indexing.
+//! Write side (ingest): `ingest.rs` (sessions, group messages, the shared write path),
+//! `import.rs` (restoring an export as one request), `append.rs` (appends to one
+//! session, group-committed, and request receipts), `staged.rs` (vectors embedded before
+//! the write lock), `forget.rs` (and scrubbing what was forgotten from the stores' files),
+//! `trajectories.rs`, `enrich.rs`, `committer.rs` (when the text index commits). Read side
+//! (recall and browsing): `recall.rs`, `graph.rs` (the entity graph: its cache, listings,
+//! recall stages), `knowledge.rs` (fact histories, profiles), `browse.rs` (listings and
+//! metadata filters), `inspect.rs` (the trajectory inspection verbs), `flight.rs` (one
+//! build at a time of a space's derived caches). This file: opening, healing, checking,
+//! indexing.
 mod append;
 mod browse;
 mod committer;
 mod enrich;
+mod flight;
 mod forget;
 mod graph;
+mod import;
 mod ingest;
 mod inspect;
 mod knowledge;
 mod recall;
+mod staged;
 mod trajectories;
 
 use crate::derive::DERIVE_VERSION;
-use crate::embedding::{self, cache_key_in, embed_keyed, CachedEmbedError, EmbedCounts};
+use crate::embedding::{self, cache_key_in, embed_keyed_staged, CachedEmbedError, EmbedCounts};
 use crate::rank::RankConfig;
 pub use append::{WriteOptions, MAX_IDEMPOTENCY_KEY};
 pub use browse::SessionPage;
@@ -51,6 +57,9 @@ pub enum EngineError {
     /// An idempotency key came again with another request than the one it first named.
     #[error("idempotency key {0:?} was already used for a different request")]
     IdempotencyKeyReused(String),
+    /// The request ran past the deadline its caller set (`budget.rs`).
+    #[error(transparent)]
+    OutOfTime(#[from] crate::budget::OutOfTime),
 }
 
 impl From<CachedEmbedError> for EngineError {
@@ -183,7 +192,8 @@ struct WriteLock<'a> {
 pub struct Engine {
     b: EngineBackends,
     cfg: EngineConfig,
-    /// Serializes writers: sequence numbers then reach the indexes in order.
+    /// Serializes writers: sequence numbers then reach the indexes in order. Writes of
+    /// new input embed before taking it (see `staged.rs`).
     write: Mutex<()>,
     /// Highest unit sequence handed to the text index (committed or not).
     text_seq: AtomicU64,
@@ -196,9 +206,14 @@ pub struct Engine {
     /// The entity graph of recently used spaces, with the store generation it was
     /// built at (`graph.rs`).
     graph_cache: Mutex<graph::GraphCache>,
+    /// One build at a time per space of what the two caches above hold (`flight.rs`).
+    graph_flights: flight::Flights<SpaceId>,
+    topic_flights: flight::Flights<(SpaceId, &'static str)>,
     /// Appends waiting for the write lock; whoever takes it writes all of them in one
     /// transaction (group commit, see `append.rs`).
     appends: append::Queue,
+    /// Vectors of writes waiting for the write lock, embedded before it (`staged.rs`).
+    staged: staged::Staged,
 }
 
 impl Engine {
@@ -211,8 +226,11 @@ impl Engine {
             topic_cache: Mutex::new(HashMap::new()),
             fact_index: Mutex::new(HashMap::new()),
             graph_cache: Mutex::new(HashMap::new()),
+            graph_flights: flight::Flights::default(),
+            topic_flights: flight::Flights::default(),
             text_seq: AtomicU64::new(0),
             appends: append::Queue::default(),
+            staged: staged::Staged::default(),
         };
         engine.heal()?;
         engine.rederive_if_rules_changed()?;
@@ -425,6 +443,7 @@ impl Engine {
         self.b.vectors.drop_space(space)?;
         let existed = self.b.records.drop_space(space)?;
         self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        self.scrub()?;
         Ok(existed)
     }
 
@@ -480,11 +499,12 @@ impl Engine {
             .map(|(_, u, t)| cache_key_in(self.cache_scope(&u.space), t))
             .collect();
         let texts: Vec<&str> = todo.iter().map(|(_, _, t)| *t).collect();
-        let (vectors, origins) = embed_keyed(
+        let (vectors, origins) = embed_keyed_staged(
             self.b.embedder.as_ref(),
             self.b.cache.as_ref(),
             &keys,
             &texts,
+            &|k| self.staged.get(k),
         )?;
         let mut per_group = vec![Vec::new(); groups.len()];
         let mut by_space: BTreeMap<&SpaceId, UnitVectors> = BTreeMap::new();

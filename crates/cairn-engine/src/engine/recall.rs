@@ -3,6 +3,7 @@
 //! second pass, versions, quotas, profiles, pack. With `RecallOptions::explain` the
 //! stages also say why (`Hit::explain`, `Recall::explain`); without it they compute
 //! nothing for it.
+use crate::budget::check;
 use crate::embedding::embed_cached;
 use crate::learned::Signals;
 use crate::pack::{pack, PackInput, PackItem, Packed};
@@ -97,6 +98,7 @@ impl Engine {
         let analysis = analyze_query(query, opts.as_of.unwrap_or_else(chrono::Utc::now));
         let rc = &self.cfg.rank;
         let found = self.candidates(space, query, opts, &mut timings)?;
+        check("recall: candidates")?;
         let t = Instant::now();
         let mut trace = Trace::new(opts.explain);
         let fused = fuse(
@@ -109,6 +111,7 @@ impl Engine {
         trace.stage("fuse");
         let loaded = self.load_visible(space, &fused, opts)?;
         trace.stage("load");
+        check("recall: loading candidates")?;
         let fused = self.graph_lift(space, query, fused, &loaded.units)?;
         trace.stage("graph_lift");
         let signals = if rc.learned.is_some() || opts.explain {
@@ -121,6 +124,7 @@ impl Engine {
         let (ranked, via) =
             self.graph_stage(space, query, found.query_vector.as_deref(), opts, ranked)?;
         trace.stage("graph");
+        check("recall: entity graph")?;
         trace.counts(|c| {
             c.lexical = found.lexical.len();
             c.dense = found.searched;
@@ -130,6 +134,7 @@ impl Engine {
         });
         let (ranked, superseded) = self.resolve_versions(space, ranked, opts)?;
         trace.stage("versions");
+        check("recall: fact versions")?;
         let ranked = places::by_place(ranked, rc, opts.top_k);
         trace.counts(|c| c.ranked = ranked.len());
         trace.stage("places");
@@ -137,6 +142,7 @@ impl Engine {
         trace.stage("quotas");
         let top = self.with_profiles(space, query, opts, top)?;
         trace.stage("profiles");
+        check("recall: profiles")?;
         let top = self.with_texts(space, top)?;
         trace.stage("texts");
         timings.rank_ms = ms(t);
@@ -538,7 +544,7 @@ impl Engine {
         }
         let contributions = self.contributions(space)?;
         let profiles: Vec<_> = if named.is_empty() {
-            profile::best_matching_person(query, &contributions)
+            profile::best_matching_person(query, &contributions)?
                 .into_iter()
                 .collect()
         } else {

@@ -46,18 +46,35 @@ impl Engine {
         rederive: bool,
         request: Option<&Request>,
     ) -> Result<IngestReport, EngineError> {
+        let _staged = (!rederive).then(|| self.stage_trajectories(&records));
         let _w = self.lock()?;
         if let Some(report) = request.map(|r| self.replay(r)).transpose()?.flatten() {
             return Ok(report);
         }
         let mut report = IngestReport::default();
+        let planned = self.plan_trajectories(records, rederive, &mut report)?;
+        self.write_planned_trajectories(planned, &mut report)?;
+        if let Some(r) = request {
+            self.b.records.put_sessions(&[], &[r.receipt(&report)])?;
+        }
+        Ok(report)
+    }
+
+    /// The trajectories to write: a conflict anywhere refuses all of them before any is
+    /// written; one stored identically is counted unchanged (written again on a rebuild).
+    pub(super) fn plan_trajectories(
+        &self,
+        records: Vec<TrajectoryRecord>,
+        rederive: bool,
+        report: &mut IngestReport,
+    ) -> Result<Vec<TrajectoryRecord>, EngineError> {
         let mut planned: Vec<TrajectoryRecord> = Vec::new();
+        let mut position: std::collections::HashMap<(SpaceId, String), usize> =
+            std::collections::HashMap::new();
         for (i, r) in records.into_iter().enumerate() {
-            let stored = match planned
-                .iter()
-                .find(|p| p.space == r.space && p.trajectory.id == r.trajectory.id)
-            {
-                Some(p) => Some(p.clone()),
+            let key = (r.space.clone(), r.trajectory.id.clone());
+            let stored = match position.get(&key) {
+                Some(&p) => Some(planned[p].clone()),
                 None => self.b.records.get_trajectory(&r.space, &r.trajectory.id)?,
             };
             match stored {
@@ -69,13 +86,23 @@ impl Engine {
                     .at(format!("[{i}]"))
                     .into())
                 }
-                Some(s) if !rederive => {
-                    report.unchanged += 1;
-                    let _ = s;
+                Some(_) if !rederive => report.unchanged += 1,
+                _ => {
+                    position.insert(key, planned.len());
+                    planned.push(r);
                 }
-                _ => planned.push(r),
             }
         }
+        Ok(planned)
+    }
+
+    /// Writes planned trajectories (each in one transaction with its units), then
+    /// indexes them; the caller holds the write lock.
+    pub(super) fn write_planned_trajectories(
+        &self,
+        planned: Vec<TrajectoryRecord>,
+        report: &mut IngestReport,
+    ) -> Result<(), EngineError> {
         let mut written = Vec::new();
         let mut last = 0;
         for r in planned {
@@ -85,28 +112,7 @@ impl Engine {
             report.units += units.len();
             written.extend(units);
         }
-        self.index_written(written, last, &mut report)?;
-        if let Some(r) = request {
-            self.b.records.put_sessions(&[], &[r.receipt(&report)])?;
-        }
-        Ok(report)
-    }
-
-    /// Restores exported trajectories (keeping their `recorded_at`).
-    pub fn import_trajectories(
-        &self,
-        records: Vec<TrajectoryRecord>,
-    ) -> Result<IngestReport, EngineError> {
-        let mut checked = Vec::with_capacity(records.len());
-        for (i, mut r) in records.into_iter().enumerate() {
-            r.trajectory = r
-                .trajectory
-                .validate()
-                .map_err(|e| e.nested(&format!("[{i}].trajectory")))?;
-            self.b.records.create_space(&r.space)?;
-            checked.push(r);
-        }
-        self.write_trajectories(checked, false, None)
+        self.index_written(written, last, report)
     }
 
     /// Forgets a trajectory: its record, units, vectors, index entries and the
@@ -114,7 +120,9 @@ impl Engine {
     pub fn forget_trajectory(&self, space: &SpaceId, id: &str) -> Result<usize, EngineError> {
         self.require_space(space)?;
         let _w = self.lock()?;
-        self.delete_trajectory_locked(space, id)
+        let removed = self.delete_trajectory_locked(space, id)?;
+        self.scrub()?;
+        Ok(removed)
     }
 
     /// [`Engine::forget_trajectory`] for a caller holding the write lock.

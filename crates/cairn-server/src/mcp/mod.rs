@@ -599,9 +599,15 @@ pub(crate) async fn jsonrpc_guard(
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     use axum::response::IntoResponse;
+    // JSON-RPC over HTTP is JSON: what a web page may send cross-site is refused first.
+    if let Err(e) =
+        crate::wire::require_media_type(req.headers(), &["application/json"], "application/json")
+    {
+        return e.into_response();
+    }
     let (parts, body) = req.into_parts();
-    let limit = state.config.limits.max_body_bytes;
-    let bytes = match crate::wire::read_body(axum::extract::Request::new(body), limit).await {
+    let bytes = match crate::wire::read_body(axum::extract::Request::new(body), &state.config).await
+    {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };

@@ -3,7 +3,7 @@ use super::{ingested, write_options, ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
-use crate::wire::read_body;
+use crate::wire::{read_body, require_media_type};
 use axum::extract::{Path, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -25,6 +25,17 @@ pub(super) async fn export(
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response())
 }
 
+/// The types an import body may declare: an export is JSON lines (one JSON value is one
+/// line too).
+const NDJSON: &[&str] = &[
+    "application/x-ndjson",
+    "application/ndjson",
+    "application/jsonl",
+    "application/x-jsonlines",
+    "application/jsonlines",
+    "application/json",
+];
+
 /// Restores an export (of this space or any other) into this space: every record is
 /// written here whatever space its line names, so a key can neither write another space
 /// through an import file nor have to rewrite an export to restore it elsewhere.
@@ -35,8 +46,9 @@ pub(super) async fn import(
     req: Request,
 ) -> ApiResult<Response> {
     who.require(&space, Need::Write)?;
+    require_media_type(req.headers(), NDJSON, "application/x-ndjson")?;
     let opts = write_options(req.headers())?;
-    let bytes = read_body(req, st.config.limits.max_body_bytes).await?;
+    let bytes = read_body(req, &st.config).await?;
     check_import(&st, &bytes)?;
     let report = blocking(&st, move |m| {
         m.import_with(std::io::Cursor::new(bytes), Some(&space), &opts)

@@ -25,52 +25,82 @@ impl<T: DeserializeOwned> FromRequest<Arc<AppState>> for WireJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &Arc<AppState>) -> Result<Self, ApiError> {
-        let is_json = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .map(|m| {
-                let m = m.trim().to_ascii_lowercase();
-                m == "application/json" || m.ends_with("+json")
-            })
-            .unwrap_or(false);
-        if !is_json {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
-                "send the body as JSON with `Content-Type: application/json`",
-            ));
-        }
-        let bytes = read_body(req, state.config.limits.max_body_bytes).await?;
+        require_media_type(req.headers(), &["application/json"], "application/json")?;
+        let bytes = read_body(req, &state.config).await?;
         parse(&bytes).map(WireJson)
     }
 }
 
-/// Reads a whole body, refusing (413) past `limit` bytes without buffering the rest.
-pub async fn read_body(req: Request, limit: usize) -> Result<axum::body::Bytes, ApiError> {
-    axum::body::to_bytes(req.into_body(), limit)
-        .await
-        .map_err(|e| {
-            // `to_bytes` reports the limit as its own error kind somewhere in the chain.
-            let too_large = std::error::Error::source(&e)
-                .map(|s| s.to_string().contains("length limit"))
-                .unwrap_or(false)
-                || e.to_string().contains("length limit");
-            if too_large {
-                ApiError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "payload_too_large",
-                    format!("the body is larger than {limit} bytes"),
-                )
-            } else {
-                ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "bad_body",
-                    format!("reading the body: {e}"),
-                )
-            }
+/// Refuses (415) a body whose `Content-Type` is none of `accepted` (or a `+json` type).
+/// Every route that takes a body checks it before reading it: the types a web page may
+/// send to another origin without asking first (`text/plain`, form-urlencoded,
+/// multipart) are never ours, so a page cannot write into a server it can reach, such as
+/// one on loopback without keys.
+pub fn require_media_type(
+    headers: &axum::http::HeaderMap,
+    accepted: &[&str],
+    preferred: &str,
+) -> Result<(), ApiError> {
+    let ok = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|m| {
+            let m = m.trim().to_ascii_lowercase();
+            accepted.contains(&m.as_str()) || m.ends_with("+json")
         })
+        .unwrap_or(false);
+    if ok {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        format!("send the body with `Content-Type: {preferred}`"),
+    )
+    .with_field("Content-Type"))
+}
+
+/// Reads a whole body, refusing (413) past the body limit without buffering the rest, and
+/// (408) a body that takes longer than the body timeout to arrive: a client dripping a
+/// byte at a time must not hold a connection and a handler for ever.
+pub async fn read_body(
+    req: Request,
+    config: &crate::ServerConfig,
+) -> Result<axum::body::Bytes, ApiError> {
+    let limit = config.limits.max_body_bytes;
+    let timeout = config.connections.body_timeout;
+    let read = tokio::time::timeout(timeout, axum::body::to_bytes(req.into_body(), limit));
+    let Ok(read) = read.await else {
+        return Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "body_timeout",
+            format!(
+                "the body did not arrive within {} s; send it at once",
+                timeout.as_secs_f64()
+            ),
+        ));
+    };
+    read.map_err(|e| {
+        // `to_bytes` reports the limit as its own error kind somewhere in the chain.
+        let too_large = std::error::Error::source(&e)
+            .map(|s| s.to_string().contains("length limit"))
+            .unwrap_or(false)
+            || e.to_string().contains("length limit");
+        if too_large {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                format!("the body is larger than {limit} bytes"),
+            )
+        } else {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_body",
+                format!("reading the body: {e}"),
+            )
+        }
+    })
 }
 
 /// Parses JSON naming the failing field. Syntax errors are 400 `malformed_json`;

@@ -1,0 +1,156 @@
+//! Vectors computed before the write lock. Embedding is most of a write's time, and under
+//! the lock it made every other write (in any space), and every recall that commits the
+//! text index, wait for it. So a write first derives what it will write without the lock
+//! (reads only), embeds the texts the cache lacks and stages those vectors by cache key;
+//! then, under the lock, the same derivation (now the one that counts) finds them here
+//! instead of calling the model. A text the first derivation did not foresee (another
+//! write changed the session meanwhile) is embedded under the lock, as before. Nothing
+//! staged is stored: a write that is refused leaves no vector anywhere.
+use super::append::Pending;
+use super::ingest::{Planned, WriteMode};
+use super::{Engine, IngestReport};
+use crate::embedding::cache_key_in;
+use cairn_core::{SessionRecord, TrajectoryRecord, Unit};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+/// A staged vector by its cache key, with how many writes staged it.
+type ByKey = HashMap<[u8; 32], (Arc<Vec<f32>>, usize)>;
+
+/// Staged vectors by cache key, each with how many writes staged it.
+#[derive(Default)]
+pub(super) struct Staged(Mutex<ByKey>);
+
+impl Staged {
+    fn map(&self) -> std::sync::MutexGuard<'_, ByKey> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The vector staged under `key`, if any.
+    pub(super) fn get(&self, key: &[u8; 32]) -> Option<Vec<f32>> {
+        self.map().get(key).map(|(v, _)| v.as_ref().clone())
+    }
+}
+
+/// A write's staged vectors, released when it is done (answered or failed).
+pub(super) struct StagedGuard<'a> {
+    staged: &'a Staged,
+    keys: Vec<[u8; 32]>,
+}
+
+impl Drop for StagedGuard<'_> {
+    fn drop(&mut self) {
+        let mut map = self.staged.map();
+        for k in &self.keys {
+            if let Some((_, n)) = map.get_mut(k) {
+                *n -= 1;
+                if *n == 0 {
+                    map.remove(k);
+                }
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Embeds the texts of `units` that neither the cache nor the stage holds and stages
+    /// them until the guard drops. Best effort: an error is left for the locked write to
+    /// meet and report.
+    fn stage_units(&self, units: &[Unit]) -> StagedGuard<'_> {
+        let mut guard = StagedGuard {
+            staged: &self.staged,
+            keys: Vec::new(),
+        };
+        let mut todo: Vec<([u8; 32], &str)> = Vec::new();
+        let mut seen = HashSet::new();
+        {
+            let mut map = self.staged.map();
+            for u in units {
+                let Some(text) = u.embed_text.as_deref() else {
+                    continue;
+                };
+                let key = cache_key_in(self.cache_scope(&u.space), text);
+                if !seen.insert(key) {
+                    continue;
+                }
+                match map.get_mut(&key) {
+                    Some((_, n)) => {
+                        *n += 1;
+                        guard.keys.push(key);
+                    }
+                    None => todo.push((key, text)),
+                }
+            }
+        }
+        if todo.is_empty() {
+            return guard;
+        }
+        let keys: Vec<[u8; 32]> = todo.iter().map(|(k, _)| *k).collect();
+        let Ok(cached) = self.b.cache.get(self.b.embedder.model_id(), &keys) else {
+            return guard;
+        };
+        let missing: Vec<([u8; 32], &str)> = todo
+            .into_iter()
+            .zip(cached)
+            .filter(|(_, c)| c.is_none())
+            .map(|(t, _)| t)
+            .collect();
+        let texts: Vec<&str> = missing.iter().map(|(_, t)| *t).collect();
+        let Ok(vectors) = self.b.embedder.embed(&texts) else {
+            return guard;
+        };
+        let mut map = self.staged.map();
+        for ((key, _), v) in missing.into_iter().zip(vectors) {
+            map.entry(key).or_insert_with(|| (Arc::new(v), 0)).1 += 1;
+            guard.keys.push(key);
+        }
+        guard
+    }
+
+    /// Stages the vectors of a session write: planned and derived as the locked write
+    /// will, from what is stored now. Rebuilds stage nothing (nothing waits on them).
+    pub(super) fn stage_sessions(
+        &self,
+        records: &[(SessionRecord, WriteMode)],
+    ) -> Option<StagedGuard<'_>> {
+        if records.iter().all(|(_, m)| *m == WriteMode::Rederive) {
+            return None;
+        }
+        let planned = self
+            .plan_writes(records.to_vec(), &mut IngestReport::default())
+            .ok()?;
+        let units: Vec<Unit> = planned
+            .into_iter()
+            .filter_map(|p| self.changes_of(p).ok())
+            .flat_map(|c| c.units)
+            .collect();
+        Some(self.stage_units(&units))
+    }
+
+    /// Stages the vectors of trajectories about to be inserted.
+    pub(super) fn stage_trajectories(&self, records: &[TrajectoryRecord]) -> StagedGuard<'_> {
+        let units: Vec<Unit> = records
+            .iter()
+            .flat_map(|r| {
+                crate::trajectory::derive_trajectory_units(&r.space, &r.trajectory, r.recorded_at)
+            })
+            .collect();
+        self.stage_units(&units)
+    }
+
+    /// Stages the vectors of an append: the session as stored now, extended by it.
+    pub(super) fn stage_append(&self, p: &Pending) -> Option<StagedGuard<'_>> {
+        let (record, stored_len) = p.dry_run(self)?;
+        let units = self
+            .changes_of(Planned {
+                record,
+                added: 0,
+                stored: stored_len.is_some(),
+                rewrite_all: false,
+                appended_to: stored_len,
+            })
+            .ok()?
+            .units;
+        Some(self.stage_units(&units))
+    }
+}

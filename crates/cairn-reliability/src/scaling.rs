@@ -1,0 +1,1125 @@
+//! Cost scaling (`cairn reliability scaling`): does any request's cost grow faster than
+//! its input? For each dimension a request can depend on (speakers, names, sessions,
+//! messages per session, versions of one subject, subjects, trajectories, states per
+//! trajectory, spaces, filter conditions), one space is grown by doubling N, and at each N
+//! every route of the HTTP API and every MCP tool is sent once per repetition against it
+//! and the CPU time the server spent on it is measured: the sum over the server
+//! process's threads of their time on a CPU (`/proc/<pid>/task/*/schedstat`), not wall
+//! time, so other load on the machine does not count.
+//!
+//! Each measurement is cold: right before it, a write to a scratch space moves the store's
+//! generation (so no cache of derived state, such as an entity graph or a fact index,
+//! answers for free) and a recall there commits the text index (so no background commit
+//! lands in the window). The median of the repetitions counts. A row's growth per doubling
+//! is 2 to the slope of log(CPU) over log(N), fitted over the sizes whose CPU is above the
+//! floor; a row whose CPU stays below the floor at every N is reported as flat.
+//!
+//! Every route of the server's `/v1/openapi.json` must have a probe here: a route added
+//! without one is reported (`unprobed_routes`), so the table cannot silently miss it.
+use crate::corpus::nonce;
+use crate::fuzz::Rng;
+use crate::serve::{encode, Cairn, Client, Server};
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+
+/// Rows whose CPU at every N is below this many milliseconds are flat.
+pub const FLOOR_MS: f64 = 5.0;
+/// Growth per doubling above this is superlinear (2.0 is linear).
+pub const LINEAR: f64 = 2.2;
+
+#[derive(Debug, Clone)]
+pub struct ScalingOptions {
+    /// N at the first size of each dimension (filter conditions start at `base / 16`,
+    /// capped by the filter language's 256 conditions).
+    pub base: usize,
+    /// Doublings after the first size.
+    pub doublings: usize,
+    /// Cold measurements per probe and size; their median counts.
+    pub reps: usize,
+    /// Only the dimensions named (all when empty).
+    pub only: Vec<String>,
+    pub seed: u64,
+}
+
+impl Default for ScalingOptions {
+    fn default() -> Self {
+        Self {
+            base: 250,
+            doublings: 3,
+            reps: 3,
+            only: Vec::new(),
+            seed: 1,
+        }
+    }
+}
+
+/// One probe of one dimension: its CPU at each N.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub dimension: String,
+    /// `METHOD /route/{template}`, or `mcp <tool>`.
+    pub probe: String,
+    pub sizes: Vec<usize>,
+    /// Median CPU milliseconds at each size.
+    pub cpu_ms: Vec<f64>,
+    /// CPU growth per doubling of N (`None`: below the floor at every size).
+    pub growth: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ScalingReport {
+    pub base: usize,
+    pub doublings: usize,
+    pub reps: usize,
+    pub rows: Vec<Row>,
+    /// Rows growing faster than [`LINEAR`] per doubling.
+    pub superlinear: Vec<String>,
+    /// Routes of the served spec that no probe covers.
+    pub unprobed_routes: Vec<String>,
+    /// Probes that did not answer 2xx (each must).
+    pub errors: Vec<String>,
+    /// Seconds spent, seeding included.
+    pub seconds: f64,
+}
+
+impl ScalingReport {
+    pub fn passed(&self) -> bool {
+        self.superlinear.is_empty() && self.unprobed_routes.is_empty() && self.errors.is_empty()
+    }
+
+    /// The report as markdown: the rows above the floor, then how many were flat.
+    pub fn markdown(&self) -> String {
+        let mut out = String::from(
+            "| dimension | probe | CPU ms at each N | growth per doubling |\n|---|---|---|---|\n",
+        );
+        let mut flat = 0;
+        for r in &self.rows {
+            let Some(g) = r.growth else {
+                flat += 1;
+                continue;
+            };
+            let cells: Vec<String> = r
+                .sizes
+                .iter()
+                .zip(&r.cpu_ms)
+                .map(|(n, ms)| format!("{n}: {ms:.1}"))
+                .collect();
+            let mark = if g > LINEAR { " **superlinear**" } else { "" };
+            out += &format!(
+                "| {} | `{}` | {} | {g:.2}x{mark} |\n",
+                r.dimension,
+                r.probe,
+                cells.join(", ")
+            );
+        }
+        out += &format!("\n{flat} more rows stayed below {FLOOR_MS} ms of CPU at every N.\n");
+        out
+    }
+}
+
+/// What the probes of a dimension's space name.
+#[derive(Debug, Clone)]
+struct Ctx {
+    space: String,
+    session: String,
+    speaker: String,
+    entity: String,
+    subject: String,
+    trajectory: String,
+    group: String,
+    query: String,
+    filter: Value,
+}
+
+impl Ctx {
+    fn new(space: &str) -> Self {
+        Self {
+            space: space.to_string(),
+            session: "s0".into(),
+            speaker: "user".into(),
+            entity: "Lisbon".into(),
+            subject: "budget for atlas".into(),
+            trajectory: "t0".into(),
+            group: "team".into(),
+            query: "Where was the parcel shipped?".into(),
+            filter: json!({"k": 1}),
+        }
+    }
+}
+
+/// A request: method, path (encoded), JSON or NDJSON body.
+#[derive(Debug, Clone)]
+struct Req {
+    method: &'static str,
+    path: String,
+    body: Option<(&'static str, Vec<u8>)>,
+}
+
+fn get(path: String) -> Req {
+    Req {
+        method: "GET",
+        path,
+        body: None,
+    }
+}
+
+fn post(path: String, v: Value) -> Req {
+    Req {
+        method: "POST",
+        path,
+        body: Some(("application/json", v.to_string().into_bytes())),
+    }
+}
+
+fn delete(path: String) -> Req {
+    Req {
+        method: "DELETE",
+        path,
+        body: None,
+    }
+}
+
+/// One measured request, with the unmeasured ones that prepare it (what it deletes).
+struct Probe {
+    name: String,
+    prepare: Vec<Req>,
+    req: Req,
+}
+
+fn probe(name: &str, req: Req) -> Probe {
+    Probe {
+        name: name.to_string(),
+        prepare: Vec::new(),
+        req,
+    }
+}
+
+fn two_messages(id: &str, text: &str) -> Value {
+    json!({"id": id, "messages": [{"role": "user", "text": text},
+        {"role": "assistant", "text": "Noted."}]})
+}
+
+fn small_run(id: &str) -> Value {
+    json!({"id": id, "goal": "find the coupon", "outcome": "success", "states": [
+        {"url": "http://shop/", "action": "click [4] link 'Deals'", "observation": "[4] link 'Deals'\n[5] button 'Cart'"},
+        {"url": "http://shop/deals", "action": "stop", "observation": "Coupon SAVE10 applies to shoes"}]})
+}
+
+/// The HTTP route probes, `k` making the ids of what they write unique.
+fn route_probes(c: &Ctx, k: usize) -> Vec<Probe> {
+    let s = format!("/v1/spaces/{}", encode(&c.space));
+    let session = encode(&c.session);
+    let traj = encode(&c.trajectory);
+    let filter = encode(&c.filter.to_string());
+    let tmp = format!("probe-{k}");
+    let mut v = vec![
+        probe("GET /v1/health", get("/v1/health".into())),
+        probe("GET /v1/ready", get("/v1/ready".into())),
+        probe("GET /v1/openapi.json", get("/v1/openapi.json".into())),
+        probe("GET /ui", get("/ui".into())),
+        probe("GET /ui/", get("/ui/".into())),
+        probe("GET /ui/{file}", get("/ui/app.js".into())),
+        probe("GET /v1/me", get("/v1/me".into())),
+        probe("GET /v1/spaces", get("/v1/spaces".into())),
+        probe(
+            "POST /v1/spaces",
+            post(
+                "/v1/spaces".into(),
+                json!({ "name": format!("scale-new-{k}") }),
+            ),
+        ),
+        Probe {
+            name: "DELETE /v1/spaces/{space}".into(),
+            prepare: vec![post(
+                "/v1/spaces/scale-gone/sessions".into(),
+                two_messages("x", "A space about to go."),
+            )],
+            req: delete("/v1/spaces/scale-gone".into()),
+        },
+        probe("GET /v1/stats", get("/v1/stats".into())),
+        probe("GET /v1/spaces/{space}/stats", get(format!("{s}/stats"))),
+        probe(
+            "POST /v1/spaces/{space}/sessions",
+            post(
+                format!("{s}/sessions"),
+                two_messages(&tmp, "I moved to Porto last spring."),
+            ),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/sessions",
+            get(format!("{s}/sessions?filter={filter}")),
+        ),
+        probe(
+            "POST /v1/spaces/{space}/sessions/batch",
+            post(
+                format!("{s}/sessions/batch"),
+                json!({"sessions": [two_messages(&format!("{tmp}-b1"), "Tea at five."),
+                    two_messages(&format!("{tmp}-b2"), "Coffee at nine.")]}),
+            ),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/sessions/{session}",
+            get(format!("{s}/sessions/{session}")),
+        ),
+        Probe {
+            name: "DELETE /v1/spaces/{space}/sessions/{session}".into(),
+            prepare: vec![post(
+                format!("{s}/sessions"),
+                two_messages(&format!("{tmp}-d"), "Forget me soon."),
+            )],
+            req: delete(format!("{s}/sessions/{tmp}-d")),
+        },
+        Probe {
+            name: "DELETE /v1/spaces/{space}/sessions/{session}/messages/{message}".into(),
+            prepare: vec![post(
+                format!("{s}/sessions"),
+                two_messages(&format!("{tmp}-m"), "Forget this line."),
+            )],
+            req: delete(format!("{s}/sessions/{tmp}-m/messages/0")),
+        },
+        probe(
+            "POST /v1/spaces/{space}/messages",
+            post(
+                format!("{s}/messages"),
+                json!({"session_id": c.session, "messages": [
+                    {"role": "user", "text": format!("One more thing, number {k}.")}]}),
+            ),
+        ),
+        probe(
+            "POST /v1/spaces/{space}/group-messages",
+            post(
+                format!("{s}/group-messages"),
+                json!({"messages": [{"speaker": "Probe Person", "group": c.group,
+                    "time": "2024-06-01 12:00", "text": format!("Standup note {k}.")}]}),
+            ),
+        ),
+        probe(
+            "POST /v1/spaces/{space}/trajectories",
+            post(
+                format!("{s}/trajectories"),
+                json!({"trajectories": [small_run(&format!("{tmp}-t"))]}),
+            ),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/trajectories",
+            get(format!("{s}/trajectories")),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/trajectories/{id}",
+            get(format!("{s}/trajectories/{traj}")),
+        ),
+        Probe {
+            name: "DELETE /v1/spaces/{space}/trajectories/{id}".into(),
+            prepare: vec![post(
+                format!("{s}/trajectories"),
+                json!({"trajectories": [small_run(&format!("{tmp}-td"))]}),
+            )],
+            req: delete(format!("{s}/trajectories/{tmp}-td")),
+        },
+        probe(
+            "GET /v1/spaces/{space}/trajectories/{id}/states/{index}",
+            get(format!("{s}/trajectories/{traj}/states/0")),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/trajectory-manifest",
+            get(format!("{s}/trajectory-manifest")),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/trajectories/{id}/summary",
+            get(format!("{s}/trajectories/{traj}/summary")),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/trajectories/{id}/states/{index}/view",
+            get(format!("{s}/trajectories/{traj}/states/0/view")),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/trajectories/{id}/span",
+            get(format!("{s}/trajectories/{traj}/span?start=0&end=1")),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/trajectories/{id}/match",
+            get(format!("{s}/trajectories/{traj}/match?pattern=coupon")),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/trajectory-search",
+            get(format!("{s}/trajectory-search?pattern=coupon")),
+        ),
+        probe(
+            "POST /v1/spaces/{space}/trajectory-context",
+            post(
+                format!("{s}/trajectory-context"),
+                json!({"note": "The coupon is on the deals page.",
+                    "spans": [{"trajectory_id": c.trajectory, "start_state": 0, "end_state": 1}]}),
+            ),
+        ),
+        probe(
+            "POST /v1/spaces/{space}/trajectory-inspect",
+            post(
+                format!("{s}/trajectory-inspect"),
+                json!({"question": "Which coupon applies to shoes?"}),
+            ),
+        ),
+        probe(
+            "POST /v1/spaces/{space}/trajectory-agent",
+            post(
+                format!("{s}/trajectory-agent"),
+                json!({"question": "Which coupon applies to shoes?"}),
+            ),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/history",
+            get(format!("{s}/history?subject={}", encode(&c.subject))),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/subjects",
+            get(format!("{s}/subjects")),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/sessions/{session}/units",
+            get(format!("{s}/sessions/{session}/units")),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/trajectories/{id}/units",
+            get(format!("{s}/trajectories/{traj}/units")),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/entities",
+            get(format!("{s}/entities")),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/entities/{name}",
+            get(format!("{s}/entities/{}", encode(&c.entity))),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/speakers",
+            get(format!("{s}/speakers")),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/profiles/{speaker}",
+            get(format!("{s}/profiles/{}", encode(&c.speaker))),
+        ),
+        probe(
+            "POST /v1/spaces/{space}/recall",
+            post(format!("{s}/recall"), json!({ "query": c.query })),
+        ),
+        probe(
+            "POST /v1/spaces/{space}/recall (who ...)",
+            post(
+                format!("{s}/recall"),
+                json!({"query": "Who is the best person for database migrations?"}),
+            ),
+        ),
+        probe(
+            "POST /v1/spaces/{space}/recall (filter)",
+            post(
+                format!("{s}/recall"),
+                json!({"query": c.query, "filter": c.filter}),
+            ),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/memories",
+            get(format!("{s}/memories?filter={filter}")),
+        ),
+        probe(
+            "GET /v1/spaces/{space}/memories/{id}",
+            get(format!(
+                "{s}/memories/{}",
+                encode(&format!("turn:{}:0", c.session))
+            )),
+        ),
+        Probe {
+            name: "DELETE /v1/spaces/{space}/memories/{id}".into(),
+            prepare: vec![post(
+                format!("{s}/sessions"),
+                two_messages(&format!("{tmp}-u"), "A memory to forget."),
+            )],
+            req: delete(format!(
+                "{s}/memories/{}",
+                encode(&format!("turn:{tmp}-u:0"))
+            )),
+        },
+        probe("GET /v1/spaces/{space}/export", get(format!("{s}/export"))),
+        probe(
+            "POST /v1/spaces/{space}/import",
+            Req {
+                method: "POST",
+                path: format!("{s}/import"),
+                body: Some((
+                    "application/x-ndjson",
+                    json!({"space": c.space, "recorded_at": "2024-01-01T00:00:00Z",
+                        "session": two_messages(&format!("{tmp}-i"), "Imported line.")})
+                    .to_string()
+                    .into_bytes(),
+                )),
+            },
+        ),
+    ];
+    v.extend(mcp_probes(c, k));
+    v
+}
+
+/// Every MCP tool, called through `POST /mcp`.
+fn mcp_probes(c: &Ctx, k: usize) -> Vec<Probe> {
+    let tool = |name: &str, args: Value| Probe {
+        name: format!("mcp {name}"),
+        prepare: Vec::new(),
+        req: post(
+            "/mcp".into(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": name, "arguments": args}}),
+        ),
+    };
+    let sp = || json!(c.space);
+    vec![
+        tool(
+            "remember",
+            json!({"space": sp(), "note": format!("Probe note number {k}.")}),
+        ),
+        tool("recall", json!({"space": sp(), "query": c.query})),
+        Probe {
+            prepare: vec![post(
+                format!("/v1/spaces/{}/sessions", encode(&c.space)),
+                two_messages(&format!("probe-{k}-f"), "Forget me by tool."),
+            )],
+            ..tool(
+                "forget",
+                json!({"space": sp(), "session_id": format!("probe-{k}-f")}),
+            )
+        },
+        tool("history", json!({"space": sp(), "subject": c.subject})),
+        tool("profile", json!({"space": sp(), "speaker": c.speaker})),
+        tool("spaces", json!({})),
+        tool("subjects", json!({"space": sp()})),
+        tool("entities", json!({"space": sp()})),
+        tool("entities", json!({"space": sp(), "name": c.entity})),
+        tool("trajectory_manifest", json!({"space": sp()})),
+        tool(
+            "trajectory_summary",
+            json!({"space": sp(), "trajectory_id": c.trajectory}),
+        ),
+        tool(
+            "trajectory_state",
+            json!({"space": sp(), "trajectory_id": c.trajectory, "state": 0}),
+        ),
+        tool(
+            "trajectory_span",
+            json!({"space": sp(), "trajectory_id": c.trajectory, "start": 0, "end": 1}),
+        ),
+        tool(
+            "trajectory_match",
+            json!({"space": sp(), "trajectory_id": c.trajectory, "pattern": "coupon"}),
+        ),
+        tool(
+            "trajectory_search",
+            json!({"space": sp(), "pattern": "coupon"}),
+        ),
+        tool(
+            "trajectory_context",
+            json!({"space": sp(), "note": "The coupon is on the deals page.",
+                "spans": [{"trajectory_id": c.trajectory, "start_state": 0, "end_state": 1}]}),
+        ),
+        tool(
+            "trajectory_quick_context",
+            json!({"space": sp(), "question": "Which coupon applies to shoes?"}),
+        ),
+    ]
+}
+
+/// The CPU time, in nanoseconds, the process's threads have spent on a CPU.
+fn cpu_ns(pid: u32) -> Result<u64> {
+    let mut total = 0;
+    let dir = format!("/proc/{pid}/task");
+    for task in std::fs::read_dir(&dir).with_context(|| format!("reading {dir}"))? {
+        let path = task?.path().join("schedstat");
+        // A thread that just exited has no file any more: its time is lost to this sum,
+        // which the median over repetitions absorbs.
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            total += text
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    Ok(total)
+}
+
+/// What every probe reads besides the dimension's own data (the trajectory `t0` and a
+/// fact about the budget for Atlas), where the dimension does not grow it itself: a
+/// probe of a missing thing would measure a 404.
+fn baseline(client: &Client, dim: &Dimension) -> Result<()> {
+    let space = encode(&dim.ctx.space);
+    if !matches!(dim.name, "trajectories" | "states per trajectory") {
+        ok(
+            client.post(
+                &format!("/v1/spaces/{space}/trajectories"),
+                &json!({"trajectories": [small_run("t0")]}),
+            ),
+            "seeding the baseline trajectory",
+        )?;
+    }
+    if dim.name != "versions of one subject" {
+        ok(
+            client.post(
+                &format!("/v1/spaces/{space}/sessions"),
+                &two_messages("baseline", "The budget for Atlas is $100k."),
+            ),
+            "seeding the baseline fact",
+        )?;
+    }
+    Ok(())
+}
+
+fn send(client: &Client, r: &Req) -> Result<crate::serve::Resp, String> {
+    client.request(
+        r.method,
+        &r.path,
+        r.body.as_ref().map(|(t, b)| (*t, b.as_slice())),
+        None,
+    )
+}
+
+fn answered(r: &crate::serve::Resp) -> bool {
+    (200..300).contains(&r.status) && r.body["result"]["isError"] != json!(true)
+}
+
+/// Grows a dimension's space from the first N to the second.
+type Grow = Box<dyn FnMut(&Client, &Ctx, usize, usize, &mut Rng) -> Result<()>>;
+
+/// One dimension: its name, what its N counts, and how to grow its space to N.
+struct Dimension {
+    name: &'static str,
+    sizes: Vec<usize>,
+    ctx: Ctx,
+    grow: Grow,
+    /// Probes measured (all when `None`).
+    probes: Option<&'static [&'static str]>,
+}
+
+fn ok(r: Result<crate::serve::Resp, String>, what: &str) -> Result<()> {
+    match r {
+        Ok(r) if (200..300).contains(&r.status) => Ok(()),
+        Ok(r) => bail!(
+            "{what}: HTTP {}: {}",
+            r.status,
+            r.text.chars().take(300).collect::<String>()
+        ),
+        Err(e) => bail!("{what}: {e}"),
+    }
+}
+
+/// Sessions `from..to` (each from `make(i)`), in batches.
+fn batches(
+    client: &Client,
+    space: &str,
+    from: usize,
+    to: usize,
+    make: impl Fn(usize) -> Value,
+) -> Result<()> {
+    let path = format!("/v1/spaces/{}/sessions/batch", encode(space));
+    let ids: Vec<usize> = (from..to).collect();
+    for chunk in ids.chunks(500) {
+        let sessions: Vec<Value> = chunk.iter().map(|&i| make(i)).collect();
+        ok(
+            client.post(&path, &json!({ "sessions": sessions })),
+            "seeding",
+        )?;
+    }
+    Ok(())
+}
+
+const ROLES: &[&str] = &[
+    "database engineer",
+    "QA lead",
+    "product designer",
+    "data analyst",
+    "support manager",
+    "security architect",
+];
+const SKILLS: &[&str] = &[
+    "database migrations",
+    "load testing",
+    "pricing",
+    "onboarding flows",
+    "incident response",
+    "tax rules",
+    "billing",
+    "search tuning",
+];
+
+/// A distinct, capitalized name for every `i`.
+fn name(i: usize) -> String {
+    let mut r = Rng(i as u64 * 7919 + 17);
+    let n = nonce(&mut r);
+    let mut c = n.chars();
+    c.next();
+    let rest: String = c.collect();
+    format!("{}{}{i}", rest[..1].to_uppercase(), &rest[1..])
+}
+
+fn dimensions(o: &ScalingOptions) -> Vec<Dimension> {
+    let sizes = |base: usize| (0..=o.doublings).map(|d| base << d).collect::<Vec<_>>();
+    let base = o.base.max(2);
+    let mut dims: Vec<Dimension> = Vec::new();
+
+    // Speakers: group messages, each from a new speaker who says their role and skill.
+    let mut c = Ctx::new("scale-speakers");
+    c.speaker = format!("{} Lee", name(0));
+    c.entity = c.speaker.clone();
+    c.session = "team/2024-01-01".into();
+    dims.push(Dimension {
+        name: "speakers",
+        sizes: sizes(base),
+        ctx: c,
+        grow: Box::new(|client, c, from, to, _| {
+            let path = format!("/v1/spaces/{}/group-messages", encode(&c.space));
+            let ids: Vec<usize> = (from..to).collect();
+            for chunk in ids.chunks(1000) {
+                let messages: Vec<Value> = chunk
+                    .iter()
+                    .map(|&i| {
+                        json!({"speaker": format!("{} Lee", name(i)), "group": "team",
+                            "time": format!("2024-01-{:02} {:02}:{:02}", 1 + i / 1000 % 28, i / 60 % 17 + 6, i % 60),
+                            "text": format!("I'm the {} here and I specialize in {}.",
+                                ROLES[i % ROLES.len()], SKILLS[i % SKILLS.len()])})
+                    })
+                    .collect();
+                ok(client.post(&path, &json!({ "messages": messages })), "seeding speakers")?;
+            }
+            Ok(())
+        }),
+        probes: None,
+    });
+
+    // Names: sessions each naming a new person and place.
+    let mut c = Ctx::new("scale-names");
+    c.entity = name(0);
+    c.query = format!("What did I do with {}?", name(0));
+    dims.push(Dimension {
+        name: "names",
+        sizes: sizes(base),
+        ctx: c,
+        grow: Box::new(|client, c, from, to, _| {
+            batches(client, &c.space, from, to, |i| {
+                two_messages(
+                    &format!("s{i}"),
+                    &format!(
+                        "Yesterday I had lunch with {} at the {} Cafe in {}.",
+                        name(i),
+                        name(i + 1_000_000),
+                        cairn_load::corpus::PLACES[i % cairn_load::corpus::PLACES.len()]
+                    ),
+                )
+            })
+        }),
+        probes: None,
+    });
+
+    // Sessions: many small sessions.
+    let c = Ctx::new("scale-sessions");
+    dims.push(Dimension {
+        name: "sessions",
+        sizes: sizes(base),
+        ctx: c,
+        grow: Box::new(|client, c, from, to, rng| {
+            let made: Vec<Value> = (from..to)
+                .map(|i| {
+                    let n = nonce(rng);
+                    let mut v = crate::corpus::session(&format!("s{i}"), &n, rng).0;
+                    v["metadata"] = json!({ "k": i % 4 });
+                    v
+                })
+                .collect();
+            batches(client, &c.space, 0, made.len(), |i| made[i].clone())
+        }),
+        probes: None,
+    });
+
+    // Messages per session: one session, appended to.
+    let mut c = Ctx::new("scale-messages");
+    c.session = "long".into();
+    dims.push(Dimension {
+        name: "messages per session",
+        sizes: sizes(base),
+        ctx: c,
+        grow: Box::new(|client, c, from, to, rng| {
+            let path = format!("/v1/spaces/{}/messages", encode(&c.space));
+            let ids: Vec<usize> = (from..to).collect();
+            for chunk in ids.chunks(500) {
+                let messages: Vec<Value> = chunk
+                    .iter()
+                    .map(|&i| {
+                        json!({"role": if i % 2 == 0 { "user" } else { "assistant" },
+                            "text": format!("Note {i}: parcel {} is at pier {}.", nonce(rng), i % 97)})
+                    })
+                    .collect();
+                ok(
+                    client.post(&path, &json!({"session_id": "long", "messages": messages})),
+                    "seeding messages",
+                )?;
+            }
+            Ok(())
+        }),
+        probes: None,
+    });
+
+    // Versions: one subject stated again and again, a day apart.
+    let mut c = Ctx::new("scale-versions");
+    c.query = "What is the budget for Atlas now?".into();
+    dims.push(Dimension {
+        name: "versions of one subject",
+        sizes: sizes(base),
+        ctx: c,
+        grow: Box::new(|client, c, from, to, _| {
+            batches(client, &c.space, from, to, |i| {
+                let mut v = two_messages(
+                    &format!("s{i}"),
+                    &format!("The budget for Atlas is now ${}k.", 100 + i),
+                );
+                v["date"] = json!(format!("{}-01-01 09:00", 1900 + i / 365));
+                v["messages"][0]["occurred_at"] = json!(format!(
+                    "{}-{:02}-{:02} 09:00",
+                    1900 + i / 365,
+                    1 + i % 365 / 31 % 12,
+                    1 + i % 28
+                ));
+                v
+            })
+        }),
+        probes: None,
+    });
+
+    // Subjects: many subjects, one statement each.
+    let mut c = Ctx::new("scale-subjects");
+    c.subject = format!("budget for {}", name(0).to_lowercase());
+    dims.push(Dimension {
+        name: "subjects",
+        sizes: sizes(base),
+        ctx: c,
+        grow: Box::new(|client, c, from, to, _| {
+            batches(client, &c.space, from, to, |i| {
+                two_messages(
+                    &format!("s{i}"),
+                    &format!("The budget for {} is ${}k.", name(i), 50 + i % 500),
+                )
+            })
+        }),
+        probes: None,
+    });
+
+    // Trajectories: many small runs.
+    let c = Ctx::new("scale-trajectories");
+    dims.push(Dimension {
+        name: "trajectories",
+        sizes: sizes(base),
+        ctx: c,
+        grow: Box::new(|client, c, from, to, _| {
+            let path = format!("/v1/spaces/{}/trajectories", encode(&c.space));
+            let ids: Vec<usize> = (from..to).collect();
+            for chunk in ids.chunks(300) {
+                let runs: Vec<Value> = chunk.iter().map(|&i| small_run(&format!("t{i}"))).collect();
+                ok(
+                    client.post(&path, &json!({ "trajectories": runs })),
+                    "seeding trajectories",
+                )?;
+            }
+            Ok(())
+        }),
+        probes: None,
+    });
+
+    // States: the probed run has N states (a new run per size).
+    let c = Ctx::new("scale-states");
+    dims.push(Dimension {
+        name: "states per trajectory",
+        sizes: sizes(base),
+        ctx: c,
+        grow: Box::new(|client, c, _from, to, rng| {
+            let states: Vec<Value> = (0..to)
+                .map(|i| {
+                    json!({"url": format!("http://shop/p/{i}"), "action": format!("click [{i}] link 'Next'"),
+                        "observation": format!("[{i}] link 'Next'\nItem {} costs ${}", nonce(rng), i % 300)})
+                })
+                .collect();
+            // The probes read `t0`: it is replaced by the run of this size.
+            let _ = client.delete(&format!("/v1/spaces/{}/trajectories/t0", encode(&c.space)));
+            ok(
+                client.post(
+                    &format!("/v1/spaces/{}/trajectories", encode(&c.space)),
+                    &json!({"trajectories": [{"id": "t0", "goal": "find the coupon", "states": states}]}),
+                ),
+                "seeding states",
+            )
+        }),
+        probes: None,
+    });
+
+    // Spaces: N spaces of one session each; the probes use the first.
+    let c = Ctx::new("scale-spaces-0");
+    dims.push(Dimension {
+        name: "spaces",
+        sizes: sizes(base),
+        ctx: c,
+        grow: Box::new(|client, _c, from, to, rng| {
+            for i in from..to {
+                let n = nonce(rng);
+                let (v, _) = crate::corpus::session("s0", &n, rng);
+                ok(
+                    client.post(&format!("/v1/spaces/scale-spaces-{i}/sessions"), &v),
+                    "seeding spaces",
+                )?;
+            }
+            Ok(())
+        }),
+        probes: None,
+    });
+
+    // Filter conditions: the same space, asked with filters of N conditions.
+    let c = Ctx::new("scale-filters");
+    let conditions = (0..=o.doublings)
+        .map(|d| (base / 16).max(2) << d)
+        .take_while(|&n| n <= cairn_core::filter::MAX_CONDITIONS)
+        .collect();
+    dims.push(Dimension {
+        name: "filter conditions",
+        sizes: conditions,
+        ctx: c,
+        grow: Box::new(|client, c, from, _to, rng| {
+            if from == 0 {
+                let made: Vec<Value> = (0..200)
+                    .map(|i| {
+                        let n = nonce(rng);
+                        let mut v = crate::corpus::session(&format!("s{i}"), &n, rng).0;
+                        v["metadata"] = json!({ "k": i });
+                        v
+                    })
+                    .collect();
+                batches(client, &c.space, 0, made.len(), |i| made[i].clone())?;
+            }
+            Ok(())
+        }),
+        probes: Some(&[
+            "GET /v1/spaces/{space}/sessions",
+            "POST /v1/spaces/{space}/recall (filter)",
+            "GET /v1/spaces/{space}/memories",
+        ]),
+    });
+    dims.retain(|d| o.only.is_empty() || o.only.iter().any(|n| n == d.name));
+    dims
+}
+
+/// A filter of `n` conditions on the metadata field `k`.
+fn filter_of(n: usize) -> Value {
+    json!({ "or": (0..n).map(|i| json!({"field": "metadata.k", "op": "eq", "value": i})).collect::<Vec<_>>() })
+}
+
+/// Every (method, route) the served spec lists, as probes name them.
+fn spec_routes(client: &Client) -> Result<BTreeSet<String>> {
+    let spec = client
+        .get("/v1/openapi.json")
+        .map_err(anyhow::Error::msg)?
+        .body;
+    let mut out = BTreeSet::new();
+    for (path, ops) in spec["paths"].as_object().into_iter().flatten() {
+        for method in ops.as_object().into_iter().flatten().map(|(m, _)| m) {
+            if ["get", "post", "delete", "put", "patch"].contains(&method.as_str()) {
+                out.insert(format!("{} {path}", method.to_uppercase()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Median of the values (of an odd count, the middle one).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// 2 to the least-squares slope of log(CPU) over log(N), over the sizes above the floor.
+fn growth(sizes: &[usize], cpu_ms: &[f64]) -> Option<f64> {
+    let points: Vec<(f64, f64)> = sizes
+        .iter()
+        .zip(cpu_ms)
+        .filter(|(_, &ms)| ms >= FLOOR_MS)
+        .map(|(&n, &ms)| ((n as f64).log2(), ms.log2()))
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    if points.len() == 1 {
+        return Some(1.0);
+    }
+    let k = points.len() as f64;
+    let (mx, my) = (
+        points.iter().map(|p| p.0).sum::<f64>() / k,
+        points.iter().map(|p| p.1).sum::<f64>() / k,
+    );
+    let cov: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let var: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    Some(2f64.powf(cov / var))
+}
+
+/// Makes the next measurement cold: a write moves the store's generation, a recall
+/// commits the text index. Neither is measured.
+fn cold(client: &Client, k: usize) -> Result<()> {
+    // The same text every time: its vectors are cached, so this embeds nothing.
+    ok(
+        client.post(
+            "/v1/spaces/scale-scratch/sessions",
+            &two_messages(&format!("c{k}"), "Scratch write."),
+        ),
+        "scratch write",
+    )?;
+    ok(
+        client.post(
+            "/v1/spaces/scale-scratch/recall",
+            &json!({"query": "Scratch write."}),
+        ),
+        "scratch recall",
+    )
+}
+
+pub fn run(
+    cairn: &Cairn,
+    opts: &ScalingOptions,
+    mut progress: impl FnMut(&str),
+) -> Result<ScalingReport> {
+    let t0 = std::time::Instant::now();
+    // Limits off: seeding sends large requests, and every request must run to the end
+    // to be measured (the work deadline would cut the very rows this looks for).
+    let server: Server = cairn.serve(&[
+        "--max-request-ms",
+        "0",
+        "--max-body-bytes",
+        "268435456",
+        "--max-request-messages",
+        "1000000",
+        "--max-batch-sessions",
+        "1000000",
+    ])?;
+    let client = server.client.clone();
+    let mut report = ScalingReport {
+        base: opts.base,
+        doublings: opts.doublings,
+        reps: opts.reps,
+        ..Default::default()
+    };
+    let probed: BTreeSet<String> = route_probes(&Ctx::new("x"), 0)
+        .into_iter()
+        .map(|p| match p.name.strip_prefix("mcp ") {
+            Some(_) => "POST /mcp".to_string(),
+            None => p.name.split(" (").next().unwrap_or(&p.name).to_string(),
+        })
+        .collect();
+    report.unprobed_routes = spec_routes(&client)?
+        .into_iter()
+        .filter(|r| !probed.contains(r))
+        .collect();
+    let mut rng = Rng(opts.seed);
+    let mut k = 0usize;
+    cold(&client, 0)?;
+    for mut dim in dimensions(opts) {
+        let mut rows: Vec<Row> = Vec::new();
+        let mut have = 0;
+        baseline(&client, &dim)?;
+        for (step, &n) in dim.sizes.clone().iter().enumerate() {
+            progress(&format!("{}: growing to {n}", dim.name));
+            (dim.grow)(&client, &dim.ctx, have, n, &mut rng)?;
+            have = n;
+            if dim.name == "filter conditions" {
+                dim.ctx.filter = filter_of(n);
+            }
+            progress(&format!("{}: measuring at {n}", dim.name));
+            let names: Vec<String> = route_probes(&dim.ctx, 0)
+                .into_iter()
+                .map(|p| p.name)
+                .filter(|p| dim.probes.is_none_or(|only| only.contains(&p.as_str())))
+                .collect();
+            for (i, name) in names.iter().enumerate() {
+                let mut samples = Vec::with_capacity(opts.reps);
+                for _ in 0..opts.reps.max(1) {
+                    k += 1;
+                    let Some(p) = route_probes(&dim.ctx, k)
+                        .into_iter()
+                        .find(|p| &p.name == name)
+                    else {
+                        continue;
+                    };
+                    for r in &p.prepare {
+                        ok(send(&client, r), &format!("preparing {name}"))?;
+                    }
+                    cold(&client, k)?;
+                    let before = cpu_ns(server.pid)?;
+                    let answer = send(&client, &p.req);
+                    let spent = cpu_ns(server.pid)?.saturating_sub(before);
+                    match answer {
+                        Ok(r) if answered(&r) => {}
+                        Ok(r) => report.errors.push(format!(
+                            "{} at {n}, {name}: HTTP {} {}",
+                            dim.name,
+                            r.status,
+                            r.text.chars().take(200).collect::<String>()
+                        )),
+                        Err(e) => bail!("{} at {n}, {name}: {e}", dim.name),
+                    }
+                    samples.push(spent as f64 / 1e6);
+                }
+                if step == 0 {
+                    rows.push(Row {
+                        dimension: dim.name.to_string(),
+                        probe: name.clone(),
+                        sizes: Vec::new(),
+                        cpu_ms: Vec::new(),
+                        growth: None,
+                    });
+                }
+                if let Some(row) = rows.get_mut(i) {
+                    row.sizes.push(n);
+                    row.cpu_ms.push(median(samples));
+                }
+            }
+        }
+        for mut row in rows {
+            row.growth = growth(&row.sizes, &row.cpu_ms);
+            if row.growth.is_some_and(|g| g > LINEAR) {
+                report
+                    .superlinear
+                    .push(format!("{}: {}", row.dimension, row.probe));
+            }
+            report.rows.push(row);
+        }
+    }
+    server.stop()?;
+    report.seconds = t0.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn growth_is_the_fitted_ratio_per_doubling() {
+        let sizes = [100, 200, 400, 800];
+        let linear = growth(&sizes, &[10.0, 20.0, 40.0, 80.0]).unwrap();
+        assert!((linear - 2.0).abs() < 1e-9, "{linear}");
+        let quadratic = growth(&sizes, &[10.0, 40.0, 160.0, 640.0]).unwrap();
+        assert!((quadratic - 4.0).abs() < 1e-9, "{quadratic}");
+        assert_eq!(growth(&sizes, &[1.0, 1.0, 2.0, 1.0]), None);
+        // Points under the floor do not count.
+        let g = growth(&sizes, &[1.0, 6.0, 6.0, 6.0]).unwrap();
+        assert!((g - 1.0).abs() < 1e-9, "{g}");
+    }
+
+    #[test]
+    fn names_are_distinct_and_capitalized() {
+        let names: BTreeSet<String> = (0..5000).map(name).collect();
+        assert_eq!(names.len(), 5000);
+        assert!(names
+            .iter()
+            .all(|n| n.chars().next().unwrap().is_uppercase()));
+    }
+}

@@ -1,0 +1,87 @@
+//! What forget guarantees on disk, embedded store (issue 38: a deleted session's text was
+//! still in `records.sqlite3-wal`, and in `records.sqlite3` until the next checkpoint):
+//! once a forget returns, no file of the data directory holds the forgotten text, while
+//! the memory stays open and everything else stays readable.
+use cairn::{Memory, MemoryConfig, WriteOptions};
+use cairn_testkit::HashEmbedder;
+use serde_json::json;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Every file under `dir` whose bytes hold `needle`.
+fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                let n = needle.as_bytes();
+                if bytes.windows(n.len()).any(|w| w == n) {
+                    found.push(p.strip_prefix(dir).unwrap().display().to_string());
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn session(id: &str, text: &str) -> cairn::SessionInput {
+    serde_json::from_value(json!({"id": id, "messages": [
+        {"role": "user", "text": text}, {"role": "assistant", "text": "Noted."}]}))
+    .unwrap()
+}
+
+#[test]
+fn a_forgotten_text_is_in_no_file_once_the_forget_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open_with_embedder(dir.path(), MemoryConfig::default(), Arc::new(HashEmbedder))
+        .unwrap();
+    let keep = "zobakilu";
+    m.ingest_session("p", session("keep", &format!("My locker code is {keep}.")))
+        .unwrap();
+    // Every way to forget: a session, a message, a memory, a trajectory, a space.
+    let canaries = ["zuvefadi", "zimopera", "zelanoku", "zarutemi", "zodigaso"];
+    let [by_session, by_message, by_unit, by_trajectory, by_space] = canaries;
+    m.ingest_session("p", session("s1", &format!("My SSN is {by_session}.")))
+        .unwrap();
+    m.ingest_session("p", session("s2", &format!("My PIN is {by_message}.")))
+        .unwrap();
+    m.ingest_session("p", session("s3", &format!("My IBAN is {by_unit}.")))
+        .unwrap();
+    let run = serde_json::from_value(
+        json!({"id": "t", "goal": format!("log in as {by_trajectory}"),
+        "states": [{"url": "http://a/", "observation": format!("Welcome {by_trajectory}")}]}),
+    )
+    .unwrap();
+    m.insert_trajectories_with("p", vec![run], &WriteOptions::default())
+        .unwrap();
+    m.ingest_session("q", session("s4", &format!("My password is {by_space}.")))
+        .unwrap();
+    m.flush().unwrap();
+    for c in canaries {
+        assert!(
+            !files_holding(dir.path(), c).is_empty(),
+            "{c} is on disk before the forget (else the search proves nothing)"
+        );
+    }
+    m.forget_session("p", "s1").unwrap();
+    m.forget_message("p", "s2", "0").unwrap();
+    m.forget_unit("p", "turn:s3:0").unwrap();
+    m.forget_trajectory("p", "t").unwrap();
+    m.forget_space("q").unwrap();
+    for c in canaries {
+        assert_eq!(files_holding(dir.path(), c), Vec::<String>::new(), "{c}");
+    }
+    // What was not forgotten is still there, and the store agrees with itself.
+    assert!(!files_holding(dir.path(), keep).is_empty());
+    let check = m.check(false).unwrap();
+    assert!(check.consistent, "{check:?}");
+    let hits = m
+        .recall("p", "locker code", &cairn::RecallOptions::default())
+        .unwrap();
+    assert!(hits.context.contains(keep), "{}", hits.context);
+}
