@@ -666,9 +666,10 @@ impl FactIndex {
     }
 
     /// The chain `fact` belongs to, oldest first, among the facts `visible` keeps (those
-    /// stated by the recall time): every fact about the same subject (see
-    /// [`subject_match`]; a subject that only matches within a group joins facts of
-    /// `fact`'s group).
+    /// the request sees): every fact of `fact`'s end-user partition about the same
+    /// subject (see [`subject_match`]; a subject that only matches within a group joins
+    /// facts of `fact`'s group). A chain never joins two partitions: one user's value
+    /// never supersedes another's.
     pub fn chain_of(&self, fact: &Unit, visible: impl Fn(&Unit) -> bool) -> Vec<&Unit> {
         let Some(d) = detail(fact) else {
             return Vec::new();
@@ -682,7 +683,8 @@ impl FactIndex {
             }
             chain.extend(ids.iter().copied().filter(|&i| {
                 let f = &self.facts[i];
-                (m == SubjectMatch::Same || f.provenance.group == fact.provenance.group)
+                f.provenance.partition == fact.provenance.partition
+                    && (m == SubjectMatch::Same || f.provenance.group == fact.provenance.group)
                     && visible(f)
             }));
         }

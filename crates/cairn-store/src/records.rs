@@ -610,6 +610,30 @@ impl RecordStore for SqliteRecordStore {
         )
     }
 
+    fn unit_ids_of_sessions(
+        &self,
+        space: &SpaceId,
+        sessions: &[String],
+        max: usize,
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare_cached(
+            "SELECT id FROM units INDEXED BY units_by_session
+              WHERE space=?1 AND session_id=?2",
+        ))?;
+        let mut ids = Vec::new();
+        for s in sessions {
+            let rows = be(stmt.query_map(params![space.as_str(), s], |r| r.get::<_, String>(0)))?;
+            for id in rows {
+                ids.push(be(id)?);
+            }
+            if ids.len() > max {
+                return Ok(None);
+            }
+        }
+        Ok(Some(ids))
+    }
+
     fn session_tail(
         &self,
         space: &SpaceId,
