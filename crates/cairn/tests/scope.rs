@@ -247,7 +247,10 @@ fn one_namespaces_value_never_supersedes_anothers() {
         filter: Some(u1),
         ..Default::default()
     };
-    let h = m.history("lg", "level", &mine).unwrap().expect("u1's level");
+    let h = m
+        .history("lg", "level", &mine)
+        .unwrap()
+        .expect("u1's level");
     assert_eq!(h.versions.len(), 1, "{h:?}");
     assert_eq!(h.versions[0].value, "1");
 }
