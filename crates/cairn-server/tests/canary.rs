@@ -180,7 +180,7 @@ fn scopes(world: &[Sess], pick: usize) -> Vec<Scope> {
     let some: Vec<&str> = world
         .iter()
         .enumerate()
-        .filter(|(i, _)| (i + pick) % 3 == 0)
+        .filter(|(i, _)| (i + pick).is_multiple_of(3))
         .map(|(_, s)| s.id.as_str())
         .collect();
     out.push(Scope {

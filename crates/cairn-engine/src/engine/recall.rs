@@ -50,6 +50,10 @@ const EXACT_SCOPE: usize = 10_000;
 /// must not turn a recall into a scan of it.
 const MAX_DEEPENING: usize = 64;
 
+/// The dense candidates the view shows, with every cosine of the scope (by unit id) when
+/// it was searched exactly.
+type DenseCandidates = (Vec<(String, f32)>, Option<HashMap<String, f32>>);
+
 /// The candidates' units as loaded to check them against the view; `None` for an id
 /// the store no longer holds or the view does not show.
 struct Seen<'a> {
@@ -408,7 +412,7 @@ impl Engine {
         view: &View,
         pool: usize,
         seen: &mut Seen<'_>,
-    ) -> Result<(Vec<(String, f32)>, Option<HashMap<String, f32>>), EngineError> {
+    ) -> Result<DenseCandidates, EngineError> {
         if let Some(sessions) = view.sessions() {
             let ids = self
                 .b
