@@ -222,7 +222,13 @@ def recall(space: str, query: str, *, top_k: Optional[int] = None,
 # ---- sessions --------------------------------------------------------------------------
 
 def _page_params(limit: int, offset: int, filter: Optional[Mapping[str, Any]], **more: Any) -> Dict[str, Any]:
-    params: Dict[str, Any] = {"limit": limit, "offset": offset, **_opts(**more)}
+    return {"limit": limit, "offset": offset, **_scope(filter, **more)}
+
+
+def _scope(filter: Optional[Mapping[str, Any]], **more: Any) -> Dict[str, Any]:
+    """Query parameters of a read's scope: ``filter`` as JSON text (the server takes it so),
+    the rest as they are."""
+    params: Dict[str, Any] = _opts(**more)
     if filter is not None:
         params["filter"] = _json.dumps(t.to_json(filter))
     return params
@@ -279,11 +285,12 @@ def forget_message(space: str, session_id: str, message_id: str) -> Call[int]:
 def memories(space: str, *, limit: int = 50, offset: int = 0, kind: Optional[str] = None,
              session_id: Optional[str] = None, speaker: Optional[str] = None,
              since: Optional[str] = None, until: Optional[str] = None,
-             filter: Optional[Mapping[str, Any]] = None) -> Call[t.UnitPage]:
-    """Memory units in time order, filtered and paginated."""
+             filter: Optional[Mapping[str, Any]] = None,
+             as_of: Optional[str] = None) -> Call[t.UnitPage]:
+    """Memory units in time order, filtered and paginated (``as_of``: those seen then)."""
     c = _call("GET", "/v1/spaces/{space}/memories", _json_body(t.UnitPage), space=space)
     c.params = _page_params(limit, offset, filter, kind=kind, session_id=session_id,
-                            speaker=speaker, since=since, until=until)
+                            speaker=speaker, since=since, until=until, as_of=as_of)
     return c
 
 
@@ -313,52 +320,65 @@ def export(space: str) -> Call[str]:
 # ---- facts and people ------------------------------------------------------------------
 
 @route("GET /v1/spaces/{space}/history")
-def history(space: str, subject: str, *, as_of: Optional[str] = None) -> Call[t.FactHistory]:
-    """The versions of a fact subject, oldest first (the last is current)."""
+def history(space: str, subject: str, *, as_of: Optional[str] = None,
+            filter: Optional[Mapping[str, Any]] = None) -> Call[t.FactHistory]:
+    """The versions of a fact subject, oldest first (the last is current), among what
+    ``filter`` (e.g. ``{"user_id": "u1"}``) and ``as_of`` see."""
     c = _call("GET", "/v1/spaces/{space}/history", _json_body(t.FactHistory), space=space)
-    c.params = {"subject": subject, **_opts(as_of=as_of)}
+    c.params = {"subject": subject, **_scope(filter, as_of=as_of)}
     return c
 
 
 @route("GET /v1/spaces/{space}/subjects")
-def subjects(space: str, *, as_of: Optional[str] = None) -> Call[List[t.FactSubject]]:
+def subjects(space: str, *, as_of: Optional[str] = None,
+             filter: Optional[Mapping[str, Any]] = None) -> Call[List[t.FactSubject]]:
     """Every subject the space holds versioned facts about (as of ``as_of``, default
-    now): the subject ``history`` takes, how many statements, the newest value."""
+    now; of the sessions ``filter`` admits): the subject ``history`` takes, how many
+    statements, the newest value."""
     c = _call("GET", "/v1/spaces/{space}/subjects",
               lambda r: [t.parse_as(t.FactSubject, x) for x in r.json()["subjects"]], space=space)
-    c.params = _opts(as_of=as_of)
+    c.params = _scope(filter, as_of=as_of)
     return c
 
 
 @route("GET /v1/spaces/{space}/entities")
-def entities(space: str, *, q: Optional[str] = None,
-             as_of: Optional[str] = None) -> Call[List[t.EntitySummary]]:
+def entities(space: str, *, q: Optional[str] = None, as_of: Optional[str] = None,
+             filter: Optional[Mapping[str, Any]] = None) -> Call[List[t.EntitySummary]]:
     """The people, places, organizations and things the space names, most linked first
     (``q``: only names or aliases containing it)."""
     c = _call("GET", "/v1/spaces/{space}/entities",
               lambda r: [t.parse_as(t.EntitySummary, x) for x in r.json()["entities"]], space=space)
-    c.params = _opts(q=q, as_of=as_of)
+    c.params = _scope(filter, q=q, as_of=as_of)
     return c
 
 
 @route("GET /v1/spaces/{space}/entities/{name}")
-def entity(space: str, name: str, *, as_of: Optional[str] = None) -> Call[t.EntityDetail]:
+def entity(space: str, name: str, *, as_of: Optional[str] = None,
+           filter: Optional[Mapping[str, Any]] = None) -> Call[t.EntityDetail]:
     """One entity by name or alias, with its mentions, relations and timeline."""
     c = _call("GET", "/v1/spaces/{space}/entities/{name}", _json_body(t.EntityDetail),
               space=space, name=name)
-    c.params = _opts(as_of=as_of)
+    c.params = _scope(filter, as_of=as_of)
     return c
 
 
 @route("GET /v1/spaces/{space}/speakers")
-def speakers(space: str) -> Call[List[str]]:
-    return _call("GET", "/v1/spaces/{space}/speakers", _field("speakers", list), space=space)
+def speakers(space: str, *, as_of: Optional[str] = None,
+             filter: Optional[Mapping[str, Any]] = None) -> Call[List[str]]:
+    c = _call("GET", "/v1/spaces/{space}/speakers", _field("speakers", list), space=space)
+    c.params = _scope(filter, as_of=as_of)
+    return c
 
 
 @route("GET /v1/spaces/{space}/profiles/{speaker}")
-def profile(space: str, speaker: str) -> Call[t.SpeakerProfile]:
-    return _call("GET", "/v1/spaces/{space}/profiles/{speaker}", _json_body(t.SpeakerProfile),
-                 space=space, speaker=speaker)
+def profile(space: str, speaker: str, *, as_of: Optional[str] = None,
+            filter: Optional[Mapping[str, Any]] = None) -> Call[t.SpeakerProfile]:
+    """What the space shows of a person, as of ``as_of``, from the sessions ``filter``
+    admits (a name several users' sessions know needs a filter: whose)."""
+    c = _call("GET", "/v1/spaces/{space}/profiles/{speaker}", _json_body(t.SpeakerProfile),
+              space=space, speaker=speaker)
+    c.params = _scope(filter, as_of=as_of)
+    return c
 
 
 # ---- trajectories ----------------------------------------------------------------------

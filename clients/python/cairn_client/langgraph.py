@@ -4,7 +4,10 @@ The mapping (README, "LangGraph"): a store lives in one Cairn space. Each item
 ``(namespace, key, value)`` is one session: its id is derived from namespace and key
 (``lg:<sha256>``), its one message is the item's text (the ``index`` fields, by default
 every top-level field as ``field: value`` lines), and its metadata carries the namespace,
-the key, the JSON value and the times, under ``metadata.langgraph``. So:
+the key, the JSON value and the times, under ``metadata.langgraph``, and the namespace
+also as ``metadata.namespace``: the end-user partition Cairn keeps derived knowledge in
+(a fact stated in one namespace never supersedes another namespace's, a profile never
+mixes two). So:
 
 - ``get`` reads the session by id; ``delete`` forgets it (with everything derived);
 - ``put`` forgets the old session and ingests the new one (Cairn never edits a record);
@@ -201,7 +204,7 @@ class CairnStore(BaseStore):
             "id": session_id(namespace, key),
             "occurred_at": now,
             "messages": [{"role": "user", "text": item_text(value, fields)}],
-            "metadata": {"langgraph": {
+            "metadata": {"namespace": list(namespace), "langgraph": {
                 "namespace": list(namespace),
                 "labels": {str(i): label for i, label in enumerate(namespace)},
                 "depth": len(namespace),

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Dict, List, Optional
 
@@ -64,7 +66,10 @@ class CairnMemoryBlock(BaseMemoryBlock[str]):
     """Long-term memory in the Cairn space ``space`` for LlamaIndex's ``Memory``.
 
     ``session_id`` names the Cairn session flushed messages go to (default: the memory's
-    own session id). ``top_k``/``token_budget``/``filter`` shape the recall. LlamaIndex
+    own session id). ``top_k``/``token_budget``/``filter`` shape the recall; ``metadata``
+    (default: the plain equalities of ``filter``, so ``filter={"user_id": "u1"}`` files
+    what the block keeps under ``user_id`` u1, where its recall finds it) is the metadata
+    of the sessions it writes. LlamaIndex
     runs memory blocks in fresh event loops from its sync methods, so unless
     ``async_client`` is given, each call opens (and closes) its own client from
     ``url``/``api_key``.
@@ -78,6 +83,7 @@ class CairnMemoryBlock(BaseMemoryBlock[str]):
     top_k: int = 5
     token_budget: int = 400
     filter: Optional[Dict[str, Any]] = None
+    metadata: Optional[Dict[str, Any]] = None
     url: Optional[str] = None
     api_key: Optional[str] = None
     async_client: Any = None
@@ -104,12 +110,13 @@ class CairnMemoryBlock(BaseMemoryBlock[str]):
         return found.context
 
     async def _aput(self, messages: List[ChatMessage]) -> None:
+        meta = self.metadata if self.metadata is not None else _equalities(self.filter)
         by_session: Dict[str, List[Dict[str, Any]]] = {}
         for m in messages:
             text = (m.content or "").strip()
             if not text:
                 continue
-            sid = self.session_id or m.additional_kwargs.get("session_id") or "llamaindex"
+            sid = self.session_id or m.additional_kwargs.get("session_id") or _default_session(meta)
             role = _ROLES.get(m.role)
             msg: Dict[str, Any] = {"text": text, **({"role": role} if role else {"speaker": str(m.role.value)})}
             by_session.setdefault(sid, []).append(msg)
@@ -117,4 +124,20 @@ class CairnMemoryBlock(BaseMemoryBlock[str]):
             return
         async with self._client() as c:
             for sid, msgs in by_session.items():
-                await c.add_messages(self.space, sid, msgs)
+                await c.add_messages(self.space, sid, msgs, metadata=meta or None)
+
+
+def _equalities(flt: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """The plain ``key: value`` conditions of a filter (what a session must hold to pass)."""
+    return {k: v for k, v in (flt or {}).items()
+            if not k.startswith("$") and k.lower() not in ("and", "or", "not")
+            and isinstance(v, (str, int, float, bool))}
+
+
+def _default_session(meta: Dict[str, Any]) -> str:
+    """The session of a block that names none: one per metadata (a session's metadata is
+    fixed when it is made, so two users' blocks must not share one)."""
+    if not meta:
+        return "llamaindex"
+    digest = hashlib.sha256(json.dumps(meta, sort_keys=True).encode()).hexdigest()[:16]
+    return f"llamaindex-{digest}"

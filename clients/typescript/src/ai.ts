@@ -13,22 +13,37 @@ import type { Filter } from "./types.js";
 export interface CairnToolsOptions {
   /** The space remembered into and recalled from (one per user, agent or tenant). */
   space: string;
-  /** The session `remember` appends to (default: one per UTC day, `remembered/YYYY-MM-DD`). */
+  /** The session `remember` appends to (default: one per UTC day, `remembered/YYYY-MM-DD`,
+   * and per end user when `metadata` names one: `remembered/<user_id>/YYYY-MM-DD`, since a
+   * session's metadata is fixed when it is made). */
   sessionId?: string | (() => string);
-  /** Session metadata of new sessions, e.g. `{ user_id: "u1" }`. */
+  /** Session metadata of new sessions, e.g. `{ user_id: "u1" }`: Cairn keeps each end
+   * user's facts and profile apart by `user_id`, `agent_id` and `namespace`. */
   metadata?: Record<string, unknown>;
   /** Hits per recall (default 5; the model may ask for up to 20). */
   topK?: number;
   /** Tokens of packed context per recall (default 600). */
   tokenBudget?: number;
-  /** Metadata filter applied to every recall. */
+  /** Metadata filter applied to every recall (default: `metadata`'s `user_id`,
+   * `agent_id` and `namespace`, so a user's tools recall what they remembered and nothing
+   * of another user's). */
   filter?: Filter;
 }
 
-const day = () => `remembered/${new Date().toISOString().slice(0, 10)}`;
+/** The partition keys of session metadata (Cairn's `PARTITION_KEYS`). */
+const PARTITION_KEYS = ["user_id", "agent_id", "namespace"];
+
+function partitionOf(metadata?: Record<string, unknown>): Record<string, unknown> | undefined {
+  const found = Object.entries(metadata ?? {}).filter(([k, v]) => PARTITION_KEYS.includes(k) && v != null);
+  return found.length ? Object.fromEntries(found) : undefined;
+}
 
 export function cairnTools(client: Cairn, options: CairnToolsOptions) {
-  const { space, metadata, filter } = options;
+  const { space, metadata } = options;
+  const partition = partitionOf(metadata);
+  const filter = options.filter ?? partition;
+  const owner = partition ? Object.values(partition).map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join("/") + "/" : "";
+  const day = () => `remembered/${owner}${new Date().toISOString().slice(0, 10)}`;
   const session = () => (typeof options.sessionId === "function" ? options.sessionId() : options.sessionId ?? day());
   return {
     remember: tool({

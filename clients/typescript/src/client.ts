@@ -54,8 +54,14 @@ function write(route: string, body: unknown, opts: WriteOptions | undefined,
 }
 
 function pageQuery(o: T.ListMemoriesOptions = {}): Record<string, string | number | undefined> {
+  return { limit: 50, offset: 0, ...scopeQuery(o) };
+}
+
+/** Query parameters of a read's scope: `filter` as JSON text (the server takes it so). */
+function scopeQuery<O extends { filter?: T.Filter }>(o: O): Record<string, string | number | undefined> {
   const { filter, ...rest } = o;
-  return { limit: 50, offset: 0, ...rest, filter: filter === undefined ? undefined : JSON.stringify(filter) };
+  return { ...(rest as Record<string, string | number | undefined>),
+    filter: filter === undefined ? undefined : JSON.stringify(filter) };
 }
 
 export class Cairn {
@@ -224,37 +230,45 @@ export class Cairn {
   }
 
   // ---- facts and people
-  /** The versions of a fact subject, oldest first (the last is current). */
-  async history(space: string, subject: string, options: { as_of?: string } = {}, o?: CallOptions): Promise<T.FactHistory> {
+  /** The versions of a fact subject, oldest first (the last is current), among what the
+   * scope sees (`filter`, `as_of`). */
+  async history(space: string, subject: string, options: T.ScopeOptions = {}, o?: CallOptions): Promise<T.FactHistory> {
     const c = call("GET", "/v1/spaces/{space}/history", json<T.FactHistory>(), { space });
-    c.query = { subject, as_of: options.as_of };
+    c.query = { subject, ...scopeQuery(options) };
     return this.run(c, o);
   }
-  /** Every subject the space holds versioned facts about (as of `as_of`, default now). */
-  async subjects(space: string, options: { as_of?: string } = {}, o?: CallOptions): Promise<T.FactSubject[]> {
+  /** Every subject the space holds versioned facts about (as of `as_of`, default now; of
+   * the sessions `filter` admits). */
+  async subjects(space: string, options: T.ScopeOptions = {}, o?: CallOptions): Promise<T.FactSubject[]> {
     const c = call("GET", "/v1/spaces/{space}/subjects", field<T.FactSubject[]>("subjects"), { space });
-    c.query = { as_of: options.as_of };
+    c.query = scopeQuery(options);
     return this.run(c, o);
   }
   /** The people, places, organizations and things the space names, most linked first
    * (`q`: only names or aliases containing it). */
-  async entities(space: string, options: { q?: string; as_of?: string } = {}, o?: CallOptions): Promise<T.EntitySummary[]> {
+  async entities(space: string, options: T.ScopeOptions & { q?: string } = {}, o?: CallOptions): Promise<T.EntitySummary[]> {
     const c = call("GET", "/v1/spaces/{space}/entities", field<T.EntitySummary[]>("entities"), { space });
-    c.query = { q: options.q, as_of: options.as_of };
+    c.query = scopeQuery(options);
     return this.run(c, o);
   }
   /** One entity by name or alias, with its mentions, relations and timeline. */
-  async entity(space: string, name: string, options: { as_of?: string } = {}, o?: CallOptions): Promise<T.EntityDetail> {
+  async entity(space: string, name: string, options: T.ScopeOptions = {}, o?: CallOptions): Promise<T.EntityDetail> {
     const c = call("GET", "/v1/spaces/{space}/entities/{name}", json<T.EntityDetail>(), { space, name });
-    c.query = { as_of: options.as_of };
+    c.query = scopeQuery(options);
     return this.run(c, o);
   }
-  async speakers(space: string, o?: CallOptions): Promise<string[]> {
-    return this.run(call("GET", "/v1/spaces/{space}/speakers", field<string[]>("speakers"), { space }), o);
+  async speakers(space: string, options: T.ScopeOptions = {}, o?: CallOptions): Promise<string[]> {
+    const c = call("GET", "/v1/spaces/{space}/speakers", field<string[]>("speakers"), { space });
+    c.query = scopeQuery(options);
+    return this.run(c, o);
   }
-  async profile(space: string, speaker: string, o?: CallOptions): Promise<T.SpeakerProfile> {
-    return this.run(call("GET", "/v1/spaces/{space}/profiles/{speaker}", json<T.SpeakerProfile>(),
-      { space, speaker }), o);
+  /** What the space shows of a person (a name several users' sessions know needs a
+   * `filter`: whose). */
+  async profile(space: string, speaker: string, options: T.ScopeOptions = {}, o?: CallOptions): Promise<T.SpeakerProfile> {
+    const c = call("GET", "/v1/spaces/{space}/profiles/{speaker}", json<T.SpeakerProfile>(),
+      { space, speaker });
+    c.query = scopeQuery(options);
+    return this.run(c, o);
   }
 
   // ---- trajectories

@@ -365,6 +365,15 @@ export interface ListMemoriesOptions extends ListSessionsOptions {
   speaker?: string;
   since?: string;
   until?: string;
+  /** Only memories seen as of this time (occurred by then; undated ones recorded by then). */
+  as_of?: string;
+}
+
+/** What a read sees: the sessions `filter` admits (e.g. `{ user_id: "u1" }`), as of
+ * `as_of` (default now). A scoped read answers as if the space held nothing else. */
+export interface ScopeOptions {
+  as_of?: string;
+  filter?: Filter;
 }
 
 // ---- the entity graph

@@ -24,7 +24,7 @@ test("remember then recall through the tools' execute functions", { skip }, asyn
 
   const saved = await tools.remember.execute({ text: "The user is allergic to penicillin." }, opts("call-1"));
   assert.equal(saved.stored, true);
-  assert.match(saved.session_id, /^remembered\/\d{4}-\d{2}-\d{2}$/);
+  assert.match(saved.session_id, /^remembered\/u7\/\d{4}-\d{2}-\d{2}$/);
   await tools.remember.execute({ text: "The user's favourite band is Khruangbin." }, opts("call-2"));
   const [rec] = await Promise.all([tools.recall.execute({ query: "Which medicine must the user avoid?", top_k: 2 }, opts("call-3"))]);
   assert.match(rec.context, /penicillin/);

@@ -51,6 +51,13 @@ pub struct RunArgs {
     /// before ingest and mapped back for scoring, so no label in an id can reach ranking.
     #[arg(long)]
     pub keep_ids: bool,
+    /// One space for every question: each question's history (LoCoMo: each
+    /// conversation's) is ingested into ONE space, its sessions tagged
+    /// `metadata.user_id` with the question (conversation) id, and each question
+    /// recalls with the filter `{"user_id": <its id>}`: the multi-user deployment of
+    /// agent builders, measured against a space per question.
+    #[arg(long)]
+    pub shared_space: bool,
     /// Training data for learned ranking (`scripts/ltr-fit.py`): the `bench` row
     /// recalls N hits with an explanation, and each hit's record carries the ranking
     /// features of its unit. Metrics still count the first 10 hits at most.

@@ -111,18 +111,42 @@ pub fn recall(m: &Memory, a: &RecallArgs, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// What a knowledge read (history, entities, profile) sees.
+#[derive(clap::Args)]
+pub struct ScopeArgs {
+    /// As known at this date (later records are invisible).
+    #[arg(long)]
+    as_of: Option<String>,
+    /// Only sessions whose metadata matches this filter (JSON, e.g. '{"user_id": "u1"}').
+    #[arg(long)]
+    filter: Option<String>,
+}
+
+impl ScopeArgs {
+    fn options(&self) -> Result<cairn::ScopeOptions> {
+        Ok(cairn::ScopeOptions {
+            as_of: time(&self.as_of, "--as-of")?,
+            filter: self
+                .filter
+                .as_deref()
+                .map(|f| serde_json::from_str(f).context("--filter is not JSON"))
+                .transpose()?,
+            ..Default::default()
+        })
+    }
+}
+
 #[derive(clap::Args)]
 pub struct HistoryArgs {
     #[arg(long)]
     space: String,
     subject: String,
-    /// The history as known at this date.
-    #[arg(long)]
-    as_of: Option<String>,
+    #[command(flatten)]
+    scope: ScopeArgs,
 }
 
 pub fn history(m: &Memory, a: &HistoryArgs, json: bool) -> Result<()> {
-    let Some(h) = m.history(&a.space, &a.subject, time(&a.as_of, "--as-of")?)? else {
+    let Some(h) = m.history(&a.space, &a.subject, &a.scope.options()?)? else {
         bail!("no fact about {:?} in space {:?}", a.subject, a.space);
     };
     if json {
@@ -141,22 +165,21 @@ pub struct EntitiesArgs {
     /// List only entities whose name or an alias contains this.
     #[arg(long)]
     search: Option<String>,
-    /// The graph as known at this date.
-    #[arg(long)]
-    as_of: Option<String>,
+    #[command(flatten)]
+    scope: ScopeArgs,
 }
 
 pub fn entities(m: &Memory, a: &EntitiesArgs, json: bool) -> Result<()> {
-    let as_of = time(&a.as_of, "--as-of")?;
+    let scope = a.scope.options()?;
     let Some(name) = &a.name else {
-        let list = m.entities(&a.space, a.search.as_deref(), as_of)?;
+        let list = m.entities(&a.space, a.search.as_deref(), &scope)?;
         if json {
             return print::json(&list);
         }
         print::entities(&list);
         return Ok(());
     };
-    let Some(e) = m.entity(&a.space, name, as_of)? else {
+    let Some(e) = m.entity(&a.space, name, &scope)? else {
         bail!("no entity {name:?} in space {:?}", a.space);
     };
     if json {
@@ -172,18 +195,21 @@ pub struct ProfileArgs {
     space: String,
     /// A speaker; without it, lists the space's speakers.
     speaker: Option<String>,
+    #[command(flatten)]
+    scope: ScopeArgs,
 }
 
 pub fn profile(m: &Memory, a: &ProfileArgs, json: bool) -> Result<()> {
+    let scope = a.scope.options()?;
     let Some(speaker) = &a.speaker else {
-        let speakers = m.speakers(&a.space)?;
+        let speakers = m.speakers(&a.space, &scope)?;
         if json {
             return print::json(&speakers);
         }
         speakers.iter().for_each(|s| outln!("{s}"));
         return Ok(());
     };
-    let Some(p) = m.profile(&a.space, speaker)? else {
+    let Some(p) = m.profile(&a.space, speaker, &scope)? else {
         bail!("no speaker {speaker:?} in space {:?}", a.space);
     };
     if json {

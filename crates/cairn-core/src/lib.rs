@@ -18,6 +18,7 @@ pub mod ids;
 pub mod inspect;
 pub mod profile;
 pub mod recall;
+pub mod scope;
 pub mod source;
 pub mod text;
 pub mod time;
@@ -45,6 +46,7 @@ pub use inspect::{
 };
 pub use profile::{Evidence, SpeakerProfile, SpeakerStats, Style};
 pub use recall::{Format, Hit, HitPart, Recall, RecallOptions, Timings};
+pub use scope::{partition_of, Scope, ScopeOptions, PARTITION_KEYS};
 pub use source::{
     AppendInput, Message, Role, SessionHeader, SessionInput, SessionRecord, MAX_TEXT_BYTES,
 };

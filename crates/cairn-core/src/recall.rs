@@ -100,11 +100,24 @@ impl Default for RecallOptions {
 
 impl RecallOptions {
     pub fn validate(&self) -> Result<(), InputError> {
-        self.parsed_filter().map(|_| ())
+        self.scope().map(|_| ())
     }
 
-    /// Checks every option and returns the parsed metadata filter, if any.
-    pub fn parsed_filter(&self) -> Result<Option<crate::Filter>, InputError> {
+    /// The narrowing options alone, as a read route takes them.
+    pub fn scope_options(&self) -> crate::ScopeOptions {
+        crate::ScopeOptions {
+            as_of: self.as_of,
+            since: self.since,
+            sessions: self.sessions.clone(),
+            speakers: self.speakers.clone(),
+            groups: self.groups.clone(),
+            kinds: self.kinds.clone(),
+            filter: self.filter.clone(),
+        }
+    }
+
+    /// Checks every option and returns the recall's scope (what it may see).
+    pub fn scope(&self) -> Result<crate::Scope, InputError> {
         if self.top_k == 0 || self.top_k > MAX_TOP_K {
             return Err(InputError::new(
                 "recall options",
@@ -122,17 +135,7 @@ impl RecallOptions {
             )
             .at("token_budget"));
         }
-        if let (Some(since), Some(as_of)) = (self.since, self.as_of) {
-            if since > as_of {
-                return Err(
-                    InputError::new("recall options", "`since` is later than `as_of`").at("since"),
-                );
-            }
-        }
-        self.filter
-            .as_ref()
-            .map(crate::Filter::parse_sessions)
-            .transpose()
+        self.scope_options().scope()
     }
 }
 

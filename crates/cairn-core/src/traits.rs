@@ -101,6 +101,9 @@ pub struct UnitQuery {
     pub since: Option<Timestamp>,
     /// Only units that occurred at or before this time (undated ones are left out).
     pub until: Option<Timestamp>,
+    /// Only units seen as of this time, by recall's rule ([`crate::Scope::in_time`]):
+    /// occurred by then, or undated and recorded by then.
+    pub as_of: Option<Timestamp>,
     pub offset: usize,
     pub limit: usize,
 }
@@ -207,6 +210,24 @@ pub trait RecordStore: Send + Sync {
             .collect())
     }
     fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, StoreError>;
+    /// The ids of the units of these sessions, or `None` when they are more than `max`
+    /// (recall searches a scope of few sessions exactly among its own vectors). Stores
+    /// override this to read the ids alone.
+    fn unit_ids_of_sessions(
+        &self,
+        space: &SpaceId,
+        sessions: &[String],
+        max: usize,
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        let mut ids = Vec::new();
+        for s in sessions {
+            ids.extend(self.session_units(space, s)?.into_iter().map(|u| u.id));
+            if ids.len() > max {
+                return Ok(None);
+            }
+        }
+        Ok(Some(ids))
+    }
     /// What an append to a session re-derives from: its units whose first position is at
     /// least `from`, and all its facts (a later message may revise any of them). Stores
     /// override this to read no more than that.

@@ -80,6 +80,10 @@ pub struct Provenance {
     /// The trajectory states it covers, `[first, end)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub states: Option<[u32; 2]>,
+    /// The end-user partition of its session (see [`crate::scope::partition_of`]):
+    /// derived knowledge never joins units of two partitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
 }
 
 /// One memory unit.

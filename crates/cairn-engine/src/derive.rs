@@ -4,15 +4,16 @@
 use crate::text::content_words;
 use cairn_core::{Message, Provenance, Role, SessionInput, SpaceId, Timestamp, Unit, UnitKind};
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Version of the rules below. Stores remember which version made their units; opening
 /// a store made by another version re-derives every unit from the record (trajectory
 /// units too: 4 changed what slice and event vectors read; 5 reads the clause after a
 /// lead-in colon as the fact; 6 cuts each message's text in units to
 /// [`MAX_UNIT_MESSAGE_BYTES`]; 7 bounds user/assistant episodes and makes profile
-/// contributions per block of messages, so an append re-derives a bounded tail).
-pub const DERIVE_VERSION: u32 = 7;
+/// contributions per block of messages, so an append re-derives a bounded tail; 8 stamps
+/// every unit with its session's end-user partition, `Provenance::partition`).
+pub const DERIVE_VERSION: u32 = 8;
 
 /// The most of one message's text that a unit holds. The record keeps every message whole;
 /// units (and so the indexes, and every recall that loads candidates) hold at most this
@@ -177,7 +178,41 @@ pub(crate) fn derive_window(
         recorded_at,
         window.profile,
     ));
+    stamp_partition(&mut units, &session.metadata);
     units
+}
+
+/// Units split by partition, in their order (one borrowed slice when they are all of one
+/// partition, the common case).
+pub(crate) fn partitions(units: &[Unit]) -> Vec<Cow<'_, [Unit]>> {
+    let Some(first) = units.first() else {
+        return Vec::new();
+    };
+    let one = &first.provenance.partition;
+    if units.iter().all(|u| &u.provenance.partition == one) {
+        return vec![Cow::Borrowed(units)];
+    }
+    let mut index: HashMap<Option<&str>, usize> = HashMap::new();
+    let mut out: Vec<Vec<Unit>> = Vec::new();
+    for u in units {
+        let i = *index
+            .entry(u.provenance.partition.as_deref())
+            .or_insert_with(|| {
+                out.push(Vec::new());
+                out.len() - 1
+            });
+        out[i].push(u.clone());
+    }
+    out.into_iter().map(Cow::Owned).collect()
+}
+
+/// Stamps units of a session with the session's end-user partition: what derived
+/// knowledge (chains, profiles, entities) keeps apart.
+pub(crate) fn stamp_partition(units: &mut [Unit], metadata: &serde_json::Value) {
+    let partition = cairn_core::partition_of(metadata);
+    for u in units {
+        u.provenance.partition.clone_from(&partition);
+    }
 }
 
 /// A chat is a user/assistant chat when any message has a role.

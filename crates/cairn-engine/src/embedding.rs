@@ -25,12 +25,25 @@ pub fn cache_key(text: &str) -> [u8; 32] {
 /// fast a query embeds, must not tell one tenant what another stored or asked). `None`
 /// is the store-wide key that replays of public data share.
 pub fn cache_key_in(space: Option<&SpaceId>, text: &str) -> [u8; 32] {
+    cache_key_within(space, None, text)
+}
+
+/// [`cache_key_in`] within a part of the space (`within`: an end-user partition, a
+/// query's scope), so no part's entries answer another part's lookups: a writer must
+/// not learn that another user of the space stored a text. `None` is the space's key.
+pub fn cache_key_within(space: Option<&SpaceId>, within: Option<&str>, text: &str) -> [u8; 32] {
     let mut h = Sha256::new();
     if let Some(space) = space {
         // Space names hold no NUL, so the prefix cannot be forged by a text.
         h.update(b"space\0");
         h.update(space.as_str().as_bytes());
         h.update(b"\0");
+        if let Some(part) = within {
+            // A NUL in a partition's JSON is escaped (`\u0000`): no forged prefix either.
+            h.update(b"within\0");
+            h.update(part.as_bytes());
+            h.update(b"\0");
+        }
     }
     for (i, w) in text.split_whitespace().enumerate() {
         if i > 0 {
@@ -64,10 +77,10 @@ pub enum Origin {
 pub fn embed_cached(
     embedder: &dyn Embedder,
     cache: &dyn EmbeddingCache,
-    scope: Option<&SpaceId>,
+    key: impl Fn(&str) -> [u8; 32],
     texts: &[&str],
 ) -> Result<(Vec<Vec<f32>>, EmbedCounts), CachedEmbedError> {
-    let keys: Vec<[u8; 32]> = texts.iter().map(|t| cache_key_in(scope, t)).collect();
+    let keys: Vec<[u8; 32]> = texts.iter().map(|t| key(t)).collect();
     let (vectors, origins) = embed_keyed(embedder, cache, &keys, texts)?;
     Ok((vectors, counts(&origins)))
 }

@@ -607,8 +607,10 @@ pub struct FactIndex {
     facts: Arc<Vec<Unit>>,
     by_id: HashMap<String, usize>,
     by_message: HashMap<(String, String), Vec<usize>>,
-    /// Distinct subjects with the facts filed under each.
-    by_subject: Vec<(Subject, Vec<usize>)>,
+    /// Per end-user partition, its distinct subjects with the facts filed under each (a
+    /// chain never leaves its partition, so finding one reads only its partition's
+    /// subjects, however many users the space holds).
+    by_subject: HashMap<Option<String>, Vec<(Subject, Vec<usize>)>>,
     /// Each fact's place in chain order (time, then id), so a chain of thousands is
     /// put in order by integers.
     place: Vec<usize>,
@@ -618,7 +620,7 @@ impl FactIndex {
     pub fn new(facts: Arc<Vec<Unit>>) -> Self {
         let mut by_id = HashMap::new();
         let mut by_message: HashMap<(String, String), Vec<usize>> = HashMap::new();
-        let mut subjects: HashMap<Subject, Vec<usize>> = HashMap::new();
+        let mut subjects: HashMap<(Option<String>, Subject), Vec<usize>> = HashMap::new();
         for (i, f) in facts.iter().enumerate() {
             by_id.insert(f.id.clone(), i);
             if let (Some(s), Some(m)) = (&f.provenance.session_id, f.provenance.message_ids.first())
@@ -629,7 +631,8 @@ impl FactIndex {
                     .push(i);
             }
             if let Some(d) = detail(f) {
-                subjects.entry(Subject::of(d)).or_default().push(i);
+                let key = (f.provenance.partition.clone(), Subject::of(d));
+                subjects.entry(key).or_default().push(i);
             }
         }
         let mut in_order: Vec<usize> = (0..facts.len()).collect();
@@ -638,10 +641,17 @@ impl FactIndex {
         for (p, &i) in in_order.iter().enumerate() {
             place[i] = p;
         }
+        let mut by_subject: HashMap<Option<String>, Vec<(Subject, Vec<usize>)>> = HashMap::new();
+        for ((partition, subject), ids) in subjects {
+            by_subject
+                .entry(partition)
+                .or_default()
+                .push((subject, ids));
+        }
         Self {
             by_id,
             by_message,
-            by_subject: subjects.into_iter().collect(),
+            by_subject,
             place,
             facts,
         }
@@ -666,16 +676,18 @@ impl FactIndex {
     }
 
     /// The chain `fact` belongs to, oldest first, among the facts `visible` keeps (those
-    /// stated by the recall time): every fact about the same subject (see
-    /// [`subject_match`]; a subject that only matches within a group joins facts of
-    /// `fact`'s group).
+    /// the request sees): every fact of `fact`'s end-user partition about the same
+    /// subject (see [`subject_match`]; a subject that only matches within a group joins
+    /// facts of `fact`'s group). A chain never joins two partitions: one user's value
+    /// never supersedes another's.
     pub fn chain_of(&self, fact: &Unit, visible: impl Fn(&Unit) -> bool) -> Vec<&Unit> {
         let Some(d) = detail(fact) else {
             return Vec::new();
         };
         let subject = Subject::of(d);
         let mut chain: Vec<usize> = Vec::new();
-        for (other, ids) in &self.by_subject {
+        let partition = self.by_subject.get(&fact.provenance.partition);
+        for (other, ids) in partition.into_iter().flatten() {
             let m = subject_match(&subject, other);
             if m == SubjectMatch::No {
                 continue;

@@ -173,6 +173,8 @@ impl Link {
 
 #[derive(Debug, Clone)]
 pub struct Entity {
+    /// The end-user partition of the units it was built from.
+    pub partition: Option<String>,
     pub name: String,
     pub kind: EntityKind,
     pub aliases: Vec<String>,
@@ -183,8 +185,8 @@ pub struct Entity {
 #[derive(Debug, Default)]
 pub struct EntityGraph {
     pub entities: Vec<Entity>,
-    /// Lowercased name or alias -> entity.
-    by_name: HashMap<String, usize>,
+    /// Lowercased name or alias -> entity (one per partition that knows the name).
+    by_name: HashMap<String, Vec<usize>>,
     /// (session, message) -> entities linked through that message.
     by_message: HashMap<(String, String), Vec<(usize, EdgeKind)>>,
 }
@@ -198,9 +200,47 @@ struct Found {
 
 impl EntityGraph {
     /// Builds the graph of a space from its units (turns name people and things; facts
-    /// link their subjects). Other kinds repeat what turns say.
+    /// link their subjects). Other kinds repeat what turns say. Each end-user partition
+    /// is a graph of its own: "Maya" of one user is not "Maya" of another, and no name
+    /// or alias of one partition shapes another's entities.
     pub fn build(units: &[Unit]) -> Result<Self, OutOfTime> {
         let mut tick = Ticker::new("entity graph");
+        let mut g = EntityGraph::default();
+        for part in crate::derive::partitions(units) {
+            let mut one = Self::build_partition(&part, &mut tick)?;
+            let partition = part.first().and_then(|u| u.provenance.partition.clone());
+            for e in &mut one.entities {
+                e.partition.clone_from(&partition);
+            }
+            g.absorb(one);
+        }
+        Ok(g)
+    }
+
+    /// The partition of entity `e`.
+    pub fn partition_of(&self, e: usize) -> Option<&str> {
+        self.entities.get(e)?.partition.as_deref()
+    }
+
+    /// Adds a graph of another partition (its entities after these).
+    fn absorb(&mut self, other: EntityGraph) {
+        let offset = self.entities.len();
+        self.entities.extend(other.entities);
+        for (name, ids) in other.by_name {
+            self.by_name
+                .entry(name)
+                .or_default()
+                .extend(ids.into_iter().map(|i| i + offset));
+        }
+        for (at, linked) in other.by_message {
+            self.by_message
+                .entry(at)
+                .or_default()
+                .extend(linked.into_iter().map(|(i, e)| (i + offset, e)));
+        }
+    }
+
+    fn build_partition(units: &[Unit], tick: &mut Ticker) -> Result<Self, OutOfTime> {
         let turns: Vec<&Unit> = units
             .iter()
             .filter(|u| matches!(u.kind, UnitKind::Turn | UnitKind::Fact))
@@ -252,13 +292,13 @@ impl EntityGraph {
                 g.link(e, u, edge, &n.name);
             }
         }
-        g.merge_aliases(&mut tick)?;
+        g.merge_aliases(tick)?;
         Ok(g)
     }
 
     fn entity(&mut self, name: &str, kind: EntityKind) -> usize {
         let key = name.to_lowercase();
-        if let Some(&i) = self.by_name.get(&key) {
+        if let Some(&i) = self.by_name.get(&key).and_then(|v| v.first()) {
             // A name once seen as a place or thing that speaks is a person.
             if kind == EntityKind::Person {
                 self.entities[i].kind = EntityKind::Person;
@@ -266,12 +306,13 @@ impl EntityGraph {
             return i;
         }
         self.entities.push(Entity {
+            partition: None,
             name: name.to_string(),
             kind,
             aliases: Vec::new(),
             links: Vec::new(),
         });
-        self.by_name.insert(key, self.entities.len() - 1);
+        self.by_name.insert(key, vec![self.entities.len() - 1]);
         self.entities.len() - 1
     }
 
@@ -366,9 +407,9 @@ impl EntityGraph {
                 .dedup_by(|a, b| a.unit_id == b.unit_id && a.edge == b.edge);
             e.links
                 .sort_by_key(|l| (l.occurred_at.unwrap_or(l.recorded_at), l.unit_id.clone()));
-            self.by_name.insert(e.name.to_lowercase(), i);
+            self.by_name.insert(e.name.to_lowercase(), vec![i]);
             for a in &e.aliases {
-                self.by_name.insert(a.clone(), i);
+                self.by_name.insert(a.clone(), vec![i]);
             }
             for l in &e.links {
                 let Some(sid) = &l.session_id else { continue };
@@ -384,9 +425,21 @@ impl EntityGraph {
         Ok(())
     }
 
-    /// The entity a name or alias denotes (case-insensitive).
+    /// The entity a name or alias denotes (case-insensitive), when one partition knows
+    /// it.
+    #[cfg(test)]
     pub fn find(&self, name: &str) -> Option<usize> {
-        self.by_name.get(&name.trim().to_lowercase()).copied()
+        match self.find_all(name) {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+
+    /// Every entity a name or alias denotes: one per partition that knows it.
+    pub fn find_all(&self, name: &str) -> &[usize] {
+        self.by_name
+            .get(&name.trim().to_lowercase())
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The entities a question names: its words and word pairs matched against the
@@ -409,7 +462,7 @@ impl EntityGraph {
                 if n == 1 && (not_a_name(&phrase) || phrase.len() < 3) {
                     continue;
                 }
-                if let Some(i) = self.find(&phrase) {
+                for &i in self.find_all(&phrase) {
                     push(i);
                 }
             }

@@ -44,7 +44,7 @@ mod trajectory;
 pub mod workspace;
 
 pub use derive::{derive_session_units, segment, Window, DERIVE_VERSION};
-pub use embedding::{cache_key, cache_key_in};
+pub use embedding::{cache_key, cache_key_in, cache_key_within};
 pub use engine::{
     enrichment_units, llm_fact_id, CheckReport, Engine, EngineBackends, EngineConfig, EngineError,
     EnrichReport, ForgetReport, IngestReport, SessionPage, SpaceIndexCheck, TextCommitter,

@@ -26,38 +26,49 @@ where
     }
 }
 
-/// The version history of a fact subject, as of a time; 404 when no fact has it.
+/// The version history of a fact subject among what `scope` sees; 404 when no fact it
+/// sees has it.
 pub async fn history(
     state: &Arc<AppState>,
     who: &Principal,
     space: &str,
     subject: String,
-    as_of: Option<&str>,
+    scope: cairn::ScopeOptions,
 ) -> Result<cairn::FactHistory, ApiError> {
     who.require(space, Need::Read)?;
-    let as_of = as_of
-        .map(|t| crate::wire::parse_time(t, "as_of"))
-        .transpose()?;
     let sp = space.to_string();
     let asked = subject.clone();
-    blocking(state, move |m| m.history(&sp, &asked, as_of))
+    blocking(state, move |m| m.history(&sp, &asked, &scope))
         .await?
         .ok_or_else(|| ApiError::not_found("not_found", format!("no fact about {subject:?}")))
 }
 
-/// A speaker's profile; 404 for a name the space does not know.
+/// A speaker's profile as `scope` shows it; 404 for a name it does not know.
 pub async fn profile(
     state: &Arc<AppState>,
     who: &Principal,
     space: &str,
     speaker: String,
+    scope: cairn::ScopeOptions,
 ) -> Result<cairn::SpeakerProfile, ApiError> {
     who.require(space, Need::Read)?;
     let sp = space.to_string();
     let name = speaker.clone();
-    blocking(state, move |m| m.profile(&sp, &name))
+    blocking(state, move |m| m.profile(&sp, &name, &scope))
         .await?
         .ok_or_else(|| ApiError::not_found("not_found", format!("no speaker {speaker:?}")))
+}
+
+/// The speakers of what `scope` sees.
+pub async fn speakers(
+    state: &Arc<AppState>,
+    who: &Principal,
+    space: &str,
+    scope: cairn::ScopeOptions,
+) -> Result<Vec<String>, ApiError> {
+    who.require(space, Need::Read)?;
+    let sp = space.to_string();
+    blocking(state, move |m| m.speakers(&sp, &scope)).await
 }
 
 /// Appends messages to a session, creating it on first use: one engine call, atomic

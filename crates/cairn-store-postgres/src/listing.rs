@@ -99,7 +99,10 @@ macro_rules! listing_where {
     AND ($3::text[] IS NULL OR session_id = ANY($3))
     AND ($4::text IS NULL OR (body::jsonb -> 'provenance' -> 'speakers') ? $4)
     AND ($5::bigint IS NULL OR occurred_us >= $5)
-    AND ($6::bigint IS NULL OR occurred_us <= $6)"
+    AND ($6::bigint IS NULL OR occurred_us <= $6)
+    AND ($7::bigint IS NULL OR COALESCE(occurred_us,
+            (extract(epoch FROM (body::jsonb ->> 'recorded_at')::timestamptz) * 1000000)::bigint)
+         <= $7)"
     };
 }
 
@@ -114,12 +117,13 @@ pub(crate) fn list_units(
         .map(|k| k.iter().map(|k| k.as_str().to_string()).collect());
     let since = q.since.map(|t| t.timestamp_micros());
     let until = q.until.map(|t| t.timestamp_micros());
+    let as_of = q.as_of.map(|t| t.timestamp_micros());
     let count_sql = concat!("SELECT COUNT(*) FROM units WHERE ", listing_where!());
     let page_sql = concat!(
         "SELECT body FROM units WHERE ",
         listing_where!(),
         " ORDER BY occurred_us ASC NULLS LAST, session_id ASC NULLS FIRST, position, id
-         LIMIT $7 OFFSET $8"
+         LIMIT $8 OFFSET $9"
     );
     let (total, rows): (i64, Vec<String>) = db.block_on(async {
         let total: i64 = sqlx::query_scalar(count_sql)
@@ -129,6 +133,7 @@ pub(crate) fn list_units(
             .bind(&q.speaker)
             .bind(since)
             .bind(until)
+            .bind(as_of)
             .fetch_one(db.pool())
             .await?;
         let rows: Vec<String> = sqlx::query_scalar(page_sql)
@@ -138,6 +143,7 @@ pub(crate) fn list_units(
             .bind(&q.speaker)
             .bind(since)
             .bind(until)
+            .bind(as_of)
             // Beyond i64 is past every row, never a negative number.
             .bind(i64::try_from(q.limit).unwrap_or(i64::MAX))
             .bind(i64::try_from(q.offset).unwrap_or(i64::MAX))

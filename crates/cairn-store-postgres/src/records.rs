@@ -701,6 +701,24 @@ impl RecordStore for PgRecordStore {
         units_of(rows)
     }
 
+    fn unit_ids_of_sessions(
+        &self,
+        space: &SpaceId,
+        sessions: &[String],
+        max: usize,
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        let ids: Vec<String> = self.db.block_on(
+            sqlx::query_scalar(
+                "SELECT id FROM units WHERE space = $1 AND session_id = ANY($2) LIMIT $3",
+            )
+            .bind(space.as_str())
+            .bind(sessions)
+            .bind((max as i64).saturating_add(1))
+            .fetch_all(self.db.pool()),
+        )?;
+        Ok((ids.len() <= max).then_some(ids))
+    }
+
     fn session_tail(
         &self,
         space: &SpaceId,

@@ -61,14 +61,18 @@ pub(crate) fn session_headers(
         .collect()
 }
 
-/// The WHERE clause of a listing; parameters `?1`..`?6` in [`list_params`] order.
+/// The WHERE clause of a listing; parameters `?1`..`?7` in [`list_params`] order (an
+/// undated unit is seen as of the time it was recorded).
 const LISTING_WHERE: &str = "space=?1
     AND (?2 IS NULL OR kind IN (SELECT value FROM json_each(?2)))
     AND (?3 IS NULL OR session_id IN (SELECT value FROM json_each(?3)))
     AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(units.body, '$.provenance.speakers')
                                WHERE value = ?4))
     AND (?5 IS NULL OR occurred_us >= ?5)
-    AND (?6 IS NULL OR occurred_us <= ?6)";
+    AND (?6 IS NULL OR occurred_us <= ?6)
+    AND (?7 IS NULL OR COALESCE(occurred_us,
+            CAST(unixepoch(json_extract(units.body, '$.recorded_at'), 'subsec') * 1000000
+                 AS INTEGER)) <= ?7)";
 
 fn json_list<T: serde::Serialize>(v: &Option<Vec<T>>) -> Result<Option<String>, StoreError> {
     v.as_ref().map(crate::records::to_json).transpose()
@@ -83,15 +87,24 @@ pub(crate) fn list_units(
     let sessions = json_list(&q.sessions)?;
     let since = q.since.map(|t| t.timestamp_micros());
     let until = q.until.map(|t| t.timestamp_micros());
+    let as_of = q.as_of.map(|t| t.timestamp_micros());
     let total: i64 = be(conn.query_row(
         &format!("SELECT COUNT(*) FROM units WHERE {LISTING_WHERE}"),
-        params![space.as_str(), kinds, sessions, q.speaker, since, until],
+        params![
+            space.as_str(),
+            kinds,
+            sessions,
+            q.speaker,
+            since,
+            until,
+            as_of
+        ],
         |r| r.get(0),
     ))?;
     let mut stmt = be(conn.prepare_cached(&format!(
         "SELECT {UNIT_COLUMNS} FROM units WHERE {LISTING_WHERE}
          ORDER BY occurred_us IS NULL, occurred_us, session_id, position, id
-         LIMIT ?7 OFFSET ?8"
+         LIMIT ?8 OFFSET ?9"
     )))?;
     let rows: Vec<UnitCells> = be(stmt
         .query_map(
@@ -102,6 +115,7 @@ pub(crate) fn list_units(
                 q.speaker,
                 since,
                 until,
+                as_of,
                 // Beyond i64 (a client's `offset=18446744073709551615`) is past every
                 // row, not a negative number SQLite reads as "no offset".
                 i64::try_from(q.limit).unwrap_or(i64::MAX),

@@ -619,6 +619,27 @@ impl RecordStore for SqliteRecordStore {
         )
     }
 
+    fn unit_ids_of_sessions(
+        &self,
+        space: &SpaceId,
+        sessions: &[String],
+        max: usize,
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        // One statement for every session: a scope of fifty sessions is one index walk,
+        // not fifty statements.
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare_cached(
+            "SELECT id FROM units INDEXED BY units_by_session
+              WHERE space=?1 AND session_id IN (SELECT value FROM json_each(?2)) LIMIT ?3",
+        ))?;
+        let listed = to_json(&sessions)?;
+        let limit = i64::try_from(max).unwrap_or(i64::MAX - 1) + 1;
+        let ids: Vec<String> = be(stmt
+            .query_map(params![space.as_str(), listed, limit], |r| r.get(0))
+            .and_then(|r| r.collect()))?;
+        Ok((ids.len() <= max).then_some(ids))
+    }
+
     fn session_tail(
         &self,
         space: &SpaceId,

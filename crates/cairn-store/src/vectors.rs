@@ -495,19 +495,25 @@ impl VectorIndex for SqliteVectorIndex {
         query: &[f32],
         unit_ids: &[String],
     ) -> Result<Vec<(String, f32)>, StoreError> {
+        if unit_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // One statement for all ids (a scope's exact search asks for thousands).
         let conn = self.db.lock();
-        let mut stmt =
-            be(conn.prepare_cached("SELECT vec FROM vectors WHERE space=?1 AND unit_id=?2"))?;
+        let mut stmt = be(conn.prepare_cached(
+            "SELECT unit_id, vec FROM vectors
+              WHERE space=?1 AND unit_id IN (SELECT value FROM json_each(?2))",
+        ))?;
+        let listed = serde_json::to_string(unit_ids)
+            .map_err(|e| StoreError::Backend(format!("encode: {e}")))?;
+        let mut rows = be(stmt.query(params![space.as_str(), listed]))?;
         let mut out = Vec::with_capacity(unit_ids.len());
-        for id in unit_ids {
-            let v: Option<Vec<u8>> = be(stmt
-                .query_row(params![space.as_str(), id], |r| r.get(0))
-                .optional())?;
-            if let Some(bytes) = v {
-                let v = decode(&bytes);
-                if v.len() == query.len() {
-                    out.push((id.clone(), dot(query, &v)));
-                }
+        while let Some(row) = be(rows.next())? {
+            let id: String = be(row.get(0))?;
+            let bytes = be(row.get_ref(1).and_then(|v| Ok(v.as_blob()?)))?;
+            if bytes.len() == query.len() * 4 {
+                let s: f32 = decode_iter(bytes).zip(query).map(|(x, y)| x * y).sum();
+                out.push((id, s));
             }
         }
         Ok(out)

@@ -5,7 +5,9 @@
 use crate::memory::space;
 use crate::{Error, Memory};
 use cairn_core::filter::Filter;
-use cairn_core::{FactSubject, SessionHeader, SessionRecord, Timestamp, Unit, UnitPage, UnitQuery};
+use cairn_core::{
+    FactSubject, ScopeOptions, SessionHeader, SessionRecord, Unit, UnitPage, UnitQuery,
+};
 use cairn_engine::SessionPage;
 use serde_json::Value;
 
@@ -75,15 +77,17 @@ impl Memory {
         Ok(self.engine.units(&space(space_name)?, ids)?)
     }
 
-    /// Every subject the space holds facts about as of a time (`None`: now): the subject
+    /// Every subject the facts `scope` sees are about (one entry per chain): the subject
     /// as last written, how many statements it has, the newest value and when it was
     /// stated. [`Memory::history`] gives a subject's whole chain.
     pub fn fact_subjects(
         &self,
         space_name: &str,
-        as_of: Option<Timestamp>,
+        scope: &ScopeOptions,
     ) -> Result<Vec<FactSubject>, Error> {
-        Ok(self.engine.fact_subjects(&space(space_name)?, as_of)?)
+        Ok(self
+            .engine
+            .fact_subjects(&space(space_name)?, &scope.scope()?)?)
     }
 
     /// The units derived from one trajectory (slices, events, its note), oldest first.

@@ -1,8 +1,8 @@
 use crate::Error;
 use cairn_core::{
     AppendInput, Embedder, EmbeddingCache, EntityDetail, EntitySummary, FactHistory, GroupMessage,
-    InputError, KeyRecords, Recall, RecallOptions, SessionInput, SessionRecord, SpaceId,
-    SpaceStats, SpeakerProfile, Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
+    InputError, KeyRecords, Recall, RecallOptions, ScopeOptions, SessionInput, SessionRecord,
+    SpaceId, SpaceStats, SpeakerProfile, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
 };
 use cairn_embed::{BertEmbedder, EmbedConfig};
 use cairn_engine::{
@@ -341,53 +341,63 @@ impl Memory {
     }
 
     /// The versions of the fact subject best matching `subject` (oldest first, the last
-    /// current), as of a time (`None`: now). `None` when no fact has that subject.
+    /// current), among the facts `scope` sees (its `as_of`, filter, sessions...). `None`
+    /// when no fact it sees has that subject; an error when several end-user partitions
+    /// it sees have one (name whose with a filter).
     pub fn history(
         &self,
         space_name: &str,
         subject: &str,
-        as_of: Option<Timestamp>,
+        scope: &ScopeOptions,
     ) -> Result<Option<FactHistory>, Error> {
-        Ok(self.engine.history(&space(space_name)?, subject, as_of)?)
+        Ok(self
+            .engine
+            .history(&space(space_name)?, subject, &scope.scope()?)?)
     }
 
-    /// What the space shows about a speaker: style, roles, skills, topics, with the
-    /// messages that show them. `None` for a name the space does not know.
+    /// What `scope` shows about a speaker: style, roles, skills, topics, with the
+    /// messages that show them. `None` for a name it does not know.
     pub fn profile(
         &self,
         space_name: &str,
         speaker: &str,
+        scope: &ScopeOptions,
     ) -> Result<Option<SpeakerProfile>, Error> {
-        Ok(self.engine.profile(&space(space_name)?, speaker)?)
+        Ok(self
+            .engine
+            .profile(&space(space_name)?, speaker, &scope.scope()?)?)
     }
 
-    /// The entities (people, places, organizations, things) a space's messages name, as
-    /// of `as_of` (`None`: now), most linked first; with `search`, only those whose name or
-    /// an alias contains it. Derived from the units: forgetting a source forgets what it
-    /// said of them.
+    /// The entities (people, places, organizations, things) the messages `scope` sees
+    /// name, most linked first; with `search`, only those whose name or an alias contains
+    /// it. Derived from the units: forgetting a source forgets what it said of them.
     pub fn entities(
         &self,
         space_name: &str,
         search: Option<&str>,
-        as_of: Option<Timestamp>,
+        scope: &ScopeOptions,
     ) -> Result<Vec<EntitySummary>, Error> {
-        Ok(self.engine.entities(&space(space_name)?, search, as_of)?)
+        Ok(self
+            .engine
+            .entities(&space(space_name)?, search, &scope.scope()?)?)
     }
 
-    /// One entity by name or alias, with its mentions, relations and timeline as of
-    /// `as_of`. `None` for a name the space does not know (then).
+    /// One entity by name or alias, with its mentions, relations and timeline as `scope`
+    /// sees them. `None` for a name it does not know.
     pub fn entity(
         &self,
         space_name: &str,
         name: &str,
-        as_of: Option<Timestamp>,
+        scope: &ScopeOptions,
     ) -> Result<Option<EntityDetail>, Error> {
-        Ok(self.engine.entity(&space(space_name)?, name, as_of)?)
+        Ok(self
+            .engine
+            .entity(&space(space_name)?, name, &scope.scope()?)?)
     }
 
-    /// Everyone who wrote in, or was described in, a space.
-    pub fn speakers(&self, space_name: &str) -> Result<Vec<String>, Error> {
-        Ok(self.engine.speakers(&space(space_name)?)?)
+    /// Everyone who wrote in, or was described in, what `scope` sees of a space.
+    pub fn speakers(&self, space_name: &str, scope: &ScopeOptions) -> Result<Vec<String>, Error> {
+        Ok(self.engine.speakers(&space(space_name)?, &scope.scope()?)?)
     }
 
     pub fn recall(

@@ -2,7 +2,9 @@
 //! ingest never waits for or fails because of the LLM, pending messages are read once the
 //! server is back, the facts join version chains, `history` and recall, rebuilds reuse
 //! the stored readings, and forgetting removes them.
-use cairn::{EnrichmentConfig, LlmConfig, Memory, MemoryConfig, RecallOptions, SessionInput};
+use cairn::{
+    EnrichmentConfig, LlmConfig, Memory, MemoryConfig, RecallOptions, ScopeOptions, SessionInput,
+};
 use cairn_testkit::llm_stub::{Stub, StubReply};
 use cairn_testkit::HashEmbedder;
 use serde_json::json;
@@ -96,7 +98,10 @@ fn enrichment_survives_a_down_server_then_joins_chains_history_and_recall() {
     let asked = stub.requests().len();
 
     // The two readings form one chain: Luna, then Nova.
-    let h = m.history("me", "cat name", None).unwrap().expect("a chain");
+    let h = m
+        .history("me", "cat name", &ScopeOptions::default())
+        .unwrap()
+        .expect("a chain");
     let values: Vec<&str> = h.versions.iter().map(|v| v.value.as_str()).collect();
     assert_eq!(values, ["Luna", "Nova"]);
     assert_eq!(
@@ -135,7 +140,10 @@ fn enrichment_survives_a_down_server_then_joins_chains_history_and_recall() {
 
     // Forgetting the message forgets what was read from it.
     m.forget_message("me", "s2", "0").unwrap();
-    let h = m.history("me", "cat name", None).unwrap().unwrap();
+    let h = m
+        .history("me", "cat name", &ScopeOptions::default())
+        .unwrap()
+        .unwrap();
     assert_eq!(h.versions.len(), 1);
     assert_eq!(m.enrich_now(100).unwrap().messages_read, 0);
     let u = m.llm_usage().unwrap();
@@ -161,7 +169,7 @@ fn the_background_worker_catches_up_when_the_server_comes_back() {
             std::thread::sleep(Duration::from_millis(100));
         }
         assert_eq!(
-            m.history("me", "cat's name", None)
+            m.history("me", "cat's name", &ScopeOptions::default())
                 .unwrap()
                 .unwrap()
                 .versions

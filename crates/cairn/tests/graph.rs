@@ -3,7 +3,7 @@
 //! model-free embedder is enough: the graph reads names, not meanings.
 use cairn::{
     EdgeKind, EngineConfig, EntityKind, Memory, MemoryConfig, RankConfig, RecallOptions,
-    SessionInput,
+    ScopeOptions, SessionInput,
 };
 use cairn_testkit::HashEmbedder;
 use std::sync::Arc;
@@ -76,7 +76,10 @@ fn a_nickname_is_merged_into_the_name_it_starts_and_places_are_told_apart() {
     let dir = tempfile::tempdir().unwrap();
     let m = open(dir.path(), true);
     m.ingest_sessions("a", sessions()).unwrap();
-    let melanie = m.entity("a", "Mel", None).unwrap().expect("Mel is known");
+    let melanie = m
+        .entity("a", "Mel", &ScopeOptions::default())
+        .unwrap()
+        .expect("Mel is known");
     assert_eq!(melanie.summary.name, "Melanie");
     assert_eq!(melanie.summary.kind, EntityKind::Person);
     assert_eq!(melanie.summary.aliases, vec!["mel".to_string()]);
@@ -95,20 +98,36 @@ fn a_nickname_is_merged_into_the_name_it_starts_and_places_are_told_apart() {
     assert_eq!(melanie.summary.sessions, 3);
     assert_eq!(melanie.timeline.len(), 3);
     assert_eq!(melanie.timeline[0].session_id, "s1");
-    let lisbon = m.entity("a", "lisbon", None).unwrap().expect("Lisbon");
+    let lisbon = m
+        .entity("a", "lisbon", &ScopeOptions::default())
+        .unwrap()
+        .expect("Lisbon");
     assert_eq!(lisbon.summary.kind, EntityKind::Place);
-    let club = m.entity("a", "Riverside Climbing Club", None).unwrap();
+    let club = m
+        .entity("a", "Riverside Climbing Club", &ScopeOptions::default())
+        .unwrap();
     assert_eq!(club.expect("club").summary.kind, EntityKind::Organization);
     // Jonas is named with Melanie's name in s1 and in her own line in s2.
-    let jonas = m.entity("a", "Jonas", None).unwrap().expect("Jonas");
+    let jonas = m
+        .entity("a", "Jonas", &ScopeOptions::default())
+        .unwrap()
+        .expect("Jonas");
     assert!(jonas
         .relations
         .iter()
         .any(|r| r.name == "Melanie" && r.messages == 2));
     // A sentence-start word that is never a name inside a sentence is not an entity.
-    assert!(m.entity("a", "Wonderful", None).unwrap().is_none());
-    assert!(m.entity("a", "Enjoy", None).unwrap().is_none());
-    let found = m.entities("a", Some("mel"), None).unwrap();
+    assert!(m
+        .entity("a", "Wonderful", &ScopeOptions::default())
+        .unwrap()
+        .is_none());
+    assert!(m
+        .entity("a", "Enjoy", &ScopeOptions::default())
+        .unwrap()
+        .is_none());
+    let found = m
+        .entities("a", Some("mel"), &ScopeOptions::default())
+        .unwrap();
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].name, "Melanie");
 }
@@ -119,20 +138,29 @@ fn as_of_cuts_the_edges_that_did_not_exist_yet() {
     let m = open(dir.path(), true);
     m.ingest_sessions("a", sessions()).unwrap();
     let may = cairn::parse_timestamp("2023-05-15T00:00:00Z").unwrap();
-    let club = m.entity("a", "Riverside Climbing Club", Some(may)).unwrap();
+    let club = m
+        .entity(
+            "a",
+            "Riverside Climbing Club",
+            &ScopeOptions::as_of(Some(may)),
+        )
+        .unwrap();
     assert!(club.is_none(), "the club is first named in June");
     let jonas = m
-        .entity("a", "Jonas", Some(may))
+        .entity("a", "Jonas", &ScopeOptions::as_of(Some(may)))
         .unwrap()
         .expect("named in May");
     assert_eq!(jonas.mentions.len(), 1);
-    let melanie = m.entity("a", "Melanie", Some(may)).unwrap().unwrap();
+    let melanie = m
+        .entity("a", "Melanie", &ScopeOptions::as_of(Some(may)))
+        .unwrap()
+        .unwrap();
     assert!(melanie
         .mentions
         .iter()
         .all(|x| x.session_id.as_deref() == Some("s1")));
     let listed: Vec<String> = m
-        .entities("a", None, Some(may))
+        .entities("a", None, &ScopeOptions::as_of(Some(may)))
         .unwrap()
         .into_iter()
         .map(|e| e.name)
@@ -146,14 +174,20 @@ fn forgetting_a_session_forgets_its_entities_and_a_rebuild_gives_the_same_graph(
     let dir = tempfile::tempdir().unwrap();
     let m = open(dir.path(), true);
     m.ingest_sessions("a", sessions()).unwrap();
-    let before = m.entities("a", None, None).unwrap();
+    let before = m.entities("a", None, &ScopeOptions::default()).unwrap();
     let report = m.check(true).unwrap();
     assert!(report.consistent);
-    assert_eq!(m.entities("a", None, None).unwrap(), before);
+    assert_eq!(
+        m.entities("a", None, &ScopeOptions::default()).unwrap(),
+        before
+    );
     m.forget_session("a", "s1").unwrap();
-    assert!(m.entity("a", "Lisbon", None).unwrap().is_none());
+    assert!(m
+        .entity("a", "Lisbon", &ScopeOptions::default())
+        .unwrap()
+        .is_none());
     let jonas = m
-        .entity("a", "Jonas", None)
+        .entity("a", "Jonas", &ScopeOptions::default())
         .unwrap()
         .expect("still named in s2");
     assert!(jonas
@@ -161,7 +195,10 @@ fn forgetting_a_session_forgets_its_entities_and_a_rebuild_gives_the_same_graph(
         .iter()
         .all(|x| x.session_id.as_deref() == Some("s2")));
     m.forget_session("a", "s2").unwrap();
-    assert!(m.entity("a", "Jonas", None).unwrap().is_none());
+    assert!(m
+        .entity("a", "Jonas", &ScopeOptions::default())
+        .unwrap()
+        .is_none());
 }
 
 #[test]
@@ -179,14 +216,20 @@ fn entities_never_cross_spaces() {
     )
     .unwrap();
     let b: Vec<String> = m
-        .entities("b", None, None)
+        .entities("b", None, &ScopeOptions::default())
         .unwrap()
         .into_iter()
         .map(|e| e.name)
         .collect();
     assert_eq!(b, vec!["Oslo".to_string(), "Zed".to_string()]);
-    assert!(m.entity("b", "Melanie", None).unwrap().is_none());
-    assert!(m.entity("a", "Oslo", None).unwrap().is_none());
+    assert!(m
+        .entity("b", "Melanie", &ScopeOptions::default())
+        .unwrap()
+        .is_none());
+    assert!(m
+        .entity("a", "Oslo", &ScopeOptions::default())
+        .unwrap()
+        .is_none());
     let r = m
         .recall("b", "Where is Melanie going?", &RecallOptions::default())
         .unwrap();

@@ -1,7 +1,7 @@
 //! Group chats through the public API: day-by-day ingest, episodes, fact versions,
 //! speaker profiles and filters, on the real embedded store and model.
 mod common;
-use cairn::{GroupMessage, RecallOptions, UnitKind};
+use cairn::{GroupMessage, RecallOptions, ScopeOptions, UnitKind};
 use common::open;
 
 fn msg(group: &str, time: &str, speaker: &str, text: &str) -> GroupMessage {
@@ -97,7 +97,7 @@ fn a_decision_revised_twice_has_its_final_value_and_history() {
     let Some(m) = open(dir.path()) else { return };
     ingest(&m);
     let h = m
-        .history("team", "Atlas budget", None)
+        .history("team", "Atlas budget", &ScopeOptions::default())
         .unwrap()
         .expect("a chain");
     let values: Vec<&str> = h.versions.iter().map(|v| v.value.as_str()).collect();
@@ -114,7 +114,10 @@ fn a_decision_revised_twice_has_its_final_value_and_history() {
     );
     assert!(h.current().unwrap().valid_to.is_none());
     // Beacon's budget is another subject.
-    let beacon = m.history("team", "Beacon budget", None).unwrap().unwrap();
+    let beacon = m
+        .history("team", "Beacon budget", &ScopeOptions::default())
+        .unwrap()
+        .unwrap();
     assert_eq!(beacon.versions.len(), 1);
 
     let opts = RecallOptions {
@@ -160,7 +163,11 @@ fn as_of_between_revisions_sees_the_value_valid_then() {
     ingest(&m);
     let mid = cairn::parse_timestamp("2025-03-12").unwrap();
     let h = m
-        .history("team", "budget for Project Atlas", Some(mid))
+        .history(
+            "team",
+            "budget for Project Atlas",
+            &ScopeOptions::as_of(Some(mid)),
+        )
         .unwrap()
         .unwrap();
     assert_eq!(h.current().unwrap().value, "$100,000");
@@ -192,7 +199,10 @@ fn questions_about_a_person_get_their_profile() {
     let dir = tempfile::tempdir().unwrap();
     let Some(m) = open(dir.path()) else { return };
     ingest(&m);
-    let p = m.profile("team", "Priya").unwrap().unwrap();
+    let p = m
+        .profile("team", "Priya", &ScopeOptions::default())
+        .unwrap()
+        .unwrap();
     assert_eq!(p.roles[0].what, "finance director");
     assert_eq!(p.roles[0].session_id, "Atlas/2025-03-03");
     assert!(
@@ -200,7 +210,10 @@ fn questions_about_a_person_get_their_profile() {
         "{:?}",
         p.style
     );
-    let tom = m.profile("team", "Tom").unwrap().unwrap();
+    let tom = m
+        .profile("team", "Tom", &ScopeOptions::default())
+        .unwrap()
+        .unwrap();
     assert!(
         tom.style.traits.iter().any(|t| t == "casual"),
         "{:?}",
@@ -212,7 +225,10 @@ fn questions_about_a_person_get_their_profile() {
         tom.skills
     );
     assert_eq!(tom.groups, ["Atlas"]);
-    assert!(m.profile("team", "Nobody").unwrap().is_none());
+    assert!(m
+        .profile("team", "Nobody", &ScopeOptions::default())
+        .unwrap()
+        .is_none());
 
     let opts = RecallOptions {
         top_k: 3,

@@ -263,7 +263,10 @@ fn ingest_days(memory: &Memory, days: &[EverDay], pb: &ProgressBar) -> anyhow::R
     } else {
         0.0
     };
-    ingest.speakers_known = memory.speakers(SPACE).map(|s| s.len()).unwrap_or(0);
+    ingest.speakers_known = memory
+        .speakers(SPACE, &cairn::ScopeOptions::default())
+        .map(|s| s.len())
+        .unwrap_or(0);
     Ok(ingest)
 }
 

@@ -3,11 +3,11 @@
 //! recalled once per config row; session- and turn-level retrieval metrics.
 use crate::args::RunArgs;
 use crate::datasets::longmemeval::{notes, select, spec};
-use crate::protocol::retrieval::{Run, RunPlan};
+use crate::protocol::retrieval::{for_user, Run, RunPlan};
 use crate::records::retrieval::IngestInfo;
 use crate::run::{space_name, stopped};
 use anyhow::Context as _;
-use cairn::formats::{load_longmemeval, sha256_file, LmeHaystack};
+use cairn::formats::{load_longmemeval, sha256_file, LmeHaystack, LmeQuestion};
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -51,6 +51,15 @@ fn limitations(with_reader: bool) -> Vec<String> {
     ]
 }
 
+/// What `--shared-space` changes about the protocol.
+const SHARED: &str = "Shared space (`--shared-space`): every selected question's haystack is \
+    ingested into ONE space (`lme-shared`) before any question is asked, one \
+    `ingest_sessions` call per question, its sessions tagged `metadata.user_id` = the \
+    question id (and their ids put under it: two haystacks may hold the same session); each \
+    question then recalls with `filter: {\"user_id\": <question id>}`, so it searches a \
+    space of every question's history for its own. Evidence session ids in the records \
+    carry the `<question id>/` prefix.";
+
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     let t = Instant::now();
     let questions = load_longmemeval(&args.data)
@@ -67,15 +76,12 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
         max_questions_per_conv: None,
         as_of_description: args.as_of.describe(true),
         dataset_notes: notes(questions.len(), &selected)?,
-        limitations: limitations(args.llm.reader.is_some()),
+        limitations: with_shared(limitations(args.llm.reader.is_some()), args.shared_space),
     };
     let mut run = Run::start(args, plan)?;
-    let empty = LmeHaystack {
-        sessions: Vec::new(),
-        skipped_empty_turns: 0,
-        skipped_empty_sessions: Vec::new(),
-        duplicates: Vec::new(),
-    };
+    if args.shared_space {
+        return run_shared(run, args, selected);
+    }
     for (position, q) in selected.into_iter().enumerate() {
         if stopped() {
             break;
@@ -96,7 +102,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
         // one (every row an error record).
         let (spec, ingest) = match result {
             Ok((spec, info)) => (spec, Ok(info)),
-            Err(e) => (spec(q, args.as_of, &empty), Err(e)),
+            Err(e) => (spec(q, args.as_of, &empty()), Err(e)),
         };
         let failed = IngestInfo {
             space: space.clone(),
@@ -106,5 +112,70 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
         run.release(&space);
         run.pb.inc(1);
     }
+    run.finish()
+}
+
+fn empty() -> LmeHaystack {
+    LmeHaystack {
+        sessions: Vec::new(),
+        skipped_empty_turns: 0,
+        skipped_empty_sessions: Vec::new(),
+        duplicates: Vec::new(),
+    }
+}
+
+/// The limitations, with what `--shared-space` changes.
+fn with_shared(mut l: Vec<String>, shared: bool) -> Vec<String> {
+    if shared {
+        l.retain(|x| !x.starts_with("Each question's space is dropped"));
+        l.push(SHARED.into());
+    }
+    l
+}
+
+/// `--shared-space`: every selected question's haystack into one space (each under its
+/// question id as `user_id`), then every question asked with its user's filter. Every
+/// haystack is ingested, done questions' too (a resumed run's space is then whole again;
+/// sessions already stored are left as they are).
+fn run_shared(mut run: Run, args: &RunArgs, selected: Vec<&LmeQuestion>) -> anyhow::Result<()> {
+    let space = space_name("lme", "shared");
+    if !args.resume {
+        run.memory().forget_space(&space)?;
+    }
+    let mut asked = Vec::with_capacity(selected.len());
+    for (position, q) in selected.into_iter().enumerate() {
+        if stopped() {
+            break;
+        }
+        run.pb.set_message(format!("{} (ingest)", q.question_id));
+        let user = &q.question_id;
+        let result = q.sessions().map_err(|e| e.to_string()).and_then(|h| {
+            let spec = for_user(user, spec(q, args.as_of, &h));
+            run.ingest_user(&space, user, h.sessions, h.skipped_empty_turns)
+                .map(|info| (spec, info))
+                .map_err(|e| e.to_string())
+        });
+        let (spec, ingest) = match result {
+            Ok((spec, info)) => (spec, Ok(info)),
+            Err(e) => (for_user(user, spec(q, args.as_of, &empty())), Err(e)),
+        };
+        asked.push((run.rows_in_order(user, position), spec, ingest));
+    }
+    let failed = IngestInfo {
+        space: space.clone(),
+        shared: true,
+        ..Default::default()
+    };
+    for (rows, spec, ingest) in asked {
+        if stopped() {
+            break;
+        }
+        if !rows.is_empty() {
+            run.pb.set_message(spec.id.clone());
+            run.ask(&spec, &rows, &ingest, &failed, &mut HashMap::new())?;
+        }
+        run.pb.inc(1);
+    }
+    run.release(&space);
     run.finish()
 }

@@ -61,6 +61,7 @@ pub fn specs(
                         .collect(),
                     notes: Vec::new(),
                 },
+                filter: None,
             });
         }
     }

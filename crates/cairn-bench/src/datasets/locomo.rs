@@ -159,5 +159,6 @@ pub fn spec(
             turns,
             notes,
         },
+        filter: None,
     }
 }

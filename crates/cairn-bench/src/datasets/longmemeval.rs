@@ -159,5 +159,6 @@ pub fn spec(q: &LmeQuestion, policy: AsOfPolicy, h: &LmeHaystack) -> QuestionSpe
             turns,
             notes,
         },
+        filter: None,
     }
 }

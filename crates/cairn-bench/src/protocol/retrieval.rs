@@ -51,6 +51,44 @@ pub struct QuestionSpec {
     /// Known before recall (abstention, adversarial).
     pub exclusion: Option<String>,
     pub evidence: Evidence,
+    /// The metadata filter of the question's recalls (`--shared-space`: its user).
+    pub filter: Option<serde_json::Value>,
+}
+
+/// `--shared-space`: a user's sessions as one shared space holds them, their ids under the
+/// user's (two users' histories may hold the same session) and `metadata.user_id` set.
+pub fn tag_user(user: &str, sessions: Vec<SessionInput>) -> Vec<SessionInput> {
+    sessions
+        .into_iter()
+        .map(|mut s| {
+            s.id = user_session(user, &s.id);
+            let mut meta = match std::mem::take(&mut s.metadata) {
+                serde_json::Value::Object(m) => m,
+                _ => serde_json::Map::new(),
+            };
+            meta.insert("user_id".into(), user.into());
+            s.metadata = serde_json::Value::Object(meta);
+            s
+        })
+        .collect()
+}
+
+fn user_session(user: &str, session: &str) -> String {
+    format!("{user}/{session}")
+}
+
+/// `--shared-space`: a question of `user` as the shared space asks it: its evidence under
+/// the user's session ids ([`tag_user`]), its recalls filtered to the user.
+pub fn for_user(user: &str, mut q: QuestionSpec) -> QuestionSpec {
+    let e = &mut q.evidence;
+    e.sessions = e.sessions.iter().map(|s| user_session(user, s)).collect();
+    e.turns = e
+        .turns
+        .iter()
+        .map(|(s, t)| (user_session(user, s), t.clone()))
+        .collect();
+    q.filter = Some(serde_json::json!({ "user_id": user }));
+    q
 }
 
 /// A retrieval run in progress.
@@ -277,6 +315,35 @@ impl Run {
         })
     }
 
+    /// `--shared-space`: adds a user's sessions to the shared space (tagged, see
+    /// [`tag_user`]) in one `ingest_sessions` call, then flushes; the time covers both.
+    pub fn ingest_user(
+        &self,
+        space: &str,
+        user: &str,
+        sessions: Vec<SessionInput>,
+        skipped_empty_turns: usize,
+    ) -> Result<IngestInfo, cairn::Error> {
+        let m = self.memory();
+        let messages = sessions.iter().map(|s| s.messages.len()).sum();
+        let sessions = self.ids.sessions(tag_user(user, sessions));
+        let t = Instant::now();
+        let report = m.ingest_sessions(space, sessions)?;
+        m.flush()?;
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        Ok(IngestInfo {
+            space: space.into(),
+            shared: true,
+            sessions: report.sessions,
+            messages,
+            units: report.units,
+            vectors_computed: report.vectors_computed,
+            vectors_cached: report.vectors_cached,
+            ms,
+            skipped_empty_turns,
+        })
+    }
+
     /// Drops a space once its questions are done (unless --keep-data), so every question
     /// is recalled against an index of similar size.
     pub fn release(&self, space: &str) {
@@ -344,6 +411,9 @@ impl Run {
     ) -> QuestionRecord {
         let mut opts = row.options.clone();
         opts.as_of = q.as_of;
+        if q.filter.is_some() {
+            opts.filter.clone_from(&q.filter);
+        }
         let t = Instant::now();
         let result = self.memory().recall(&ingest.space, &q.question, &opts);
         let wall = t.elapsed().as_secs_f64() * 1000.0;

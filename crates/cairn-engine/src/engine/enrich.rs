@@ -102,6 +102,7 @@ pub fn enrichment_units(rec: &SessionRecord, readings: &[Enrichment], units: &[U
             });
         }
     }
+    crate::derive::stamp_partition(&mut out, &s.metadata);
     out
 }
 

@@ -5,12 +5,13 @@ use crate::graph::EntityGraph;
 use crate::rank::Ranked;
 use cairn_core::explain::{HitExplanation, Op, Step};
 use cairn_core::{
-    EntityDetail, EntitySummary, InputError, RecallOptions, SpaceId, Timestamp, Unit, UnitKind,
+    EntityDetail, EntitySummary, InputError, RecallOptions, Scope, SpaceId, Unit, UnitKind,
     UnitQuery,
 };
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use super::scope::View;
 use super::{Engine, EngineError};
 
 /// Spaces whose graphs are kept; beyond it the cache starts over.
@@ -21,27 +22,35 @@ const MAX_REACHED: usize = 400;
 /// Entities of the second hop followed per entity named in the question.
 const SECOND_HOP: usize = 3;
 
-pub(super) type GraphCache = HashMap<SpaceId, (u64, Arc<EntityGraph>)>;
+/// Graphs by (space, scope fingerprint), with the store generation they were built at.
+pub(super) type GraphCache = HashMap<(SpaceId, String), (u64, Arc<EntityGraph>)>;
 
 /// How the graph linked each hit to the question, by unit id.
 pub(super) type Via = HashMap<String, String>;
 
 impl Engine {
-    /// The space's entity graph, rebuilt when the store generation moves, by one request
-    /// at a time per space (the others wait and find it cached, see `flight.rs`).
-    pub(super) fn entity_graph(&self, space: &SpaceId) -> Result<Arc<EntityGraph>, EngineError> {
+    /// The entity graph of what the view sees (its turns and facts), rebuilt when the
+    /// store generation moves, by one request at a time per (space, scope) (the others
+    /// wait and find it cached, see `flight.rs`): a scoped request's entities, aliases and
+    /// links come from its records only.
+    pub(super) fn entity_graph(
+        &self,
+        space: &SpaceId,
+        view: &View,
+    ) -> Result<Arc<EntityGraph>, EngineError> {
+        let key = (space.clone(), view.scope.fingerprint());
         let cached = |generation: u64| {
             self.graph_cache
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .get(space)
+                .get(&key)
                 .filter(|(g, _)| *g == generation)
                 .map(|(_, g)| g.clone())
         };
         if let Some(g) = cached(self.b.records.generation()?) {
             return Ok(g);
         }
-        self.graph_flights.one_at_a_time(space, || {
+        self.graph_flights.one_at_a_time(&key, || {
             let generation = self.b.records.generation()?;
             if let Some(g) = cached(generation) {
                 return Ok(g);
@@ -50,30 +59,34 @@ impl Engine {
                 space,
                 &UnitQuery {
                     kinds: Some(vec![UnitKind::Turn, UnitKind::Fact]),
+                    sessions: view.sessions().map(<[String]>::to_vec),
                     limit: 100_000_000,
                     ..Default::default()
                 },
             )?;
-            let graph = Arc::new(EntityGraph::build(&page.units)?);
+            let units: Vec<Unit> = page.units.into_iter().filter(|u| view.sees(u)).collect();
+            let graph = Arc::new(EntityGraph::build(&units)?);
             let mut cache = self.graph_cache.lock().unwrap_or_else(|p| p.into_inner());
             if cache.len() >= KEPT {
                 cache.clear();
             }
-            cache.insert(space.clone(), (generation, graph.clone()));
+            cache.insert(key.clone(), (generation, graph.clone()));
             Ok(graph)
         })
     }
 
-    /// The space's entities as of `as_of`, most linked first; with `search`, those whose
-    /// name or an alias contains it (case-insensitive).
+    /// The entities of what the scope sees, most linked first; with `search`, those
+    /// whose name or an alias contains it (case-insensitive). Each partition's entities
+    /// are its own (two users' "Maya" are two entries).
     pub fn entities(
         &self,
         space: &SpaceId,
         search: Option<&str>,
-        as_of: Option<Timestamp>,
+        scope: &Scope,
     ) -> Result<Vec<EntitySummary>, EngineError> {
         self.require_space(space)?;
-        let g = self.entity_graph(space)?;
+        let view = self.view(space, scope)?;
+        let g = self.entity_graph(space, &view)?;
         let needle = search.map(|s| s.trim().to_lowercase());
         let mut out: Vec<EntitySummary> = (0..g.entities.len())
             .filter(|&i| {
@@ -82,7 +95,7 @@ impl Engine {
                     e.name.to_lowercase().contains(n) || e.aliases.iter().any(|a| a.contains(n))
                 })
             })
-            .filter_map(|i| g.summary(i, as_of))
+            .filter_map(|i| g.summary(i, None))
             .collect();
         out.sort_by(|a, b| {
             b.mention_count
@@ -92,13 +105,14 @@ impl Engine {
         Ok(out)
     }
 
-    /// One entity (by name or alias) with its mentions, relations and timeline as of
-    /// `as_of`; `None` when the space has no such entity then.
+    /// One entity (by name or alias) of what the scope sees, with its mentions,
+    /// relations and timeline; `None` when the scope sees no such entity, an error when
+    /// several partitions of it know the name.
     pub fn entity(
         &self,
         space: &SpaceId,
         name: &str,
-        as_of: Option<Timestamp>,
+        scope: &Scope,
     ) -> Result<Option<EntityDetail>, EngineError> {
         self.require_space(space)?;
         if name.trim().is_empty() {
@@ -106,8 +120,19 @@ impl Engine {
                 .at("name")
                 .into());
         }
-        let g = self.entity_graph(space)?;
-        Ok(g.find(name).and_then(|i| g.detail(i, as_of)))
+        let view = self.view(space, scope)?;
+        let g = self.entity_graph(space, &view)?;
+        match g.find_all(name) {
+            [] => Ok(None),
+            [one] => Ok(g.detail(*one, None)),
+            many => {
+                let names: Vec<&str> = many
+                    .iter()
+                    .map(|&i| g.partition_of(i).unwrap_or("(none)"))
+                    .collect();
+                Err(super::knowledge::ambiguous(name, &names))
+            }
+        }
     }
 
     /// The first half of the graph stage, before the second pass: each fused candidate
@@ -121,12 +146,13 @@ impl Engine {
         query: &str,
         fused: Vec<(String, f32)>,
         units: &HashMap<String, Unit>,
+        view: &View,
     ) -> Result<Vec<(String, f32)>, EngineError> {
         let rc = &self.cfg.rank;
         if !rc.graph || rc.graph_boost == 0.0 {
             return Ok(fused);
         }
-        let g = self.entity_graph(space)?;
+        let g = self.entity_graph(space, view)?;
         let named = g.named_in(query);
         if named.is_empty() {
             return Ok(fused);
@@ -154,6 +180,7 @@ impl Engine {
         space: &SpaceId,
         query: &str,
         query_vector: Option<&[f32]>,
+        view: &View,
         opts: &RecallOptions,
         ranked: Vec<Ranked>,
     ) -> Result<(Vec<Ranked>, Via), EngineError> {
@@ -162,7 +189,7 @@ impl Engine {
         if !rc.graph {
             return Ok((ranked, via));
         }
-        let g = self.entity_graph(space)?;
+        let g = self.entity_graph(space, view)?;
         let named = g.named_in(query);
         if named.is_empty() {
             return Ok((ranked, via));
@@ -194,7 +221,9 @@ impl Engine {
             via.insert(r.unit.id.clone(), said);
         }
         let added = match query_vector {
-            Some(v) => self.graph_only(space, &g, &named, v, opts, &ranked, &mut via)?,
+            Some(v) => {
+                self.graph_only(space, &g, &named, v, view, opts.explain, &ranked, &mut via)?
+            }
             None => Vec::new(),
         };
         ranked.extend(added);
@@ -212,7 +241,8 @@ impl Engine {
         g: &EntityGraph,
         named: &[usize],
         qv: &[f32],
-        opts: &RecallOptions,
+        view: &View,
+        explain: bool,
         ranked: &[Ranked],
         via: &mut Via,
     ) -> Result<Vec<Ranked>, EngineError> {
@@ -238,7 +268,7 @@ impl Engine {
             .map(|&e| (e, 1, g.entities[e].name.clone()))
             .collect();
         for &e in named {
-            for (o, _) in g.co_mentioned(e, opts.as_of).into_iter().take(SECOND_HOP) {
+            for (o, _) in g.co_mentioned(e, None).into_iter().take(SECOND_HOP) {
                 if !named.contains(&o) {
                     let path = format!("{} -> {}", g.entities[e].name, g.entities[o].name);
                     hops.push((o, 2, path));
@@ -246,7 +276,7 @@ impl Engine {
             }
         }
         for (e, hop, path) in hops {
-            for l in g.entities[e].links.iter().filter(|l| l.visible(opts.as_of)) {
+            for l in g.entities[e].links.iter() {
                 if reached.len() >= MAX_REACHED {
                     break;
                 }
@@ -292,10 +322,7 @@ impl Engine {
         let target_ids: Vec<String> = targets.keys().cloned().collect();
         let units: Vec<Unit> = self.b.records.units(space, &target_ids)?;
         let mut out = Vec::new();
-        for u in units
-            .into_iter()
-            .filter(|u| super::recall::visible(u, opts))
-        {
+        for u in units.into_iter().filter(|u| view.shows(u)) {
             let Some((score, how)) = targets.get(&u.id) else {
                 continue;
             };
@@ -303,7 +330,7 @@ impl Engine {
             let mut r = Ranked {
                 unit: u,
                 score: *score,
-                why: opts.explain.then(Box::<HitExplanation>::default),
+                why: explain.then(Box::<HitExplanation>::default),
                 parts: Vec::new(),
             };
             r.record(Step::GraphLink, Op::Set, *score, || said.clone());

@@ -1,26 +1,23 @@
-//! What a space knows beyond its lines: fact histories and subjects, speaker profiles.
+//! What a space knows beyond its lines: fact histories and subjects, speaker profiles,
+//! each computed from what the request's view sees and within one end-user partition.
 use crate::{facts, profile};
 use cairn_core::{
-    FactHistory, FactSubject, InputError, SpaceId, SpeakerProfile, Timestamp, Unit, UnitDetail,
+    FactHistory, FactSubject, InputError, Scope, SessionInput, SpaceId, SpeakerProfile, Unit,
+    UnitDetail,
 };
-use std::collections::HashSet;
+use std::borrow::Cow;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
+use super::scope::View;
 use super::{Engine, EngineError};
+use crate::derive::partitions;
 
 impl Engine {
-    /// Every fact of a space stated at or before `as_of`.
-    pub(super) fn facts(
-        &self,
-        space: &SpaceId,
-        as_of: Option<Timestamp>,
-    ) -> Result<Vec<Unit>, EngineError> {
+    /// Every fact of a space the view sees.
+    pub(super) fn facts_in(&self, space: &SpaceId, view: &View) -> Result<Vec<Unit>, EngineError> {
         let all = self.all_facts(space)?;
-        Ok(all
-            .iter()
-            .filter(|f| fact_visible(f, as_of))
-            .cloned()
-            .collect())
+        Ok(all.iter().filter(|f| view.sees(f)).cloned().collect())
     }
 
     /// Every fact of a space (see [`Engine::topic_units_cached`]).
@@ -109,56 +106,121 @@ impl Engine {
         })
     }
 
-    /// The version chain of the subject best matching `subject`, as of a time.
+    /// The profile contributions the view sees: the stored ones of the blocks it sees
+    /// whole, and for each session it cuts into (a time window inside a block, a
+    /// `speakers` scope) the contributions of the messages it sees, derived again from
+    /// the record.
+    pub(super) fn contributions_in(
+        &self,
+        space: &SpaceId,
+        view: &View,
+    ) -> Result<Arc<Vec<Unit>>, EngineError> {
+        let all = self.contributions(space)?;
+        let scope = &view.scope;
+        if !scope.narrows_records() {
+            return Ok(all);
+        }
+        let mut out = Vec::new();
+        let mut cut: BTreeSet<&str> = BTreeSet::new();
+        for u in all.iter() {
+            let sid = u.provenance.session_id.as_deref();
+            let admitted = view.admits(sid)
+                && sid.is_some_and(|s| scope.admits_session(s, u.provenance.group.as_deref()));
+            if !admitted {
+                continue;
+            }
+            match block_in_time(scope, u) {
+                _ if scope.speakers.is_some() => {
+                    cut.extend(sid);
+                }
+                Some(true) => out.push(u.clone()),
+                Some(false) => {}
+                None => {
+                    cut.extend(sid);
+                }
+            }
+        }
+        for sid in cut {
+            out.retain(|u| u.provenance.session_id.as_deref() != Some(sid));
+            if let Some(rec) = self.b.records.get_session(space, sid)? {
+                let s = &rec.session;
+                let messages = s
+                    .messages
+                    .iter()
+                    .filter(|m| {
+                        scope.sees_message(m.speaker_name(), s.message_time(m), rec.recorded_at)
+                    })
+                    .cloned()
+                    .collect();
+                let seen = SessionInput {
+                    messages,
+                    ..s.clone()
+                };
+                let mut units = profile::profile_units(space, &seen, rec.recorded_at, 0);
+                crate::derive::stamp_partition(&mut units, &s.metadata);
+                out.extend(units);
+            }
+        }
+        Ok(Arc::new(out))
+    }
+
+    /// The version chain of the subject best matching `subject`, among the facts the
+    /// scope sees. A subject with chains in several partitions of the scope is refused:
+    /// the request must name whose.
     pub fn history(
         &self,
         space: &SpaceId,
         subject: &str,
-        as_of: Option<Timestamp>,
+        scope: &Scope,
     ) -> Result<Option<FactHistory>, EngineError> {
         self.require_space(space)?;
         if subject.trim().is_empty() {
             return Err(InputError::new("history", "`subject` is empty").into());
         }
-        Ok(facts::history(subject, &self.facts(space, as_of)?))
+        let view = self.view(space, scope)?;
+        let facts = self.facts_in(space, &view)?;
+        in_one_partition(&partitions(&facts), subject, |f| facts::history(subject, f))
     }
 
-    /// What is known about a speaker of the space.
+    /// What the scope shows about a speaker (refused when the speaker is known in several
+    /// partitions of the scope).
     pub fn profile(
         &self,
         space: &SpaceId,
         speaker: &str,
+        scope: &Scope,
     ) -> Result<Option<SpeakerProfile>, EngineError> {
         self.require_space(space)?;
-        Ok(profile::build_profile(speaker, &self.contributions(space)?))
+        let view = self.view(space, scope)?;
+        let contributions = self.contributions_in(space, &view)?;
+        in_one_partition(&partitions(&contributions), speaker, |c| {
+            profile::build_profile(speaker, c)
+        })
     }
 
-    /// Everyone who wrote in, or was described in, the space.
-    pub fn speakers(&self, space: &SpaceId) -> Result<Vec<String>, EngineError> {
+    /// Everyone who wrote in, or was described in, what the scope sees.
+    pub fn speakers(&self, space: &SpaceId, scope: &Scope) -> Result<Vec<String>, EngineError> {
         self.require_space(space)?;
-        let mut names: Vec<String> = self
-            .contributions(space)?
-            .iter()
-            .filter_map(|u| u.topic()?.strip_prefix("speaker:").map(String::from))
-            .collect();
-        names.sort();
-        names.dedup();
-        Ok(names)
+        let view = self.view(space, scope)?;
+        Ok(super::recall::speakers_of(
+            &self.contributions_in(space, &view)?,
+        ))
     }
 
-    /// Every subject the space holds facts about as of `as_of` (`None`: now): one entry
-    /// per version chain, as recall builds chains (statements whose subject keys contain
-    /// one another are one subject), named as its newest statement wrote it, in subject
+    /// Every subject the scope's facts are about: one entry per version chain (of one
+    /// partition), as recall builds chains (statements whose subject keys contain one
+    /// another are one subject), named as its newest statement wrote it, in subject
     /// order.
     pub fn fact_subjects(
         &self,
         space: &SpaceId,
-        as_of: Option<Timestamp>,
+        scope: &Scope,
     ) -> Result<Vec<FactSubject>, EngineError> {
         self.require_space(space)?;
+        let view = self.view(space, scope)?;
         let index = self.fact_index(space)?;
         let facts = self.all_facts(space)?;
-        let in_view = |f: &Unit| fact_visible(f, as_of);
+        let in_view = |f: &Unit| view.sees(f);
         let mut listed: HashSet<&str> = HashSet::new();
         let mut out: Vec<FactSubject> = Vec::new();
         for f in facts.iter().filter(|f| in_view(f)) {
@@ -188,7 +250,54 @@ impl Engine {
     }
 }
 
-/// Whether a fact is visible at `as_of` (every fact when `None`).
-pub(super) fn fact_visible(f: &Unit, as_of: Option<Timestamp>) -> bool {
-    as_of.is_none_or(|a| f.occurred_at.is_none_or(|t| t <= a))
+/// Whether a profile contribution's block lies in the scope's time window: wholly
+/// (`Some(true)`), not at all (`Some(false)`), or cut by it (`None`), by the times of its
+/// first and last dated messages (an undated block by when it was recorded).
+fn block_in_time(scope: &Scope, u: &Unit) -> Option<bool> {
+    let (first, last) = match &u.detail {
+        Some(UnitDetail::Speaker(s)) => (s.first.or(u.occurred_at), s.last.or(u.occurred_at)),
+        _ => (u.occurred_at, u.occurred_at),
+    };
+    match (
+        scope.in_time(first, u.recorded_at),
+        scope.in_time(last, u.recorded_at),
+    ) {
+        (true, true) => Some(true),
+        (false, false) if first.is_some() == last.is_some() => Some(false),
+        _ => None,
+    }
+}
+
+/// What `find` finds in the one partition that has it; an error naming `what` when
+/// several partitions do (the request must say whose).
+fn in_one_partition<T>(
+    parts: &[Cow<'_, [Unit]>],
+    what: &str,
+    find: impl Fn(&[Unit]) -> Option<T>,
+) -> Result<Option<T>, EngineError> {
+    let mut found: Vec<(T, Option<&str>)> = parts
+        .iter()
+        .filter_map(|p| Some((find(p)?, p.first()?.provenance.partition.as_deref())))
+        .collect();
+    if found.len() > 1 {
+        let names: Vec<&str> = found.iter().map(|(_, p)| p.unwrap_or("(none)")).collect();
+        return Err(ambiguous(what, &names));
+    }
+    Ok(found.pop().map(|(t, _)| t))
+}
+
+/// The error of a name known in several partitions of a request's scope (`names`: the
+/// partitions): a chain, a profile or an entity is one user's, so the request must say
+/// whose.
+pub(super) fn ambiguous(what: &str, names: &[&str]) -> EngineError {
+    InputError::new(
+        "scope",
+        format!(
+            "{what:?} is known in {} partitions of this space ({}); narrow the request with a `filter` on the partition's keys",
+            names.len(),
+            names.join(", ")
+        ),
+    )
+    .at("filter")
+    .into()
 }

@@ -7,9 +7,9 @@
 //! `trajectories.rs`, `enrich.rs`, `committer.rs` (when the text index commits). Read side
 //! (recall and browsing): `recall.rs`, `graph.rs` (the entity graph: its cache, listings,
 //! recall stages), `knowledge.rs` (fact histories, profiles), `browse.rs` (listings and
-//! metadata filters), `inspect.rs` (the trajectory inspection verbs), `flight.rs` (one
-//! build at a time of a space's derived caches). This file: opening, healing, checking,
-//! indexing.
+//! metadata filters), `scope.rs` (what a request sees: its scope resolved against a
+//! space), `inspect.rs` (the trajectory inspection verbs), `flight.rs` (one build at a
+//! time of a space's derived caches). This file: opening, healing, checking, indexing.
 mod append;
 mod browse;
 mod committer;
@@ -22,11 +22,12 @@ mod ingest;
 mod inspect;
 mod knowledge;
 mod recall;
+mod scope;
 mod staged;
 mod trajectories;
 
 use crate::derive::DERIVE_VERSION;
-use crate::embedding::{self, cache_key_in, embed_keyed_staged, CachedEmbedError, EmbedCounts};
+use crate::embedding::{self, cache_key_within, embed_keyed_staged, CachedEmbedError, EmbedCounts};
 use crate::rank::RankConfig;
 pub use append::{WriteOptions, MAX_IDEMPOTENCY_KEY};
 pub use browse::SessionPage;
@@ -203,12 +204,17 @@ pub struct Engine {
     /// The fact index of each cached fact list (built from the same `Arc`: same
     /// generation).
     fact_index: Mutex<HashMap<SpaceId, Arc<crate::facts::FactIndex>>>,
-    /// The entity graph of recently used spaces, with the store generation it was
-    /// built at (`graph.rs`).
+    /// The entity graph of recently used (space, scope)s, with the store generation it
+    /// was built at (`graph.rs`).
     graph_cache: Mutex<graph::GraphCache>,
-    /// One build at a time per space of what the two caches above hold (`flight.rs`).
-    graph_flights: flight::Flights<SpaceId>,
+    /// One build at a time per (space, scope) of what the two caches above hold
+    /// (`flight.rs`).
+    graph_flights: flight::Flights<(SpaceId, String)>,
     topic_flights: flight::Flights<(SpaceId, &'static str)>,
+    /// Session headers of recently read spaces (`scope.rs`).
+    catalog_cache: Mutex<scope::CatalogCache>,
+    /// The sessions recent scopes admit (`scope.rs`).
+    admitted_cache: Mutex<scope::AdmittedCache>,
     /// Appends waiting for the write lock; whoever takes it writes all of them in one
     /// transaction (group commit, see `append.rs`).
     appends: append::Queue,
@@ -228,6 +234,8 @@ impl Engine {
             graph_cache: Mutex::new(HashMap::new()),
             graph_flights: flight::Flights::default(),
             topic_flights: flight::Flights::default(),
+            catalog_cache: Mutex::new(HashMap::new()),
+            admitted_cache: Mutex::new(HashMap::new()),
             text_seq: AtomicU64::new(0),
             appends: append::Queue::default(),
             staged: staged::Staged::default(),
@@ -496,7 +504,7 @@ impl Engine {
             .collect();
         let keys: Vec<[u8; 32]> = todo
             .iter()
-            .map(|(_, u, t)| cache_key_in(self.cache_scope(&u.space), t))
+            .map(|(_, u, t)| self.unit_cache_key(u, t))
             .collect();
         let texts: Vec<&str> = todo.iter().map(|(_, _, t)| *t).collect();
         let (vectors, origins) = embed_keyed_staged(
@@ -547,9 +555,21 @@ impl Engine {
         Ok(embedded.counts)
     }
 
-    /// The cache scope of a space's texts: its own, unless the cache is shared.
-    pub(super) fn cache_scope<'a>(&self, space: &'a SpaceId) -> Option<&'a SpaceId> {
-        (!self.cfg.share_embedding_cache).then_some(space)
+    /// The embedding-cache key of a text embedded for a space, within a part of it (an
+    /// end-user partition, a query's scope): each part's own, unless the cache is shared
+    /// (see [`EngineConfig::share_embedding_cache`]).
+    pub(super) fn cache_key(&self, space: &SpaceId, within: Option<&str>, text: &str) -> [u8; 32] {
+        if self.cfg.share_embedding_cache {
+            cache_key_within(None, None, text)
+        } else {
+            cache_key_within(Some(space), within, text)
+        }
+    }
+
+    /// The cache key of a unit's text: its space's and partition's own, so an ingest's
+    /// `vectors_cached` says nothing of what another user of the space stored.
+    fn unit_cache_key(&self, u: &Unit, text: &str) -> [u8; 32] {
+        self.cache_key(&u.space, u.provenance.partition.as_deref(), text)
     }
 
     /// Drops from the embedding cache the vectors of `gone` units' text that `kept`
@@ -559,11 +579,7 @@ impl Engine {
         if !self.cfg.purge_cache_on_forget {
             return Ok(());
         }
-        let key = |u: &Unit| {
-            u.embed_text
-                .as_deref()
-                .map(|t| cache_key_in(self.cache_scope(&u.space), t))
-        };
+        let key = |u: &Unit| u.embed_text.as_deref().map(|t| self.unit_cache_key(u, t));
         let keep: std::collections::HashSet<[u8; 32]> = kept.iter().filter_map(key).collect();
         let keys: Vec<[u8; 32]> = gone
             .iter()

@@ -21,6 +21,7 @@ use cairn_core::{
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
+use super::scope::View;
 use super::{ms, Engine, EngineError};
 
 /// What the two indexes found for a query.
@@ -34,6 +35,102 @@ struct Candidates {
     searched: usize,
     /// The query's embedding (the graph stage scores the units it reaches by it).
     query_vector: Option<Vec<f32>>,
+    /// The units of the candidates, as loaded to check them against the view (lean:
+    /// see [`Engine::text_read_last`]).
+    units: HashMap<String, Unit>,
+}
+
+/// Most sessions a lexical query names; a scope of more sessions is checked on the
+/// candidates (a query of thousands of terms costs more than the check).
+const MAX_PUSHED_SESSIONS: usize = 1024;
+/// Most units of a scope's sessions searched exactly among their own vectors; a scope of
+/// more is searched through the space's index, deepened until enough candidates are seen.
+const EXACT_SCOPE: usize = 10_000;
+/// How deep a search through the space's indexes is taken to find enough candidates the
+/// view sees, in multiples of the pool: a scope that sees almost nothing of a large space
+/// must not turn a recall into a scan of it.
+const MAX_DEEPENING: usize = 64;
+
+/// The dense candidates the view shows, with every cosine of the scope (by unit id) when
+/// it was searched exactly.
+type DenseCandidates = (Vec<(String, f32)>, Option<HashMap<String, f32>>);
+
+/// The candidates' units as loaded to check them against the view; `None` for an id
+/// the store no longer holds or the view does not show.
+struct Seen<'a> {
+    engine: &'a Engine,
+    space: &'a SpaceId,
+    view: &'a View,
+    units: HashMap<String, Option<Unit>>,
+}
+
+impl<'a> Seen<'a> {
+    fn new(engine: &'a Engine, space: &'a SpaceId, view: &'a View) -> Self {
+        Seen {
+            engine,
+            space,
+            view,
+            units: HashMap::new(),
+        }
+    }
+
+    /// Loads the units of `found` not loaded yet.
+    fn load(&mut self, found: &[(String, f32)]) -> Result<(), EngineError> {
+        let todo: Vec<String> = found
+            .iter()
+            .filter(|(id, _)| !self.units.contains_key(id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let lean = self.engine.text_read_last();
+        let got = self
+            .engine
+            .b
+            .records
+            .units_without_text(self.space, &todo, lean)?;
+        self.units.extend(todo.into_iter().map(|id| (id, None)));
+        for u in got.into_iter().filter(|u| self.view.shows(u)) {
+            self.units.insert(u.id.clone(), Some(u));
+        }
+        Ok(())
+    }
+
+    /// The first `pool` of a search's results the view shows. `first` is the search for
+    /// `pool`; while fewer are shown and the search gave all it was asked for, `search`
+    /// asks again for four times as many, up to `MAX_DEEPENING` pools: so a scope finds
+    /// what a space holding only its records would, and an unscoped recall searches once.
+    fn deepen(
+        &mut self,
+        first: Vec<(String, f32)>,
+        pool: usize,
+        mut search: impl FnMut(usize) -> Result<Vec<(String, f32)>, cairn_core::StoreError>,
+    ) -> Result<Vec<(String, f32)>, EngineError> {
+        let mut found = first;
+        let mut limit = pool;
+        loop {
+            self.load(&found)?;
+            let kept: Vec<(String, f32)> = found
+                .iter()
+                .filter(|(id, _)| matches!(self.units.get(id), Some(Some(_))))
+                .take(pool)
+                .cloned()
+                .collect();
+            if kept.len() >= pool || found.len() < limit || limit >= pool * MAX_DEEPENING {
+                return Ok(kept);
+            }
+            limit *= 4;
+            found = search(limit)?;
+        }
+    }
+
+    fn into_units(self) -> HashMap<String, Unit> {
+        self.units
+            .into_iter()
+            .filter_map(|(id, u)| Some((id, u?)))
+            .collect()
+    }
 }
 
 /// Units the fused candidates name that the options let be seen, and the containers
@@ -92,12 +189,11 @@ impl Engine {
         opts: &RecallOptions,
     ) -> Result<Recall, EngineError> {
         let t0 = Instant::now();
-        let narrowed = self.check_recall(space, query, opts)?;
-        let opts = narrowed.as_ref().unwrap_or(opts);
+        let view = self.check_recall(space, query, opts)?;
         let mut timings = Timings::default();
         let analysis = analyze_query(query, opts.as_of.unwrap_or_else(chrono::Utc::now));
         let rc = &self.cfg.rank;
-        let found = self.candidates(space, query, opts, &mut timings)?;
+        let mut found = self.candidates(space, query, &view, &mut timings)?;
         check("recall: candidates")?;
         let t = Instant::now();
         let mut trace = Trace::new(opts.explain);
@@ -109,20 +205,34 @@ impl Engine {
             rc,
         );
         trace.stage("fuse");
-        let loaded = self.load_visible(space, &fused, opts)?;
+        let loaded = self.load_visible(space, &fused, &mut found, &view)?;
         trace.stage("load");
         check("recall: loading candidates")?;
-        let fused = self.graph_lift(space, query, fused, &loaded.units)?;
+        let fused = self.graph_lift(space, query, fused, &loaded.units, &view)?;
         trace.stage("graph_lift");
         let signals = if rc.learned.is_some() || opts.explain {
             signals(&found)
         } else {
             Signals::new()
         };
-        let ranked = rank(&fused, &signals, &loaded, &analysis, rc, opts);
+        let ranked = rank(
+            &fused,
+            &signals,
+            &loaded,
+            &analysis,
+            rc,
+            &view,
+            opts.explain,
+        );
         trace.stage("second_pass");
-        let (ranked, via) =
-            self.graph_stage(space, query, found.query_vector.as_deref(), opts, ranked)?;
+        let (ranked, via) = self.graph_stage(
+            space,
+            query,
+            found.query_vector.as_deref(),
+            &view,
+            opts,
+            ranked,
+        )?;
         trace.stage("graph");
         check("recall: entity graph")?;
         trace.counts(|c| {
@@ -132,7 +242,7 @@ impl Engine {
             c.fused = fused.len();
             c.visible = loaded.units.len();
         });
-        let (ranked, superseded) = self.resolve_versions(space, ranked, opts)?;
+        let (ranked, superseded) = self.resolve_versions(space, ranked, &view, opts.top_k)?;
         trace.stage("versions");
         check("recall: fact versions")?;
         let ranked = places::by_place(ranked, rc, opts.top_k);
@@ -140,7 +250,7 @@ impl Engine {
         trace.stage("places");
         let top = take_with_quotas(ranked, opts, &mut trace);
         trace.stage("quotas");
-        let top = self.with_profiles(space, query, opts, top)?;
+        let top = self.with_profiles(space, query, &view, opts, top)?;
         trace.stage("profiles");
         check("recall: profiles")?;
         let top = self.with_texts(space, top)?;
@@ -183,17 +293,16 @@ impl Engine {
         })
     }
 
-    /// Refuses bad options and an empty query, requires the space, and commits pending
-    /// index writes so the recall sees everything acknowledged. Returns the options with
-    /// `sessions` narrowed to those the metadata filter admits (`None`: no filter, the
-    /// options stand).
+    /// Refuses bad options and an empty query, requires the space, commits pending index
+    /// writes so the recall sees everything acknowledged, and resolves the options' scope
+    /// against the space: what this recall sees.
     fn check_recall(
         &self,
         space: &SpaceId,
         query: &str,
         opts: &RecallOptions,
-    ) -> Result<Option<RecallOptions>, EngineError> {
-        let filter = opts.parsed_filter()?;
+    ) -> Result<View, EngineError> {
+        let scope = opts.scope()?;
         if query.trim().is_empty() {
             return Err(InputError::new("recall", "`query` is empty")
                 .at("query")
@@ -201,79 +310,77 @@ impl Engine {
         }
         self.require_space(space)?;
         self.flush()?;
-        let Some(filter) = filter else {
-            return Ok(None);
-        };
-        let sessions = self.matching_sessions(space, &filter, opts.sessions.as_deref())?;
-        Ok(Some(RecallOptions {
-            sessions: Some(sessions),
-            filter: None,
-            ..opts.clone()
-        }))
+        self.view(space, &scope)
     }
 
-    /// Lexical (BM25) and dense (cosine) candidates; under convex fusion a lexical
-    /// candidate the dense list lacks gets its exact cosine there.
+    /// Lexical (BM25) and dense (cosine) candidates the view shows, the best `pool` of
+    /// each list among them, as a space holding only what the view sees would give them;
+    /// under convex fusion a lexical candidate the dense list lacks gets its exact cosine
+    /// there.
     fn candidates(
         &self,
         space: &SpaceId,
         query: &str,
-        opts: &RecallOptions,
+        view: &View,
         timings: &mut Timings,
     ) -> Result<Candidates, EngineError> {
         let rc = &self.cfg.rank;
-        let filtered = opts.speakers.is_some()
-            || opts.groups.is_some()
-            || opts.sessions.is_some()
-            || opts.kinds.is_some()
-            || opts.as_of.is_some()
-            || opts.since.is_some();
-        let pool = if filtered {
+        let pool = if view.scope.narrows() {
             rc.candidates * 4
         } else {
             rc.candidates
         };
-
+        let mut seen = Seen::new(self, space, view);
+        // Stop words are searched for by no one, yet their postings were most of what
+        // the search read (a 1M-unit space: "i" in half the units).
+        let words = crate::text::without_stop_words(query);
+        let kinds = view.searched_kinds();
+        // A long list of sessions is checked on the candidates instead of in the query.
+        let sessions = view.sessions().filter(|s| s.len() <= MAX_PUSHED_SESSIONS);
+        let lexical_search = |limit: usize| {
+            self.b.text.search(&TextQuery {
+                space,
+                text: &words,
+                kinds: kinds.as_deref(),
+                sessions,
+                text_weight: rc.text_weight,
+                limit,
+            })
+        };
         // The query's embedding (a few milliseconds of model time when not cached) is
         // computed while the lexical index is searched, so recall waits for the slower of
         // the two rather than their sum.
-        let ((lexical, lexical_ms), (embedded, embed_ms)) = std::thread::scope(|scope| {
+        let ((first, lexical_ms), (embedded, embed_ms)) = std::thread::scope(|scope| {
             let embedding = scope.spawn(|| {
                 let t = Instant::now();
+                // A scoped query's entry is its scope's own: how fast it embeds must not
+                // tell one user that another asked it.
+                let within = view.scope.narrows().then(|| view.scope.fingerprint());
                 let r = embed_cached(
                     &QueryEmbedder::new(self.b.embedder.as_ref()),
                     self.b.cache.as_ref(),
-                    self.cache_scope(space),
+                    |t| self.cache_key(space, within.as_deref(), t),
                     &[query],
                 );
                 (r, ms(t))
             });
             let t = Instant::now();
-            // Stop words are searched for by no one, yet their postings were most of
-            // what the search read (a 1M-unit space: "i" in half the units).
-            let words = crate::text::without_stop_words(query);
-            let lexical = self.b.text.search(&TextQuery {
-                space,
-                text: &words,
-                kinds: None,
-                sessions: opts.sessions.as_deref(),
-                text_weight: rc.text_weight,
-                limit: pool,
-            });
-            let lexical = (lexical, ms(t));
+            let first = lexical_search(pool);
+            let first = (first, ms(t));
             let embedded = embedding
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (lexical, embedded)
+            (first, embedded)
         });
-        let lexical = lexical?;
-        timings.lexical_ms = lexical_ms;
+        let t = Instant::now();
+        let lexical = seen.deepen(first?, pool, lexical_search)?;
+        timings.lexical_ms = lexical_ms + ms(t);
         let (qv, _) = embedded?;
         timings.embed_ms = embed_ms;
         let t = Instant::now();
-        let mut dense = match qv.first() {
-            Some(v) => self.b.vectors.search(space, v, pool)?,
-            None => Vec::new(),
+        let (mut dense, scope_cosines) = match qv.first() {
+            Some(v) => self.dense_candidates(space, v, view, pool, &mut seen)?,
+            None => (Vec::new(), None),
         };
         timings.dense_ms = ms(t);
         let searched = dense.len();
@@ -281,11 +388,14 @@ impl Engine {
         // joins the dense list, which is then scaled over all candidates.
         if let (Some(v), Fusion::Convex, true) = (qv.first(), rc.fusion, rc.complete_dense) {
             let t = Instant::now();
-            dense.extend(
-                self.b
-                    .vectors
-                    .similarities(space, v, &missing(&lexical, &dense))?,
-            );
+            let lacking = missing(&lexical, &dense);
+            dense.extend(match &scope_cosines {
+                Some(all) => lacking
+                    .into_iter()
+                    .filter_map(|id| all.get(&id).map(|c| (id, *c)))
+                    .collect(),
+                None => self.b.vectors.similarities(space, v, &lacking)?,
+            });
             timings.dense_ms += ms(t);
         }
         Ok(Candidates {
@@ -293,7 +403,42 @@ impl Engine {
             dense,
             searched,
             query_vector: qv.into_iter().next(),
+            units: seen.into_units(),
         })
+    }
+
+    /// The best `pool` dense candidates the view shows: over a scope of few sessions, an
+    /// exact search among their units' vectors (with every cosine of the scope, so the
+    /// lexical candidates' are at hand); otherwise the space's vector search, deepened
+    /// until `pool` of what it finds are seen.
+    fn dense_candidates(
+        &self,
+        space: &SpaceId,
+        query: &[f32],
+        view: &View,
+        pool: usize,
+        seen: &mut Seen<'_>,
+    ) -> Result<DenseCandidates, EngineError> {
+        if let Some(sessions) = view.sessions() {
+            let ids = self
+                .b
+                .records
+                .unit_ids_of_sessions(space, sessions, EXACT_SCOPE)?;
+            if let Some(ids) = ids {
+                let mut all = self.b.vectors.similarities(space, query, &ids)?;
+                all.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                let first: Vec<(String, f32)> = all.iter().take(pool).cloned().collect();
+                let dense = seen.deepen(first, pool, |limit| {
+                    Ok(all.iter().take(limit).cloned().collect())
+                })?;
+                return Ok((dense, Some(all.into_iter().collect())));
+            }
+        }
+        let first = self.b.vectors.search(space, query, pool)?;
+        let dense = seen.deepen(first, pool, |limit| {
+            self.b.vectors.search(space, query, limit)
+        })?;
+        Ok((dense, None))
     }
 
     /// The kinds whose text candidates are loaded without ([`places::TEXT_READ_LAST`]),
@@ -321,30 +466,22 @@ impl Engine {
         Ok(top)
     }
 
-    /// Loads the fused candidates the options let be seen, and the containers their
-    /// parts credit (unless the kinds asked for leave rounds out), without the text of
-    /// conversation units (read for the hits only, [`Engine::with_texts`]).
+    /// The fused candidates' units (loaded and checked against the view by
+    /// [`Engine::candidates`]), and the containers their parts credit (unless the kinds
+    /// asked for leave rounds out), without the text of conversation units (read for the
+    /// hits only, [`Engine::with_texts`]).
     fn load_visible(
         &self,
         space: &SpaceId,
         fused: &[(String, f32)],
-        opts: &RecallOptions,
+        found: &mut Candidates,
+        view: &View,
     ) -> Result<Loaded, EngineError> {
-        let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
-        let visible = |u: &Unit| visible(u, opts);
-        let lean = self.text_read_last();
-        let units: HashMap<String, Unit> = self
-            .b
-            .records
-            .units_without_text(space, &ids, lean)?
-            .into_iter()
-            .filter(visible)
-            .map(|u| (u.id.clone(), u))
+        let units: HashMap<String, Unit> = fused
+            .iter()
+            .filter_map(|(id, _)| found.units.remove_entry(id))
             .collect();
-        let want_containers = opts
-            .kinds
-            .as_ref()
-            .is_none_or(|k| k.contains(&UnitKind::Round));
+        let want_containers = view.scope.shows_kind(UnitKind::Round);
         let container_ids: Vec<String> = if want_containers {
             let mut c: Vec<String> = units
                 .values()
@@ -360,9 +497,9 @@ impl Engine {
         let containers: HashMap<String, Unit> = self
             .b
             .records
-            .units_without_text(space, &container_ids, lean)?
+            .units_without_text(space, &container_ids, self.text_read_last())?
             .into_iter()
-            .filter(visible)
+            .filter(|u| view.shows(u))
             .map(|u| (u.id.clone(), u))
             .collect();
         Ok(Loaded { units, containers })
@@ -374,10 +511,11 @@ impl Engine {
         &self,
         space: &SpaceId,
         query: &str,
+        view: &View,
         opts: &RecallOptions,
         mut top: Vec<Ranked>,
     ) -> Result<Vec<Ranked>, EngineError> {
-        let Some(profiles) = self.profiles_for(space, query, opts)? else {
+        let Some(profiles) = self.profiles_for(space, query, view)? else {
             return Ok(top);
         };
         let best = top.first().map_or(1.0, |r| r.score);
@@ -427,12 +565,13 @@ impl Engine {
         &self,
         space: &SpaceId,
         ranked: Vec<Ranked>,
-        opts: &RecallOptions,
+        view: &View,
+        top_k: usize,
     ) -> Result<(Vec<Ranked>, HashMap<String, String>), EngineError> {
         let mut superseded = HashMap::new();
         // Hits far below the cut cannot reach the context; only the window that can is
         // resolved.
-        let window = opts.top_k * 2;
+        let window = top_k * 2;
         // An index already built answers which hits state facts by itself; otherwise
         // the store is asked first, so the space's facts are read only when they matter.
         let index = match self.built_fact_index(space)? {
@@ -442,7 +581,9 @@ impl Engine {
             }
             None => return Ok((ranked, superseded)),
         };
-        let in_view = |f: &Unit| super::knowledge::fact_visible(f, opts.as_of);
+        // A chain is made of the facts this recall sees (and of one partition: the
+        // index's rule), so its notes say nothing the scope does not see.
+        let in_view = |f: &Unit| view.sees(f);
         let shown = |out: &[Ranked], f: &Unit| {
             out.iter().any(|o| {
                 o.unit.provenance.session_id == f.provenance.session_id
@@ -481,7 +622,7 @@ impl Engine {
                 if !notes.contains(&note) {
                     notes.push(note);
                 }
-                let Some(newest) = chain.last().filter(|n| n.id != f.id && visible(n, opts)) else {
+                let Some(newest) = chain.last().filter(|n| n.id != f.id && view.shows(n)) else {
                     continue;
                 };
                 superseded.insert(r.unit.id.clone(), newest.id.clone());
@@ -527,31 +668,39 @@ impl Engine {
     }
 
     /// Profiles of the people a question is about (named in it, or given as `speakers`),
-    /// as units for the context; `None` when the question is not about a person.
+    /// computed from what the view sees, as units for the context; `None` when the
+    /// question is not about a person. A name known in several partitions of the view
+    /// gets no profile: a profile never joins two end users.
     pub(super) fn profiles_for(
         &self,
         space: &SpaceId,
         query: &str,
-        opts: &RecallOptions,
+        view: &View,
     ) -> Result<Option<Vec<Unit>>, EngineError> {
         if !profile::asks_about_person(query) {
             return Ok(None);
         }
-        let known = self.speakers(space)?;
+        let contributions = self.contributions_in(space, view)?;
+        let known = speakers_of(&contributions);
         let mut named = profile::named_speakers(query, &known);
         if named.is_empty() {
-            named = opts.speakers.clone().unwrap_or_default();
+            named = view.scope.speakers.clone().unwrap_or_default();
         }
-        let contributions = self.contributions(space)?;
+        let parts = crate::derive::partitions(&contributions);
         let profiles: Vec<_> = if named.is_empty() {
-            profile::best_matching_person(query, &contributions)?
-                .into_iter()
-                .collect()
+            // The best match of each partition would be two people of two users; only
+            // a view of one partition looks for one.
+            match &parts[..] {
+                [one] => profile::best_matching_person(query, one)?
+                    .into_iter()
+                    .collect(),
+                _ => Vec::new(),
+            }
         } else {
             named
                 .iter()
                 .take(2)
-                .filter_map(|name| profile::build_profile(name, &contributions))
+                .filter_map(|name| one_partition(&parts, |c| profile::build_profile(name, c)))
                 .collect()
         };
         let units: Vec<Unit> = profiles
@@ -576,6 +725,27 @@ impl Engine {
             .collect();
         Ok((!units.is_empty()).then_some(units))
     }
+}
+
+/// What `f` finds in exactly one partition (`None` when none or several find one).
+pub(super) fn one_partition<T>(
+    parts: &[std::borrow::Cow<'_, [Unit]>],
+    f: impl Fn(&[Unit]) -> Option<T>,
+) -> Option<T> {
+    let mut found = parts.iter().filter_map(|p| f(p));
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
+}
+
+/// The speakers profile contributions are about, sorted, once each.
+pub(super) fn speakers_of(contributions: &[Unit]) -> Vec<String> {
+    let mut names: Vec<String> = contributions
+        .iter()
+        .filter_map(|u| u.topic()?.strip_prefix("speaker:").map(String::from))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// The current version of what `r` states, to be ranked just above it with its score
@@ -643,10 +813,11 @@ fn rank(
     loaded: &Loaded,
     analysis: &QueryAnalysis,
     rc: &RankConfig,
-    opts: &RecallOptions,
+    view: &View,
+    explain: bool,
 ) -> Vec<Ranked> {
-    let episodes_as_hits = opts
-        .kinds
+    let kinds = &view.scope.kinds;
+    let episodes_as_hits = kinds
         .as_ref()
         .is_some_and(|k| k.contains(&UnitKind::Episode));
     second_pass(
@@ -657,10 +828,10 @@ fn rank(
         analysis,
         rc,
         episodes_as_hits,
-        opts.explain,
+        explain,
     )
     .into_iter()
-    .filter(|r| opts.kinds.as_ref().is_none_or(|k| k.contains(&r.unit.kind)))
+    .filter(|r| kinds.as_ref().is_none_or(|k| k.contains(&r.unit.kind)))
     .collect()
 }
 
@@ -744,52 +915,4 @@ fn hit(
             .collect(),
         unit_id: r.unit.id,
     }
-}
-
-/// Whether options let a unit be seen. With `as_of`, a unit is seen once it occurred,
-/// and an undated one once it was recorded: neither may come from the future.
-pub(super) fn visible(u: &Unit, opts: &RecallOptions) -> bool {
-    if let Some(as_of) = opts.as_of {
-        if u.occurred_at.unwrap_or(u.recorded_at) > as_of {
-            return false;
-        }
-    }
-    if let (Some(since), Some(t)) = (opts.since, u.occurred_at) {
-        if t < since {
-            return false;
-        }
-    }
-    if let Some(kinds) = &opts.kinds {
-        // A turn stays visible when rounds are wanted: it credits its round.
-        let credits_round = u.kind == UnitKind::Turn && kinds.contains(&UnitKind::Round);
-        if !(kinds.contains(&u.kind) || credits_round) {
-            return false;
-        }
-    }
-    if let Some(sessions) = &opts.sessions {
-        if !u
-            .provenance
-            .session_id
-            .as_ref()
-            .is_some_and(|s| sessions.contains(s))
-        {
-            return false;
-        }
-    }
-    if let Some(speakers) = &opts.speakers {
-        if !u.provenance.speakers.iter().any(|s| speakers.contains(s)) {
-            return false;
-        }
-    }
-    if let Some(groups) = &opts.groups {
-        if !u
-            .provenance
-            .group
-            .as_ref()
-            .is_some_and(|g| groups.contains(g))
-        {
-            return false;
-        }
-    }
-    true
 }

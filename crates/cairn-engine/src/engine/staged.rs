@@ -9,7 +9,6 @@
 use super::append::Pending;
 use super::ingest::{Planned, WriteMode};
 use super::{Engine, IngestReport};
-use crate::embedding::cache_key_in;
 use cairn_core::{SessionRecord, TrajectoryRecord, Unit};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -69,7 +68,7 @@ impl Engine {
                 let Some(text) = u.embed_text.as_deref() else {
                     continue;
                 };
-                let key = cache_key_in(self.cache_scope(&u.space), text);
+                let key = self.unit_cache_key(u, text);
                 if !seen.insert(key) {
                     continue;
                 }

@@ -7,7 +7,7 @@ use crate::auth::Access;
 use crate::auth::Principal;
 use crate::error::{ApiError, ServerError};
 use crate::ops;
-use crate::wire::{AddMessages, RecallRequest};
+use crate::wire::{scope_with, AddMessages, RecallRequest};
 use crate::AppState;
 use cairn::{Format, Message, Role, UnitKind, WriteOptions};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -19,7 +19,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 // The trajectory tools: a second router on the same server, combined in the constructors.
@@ -105,6 +105,16 @@ pub struct RecallArgs {
     /// Only memories involving these speakers.
     #[serde(default)]
     pub speakers: Option<Vec<String>>,
+    /// Only memories from these group chats.
+    #[serde(default)]
+    pub groups: Option<Vec<String>>,
+    /// Only memories from this date on.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only memories of conversations whose metadata matches this filter, e.g.
+    /// `{"user_id": "u1"}` (the end user whose memory this is).
+    #[serde(default)]
+    pub filter: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -132,6 +142,10 @@ pub struct HistoryArgs {
     /// The history as known at this date (default: now).
     #[serde(default)]
     pub as_of: Option<String>,
+    /// Only facts of conversations whose metadata matches this filter, e.g.
+    /// `{"user_id": "u1"}`.
+    #[serde(default)]
+    pub filter: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -142,6 +156,12 @@ pub struct ProfileArgs {
     pub space: Option<String>,
     /// The person's name as it appears in the conversations.
     pub speaker: String,
+    /// The profile as known at this date (default: now).
+    #[serde(default)]
+    pub as_of: Option<String>,
+    /// Only conversations whose metadata matches this filter, e.g. `{"user_id": "u1"}`.
+    #[serde(default)]
+    pub filter: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -157,6 +177,10 @@ pub struct SubjectsArgs {
     /// The subjects as known at this date (default: now).
     #[serde(default)]
     pub as_of: Option<String>,
+    /// Only facts of conversations whose metadata matches this filter, e.g.
+    /// `{"user_id": "u1"}`.
+    #[serde(default)]
+    pub filter: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -175,6 +199,9 @@ pub struct EntitiesArgs {
     /// The graph as known at this date (default: now).
     #[serde(default)]
     pub as_of: Option<String>,
+    /// Only conversations whose metadata matches this filter, e.g. `{"user_id": "u1"}`.
+    #[serde(default)]
+    pub filter: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 fn tool_error(e: ApiError) -> CallToolResult {
@@ -380,13 +407,13 @@ impl CairnMcp {
                 token_budget: args.token_budget.unwrap_or(stock.token_budget),
                 format,
                 as_of: args.as_of,
-                since: None,
+                since: args.since,
                 sessions: args.sessions,
                 speakers: args.speakers,
-                groups: None,
+                groups: args.groups,
                 kinds: None::<Vec<UnitKind>>,
                 quotas: None,
-                filter: None,
+                filter: args.filter.map(serde_json::Value::Object),
                 explain: false,
             };
             let r = ops::recall(&self.state, &who, &space, req).await?;
@@ -447,14 +474,8 @@ impl CairnMcp {
         let run = async {
             let who = self.caller(&ctx)?;
             let space = self.space(args.space, &who)?;
-            ops::history(
-                &self.state,
-                &who,
-                &space,
-                args.subject,
-                args.as_of.as_deref(),
-            )
-            .await
+            let scope = scope_with(args.filter.map(Value::Object), args.as_of.as_deref())?;
+            ops::history(&self.state, &who, &space, args.subject, scope).await
         };
         Ok(match run.await {
             Ok(v) => CallToolResult::success(vec![json_text(&v)]),
@@ -473,7 +494,8 @@ impl CairnMcp {
         let run = async {
             let who = self.caller(&ctx)?;
             let space = self.space(args.space, &who)?;
-            ops::profile(&self.state, &who, &space, args.speaker).await
+            let scope = scope_with(args.filter.map(Value::Object), args.as_of.as_deref())?;
+            ops::profile(&self.state, &who, &space, args.speaker, scope).await
         };
         Ok(match run.await {
             Ok(v) => CallToolResult::success(vec![json_text(&v)]),
@@ -513,8 +535,8 @@ impl CairnMcp {
         let run = async {
             let who = self.caller(&ctx)?;
             let space = self.space(args.space, &who)?;
-            crate::routes::inspect::subjects_of(&self.state, &who, &space, args.as_of.as_deref())
-                .await
+            let scope = scope_with(args.filter.map(Value::Object), args.as_of.as_deref())?;
+            crate::routes::inspect::subjects_of(&self.state, &who, &space, scope).await
         };
         Ok(match run.await {
             Ok(v) => CallToolResult::success(vec![json_text(&v)]),
@@ -534,11 +556,11 @@ impl CairnMcp {
         let run = async {
             let who = self.caller(&ctx)?;
             let space = self.space(args.space, &who)?;
-            let as_of = args.as_of.as_deref();
+            let scope = scope_with(args.filter.map(Value::Object), args.as_of.as_deref())?;
             Ok(match args.name {
-                Some(name) => json_text(&entity_of(&self.state, &who, &space, name, as_of).await?),
+                Some(name) => json_text(&entity_of(&self.state, &who, &space, name, scope).await?),
                 None => {
-                    json_text(&entities_of(&self.state, &who, &space, args.search, as_of).await?)
+                    json_text(&entities_of(&self.state, &who, &space, args.search, scope).await?)
                 }
             })
         };

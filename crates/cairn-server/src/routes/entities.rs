@@ -5,7 +5,7 @@
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
-use crate::wire::parse_time;
+use crate::wire::{scope_of, ScopeQuery};
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -23,13 +23,8 @@ pub struct EntitiesQuery {
     /// Only entities whose name or an alias contains this (case-insensitive).
     pub q: Option<String>,
     pub as_of: Option<String>,
-}
-
-/// Query of `GET /v1/spaces/{space}/entities/{name}`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EntityQuery {
-    pub as_of: Option<String>,
+    /// A metadata filter as JSON text (URL-encoded).
+    pub filter: Option<String>,
 }
 
 /// `GET /v1/spaces/{space}/entities`.
@@ -38,34 +33,32 @@ pub struct Entities {
     pub entities: Vec<EntitySummary>,
 }
 
-/// A space's entities as of a time, optionally searched (the HTTP route and MCP tool).
+/// The entities of what `scope` sees, optionally searched (the HTTP route and MCP tool).
 pub async fn entities_of(
     st: &S,
     who: &Principal,
     space: &str,
     search: Option<String>,
-    as_of: Option<&str>,
+    scope: cairn::ScopeOptions,
 ) -> Result<Entities, ApiError> {
     who.require(space, Need::Read)?;
-    let as_of = as_of.map(|t| parse_time(t, "as_of")).transpose()?;
     let sp = space.to_string();
-    let entities = blocking(st, move |m| m.entities(&sp, search.as_deref(), as_of)).await?;
+    let entities = blocking(st, move |m| m.entities(&sp, search.as_deref(), &scope)).await?;
     Ok(Entities { entities })
 }
 
-/// One entity by name or alias; 404 when the space knows none by that name (then).
+/// One entity by name or alias; 404 when the scope sees none by that name.
 pub async fn entity_of(
     st: &S,
     who: &Principal,
     space: &str,
     name: String,
-    as_of: Option<&str>,
+    scope: cairn::ScopeOptions,
 ) -> Result<EntityDetail, ApiError> {
     who.require(space, Need::Read)?;
-    let as_of = as_of.map(|t| parse_time(t, "as_of")).transpose()?;
     let sp = space.to_string();
     let asked = name.clone();
-    blocking(st, move |m| m.entity(&sp, &asked, as_of))
+    blocking(st, move |m| m.entity(&sp, &asked, &scope))
         .await?
         .ok_or_else(|| ApiError::not_found("not_found", format!("no entity {name:?}")))
 }
@@ -76,20 +69,21 @@ pub async fn list(
     Path(space): Path<String>,
     q: Result<Query<EntitiesQuery>, QueryRejection>,
 ) -> Result<Json<Entities>, ApiError> {
+    who.require(&space, Need::Read)?;
     let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
-    Ok(Json(
-        entities_of(&st, &who, &space, q.q, q.as_of.as_deref()).await?,
-    ))
+    let scope = scope_of(q.filter.as_deref(), q.as_of.as_deref())?;
+    Ok(Json(entities_of(&st, &who, &space, q.q, scope).await?))
 }
 
 pub async fn one(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path((space, name)): Path<(String, String)>,
-    q: Result<Query<EntityQuery>, QueryRejection>,
+    q: Result<Query<ScopeQuery>, QueryRejection>,
 ) -> Result<Json<EntityDetail>, ApiError> {
+    who.require(&space, Need::Read)?;
     let Query(q) = q.map_err(|e| ApiError::invalid("as_of", e.body_text()))?;
     Ok(Json(
-        entity_of(&st, &who, &space, name, q.as_of.as_deref()).await?,
+        entity_of(&st, &who, &space, name, q.options()?).await?,
     ))
 }

@@ -7,13 +7,13 @@ use crate::auth::{Access, Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
 use crate::wire::out::MemoryOut;
-use crate::wire::parse_time;
+use crate::wire::ScopeQuery;
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::{Extension, Json};
 use cairn::FactSubject;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::sync::Arc;
 
 type S = Arc<AppState>;
@@ -33,13 +33,6 @@ pub struct Me {
     /// The spaces the key is for, existing or not (absent for admin).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<Vec<String>>,
-}
-
-/// Query of `GET /v1/spaces/{space}/subjects`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SubjectsQuery {
-    pub as_of: Option<String>,
 }
 
 /// `GET /v1/spaces/{space}/subjects`.
@@ -88,17 +81,16 @@ pub async fn me_of(st: &S, who: &Principal) -> Result<Me, ApiError> {
     })
 }
 
-/// The fact subjects of a space as of a time (the HTTP route and the MCP tool).
+/// The fact subjects of what `scope` sees (the HTTP route and the MCP tool).
 pub async fn subjects_of(
     st: &S,
     who: &Principal,
     space: &str,
-    as_of: Option<&str>,
+    scope: cairn::ScopeOptions,
 ) -> Result<Subjects, ApiError> {
     who.require(space, Need::Read)?;
-    let as_of = as_of.map(|t| parse_time(t, "as_of")).transpose()?;
     let sp = space.to_string();
-    let subjects = blocking(st, move |m| m.fact_subjects(&sp, as_of)).await?;
+    let subjects = blocking(st, move |m| m.fact_subjects(&sp, &scope)).await?;
     Ok(Subjects { subjects })
 }
 
@@ -113,12 +105,11 @@ pub async fn subjects(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
-    q: Result<Query<SubjectsQuery>, QueryRejection>,
+    q: Result<Query<ScopeQuery>, QueryRejection>,
 ) -> Result<Json<Subjects>, ApiError> {
+    who.require(&space, Need::Read)?;
     let Query(q) = q.map_err(|e| ApiError::invalid("as_of", e.body_text()))?;
-    Ok(Json(
-        subjects_of(&st, &who, &space, q.as_of.as_deref()).await?,
-    ))
+    Ok(Json(subjects_of(&st, &who, &space, q.options()?).await?))
 }
 
 /// `GET /v1/spaces/{space}/sessions/{session}/units`: what was derived from a session.

@@ -34,6 +34,7 @@ pub(super) async fn list_memories(
         speaker: q.speaker,
         since: time(&q.since, "since").transpose()?,
         until: time(&q.until, "until").transpose()?,
+        as_of: time(&q.as_of, "as_of").transpose()?,
         offset: q.offset.unwrap_or(0),
         limit: page_limit(q.limit)?,
     };

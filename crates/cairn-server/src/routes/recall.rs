@@ -2,9 +2,9 @@
 use super::{ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
-use crate::ops::{self, blocking};
+use crate::ops;
 use crate::wire::out::RecallOut;
-use crate::wire::{HistoryQuery, RecallRequest, WireJson};
+use crate::wire::{scope_of, HistoryQuery, RecallRequest, ScopeQuery, WireJson};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::{Extension, Json};
@@ -27,8 +27,9 @@ pub(super) async fn history(
 ) -> ApiResult<Json<cairn::FactHistory>> {
     who.require(&space, Need::Read)?;
     let Query(q) = q.map_err(|e| ApiError::invalid("subject", e.body_text()))?;
+    let scope = scope_of(q.filter.as_deref(), q.as_of.as_deref())?;
     Ok(Json(
-        ops::history(&st, &who, &space, q.subject, q.as_of.as_deref()).await?,
+        ops::history(&st, &who, &space, q.subject, scope).await?,
     ))
 }
 
@@ -36,9 +37,11 @@ pub(super) async fn speakers(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
+    q: Result<Query<ScopeQuery>, QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     who.require(&space, Need::Read)?;
-    let list = blocking(&st, move |m| m.speakers(&space)).await?;
+    let scope = super::query(q)?.options()?;
+    let list = ops::speakers(&st, &who, &space, scope).await?;
     Ok(Json(json!({ "speakers": list })))
 }
 
@@ -46,6 +49,9 @@ pub(super) async fn profile(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path((space, speaker)): Path<(String, String)>,
+    q: Result<Query<ScopeQuery>, QueryRejection>,
 ) -> ApiResult<Json<cairn::SpeakerProfile>> {
-    Ok(Json(ops::profile(&st, &who, &space, speaker).await?))
+    who.require(&space, Need::Read)?;
+    let scope = super::query(q)?.options()?;
+    Ok(Json(ops::profile(&st, &who, &space, speaker, scope).await?))
 }

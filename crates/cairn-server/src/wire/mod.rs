@@ -179,6 +179,55 @@ pub struct TrajectoryIngest {
 pub struct HistoryQuery {
     pub subject: String,
     pub as_of: Option<String>,
+    /// A metadata filter as JSON text (URL-encoded), as the listings take it.
+    pub filter: Option<String>,
+}
+
+/// The scope a read route or tool takes (`filter` as JSON text, as the listings take it,
+/// and `as_of`), checked by the library: errors name the field (`filter.user_id.eq`).
+pub fn scope_of(
+    filter: Option<&str>,
+    as_of: Option<&str>,
+) -> Result<cairn::ScopeOptions, ApiError> {
+    let filter = filter
+        .map(|text| {
+            serde_json::from_str(text)
+                .map_err(|e| ApiError::invalid("filter", format!("filter is not JSON: {e}")))
+        })
+        .transpose()?;
+    scope_with(filter, as_of)
+}
+
+/// [`scope_of`] with the filter already JSON (a tool's arguments).
+pub fn scope_with(
+    filter: Option<serde_json::Value>,
+    as_of: Option<&str>,
+) -> Result<cairn::ScopeOptions, ApiError> {
+    let scope = cairn::ScopeOptions {
+        as_of: as_of.map(|t| parse_time(t, "as_of")).transpose()?,
+        filter,
+        ..Default::default()
+    };
+    scope
+        .scope()
+        .map_err(|e| ApiError::from(cairn::Error::from(e)))?;
+    Ok(scope)
+}
+
+/// Query of the knowledge reads that take a scope alone (`speakers`, `profiles/{speaker}`,
+/// `subjects`, `entities/{name}`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeQuery {
+    pub as_of: Option<String>,
+    /// A metadata filter as JSON text (URL-encoded).
+    pub filter: Option<String>,
+}
+
+impl ScopeQuery {
+    pub fn options(&self) -> Result<cairn::ScopeOptions, ApiError> {
+        scope_of(self.filter.as_deref(), self.as_of.as_deref())
+    }
 }
 
 /// `POST /v1/spaces/{space}/messages`: append messages to a session, creating it on first
@@ -302,6 +351,9 @@ pub struct ListMemories {
     pub until: Option<String>,
     /// A filter as JSON text (URL-encoded).
     pub filter: Option<String>,
+    /// Only memories seen as of this time (occurred by then; undated ones recorded by
+    /// then), as recall sees them.
+    pub as_of: Option<String>,
 }
 
 /// Query of `GET /v1/spaces/{space}/sessions`.

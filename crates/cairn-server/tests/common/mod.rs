@@ -30,6 +30,11 @@ pub fn start(dir: &Path, config: ServerConfig) -> Option<Server> {
         }
         Err(e) => panic!("open failed: {e}"),
     };
+    Some(serve(memory, config))
+}
+
+/// A server over a memory the test opened (another backend, another embedder).
+pub fn serve(memory: Memory, config: ServerConfig) -> Server {
     let state = AppState::new(Arc::new(memory), config).expect("state");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
@@ -55,13 +60,13 @@ pub fn start(dir: &Path, config: ServerConfig) -> Option<Server> {
         });
     });
     let addr = addr_rx.recv().expect("server address");
-    Some(Server {
+    Server {
         base: format!("http://{addr}"),
         state: Some(state),
         stop: Some(stop),
         thread: Some(thread),
         hit: Mutex::new(BTreeSet::new()),
-    })
+    }
 }
 
 pub fn admin_config() -> ServerConfig {

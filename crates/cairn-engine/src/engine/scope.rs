@@ -1,0 +1,176 @@
+//! A request's [`Scope`] resolved against one space: the sessions its metadata filter
+//! (and `sessions`, `groups`) admit, read from the space's session headers (cached per
+//! store generation), and the one rule of what the request sees ([`View::sees`]). Every
+//! read stage and route takes a [`View`]: candidates, facts and their chains, profiles,
+//! entities, listings, counts.
+use cairn_core::filter::session_document;
+use cairn_core::{Scope, SessionHeader, SpaceId, Unit, UnitKind};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::{Engine, EngineError};
+
+/// A space's session headers with the document the metadata filter reads, as of one store
+/// generation.
+pub(super) struct Catalog {
+    headers: Vec<(SessionHeader, Value)>,
+}
+
+/// Catalogs of recently read spaces, by space, with their generation.
+pub(super) type CatalogCache = HashMap<SpaceId, (u64, Arc<Catalog>)>;
+/// Sessions admitted by recent scopes, by (space, scope's session part), with the
+/// generation they were resolved at.
+pub(super) type AdmittedCache = HashMap<(SpaceId, String), (u64, Admitted)>;
+
+/// The sessions a scope admits (sorted, and as a set).
+#[derive(Clone)]
+pub(crate) struct Admitted {
+    pub(crate) ids: Arc<Vec<String>>,
+    set: Arc<HashSet<String>>,
+}
+
+/// What one request sees of one space.
+#[derive(Clone)]
+pub(crate) struct View {
+    pub(crate) scope: Scope,
+    /// The sessions seen when the scope narrows sessions (`None`: every session, and
+    /// trajectories).
+    admitted: Option<Admitted>,
+}
+
+impl View {
+    /// The rule: whether the request sees `u` (what knowledge is computed from). See
+    /// [`Scope::sees`]; the metadata filter's part is the admitted sessions.
+    pub(crate) fn sees(&self, u: &Unit) -> bool {
+        self.scope.sees(u) && self.admits(u.provenance.session_id.as_deref())
+    }
+
+    /// Whether `u` may be a hit: seen, and of a kind asked for.
+    pub(crate) fn shows(&self, u: &Unit) -> bool {
+        self.scope.shows_kind(u.kind) && self.sees(u)
+    }
+
+    /// Whether a session (by id; `None` for a trajectory's units) is admitted.
+    pub(crate) fn admits(&self, session: Option<&str>) -> bool {
+        match &self.admitted {
+            None => true,
+            Some(a) => session.is_some_and(|s| a.set.contains(s)),
+        }
+    }
+
+    /// The admitted sessions, sorted; `None` when every session is.
+    pub(crate) fn sessions(&self) -> Option<&[String]> {
+        self.admitted.as_ref().map(|a| a.ids.as_slice())
+    }
+
+    /// The kinds a lexical search may return for this scope (a turn credits its round).
+    pub(crate) fn searched_kinds(&self) -> Option<Vec<UnitKind>> {
+        let mut kinds = self.scope.kinds.clone()?;
+        if kinds.contains(&UnitKind::Round) && !kinds.contains(&UnitKind::Turn) {
+            kinds.push(UnitKind::Turn);
+        }
+        Some(kinds)
+    }
+}
+
+impl Engine {
+    /// Resolves a checked scope against a space (which must exist).
+    pub(crate) fn view(&self, space: &SpaceId, scope: &Scope) -> Result<View, EngineError> {
+        let admitted = if scope.narrows_sessions() {
+            Some(self.admitted(space, scope)?)
+        } else {
+            None
+        };
+        Ok(View {
+            scope: scope.clone(),
+            admitted,
+        })
+    }
+
+    /// The sessions `scope` admits, resolved once per store generation and scope.
+    fn admitted(&self, space: &SpaceId, scope: &Scope) -> Result<Admitted, EngineError> {
+        /// Entries kept; beyond it the cache starts over.
+        const KEPT: usize = 256;
+        let generation = self.b.records.generation()?;
+        let key = (
+            space.clone(),
+            serde_json::json!([
+                scope.sessions,
+                scope.groups,
+                scope.filter.as_ref().map(|(_, v)| v)
+            ])
+            .to_string(),
+        );
+        let cached = self
+            .admitted_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .filter(|(g, _)| *g == generation)
+            .map(|(_, a)| a.clone());
+        if let Some(a) = cached {
+            return Ok(a);
+        }
+        let catalog = self.catalog(space)?;
+        let mut ids: Vec<String> = catalog
+            .headers
+            .iter()
+            .filter(|(h, doc)| {
+                scope.admits_session(&h.id, h.group.as_deref())
+                    && scope.filter.as_ref().is_none_or(|(f, _)| f.matches(doc))
+            })
+            .map(|(h, _)| h.id.clone())
+            .collect();
+        ids.sort_unstable();
+        let admitted = Admitted {
+            set: Arc::new(ids.iter().cloned().collect()),
+            ids: Arc::new(ids),
+        };
+        let mut cache = self
+            .admitted_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= KEPT {
+            cache.clear();
+        }
+        cache.insert(key, (generation, admitted.clone()));
+        Ok(admitted)
+    }
+
+    /// The space's session headers with their filter documents, read once per store
+    /// generation (a shared space holds thousands of sessions; every scoped request
+    /// reads them).
+    fn catalog(&self, space: &SpaceId) -> Result<Arc<Catalog>, EngineError> {
+        /// Spaces kept; beyond it the cache starts over.
+        const KEPT: usize = 64;
+        let generation = self.b.records.generation()?;
+        let cached = self
+            .catalog_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(space)
+            .filter(|(g, _)| *g == generation)
+            .map(|(_, c)| c.clone());
+        if let Some(c) = cached {
+            return Ok(c);
+        }
+        let headers = self
+            .b
+            .records
+            .session_headers(space)?
+            .into_iter()
+            .map(|h| {
+                let doc = session_document(&h);
+                (h, doc)
+            })
+            .collect();
+        let catalog = Arc::new(Catalog { headers });
+        let mut cache = self.catalog_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= KEPT {
+            cache.clear();
+        }
+        cache.insert(space.clone(), (generation, catalog.clone()));
+        Ok(catalog)
+    }
+}

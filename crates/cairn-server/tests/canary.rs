@@ -1,0 +1,519 @@
+//! The canary property test of issue 43: a scoped request answers as if the space held
+//! only what its scope sees. Generated spaces of several end users, every record carrying
+//! canary tokens of its own (in messages, facts, names, metadata, ids); random scopes
+//! (users, groups, sessions, `as_of` over dated, undated and later-recorded sessions);
+//! every read route and MCP tool with each scope, every format, `explain` on. No answer
+//! may carry a canary of a record its scope does not see, and a recall's `explain`
+//! counts must equal those of the same request on a space holding only the scope's
+//! records. Runs on the embedded store and, with `CAIRN_TEST_DATABASE_URL`, on
+//! PostgreSQL: each pushes the scope down its own way. A model-free embedder (word
+//! hashing) keeps it fast: which words embed close is beside the point.
+mod common;
+use cairn::{Memory, MemoryConfig};
+use cairn_store_postgres::PgStore;
+use cairn_testkit::HashEmbedder;
+use common::{serve, tool, Server, ADMIN};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+const USERS: usize = 3;
+
+/// One generated session: its JSON and the canaries it carries.
+#[derive(Debug, Clone)]
+struct Sess {
+    user: usize,
+    json: Value,
+    id: String,
+    date: Option<String>,
+    group: Option<String>,
+    tokens: Vec<String>,
+}
+
+/// A session's shape as generated: dated (month, day) or not, one-to-one or a group
+/// chat (of the user's group 0 or 1).
+type Shape = (Option<(u32, u32)>, Option<u8>);
+
+/// Words no other text holds: `zq` and letters from a seed.
+struct Tokens(u64);
+
+impl Tokens {
+    fn next(&mut self) -> String {
+        let mut out = String::from("zq");
+        for _ in 0..7 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            out.push((b'a' + (self.0 % 26) as u8) as char);
+        }
+        out
+    }
+}
+
+fn capital(t: &str) -> String {
+    let mut c = t.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// Sessions of `USERS` users from their shapes. A user's names, project and group
+/// names are canaries of every session that holds them.
+fn world(seed: u64, shapes: &[Vec<Shape>]) -> Vec<Sess> {
+    let mut t = Tokens(seed | 1);
+    let mut out = Vec::new();
+    for (user, mine) in shapes.iter().enumerate() {
+        let names = [capital(&t.next()), capital(&t.next())];
+        let project = capital(&t.next());
+        let groups = [format!("grp-{}", t.next()), format!("grp-{}", t.next())];
+        for (date, group) in mine {
+            let id = format!("s-{}", t.next());
+            let tag = t.next();
+            let date = date.map(|(m, d)| format!("2024-{m:02}-{d:02}"));
+            let mut tokens = vec![id.clone(), tag.clone()];
+            let (messages, group) = match group {
+                None => {
+                    let w: Vec<String> = (0..4).map(|_| t.next()).collect();
+                    tokens.extend(w.iter().cloned());
+                    let m = json!([
+                        {"role": "user", "text": format!("My code word is {}.", w[0])},
+                        {"role": "user", "text": format!("My locker code is {}.", w[1])},
+                        {"role": "user", "text": format!("I'm the {} lead on the project.", w[2])},
+                        {"role": "assistant", "text": format!("Noted, I will remember {}.", w[3])},
+                    ]);
+                    (m, None)
+                }
+                Some(g) => {
+                    let w: Vec<String> = (0..3).map(|_| t.next()).collect();
+                    let place = capital(&t.next());
+                    let g = groups[*g as usize % 2].clone();
+                    tokens.extend(w.iter().cloned());
+                    tokens.extend([place.clone(), g.clone(), project.clone()]);
+                    tokens.extend(names.iter().cloned());
+                    let m = json!([
+                        {"speaker": names[0], "text": format!("The budget for Project {project} is {}.", w[0])},
+                        {"speaker": names[1], "text": format!("The launch date is {}.", w[1])},
+                        {"speaker": names[1], "text": format!("{} is our {} lead.", names[0], w[2])},
+                        {"speaker": names[0], "text": format!("Thanks {}, I flew to {place} yesterday.", names[1])},
+                    ]);
+                    (m, Some(g))
+                }
+            };
+            let mut json = json!({"id": id, "messages": messages,
+                                  "metadata": {"user_id": format!("u{user}"), "tag": tag}});
+            if let Some(d) = &date {
+                json["date"] = json!(d);
+            }
+            if let Some(g) = &group {
+                json["group"] = json!(g);
+            }
+            out.push(Sess {
+                user,
+                json,
+                id,
+                date,
+                group,
+                tokens,
+            });
+        }
+    }
+    out
+}
+
+/// A scope as every surface takes it (filter and as_of), with what recall takes besides.
+#[derive(Debug, Clone)]
+struct Scope {
+    filter: Value,
+    as_of: Option<String>,
+    /// Recall's own narrowing (`groups`, `sessions`), equal to the filter's.
+    recall_extra: Value,
+}
+
+fn admits(scope: &Scope, s: &Sess) -> bool {
+    let f = &scope.filter;
+    let user_ok = f["user_id"]
+        .as_str()
+        .is_none_or(|u| u == format!("u{}", s.user));
+    let group_ok = f["group"]
+        .as_str()
+        .is_none_or(|g| s.group.as_deref() == Some(g));
+    let session_ok = f["session_id"]["in"]
+        .as_array()
+        .is_none_or(|ids| ids.iter().any(|i| i == &json!(s.id)));
+    // An undated session is recorded now: seen as of a time in the future only.
+    let time_ok = match (&scope.as_of, &s.date) {
+        (None, _) => true,
+        (Some(a), Some(d)) => d.as_str() <= &a[..10],
+        (Some(a), None) => a.as_str() >= "2100",
+    };
+    user_ok && group_ok && session_ok && time_ok
+}
+
+fn scopes(world: &[Sess], pick: usize) -> Vec<Scope> {
+    let mid = "2024-06-15".to_string();
+    let future = "2100-01-01".to_string();
+    let plain = |filter: Value, as_of: Option<String>| Scope {
+        filter,
+        as_of,
+        recall_extra: json!({}),
+    };
+    let mut out = Vec::new();
+    for u in 0..USERS {
+        out.push(plain(json!({"user_id": format!("u{u}")}), None));
+        out.push(plain(
+            json!({"user_id": format!("u{u}")}),
+            Some(mid.clone()),
+        ));
+    }
+    out.push(plain(json!({}), Some(mid.clone())));
+    out.push(plain(json!({"user_id": "u0"}), Some(future)));
+    let groups: BTreeSet<&str> = world.iter().filter_map(|s| s.group.as_deref()).collect();
+    if let Some(g) = groups.iter().nth(pick % groups.len().max(1)) {
+        out.push(Scope {
+            filter: json!({"group": g}),
+            as_of: None,
+            recall_extra: json!({"groups": [g]}),
+        });
+    }
+    let some: Vec<&str> = world
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| (i + pick).is_multiple_of(3))
+        .map(|(_, s)| s.id.as_str())
+        .collect();
+    out.push(Scope {
+        filter: json!({"session_id": {"in": some}}),
+        as_of: None,
+        recall_extra: json!({"sessions": some}),
+    });
+    out
+}
+
+/// Percent-encodes a query parameter's value.
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn query(scope: &Scope, extra: &str) -> String {
+    let mut q = format!("?filter={}", enc(&scope.filter.to_string()));
+    if let Some(a) = &scope.as_of {
+        q += &format!("&as_of={}", enc(a));
+    }
+    q + extra
+}
+
+/// Fails when an answer carries a canary the scope does not see.
+fn clean(what: &str, body: &str, forbidden: &[String]) -> Result<(), TestCaseError> {
+    SEEN_BYTES.with(|b| b.borrow_mut().push_str(&body.to_lowercase()));
+    let lower = body.to_lowercase();
+    for t in forbidden {
+        prop_assert!(
+            !lower.contains(&t.to_lowercase()),
+            "{what} carries {t}, a canary its scope does not see: {body}"
+        );
+    }
+    Ok(())
+}
+
+/// What a scope may and may not see of a world.
+fn split(world: &[Sess], scope: &Scope) -> (Vec<Sess>, Vec<String>) {
+    let seen: Vec<Sess> = world.iter().filter(|s| admits(scope, s)).cloned().collect();
+    let allowed: BTreeSet<&String> = seen.iter().flat_map(|s| &s.tokens).collect();
+    let forbidden: BTreeSet<String> = world
+        .iter()
+        .flat_map(|s| &s.tokens)
+        .filter(|t| !allowed.contains(t))
+        .cloned()
+        .collect();
+    (seen, forbidden.into_iter().collect())
+}
+
+fn recall_body(q: &str, format: &str, scope: &Scope) -> Value {
+    let mut body = json!({"query": q, "top_k": 20, "token_budget": 4000,
+                          "format": format, "explain": true, "filter": scope.filter});
+    if let Some(a) = &scope.as_of {
+        body["as_of"] = json!(a);
+    }
+    for (k, v) in scope.recall_extra.as_object().into_iter().flatten() {
+        body[k] = v.clone();
+    }
+    body
+}
+
+/// Every read route and tool with one scope on the shared space; recall's counts against
+/// the same recall on `only`, a space holding the scope's records alone.
+fn check_scope(
+    s: &Server,
+    shared: &str,
+    only: &str,
+    world: &[Sess],
+    scope: &Scope,
+) -> Result<(), TestCaseError> {
+    let (seen, forbidden) = split(world, scope);
+    SEEN_BYTES.with(|b| b.borrow_mut().clear());
+    let probe = forbidden.first().cloned().unwrap_or_default();
+    let queries = [
+        "what is my locker code?".to_string(),
+        "who is the lead and what is the launch date?".to_string(),
+        format!("code word {probe}"),
+    ];
+    for q in &queries {
+        for format in ["raw", "synthesized"] {
+            let body = recall_body(q, format, scope);
+            let r = s.post("/v1/spaces/{space}/recall", &[shared], ADMIN, &body);
+            prop_assert_eq!(r.status, 200, "{}", r.text);
+            clean(
+                &format!("recall {q:?} {format} {scope:?}"),
+                &r.text,
+                &forbidden,
+            )?;
+            if format == "synthesized" && !seen.is_empty() {
+                let alone = s.post("/v1/spaces/{space}/recall", &[only], ADMIN, &body);
+                prop_assert_eq!(alone.status, 200, "{}", alone.text);
+                prop_assert_eq!(
+                    &r.body["explain"]["counts"],
+                    &alone.body["explain"]["counts"],
+                    "explain counts of {:?} {:?} differ from a space holding only its records",
+                    q,
+                    scope
+                );
+            }
+        }
+    }
+    let names: BTreeSet<String> = world
+        .iter()
+        .filter(|x| x.group.is_some())
+        .flat_map(|x| x.tokens.iter().filter(|t| t.starts_with("Zq")).cloned())
+        .collect();
+    let mut gets: Vec<(&str, Vec<String>, String)> = vec![
+        (
+            "/v1/spaces/{space}/history",
+            vec![shared.into()],
+            query(scope, "&subject=locker%20code"),
+        ),
+        (
+            "/v1/spaces/{space}/history",
+            vec![shared.into()],
+            query(scope, "&subject=launch%20date"),
+        ),
+        (
+            "/v1/spaces/{space}/subjects",
+            vec![shared.into()],
+            query(scope, ""),
+        ),
+        (
+            "/v1/spaces/{space}/speakers",
+            vec![shared.into()],
+            query(scope, ""),
+        ),
+        (
+            "/v1/spaces/{space}/profiles/{speaker}",
+            vec![shared.into(), "user".into()],
+            query(scope, ""),
+        ),
+        (
+            "/v1/spaces/{space}/entities",
+            vec![shared.into()],
+            query(scope, ""),
+        ),
+        (
+            "/v1/spaces/{space}/memories",
+            vec![shared.into()],
+            query(scope, "&limit=1000"),
+        ),
+    ];
+    if scope.as_of.is_none() {
+        gets.push((
+            "/v1/spaces/{space}/sessions",
+            vec![shared.into()],
+            format!("?filter={}&limit=1000", enc(&scope.filter.to_string())),
+        ));
+    }
+    for n in &names {
+        gets.push((
+            "/v1/spaces/{space}/profiles/{speaker}",
+            vec![shared.into(), n.clone()],
+            query(scope, ""),
+        ));
+        gets.push((
+            "/v1/spaces/{space}/entities/{name}",
+            vec![shared.into(), n.clone()],
+            query(scope, ""),
+        ));
+    }
+    for (route, args, q) in &gets {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = s.call("GET", route, &args, q, Some(ADMIN), None);
+        // An answer about a name the scope does not see must not find it (its 404 names
+        // what was asked, nothing else).
+        if args.iter().any(|a| forbidden.iter().any(|f| f == a)) {
+            prop_assert_eq!(r.status, 404, "{} {:?} {}: {}", route, args, q, r.text);
+            continue;
+        }
+        prop_assert!(
+            [200, 404, 422].contains(&r.status),
+            "{route} {args:?} {q}: {} {}",
+            r.status,
+            r.text
+        );
+        clean(&format!("GET {route} {args:?} {q}"), &r.text, &forbidden)?;
+    }
+    let mut scope_args = json!({"space": shared, "filter": scope.filter});
+    if let Some(a) = &scope.as_of {
+        scope_args["as_of"] = json!(a);
+    }
+    let with = |extra: Value| {
+        let mut a = scope_args.clone();
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            a[k] = v.clone();
+        }
+        a
+    };
+    let mut tools = vec![
+        (
+            "recall",
+            with(json!({"query": "what is my locker code?", "top_k": 20})),
+        ),
+        (
+            "recall",
+            with(json!({"query": format!("code word {probe}"), "format": "raw"})),
+        ),
+        ("history", with(json!({"subject": "locker code"}))),
+        ("subjects", with(json!({}))),
+        ("profile", with(json!({"speaker": "user"}))),
+        ("entities", with(json!({}))),
+    ];
+    for n in names.iter().filter(|n| !forbidden.contains(n)) {
+        tools.push(("entities", with(json!({"name": n}))));
+        tools.push(("profile", with(json!({"speaker": n}))));
+    }
+    for (name, args) in tools {
+        let (_, out) = tool(s, ADMIN, name, args.clone());
+        clean(&format!("tool {name} {args}"), &out.to_string(), &forbidden)?;
+    }
+    // The answers show what the scope sees: a check of answers that show nothing could
+    // not fail.
+    let shown = SEEN_BYTES.with(|b| {
+        let all = b.borrow();
+        seen.iter()
+            .flat_map(|x| &x.tokens)
+            .filter(|t| all.contains(&t.to_lowercase()))
+            .count()
+    });
+    let held: usize = seen.iter().map(|x| x.tokens.len()).sum();
+    prop_assert!(
+        held == 0 || shown * 2 >= held,
+        "the answers of {scope:?} show {shown} of the {held} canaries it sees"
+    );
+    Ok(())
+}
+
+thread_local! {
+    /// Every answer of the scope being checked, lowercased.
+    static SEEN_BYTES: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+static CASE: AtomicUsize = AtomicUsize::new(0);
+
+fn run_cases(s: &Server, cases: u32) {
+    let shapes = prop::collection::vec(
+        prop::collection::vec(
+            (
+                prop::option::weighted(0.8, (1u32..=12, 1u32..=28)),
+                prop::option::weighted(0.5, 0u8..2),
+            ),
+            2..5,
+        ),
+        USERS..=USERS,
+    );
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    let result = runner.run(
+        &(any::<u64>(), shapes, 0usize..8),
+        |(seed, shapes, pick)| {
+            let case = CASE.fetch_add(1, Ordering::SeqCst);
+            let world = world(seed, &shapes);
+            let shared = format!("c{case}-shared");
+            let all: Vec<Value> = world.iter().map(|x| x.json.clone()).collect();
+            let r = s.post(
+                "/v1/spaces/{space}/sessions/batch",
+                &[&shared],
+                ADMIN,
+                &json!({ "sessions": all }),
+            );
+            prop_assert!(r.status < 300, "{}", r.text);
+            for (i, scope) in scopes(&world, pick).iter().enumerate() {
+                let only = format!("c{case}-only{i}");
+                let (seen, _) = split(&world, scope);
+                if !seen.is_empty() {
+                    let mine: Vec<Value> = seen.iter().map(|x| x.json.clone()).collect();
+                    let r = s.post(
+                        "/v1/spaces/{space}/sessions/batch",
+                        &[&only],
+                        ADMIN,
+                        &json!({ "sessions": mine }),
+                    );
+                    prop_assert!(r.status < 300, "{}", r.text);
+                }
+                check_scope(s, &shared, &only, &world, scope)?;
+            }
+            Ok(())
+        },
+    );
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+fn config() -> MemoryConfig {
+    MemoryConfig::default()
+}
+
+#[test]
+fn no_answer_carries_a_canary_of_another_scope_embedded() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = Memory::open_with_embedder(dir.path(), config(), Arc::new(HashEmbedder)).unwrap();
+    let s = serve(memory, common::admin_config());
+    run_cases(&s, 6);
+}
+
+#[test]
+fn no_answer_carries_a_canary_of_another_scope_postgres() {
+    let Some(base) = cairn_testkit::database_url("postgres canary test") else {
+        return;
+    };
+    let admin = PgStore::connect(&base).expect("CAIRN_TEST_DATABASE_URL: cannot connect");
+    admin
+        .execute_sql("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+        .expect("creating the vector extension");
+    let schema = format!("cairn_canary_{}", std::process::id());
+    admin
+        .execute_sql(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .unwrap();
+    admin
+        .execute_sql(&format!("CREATE SCHEMA {schema}"))
+        .unwrap();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options=-c%20search_path%3D{schema},public");
+    Memory::migrate_postgres(&url).expect("migrating the test schema");
+    let dir = tempfile::tempdir().unwrap();
+    let memory =
+        Memory::open_postgres_with_embedder(&url, dir.path(), config(), Arc::new(HashEmbedder))
+            .unwrap();
+    let mut s = serve(memory, common::admin_config());
+    run_cases(&s, 4);
+    s.stop();
+    let _ = admin.execute_sql(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
+}
