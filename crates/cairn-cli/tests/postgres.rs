@@ -75,21 +75,20 @@ fn request_as(
     url: &str,
     body: Option<serde_json::Value>,
 ) -> (u16, serde_json::Value) {
-    let req = ureq::request(method, url).set("Authorization", &format!("Bearer {key}"));
-    let result = match body {
-        Some(b) => req
-            .set("Content-Type", "application/json")
-            .send_string(&b.to_string()),
-        None => req.call(),
-    };
-    let resp = match result {
-        Ok(r) => r,
-        Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => panic!("{url}: {e}"),
-    };
-    let status = resp.status();
-    let text = resp.into_string().unwrap();
-    (status, serde_json::from_str(&text).unwrap_or_default())
+    let agent = cairn_load::client::agent(std::time::Duration::from_secs(120));
+    let bearer = Some(key).map(|k| format!("Bearer {k}"));
+    let headers: Vec<(&str, &str)> = bearer
+        .iter()
+        .map(|b| ("Authorization", b.as_str()))
+        .collect();
+    let body = body.map(|b| b.to_string());
+    let body = body.as_deref().map(|b| ("application/json", b.as_bytes()));
+    let resp = cairn_load::client::send(&agent, method, url, &headers, body)
+        .unwrap_or_else(|e| panic!("{e}"));
+    (
+        resp.status,
+        serde_json::from_str(&resp.text).unwrap_or_default(),
+    )
 }
 
 fn recall(url: &str, query: &str) -> String {

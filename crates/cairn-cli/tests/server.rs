@@ -44,24 +44,20 @@ fn request(
     key: Option<&str>,
     body: Option<serde_json::Value>,
 ) -> (u16, serde_json::Value) {
-    let mut req = ureq::request(method, url);
-    if let Some(k) = key {
-        req = req.set("Authorization", &format!("Bearer {k}"));
-    }
-    let result = match body {
-        Some(b) => req
-            .set("Content-Type", "application/json")
-            .send_string(&b.to_string()),
-        None => req.call(),
-    };
-    let resp = match result {
-        Ok(r) => r,
-        Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => panic!("{url}: {e}"),
-    };
-    let status = resp.status();
-    let text = resp.into_string().unwrap();
-    (status, serde_json::from_str(&text).unwrap_or_default())
+    let agent = cairn_load::client::agent(std::time::Duration::from_secs(120));
+    let bearer = key.map(|k| format!("Bearer {k}"));
+    let headers: Vec<(&str, &str)> = bearer
+        .iter()
+        .map(|b| ("Authorization", b.as_str()))
+        .collect();
+    let body = body.map(|b| b.to_string());
+    let body = body.as_deref().map(|b| ("application/json", b.as_bytes()));
+    let resp = cairn_load::client::send(&agent, method, url, &headers, body)
+        .unwrap_or_else(|e| panic!("{e}"));
+    (
+        resp.status,
+        serde_json::from_str(&resp.text).unwrap_or_default(),
+    )
 }
 
 fn run_ok(cmd: &mut Command) -> String {

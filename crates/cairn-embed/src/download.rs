@@ -46,10 +46,11 @@ fn fetch_all(hub_id: &str, endpoint: &str, staging: &Path) -> Result<(), EmbedLo
         path: staging.to_path_buf(),
         source: e,
     })?;
-    let agent = ureq::AgentBuilder::new()
-        .timeout_connect(Duration::from_secs(10))
-        .timeout_read(Duration::from_secs(60))
-        .build();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_connect(Some(Duration::from_secs(10)))
+        .timeout_recv_response(Some(Duration::from_secs(60)))
+        .build()
+        .into();
     for file in REQUIRED_FILES {
         let url = format!(
             "{}/{hub_id}/resolve/main/{file}",
@@ -63,6 +64,7 @@ fn fetch_all(hub_id: &str, endpoint: &str, staging: &Path) -> Result<(), EmbedLo
         let response = agent.get(&url).call().map_err(|e| failed(e.to_string()))?;
         let mut bytes = Vec::new();
         response
+            .into_body()
             .into_reader()
             .take(MAX_FILE_BYTES + 1)
             .read_to_end(&mut bytes)

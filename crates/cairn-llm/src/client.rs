@@ -101,12 +101,17 @@ impl Drop for Slot<'_> {
     }
 }
 
+/// The largest answer read from the endpoint (an answer is a few kilobytes of JSON).
+const MAX_ANSWER_BYTES: u64 = 16 << 20;
+
 impl LlmClient {
     pub fn new(cfg: LlmConfig) -> Result<Self, LlmError> {
         cfg.validate()?;
-        let agent = ureq::AgentBuilder::new()
-            .timeout(Duration::from_secs(cfg.timeout_secs))
-            .build();
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(cfg.timeout_secs)))
+            .http_status_as_error(false)
+            .build()
+            .into();
         Ok(Self {
             cfg,
             agent,
@@ -155,34 +160,36 @@ impl LlmClient {
             let mut req = self
                 .agent
                 .post(&url)
-                .set("Content-Type", "application/json");
+                .header("Content-Type", "application/json");
             if let Some(k) = &key {
-                req = req.set("Authorization", &format!("Bearer {k}"));
+                req = req.header("Authorization", &format!("Bearer {k}"));
             }
-            let result = match req.send_string(&body.to_string()) {
-                Ok(resp) => resp
-                    .into_string()
-                    .map_err(|e| LlmError::Unreachable {
-                        url: url.clone(),
-                        message: format!("reading the answer: {e}"),
-                    })
-                    .and_then(|s| {
-                        serde_json::from_str::<Value>(&s)
-                            .map_err(|e| LlmError::BadResponse(format!("not JSON ({e}): {s:.200}")))
-                    }),
-                Err(ureq::Error::Status(status, resp)) => Err(LlmError::Status {
-                    status,
-                    body: resp
-                        .into_string()
-                        .unwrap_or_default()
-                        .chars()
-                        .take(500)
-                        .collect(),
-                }),
-                Err(ureq::Error::Transport(t)) => Err(LlmError::Unreachable {
-                    url: url.clone(),
-                    message: t.to_string(),
-                }),
+            let unreachable = |message: String| LlmError::Unreachable {
+                url: url.clone(),
+                message,
+            };
+            let result = match req.send(body.to_string()) {
+                Ok(mut resp) => {
+                    let status = resp.status().as_u16();
+                    let text = resp
+                        .body_mut()
+                        .with_config()
+                        .limit(MAX_ANSWER_BYTES)
+                        .read_to_string()
+                        .map_err(|e| unreachable(format!("reading the answer: {e}")));
+                    match text {
+                        Ok(s) if (200..300).contains(&status) => serde_json::from_str::<Value>(&s)
+                            .map_err(|e| {
+                                LlmError::BadResponse(format!("not JSON ({e}): {s:.200}"))
+                            }),
+                        Ok(s) => Err(LlmError::Status {
+                            status,
+                            body: s.chars().take(500).collect(),
+                        }),
+                        Err(e) => Err(e),
+                    }
+                }
+                Err(e) => Err(unreachable(e.to_string())),
             };
             match result {
                 Err(e) if e.is_transient() && attempt < self.cfg.retries => {

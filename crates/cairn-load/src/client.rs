@@ -1,7 +1,6 @@
 //! A plain blocking HTTP client for a running `cairn serve`: every request answers with
 //! its status and body, whatever the status, so drivers judge the answer themselves.
 use serde_json::Value;
-use std::io::Read;
 use std::time::Duration;
 
 /// A response: status, content type, body (JSON when it parses, else a string).
@@ -19,6 +18,70 @@ pub struct Client {
     pub base: String,
     key: Option<String>,
     agent: ureq::Agent,
+}
+
+/// An agent whose requests answer with their status and body whatever the status, within
+/// `timeout` each.
+pub fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// What came back: the status, the headers and the body as text (lossy UTF-8).
+#[derive(Debug, Clone)]
+pub struct Raw {
+    pub status: u16,
+    headers: ureq::http::HeaderMap,
+    pub text: String,
+}
+
+impl Raw {
+    /// A header's value, when present and text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// Bodies read back at most (a driver never needs more).
+const MAX_BODY_BYTES: u64 = 64 << 20;
+
+/// One request with any method, headers and optional body (content type, bytes) through
+/// an [`agent`]; `Err` only when no HTTP answer came (refused, reset, timed out, or a
+/// header the HTTP library will not send).
+pub fn send(
+    agent: &ureq::Agent,
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<(&str, &[u8])>,
+) -> Result<Raw, String> {
+    let mut req = ureq::http::Request::builder().method(method).uri(url);
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    if let Some((ctype, _)) = body {
+        req = req.header("Content-Type", ctype);
+    }
+    let req = req
+        .body(body.map(|(_, b)| b.to_vec()).unwrap_or_default())
+        .map_err(|e| format!("{method} {url}: {e}"))?;
+    let resp = agent.run(req).map_err(|e| format!("{method} {url}: {e}"))?;
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes = resp
+        .into_body()
+        .with_config()
+        .limit(MAX_BODY_BYTES)
+        .read_to_vec()
+        .map_err(|e| format!("{method} {url}: reading the body: {e}"))?;
+    Ok(Raw {
+        status,
+        headers,
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+    })
 }
 
 /// Percent-encodes one path segment (every byte outside the unreserved set).
@@ -48,7 +111,7 @@ impl Client {
         Self {
             base: base.trim_end_matches('/').to_string(),
             key: key.map(str::to_string),
-            agent: ureq::AgentBuilder::new().timeout(timeout).build(),
+            agent: agent(timeout),
         }
     }
 
@@ -62,38 +125,25 @@ impl Client {
         key: Option<&str>,
     ) -> Result<Resp, String> {
         let url = format!("{}{path}", self.base);
-        let mut req = self.agent.request(method, &url);
+        // `Some("")`: no Authorization header at all.
+        let bearer = key
+            .or(self.key.as_deref())
+            .filter(|k| !k.is_empty())
+            .map(|k| format!("Bearer {k}"));
+        let mut headers: Vec<(&str, &str)> = bearer
+            .iter()
+            .map(|b| ("Authorization", b.as_str()))
+            .collect();
         if path == "/mcp" {
             // MCP's streamable HTTP answers 406 unless a client accepts both.
-            req = req.set("Accept", "application/json, text/event-stream");
+            headers.push(("Accept", "application/json, text/event-stream"));
         }
-        // `Some("")`: no Authorization header at all.
-        if let Some(k) = key.or(self.key.as_deref()).filter(|k| !k.is_empty()) {
-            req = req.set("Authorization", &format!("Bearer {k}"));
-        }
-        let result = match body {
-            Some((ctype, b)) => req.set("Content-Type", ctype).send_bytes(b),
-            None => req.call(),
-        };
-        let resp = match result {
-            Ok(r) => r,
-            Err(ureq::Error::Status(_, r)) => r,
-            Err(e) => return Err(format!("{method} {url}: {e}")),
-        };
-        let status = resp.status();
-        let content_type = resp.header("content-type").unwrap_or("").to_string();
-        let mut bytes = Vec::new();
-        resp.into_reader()
-            .take(64 << 20)
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("{method} {url}: reading the body: {e}"))?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let body = serde_json::from_str(&text).unwrap_or(Value::String(text.clone()));
+        let raw = send(&self.agent, method, &url, &headers, body)?;
         Ok(Resp {
-            status,
-            content_type,
-            body,
-            text,
+            status: raw.status,
+            content_type: raw.header("content-type").unwrap_or("").to_string(),
+            body: serde_json::from_str(&raw.text).unwrap_or(Value::String(raw.text.clone())),
+            text: raw.text,
         })
     }
 

@@ -961,25 +961,16 @@ pub fn run(cairn: &Cairn, mut progress: impl FnMut(&str)) -> Result<BadInputRepo
             (Some(h), body) if !h.is_empty() => {
                 // A custom Authorization header: through ureq with the raw value.
                 let url = format!("{}{}", client.base, c.path);
-                let req = ureq::request(c.method, &url).set("Authorization", h);
-                let res = match body {
-                    Some(b) => req.set("Content-Type", c.content_type).send_bytes(b),
-                    None => req.call(),
-                };
-                match res {
-                    Ok(r) | Err(ureq::Error::Status(_, r)) => {
-                        let status = r.status();
-                        let content_type = r.header("content-type").unwrap_or("").to_string();
-                        let text = r.into_string().unwrap_or_default();
-                        Ok(Resp {
-                            status,
-                            content_type,
-                            body: serde_json::from_str(&text).unwrap_or(Value::Null),
-                            text,
-                        })
-                    }
-                    Err(e) => Err(e.to_string()),
-                }
+                let agent = cairn_load::client::agent(std::time::Duration::from_secs(120));
+                let body = body.as_deref().map(|b| (c.content_type, b));
+                cairn_load::client::send(&agent, c.method, &url, &[("Authorization", h)], body).map(
+                    |r| Resp {
+                        status: r.status,
+                        content_type: r.header("content-type").unwrap_or("").to_string(),
+                        body: serde_json::from_str(&r.text).unwrap_or(Value::Null),
+                        text: r.text,
+                    },
+                )
             }
             _ => client.request(
                 c.method,

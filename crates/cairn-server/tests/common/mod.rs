@@ -149,32 +149,19 @@ impl Server {
         }
         path.push_str(rest);
         let url = format!("{}{path}{query}", self.base);
-        let agent = ureq::AgentBuilder::new()
-            .timeout(std::time::Duration::from_secs(120))
-            .build();
+        let agent = cairn_load::client::agent(std::time::Duration::from_secs(120));
         // MCP's streamable HTTP asks clients to accept both; the REST routes ignore it.
-        let mut req = agent
-            .request(method, &url)
-            .set("Accept", "application/json, text/event-stream");
-        if let Some(k) = key {
-            req = req.set("Authorization", &format!("Bearer {k}"));
-        }
-        for (name, value) in headers {
-            req = req.set(name, value);
-        }
-        let result = match body {
-            Some((ctype, b)) => req.set("Content-Type", ctype).send_string(b),
-            None => req.call(),
-        };
-        let resp = match result {
-            Ok(r) => r,
-            Err(ureq::Error::Status(_, r)) => r,
-            Err(e) => panic!("{method} {url}: {e}"),
-        };
-        let status = resp.status();
+        let bearer = key.map(|k| format!("Bearer {k}"));
+        let mut all = vec![("Accept", "application/json, text/event-stream")];
+        all.extend(bearer.as_deref().map(|b| ("Authorization", b)));
+        all.extend_from_slice(headers);
+        let body = body.map(|(ctype, b)| (ctype, b.as_bytes()));
+        let resp = cairn_load::client::send(&agent, method, &url, &all, body)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let status = resp.status;
         let content_type = resp.header("content-type").unwrap_or("").to_string();
         let replayed = resp.header("idempotency-replayed") == Some("true");
-        let text = resp.into_string().unwrap_or_default();
+        let text = resp.text;
         let body = serde_json::from_str(&text).unwrap_or(Value::String(text.clone()));
         if content_type.starts_with("application/json") && template.starts_with("/v1") {
             if let Err(e) = conforms_to_spec(method, template, status, &body) {
