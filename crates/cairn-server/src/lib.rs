@@ -32,7 +32,7 @@ pub use auth::{
 };
 pub use error::{ApiError, ServerError};
 pub use limits::Limits;
-pub use mcp::{serve_stdio, CairnMcp};
+pub use mcp::{serve_stdio, CairnMcp, McpTools};
 pub use routes::{route_table, OPENAPI};
 
 use axum::Router;
@@ -58,6 +58,8 @@ pub struct ServerConfig {
     /// origin that resolves its name to this machine must not reach the API); `None`
     /// accepts any, for servers behind a proxy on a public name (keys still apply).
     pub allowed_hosts: Option<Vec<String>>,
+    /// The MCP tools `/mcp` offers when a request does not ask (`?tools=memory|all`).
+    pub mcp_tools: McpTools,
 }
 
 /// The names a loopback server answers to.
@@ -71,6 +73,7 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             auth: AuthMode::Keys { admin_key: None },
             allowed_hosts: Some(loopback_hosts()),
+            mcp_tools: McpTools::default(),
         }
     }
 }

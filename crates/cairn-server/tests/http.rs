@@ -414,6 +414,33 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
     ]);
     expected.extend(inspect_routes::TOOLS);
     assert_eq!(names, expected);
+    // `?tools=memory`: a chat agent's connection gets the memory tools only.
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}});
+    let r = s.call(
+        "POST",
+        "/mcp",
+        &[],
+        "?tools=memory",
+        Some(k),
+        Some(("application/json", &list.to_string())),
+    );
+    let memory_only: BTreeSet<&str> = r.body["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(memory_only.len(), 8, "{}", r.text);
+    assert!(memory_only.iter().all(|n| !n.starts_with("trajectory")));
+    let r = s.call(
+        "POST",
+        "/mcp",
+        &[],
+        "?tools=some",
+        Some(k),
+        Some(("application/json", &list.to_string())),
+    );
+    assert!(r.text.contains("unknown tool set"), "{}", r.text);
     let (err, v) = tool(
         &s,
         k,
