@@ -219,9 +219,11 @@ fn run(cli: Cli) -> Result<()> {
         Command::Mcp(args) => server::mcp(open(&cli)?, args),
         Command::Keys(cmd) => {
             let store = load_config(&cli)?.store;
-            if store.is_none() {
-                // A key is for the server of one data directory: one made in another
-                // (or a new) directory would be refused by that server.
+            if store.is_none() && !cli.dir.is_dir() {
+                // A key is for the server of one data directory: one made in a directory
+                // that does not exist (a typo, the wrong working directory) would be
+                // refused by that server. An existing one may be a server's before its
+                // first start.
                 existing_data_dir(&cli.dir)?;
             }
             server::keys(&cli.dir, store.as_deref(), cmd, json)

@@ -921,7 +921,14 @@ fn forgetting_leaves_nothing_in_the_index_files() {
         &session("keep", "I like green tea.", "Green tea is nice.", json!({})),
     ));
     let units: Vec<String> = s
-        .call("GET", MEMORIES, &["a"], "?session_id=secret", Some(k), None)
+        .call(
+            "GET",
+            MEMORIES,
+            &["a"],
+            "?session_id=secret&kind=all",
+            Some(k),
+            None,
+        )
         .body["items"]
         .as_array()
         .unwrap()
@@ -929,6 +936,25 @@ fn forgetting_leaves_nothing_in_the_index_files() {
         .map(|u| u["id"].as_str().unwrap().to_string())
         .collect();
     assert!(units.len() >= 3, "{units:?}");
+    // By default the listing shows memories as a user thinks of them: one per message
+    // (and fact), not the rounds and episodes derived for recall.
+    let memories = s.call("GET", MEMORIES, &["a"], "?session_id=secret", Some(k), None);
+    let kinds: Vec<&str> = memories.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "turn").count(),
+        2,
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.iter().all(|k| ["turn", "fact", "note"].contains(k)),
+        "{kinds:?}"
+    );
+    assert!(kinds.len() < units.len());
     let embed_texts: Vec<String> = units
         .iter()
         .filter_map(|id| {
