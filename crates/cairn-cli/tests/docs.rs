@@ -29,13 +29,10 @@
 //! skipped and said so; `CAIRN_REQUIRE_DOCS` (set by `.ci/run`) makes that a failure.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Instant;
 
-/// How long one block may run.
-const BLOCK_TIMEOUT: Duration = Duration::from_secs(300);
-
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
@@ -65,166 +62,13 @@ fn pages() -> Vec<PathBuf> {
     out
 }
 
-/// What a marker (or the language) says to do with a block.
-#[derive(Debug, Clone, PartialEq)]
-enum Plan {
-    Shell,
-    Python,
-    TypeScript,
-    Json,
-    Toml,
-    Rust,
-    Output,
-    File(String),
-    Skip(String),
-}
+#[path = "doc_examples/markdown.rs"]
+mod markdown;
+#[path = "doc_examples/session.rs"]
+mod session;
 
-#[derive(Debug, Clone)]
-struct Block {
-    line: usize,
-    lang: String,
-    code: String,
-    plan: Plan,
-    fails: bool,
-    serve: bool,
-    needs: Option<String>,
-}
-
-/// The fenced blocks of a page with their plans; an error for a block that says nothing
-/// of how it runs, or a marker that means nothing.
-fn parse(page: &str) -> Result<Vec<Block>, String> {
-    let lines: Vec<&str> = page.lines().collect();
-    let mut blocks = Vec::new();
-    let mut page_skip: Option<String> = None;
-    let mut marker: Option<(usize, String)> = None;
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i].trim_start();
-        if let Some(m) = line
-            .strip_prefix("<!-- doc-test:")
-            .and_then(|m| m.trim_end().strip_suffix("-->"))
-        {
-            let m = m.trim();
-            if let Some(reason) = m.strip_prefix("page skip:") {
-                if !blocks.is_empty() {
-                    return Err(format!("line {}: a page marker after a block", i + 1));
-                }
-                page_skip = Some(reason.trim().to_string());
-            } else {
-                marker = Some((i, m.to_string()));
-            }
-            i += 1;
-            continue;
-        }
-        let fence = if line.starts_with("```") {
-            "```"
-        } else if line.starts_with("~~~") {
-            "~~~"
-        } else {
-            if !line.is_empty() {
-                // A marker belongs to the block right after it (blank lines aside).
-                if let Some((at, _)) = marker.take() {
-                    return Err(format!("line {}: a marker not followed by a block", at + 1));
-                }
-            }
-            i += 1;
-            continue;
-        };
-        let indent = lines[i].len() - line.len();
-        let lang = line[3..]
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .to_string();
-        let start = i + 1;
-        let mut end = start;
-        while end < lines.len() && !lines[end].trim_start().starts_with(fence) {
-            end += 1;
-        }
-        let code: Vec<&str> = lines[start..end.min(lines.len())]
-            .iter()
-            .map(|l| {
-                l.get(indent.min(l.len() - l.trim_start().len())..)
-                    .unwrap_or(l)
-            })
-            .collect();
-        let mut block = Block {
-            line: start,
-            lang: lang.clone(),
-            code: code.join("\n") + "\n",
-            plan: Plan::Output,
-            fails: false,
-            serve: false,
-            needs: None,
-        };
-        let directive = marker.take().map(|(_, m)| m);
-        block.plan = plan(
-            &lang,
-            directive.as_deref(),
-            &mut block,
-            page_skip.as_deref(),
-        )
-        .map_err(|e| format!("line {start}: {e}"))?;
-        blocks.push(block);
-        i = end + 1;
-    }
-    Ok(blocks)
-}
-
-fn plan(
-    lang: &str,
-    directive: Option<&str>,
-    block: &mut Block,
-    page_skip: Option<&str>,
-) -> Result<Plan, String> {
-    let by_lang = || -> Result<Plan, String> {
-        Ok(match lang {
-            "sh" | "bash" | "shell" | "console" => Plan::Shell,
-            "python" | "py" => Plan::Python,
-            "ts" | "typescript" | "js" | "javascript" => Plan::TypeScript,
-            "json" | "jsonl" => Plan::Json,
-            "toml" => Plan::Toml,
-            "rust" => Plan::Rust,
-            "text" => Plan::Output,
-            other => {
-                return Err(format!(
-                    "a ```{other} block needs a marker saying how it runs (<!-- doc-test: ... -->)"
-                ))
-            }
-        })
-    };
-    let Some(d) = directive else {
-        return match page_skip {
-            Some(reason) if lang != "text" => Ok(Plan::Skip(reason.to_string())),
-            _ => by_lang(),
-        };
-    };
-    let mut plan = by_lang();
-    // `skip:` takes the rest of the marker as its reason, semicolons and all.
-    let (d, skip) = match d.find("skip:") {
-        Some(at) => (&d[..at], Some(d[at + "skip:".len()..].trim())),
-        None => (d, None),
-    };
-    if let Some(reason) = skip {
-        plan = Ok(Plan::Skip(reason.to_string()));
-    }
-    for part in d.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-        if let Some(path) = part.strip_prefix("file:") {
-            plan = Ok(Plan::File(path.trim().to_string()));
-        } else if let Some(what) = part.strip_prefix("needs:") {
-            block.needs = Some(what.trim().to_string());
-        } else if part == "fails" {
-            block.fails = true;
-        } else if part == "serve" {
-            block.serve = true;
-        } else if part == "run" {
-            // Runs by its language even on a page skipped by default.
-        } else {
-            return Err(format!("unknown doc-test marker {part:?}"));
-        }
-    }
-    plan
-}
+use markdown::{parse, Block, Plan};
+use session::Session;
 
 /// What ran, what was checked and what was not, and why.
 #[derive(Default)]
@@ -237,11 +81,11 @@ struct Tally {
 }
 
 /// Which languages can run here, or why not.
-struct Runtimes {
-    python: Result<(), String>,
-    node: Result<(), String>,
-    data: Option<PathBuf>,
-    postgres: Option<String>,
+pub(crate) struct Runtimes {
+    pub(crate) python: Result<(), String>,
+    pub(crate) node: Result<(), String>,
+    pub(crate) data: Option<PathBuf>,
+    pub(crate) postgres: Option<String>,
     /// The test database and the schema made for this run (dropped at its end).
     pg_schema: Option<(String, String)>,
 }
@@ -312,252 +156,6 @@ fn own_schema(url: String) -> (String, Option<(String, String)>) {
     let sep = if url.contains('?') { '&' } else { '?' };
     let scoped = format!("{url}{sep}options=-c%20search_path%3D{schema},public");
     (scoped, Some((url, schema)))
-}
-
-/// One page's terminal session.
-struct Session {
-    dir: PathBuf,
-    state: PathBuf,
-    port: u16,
-    groups: Vec<u32>,
-    n: usize,
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
-impl Session {
-    fn new(root: &Path, rt: &Runtimes) -> Self {
-        let dir = root.to_path_buf();
-        copy_dir(&repo().join("examples"), &dir.join("examples"));
-        // The benchmark files, where they are, by their names (`locomo10_dev.json`).
-        if let Some(data) = &rt.data {
-            for sub in std::fs::read_dir(data).into_iter().flatten().flatten() {
-                for f in std::fs::read_dir(sub.path())
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                {
-                    if f.path().is_file() {
-                        let _ = std::os::unix::fs::symlink(f.path(), dir.join(f.file_name()));
-                    }
-                }
-            }
-        }
-        let doc = dir.join(".doc");
-        std::fs::create_dir_all(&doc).unwrap();
-        let state = doc.join("state.sh");
-        std::fs::write(&state, format!("cd {}\n", shell_quote(&dir))).unwrap();
-        // The TypeScript client resolves as `cairn-client`, and its dev dependencies (`ai`,
-        // `zod`) as themselves, from the page's folder.
-        let ts = repo().join("clients/typescript");
-        let modules = dir.join("node_modules");
-        std::fs::create_dir_all(&modules).unwrap();
-        if let Ok(entries) = std::fs::read_dir(ts.join("node_modules")) {
-            for e in entries.flatten() {
-                let _ = std::os::unix::fs::symlink(e.path(), modules.join(e.file_name()));
-            }
-        }
-        let _ = std::os::unix::fs::symlink(&ts, modules.join("cairn-client"));
-        Self {
-            dir,
-            state,
-            port: free_port(),
-            groups: Vec::new(),
-            n: 0,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    /// Runs one block; `Err` says why it failed, with its output.
-    fn run(&mut self, block: &Block, rt: &Runtimes) -> Result<(), String> {
-        self.n += 1;
-        let doc = self.dir.join(".doc");
-        let code = block.code.replace(":7700", &format!(":{}", self.port));
-        let cairn_bin = Path::new(env!("CARGO_BIN_EXE_cairn"));
-        let path = format!(
-            "{}:{}",
-            cairn_bin.parent().unwrap().display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        let body = match &block.plan {
-            Plan::Shell => code,
-            Plan::Python => {
-                let file = doc.join(format!("block-{}.py", self.n));
-                std::fs::write(&file, code).unwrap();
-                format!("exec python3 {}\n", shell_quote(&file))
-            }
-            Plan::TypeScript => {
-                let file = doc.join(format!("block-{}.ts", self.n));
-                std::fs::write(&file, code).unwrap();
-                let runner = doc.join("run-ts.mjs");
-                std::fs::write(&runner, TS_RUNNER).unwrap();
-                format!(
-                    "exec node {} {} {}\n",
-                    shell_quote(&runner),
-                    shell_quote(
-                        &repo()
-                            .join("clients/typescript/node_modules/typescript/lib/typescript.js")
-                    ),
-                    shell_quote(&file)
-                )
-            }
-            other => unreachable!("{other:?} does not run"),
-        };
-        // The session's variables and directory come in, and go out again on exit.
-        let script = format!(
-            "set -a\n. {state}\nset +a\ntrap '__cairn_doc_save' EXIT\n__cairn_doc_save() {{\n  {{ declare -p | grep -vE '{ignored}'; echo \"cd $(printf %q \"$PWD\")\"; }} > {state}.new 2>/dev/null && mv {state}.new {state}\n}}\nset -eo pipefail\n{body}",
-            state = shell_quote(&self.state),
-            ignored = IGNORED_VARS,
-        );
-        let script_file = doc.join(format!("block-{}.sh", self.n));
-        std::fs::write(&script_file, script).unwrap();
-        let out_file = doc.join(format!("block-{}.out", self.n));
-        let out = std::fs::File::create(&out_file).unwrap();
-        let mut cmd = Command::new("bash");
-        cmd.arg("--noprofile")
-            .arg("--norc")
-            .arg(&script_file)
-            .current_dir(&self.dir)
-            .env("PATH", path)
-            .env("CAIRN_BIND", format!("127.0.0.1:{}", self.port))
-            .env("CAIRN_URL", self.url())
-            .env("PYTHONPATH", repo().join("clients/python"))
-            .env("REPO", repo())
-            .env_remove("CAIRN_DIR")
-            .env_remove("CAIRN_ADMIN_KEY")
-            .env_remove("CAIRN_API_KEY")
-            .env_remove("CAIRN_STORE")
-            .env_remove("CAIRN_CONFIG")
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out);
-        if let Some(data) = &rt.data {
-            cmd.env("CAIRN_DATA_DIR", data);
-        }
-        if block.needs.as_deref() == Some("postgres") {
-            if let Some(url) = &rt.postgres {
-                cmd.env("CAIRN_STORE", url);
-            }
-        }
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let mut child = cmd.spawn().map_err(|e| format!("starting bash: {e}"))?;
-        self.groups.push(child.id());
-        let start = Instant::now();
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break Some(s);
-            }
-            if start.elapsed() > BLOCK_TIMEOUT {
-                kill_group(child.id(), "KILL");
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let output = std::fs::read_to_string(&out_file).unwrap_or_default();
-        let failed = |why: &str| Err(format!("{why}\n--- output ---\n{}", tail(&output)));
-        match status {
-            None => return failed(&format!("timed out after {BLOCK_TIMEOUT:?}")),
-            Some(s) if s.success() && block.fails => {
-                return failed("succeeded, but its marker says it fails")
-            }
-            Some(s) if !s.success() && !block.fails => return failed(&format!("exited with {s}")),
-            _ => {}
-        }
-        if block.serve {
-            self.wait_for_server()
-                .map_err(|e| format!("{e}\n{}", tail(&output)))?;
-        }
-        Ok(())
-    }
-
-    fn wait_for_server(&self) -> Result<(), String> {
-        let health = format!("{}/v1/health", self.url());
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(120) {
-            if ureq::get(&health).call().is_ok() {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Err(format!("no server answered {health} within 120 s"))
-    }
-
-    fn write_file(&self, path: &str, content: &str) {
-        let p = self.dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, content).unwrap();
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        for g in &self.groups {
-            kill_group(*g, "TERM");
-        }
-        // A server flushes its indexes on SIGTERM; give it a moment, then end the rest.
-        std::thread::sleep(Duration::from_millis(300));
-        for g in &self.groups {
-            kill_group(*g, "KILL");
-        }
-    }
-}
-
-fn kill_group(pgid: u32, signal: &str) {
-    let _ = Command::new("kill")
-        .arg(format!("-{signal}"))
-        .arg("--")
-        .arg(format!("-{pgid}"))
-        .stderr(Stdio::null())
-        .status();
-}
-
-/// Variables of bash itself, which a session must not carry from block to block.
-const IGNORED_VARS: &str = "^declare -[a-zA-Z]*r|^declare -[-a-zA-Z]* (BASH[A-Z_]*|BASHOPTS|SHELLOPTS|EUID|PPID|UID|GROUPS|FUNCNAME|PIPESTATUS|DIRSTACK|HIST[A-Z]*|LINENO|RANDOM|SECONDS|SRANDOM|EPOCH[A-Z]*|OPTIND|OPTERR|IFS|PS[0-9]|_|COLUMNS|LINES|SHLVL|PWD|OLDPWD|HOSTNAME|HOSTTYPE|MACHTYPE|OSTYPE|TERM|COMP_WORDBREAKS|MAILCHECK)=";
-
-/// Transpiles a TypeScript block with the client's own compiler and runs it as a module.
-const TS_RUNNER: &str = r#"
-import { createRequire } from "node:module";
-import { readFileSync, writeFileSync } from "node:fs";
-import { pathToFileURL } from "node:url";
-const [typescript, file] = process.argv.slice(2);
-const ts = createRequire(import.meta.url)(typescript);
-const out = ts.transpileModule(readFileSync(file, "utf8"), {
-  compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-});
-const js = file.replace(/\.ts$/, ".mjs");
-writeFileSync(js, out.outputText);
-await import(pathToFileURL(js).href);
-"#;
-
-fn shell_quote(p: &Path) -> String {
-    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
-}
-
-fn tail(s: &str) -> String {
-    let lines: Vec<&str> = s.lines().collect();
-    lines[lines.len().saturating_sub(40)..].join("\n")
 }
 
 /// Checks a block that is data, not a program.
@@ -775,37 +373,6 @@ fn every_documented_example_runs() {
     assert!(tally.ran > 0, "no example ran");
 }
 
-#[cfg(test)]
-mod parsing {
-    use super::*;
-
-    #[test]
-    fn markers_languages_and_pages() {
-        let page = "<!-- doc-test: page skip: records of runs -->\n\n```sh\ncairn bench\n```\n\n<!-- doc-test: run -->\n```sh\ncairn spaces\n```\n```text\nout\n```\n";
-        let b = parse(page).unwrap();
-        assert_eq!(b[0].plan, Plan::Skip("records of runs".into()));
-        assert_eq!(b[1].plan, Plan::Shell);
-        assert_eq!(b[2].plan, Plan::Output);
-        let b = parse("<!-- doc-test: file: a.toml -->\n```toml\nx = 1\n```\n<!-- doc-test: fails; serve -->\n\n```bash\nfalse\n```\n<!-- doc-test: needs: data; skip: a; b -->\n```sh\nx\n```\n").unwrap();
-        assert_eq!(b[2].plan, Plan::Skip("a; b".into()));
-        assert_eq!(b[2].needs.as_deref(), Some("data"));
-        assert_eq!(b[0].plan, Plan::File("a.toml".into()));
-        assert!(b[1].fails && b[1].serve && b[1].plan == Plan::Shell);
-        assert!(parse("```yaml\na: 1\n```\n")
-            .unwrap_err()
-            .contains("needs a marker"));
-        assert!(parse("<!-- doc-test: maybe -->\n```sh\nx\n```\n")
-            .unwrap_err()
-            .contains("unknown"));
-        assert!(parse("<!-- doc-test: fails -->\ntext\n```sh\nx\n```\n")
-            .unwrap_err()
-            .contains("not followed"));
-        // An indented block (in a list) loses its indent.
-        let b = parse("- item\n\n  ```sh\n  echo hi\n  ```\n").unwrap();
-        assert_eq!(b[0].code, "echo hi\n");
-    }
-}
-
 /// The clients' versions the docs name are the packages' own (they drifted before).
 #[test]
 fn client_versions_in_the_docs_are_the_packages() {
@@ -834,5 +401,31 @@ fn client_versions_in_the_docs_are_the_packages() {
     ];
     for (page, text) in expect {
         assert!(read(page).contains(&text), "{page} should say {text:?}");
+    }
+    // The TypeScript client's tests run on the Node versions the package supports: no
+    // dev dependency may need a newer one (`ai` 7 needed Node 22 under `node >= 18`).
+    let min = |v: &serde_json::Value| -> u32 {
+        let s = v.as_str().unwrap_or(">=0");
+        s.trim_start_matches(">=")
+            .split('.')
+            .next()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let pkg: serde_json::Value =
+        serde_json::from_str(&read("clients/typescript/package.json")).unwrap();
+    let lock: serde_json::Value =
+        serde_json::from_str(&read("clients/typescript/package-lock.json")).unwrap();
+    let supported = min(&pkg["engines"]["node"]);
+    for dep in pkg["devDependencies"].as_object().unwrap().keys() {
+        let needs = &lock["packages"][format!("node_modules/{dep}")]["engines"]["node"];
+        if needs.is_string() {
+            assert!(
+                min(needs) <= supported,
+                "{dep} needs node {needs}, the package says >={supported}"
+            );
+        }
     }
 }
