@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --release --workspace --all-targets -- -D warnings
 # Every test, among them every example of the docs (crates/cairn-cli/tests/docs.rs; its
-# Python and TypeScript blocks need the clients' dependencies, installed below by .ci/run).
+# Python and TypeScript blocks need the clients' dependencies, which .ci/run installs).
 cargo test --release --workspace
 # The clients against a real `cairn serve` (built just above). The framework adapters'
 # tests say SKIPPED when their framework is not installed (.ci/run installs them all).
