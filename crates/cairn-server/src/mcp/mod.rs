@@ -354,12 +354,16 @@ impl CairnMcp {
         match known {
             (true, _) => Ok(space),
             (false, all) => {
-                let all: Vec<String> = all.into_iter().map(|s| s.to_string()).collect();
+                // A few names are enough to spot a typo; `spaces` lists them all.
+                let mut some: Vec<String> = all.iter().take(20).map(|s| s.to_string()).collect();
+                if all.len() > some.len() {
+                    some.push(format!("… {} more", all.len() - some.len()));
+                }
                 Err(ApiError::invalid(
                     "space",
                     format!(
                         "space {space:?} does not exist (spaces: {}); name one of them, or create it first (`POST /v1/spaces`, or `cairn mcp --space {space}`)",
-                        if all.is_empty() { "none yet".to_string() } else { all.join(", ") }
+                        if some.is_empty() { "none yet".to_string() } else { some.join(", ") }
                     ),
                 ))
             }
