@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --release --workspace --all-targets -- -D warnings
+# Every test, among them every example of the docs (crates/cairn-cli/tests/docs.rs; its
+# Python and TypeScript blocks need the clients' dependencies, which .ci/run installs).
 cargo test --release --workspace
 # The clients against a real `cairn serve` (built just above). The framework adapters'
 # tests say SKIPPED when their framework is not installed (.ci/run installs them all).

@@ -287,7 +287,9 @@ def memories(space: str, *, limit: int = 50, offset: int = 0, kind: Optional[str
              since: Optional[str] = None, until: Optional[str] = None,
              filter: Optional[Mapping[str, Any]] = None,
              as_of: Optional[str] = None) -> Call[t.UnitPage]:
-    """Memory units in time order, filtered and paginated (``as_of``: those seen then)."""
+    """Memories in time order, filtered and paginated: by default one per message, fact and
+    trajectory (what a user thinks of as a memory); ``kind="round"`` (or another unit kind)
+    lists that derived kind, ``kind="all"`` every unit; ``as_of``: those seen then."""
     c = _call("GET", "/v1/spaces/{space}/memories", _json_body(t.UnitPage), space=space)
     c.params = _page_params(limit, offset, filter, kind=kind, session_id=session_id,
                             speaker=speaker, since=since, until=until, as_of=as_of)

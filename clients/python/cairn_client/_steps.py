@@ -53,19 +53,21 @@ async def run_async(steps: Steps[T], client: Any) -> T:
 
 class Clients:
     """The sync and async client an adapter runs its steps with: given, or made from
-    ``url`` and ``api_key`` on first use (each adapter has sync and async methods)."""
+    ``url`` and ``api_key`` on first use (each adapter has sync and async methods). With
+    neither a client nor ``url``, the clients are made from ``CAIRN_URL`` and
+    ``CAIRN_API_KEY``, as :class:`~cairn_client.Cairn` reads them."""
 
     def __init__(self, client: Any = None, async_client: Any = None,
                  url: Any = None, api_key: Any = None, **options: Any):
-        if client is None and async_client is None and url is None:
-            raise ValueError("give client=Cairn(...), async_client=AsyncCairn(...), or url=...")
         self._client, self._async = client, async_client
         self._url, self._key, self._options = url, api_key, options
+        # A client of one kind given alone is not a promise to make the other.
+        self._make = url is not None or (client is None and async_client is None)
 
     @property
     def sync(self) -> Any:
         if self._client is None:
-            if self._url is None:
+            if not self._make:
                 raise RuntimeError("this adapter was given only an async client: use its a* methods")
             from .client import Cairn
 
@@ -75,7 +77,7 @@ class Clients:
     @property
     def aio(self) -> Any:
         if self._async is None:
-            if self._url is None:
+            if not self._make:
                 raise RuntimeError("this adapter was given only a sync client: pass async_client= too")
             from .client import AsyncCairn
 

@@ -10,6 +10,7 @@ raise). A method is declared once per class as ``name = _sync(_api.name)`` /
 from __future__ import annotations
 
 import functools
+import os
 import time
 from typing import Any, Awaitable, Callable, Generic, Mapping, Optional, ParamSpec, TypeVar, Union, overload
 
@@ -95,9 +96,13 @@ Timeout = Union[float, httpx.Timeout, None]
 class _Options:
     """Constructor arguments both clients share."""
 
-    def __init__(self, base_url: str, api_key: Optional[str], timeout: Timeout,
+    def __init__(self, base_url: Optional[str], api_key: Optional[str], timeout: Timeout,
                  connect_timeout: Optional[float], retry: Optional[RetryPolicy],
                  headers: Optional[Mapping[str, str]]):
+        # Like other API clients: what the caller leaves out comes from the environment.
+        base_url = base_url or os.environ.get("CAIRN_URL") or DEFAULT_URL
+        if api_key is None:
+            api_key = os.environ.get("CAIRN_API_KEY") or None
         self.base_url = base_url.rstrip("/")
         self.headers = _core.client_headers(api_key, headers, __version__)
         self.timeout = _core.timeout(timeout, connect_timeout)
@@ -107,15 +112,16 @@ class _Options:
 class Cairn:
     """A Cairn server, called synchronously.
 
-    ``api_key``: a key from ``cairn keys create`` or the admin key (none with
-    ``--no-auth``). ``timeout``: seconds to wait for an answer (read and write);
+    ``base_url``: the server (default ``CAIRN_URL``, else ``http://127.0.0.1:7700``).
+    ``api_key``: a key from ``cairn keys create`` or the admin key (default
+    ``CAIRN_API_KEY``; none with ``--no-auth``). ``timeout``: seconds to wait for an answer (read and write);
     ``connect_timeout``: seconds to open the connection. ``retry``: a
     :class:`RetryPolicy` (``RetryPolicy.none()`` to never retry). ``transport``: an
     ``httpx`` transport (proxies, test doubles); ``client``: a whole ``httpx.Client`` to
     use instead of making one (its own base URL, headers and timeouts then apply).
     """
 
-    def __init__(self, base_url: str = DEFAULT_URL, api_key: Optional[str] = None, *,
+    def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None, *,
                  timeout: Timeout = 60.0, connect_timeout: Optional[float] = 5.0,
                  retry: Optional[RetryPolicy] = None, headers: Optional[Mapping[str, str]] = None,
                  transport: Optional[httpx.BaseTransport] = None,
@@ -202,7 +208,7 @@ class AsyncCairn:
     ``transport`` is an ``httpx.AsyncBaseTransport``; ``client`` an ``httpx.AsyncClient``.
     Use ``async with AsyncCairn(...) as c:`` or ``await c.aclose()``."""
 
-    def __init__(self, base_url: str = DEFAULT_URL, api_key: Optional[str] = None, *,
+    def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None, *,
                  timeout: Timeout = 60.0, connect_timeout: Optional[float] = 5.0,
                  retry: Optional[RetryPolicy] = None, headers: Optional[Mapping[str, str]] = None,
                  transport: Optional[httpx.AsyncBaseTransport] = None,

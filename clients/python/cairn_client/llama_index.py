@@ -37,7 +37,8 @@ def hit_node(hit: Hit) -> NodeWithScore:
 
 class CairnRetriever(BaseRetriever):
     """Nodes for a query from a Cairn space's recall (``top_k``, ``filter``, ``kinds``,
-    ``as_of`` passed on). Give ``url``/``api_key``, or ``client=`` / ``async_client=``."""
+    ``as_of`` passed on). Give ``url``/``api_key`` (default ``CAIRN_URL`` and
+    ``CAIRN_API_KEY``), or ``client=`` / ``async_client=``."""
 
     def __init__(self, space: str, *, url: Optional[str] = None, api_key: Optional[str] = None,
                  client: Any = None, async_client: Any = None, top_k: int = 5,
@@ -72,7 +73,7 @@ class CairnMemoryBlock(BaseMemoryBlock[str]):
     of the sessions it writes. LlamaIndex
     runs memory blocks in fresh event loops from its sync methods, so unless
     ``async_client`` is given, each call opens (and closes) its own client from
-    ``url``/``api_key``.
+    ``url``/``api_key`` (default ``CAIRN_URL`` and ``CAIRN_API_KEY``).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -93,8 +94,6 @@ class CairnMemoryBlock(BaseMemoryBlock[str]):
         if self.async_client is not None:
             yield self.async_client
             return
-        if self.url is None:
-            raise ValueError("CairnMemoryBlock needs url= (and api_key=) or async_client=")
         from .client import AsyncCairn
 
         async with AsyncCairn(self.url, self.api_key) as c:

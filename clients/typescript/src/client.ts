@@ -7,9 +7,11 @@ import type * as T from "./types.js";
 import { VERSION } from "./version.js";
 
 export interface CairnOptions {
-  /** Default `http://127.0.0.1:7700`. */
+  /** Default: `CAIRN_URL` from the environment (Node, Deno, Bun), else
+   *  `http://127.0.0.1:7700`. */
   baseUrl?: string;
-  /** A key from `cairn keys create`, or the admin key; none with `--no-auth`. */
+  /** A key from `cairn keys create`, or the admin key; none with `--no-auth`. Default:
+   *  `CAIRN_API_KEY` from the environment, where there is one. */
   apiKey?: string;
   /** Per attempt, from sending to the end of the answer's body (default 60 000 ms).
    * `fetch` has no separate connect timeout. */
@@ -64,12 +66,19 @@ function scopeQuery<O extends { filter?: T.Filter }>(o: O): Record<string, strin
     filter: filter === undefined ? undefined : JSON.stringify(filter) };
 }
 
+/** A variable of the process environment, where the runtime has one (not in browsers). */
+function env(name: string): string | undefined {
+  const p = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
+  return p?.env?.[name] || undefined;
+}
+
 export class Cairn {
   private readonly t: Transport;
 
   constructor(options: CairnOptions = {}) {
     const headers: Record<string, string> = { Accept: "application/json", ...options.headers };
-    if (options.apiKey) headers.Authorization = `Bearer ${options.apiKey}`;
+    const apiKey = options.apiKey ?? env("CAIRN_API_KEY");
+    if (apiKey) headers.Authorization = `Bearer ${apiKey}`;
     // Browsers refuse to let scripts set User-Agent; elsewhere it names the client.
     if (typeof (globalThis as { window?: unknown }).window === "undefined") {
       headers["User-Agent"] = `cairn-client-js/${VERSION}`;
@@ -77,7 +86,7 @@ export class Cairn {
     const f = options.fetch ?? globalThis.fetch;
     if (!f) throw new TypeError("no fetch in this runtime: pass options.fetch");
     this.t = {
-      baseUrl: (options.baseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, ""),
+      baseUrl: (options.baseUrl ?? env("CAIRN_URL") ?? "http://127.0.0.1:7700").replace(/\/+$/, ""),
       headers,
       timeoutMs: options.timeoutMs ?? 60_000,
       retry: options.retry ?? {},
@@ -206,7 +215,8 @@ export class Cairn {
   }
 
   // ---- memories
-  /** Memory units in time order, filtered and paginated. */
+  /** Memories in time order, filtered and paginated: one per message, fact and trajectory
+   *  by default; `kind` lists a derived kind (`round`, ...) or `all` units. */
   async memories(space: string, options: T.ListMemoriesOptions = {}, o?: CallOptions): Promise<T.UnitPage> {
     const c = call("GET", "/v1/spaces/{space}/memories", json<T.UnitPage>(), { space });
     c.query = pageQuery(options);

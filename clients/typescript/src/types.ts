@@ -360,7 +360,9 @@ export interface ListSessionsOptions {
 }
 
 export interface ListMemoriesOptions extends ListSessionsOptions {
-  kind?: UnitKind;
+  /** A derived kind to list, or `all` for every unit. Default: one memory per message,
+   *  fact and trajectory (kinds turn, fact, note). */
+  kind?: UnitKind | "all";
   session_id?: string;
   speaker?: string;
   since?: string;

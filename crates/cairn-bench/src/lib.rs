@@ -115,6 +115,16 @@ pub enum BenchCommand {
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
     },
+    /// Write the headline tables of a benchmarks page (docs/benchmarks/README.md) from
+    /// the runs its `<!-- headline: RUN ... -->` marker names; --check only compares.
+    Headline {
+        /// The page [default: docs/benchmarks/README.md].
+        #[arg(default_value = "docs/benchmarks/README.md", value_name = "PAGE")]
+        page: PathBuf,
+        /// Fail when the page's tables are not what the runs render; write nothing.
+        #[arg(long)]
+        check: bool,
+    },
     /// Print a markdown table comparing finished runs (folders holding summary.json).
     Report {
         #[arg(required = true, value_name = "RUN_DIR")]
@@ -146,6 +156,19 @@ pub fn run(cmd: BenchCommand, stdout: &mut dyn std::io::Write) -> anyhow::Result
         BenchCommand::Scale(args) => benches::scale::run(&args),
         BenchCommand::Ann(args) => benches::ann::run(&args, stdout),
         BenchCommand::ScalePlot { runs, out } => benches::scale::plot(&runs, &out),
+        BenchCommand::Headline { page, check } => {
+            let current = report::headline::update(&page, check)?;
+            match (current, check) {
+                (true, _) => writeln!(stdout, "{}: headline current", page.display())?,
+                (false, false) => writeln!(stdout, "{}: headline written", page.display())?,
+                (false, true) => anyhow::bail!(
+                    "{}: the headline tables are not what its runs render; run `cairn bench headline {}`",
+                    page.display(),
+                    page.display()
+                ),
+            }
+            Ok(())
+        }
         BenchCommand::Report { runs } => {
             write!(stdout, "{}", report::retrieval::compare(&runs)?)?;
             Ok(())

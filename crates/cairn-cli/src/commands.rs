@@ -8,13 +8,19 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct RecallArgs {
+    /// The space to search.
     #[arg(long)]
     space: String,
+    /// The question (or keywords) to find evidence for.
     query: String,
+    /// How many hits (places of evidence) to return.
     #[arg(long, default_value_t = RecallOptions::default().top_k)]
     top_k: usize,
+    /// Most tokens of packed context (counted with the embedding model's tokenizer).
     #[arg(long, default_value_t = RecallOptions::default().token_budget)]
     token_budget: usize,
+    /// The context's form: synthesized (compact, newest first) or raw (verbatim,
+    /// chronological).
     #[arg(long, default_value = "synthesized")]
     format: String,
     /// Recall as of this date (units after it are invisible).
@@ -23,11 +29,14 @@ pub struct RecallArgs {
     /// Only units from this date on (with --as-of, a time range).
     #[arg(long)]
     since: Option<String>,
-    #[arg(long = "session")]
+    /// Only evidence from this session (repeat for several).
+    #[arg(long = "session", value_name = "ID")]
     sessions: Vec<String>,
-    #[arg(long = "speaker")]
+    /// Only evidence this speaker took part in (repeat for several).
+    #[arg(long = "speaker", value_name = "NAME")]
     speakers: Vec<String>,
-    #[arg(long = "group")]
+    /// Only evidence from this group chat (repeat for several).
+    #[arg(long = "group", value_name = "NAME")]
     groups: Vec<String>,
     /// Only units of this kind (turn, round, episode, fact, slice, event, note, ...);
     /// repeat for several (the pools of a trajectory query).
@@ -138,8 +147,10 @@ impl ScopeArgs {
 
 #[derive(clap::Args)]
 pub struct HistoryArgs {
+    /// The space whose facts to read.
     #[arg(long)]
     space: String,
+    /// What the fact is about, in a few words ("Atlas budget", "launch date").
     subject: String,
     #[command(flatten)]
     scope: ScopeArgs,
@@ -158,6 +169,7 @@ pub fn history(m: &Memory, a: &HistoryArgs, json: bool) -> Result<()> {
 
 #[derive(clap::Args)]
 pub struct EntitiesArgs {
+    /// The space whose entity graph to read.
     #[arg(long)]
     space: String,
     /// One entity by name or alias; without it, lists the space's entities.
@@ -191,6 +203,7 @@ pub fn entities(m: &Memory, a: &EntitiesArgs, json: bool) -> Result<()> {
 
 #[derive(clap::Args)]
 pub struct ProfileArgs {
+    /// The space whose speakers to read.
     #[arg(long)]
     space: String,
     /// A speaker; without it, lists the space's speakers.
@@ -221,10 +234,13 @@ pub fn profile(m: &Memory, a: &ProfileArgs, json: bool) -> Result<()> {
 
 #[derive(clap::Args)]
 pub struct ForgetArgs {
+    /// The space to forget in.
     #[arg(long)]
     space: String,
+    /// Forget this session (with --message, one message of it).
     #[arg(long)]
     session: Option<String>,
+    /// Forget only this message of --session.
     #[arg(long, requires = "session")]
     message: Option<String>,
     /// Forget one trajectory.
@@ -266,13 +282,24 @@ pub fn forget(m: &Memory, a: &ForgetArgs, json: bool) -> Result<()> {
 
 #[derive(clap::Args)]
 pub struct ExportArgs {
+    /// The space to export.
     #[arg(long)]
     space: String,
+    /// Write the JSONL here instead of to stdout.
     #[arg(long, short)]
     output: Option<PathBuf>,
 }
 
-pub fn export(m: &Memory, a: &ExportArgs) -> Result<()> {
+pub fn spaces(m: &Memory, json: bool) -> Result<()> {
+    let spaces: Vec<String> = m.spaces()?.into_iter().map(|s| s.to_string()).collect();
+    if json {
+        return print::json(&spaces);
+    }
+    spaces.iter().for_each(|s| outln!("{s}"));
+    Ok(())
+}
+
+pub fn export(m: &Memory, a: &ExportArgs, json: bool) -> Result<()> {
     let n = match &a.output {
         Some(p) => {
             let f =
@@ -282,14 +309,21 @@ pub fn export(m: &Memory, a: &ExportArgs) -> Result<()> {
             w.flush()?;
             n
         }
+        // Stdout is the export itself, JSONL, with or without --json.
         None => m.export(&a.space, std::io::stdout().lock())?,
     };
-    eprintln!("exported {n} records");
-    Ok(())
+    match (&a.output, json) {
+        (Some(p), true) => print::json(&serde_json::json!({"exported": n, "file": p})),
+        _ => {
+            eprintln!("exported {n} records");
+            Ok(())
+        }
+    }
 }
 
 #[derive(clap::Args)]
 pub struct ImportArgs {
+    /// A JSONL file `cairn export` wrote.
     file: PathBuf,
     /// Restore every record into this space (an export of one space as another);
     /// without it, each record goes back into the space its line names.
@@ -351,4 +385,45 @@ pub fn migrate(store: Option<String>, json: bool) -> Result<()> {
         outln!("applied migration(s) {}", list.join(", "));
     }
     Ok(())
+}
+
+pub fn config(mut cfg: cairn::MemoryConfig, json: bool) -> Result<()> {
+    cfg.store = cfg.store.as_deref().map(mask_password);
+    if json {
+        return print::json(&cfg);
+    }
+    out!(
+        "{}",
+        toml::to_string_pretty(&cfg).context("printing the configuration")?
+    );
+    Ok(())
+}
+
+/// `postgres://user:secret@host/db` as `postgres://user:***@host/db`.
+fn mask_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.rsplit_once('@') {
+        Some((user_info, host)) if user_info.contains(':') => {
+            let user = user_info.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}")
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_store_password_is_masked() {
+        assert_eq!(
+            super::mask_password("postgres://cairn:s3cret@db:5432/cairn"),
+            "postgres://cairn:***@db:5432/cairn"
+        );
+        assert_eq!(
+            super::mask_password("postgres://db/cairn"),
+            "postgres://db/cairn"
+        );
+    }
 }

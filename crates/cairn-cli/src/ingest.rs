@@ -1,12 +1,12 @@
 //! `cairn ingest`: reads a file in one of the supported shapes and ingests it.
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use cairn::formats::{
-    load_evermem_dialogue, load_locomo, load_longmemeval, read_group_messages_jsonl,
-    read_sessions_jsonl, read_trajectories_jsonl,
+    detect_format, load_evermem_dialogue, load_locomo, load_longmemeval, read_group_messages_jsonl,
+    read_sessions_jsonl, read_trajectories_jsonl, InputFormat,
 };
 use cairn::{IngestReport, Memory, SessionInput};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -19,8 +19,8 @@ pub struct IngestArgs {
     pub space: String,
     /// jsonl (one session per line), group-jsonl (one group message per line),
     /// trajectories (one agent trajectory per line), export (what `cairn export` wrote),
-    /// evermembench (`dialogue_en.json`, streamed day by day), longmemeval, locomo, or
-    /// auto (from the content).
+    /// evermembench (`dialogue_en.json`, ingested day by day), longmemeval, locomo, or
+    /// auto (told from the keys of the file's first record).
     #[arg(long, default_value = "auto")]
     pub format: String,
     /// Only the first N questions / conversations (LongMemEval, LoCoMo).
@@ -28,48 +28,7 @@ pub struct IngestArgs {
     pub limit: Option<usize>,
 }
 
-fn detect(path: &Path) -> Result<&'static str> {
-    let name = path.to_string_lossy();
-    let jsonl = name.ends_with(".jsonl");
-    let mut head = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(cairn::formats::open_reader(path)?, 4096),
-        &mut head,
-    )
-    .with_context(|| format!("reading {}", path.display()))?;
-    let text = String::from_utf8_lossy(&head);
-    if jsonl {
-        let first = text.lines().next().unwrap_or("");
-        return Ok(if is_export_line(first) {
-            "export"
-        } else if first.contains("\"group\"") && !first.contains("\"messages\"") {
-            "group-jsonl"
-        } else {
-            "jsonl"
-        });
-    }
-    if text.contains("\"dialogues\"") {
-        Ok("evermembench")
-    } else if text.contains("\"haystack_sessions\"") || text.contains("\"question_id\"") {
-        Ok("longmemeval")
-    } else if text.contains("\"sample_id\"") || text.contains("\"conversation\"") {
-        Ok("locomo")
-    } else {
-        bail!(
-            "cannot tell the format of {}: pass --format jsonl|group-jsonl|trajectories|evermembench|longmemeval|locomo",
-            path.display()
-        )
-    }
-}
-
-/// A line of `cairn export`: a record with `recorded_at` around a session or trajectory.
-fn is_export_line(line: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| {
-        v.get("recorded_at").is_some()
-            && (v.get("session").is_some() || v.get("trajectory").is_some())
-    })
-}
-
+/// A progress bar over `len` messages (stderr; hidden when it is not a terminal).
 fn bar(len: usize, what: &str) -> ProgressBar {
     let pb = ProgressBar::new(len as u64);
     pb.set_style(
@@ -81,35 +40,59 @@ fn bar(len: usize, what: &str) -> ProgressBar {
     pb
 }
 
-/// Ingests `groups` (space, sessions) with a progress bar; returns the summed report.
+/// Sessions are written in batches of about this many messages, so the bar moves while a
+/// one-space file is ingested (embedding batches are 32; a batch this size loses little).
+const BATCH_MESSAGES: usize = 128;
+
+/// `sessions` cut into runs of whole sessions holding about [`BATCH_MESSAGES`] each.
+fn batches(sessions: Vec<SessionInput>) -> Vec<(usize, Vec<SessionInput>)> {
+    let mut out: Vec<(usize, Vec<SessionInput>)> = Vec::new();
+    for s in sessions {
+        let n = s.messages.len();
+        match out.last_mut() {
+            Some((count, batch)) if *count < BATCH_MESSAGES => {
+                *count += n;
+                batch.push(s);
+            }
+            _ => out.push((n, vec![s])),
+        }
+    }
+    out
+}
+
+/// Ingests `groups` (space, sessions), counting messages on a progress bar; returns the
+/// summed report.
 fn ingest_groups(
     memory: &Memory,
     groups: Vec<(String, Vec<SessionInput>)>,
-    what: &str,
 ) -> Result<IngestReport> {
-    let pb = bar(groups.len(), what);
-    let mut total = IngestReport::default();
+    let total: usize = groups
+        .iter()
+        .flat_map(|(_, ss)| ss.iter().map(|s| s.messages.len()))
+        .sum();
+    let pb = bar(total, "messages");
+    let mut report = IngestReport::default();
     for (space, sessions) in groups {
         pb.set_message(space.clone());
-        let r = memory
-            .ingest_sessions(&space, sessions)
-            .with_context(|| format!("ingesting into space {space:?}"))?;
-        total += &r;
-        pb.inc(1);
+        for (messages, batch) in batches(sessions) {
+            let r = memory
+                .ingest_sessions(&space, batch)
+                .with_context(|| format!("ingesting into space {space:?}"))?;
+            report += &r;
+            pb.inc(messages as u64);
+        }
     }
     pb.finish_and_clear();
-    Ok(total)
+    Ok(report)
 }
 
 /// Group chats go into the one space named, a day at a time (as they would arrive).
 fn ingest_group_days(
     memory: &Memory,
     args: &IngestArgs,
-    format: &str,
-    json: bool,
-    start: Instant,
-) -> Result<()> {
-    let days: Vec<Vec<cairn::GroupMessage>> = if format == "evermembench" {
+    format: InputFormat,
+) -> Result<IngestReport> {
+    let days: Vec<Vec<cairn::GroupMessage>> = if format == InputFormat::EverMemBench {
         load_evermem_dialogue(&args.file)?
             .into_iter()
             .map(|d| d.messages)
@@ -129,18 +112,37 @@ fn ingest_group_days(
         .into_iter()
         .take(args.limit.unwrap_or(usize::MAX))
         .collect();
-    let pb = bar(days.len(), "days");
+    let pb = bar(days.iter().map(Vec::len).sum(), "messages");
     let mut report = IngestReport::default();
     for day in days {
+        let n = day.len();
         let r = memory
             .ingest_group_messages(&args.space, day)
             .with_context(|| format!("ingesting into space {:?}", args.space))?;
         report += &r;
-        pb.inc(1);
+        pb.inc(n as u64);
     }
     pb.finish_and_clear();
-    memory.flush()?;
-    print_report(&report, std::slice::from_ref(&args.space), start, json)
+    Ok(report)
+}
+
+/// Trajectories, a few at a time, counting their states.
+fn insert_trajectories(memory: &Memory, args: &IngestArgs) -> Result<IngestReport> {
+    let all: Vec<_> = read_trajectories_jsonl(&args.file)?
+        .into_iter()
+        .take(args.limit.unwrap_or(usize::MAX))
+        .collect();
+    let pb = bar(all.iter().map(|t| t.states.len()).sum(), "states");
+    let mut report = IngestReport::default();
+    for chunk in all.chunks(8) {
+        let r = memory
+            .insert_trajectories(&args.space, chunk.to_vec())
+            .with_context(|| format!("inserting into space {:?}", args.space))?;
+        report += &r;
+        pb.inc(chunk.iter().map(|t| t.states.len() as u64).sum());
+    }
+    pb.finish_and_clear();
+    Ok(report)
 }
 
 fn print_report(
@@ -151,70 +153,81 @@ fn print_report(
 ) -> Result<()> {
     let secs = start.elapsed().as_secs_f64();
     if json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "spaces": spaces, "report": report, "seconds": secs,
-                "turns_per_second": report.messages_added as f64 / secs.max(1e-9),
-            }))?
-        );
-    } else {
-        outln!(
-            "ingested {} sessions ({} messages), {} trajectories, {} units into {} space(s) in {:.1}s: {:.0} turns/s; vectors computed {}, from cache {}",
-            report.sessions,
-            report.messages_added,
-            report.trajectories,
-            report.units,
-            spaces.len(),
-            secs,
-            report.messages_added as f64 / secs.max(1e-9),
-            report.vectors_computed,
-            report.vectors_cached
-        );
+        return crate::print::json(&serde_json::json!({
+            "spaces": spaces, "report": report, "seconds": secs,
+            "turns_per_second": report.messages_added as f64 / secs.max(1e-9),
+        }));
     }
+    outln!(
+        "ingested {} sessions ({} messages), {} trajectories, {} units into {} space(s) in {:.1}s: {:.0} turns/s; vectors computed {}, from cache {}",
+        report.sessions,
+        report.messages_added,
+        report.trajectories,
+        report.units,
+        spaces.len(),
+        secs,
+        report.messages_added as f64 / secs.max(1e-9),
+        report.vectors_computed,
+        report.vectors_cached
+    );
     Ok(())
 }
 
+/// The format to read: `--format`, or the one the file's first record shows.
+fn format_of(args: &IngestArgs) -> Result<(InputFormat, bool)> {
+    if args.format == "auto" {
+        return Ok((detect_format(&args.file)?, true));
+    }
+    let f = InputFormat::parse(&args.format).with_context(|| {
+        format!(
+            "unknown --format {:?} ({}|auto)",
+            args.format,
+            InputFormat::names()
+        )
+    })?;
+    Ok((f, false))
+}
+
 pub fn run(memory: &Memory, args: &IngestArgs, json: bool) -> Result<()> {
-    let format = match args.format.as_str() {
-        "auto" => detect(&args.file)?,
-        "jsonl" => "jsonl",
-        "longmemeval" => "longmemeval",
-        "locomo" => "locomo",
-        "group-jsonl" => "group-jsonl",
-        "evermembench" => "evermembench",
-        "trajectories" => "trajectories",
-        "export" => "export",
-        other => bail!(
-            "unknown --format {other:?} (jsonl, group-jsonl, trajectories, export, evermembench, longmemeval, locomo, auto)"
-        ),
-    };
-    let limit = args.limit.unwrap_or(usize::MAX);
+    let (format, detected) = format_of(args)?;
     let start = Instant::now();
-    if format == "trajectories" {
-        let all = read_trajectories_jsonl(&args.file)?;
-        let all: Vec<_> = all.into_iter().take(limit).collect();
-        let report = memory
-            .insert_trajectories(&args.space, all)
-            .with_context(|| format!("inserting into space {:?}", args.space))?;
-        memory.flush()?;
-        return print_report(&report, std::slice::from_ref(&args.space), start, json);
-    }
-    if format == "export" {
-        // An export of any space, restored into the one named.
-        let f = cairn::formats::open_reader(&args.file)?;
-        let report = memory
-            .import_with(f, Some(&args.space), &cairn::WriteOptions::default())
-            .with_context(|| format!("importing into space {:?}", args.space))?;
-        memory.flush()?;
-        return print_report(&report, std::slice::from_ref(&args.space), start, json);
-    }
-    if format == "group-jsonl" || format == "evermembench" {
-        return ingest_group_days(memory, args, format, json, start);
-    }
+    let result = ingest(memory, args, format);
+    // A file read as the wrong shape fails on its first record; say how it was read.
+    let (report, spaces) = result.with_context(|| match detected {
+        true => format!(
+            "{} was read as --format {format} (detected from its first record); pass --format to read it as another ({})",
+            args.file.display(),
+            InputFormat::names()
+        ),
+        false => format!("{} read as --format {format}", args.file.display()),
+    })?;
+    memory.flush()?;
+    print_report(&report, &spaces, start, json)
+}
+
+/// Ingests the file; returns the report and the spaces written.
+fn ingest(
+    memory: &Memory,
+    args: &IngestArgs,
+    format: InputFormat,
+) -> Result<(IngestReport, Vec<String>)> {
+    let limit = args.limit.unwrap_or(usize::MAX);
+    let one = || vec![args.space.clone()];
     let groups: Vec<(String, Vec<SessionInput>)> = match format {
-        "jsonl" => vec![(args.space.clone(), read_sessions_jsonl(&args.file)?)],
-        "longmemeval" => load_longmemeval(&args.file)?
+        InputFormat::Trajectories => return Ok((insert_trajectories(memory, args)?, one())),
+        InputFormat::Export => {
+            // An export of any space, restored into the one named.
+            let f = cairn::formats::open_reader(&args.file)?;
+            let report = memory
+                .import_with(f, Some(&args.space), &cairn::WriteOptions::default())
+                .with_context(|| format!("importing into space {:?}", args.space))?;
+            return Ok((report, one()));
+        }
+        InputFormat::GroupMessages | InputFormat::EverMemBench => {
+            return Ok((ingest_group_days(memory, args, format)?, one()))
+        }
+        InputFormat::Sessions => vec![(args.space.clone(), read_sessions_jsonl(&args.file)?)],
+        InputFormat::LongMemEval => load_longmemeval(&args.file)?
             .into_iter()
             .take(limit)
             .map(|q| {
@@ -224,7 +237,7 @@ pub fn run(memory: &Memory, args: &IngestArgs, json: bool) -> Result<()> {
                 ))
             })
             .collect::<Result<_>>()?,
-        _ => load_locomo(&args.file)?
+        InputFormat::Locomo => load_locomo(&args.file)?
             .into_iter()
             .take(limit)
             .map(|s| {
@@ -236,7 +249,38 @@ pub fn run(memory: &Memory, args: &IngestArgs, json: bool) -> Result<()> {
             .collect::<Result<_>>()?,
     };
     let spaces: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
-    let report = ingest_groups(memory, groups, "ingest")?;
-    memory.flush()?;
-    print_report(&report, &spaces, start, json)
+    Ok((ingest_groups(memory, groups)?, spaces))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(id: usize, messages: usize) -> SessionInput {
+        serde_json::from_value(serde_json::json!({
+            "id": format!("s{id}"),
+            "messages": (0..messages)
+                .map(|i| serde_json::json!({"role": "user", "text": format!("m{i}")}))
+                .collect::<Vec<_>>(),
+        }))
+        .unwrap()
+    }
+
+    /// The bar counts messages: one space of many sessions moves in steps of about
+    /// `BATCH_MESSAGES` messages, never a whole file at once; sessions stay whole.
+    #[test]
+    fn batches_count_messages_and_keep_sessions_whole() {
+        let sessions: Vec<_> = (0..60).map(|i| session(i, 11)).collect();
+        let b = batches(sessions);
+        assert_eq!(b.iter().map(|(n, _)| n).sum::<usize>(), 660);
+        assert_eq!(b.iter().map(|(_, s)| s.len()).sum::<usize>(), 60);
+        assert!(b.len() >= 5, "{} batches", b.len());
+        for (n, s) in &b {
+            assert_eq!(*n, s.iter().map(|s| s.messages.len()).sum::<usize>());
+            assert!(*n < BATCH_MESSAGES + 11);
+        }
+        let one = batches(vec![session(0, 1000)]);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].0, 1000);
+    }
 }

@@ -59,7 +59,7 @@ struct Cli {
     /// keeps only the server's API keys. Also `store = "..."` in the configuration.
     #[arg(long, global = true, env = "CAIRN_STORE", hide_env_values = true)]
     store: Option<String>,
-    /// Print machine-readable JSON.
+    /// Print machine-readable JSON (errors too: `{"error": ..., "field": ...}` on stderr).
     #[arg(long, global = true)]
     json: bool,
     #[command(subcommand)]
@@ -89,12 +89,13 @@ enum Command {
     Export(commands::ExportArgs),
     /// Import an export (also into another space, with --space).
     Import(commands::ImportArgs),
-    /// Counts per space.
+    /// Counts per space: sessions, messages, units of each kind.
     Stats {
+        /// Only this space (default: every space).
         #[arg(long)]
         space: Option<String>,
     },
-    /// List spaces.
+    /// List the spaces of the data directory (or store).
     Spaces,
     /// Verify derived state against the verbatim record; --rebuild recomputes it all.
     Check {
@@ -103,6 +104,9 @@ enum Command {
     },
     /// Create or upgrade the schema of a PostgreSQL store (--store); safe to repeat.
     Migrate,
+    /// Print the configuration in effect (file < environment < flags) as TOML, or JSON
+    /// with --json; a password in the store URL is masked. Checks the file, opens nothing.
+    Config,
     /// Serve the HTTP API (/v1) and the MCP endpoint (/mcp).
     Serve(server::ServeArgs),
     /// Serve the MCP tools on stdin/stdout (for a local agent).
@@ -132,10 +136,27 @@ fn main() {
         )
         .with_writer(std::io::stderr)
         .init();
-    if let Err(e) = run(Cli::parse()) {
-        eprintln!("error: {}", print::error(&e));
-        std::process::exit(1);
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => usage_error(e),
+    };
+    let json = cli.json;
+    if let Err(e) = run(cli) {
+        print::fail(&e, json);
     }
+}
+
+/// A command line clap refuses: its own message, or under `--json` the same as JSON.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+    let json = std::env::args().any(|a| a == "--json");
+    if json && !matches!(e.kind(), DisplayHelp | DisplayVersion) {
+        let message = e.render().to_string();
+        let first = message.lines().next().unwrap_or_default();
+        let first = first.strip_prefix("error: ").unwrap_or(first).to_string();
+        print::fail(&anyhow::anyhow!(first), true);
+    }
+    e.exit()
 }
 
 fn load_config(cli: &Cli) -> Result<cairn::MemoryConfig> {
@@ -151,6 +172,7 @@ fn load_config(cli: &Cli) -> Result<cairn::MemoryConfig> {
     Ok(cfg)
 }
 
+/// Opens the memory for a command that writes: a new data directory is created.
 fn open(cli: &Cli) -> Result<Memory> {
     let cfg = load_config(cli)?;
     let what = match &cfg.store {
@@ -161,6 +183,30 @@ fn open(cli: &Cli) -> Result<Memory> {
     Memory::open_with(&cli.dir, cfg).context(what)
 }
 
+/// Opens the memory for a command that only reads: a data directory that does not exist
+/// (a typo in `--dir`, or the wrong working directory) is an error, never created.
+fn open_existing(cli: &Cli) -> Result<Memory> {
+    if load_config(cli)?.store.is_none() {
+        existing_data_dir(&cli.dir)?;
+    }
+    open(cli)
+}
+
+/// `dir` when it is a data directory (it holds a store or keys), else an error naming it.
+fn existing_data_dir(dir: &std::path::Path) -> Result<()> {
+    let held = ["records.sqlite3", "keys.sqlite3"]
+        .iter()
+        .any(|f| dir.join(f).exists());
+    if !held {
+        let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        anyhow::bail!(
+            "no Cairn data directory at {} (pass --dir, or set CAIRN_DIR, to the directory `cairn ingest` or `cairn serve` created)",
+            shown.display()
+        );
+    }
+    Ok(())
+}
+
 fn run(cli: Cli) -> Result<()> {
     let json = cli.json;
     match &cli.command {
@@ -169,6 +215,7 @@ fn run(cli: Cli) -> Result<()> {
         #[cfg(feature = "reliability")]
         Command::Reliability(cmd) => reliability::run(cmd),
         Command::Migrate => commands::migrate(load_config(&cli)?.store, json),
+        Command::Config => commands::config(load_config(&cli)?, json),
         Command::Serve(args) => {
             let file = config::server_file(cli.config_file.as_deref(), &cli.dir)?;
             server::serve(open(&cli)?, args, file)
@@ -176,26 +223,28 @@ fn run(cli: Cli) -> Result<()> {
         Command::Mcp(args) => server::mcp(open(&cli)?, args),
         Command::Keys(cmd) => {
             let store = load_config(&cli)?.store;
+            if store.is_none() && !cli.dir.is_dir() {
+                // A key is for the server of one data directory: one made in a directory
+                // that does not exist (a typo, the wrong working directory) would be
+                // refused by that server. An existing one may be a server's before its
+                // first start.
+                existing_data_dir(&cli.dir)?;
+            }
             server::keys(&cli.dir, store.as_deref(), cmd, json)
         }
         #[cfg(feature = "bench")]
         Command::Load(args) => load::run(args, json),
         Command::Ingest(args) => ingest::run(&open(&cli)?, args, json),
-        Command::Recall(a) => commands::recall(&open(&cli)?, a, json),
-        Command::History(a) => commands::history(&open(&cli)?, a, json),
-        Command::Profile(a) => commands::profile(&open(&cli)?, a, json),
-        Command::Entities(a) => commands::entities(&open(&cli)?, a, json),
-        Command::Forget(a) => commands::forget(&open(&cli)?, a, json),
-        Command::Export(a) => commands::export(&open(&cli)?, a),
+        Command::Recall(a) => commands::recall(&open_existing(&cli)?, a, json),
+        Command::History(a) => commands::history(&open_existing(&cli)?, a, json),
+        Command::Profile(a) => commands::profile(&open_existing(&cli)?, a, json),
+        Command::Entities(a) => commands::entities(&open_existing(&cli)?, a, json),
+        Command::Forget(a) => commands::forget(&open_existing(&cli)?, a, json),
+        Command::Export(a) => commands::export(&open_existing(&cli)?, a, json),
         Command::Import(a) => commands::import(&open(&cli)?, a),
-        Command::Stats { space } => commands::stats(&open(&cli)?, space.as_deref(), json),
-        Command::Spaces => {
-            for s in open(&cli)?.spaces()? {
-                outln!("{s}");
-            }
-            Ok(())
-        }
-        Command::Check { rebuild } => commands::check(&open(&cli)?, *rebuild),
+        Command::Stats { space } => commands::stats(&open_existing(&cli)?, space.as_deref(), json),
+        Command::Spaces => commands::spaces(&open_existing(&cli)?, json),
+        Command::Check { rebuild } => commands::check(&open_existing(&cli)?, *rebuild),
         Command::Trajectories(args) => trajectories::run(&cli, args),
     }
 }

@@ -164,6 +164,35 @@ pub fn stats(stats: &[SpaceStats]) {
     }
 }
 
+/// Ends the process after a failed command: the error on stderr, as `error: ...` or, under
+/// `--json`, as one JSON object `{"error": message, "field": path?}`, then status 1.
+pub fn fail(e: &anyhow::Error, json: bool) -> ! {
+    if json {
+        let mut v = serde_json::json!({ "error": error(e) });
+        if let Some(field) = field(e) {
+            v["field"] = field.into();
+        }
+        eprintln!("{v}");
+    } else {
+        eprintln!("error: {}", error(e));
+    }
+    std::process::exit(1);
+}
+
+/// The input field an error names, when a library error in its chain names one.
+fn field(e: &anyhow::Error) -> Option<String> {
+    e.chain().find_map(|c| {
+        if let Some(cairn::Error::Input(i)) = c.downcast_ref::<cairn::Error>() {
+            return i.field.clone();
+        }
+        if let Some(f) = c.downcast_ref::<cairn::formats::FormatError>() {
+            return f.input_error().and_then(|i| i.field.clone());
+        }
+        c.downcast_ref::<cairn::InputError>()
+            .and_then(|i| i.field.clone())
+    })
+}
+
 /// An error and its causes on one line, each cause once: library errors often name
 /// their cause in their own message, and printing the chain would repeat it.
 pub fn error(e: &anyhow::Error) -> String {

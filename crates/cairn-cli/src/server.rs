@@ -2,7 +2,9 @@
 use crate::config::ServerFile;
 use anyhow::{bail, Context, Result};
 use cairn::Memory;
-use cairn_server::{AppState, AuthMode, ConnectionLimits, KeyStore, Limits, ServerConfig};
+use cairn_server::{
+    AppState, AuthMode, ConnectionLimits, KeyStore, Limits, McpTools, ServerConfig,
+};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -59,6 +61,15 @@ pub struct ServeArgs {
     /// the loopback names when bound to loopback, any host otherwise.
     #[arg(long = "allowed-host")]
     pub allowed_hosts: Vec<String>,
+    /// The tools /mcp offers when a client does not ask (`/mcp?tools=memory|all`):
+    /// memory (remember, recall, forget, history, subjects, profile, entities, spaces) or
+    /// all (those and the trajectory tools).
+    #[arg(long, default_value = "all", value_parser = parse_tools)]
+    pub mcp_tools: McpTools,
+}
+
+fn parse_tools(s: &str) -> Result<McpTools, String> {
+    s.parse()
 }
 
 impl ServeArgs {
@@ -126,15 +137,20 @@ impl ServeArgs {
             },
             auth,
             allowed_hosts,
+            mcp_tools: self.mcp_tools,
         }
     }
 }
 
 #[derive(clap::Args)]
 pub struct McpArgs {
-    /// Space used when a tool call names none.
+    /// Space used when a tool call names none (created by the first `remember`).
     #[arg(long)]
     pub space: Option<String>,
+    /// The tools offered: memory (remember, recall, forget, history, subjects, profile,
+    /// entities, spaces: what a chat agent needs) or all (those and the trajectory tools).
+    #[arg(long, default_value = "all", value_parser = parse_tools)]
+    pub tools: McpTools,
 }
 
 #[derive(clap::Subcommand)]
@@ -236,12 +252,25 @@ pub fn mcp(memory: Memory, args: &McpArgs) -> Result<()> {
             ..Default::default()
         },
     )?;
-    runtime()?.block_on(cairn_server::serve_stdio(state, args.space.clone()))?;
+    runtime()?.block_on(cairn_server::serve_stdio(
+        state,
+        args.space.clone(),
+        args.tools,
+    ))?;
     Ok(())
 }
 
 /// `store`: a PostgreSQL URL (keys live in the database), else the data directory's file.
 pub fn keys(dir: &Path, store: Option<&str>, cmd: &KeysCommand, json: bool) -> Result<()> {
+    // Where the key lives, said with every new key: a key made for another data directory
+    // is refused by the server, and the output is where that shows.
+    let home = match store {
+        Some(_) => "the PostgreSQL store (--store)".to_string(),
+        None => std::path::absolute(dir)
+            .unwrap_or_else(|_| dir.to_path_buf())
+            .display()
+            .to_string(),
+    };
     let store = match store {
         Some(url) => KeyStore::with_records(
             Memory::postgres_key_records(url).context("opening the PostgreSQL store (--store)")?,
@@ -256,11 +285,13 @@ pub fn keys(dir: &Path, store: Option<&str>, cmd: &KeysCommand, json: bool) -> R
         } => {
             let k = store.create(spaces, *read_only, label.as_deref())?;
             if json {
-                outln!("{}", serde_json::to_string_pretty(&k)?);
+                let mut v = serde_json::to_value(&k)?;
+                v["data_dir"] = home.into();
+                outln!("{}", serde_json::to_string_pretty(&v)?);
             } else {
                 outln!("{}", k.token);
                 eprintln!(
-                    "key {} for space(s) {}{}; the token above is shown only now",
+                    "key {} for space(s) {}{} of {home}; the token above is shown only now",
                     k.info.id,
                     k.info.spaces.join(", "),
                     if k.info.read_only { " (read-only)" } else { "" }
@@ -292,9 +323,13 @@ pub fn keys(dir: &Path, store: Option<&str>, cmd: &KeysCommand, json: bool) -> R
         }
         KeysCommand::Revoke { id } => {
             if !store.revoke(id)? {
-                bail!("no live key with id {id:?}");
+                bail!("no live key with id {id:?} in {home}");
             }
-            eprintln!("revoked {id}");
+            if json {
+                outln!("{}", serde_json::json!({ "revoked": id }));
+            } else {
+                eprintln!("revoked {id}");
+            }
         }
     }
     Ok(())

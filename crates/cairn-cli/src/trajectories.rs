@@ -3,7 +3,7 @@
 //! output is what an agent reads (the same as the MCP tools); `--json` prints the
 //! structures the HTTP API returns.
 use crate::print::json as print_json;
-use crate::{open, Cli};
+use crate::{open_existing as open, Cli};
 use anyhow::{bail, Context, Result};
 use cairn::{
     AgentFallback, AgentLlm, AgentOptions, ContextRequest, ContextSpan, InspectRecallOptions,

@@ -6,6 +6,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+/// Creates a data directory and loads the embedding model (reading commands refuse a
+/// directory that does not exist): how a test finds out whether the model is installed.
+const PROBE: [&str; 6] = [
+    "ingest",
+    "--format",
+    "jsonl",
+    "--space",
+    "probe",
+    "/dev/null",
+];
+
 fn cairn(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
     c.arg("--dir").arg(dir);
@@ -13,7 +24,7 @@ fn cairn(dir: &Path) -> Command {
 }
 
 fn model_installed(dir: &Path) -> bool {
-    let out = cairn(dir).args(["spaces"]).output().unwrap();
+    let out = cairn(dir).args(PROBE).output().unwrap();
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         if err.contains("embedding model") {
@@ -336,4 +347,190 @@ fn group_chat_history_and_profile_through_the_cli() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no fact about"));
+}
+
+/// A reading command (and `keys`) pointed at a directory that is not a data directory
+/// (a typo in `--dir`, the wrong working directory) fails naming it, and creates nothing.
+#[test]
+fn reading_commands_never_create_a_data_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let typo = tmp.path().join("cairn-dta");
+    let commands: [&[&str]; 9] = [
+        &["recall", "--space", "alice", "where do I live?"],
+        &["stats"],
+        &["spaces"],
+        &["history", "--space", "alice", "budget"],
+        &["export", "--space", "alice"],
+        &["check"],
+        &["keys", "list"],
+        &["keys", "create", "--space", "alice"],
+        &["trajectories", "--space", "shop"],
+    ];
+    for args in commands {
+        let out = cairn(&typo).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(
+            err.contains("no Cairn data directory at") && err.contains("cairn-dta"),
+            "{args:?}: {err}"
+        );
+        assert!(!typo.exists(), "{args:?} created {}", typo.display());
+    }
+}
+
+/// `--json` answers JSON, errors included (on stderr, with the field at fault when one
+/// is); the text form names the data directory a key belongs to.
+#[test]
+fn json_on_every_command_and_errors_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("none");
+    let out = cairn(&missing)
+        .args(["--json", "recall", "--space", "a", "hi"])
+        .output()
+        .unwrap();
+    let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert!(err["error"]
+        .as_str()
+        .unwrap()
+        .contains("no Cairn data directory"));
+    // A command line clap refuses, under --json.
+    let out = cairn(&missing)
+        .args(["--json", "recall", "--space", "a", "hi", "--top-kk", "3"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert!(err["error"].as_str().unwrap().contains("--top-kk"), "{err}");
+    // `cairn config` prints the configuration in effect, masking a store's password.
+    let cfg =
+        json(cairn(&missing).args(["--json", "--store", "postgres://u:pw@db/cairn", "config"]));
+    assert_eq!(cfg["store"], "postgres://u:***@db/cairn");
+    assert_eq!(cfg["embed"]["backend"], "auto");
+
+    let Some((tmp, dir)) = model_data_dir() else {
+        return;
+    };
+    let a = tmp.path().join("a.jsonl");
+    write_sessions(&a, "a", 2);
+    run_ok(cairn(&dir).args(["ingest", "--space", "alice"]).arg(&a));
+    assert_eq!(
+        json(cairn(&dir).args(["--json", "spaces"])),
+        serde_json::json!(["alice"])
+    );
+    let out = cairn(&dir)
+        .args([
+            "--json",
+            "recall",
+            "--space",
+            "alice",
+            "hi",
+            "--filter",
+            r#"{"x": {"op": 1}}"#,
+        ])
+        .output()
+        .unwrap();
+    let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert!(err["error"].is_string(), "{err}");
+    let key = json(cairn(&dir).args(["--json", "keys", "create", "--space", "alice"]));
+    assert!(key["token"].as_str().unwrap().starts_with("cairn_"));
+    assert_eq!(
+        key["data_dir"].as_str().map(PathBuf::from),
+        Some(std::path::absolute(&dir).unwrap())
+    );
+    let id = key["id"].as_str().unwrap();
+    let revoked = json(cairn(&dir).args(["--json", "keys", "revoke", id]));
+    assert_eq!(revoked["revoked"], id);
+    let out = run_ok(cairn(&dir).args(["keys", "create", "--space", "alice"]));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&dir.display().to_string()),
+        "the key's data directory is named"
+    );
+}
+
+/// `cairn recall --help` describes every argument.
+#[test]
+fn recall_help_describes_its_arguments() {
+    let out = run_ok(cairn(Path::new("unused")).args(["recall", "--help"]));
+    let help = String::from_utf8_lossy(&out.stdout);
+    for (flag, words) in [
+        ("--space <SPACE>", "The space to search"),
+        ("--top-k <TOP_K>", "How many hits"),
+        ("--session <ID>", "Only evidence from this session"),
+        ("--token-budget <TOKEN_BUDGET>", "Most tokens"),
+        ("<QUERY>", "The question"),
+    ] {
+        let line = help.lines().position(|l| l.trim_start().starts_with(flag));
+        let described =
+            line.is_some_and(|i| help.lines().skip(i).take(2).any(|l| l.contains(words)));
+        assert!(described, "{flag} undescribed:\n{help}");
+    }
+}
+
+/// Files are read by the shape of their first record, whatever their name or the order
+/// of their keys: a trajectories JSONL (with LongMemEval-V2's `domain`) and a LoCoMo file
+/// (whose samples open with their question lists) need no --format; a file read as the
+/// wrong shape says how it was read and how to choose another.
+#[test]
+fn ingest_tells_formats_apart_by_their_records() {
+    let Some((tmp, dir)) = model_data_dir() else {
+        return;
+    };
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../cairn-bench/fixtures/lme-v2/trajectories.jsonl");
+    let two: Vec<String> = std::fs::read_to_string(fixture)
+        .unwrap()
+        .lines()
+        .take(2)
+        .map(str::to_string)
+        .collect();
+    let runs = tmp.path().join("trajectories.jsonl");
+    std::fs::write(&runs, two.join("\n")).unwrap();
+    let r = json(
+        cairn(&dir)
+            .args(["--json", "ingest", "--space", "agent"])
+            .arg(&runs),
+    );
+    assert_eq!(r["report"]["trajectories"], 2, "{r}");
+
+    let locomo = tmp.path().join("locomo.json");
+    let sample = serde_json::json!([{
+        "qa": [{"question": "Where does Ann live?", "answer": "Lisbon", "evidence": ["D1:1"], "category": 1}],
+        "conversation": {
+            "speaker_a": "Ann", "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "I moved to Lisbon last spring."},
+                {"speaker": "Bo", "dia_id": "D1:2", "text": "Lisbon is lovely."}
+            ]
+        },
+        "sample_id": "conv-1"
+    }]);
+    std::fs::write(&locomo, sample.to_string()).unwrap();
+    let r = json(
+        cairn(&dir)
+            .args(["--json", "ingest", "--space", "locomo-"])
+            .arg(&locomo),
+    );
+    assert_eq!(r["spaces"], serde_json::json!(["locomo-conv-1"]), "{r}");
+    assert_eq!(r["report"]["messages_added"], 2, "{r}");
+
+    // Group messages with a field sessions do not have: read as group messages, and the
+    // error says so, and how to pick another format.
+    let chat = tmp.path().join("chat.jsonl");
+    std::fs::write(
+        &chat,
+        r#"{"speaker": "Maya", "group": "Atlas", "time": "2025-03-10 14:00", "text": "hi", "mood": "ok"}"#,
+    )
+    .unwrap();
+    let out = cairn(&dir)
+        .args(["ingest", "--space", "team"])
+        .arg(&chat)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("read as --format group-jsonl") && err.contains("pass --format"),
+        "{err}"
+    );
 }

@@ -227,3 +227,142 @@ fn two_servers_on_one_database_serve_the_same_spaces() {
     let after = recall(&url_b, "Where does Noor live?");
     assert!(!after.contains("Tangier"), "{after}");
 }
+
+/// `deploy/compose.yaml` as JSON (through Python's yaml), or None (SKIPPED) without it.
+fn compose() -> Option<serde_json::Value> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/compose.yaml");
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
+        ])
+        .arg(&file)
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    let Some(out) = out else {
+        eprintln!("SKIPPED: the compose file's check needs python3 with PyYAML");
+        return None;
+    };
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn command_of(service: &serde_json::Value) -> Vec<String> {
+    service["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The compose deployment (PostgreSQL, a migration, two servers behind a proxy), checked
+/// as far as a machine without a container engine allows: its services use the image
+/// `scripts/image.sh` tags, their commands are `cairn` command lines, and, run as processes
+/// with the compose file's environment against a local PostgreSQL, they make a working
+/// deployment (what one server writes, the other reads).
+#[test]
+fn the_compose_deployment_runs_as_processes() {
+    let Some(c) = compose() else {
+        return;
+    };
+    let s = &c["services"];
+    let version = env!("CARGO_PKG_VERSION");
+    for name in ["migrate", "cairn-a", "cairn-b"] {
+        assert_eq!(s[name]["image"], format!("cairn:{version}"), "{name}");
+        let env = &s[name]["environment"];
+        assert!(env["CAIRN_STORE"]
+            .as_str()
+            .unwrap()
+            .contains("@postgres:5432/"));
+        assert!(env["CAIRN_ADMIN_KEY"].is_string());
+        // Every command is one the binary takes.
+        let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(command_of(&s[name]))
+            .arg("--help")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {out:?}");
+    }
+    assert_eq!(command_of(&s["migrate"]), ["migrate"]);
+    assert_eq!(
+        command_of(&s["cairn-a"]),
+        ["serve", "--bind", "0.0.0.0:7700"]
+    );
+    let proxy = command_of(&s["proxy"]).join(" ");
+    assert!(
+        proxy.contains("--to cairn-a:7700 --to cairn-b:7700"),
+        "{proxy}"
+    );
+    assert!(s["postgres"]["image"]
+        .as_str()
+        .unwrap()
+        .starts_with("pgvector/pgvector:"));
+
+    let Some(base) = cairn_testkit::database_url("the compose deployment") else {
+        return;
+    };
+    let admin = PgStore::connect(&base).expect("CAIRN_TEST_DATABASE_URL: cannot connect");
+    let schema = Schema {
+        name: format!("cairn_compose_test_{}", std::process::id()),
+        admin,
+    };
+    schema
+        .admin
+        .execute_sql(&format!(
+            "DROP SCHEMA IF EXISTS {0} CASCADE; CREATE SCHEMA {0}",
+            schema.name
+        ))
+        .unwrap();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let store = format!(
+        "{base}{sep}options=-c%20search_path%3D{},public",
+        schema.name
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    // A service: its command and environment, the database and a local port in place of
+    // the compose network's.
+    let service = |name: &str| {
+        let mut args = command_of(&s[name]);
+        if let Some(bind) = args.iter().position(|a| a == "0.0.0.0:7700") {
+            args[bind] = "127.0.0.1:0".into();
+        }
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+        cmd.args(args)
+            .current_dir(tmp.path())
+            .env("CAIRN_DIR", tmp.path().join(name))
+            .env("CAIRN_STORE", &store)
+            .env("CAIRN_ADMIN_KEY", ADMIN)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    };
+    let out = service("migrate").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "migrate: {err}");
+    let start = |name: &str| -> (Server, String) {
+        let mut child = service(name).spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        match line.trim().strip_prefix("cairn serve: listening on ") {
+            Some(url) => (Server(child), url.to_string()),
+            None => {
+                let mut err = String::new();
+                std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+                panic!("{name}: {err}")
+            }
+        }
+    };
+    let (_a, url_a) = start("cairn-a");
+    let (_b, url_b) = start("cairn-b");
+    let (status, body) = request(
+        "POST",
+        &format!("{url_a}/v1/spaces/shared/messages"),
+        Some(serde_json::json!({"session_id": "c1", "messages": [
+            {"role": "user", "text": "The staging database runs on port 6543."}]})),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(recall(&url_b, "Which port does the staging database use?").contains("6543"));
+}

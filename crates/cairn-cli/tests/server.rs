@@ -6,6 +6,17 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
+/// Creates a data directory and loads the embedding model (reading commands refuse a
+/// directory that does not exist): how a test finds out whether the model is installed.
+const PROBE: [&str; 6] = [
+    "ingest",
+    "--format",
+    "jsonl",
+    "--space",
+    "probe",
+    "/dev/null",
+];
+
 fn cairn(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
     c.arg("--dir").arg(dir).env_remove("CAIRN_ADMIN_KEY");
@@ -205,7 +216,7 @@ fn a_real_mcp_client_handshakes_with_cairn_mcp_over_stdio() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
     // Probe for the model the way every CLI test does.
-    let probe = cairn(&dir).arg("spaces").output().unwrap();
+    let probe = cairn(&dir).args(PROBE).output().unwrap();
     if !probe.status.success() {
         let err = String::from_utf8_lossy(&probe.stderr);
         assert!(
@@ -296,6 +307,63 @@ fn a_real_mcp_client_handshakes_with_cairn_mcp_over_stdio() {
         )
         .await;
         assert!(err && text.contains("whenever"), "{text}");
+
+        // Forgetting by the memory id recall returns names the messages that went.
+        let (err, _) = call(
+            "remember",
+            serde_json::json!({"session_id": "c2", "messages": [
+                {"role": "user", "text": "My locker code at the gym is 4417."},
+                {"role": "user", "text": "The gym is on Rua Augusta."}]}),
+        )
+        .await;
+        assert!(!err);
+        let (_, text) = call(
+            "recall",
+            serde_json::json!({"query": "What is my gym locker code?", "top_k": 1}),
+        )
+        .await;
+        let hits: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let id = hits["hits"][0]["memory_id"].as_str().unwrap().to_string();
+        let (err, text) = call("forget", serde_json::json!({"memory_id": id})).await;
+        assert!(!err, "{text}");
+        let gone: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(gone["session_id"], "c2", "{gone}");
+        assert!(
+            !gone["forgotten_messages"].as_array().unwrap().is_empty(),
+            "{gone}"
+        );
+        let (_, text) = call(
+            "recall",
+            serde_json::json!({"query": "gym locker code 4417"}),
+        )
+        .await;
+        assert!(!text.contains("4417"), "{text}");
+        let (err, text) = call("forget", serde_json::json!({})).await;
+        assert!(err && text.contains("memory_id"), "{text}");
+
+        // The default space is made by its first write; another unknown name is refused.
+        let (err, text) = call(
+            "remember",
+            serde_json::json!({"space": "alcie", "note": "The user likes tea."}),
+        )
+        .await;
+        assert!(err && text.contains("\"alcie\" does not exist"), "{text}");
+        assert!(text.contains("alice"), "the known spaces are named: {text}");
+        client.cancel().await.unwrap();
+
+        // A chat agent's connection: the memory tools only.
+        let transport = TokioChildProcess::new(
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn")).configure(|c| {
+                c.arg("--dir")
+                    .arg(&dir)
+                    .args(["mcp", "--space", "alice", "--tools", "memory"]);
+            }),
+        )
+        .unwrap();
+        let client = ().serve(transport).await.unwrap();
+        let tools = client.list_all_tools().await.unwrap();
+        assert_eq!(tools.len(), 8, "{tools:?}");
+        assert!(tools.iter().all(|t| !t.name.starts_with("trajectory")));
         client.cancel().await.unwrap();
     });
 }

@@ -6,6 +6,17 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Creates a data directory and loads the embedding model (reading commands refuse a
+/// directory that does not exist): how a test finds out whether the model is installed.
+const PROBE: [&str; 6] = [
+    "ingest",
+    "--format",
+    "jsonl",
+    "--space",
+    "probe",
+    "/dev/null",
+];
+
 fn cairn(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
     c.arg("--dir").arg(dir).env_remove("CAIRN_ADMIN_KEY");
@@ -26,7 +37,7 @@ fn run_ok(cmd: &mut Command) -> String {
 /// `shop`; None (SKIPPED) without the model.
 fn with_runs(tmp: &Path, n: usize) -> Option<PathBuf> {
     let dir = tmp.join("data");
-    let probe = cairn(&dir).arg("spaces").output().unwrap();
+    let probe = cairn(&dir).args(PROBE).output().unwrap();
     if !probe.status.success() {
         eprintln!("SKIPPED: {}", String::from_utf8_lossy(&probe.stderr));
         return None;

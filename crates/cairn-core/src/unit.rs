@@ -39,6 +39,12 @@ impl UnitKind {
         UnitKind::Profile,
     ];
 
+    /// The memories a user thinks of: a message (its turn), a fact drawn from messages,
+    /// a trajectory (its note). Every other kind is derived for recall (rounds and
+    /// episodes regroup messages; slices and events cut a run; profiles sum a speaker's
+    /// sessions) and is listed only when asked for by kind.
+    pub const MEMORIES: [UnitKind; 3] = [UnitKind::Turn, UnitKind::Fact, UnitKind::Note];
+
     pub fn as_str(self) -> &'static str {
         match self {
             UnitKind::Turn => "turn",

@@ -12,7 +12,7 @@ use std::path::Path;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-fn io_err(path: &Path, source: std::io::Error) -> FormatError {
+pub(crate) fn io_err(path: &Path, source: std::io::Error) -> FormatError {
     FormatError::Io {
         path: path.to_path_buf(),
         source,

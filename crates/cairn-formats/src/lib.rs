@@ -13,6 +13,7 @@
 //! Nothing here panics on input.
 //!
 //! Modules:
+//! - [`detect`]: which supported shape a file holds (`cairn ingest`'s auto format).
 //! - [`io`]: read plain or gzip-compressed files, parse JSON, hash files.
 //! - [`jsonl`]: one [`cairn_core::SessionInput`] per line.
 //! - [`longmemeval`]: LongMemEval records (`longmemeval_s`, `longmemeval_oracle`).
@@ -22,6 +23,7 @@
 //! - [`lme_v2`]: LongMemEval-V2 questions (with their `eval_function`) and haystacks.
 //! - [`friendsqa`]: FriendsQA scenes (multi-party dialogue) and their questions.
 
+pub mod detect;
 pub mod error;
 pub mod evermembench;
 mod fields;
@@ -33,6 +35,7 @@ pub mod locomo;
 pub mod longmemeval;
 pub mod trajectories;
 
+pub use detect::{detect_format, InputFormat};
 pub use error::FormatError;
 pub use evermembench::{
     load_evermem_dialogue, load_evermem_qa, read_group_messages_jsonl, EverDay, EverQuestion,

@@ -34,7 +34,7 @@ pub use auth::{
 pub use conn::{default_max_connections, ConnectionLimits};
 pub use error::{ApiError, ServerError};
 pub use limits::Limits;
-pub use mcp::{serve_stdio, CairnMcp};
+pub use mcp::{serve_stdio, CairnMcp, McpTools};
 pub use routes::{route_table, OPENAPI};
 
 use axum::Router;
@@ -61,6 +61,8 @@ pub struct ServerConfig {
     pub allowed_hosts: Option<Vec<String>>,
     /// Timeouts of slow clients, the connection cap, the shutdown deadline.
     pub connections: ConnectionLimits,
+    /// The MCP tools `/mcp` offers when a request does not ask (`?tools=memory|all`).
+    pub mcp_tools: McpTools,
 }
 
 /// The names a loopback server answers to.
@@ -75,6 +77,7 @@ impl Default for ServerConfig {
             auth: AuthMode::Keys { admin_key: None },
             allowed_hosts: Some(loopback_hosts()),
             connections: ConnectionLimits::default(),
+            mcp_tools: McpTools::default(),
         }
     }
 }

@@ -113,6 +113,26 @@ pub async fn recall(
     Ok(r.into())
 }
 
+/// Forgets a memory (a unit, by the id recall cites): the messages it was drawn from, or
+/// the trajectory it stands for. The answer names what went.
+pub async fn forget_memory(
+    state: &Arc<AppState>,
+    who: &Principal,
+    space: &str,
+    id: String,
+) -> Result<crate::wire::out::ForgotMemory, ApiError> {
+    who.require(space, Need::Write)?;
+    let sp = space.to_string();
+    let report = blocking(state, move |m| m.forget_unit(&sp, &id))
+        .await
+        .map_err(|e| match e.code {
+            "not_found" => ApiError::not_found("memory_not_found", e.detail),
+            "invalid_input" => ApiError::new(e.status, "not_deletable", e.detail),
+            _ => e,
+        })?;
+    Ok(report.into())
+}
+
 /// Forgets a session, or one message of it. Returns the units removed.
 pub async fn forget(
     state: &Arc<AppState>,

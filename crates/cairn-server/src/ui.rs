@@ -32,6 +32,8 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
         include_bytes!("../ui/trajectories.js"),
     ),
     ("recall.js", JS, include_bytes!("../ui/recall.js")),
+    ("memories.js", JS, include_bytes!("../ui/memories.js")),
+    ("entities.js", JS, include_bytes!("../ui/entities.js")),
     ("favicon.svg", SVG, include_bytes!("../ui/favicon.svg")),
 ];
 

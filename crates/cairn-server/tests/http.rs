@@ -414,6 +414,33 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
     ]);
     expected.extend(inspect_routes::TOOLS);
     assert_eq!(names, expected);
+    // `?tools=memory`: a chat agent's connection gets the memory tools only.
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}});
+    let r = s.call(
+        "POST",
+        "/mcp",
+        &[],
+        "?tools=memory",
+        Some(k),
+        Some(("application/json", &list.to_string())),
+    );
+    let memory_only: BTreeSet<&str> = r.body["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(memory_only.len(), 8, "{}", r.text);
+    assert!(memory_only.iter().all(|n| !n.starts_with("trajectory")));
+    let r = s.call(
+        "POST",
+        "/mcp",
+        &[],
+        "?tools=some",
+        Some(k),
+        Some(("application/json", &list.to_string())),
+    );
+    assert!(r.text.contains("unknown tool set"), "{}", r.text);
     let (err, v) = tool(
         &s,
         k,
@@ -894,7 +921,14 @@ fn forgetting_leaves_nothing_in_the_index_files() {
         &session("keep", "I like green tea.", "Green tea is nice.", json!({})),
     ));
     let units: Vec<String> = s
-        .call("GET", MEMORIES, &["a"], "?session_id=secret", Some(k), None)
+        .call(
+            "GET",
+            MEMORIES,
+            &["a"],
+            "?session_id=secret&kind=all",
+            Some(k),
+            None,
+        )
         .body["items"]
         .as_array()
         .unwrap()
@@ -902,6 +936,25 @@ fn forgetting_leaves_nothing_in_the_index_files() {
         .map(|u| u["id"].as_str().unwrap().to_string())
         .collect();
     assert!(units.len() >= 3, "{units:?}");
+    // By default the listing shows memories as a user thinks of them: one per message
+    // (and fact), not the rounds and episodes derived for recall.
+    let memories = s.call("GET", MEMORIES, &["a"], "?session_id=secret", Some(k), None);
+    let kinds: Vec<&str> = memories.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "turn").count(),
+        2,
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.iter().all(|k| ["turn", "fact", "note"].contains(k)),
+        "{kinds:?}"
+    );
+    assert!(kinds.len() < units.len());
     let embed_texts: Vec<String> = units
         .iter()
         .filter_map(|id| {

@@ -1,6 +1,8 @@
 // The inspector end to end: a real `cairn serve`, Debian's headless Chromium, every view,
-// a recall with its explanation, the as_of slider, forgetting a message, a key that must
-// not see another space, a read-only key, a phone-sized window and the keyboard.
+// a recall with its explanation, the as_of slider, forgetting a message, the memories
+// (searched, by kind, one forgotten after the dialog named its messages), an entity, a
+// key that must not see another space, a read-only key, a wide window, a phone-sized
+// window and the keyboard.
 // Screenshots for the README go to docs/screenshots/.
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
@@ -194,6 +196,76 @@ test("forget a message and see it gone", { skip }, async () => {
   assert.doesNotMatch(recall.context, /jealous/);
 });
 
+test("memories: one per message and fact, derived ones by kind, searched, one forgotten", { skip }, async () => {
+  const { page } = browser;
+  await page.goto(`${server.base}/ui#/s/team/memories`);
+  await page.locator("#memories .memory").first().waitFor();
+  const kinds = async () => page.locator("#memories .memory .kind").allInnerTexts();
+  const shown = await kinds();
+  assert.ok(shown.includes("turn") && shown.includes("fact"), shown.join());
+  assert.ok(shown.every((k) => ["turn", "fact", "note"].includes(k)), shown.join());
+  // Derived units on request.
+  await page.locator("#memory-kind").selectOption("round");
+  await page.locator("#memory-search").click();
+  await page.locator("#memories .memory .kind", { hasText: "round" }).first().waitFor();
+  assert.ok((await kinds()).every((k) => k === "round"));
+  // A search is a recall over the memories.
+  await page.locator("#memory-kind").selectOption("");
+  await page.locator("#memory-query").fill("grey cat named Luna");
+  await page.locator("#memory-search").click();
+  await page.locator("#memories .memory", { hasText: "Luna" }).first().waitFor();
+  // Forgetting one names the messages it covers first; cancel, then confirm.
+  await page.locator("#memory-query").fill("");
+  await page.locator("#memory-search").click();
+  const luna = page.locator('#memories .memory[data-memory="turn:pets:0"]');
+  await luna.waitFor();
+  await luna.getByRole("button", { name: "Forget memory turn:pets:0" }).click();
+  await page.locator("#confirm-details li").first().waitFor();
+  const covered = await page.locator("#confirm-details").innerText();
+  assert.match(covered, /#0 user: I adopted a grey cat and named her Luna/);
+  await page.locator("#confirm-cancel").click();
+  assert.equal(await luna.count(), 1);
+  await luna.getByRole("button", { name: "Forget memory turn:pets:0" }).click();
+  await page.locator("#confirm-ok").click();
+  await page.locator(".status", { hasText: "Forgot turn:pets:0: messages 0 of pets" }).waitFor();
+  assert.equal(await page.locator('#memories .memory[data-memory="turn:pets:0"]').count(), 0);
+  const rec = await call(server.base, ADMIN, "GET", "/v1/spaces/team/sessions/pets");
+  assert.ok(rec.session.messages.every((m) => m.id !== "0"));
+});
+
+test("an entity: searched, with its relations and mentions", { skip }, async () => {
+  const { page } = browser;
+  await page.goto(`${server.base}/ui#/s/team/entities`);
+  await page.locator("#entities li").first().waitFor();
+  await page.locator("#entity-query").fill("atlas");
+  await page.locator("#entity-search").click();
+  await page.locator("#entities a", { hasText: "Project Atlas" }).click();
+  await page.locator("#entity h2", { hasText: "Project Atlas" }).waitFor();
+  assert.ok((await page.locator("#mentions li").count()) >= 2);
+  assert.match(await page.locator("#entity").innerText(), /Maya/);
+  await page.locator("#mentions a").first().click();
+  await page.locator("#messages").waitFor();
+});
+
+test("a wide window shows every column of the spaces table, Export included", { skip }, async () => {
+  const { page } = browser;
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await page.goto(`${server.base}/ui#/spaces`);
+  const button = page.getByRole("button", { name: "Export team" });
+  await button.waitFor();
+  const box = await button.boundingBox();
+  const scroll = await page.locator("main .scroll").boundingBox();
+  assert.ok(box.x >= scroll.x && box.x + box.width <= scroll.x + scroll.width + 1, `${JSON.stringify(box)} outside ${JSON.stringify(scroll)}`);
+  assert.ok(box.x + box.width <= 1400);
+  // Nothing covers it: the button is what a click at its centre reaches.
+  const hit = await page.evaluate(
+    ({ x, y }) => document.elementFromPoint(x, y)?.getAttribute("aria-label"),
+    { x: box.x + box.width / 2, y: box.y + box.height / 2 },
+  );
+  assert.equal(hit, "Export team");
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
 test("a key for one space sees no other space anywhere", { skip }, async () => {
   const { page } = browser;
   await signOut(page);
@@ -201,7 +273,15 @@ test("a key for one space sees no other space anywhere", { skip }, async () => {
   assert.match(await page.locator("#who").innerText(), /team key/);
   const options = await page.locator("#space-picker option").allInnerTexts();
   assert.deepEqual(options.filter((o) => o !== "Choose a space"), ["team"]);
-  const views = ["#/spaces", "#/s/team/sessions", "#/s/team/facts", "#/s/team/profiles", "#/s/team/trajectories"];
+  const views = [
+    "#/spaces",
+    "#/s/team/memories",
+    "#/s/team/sessions",
+    "#/s/team/facts",
+    "#/s/team/profiles",
+    "#/s/team/entities",
+    "#/s/team/trajectories",
+  ];
   for (const v of views) {
     await page.goto(`${server.base}/ui${v}`);
     await page.locator("main h1").waitFor();
@@ -262,7 +342,14 @@ test("works on a phone-sized window and from the keyboard", { skip }, async () =
   await page.keyboard.press("Tab");
   const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
   assert.notEqual(outline, "none");
-  for (const v of ["#/s/team/sessions/Atlas%2F2025-03-03", "#/s/team/facts", "#/s/team/trajectories/coupon", "#/s/team/recall"]) {
+  for (const v of [
+    "#/s/team/sessions/Atlas%2F2025-03-03",
+    "#/s/team/memories",
+    "#/s/team/facts",
+    "#/s/team/entities",
+    "#/s/team/trajectories/coupon",
+    "#/s/team/recall",
+  ]) {
     await page.goto(`${server.base}/ui${v}`);
     await page.locator("main h1").waitFor();
     await page.waitForLoadState("networkidle");

@@ -2,7 +2,9 @@
 // Routes live in the URL hash: #/spaces, #/s/<space>/<view>[/<id>].
 import { api, clearKey, enc, key, setKey } from "./api.js";
 import { errorBox, fill, h, title } from "./dom.js";
+import * as entities from "./entities.js";
 import * as facts from "./facts.js";
+import * as memories from "./memories.js";
 import * as profiles from "./profiles.js";
 import * as recall from "./recall.js";
 import * as sessions from "./sessions.js";
@@ -10,9 +12,11 @@ import * as spaces from "./spaces.js";
 import * as trajectories from "./trajectories.js";
 
 const VIEWS = [
+  ["memories", "Memories", memories],
   ["sessions", "Sessions", sessions],
   ["facts", "Facts", facts],
   ["profiles", "Profiles", profiles],
+  ["entities", "Entities", entities],
   ["trajectories", "Trajectories", trajectories],
   ["recall", "Recall", recall],
 ];

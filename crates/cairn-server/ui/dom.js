@@ -68,10 +68,14 @@ export function errorBox(e) {
   return h("p", { class: "error", role: "alert" }, `${e && e.message ? e.message : e}${code}`);
 }
 
-/** Asks before something that cannot be undone; resolves to true when confirmed. */
-export function confirmAction(text, button = "Forget") {
+/**
+ * Asks before something that cannot be undone; resolves to true when confirmed. `details`:
+ * lines shown under the question (what exactly goes), as text.
+ */
+export function confirmAction(text, button = "Forget", details = []) {
   const dialog = document.getElementById("confirm");
   document.getElementById("confirm-text").textContent = text;
+  fill(document.getElementById("confirm-details"), details.map((d) => h("li", {}, d)));
   document.getElementById("confirm-ok").textContent = button;
   return new Promise((resolve) => {
     const done = () => {

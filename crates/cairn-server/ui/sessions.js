@@ -2,6 +2,7 @@
 // each message the units derived from it; forget a session, a message or a memory.
 import { api, sp } from "./api.js";
 import { confirmAction, errorBox, facts, fill, fmtTime, h, kind, title } from "./dom.js";
+import { forgetMemory } from "./memories.js";
 
 const PAGE = 50;
 
@@ -96,7 +97,16 @@ async function renderSession(main, ctx, done) {
             {
               class: "small danger",
               "aria-label": `Forget memory ${u.id}`,
-              onclick: () => forget(`memory ${u.id}`, sp(ctx.space, "memories", u.id), main, ctx, status),
+              onclick: async () => {
+                try {
+                  const r = await forgetMemory(ctx, u.id);
+                  if (!r) return;
+                  if (r.forgotten_session) location.hash = ctx.link(ctx.space, "sessions");
+                  else await renderSession(main, ctx, `Forgot memory ${u.id}: messages ${r.forgotten_messages.join(", ")}.`);
+                } catch (e) {
+                  fill(status, errorBox(e));
+                }
+              },
             },
             "Forget memory",
           )

@@ -37,7 +37,7 @@ export async function render(main, ctx) {
       h("td", {}, s.last_recorded_at ? fmtTime(s.last_recorded_at) : "–"),
       h(
         "td",
-        {},
+        { class: "actions" },
         h(
           "button",
           { class: "small", onclick: () => exportSpace(s.space, status), "aria-label": `Export ${s.space}` },
@@ -67,7 +67,7 @@ export async function render(main, ctx) {
           kinds.map((k) => h("th", { scope: "col" }, k)),
           h("th", { scope: "col" }, "Disk (est.)"),
           h("th", { scope: "col" }, "Last recorded"),
-          h("th", { scope: "col" }, h("span", { class: "sr" }, "Actions")),
+          h("th", { scope: "col", class: "actions" }, h("span", { class: "sr" }, "Actions")),
         ),
       ),
       h("tbody", {}, rows),

@@ -20,6 +20,12 @@
 //! owns the public Rust API and its error type; it must not hold logic of its own beyond
 //! wiring, configuration and (de)serialization of the export format.
 
+/// The library guide, `docs/library.md`: its examples are doctests of this crate, so the
+/// guide cannot drift from the API (`crates/cairn-cli/tests/docs.rs` checks this include).
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/library.md")]
+pub struct LibraryGuide;
+
 mod browse;
 pub mod enrich;
 mod error;

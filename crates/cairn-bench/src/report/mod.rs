@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 pub mod evermembench;
+pub mod headline;
 pub mod lme_v2;
 pub mod methodology;
 pub mod retrieval;

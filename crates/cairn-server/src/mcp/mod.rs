@@ -1,8 +1,10 @@
 //! MCP tools over the same operations as the HTTP API (`ops.rs`, `routes/inspect.rs`):
-//! `remember`, `recall`, `forget`, `history`, `profile`, `subjects`, `entities`, `spaces`. Served on
-//! stdio (`cairn mcp`, the local user is admin) and as streamable HTTP at `/mcp`
-//! (stateless JSON responses; the caller's key, checked by the HTTP middleware, scopes
-//! every tool call exactly as it scopes the REST routes).
+//! the memory tools `remember`, `recall`, `forget`, `history`, `profile`, `subjects`,
+//! `entities`, `spaces`, and the trajectory tools (`trajectories.rs`). Served on stdio
+//! (`cairn mcp`, the local user is admin) and as streamable HTTP at `/mcp` (stateless JSON
+//! responses; the caller's key, checked by the HTTP middleware, scopes every tool call
+//! exactly as it scopes the REST routes). A connection sees the memory tools only, or all
+//! of them ([`McpTools`]); every input schema is in the portable subset (`schema.rs`).
 use crate::auth::Access;
 use crate::auth::Principal;
 use crate::error::{ApiError, ServerError};
@@ -22,8 +24,33 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
+mod schema;
 // The trajectory tools: a second router on the same server, combined in the constructors.
 mod trajectories;
+
+/// Which tools a connection is offered: a chat agent needs the memory tools only; the
+/// trajectory tools (web-agent runs) are eight more in its context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum McpTools {
+    /// `remember`, `recall`, `forget`, `history`, `subjects`, `profile`, `entities`,
+    /// `spaces`.
+    Memory,
+    /// The memory tools and the trajectory tools.
+    #[default]
+    All,
+}
+
+impl std::str::FromStr for McpTools {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "memory" => Ok(McpTools::Memory),
+            "all" => Ok(McpTools::All),
+            other => Err(format!("unknown tool set {other:?} (memory, all)")),
+        }
+    }
+}
 
 /// The Cairn MCP server.
 #[derive(Clone)]
@@ -33,7 +60,12 @@ pub struct CairnMcp {
     local: Option<Principal>,
     /// Space used when a tool call names none.
     default_space: Option<String>,
+    /// The tools offered when the connection does not ask (`?tools=` over HTTP).
+    tools: McpTools,
+    /// Every tool.
     tool_router: ToolRouter<Self>,
+    /// The memory tools only.
+    memory_router: ToolRouter<Self>,
 }
 
 /// One message of a conversation to remember.
@@ -123,9 +155,14 @@ pub struct ForgetArgs {
     /// Memory space. Optional when the server has a default.
     #[serde(default)]
     pub space: Option<String>,
-    /// The conversation (session id) to forget, as cited by `recall`.
-    pub session_id: String,
-    /// Forget only this message of the conversation (a turn id cited by `recall`).
+    /// A memory to forget: the `memory_id` of a `recall` hit. The messages it was drawn
+    /// from are forgotten, and the answer lists them. Give this or `session_id`.
+    #[serde(default)]
+    pub memory_id: Option<String>,
+    /// A whole conversation to forget (a hit's `session_id`). Give this or `memory_id`.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// With `session_id`: forget only this message of it (one of a hit's `turn_ids`).
     #[serde(default)]
     pub message_id: Option<String>,
 }
@@ -227,26 +264,78 @@ fn unique_id(prefix: &str) -> String {
     )
 }
 
+/// What the server tells an agent about its tools.
+const INSTRUCTIONS: &str = "Cairn is long-term memory. Call `recall` before answering \
+    questions about the user's past, preferences or earlier conversations; call `remember` \
+    for things worth keeping across conversations; call `forget` with a recall hit's \
+    `memory_id` when asked to delete something; call `history` for how a value (budget, \
+    date, owner) changed and what it is now (`subjects` lists what facts it holds); call \
+    `profile` for what is known about a person; `spaces` names the spaces this connection \
+    may use. When the trajectory tools are offered, answer questions about a web \
+    environment that agents explored by working through the stored trajectories: \
+    `trajectory_manifest` to shortlist runs, `trajectory_summary` and `trajectory_match` to \
+    find the state, `trajectory_state` or `trajectory_span` to read it, then \
+    `trajectory_context` with a note and the spans that prove it.";
+
+/// A router whose tools' input schemas are rewritten into the portable subset.
+fn portable<S>(mut router: ToolRouter<S>) -> ToolRouter<S> {
+    for route in router.map.values_mut() {
+        route.attr.input_schema = Arc::new(schema::portable(&route.attr.input_schema));
+    }
+    router
+}
+
 #[tool_router]
 impl CairnMcp {
     /// A server for a local, trusted client (stdio): the caller is admin.
-    pub fn local(state: Arc<AppState>, default_space: Option<String>) -> Self {
+    pub fn local(state: Arc<AppState>, default_space: Option<String>, tools: McpTools) -> Self {
+        Self::new(state, Some(Principal::admin("local")), default_space, tools)
+    }
+
+    /// A server whose caller is the key of each HTTP request; the tools it offers are the
+    /// request's `?tools=memory|all`, else the server's `mcp_tools`.
+    pub fn http(state: Arc<AppState>) -> Self {
+        let tools = state.config.mcp_tools;
+        Self::new(state, None, None, tools)
+    }
+
+    fn new(
+        state: Arc<AppState>,
+        local: Option<Principal>,
+        default_space: Option<String>,
+        tools: McpTools,
+    ) -> Self {
         Self {
             state,
-            local: Some(Principal::admin("local")),
+            local,
             default_space,
-            tool_router: Self::tool_router() + Self::trajectory_router(),
+            tools,
+            tool_router: portable(Self::tool_router() + Self::trajectory_router()),
+            memory_router: portable(Self::tool_router()),
         }
     }
 
-    /// A server whose caller is the key of each HTTP request.
-    pub fn http(state: Arc<AppState>) -> Self {
-        Self {
-            state,
-            local: None,
-            default_space: None,
-            tool_router: Self::tool_router() + Self::trajectory_router(),
-        }
+    /// The tools of this call's connection: the HTTP request's `?tools=`, else the
+    /// server's choice.
+    fn router<'a>(
+        &'a self,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<&'a ToolRouter<Self>, ErrorData> {
+        let asked = ctx
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.uri.query())
+            .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("tools=")));
+        let tools = match asked {
+            Some(v) => v
+                .parse::<McpTools>()
+                .map_err(|e| ErrorData::invalid_params(format!("?tools=: {e}"), None))?,
+            None => self.tools,
+        };
+        Ok(match tools {
+            McpTools::Memory => &self.memory_router,
+            McpTools::All => &self.tool_router,
+        })
     }
 
     fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Principal, ApiError> {
@@ -266,6 +355,46 @@ impl CairnMcp {
                     "no caller",
                 )
             })
+    }
+
+    /// The space `remember` writes to. A space is created by its first write only when the
+    /// connection was set up for it (the server's default space, or one the key names);
+    /// any other name must exist, so a mistyped name is refused, not made a new space.
+    async fn space_to_write(
+        &self,
+        asked: Option<String>,
+        who: &Principal,
+    ) -> Result<String, ApiError> {
+        let space = self.space(asked, who)?;
+        // Authorization first: whether a space exists is not for a key outside it to learn.
+        who.require(&space, crate::auth::Need::Write)?;
+        let expected = self.default_space.as_deref() == Some(space.as_str())
+            || matches!(&who.access, Access::Spaces(s) if s.contains(&space));
+        if expected {
+            return Ok(space);
+        }
+        let name = space.clone();
+        let known = crate::ops::blocking(&self.state, move |m| {
+            Ok((m.space_exists(&name)?, m.spaces()?))
+        })
+        .await?;
+        match known {
+            (true, _) => Ok(space),
+            (false, all) => {
+                // A few names are enough to spot a typo; `spaces` lists them all.
+                let mut some: Vec<String> = all.iter().take(20).map(|s| s.to_string()).collect();
+                if all.len() > some.len() {
+                    some.push(format!("… {} more", all.len() - some.len()));
+                }
+                Err(ApiError::invalid(
+                    "space",
+                    format!(
+                        "space {space:?} does not exist (spaces: {}); name one of them, or create it first (`POST /v1/spaces`, or `cairn mcp --space {space}`)",
+                        if some.is_empty() { "none yet".to_string() } else { some.join(", ") }
+                    ),
+                ))
+            }
+        }
     }
 
     /// The space a call names, else the server's default, else the caller's only space.
@@ -295,7 +424,7 @@ impl CairnMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let run = async {
             let who = self.caller(&ctx)?;
-            let space = self.space(args.space, &who)?;
+            let space = self.space_to_write(args.space, &who).await?;
             // Times go on the messages, not the session: appending to a stored session
             // must not change its header.
             let when = match args.occurred_at.as_deref() {
@@ -437,7 +566,7 @@ impl CairnMcp {
     }
 
     #[tool(
-        description = "Permanently delete from long-term memory: a whole conversation (`session_id`) or one message of it (`session_id` and `message_id`, as cited by `recall`). The words and everything derived from them are removed and can no longer be recalled. Use when the user asks to forget something or information is wrong; it cannot be undone."
+        description = "Permanently delete from long-term memory: a memory `recall` returned (`memory_id`: the messages it was drawn from are deleted, and the answer lists them), a whole conversation (`session_id`), or one message of it (`session_id` and `message_id`). The words and everything derived from them are removed and can no longer be recalled. Use when the user asks to forget something or information is wrong; it cannot be undone."
     )]
     async fn forget(
         &self,
@@ -447,15 +576,29 @@ impl CairnMcp {
         let run = async {
             let who = self.caller(&ctx)?;
             let space = self.space(args.space, &who)?;
-            let n = ops::forget(
-                &self.state,
-                &who,
-                &space,
-                &args.session_id,
-                args.message_id.as_deref(),
-            )
-            .await?;
-            Ok(json!({"forgotten": true, "removed_units": n}))
+            match (args.memory_id, args.session_id) {
+                (Some(id), None) if args.message_id.is_none() => {
+                    let r = ops::forget_memory(&self.state, &who, &space, id).await?;
+                    let mut v = serde_json::to_value(r).map_err(ApiError::internal)?;
+                    v["forgotten"] = json!(true);
+                    Ok(v)
+                }
+                (None, Some(session)) => {
+                    let n = ops::forget(
+                        &self.state,
+                        &who,
+                        &space,
+                        &session,
+                        args.message_id.as_deref(),
+                    )
+                    .await?;
+                    Ok(json!({"forgotten": true, "removed_units": n}))
+                }
+                _ => Err(ApiError::invalid(
+                    "memory_id",
+                    "pass `memory_id` (a recall hit's), or `session_id` with an optional `message_id`",
+                )),
+            }
         };
         Ok(match run.await {
             Ok(v) => CallToolResult::success(vec![json_text(&v)]),
@@ -573,22 +716,36 @@ impl CairnMcp {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for CairnMcp {
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
+        let router = self.router(&ctx)?;
+        Ok(rmcp::model::ListToolsResult {
+            result_type: Some(rmcp::model::ResultType::COMPLETE),
+            tools: router.list_all(),
+            meta: None,
+            next_cursor: None,
+            ttl_ms: None,
+            cache_scope: None,
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let router = self.router(&ctx)?;
+        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, ctx);
+        router.call(tcc).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("cairn", cairn::VERSION))
-            .with_instructions(
-                "Cairn is long-term memory. Call `recall` before answering questions about \
-                 the user's past, preferences or earlier conversations; call `remember` for \
-                 things worth keeping across conversations; call `forget` when asked to \
-                 delete something; call `history` for how a value (budget, date, owner) \
-                 changed and what it is now (`subjects` lists what facts it holds); call \
-                 `profile` for what is known about a person; `spaces` names the spaces \
-                 this connection may use. For questions about a web environment that agents \
-                 explored, work through the stored trajectories: `trajectory_manifest` to \
-                 shortlist runs, `trajectory_summary` and `trajectory_match` to find the \
-                 state, `trajectory_state` or `trajectory_span` to read it, then \
-                 `trajectory_context` with a note and the spans that prove it.",
-            )
+            .with_instructions(INSTRUCTIONS)
     }
 }
 
@@ -671,8 +828,9 @@ fn rpc_error(id: serde_json::Value, code: i64, message: &str) -> axum::response:
 pub async fn serve_stdio(
     state: Arc<AppState>,
     default_space: Option<String>,
+    tools: McpTools,
 ) -> Result<(), ServerError> {
-    let service = CairnMcp::local(state, default_space)
+    let service = CairnMcp::local(state, default_space, tools)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| ServerError::Mcp(e.to_string()))?;

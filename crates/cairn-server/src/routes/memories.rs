@@ -1,5 +1,7 @@
 //! Memory units: pages of them (filtered and paged by the store), one by id, and
-//! forgetting one (which the engine decides the meaning of).
+//! forgetting one (which the engine decides the meaning of). A listing shows the memories
+//! a user thinks of (one per message, fact and trajectory: `UnitKind::MEMORIES`) unless it
+//! asks for a derived kind (`kind=round`) or every unit (`kind=all`).
 use super::{page_limit, query, ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
@@ -19,17 +21,16 @@ pub(super) async fn list_memories(
 ) -> ApiResult<Json<Page<MemoryOut>>> {
     who.require(&space, Need::Read)?;
     let q = query(q)?;
-    let kind = q
-        .kind
-        .as_deref()
-        .map(|k| {
-            UnitKind::parse(k)
-                .ok_or_else(|| ApiError::invalid("kind", format!("unknown kind {k:?}")))
-        })
-        .transpose()?;
+    let kinds = match q.kind.as_deref() {
+        None => Some(UnitKind::MEMORIES.to_vec()),
+        Some("all") => None,
+        Some(k) => Some(vec![UnitKind::parse(k).ok_or_else(|| {
+            ApiError::invalid("kind", format!("unknown kind {k:?} (a unit kind, or all)"))
+        })?]),
+    };
     let time = |raw: &Option<String>, field| raw.as_deref().map(|t| parse_time(t, field));
     let listing = UnitQuery {
-        kinds: kind.map(|k| vec![k]),
+        kinds,
         sessions: q.session_id.map(|s| vec![s]),
         speaker: q.speaker,
         since: time(&q.since, "since").transpose()?,
@@ -71,13 +72,7 @@ pub(super) async fn delete_memory(
     Extension(who): Extension<Principal>,
     Path((space, id)): Path<(String, String)>,
 ) -> ApiResult<Json<ForgotMemory>> {
-    who.require(&space, Need::Write)?;
-    let report = blocking(&st, move |m| m.forget_unit(&space, &id))
-        .await
-        .map_err(|e| match e.code {
-            "not_found" => ApiError::not_found("memory_not_found", e.detail),
-            "invalid_input" => ApiError::new(e.status, "not_deletable", e.detail),
-            _ => e,
-        })?;
-    Ok(Json(report.into()))
+    Ok(Json(
+        crate::ops::forget_memory(&st, &who, &space, id).await?,
+    ))
 }
