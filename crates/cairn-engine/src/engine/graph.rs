@@ -298,6 +298,7 @@ impl Engine {
                 score: *score,
                 why: opts.explain.then(Box::<HitExplanation>::default),
                 parts: Vec::new(),
+                more: Vec::new(),
             };
             r.record(Step::GraphLink, Op::Set, *score, || said.clone());
             via.insert(r.unit.id.clone(), said);
@@ -362,7 +363,7 @@ mod tests {
 
     fn turn(session: &str, msg: &str, speaker: &str, text: &str) -> Unit {
         Unit {
-            id: format!("turn:{session}:{msg}"),
+            id: crate::derive::turn_id(session, msg),
             space: SpaceId::new("t").unwrap(),
             kind: UnitKind::Turn,
             text: text.to_string(),
@@ -387,6 +388,7 @@ mod tests {
             score,
             why: None,
             parts: Vec::new(),
+            more: Vec::new(),
         }
     }
 

@@ -17,6 +17,7 @@ mod ingest;
 mod inspect;
 mod knowledge;
 mod recall;
+mod relevance;
 mod trajectories;
 
 use crate::derive::DERIVE_VERSION;
@@ -525,6 +526,26 @@ impl Engine {
             self.b.vectors.upsert(space, items, watermark)?;
         }
         Ok(embedded.counts)
+    }
+
+    /// Vectors of `texts` with the memory's model, through the embedding cache under
+    /// `space`'s keys (the keys its units' text and its queries use): as passages (a
+    /// unit's text), or with `query` as a question is embedded for recall.
+    pub fn embed(
+        &self,
+        space: &SpaceId,
+        texts: &[&str],
+        query: bool,
+    ) -> Result<Vec<Vec<f32>>, EngineError> {
+        let q = crate::query_embed::QueryEmbedder::new(self.b.embedder.as_ref());
+        let embedder: &dyn Embedder = if query { &q } else { self.b.embedder.as_ref() };
+        let (vectors, _) = embedding::embed_cached(
+            embedder,
+            self.b.cache.as_ref(),
+            self.cache_scope(space),
+            texts,
+        )?;
+        Ok(vectors)
     }
 
     /// The cache scope of a space's texts: its own, unless the cache is shared.
