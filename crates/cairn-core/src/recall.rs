@@ -36,7 +36,7 @@ pub const MAX_TOKEN_BUDGET: usize = 1_000_000;
 /// The stock relevance floor ([`RecallOptions::min_relevance`]), chosen from the dev sets
 /// (docs/benchmarks/relevance-floor.md: the curve of evidence kept and off-topic questions
 /// answered "no relevant memory" at each floor).
-pub const DEFAULT_MIN_RELEVANCE: f32 = 0.2;
+pub const DEFAULT_MIN_RELEVANCE: f32 = 0.25;
 
 /// Options of one recall. `Default` gives the engine's stock settings
 /// (`top_k=3, token_budget=600, format=synthesized, min_relevance=DEFAULT_MIN_RELEVANCE`).
