@@ -208,14 +208,17 @@ def recall(space: str, query: str, *, top_k: Optional[int] = None,
            groups: Optional[Sequence[str]] = None, kinds: Optional[Sequence[str]] = None,
            quotas: Optional[Mapping[str, int]] = None,
            filter: Optional[Mapping[str, Any]] = None,
+           min_relevance: Optional[float] = None,
            explain: Optional[bool] = None) -> Call[t.Recall]:
     """Ranked, cited evidence for ``query``, packed into ``token_budget`` tokens;
-    ``explain=True`` adds why each hit scored what it did and what packing did."""
+    when no hit reaches ``min_relevance`` (cosine, -1..1; the server's stock floor when
+    not given, -1 turns it off) there are none and ``no_relevant_memory`` is true. ``explain=True`` adds why each hit scored what it
+    did and what packing did."""
     c = _call("POST", "/v1/spaces/{space}/recall", _json_body(t.Recall), space=space)
     c.json = {"query": query, **_opts(
         top_k=top_k, token_budget=token_budget, format=format, as_of=as_of, since=since,
         sessions=sessions, speakers=speakers, groups=groups, kinds=kinds, quotas=quotas,
-        filter=filter, explain=explain)}
+        filter=filter, min_relevance=min_relevance, explain=explain)}
     return c
 
 

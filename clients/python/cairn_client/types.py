@@ -195,6 +195,12 @@ class Recall:
     context_tokens: int
     hits_cut: int
     context_unit_ids: List[str]
+    #: The hits not shown whole in ``context``: trimmed, shown in part or left out.
+    hits_cut_ids: List[str] = field(default_factory=list)
+    #: Places after the first ``top_k`` that ``context`` also shows (the budget had room).
+    extra_hits: List[Hit] = field(default_factory=list)
+    #: Nothing passed the relevance floor (``min_relevance``): no hits, an empty context.
+    no_relevant_memory: bool = False
     timings: Timings = field(default_factory=Timings)
     explain: Optional[RecallExplanation] = None
 

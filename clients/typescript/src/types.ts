@@ -125,6 +125,10 @@ export interface RecallOptions {
   groups?: string[];
   kinds?: UnitKind[];
   filter?: Filter;
+  /** The relevance floor (cosine of query and hit, -1..1; the server's stock floor when
+   * absent, -1 turns it off): when no hit reaches it, there are none and
+   * `no_relevant_memory` is true. */
+  min_relevance?: number;
   /** Explain each hit's score (`hits[].explain`) and what packing did (`explain`). */
   explain?: boolean;
 }
@@ -143,7 +147,7 @@ export interface ListScore {
 
 export interface ScoreAdjustment {
   step: "container_credit" | "session_evidence" | "question_penalty" | "time_boost" | "session_decay"
-    | "version_placement" | "profile_placement" | "graph_link" | "learned";
+    | "version_placement" | "profile_placement" | "fact_folded" | "graph_link" | "learned";
   op: "add" | "multiply" | "set";
   by: number;
   score_after: number;
@@ -209,9 +213,15 @@ export interface Hit {
 
 export interface Recall {
   hits: Hit[];
+  /** Places after the first `top_k` that the context also shows (the budget had room). */
+  extra_hits?: Hit[];
   context: string;
   context_tokens: number;
   hits_cut: number;
+  /** The hits not shown whole in `context`: trimmed, shown in part or left out. */
+  hits_cut_ids: string[];
+  /** Nothing passed the relevance floor: no hits, an empty context. */
+  no_relevant_memory: boolean;
   context_unit_ids: string[];
   timings: Record<string, number>;
   explain?: RecallExplanation;

@@ -63,6 +63,37 @@ pub struct RunArgs {
     /// features of its unit. Metrics still count the first 10 hits at most.
     #[arg(long, value_name = "N")]
     pub features_top_k: Option<usize>,
+    /// Add turn-level peers as rows `peer-bm25`, `peer-minilm`, `peer-rrf` (all three
+    /// when the flag has no value): each ranks single turns of the same space and packs
+    /// them whole into the `defaults` row's budget, counted with the same tokenizer.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        num_args = 0..,
+        default_missing_values = ["bm25", "minilm", "rrf"],
+        value_name = "PEER,..."
+    )]
+    pub peers: Vec<crate::peers::Peer>,
+    /// Add a `defaults` row at each of these relevance floors (`defaults@<floor>`;
+    /// -1 is no floor): the curve of evidence kept and off-topic questions refused.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "FLOOR,...",
+        allow_negative_numbers = true
+    )]
+    pub floors: Vec<f32>,
+    /// Off-topic questions to ask of every space besides its own: another benchmark's
+    /// file (every `question` in it) or a text file of one question per line; `general`
+    /// is the built-in list of general-knowledge questions. Recorded apart (exclusion
+    /// `off-topic`): the share the memory answers `no_relevant_memory`.
+    #[arg(long, value_delimiter = ',', value_name = "FILE|general,...")]
+    pub off_topic: Vec<String>,
+    /// Off-topic questions per space from each `--off-topic` source (different ones for
+    /// each space, in turn).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub off_topic_per_space: usize,
     /// QA rows: reader and judge models.
     #[command(flatten)]
     pub llm: LlmArgs,

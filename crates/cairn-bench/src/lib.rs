@@ -6,15 +6,16 @@
 //! | datasets | [`datasets`] | questions and evidence from each dataset file (read by `cairn::formats`), selection by the command line; the generated data of the scale benches |
 //! | protocols | [`protocol`] | how a memory is fed and questioned: the retrieval protocol of LongMemEval, LoCoMo and FriendsQA (resumable, one record per question and config row) |
 //! | run machinery | [`run`] | run folder and label, [`run::RunMeta`], opening the memory, config rows, Ctrl-C, progress |
+//! | peers | [`peers`] | the turn-level peer recipes (BM25, MiniLM, their RRF) a retrieval run answers beside the memory (`--peers`) |
 //! | scoring | [`scoring`] | pure functions: retrieval metrics, the LLM-free option scorer, phrase matching, QA prompts and verdicts |
 //! | QA rows | [`qa`] | the reader and judge models (`--reader`, `--judge`) over `cairn-llm` |
 //! | records | [`records`] | one line of `results.jsonl` per bench shape, the append-only results file |
 //! | reports | [`report`] | `summary.json` / `summary.md` per bench shape, METHODOLOGY.md from the templates in `methodology/`, `cairn bench report` |
 //!
 //! Imports only go down the table's order of dependence: benches use everything;
-//! reports use records, run and scoring; the protocol uses the run machinery, records,
-//! scoring and reports; datasets use the protocol's question type; scoring and the run
-//! machinery use neither reports nor protocols. Prose lives in `methodology/*.md` and
+//! reports use records, run and scoring; the protocol uses the run machinery, peers,
+//! records, scoring and reports; datasets use the protocol's question type; scoring and
+//! the run machinery use neither reports nor protocols (a config row names its peer). Prose lives in `methodology/*.md` and
 //! `prompts/*.txt`, not in code. Latency percentiles are `cairn_load::stats` (nearest
 //! rank), the definition every harness reports.
 //!
@@ -56,6 +57,7 @@ pub mod benches;
 pub mod datasets;
 pub mod download;
 pub mod env;
+pub mod peers;
 pub mod protocol;
 pub mod qa;
 pub mod records;

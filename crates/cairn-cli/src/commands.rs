@@ -48,6 +48,10 @@ pub struct RecallArgs {
     /// Only sessions whose metadata matches this filter (JSON, e.g. '{"user_id": "u1"}').
     #[arg(long)]
     filter: Option<String>,
+    /// The relevance floor (cosine of query and hit, -1..1; -1 turns it off): when no
+    /// hit reaches it, the recall has none and says there is no relevant memory.
+    #[arg(long, default_value_t = RecallOptions::default().min_relevance, allow_negative_numbers = true)]
+    min_relevance: f32,
     /// Say where each hit's score came from and what packing did (see it with --json).
     #[arg(long)]
     explain: bool,
@@ -106,6 +110,7 @@ impl RecallArgs {
                 .as_deref()
                 .map(|f| serde_json::from_str(f).context("--filter is not JSON"))
                 .transpose()?,
+            min_relevance: self.min_relevance,
             explain: self.explain,
         })
     }

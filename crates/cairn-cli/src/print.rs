@@ -44,38 +44,55 @@ fn day(t: Option<Timestamp>, format: &str) -> String {
 }
 
 pub fn recall(r: &Recall) {
-    for (i, h) in r.hits.iter().enumerate() {
-        let source = match (&h.session_id, &h.trajectory_id, h.states) {
-            (Some(s), _, _) => format!("session={s} turns={}", h.turn_ids.join(",")),
-            (None, Some(t), Some([a, b])) => format!("trajectory={t} states={a}..{b}"),
-            _ => "-".to_string(),
-        };
-        let relevance = h
-            .relevance
-            .map_or_else(String::new, |r| format!(" relevance {r:.3}"));
-        let superseded = if h.superseded_by.is_some() {
-            " (superseded)"
-        } else {
-            ""
-        };
-        outln!(
-            "{:>2}. {:.4}  {}  {source} {}{relevance}{superseded}",
-            i + 1,
-            h.score,
-            h.unit_id,
-            day(h.occurred_at, "%Y-%m-%d"),
-        );
-        if let Some(via) = &h.via {
-            outln!("      via {via}");
-        }
+    if r.no_relevant_memory {
+        outln!("no relevant memory (nothing passed --min-relevance)");
+        return;
     }
+    for (i, h) in r.hits.iter().enumerate() {
+        hit_line(&format!("{:>2}.", i + 1), h);
+    }
+    for h in &r.extra_hits {
+        hit_line(" +.", h);
+    }
+    let cut = if r.hits_cut_ids.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", r.hits_cut_ids.join(", "))
+    };
     outln!(
-        "\n--- context ({} tokens, {} hits cut, {:.1} ms) ---",
+        "\n--- context ({} tokens, {} hits cut{cut}, {:.1} ms) ---",
         r.context_tokens,
         r.hits_cut,
         r.timings.total_ms
     );
     outln!("{}", r.context);
+}
+
+/// One hit of a recall: its place in the list (`+.` for an extra hit), score, unit and
+/// source.
+fn hit_line(place: &str, h: &cairn::Hit) {
+    let source = match (&h.session_id, &h.trajectory_id, h.states) {
+        (Some(s), _, _) => format!("session={s} turns={}", h.turn_ids.join(",")),
+        (None, Some(t), Some([a, b])) => format!("trajectory={t} states={a}..{b}"),
+        _ => "-".to_string(),
+    };
+    let relevance = h
+        .relevance
+        .map_or_else(String::new, |r| format!(" relevance {r:.3}"));
+    let superseded = if h.superseded_by.is_some() {
+        " (superseded)"
+    } else {
+        ""
+    };
+    outln!(
+        "{place} {:.4}  {}  {source} {}{relevance}{superseded}",
+        h.score,
+        h.unit_id,
+        day(h.occurred_at, "%Y-%m-%d"),
+    );
+    if let Some(via) = &h.via {
+        outln!("      via {via}");
+    }
 }
 
 pub fn history(h: &FactHistory) {

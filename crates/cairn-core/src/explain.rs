@@ -39,6 +39,9 @@ pub enum Step {
     VersionPlacement,
     /// A profile of the person asked about, placed first with the best hit's score.
     ProfilePlacement,
+    /// A fact ranked above the unit that shows its message: that unit takes the fact's
+    /// place and score, and the fact's version note, so the message is shown once.
+    FactFolded,
     /// The entity graph linked the hit to an entity the question names (a multiplied
     /// score), or found it alone (its score set from its cosine).
     GraphLink,

@@ -33,6 +33,10 @@ impl std::str::FromStr for Format {
 pub const MAX_TOP_K: usize = 1000;
 /// Largest `token_budget` accepted.
 pub const MAX_TOKEN_BUDGET: usize = 1_000_000;
+/// The stock relevance floor ([`RecallOptions::min_relevance`]), chosen from the dev sets
+/// (docs/benchmarks/relevance-floor.md: the curve of evidence kept and off-topic questions
+/// answered "no relevant memory" at each floor).
+pub const DEFAULT_MIN_RELEVANCE: f32 = 0.25;
 
 /// Checks `1..=max` for a count or budget; the error names the field.
 pub fn in_range(field: &str, v: usize, max: usize) -> Result<(), InputError> {
@@ -46,7 +50,7 @@ pub fn in_range(field: &str, v: usize, max: usize) -> Result<(), InputError> {
 }
 
 /// Options of one recall. `Default` gives the engine's stock settings
-/// (`top_k=3, token_budget=600, format=synthesized`).
+/// (`top_k=3, token_budget=600, format=synthesized, min_relevance=DEFAULT_MIN_RELEVANCE`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RecallOptions {
@@ -72,6 +76,12 @@ pub struct RecallOptions {
     /// [`crate::filter`]: the fields of [`crate::filter::session_document`]). Kept as
     /// JSON so options stay plain data; [`RecallOptions::validate`] parses it.
     pub filter: Option<serde_json::Value>,
+    /// The relevance floor: a recall none of whose places reaches it (their
+    /// [`Hit::relevance`], the cosine of query and hit) has no hits and answers
+    /// [`Recall::no_relevant_memory`]; otherwise the hits are those without a floor (a
+    /// weaker place beside a strong one stays: on the dev sets such places held evidence).
+    /// `-1` turns it off. Default [`DEFAULT_MIN_RELEVANCE`].
+    pub min_relevance: f32,
     /// Explain every hit's score and what packing did (`Hit::explain`,
     /// `Recall::explain`). Off, nothing of it is computed. Left out of the JSON when
     /// off, so recorded options read as before.
@@ -93,6 +103,7 @@ impl Default for RecallOptions {
             kinds: None,
             quotas: None,
             filter: None,
+            min_relevance: DEFAULT_MIN_RELEVANCE,
             explain: false,
         }
     }
@@ -135,6 +146,16 @@ impl RecallOptions {
             )
             .at("token_budget"));
         }
+        if !(-1.0..=1.0).contains(&self.min_relevance) {
+            return Err(InputError::new(
+                "recall options",
+                format!(
+                    "`min_relevance` must be -1..=1 (a cosine similarity), got {}",
+                    self.min_relevance
+                ),
+            )
+            .at("min_relevance"));
+        }
         self.scope_options().scope()
     }
 }
@@ -167,8 +188,11 @@ pub struct Hit {
     pub superseded_by: Option<String>,
     /// How close the hit's meaning is to the query: the cosine similarity of their
     /// embeddings (-1..=1, in practice 0..=1), the same scale for every query, so it can
-    /// be thresholded. `score` only orders the hits of one recall: it is scaled over that
-    /// recall's candidates. `None` for hits without a vector (computed profiles).
+    /// be thresholded (`RecallOptions::min_relevance` does). `score` only orders the hits
+    /// of one recall: it is scaled over that recall's candidates. A place hit has the best
+    /// of its units', a fact that of the message stating it. `None` for hits without a
+    /// vector (computed profiles, episodes, events that are not embedded): they do not
+    /// pass the floor themselves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relevance: Option<f32>,
     /// The units this hit's text shows, when it shows several: a hit is a place (one
@@ -210,14 +234,27 @@ pub struct Timings {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recall {
     pub hits: Vec<Hit>,
+    /// Places ranked after the first `top_k` that the context also shows, because the
+    /// budget had room once the hits were in: cited like `hits`, in rank order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_hits: Vec<Hit>,
     /// The evidence written out within `token_budget`.
     pub context: String,
     /// Tokens in `context`, counted with the embedding model's tokenizer.
     pub context_tokens: usize,
     /// Hits that are in `hits` but did not fit (wholly) into the context.
     pub hits_cut: usize,
+    /// The `unit_id`s of those hits: trimmed to what fitted, shown in part (a place
+    /// without some of its units) or left out.
+    #[serde(default)]
+    pub hits_cut_ids: Vec<String>,
+    /// True when nothing the recall found reaches the relevance floor
+    /// (`RecallOptions::min_relevance`): then there are no hits and the context is empty,
+    /// and an agent can say it does not know.
+    #[serde(default)]
+    pub no_relevant_memory: bool,
     /// The unit ids whose text (whole or trimmed) is in `context`; for a place hit, each
-    /// of its `parts` the context shows.
+    /// of its `parts` the context shows (of `hits` and `extra_hits`).
     pub context_unit_ids: Vec<String>,
     pub timings: Timings,
     /// What the stages kept and packing did (only with `RecallOptions::explain`).

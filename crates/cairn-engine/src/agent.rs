@@ -515,6 +515,8 @@ impl Engine {
                         token_budget: opts.token_budget,
                         format: Format::Raw,
                         kinds: Some(vec![UnitKind::Slice, UnitKind::Event, UnitKind::Note]),
+                        // A fallback never answers with an empty context.
+                        min_relevance: -1.0,
                         ..RecallOptions::default()
                     },
                 )?;

@@ -411,6 +411,11 @@ fn speaker_line(m: &Message) -> String {
     format!("{}: {}", m.speaker_name(), m.text)
 }
 
+/// The id of the turn unit of a session's message.
+pub fn turn_id(session: &str, message: &str) -> String {
+    format!("turn:{session}:{message}")
+}
+
 fn turn_unit(
     space: &SpaceId,
     s: &SessionInput,
@@ -425,7 +430,7 @@ fn turn_unit(
         _ => Some(m.text.clone()),
     };
     Unit {
-        id: format!("turn:{}:{}", s.id, m.id),
+        id: turn_id(&s.id, &m.id),
         space: space.clone(),
         kind: UnitKind::Turn,
         text: m.text.clone(),

@@ -759,6 +759,14 @@ pub fn versions(chain: &[&Unit]) -> Vec<FactVersion> {
         .collect()
 }
 
+const SUPERSEDED_NOTE: &str = "[superseded: changed to ";
+const CURRENT_NOTE: &str = "[current value; earlier: ";
+
+/// Whether a line of a hit's text is a note [`version_note`] wrote.
+pub fn is_version_note(line: &str) -> bool {
+    line.starts_with(SUPERSEDED_NOTE) || line.starts_with(CURRENT_NOTE)
+}
+
 /// A note for a fact in a context: superseded by what, or current since when and what
 /// came before.
 pub fn version_note(fact: &Unit, chain: &[&Unit]) -> Option<String> {
@@ -774,7 +782,7 @@ pub fn version_note(fact: &Unit, chain: &[&Unit]) -> Option<String> {
     let value = |u: &Unit| detail(u).map(|d| d.value.clone()).unwrap_or_default();
     if let Some(newest) = chain.last().filter(|_| pos + 1 < chain.len()) {
         return Some(format!(
-            "[superseded: changed to {} on {}]",
+            "{SUPERSEDED_NOTE}{} on {}]",
             value(newest),
             day(newest)
         ));
@@ -792,10 +800,7 @@ pub fn version_note(fact: &Unit, chain: &[&Unit]) -> Option<String> {
     } else {
         String::new()
     };
-    Some(format!(
-        "[current value; earlier: {}{more}]",
-        earlier.join(", ")
-    ))
+    Some(format!("{CURRENT_NOTE}{}{more}]", earlier.join(", ")))
 }
 
 #[cfg(test)]

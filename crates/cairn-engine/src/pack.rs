@@ -1,45 +1,74 @@
-//! Packing ranked units into a context that fits a token budget.
+//! Packing ranked hits into a context that fits a token budget, choosing what the
+//! context holds by the evidence it is likely to carry per token: first each hit's best
+//! unit, the hits in rank order sharing the budget (a long unit trimmed to its sentences
+//! that best match the query); then, while there is room, the further units of the hits'
+//! places (the other units of a place's excerpt and those waiting in `more`), best score
+//! first, each where it fits; then the places ranked after the hits. Short places so fill
+//! the budget with more of the ranked material, and long units leave room for others. A
+//! unit counts for the lines it adds (rounds of a multi-party chat share a line). No
+//! message is shown by two entries. `raw` is verbatim and chronological, `synthesized`
+//! newest first with long speaker blocks cut to their best sentences. A context is never
+//! empty while there are hits: the first is cut to what fits, and every hit not shown whole
+//! is named (`Packed::cut_ids`).
+use crate::places::{excerpt, GAP};
+use crate::rank::Part;
 use crate::text::{sentence_overlaps, sentences};
 use cairn_core::explain::{PackOutcome, PackedEntry};
 use cairn_core::{Format, Unit};
+use std::collections::HashMap;
 
 /// Entries smaller than this are not worth trimming a unit into.
 const MIN_TRIMMED_TOKENS: usize = 24;
 const SEPARATOR: &str = "\n\n";
+/// Ends a unit trimmed to some of its sentences, and joins them.
+const JOINER: &str = " … ";
 
-/// One hit to pack: its unit, and for a place hit (`places.rs`) the units its excerpt
-/// shows, best first (empty for a hit of one unit).
+/// One hit to pack: its unit (a place's excerpt), its score, and for a place hit
+/// (`places.rs`) the units of its excerpt, best first, and its further units.
 #[derive(Clone, Copy)]
 pub struct PackItem<'a> {
     pub unit: &'a Unit,
-    pub parts: &'a [Unit],
+    pub score: f32,
+    /// The units the hit's excerpt shows, best first (empty for a hit of one unit).
+    pub parts: &'a [Part],
+    /// Further units of the place in rank order, shown when there is room.
+    pub more: &'a [Part],
 }
 
 impl<'a> PackItem<'a> {
     pub fn one(unit: &'a Unit) -> Self {
-        Self { unit, parts: &[] }
-    }
-
-    /// The ids of the units the whole entry shows.
-    fn ids(&self) -> Vec<String> {
-        if self.parts.is_empty() {
-            vec![self.unit.id.clone()]
-        } else {
-            self.parts.iter().map(|p| p.id.clone()).collect()
+        Self {
+            unit,
+            score: 0.0,
+            parts: &[],
+            more: &[],
         }
     }
-}
 
-/// An entry of the context: the hit's unit, its text, and the units it shows.
-struct Chosen<'a> {
-    unit: &'a Unit,
-    text: String,
-    shows: Vec<String>,
+    /// The units packing may show, best first: the hit's own unit(s), then `more`.
+    fn pieces(&self) -> Vec<(&'a Unit, f32)> {
+        let own: Vec<(&Unit, f32)> = if self.parts.is_empty() {
+            vec![(self.unit, self.score)]
+        } else {
+            self.parts.iter().map(|p| (&p.unit, p.score)).collect()
+        };
+        own.into_iter()
+            .chain(self.more.iter().map(|p| (&p.unit, p.score)))
+            .collect()
+    }
+
+    /// How many of [`PackItem::pieces`] the hit's own text shows.
+    fn own(&self) -> usize {
+        self.parts.len().max(1)
+    }
 }
 
 pub struct PackInput<'a> {
-    /// Hits in rank order.
+    /// Hits in rank order, then the places ranked after them that may fill what the
+    /// budget has left.
     pub items: &'a [PackItem<'a>],
+    /// How many of `items` are hits: each gets its best unit in first.
+    pub hits: usize,
     /// Content words of the query, to choose what to keep when trimming.
     pub query_words: &'a [String],
     pub budget: usize,
@@ -57,13 +86,26 @@ pub struct PackInput<'a> {
 pub struct Packed {
     pub context: String,
     pub tokens: usize,
-    /// Units left out or trimmed.
-    pub cut: usize,
+    /// The hits not shown whole (trimmed, shown in part or left out), in rank order.
+    pub cut_ids: Vec<String>,
     /// Ids of units (whole or trimmed) in the context, in context order; a place hit
-    /// contributes each of its parts the context shows.
+    /// contributes each of its units the context shows.
     pub unit_ids: Vec<String>,
+    /// Per item (in rank order): the ids of the units the context shows of it, its best
+    /// first (empty when left out).
+    pub shown: Vec<Vec<String>>,
     /// With `explain`: what became of each unit, in rank order (else empty).
     pub entries: Vec<PackedEntry>,
+}
+
+/// What the context shows of one hit: the indexes of its pieces, or a trimmed text.
+struct Chosen {
+    item: usize,
+    pieces: Vec<usize>,
+    /// Cut to some of its best unit's sentences (it takes no further units).
+    trimmed: bool,
+    text: String,
+    tokens: usize,
 }
 
 fn date_label(u: &Unit) -> String {
@@ -76,9 +118,13 @@ fn date_label(u: &Unit) -> String {
 /// (a turn may span several lines) cut to the sentences that bear on the query when it
 /// is long.
 fn body(u: &Unit, query_words: &[String], format: Format) -> String {
+    body_of(&u.text, &u.provenance.speakers, query_words, format)
+}
+
+fn body_of(text: &str, speakers: &[String], query_words: &[String], format: Format) -> String {
     match format {
-        Format::Raw => u.text.clone(),
-        Format::Synthesized => speaker_blocks(&u.text, &u.provenance.speakers)
+        Format::Raw => text.to_string(),
+        Format::Synthesized => speaker_blocks(text, speakers)
             .into_iter()
             .map(|block| compact_block(block, query_words))
             .collect::<Vec<_>>()
@@ -140,9 +186,16 @@ fn by_overlap(query_words: &[String], text: &str, spans: &[(usize, usize)]) -> V
     order
 }
 
-fn entry(u: &Unit, body: &str) -> String {
+/// The entry's header: date and source. A synthesized context names a conversation by its
+/// group, if any, rather than its session id (often an opaque id that costs a reader a
+/// dozen tokens and tells it nothing; the hits cite the session).
+fn header(u: &Unit, format: Format) -> String {
     let p = &u.provenance;
-    let session = match (&p.session_id, &p.trajectory_id, p.states) {
+    let source = match (&p.session_id, &p.trajectory_id, p.states) {
+        (Some(_), _, _) if format == Format::Synthesized => p
+            .group
+            .as_ref()
+            .map_or_else(String::new, |g| format!(" {g}")),
         (Some(s), _, _) => format!(" session {s}"),
         (None, Some(t), Some([a, b])) if b > a + 1 => {
             format!(" trajectory {t} states {a}-{}", b - 1)
@@ -151,20 +204,64 @@ fn entry(u: &Unit, body: &str) -> String {
         (None, Some(t), None) => format!(" trajectory {t}"),
         _ => String::new(),
     };
+    format!("[{}{}]\n", date_label(u), source)
+}
+
+fn entry(u: &Unit, body: &str, format: Format) -> String {
+    let p = &u.provenance;
     // A place's excerpt of several messages says who spoke on each line already.
     let prefix = if u.kind == cairn_core::UnitKind::Turn && p.message_ids.len() <= 1 {
         format!(
             "{}: ",
-            u.provenance
-                .speakers
-                .first()
-                .map(String::as_str)
-                .unwrap_or("unknown")
+            p.speakers.first().map(String::as_str).unwrap_or("unknown")
         )
     } else {
         String::new()
     };
-    format!("[{}{}]\n{}{}", date_label(u), session, prefix, body)
+    format!("{}{}{}", header(u, format), prefix, body)
+}
+
+/// A unit's line in an excerpt ([`crate::places`]: a turn says who spoke), as the
+/// context writes it: the tokens it adds to its entry.
+fn piece_body(u: &Unit, input: &PackInput<'_>) -> String {
+    match (u.kind, u.provenance.speakers.first()) {
+        (cairn_core::UnitKind::Turn, Some(who)) => body_of(
+            &format!("{who}: {}", u.text),
+            &u.provenance.speakers,
+            input.query_words,
+            input.format,
+        ),
+        _ => body(u, input.query_words, input.format),
+    }
+}
+
+/// What a unit adds to an entry that shows the messages `shown` says it does: its lines
+/// (as the context writes them) of the messages not shown yet; `None` when it adds
+/// none. Rounds of a multi-party chat share a message with the next one, which the
+/// excerpt shows once.
+fn added_text(u: &Unit, input: &PackInput<'_>, shown: impl Fn(&str) -> bool) -> Option<String> {
+    let ids = &u.provenance.message_ids;
+    let new: Vec<bool> = ids.iter().map(|m| !shown(m)).collect();
+    if !new.contains(&true) && !ids.is_empty() {
+        return None;
+    }
+    let text = piece_body(u, input);
+    if new.iter().all(|&n| n) {
+        return Some(text);
+    }
+    let blocks = speaker_blocks(&text, &u.provenance.speakers);
+    if blocks.len() != ids.len() {
+        return Some(text);
+    }
+    Some(
+        blocks
+            .into_iter()
+            .zip(new)
+            .filter(|(_, n)| *n)
+            .map(|(b, _)| b)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
 }
 
 /// Trims `body` to the sentences that best match the query and fit in `budget` tokens of
@@ -177,12 +274,11 @@ fn trim_to_fit(
     input: &PackInput<'_>,
     budget: usize,
 ) -> Option<(String, usize)> {
-    const JOINER: &str = " … ";
     let spans = sentences(body);
     let piece = |i: usize| body[spans[i].0..spans[i].1].trim();
     let count = |s: &str| (input.count_tokens)(s);
     let joiner_tokens = count(JOINER);
-    let mut used = count(&entry(u, JOINER));
+    let mut used = count(&entry(u, JOINER, input.format));
     let mut kept: Vec<usize> = Vec::new();
     for i in by_overlap(input.query_words, body, &spans) {
         let c = count(piece(i)) + joiner_tokens;
@@ -199,7 +295,7 @@ fn trim_to_fit(
             .map(|&k| piece(k))
             .collect::<Vec<_>>()
             .join(JOINER);
-        let candidate = entry(u, &format!("{text}{JOINER}"));
+        let candidate = entry(u, &format!("{text}{JOINER}"), input.format);
         let tokens = count(&candidate);
         if tokens <= budget {
             return Some((candidate, tokens));
@@ -209,148 +305,33 @@ fn trim_to_fit(
     None
 }
 
-/// Greedy by rank: whole entries while they fit, a shorter entry when a hit is too long
-/// (a place hit first loses its weakest units, then a unit its weakest sentences), never
-/// over the budget. `raw` is written chronologically, `synthesized` newest first without
-/// repeated entries.
-pub fn pack(input: &PackInput<'_>) -> Packed {
-    let sep_tokens = (input.count_tokens)(SEPARATOR);
-    let mut used = 0usize;
-    let mut cut = 0usize;
-    let mut chosen: Vec<Chosen<'_>> = Vec::new();
-    let mut seen_bodies: Vec<String> = Vec::new();
-    let mut entries: Vec<PackedEntry> = Vec::new();
-    let mut note = |u: &Unit, outcome, full_tokens, tokens| {
-        if input.explain {
-            entries.push(PackedEntry {
-                unit_id: u.id.clone(),
-                outcome,
-                full_tokens,
-                tokens,
-            });
-        }
-    };
-    let weight = |item: &PackItem<'_>| item.parts.len().max(1);
-    // Units of the hits from each one on.
-    let mut units_left: Vec<usize> = input.items.iter().map(weight).collect();
-    for i in (0..units_left.len().saturating_sub(1)).rev() {
-        units_left[i] += units_left[i + 1];
-    }
-    for (i, item) in input.items.iter().enumerate() {
-        let u = item.unit;
-        let b = body(u, input.query_words, input.format);
-        if input.format == Format::Synthesized {
-            let norm = b.split_whitespace().collect::<Vec<_>>().join(" ");
-            if seen_bodies.contains(&norm) {
-                if input.explain {
-                    let full = (input.count_tokens)(&entry(u, &b));
-                    note(u, PackOutcome::Duplicate, full, 0);
-                }
-                continue;
-            }
-            seen_bodies.push(norm);
-        }
-        let overhead = if chosen.is_empty() { 0 } else { sep_tokens };
-        let remaining = input.budget.saturating_sub(used + overhead);
-        // Synthesized context shares the budget among the units still to come (a place
-        // hit holds several), so every hit keeps its best sentences and a place its best
-        // units; raw context fills greedily by rank.
-        let allowance = match input.format {
-            Format::Raw => remaining,
-            Format::Synthesized => (remaining * weight(item) / units_left[i])
-                .max(MIN_TRIMMED_TOKENS)
-                .min(remaining),
-        };
-        let full = entry(u, &b);
-        // Every word is at least one token: when even the smallest entry the hit could
-        // become (its best unit whole) has more words than the allowance, and the
-        // allowance is below `MIN_TRIMMED_TOKENS`, nothing of it can make it, and the
-        // tokenizer (the cost of packing) is spared.
-        if allowance < MIN_TRIMMED_TOKENS && !input.explain {
-            let smallest = item.parts.first().map_or_else(
-                || words(&full),
-                |best| words(&entry(best, &body(best, input.query_words, input.format))),
-            );
-            if smallest > allowance {
-                cut += 1;
-                continue;
+/// The first words of the unit's best sentence that fit in `budget` tokens, under its
+/// header and marked as cut when those fit too: what a context too small for any whole
+/// sentence shows.
+fn first_words(u: &Unit, body: &str, input: &PackInput<'_>, budget: usize) -> (String, usize) {
+    let spans = sentences(body);
+    let best = by_overlap(input.query_words, body, &spans)
+        .first()
+        .map_or(body, |&i| body[spans[i].0..spans[i].1].trim());
+    let words: Vec<&str> = best.split_whitespace().collect();
+    let count = |s: &str| (input.count_tokens)(s);
+    // Under its header, else without; the mark of the cut too when it fits.
+    for (with_header, mark) in [(true, JOINER), (false, JOINER), (false, "")] {
+        // Fewer words until it fits (a budget this small holds only a few).
+        for n in (1..=words.len()).rev() {
+            let cut = format!("{}{mark}", words[..n].join(" "));
+            let text = if with_header {
+                entry(u, &cut, input.format)
+            } else {
+                cut
+            };
+            let tokens = count(&text);
+            if tokens <= budget {
+                return (text, tokens);
             }
         }
-        // Counted only when it may fit, or to explain.
-        let tokens = if input.explain || words(&full) <= allowance {
-            (input.count_tokens)(&full)
-        } else {
-            usize::MAX
-        };
-        if tokens <= allowance {
-            used += tokens + overhead;
-            note(u, PackOutcome::Whole, tokens, tokens);
-            chosen.push(Chosen {
-                unit: u,
-                text: full,
-                shows: item.ids(),
-            });
-            continue;
-        }
-        cut += 1;
-        match shortened(item, input, allowance) {
-            Some((text, n, shows)) => {
-                used += n + overhead;
-                note(u, PackOutcome::Trimmed, tokens, n);
-                chosen.push(Chosen {
-                    unit: u,
-                    text,
-                    shows,
-                });
-            }
-            None => note(u, PackOutcome::Cut, tokens, 0),
-        }
     }
-    order(&mut chosen, input.format);
-    let (context, tokens) = within_budget(&mut chosen, used, &mut entries, &mut cut, input);
-    Packed {
-        context,
-        tokens,
-        cut,
-        unit_ids: chosen.into_iter().flat_map(|c| c.shows).collect(),
-        entries,
-    }
-}
-
-/// A hit's entry cut to `allowance` tokens, with its tokens and the units it still shows:
-/// a place hit keeps as many of its units as fit whole (best first, in rank order);
-/// failing that, its best unit is trimmed to the sentences that best match the query.
-fn shortened(
-    item: &PackItem<'_>,
-    input: &PackInput<'_>,
-    allowance: usize,
-) -> Option<(String, usize, Vec<String>)> {
-    if let Some((best, others)) = item.parts.split_first() {
-        // Growing from the best unit alone: usually few fit, so few are counted.
-        let mut fits = None;
-        for n in 0..others.len() {
-            let part = crate::places::excerpt(best, &others[..n]);
-            let text = entry(&part, &body(&part, input.query_words, input.format));
-            if words(&text) > allowance {
-                break;
-            }
-            let tokens = (input.count_tokens)(&text);
-            if tokens > allowance {
-                break;
-            }
-            fits = Some((text, tokens, n + 1));
-        }
-        if let Some((text, tokens, n)) = fits {
-            let shows = item.parts[..n].iter().map(|p| p.id.clone()).collect();
-            return Some((text, tokens, shows));
-        }
-    }
-    let u = item.parts.first().unwrap_or(item.unit);
-    if allowance < MIN_TRIMMED_TOKENS {
-        return None;
-    }
-    let b = body(u, input.query_words, input.format);
-    trim_to_fit(u, &b, input, allowance).map(|(t, n)| (t, n, vec![u.id.clone()]))
+    (String::new(), 0)
 }
 
 /// Whitespace-separated words: a lower bound of any tokenizer's count.
@@ -358,62 +339,386 @@ fn words(text: &str) -> usize {
     text.split_whitespace().count()
 }
 
-/// Puts the chosen entries in context order: `raw` chronologically, `synthesized`
-/// newest first.
-fn order(chosen: &mut [Chosen<'_>], format: Format) {
-    match format {
-        Format::Raw => chosen.sort_by(|a, b| {
-            (
-                a.unit.occurred_at,
-                &a.unit.provenance.session_id,
-                a.unit.provenance.first_position,
-            )
-                .cmp(&(
-                    b.unit.occurred_at,
-                    &b.unit.provenance.session_id,
-                    b.unit.provenance.first_position,
-                ))
-        }),
-        Format::Synthesized => chosen.sort_by_key(|c| std::cmp::Reverse(c.unit.occurred_at)),
+/// Which entry shows each message `(session, message)` of the context so far.
+#[derive(Default)]
+struct ShownMessages<'a>(HashMap<(&'a str, &'a str), usize>);
+
+impl<'a> ShownMessages<'a> {
+    /// Whether another entry than `item`'s shows a message of `u`.
+    fn clashes(&self, u: &'a Unit, item: usize) -> bool {
+        let Some(s) = u.provenance.session_id.as_deref() else {
+            return false;
+        };
+        u.provenance
+            .message_ids
+            .iter()
+            .any(|m| self.0.get(&(s, m.as_str())).is_some_and(|&i| i != item))
+    }
+
+    /// Whether `item`'s entry shows message `m` of `u`'s session.
+    fn shows(&self, u: &Unit, m: &str, item: usize) -> bool {
+        u.provenance
+            .session_id
+            .as_deref()
+            .is_some_and(|s| self.0.get(&(s, m)) == Some(&item))
+    }
+
+    fn add(&mut self, u: &'a Unit, item: usize) {
+        if let Some(s) = u.provenance.session_id.as_deref() {
+            for m in &u.provenance.message_ids {
+                self.0.insert((s, m.as_str()), item);
+            }
+        }
     }
 }
 
-/// Joins the entries into the context and its token count. Token counts of joined text
-/// can differ from the sum of the parts at the seams; the budget is a promise, so the
-/// whole is checked and entries are dropped from the end (marked `Dropped`) if needed,
-/// unless the tokenizer adds up over whitespace (`additive`), when the sum of the entries'
-/// counts and separators (`used`) is the count.
-fn within_budget(
-    chosen: &mut Vec<Chosen<'_>>,
-    used: usize,
-    entries: &mut [PackedEntry],
-    cut: &mut usize,
+/// Packs the hits (see the module doc), never over the budget.
+pub fn pack(input: &PackInput<'_>) -> Packed {
+    let pieces: Vec<Vec<(&Unit, f32)>> = input.items.iter().map(PackItem::pieces).collect();
+    let mut shown = ShownMessages::default();
+    let mut outcomes: Vec<Option<PackOutcome>> = vec![None; input.items.len()];
+    let (mut chosen, used) = seed(input, &pieces, &mut shown, &mut outcomes);
+    grow(input, &pieces, &mut chosen, used, &mut shown);
+    let mut chosen = render(input, &pieces, chosen);
+    if chosen.is_empty() {
+        chosen.extend(squeezed(input, &pieces, &outcomes));
+    }
+    order(&mut chosen, &pieces, input.format);
+    let context = chosen
+        .iter()
+        .map(|c| c.text.as_str())
+        .collect::<Vec<_>>()
+        .join(SEPARATOR);
+    let sum = chosen.iter().map(|c| c.tokens).sum::<usize>()
+        + chosen.len().saturating_sub(1) * (input.count_tokens)(SEPARATOR);
+    let (context, tokens, dropped) = within_budget(input, &mut chosen, context, sum);
+    finish(input, &pieces, chosen, context, tokens, outcomes, dropped)
+}
+
+/// Each hit's best unit, in rank order, the hits sharing the budget (`synthesized`) or
+/// taking what is left (`raw`): whole when it fits, else trimmed to its best sentences.
+/// Returns the entries and the tokens they take (with separators).
+fn seed<'a>(
     input: &PackInput<'_>,
-) -> (String, usize) {
-    let join = |chosen: &[Chosen<'_>]| {
-        chosen
+    pieces: &'a [Vec<(&'a Unit, f32)>],
+    shown: &mut ShownMessages<'a>,
+    outcomes: &mut [Option<PackOutcome>],
+) -> (Vec<Chosen>, usize) {
+    let sep_tokens = (input.count_tokens)(SEPARATOR);
+    let mut used = 0usize;
+    let mut chosen: Vec<Chosen> = Vec::new();
+    let mut seen_bodies: Vec<String> = Vec::new();
+    for (i, item) in input.items.iter().enumerate().take(input.hits) {
+        let (best, _) = pieces[i][0];
+        if input.format == Format::Synthesized {
+            let norm = body(item.unit, input.query_words, input.format)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            if seen_bodies.contains(&norm) {
+                outcomes[i] = Some(PackOutcome::Duplicate);
+                continue;
+            }
+            seen_bodies.push(norm);
+        }
+        if shown.clashes(best, i) {
+            outcomes[i] = Some(PackOutcome::Duplicate);
+            continue;
+        }
+        let overhead = if chosen.is_empty() { 0 } else { sep_tokens };
+        let remaining = input.budget.saturating_sub(used + overhead);
+        let allowance = match input.format {
+            Format::Raw => remaining,
+            Format::Synthesized => (remaining / (input.hits - i))
+                .max(MIN_TRIMMED_TOKENS)
+                .min(remaining),
+        };
+        let b = body(best, input.query_words, input.format);
+        let whole = entry(best, &b, input.format);
+        // Every word is at least one token: what has more words than the allowance is
+        // not counted (the cost of packing is the tokenizer).
+        let tokens = if words(&whole) <= allowance {
+            (input.count_tokens)(&whole)
+        } else {
+            usize::MAX
+        };
+        let c = if tokens <= allowance {
+            Chosen {
+                item: i,
+                pieces: vec![0],
+                trimmed: false,
+                text: whole,
+                tokens,
+            }
+        } else {
+            let Some((text, tokens)) = (allowance >= MIN_TRIMMED_TOKENS)
+                .then(|| trim_to_fit(best, &b, input, allowance))
+                .flatten()
+            else {
+                outcomes[i] = Some(PackOutcome::Cut);
+                continue;
+            };
+            Chosen {
+                item: i,
+                pieces: vec![0],
+                trimmed: true,
+                text,
+                tokens,
+            }
+        };
+        used += c.tokens + overhead;
+        shown.add(best, i);
+        chosen.push(c);
+    }
+    (chosen, used)
+}
+
+/// Fills what the budget has left, each unit where it fits: first the hits' further units
+/// (of entries shown whole) by score, then the places ranked after the hits (`PackItem`s
+/// past `PackInput::hits`), each opened by its best unit, and their units by score.
+/// (Measured on the dev sets, a place after the hits holds the evidence less often than
+/// more of the hits' places: docs/benchmarks/experiments.md.)
+fn grow<'a>(
+    input: &PackInput<'_>,
+    pieces: &'a [Vec<(&'a Unit, f32)>],
+    chosen: &mut Vec<Chosen>,
+    mut used: usize,
+    shown: &mut ShownMessages<'a>,
+) {
+    let gap_tokens = (input.count_tokens)(GAP);
+    let sep_tokens = (input.count_tokens)(SEPARATOR);
+    let mut entry_of: Vec<Option<usize>> = vec![None; pieces.len()];
+    for (e, c) in chosen.iter().enumerate() {
+        entry_of[c.item] = Some(e);
+    }
+    let mut pool: Vec<(usize, usize, f32)> = Vec::new();
+    for (i, units) in pieces.iter().enumerate() {
+        let first = match entry_of[i] {
+            Some(e) if !chosen[e].trimmed => 1,
+            None if i >= input.hits => 0,
+            _ => continue,
+        };
+        pool.extend(
+            units
+                .iter()
+                .enumerate()
+                .skip(first)
+                .map(|(k, (_, s))| (i, k, *s)),
+        );
+    }
+    // The hits' own material first, best score first; then the places after them. Stable:
+    // among equal scores, places in rank order and their units in theirs.
+    pool.sort_by(|a, b| {
+        (a.0 >= input.hits)
+            .cmp(&(b.0 >= input.hits))
+            .then(b.2.total_cmp(&a.2))
+    });
+    for (i, k, _) in pool {
+        let remaining = input.budget.saturating_sub(used);
+        if remaining <= gap_tokens {
+            break;
+        }
+        let (u, _) = pieces[i][k];
+        if shown.clashes(u, i) {
+            continue;
+        }
+        match entry_of[i] {
+            Some(e) => {
+                let Some(text) = added_text(u, input, |m| shown.shows(u, m, i)) else {
+                    continue;
+                };
+                if words(&text) + gap_tokens > remaining {
+                    continue;
+                }
+                let cost = (input.count_tokens)(&text) + gap_tokens;
+                if cost <= remaining {
+                    used += cost;
+                    shown.add(u, i);
+                    chosen[e].pieces.push(k);
+                }
+            }
+            // A place after the hits, opened by its best unit whole.
+            None if k == 0 => {
+                let overhead = if chosen.is_empty() { 0 } else { sep_tokens };
+                let text = entry(u, &body(u, input.query_words, input.format), input.format);
+                if words(&text) + overhead > remaining {
+                    continue;
+                }
+                let tokens = (input.count_tokens)(&text);
+                if tokens + overhead <= remaining {
+                    used += tokens + overhead;
+                    shown.add(u, i);
+                    entry_of[i] = Some(chosen.len());
+                    chosen.push(Chosen {
+                        item: i,
+                        pieces: vec![0],
+                        trimmed: false,
+                        text,
+                        tokens,
+                    });
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+/// Writes each entry's text from the units chosen for it, and counts it.
+fn render<'a>(
+    input: &PackInput<'_>,
+    pieces: &'a [Vec<(&'a Unit, f32)>],
+    chosen: Vec<Chosen>,
+) -> Vec<Chosen> {
+    chosen
+        .into_iter()
+        .map(|mut c| {
+            if !c.trimmed && c.pieces.len() > 1 {
+                let units = &pieces[c.item];
+                let shown = excerpt(
+                    units[c.pieces[0]].0,
+                    c.pieces[1..].iter().map(|&k| units[k].0),
+                );
+                c.text = entry(
+                    &shown,
+                    &body(&shown, input.query_words, input.format),
+                    input.format,
+                );
+                c.tokens = (input.count_tokens)(&c.text);
+            }
+            c
+        })
+        .collect()
+}
+
+/// A context with hits but nothing chosen (a budget too small for any hit's best
+/// sentence): the first hit's best unit cut to what fits.
+fn squeezed<'a>(
+    input: &PackInput<'_>,
+    pieces: &'a [Vec<(&'a Unit, f32)>],
+    outcomes: &[Option<PackOutcome>],
+) -> Option<Chosen> {
+    let i = (0..input.hits).find(|&i| outcomes[i] != Some(PackOutcome::Duplicate))?;
+    let (u, _) = pieces[i][0];
+    let b = body(u, input.query_words, input.format);
+    let (text, tokens) = trim_to_fit(u, &b, input, input.budget)
+        .unwrap_or_else(|| first_words(u, &b, input, input.budget));
+    (!text.is_empty()).then(|| Chosen {
+        item: i,
+        pieces: vec![0],
+        trimmed: true,
+        text,
+        tokens,
+    })
+}
+
+/// Puts the entries in context order: `raw` chronologically, `synthesized` newest first.
+fn order(chosen: &mut [Chosen], pieces: &[Vec<(&Unit, f32)>], format: Format) {
+    let first = |c: &Chosen| {
+        let units = c.pieces.iter().map(|&k| pieces[c.item][k].0);
+        let when = units.clone().filter_map(|u| u.occurred_at).min();
+        let u = pieces[c.item][c.pieces[0]].0;
+        let position = units.map(|u| u.provenance.first_position).min();
+        (when, u.provenance.session_id.clone(), position)
+    };
+    match format {
+        Format::Raw => chosen.sort_by_cached_key(first),
+        Format::Synthesized => chosen.sort_by_cached_key(|c| std::cmp::Reverse(first(c).0)),
+    }
+}
+
+/// The joined context and its tokens, within the budget: token counts of joined text can
+/// differ from the sum of the parts at the seams, so unless the tokenizer adds up over
+/// whitespace (`additive`) the whole is counted again and entries are dropped from the
+/// end while it runs over. Returns the items dropped.
+fn within_budget(
+    input: &PackInput<'_>,
+    chosen: &mut Vec<Chosen>,
+    mut context: String,
+    sum: usize,
+) -> (String, usize, Vec<usize>) {
+    if input.additive && sum <= input.budget {
+        return (context, sum, Vec::new());
+    }
+    let mut dropped = Vec::new();
+    let mut tokens = (input.count_tokens)(&context);
+    while tokens > input.budget {
+        let Some(c) = chosen.pop() else { break };
+        dropped.push(c.item);
+        context = chosen
             .iter()
             .map(|c| c.text.as_str())
             .collect::<Vec<_>>()
-            .join(SEPARATOR)
-    };
-    let mut context = join(chosen);
-    if input.additive && used <= input.budget {
-        return (context, used);
-    }
-    let mut tokens = (input.count_tokens)(&context);
-    while tokens > input.budget && !chosen.is_empty() {
-        if let Some(c) = chosen.pop() {
-            if let Some(e) = entries.iter_mut().find(|e| e.unit_id == c.unit.id) {
-                e.outcome = PackOutcome::Dropped;
-                e.tokens = 0;
-            }
-        }
-        *cut += 1;
-        context = join(chosen);
+            .join(SEPARATOR);
         tokens = (input.count_tokens)(&context);
     }
-    (context, tokens)
+    (context, tokens, dropped)
+}
+
+/// The answer: what each hit became, in rank order.
+fn finish(
+    input: &PackInput<'_>,
+    pieces: &[Vec<(&Unit, f32)>],
+    chosen: Vec<Chosen>,
+    context: String,
+    tokens: usize,
+    mut outcomes: Vec<Option<PackOutcome>>,
+    dropped: Vec<usize>,
+) -> Packed {
+    let n = input.items.len();
+    let mut shown: Vec<Vec<String>> = vec![Vec::new(); n];
+    let mut entry_tokens = vec![0usize; n];
+    let mut unit_ids = Vec::new();
+    for c in &chosen {
+        let ids: Vec<String> = c
+            .pieces
+            .iter()
+            .map(|&k| pieces[c.item][k].0.id.clone())
+            .collect();
+        unit_ids.extend(ids.iter().cloned());
+        let item = &input.items[c.item];
+        let all_own = (0..item.own()).all(|k| c.pieces.contains(&k));
+        outcomes[c.item] = Some(if !c.trimmed && all_own {
+            PackOutcome::Whole
+        } else {
+            PackOutcome::Trimmed
+        });
+        entry_tokens[c.item] = c.tokens;
+        shown[c.item] = ids;
+    }
+    for i in dropped {
+        outcomes[i] = Some(PackOutcome::Dropped);
+    }
+    let mut cut_ids = Vec::new();
+    let mut entries = Vec::new();
+    for (i, item) in input.items.iter().enumerate() {
+        let Some(outcome) = outcomes[i].or((i < input.hits).then_some(PackOutcome::Cut)) else {
+            continue;
+        };
+        if i < input.hits && !matches!(outcome, PackOutcome::Whole | PackOutcome::Duplicate) {
+            cut_ids.push(item.unit.id.clone());
+        }
+        if input.explain {
+            let full = (input.count_tokens)(&entry(
+                item.unit,
+                &body(item.unit, input.query_words, input.format),
+                input.format,
+            ));
+            entries.push(PackedEntry {
+                unit_id: item.unit.id.clone(),
+                outcome,
+                full_tokens: full,
+                tokens: entry_tokens[i],
+            });
+        }
+    }
+    Packed {
+        context,
+        tokens,
+        cut_ids,
+        unit_ids,
+        shown,
+        entries,
+    }
 }
 
 #[cfg(test)]
@@ -451,6 +756,7 @@ mod tests {
         let items = [PackItem::one(&a), PackItem::one(&b)];
         let p = pack(&PackInput {
             items: &items,
+            hits: items.len(),
             query_words: &[],
             budget: 100,
             format: Format::Raw,
@@ -461,7 +767,7 @@ mod tests {
         assert!(p.context.find("pasta").unwrap() < p.context.find("pizza").unwrap());
         assert_eq!(p.unit_ids, ["b", "a"]);
         assert!(p.tokens <= 100);
-        assert_eq!(p.cut, 0);
+        assert_eq!(p.cut_ids.len(), 0);
     }
 
     /// With a tokenizer that adds up over whitespace, the entries' counts are the
@@ -485,6 +791,7 @@ mod tests {
                 let with = |additive| {
                     pack(&PackInput {
                         items: &items,
+                        hits: items.len(),
                         query_words: &q,
                         budget,
                         format,
@@ -511,6 +818,7 @@ mod tests {
         for budget in [30, 60, 200] {
             let p = pack(&PackInput {
                 items: &items,
+                hits: items.len(),
                 query_words: &q,
                 budget,
                 format: Format::Raw,
@@ -520,7 +828,7 @@ mod tests {
             });
             assert!(p.tokens <= budget, "{} > {budget}", p.tokens);
             assert!(p.context.contains("budget is 40k"), "{}", p.context);
-            assert_eq!(p.cut, 1);
+            assert_eq!(p.cut_ids.len(), 1);
         }
     }
 
@@ -556,6 +864,7 @@ mod tests {
         let items = [PackItem::one(&a), PackItem::one(&b), PackItem::one(&c)];
         let p = pack(&PackInput {
             items: &items,
+            hits: items.len(),
             query_words: &[],
             budget: 100,
             format: Format::Synthesized,
@@ -576,15 +885,24 @@ mod tests {
             "2023-05-02",
             9,
         );
-        let parts = vec![best.clone(), near.clone(), far.clone()];
-        let place = crate::places::excerpt(&best, &parts[1..]);
+        let parts: Vec<Part> = [(&best, 1.0), (&near, 0.9), (&far, 0.8)]
+            .into_iter()
+            .map(|(u, score)| Part {
+                unit: u.clone(),
+                score,
+            })
+            .collect();
+        let place = crate::places::excerpt(&best, [&near, &far]);
         let items = [PackItem {
             unit: &place,
+            score: 1.0,
             parts: &parts,
+            more: &[],
         }];
         let pack_in = |budget| {
             pack(&PackInput {
                 items: &items,
+                hits: items.len(),
                 query_words: &[],
                 budget,
                 format: Format::Raw,
@@ -595,7 +913,7 @@ mod tests {
         };
         let whole = pack_in(200);
         assert_eq!(whole.unit_ids, ["b", "n", "f"]);
-        assert_eq!(whole.cut, 0);
+        assert_eq!(whole.cut_ids.len(), 0);
         // Room for two of the three: the weakest unit goes, the two left stay whole.
         let two = pack_in(20);
         assert_eq!(two.unit_ids, ["b", "n"]);
@@ -603,5 +921,124 @@ mod tests {
         assert!(two.context.contains("side gate"), "{}", two.context);
         assert!(!two.context.contains("words"), "{}", two.context);
         assert!(two.tokens <= 20);
+    }
+
+    fn part(u: &Unit, score: f32) -> Part {
+        Part {
+            unit: u.clone(),
+            score,
+        }
+    }
+
+    fn packed(items: &[PackItem<'_>], hits: usize, budget: usize, format: Format) -> Packed {
+        pack(&PackInput {
+            items,
+            hits,
+            query_words: &[],
+            budget,
+            format,
+            count_tokens: &words,
+            additive: false,
+            explain: false,
+        })
+    }
+
+    /// Once every hit's best unit is in, the budget goes to the best-scored units left:
+    /// the strong hit's second unit before the weak hit's, then a place after the hits.
+    #[test]
+    fn what_is_left_goes_to_the_best_scored_units_and_places_after_the_hits() {
+        let a1 = unit("a1", "user: alpha one", "2023-05-01", 0);
+        let a2 = unit("a2", "user: alpha two", "2023-05-01", 4);
+        let b1 = unit("b1", "user: beta one", "2023-05-02", 0);
+        let b2 = unit("b2", "user: beta two", "2023-05-02", 4);
+        let c1 = unit("c1", "user: gamma one", "2023-05-03", 0);
+        let a = [part(&a1, 1.0), part(&a2, 0.9)];
+        let b = [part(&b1, 0.5), part(&b2, 0.2)];
+        let c = [part(&c1, 0.3)];
+        // b2 is part of b's excerpt; a place's further units wait in `more`.
+        let items = [
+            PackItem {
+                unit: &a1,
+                score: 1.0,
+                parts: &a,
+                more: &[],
+            },
+            PackItem {
+                unit: &b1,
+                score: 0.5,
+                parts: &b,
+                more: &[],
+            },
+            PackItem {
+                unit: &c1,
+                score: 0.3,
+                parts: &c,
+                more: &[],
+            },
+        ];
+        // Entries of 7 words (header 4, text 3), a further unit 3 and its gap 1: room for
+        // both seeds, a2 (0.9) and the place c (0.3) before b2 (0.2).
+        let p = packed(&items, 2, 7 + 7 + 4 + 7, Format::Raw);
+        assert_eq!(p.shown[0], ["a1", "a2"]);
+        assert_eq!(p.shown[1], ["b1"]);
+        assert_eq!(p.shown[2], ["c1"]);
+        assert!(p.tokens <= 25, "{}", p.tokens);
+        assert_eq!(p.cut_ids, ["b1"], "b is shown without b2");
+        assert_eq!(p.unit_ids, ["a1", "a2", "b1", "c1"]);
+        // All of it fits: nothing cut.
+        let p = packed(&items, 2, 200, Format::Raw);
+        assert_eq!(p.shown[1], ["b1", "b2"]);
+        assert!(p.cut_ids.is_empty());
+    }
+
+    #[test]
+    fn no_message_is_shown_by_two_entries() {
+        let round = unit("r", "user: the gate code is 4417", "2023-05-02", 4);
+        let mut episode = unit(
+            "e",
+            "user: the gate code is 4417\nuser: thanks",
+            "2023-05-02",
+            4,
+        );
+        episode.kind = cairn_core::UnitKind::Episode;
+        episode.provenance.message_ids = vec!["r".into(), "t".into()];
+        let items = [PackItem::one(&round), PackItem::one(&episode)];
+        for format in [Format::Raw, Format::Synthesized] {
+            let p = packed(&items, 2, 200, format);
+            assert_eq!(p.unit_ids, ["r"], "{format:?}");
+            assert_eq!(p.context.matches("4417").count(), 1, "{}", p.context);
+        }
+    }
+
+    /// A budget too small for any whole sentence still shows the first hit, cut to what
+    /// fits, and names every hit not shown whole.
+    #[test]
+    fn a_tiny_budget_shows_the_first_hit_cut_and_names_the_cuts() {
+        let a = unit(
+            "a",
+            "user: the quarterly budget for the Atlas project is forty thousand dollars",
+            "2023-05-02",
+            0,
+        );
+        let b = unit(
+            "b",
+            "user: another rather long sentence about something else entirely",
+            "2023-05-01",
+            0,
+        );
+        let items = [PackItem::one(&a), PackItem::one(&b)];
+        for format in [Format::Raw, Format::Synthesized] {
+            let p = packed(&items, 2, 1, format);
+            assert_eq!((p.context.as_str(), p.tokens), ("user:", 1));
+            for budget in [2, 3, 8, 12] {
+                let p = packed(&items, 2, budget, format);
+                assert!(!p.context.is_empty(), "{format:?} {budget}");
+                assert!(p.tokens <= budget, "{} > {budget}", p.tokens);
+                assert_eq!(words(&p.context), p.tokens);
+                assert_eq!(p.unit_ids, ["a"]);
+                assert_eq!(p.cut_ids, ["a", "b"], "{format:?} {budget}");
+                assert!(p.context.trim_end().ends_with('…'), "{}", p.context);
+            }
+        }
     }
 }

@@ -12,16 +12,23 @@
 //! without a session (trajectory slices, notes, events; profiles) are places of their
 //! own, and so are facts, events and episodes of a session: only its turns and rounds
 //! (verbatim stretches of the conversation) are joined into an excerpt.
-use crate::rank::{RankConfig, Ranked};
+use crate::facts;
+use crate::rank::{Part, RankConfig, Ranked};
+use cairn_core::explain::{Op, Step};
 use cairn_core::{Unit, UnitKind};
 use std::collections::HashMap;
 
 /// Separates two units of one place that are not next to each other in the
 /// conversation.
-const GAP: &str = "\n…\n";
+pub(crate) const GAP: &str = "\n…\n";
+
+/// At most this many further units of a place wait in [`Ranked::more`] for room in the
+/// context (beyond the `place_units` of its excerpt).
+pub const MORE_UNITS: usize = 12;
 
 /// Groups ranked units into place hits (see the module doc), best place first, for a
-/// recall of `top_k` hits. A list where every place has one unit comes back unchanged.
+/// recall of `top_k` hits. A list where every place has one unit comes back unchanged,
+/// but for the further units each place keeps in `more`.
 pub fn by_place(ranked: Vec<Ranked>, cfg: &RankConfig, top_k: usize) -> Vec<Ranked> {
     if !cfg.places {
         return ranked;
@@ -31,13 +38,12 @@ pub fn by_place(ranked: Vec<Ranked>, cfg: &RankConfig, top_k: usize) -> Vec<Rank
     let mut order: Vec<(Ranked, Vec<(usize, Ranked)>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     for (rank, r) in ranked.into_iter().enumerate() {
-        let conversation = matches!(r.unit.kind, UnitKind::Turn | UnitKind::Round);
         let Some(sid) = r
             .unit
             .provenance
             .session_id
             .clone()
-            .filter(|_| conversation)
+            .filter(|_| is_conversation(&r.unit))
         else {
             order.push((r, Vec::new()));
             continue;
@@ -59,28 +65,103 @@ pub fn by_place(ranked: Vec<Ranked>, cfg: &RankConfig, top_k: usize) -> Vec<Rank
     out
 }
 
+/// Turns and rounds: the verbatim stretches of a conversation that a place joins.
+fn is_conversation(u: &Unit) -> bool {
+    matches!(u.kind, UnitKind::Turn | UnitKind::Round)
+}
+
 /// One place's hit from its best unit and its other units in rank order (with their
 /// rank in the unit list): the best one, joined by those ranked within `top_k` or
 /// scoring at least `place_ratio` of it (up to `place_units` units), in conversation
-/// order.
+/// order; the rest (up to [`MORE_UNITS`]) in `more`.
 fn place_hit(best: Ranked, rest: Vec<(usize, Ranked)>, cfg: &RankConfig, top_k: usize) -> Ranked {
     let floor = best.score * cfg.place_ratio;
-    let mut parts: Vec<Unit> = vec![best.unit.clone()];
+    let mut parts: Vec<Part> = vec![Part {
+        unit: best.unit.clone(),
+        score: best.score,
+    }];
+    let mut more: Vec<Part> = Vec::new();
     for (rank, r) in rest {
-        if parts.len() >= cfg.place_units {
+        let part = Part {
+            unit: r.unit,
+            score: r.score,
+        };
+        let joins = rank < top_k || (r.score >= floor && r.score > 0.0);
+        if joins && parts.len() < cfg.place_units {
+            parts.push(part);
+        } else if more.len() < MORE_UNITS {
+            more.push(part);
+        } else {
             break;
         }
-        if rank < top_k || (r.score >= floor && r.score > 0.0) {
-            parts.push(r.unit);
-        }
-    }
-    if parts.len() == 1 {
-        return best;
     }
     let mut r = best;
-    r.unit = excerpt(&parts[0], &parts[1..]);
-    r.parts = parts;
+    r.more = more;
+    if parts.len() > 1 {
+        r.unit = excerpt(&parts[0].unit, parts[1..].iter().map(|p| &p.unit));
+        r.parts = parts;
+    }
     r
+}
+
+/// Folds each fact into a unit of the conversation that shows the message stating it,
+/// when the list holds one (ranked below the fact: one ranked above has already dropped
+/// the fact as covered): that unit takes the fact's place and score, and the fact's
+/// version notes it lacks, so the context shows the message once, with its note.
+pub fn fold_facts(mut ranked: Vec<Ranked>) -> Vec<Ranked> {
+    let mut i = 0;
+    while i < ranked.len() {
+        let Some(j) = (ranked[i].unit.kind == UnitKind::Fact)
+            .then(|| carrier(&ranked, i))
+            .flatten()
+        else {
+            i += 1;
+            continue;
+        };
+        let fact = ranked.remove(i);
+        // The carrier was below the fact, so one place nearer now.
+        let mut c = ranked.remove(j - 1);
+        let notes: Vec<&str> = fact
+            .unit
+            .text
+            .lines()
+            .filter(|l| facts::is_version_note(l) && !c.unit.text.contains(*l))
+            .collect();
+        for n in &notes {
+            c.unit.text.push('\n');
+            c.unit.text.push_str(n);
+        }
+        if let Some(why) = &mut c.why {
+            why.version_notes
+                .extend(notes.iter().map(|n| n.to_string()));
+        }
+        if fact.score > c.score {
+            c.score = fact.score;
+        }
+        let score = c.score;
+        c.record(Step::FactFolded, Op::Set, score, || {
+            format!("shows the message of {}, ranked here", fact.unit.id)
+        });
+        ranked.insert(i, c);
+        i += 1;
+    }
+    ranked
+}
+
+/// The place in `ranked` below `i` of the first turn or round of the fact at `i`'s
+/// session that shows every message of it.
+fn carrier(ranked: &[Ranked], i: usize) -> Option<usize> {
+    let fact = &ranked[i].unit.provenance;
+    fact.session_id.as_ref()?;
+    (i + 1..ranked.len()).find(|&j| {
+        let u = &ranked[j].unit;
+        is_conversation(u)
+            && u.provenance.session_id == fact.session_id
+            && fact
+                .message_ids
+                .iter()
+                .all(|m| u.provenance.message_ids.contains(m))
+    })
 }
 
 /// Kinds whose text recall reads only for the hits it returns: the verbatim stretches of
@@ -89,11 +170,14 @@ fn place_hit(best: Ranked, rest: Vec<(usize, Ranked)>, cfg: &RankConfig, top_k: 
 /// their text made recall cost grow with message length.
 pub const TEXT_READ_LAST: &[UnitKind] = &[UnitKind::Turn, UnitKind::Round, UnitKind::Episode];
 
-/// The ids of the units of `kinds` in `top` (hits and their parts), for the text read.
+/// The ids of the units of `kinds` in `top` (hits, their parts and further units), for
+/// the text read.
 pub fn text_ids(top: &[Ranked], kinds: &[UnitKind]) -> Vec<String> {
     let mut ids: Vec<String> = top
         .iter()
-        .flat_map(|r| std::iter::once(&r.unit).chain(&r.parts))
+        .flat_map(|r| {
+            std::iter::once(&r.unit).chain(r.parts.iter().chain(&r.more).map(|p| &p.unit))
+        })
         .filter(|u| kinds.contains(&u.kind))
         .map(|u| u.id.clone())
         .collect();
@@ -112,23 +196,48 @@ pub fn fill_texts(top: &mut [Ranked], texts: &HashMap<String, String>, kinds: &[
         }
     };
     for r in top {
+        r.more.iter_mut().for_each(|p| fill(&mut p.unit));
         if r.parts.is_empty() {
             fill(&mut r.unit);
             continue;
         }
-        r.parts.iter_mut().for_each(fill);
-        r.unit.text = excerpt(&r.parts[0], &r.parts[1..]).text;
+        r.parts.iter_mut().for_each(|p| fill(&mut p.unit));
+        r.unit.text = excerpt(&r.parts[0].unit, r.parts[1..].iter().map(|p| &p.unit)).text;
     }
+}
+
+/// The hits with the further units the context shows of them (`shown`: per hit, the ids
+/// of the units packing showed) moved from `more` into their parts, and their excerpts
+/// joined again: a hit cites what the context shows of it.
+pub fn with_shown(mut top: Vec<Ranked>, shown: &[Vec<String>]) -> Vec<Ranked> {
+    for (r, ids) in top.iter_mut().zip(shown) {
+        let (taken, rest): (Vec<Part>, Vec<Part>) = std::mem::take(&mut r.more)
+            .into_iter()
+            .partition(|p| ids.contains(&p.unit.id));
+        r.more = rest;
+        if taken.is_empty() {
+            continue;
+        }
+        if r.parts.is_empty() {
+            r.parts.push(Part {
+                unit: r.unit.clone(),
+                score: r.score,
+            });
+        }
+        r.parts.extend(taken);
+        r.unit = excerpt(&r.parts[0].unit, r.parts[1..].iter().map(|p| &p.unit));
+    }
+    top
 }
 
 /// The place's excerpt: `best` and `others` in conversation order as one unit, which
 /// keeps `best`'s id, kind and key and covers the messages of all of them. Packing calls
-/// it again with fewer of the others when the whole does not fit.
-pub fn excerpt(best: &Unit, others: &[Unit]) -> Unit {
-    if others.is_empty() {
+/// it with the units it shows.
+pub fn excerpt<'a>(best: &'a Unit, others: impl IntoIterator<Item = &'a Unit>) -> Unit {
+    let mut parts: Vec<&Unit> = std::iter::once(best).chain(others).collect();
+    if parts.len() == 1 {
         return best.clone();
     }
-    let mut parts: Vec<&Unit> = std::iter::once(best).chain(others).collect();
     // A round before the turn it starts with, so the turn is seen as inside it.
     parts.sort_by_key(|u| {
         let p = &u.provenance;
@@ -189,12 +298,14 @@ fn append_lines(text: &mut String, next: &str, sep: &str) {
     if holds {
         return;
     }
+    // Version notes ending `text` ride with the lines above them: `next` continues those.
+    let body = &text[..without_trailing_notes(text)];
     let lines: Vec<&str> = next.split('\n').collect();
     for k in (1..lines.len()).rev() {
         let head = lines[..k].join("\n");
-        let at_line_start = text.len() == head.len()
-            || text.as_bytes().get(text.len().wrapping_sub(head.len() + 1)) == Some(&b'\n');
-        if text.ends_with(&head) && at_line_start {
+        let at_line_start = body.len() == head.len()
+            || body.as_bytes().get(body.len().wrapping_sub(head.len() + 1)) == Some(&b'\n');
+        if body.ends_with(&head) && at_line_start {
             text.push('\n');
             text.push_str(&lines[k..].join("\n"));
             return;
@@ -202,6 +313,18 @@ fn append_lines(text: &mut String, next: &str, sep: &str) {
     }
     text.push_str(sep);
     text.push_str(next);
+}
+
+/// The length of `text` without the version notes on its last lines.
+fn without_trailing_notes(text: &str) -> usize {
+    let mut end = text.len();
+    while let Some(i) = text[..end].rfind('\n') {
+        if !facts::is_version_note(&text[i + 1..end]) {
+            break;
+        }
+        end = i;
+    }
+    end
 }
 
 #[cfg(test)]
@@ -233,6 +356,7 @@ mod tests {
             score,
             why: None,
             parts: Vec::new(),
+            more: Vec::new(),
         }
     }
 
@@ -264,8 +388,11 @@ mod tests {
         assert_eq!(a.provenance.message_ids, ["0", "1", "2", "3", "4", "5"]);
         assert_eq!(a.provenance.first_position, 0);
         assert_eq!(out[0].score, 1.0);
-        let parts: Vec<&str> = out[0].parts.iter().map(|u| u.id.as_str()).collect();
+        let parts: Vec<&str> = out[0].parts.iter().map(|p| p.unit.id.as_str()).collect();
         assert_eq!(parts, ["a1", "a2", "a3"]);
+        // a4 waits for room in the context.
+        let more: Vec<&str> = out[0].more.iter().map(|p| p.unit.id.as_str()).collect();
+        assert_eq!(more, ["a4"]);
     }
 
     #[test]
@@ -300,6 +427,22 @@ mod tests {
             "ann: where to?\nbob: the lake\nann: with Mel?"
         );
         assert_eq!(out[0].unit.provenance.message_ids, ["4", "5", "6"]);
+    }
+
+    /// A round's version note does not hide the line it shares with the next round.
+    #[test]
+    fn a_line_shared_after_a_note_is_shown_once() {
+        let mut r1 = ranked("r1", Some("a"), 0, 1.0);
+        r1.unit.text =
+            "priya: the budget is now $95,000\nmaya: confirmed\n[current value; earlier: $1 (x)]"
+                .into();
+        let mut r2 = ranked("r2", Some("a"), 1, 0.9);
+        r2.unit.text = "maya: confirmed\ntom: booked the stage".into();
+        let out = by_place(vec![r1, r2], &cfg(3, 0.5), 10);
+        assert_eq!(
+            out[0].unit.text,
+            "priya: the budget is now $95,000\nmaya: confirmed\n[current value; earlier: $1 (x)]\ntom: booked the stage"
+        );
     }
 
     #[test]
@@ -359,7 +502,7 @@ mod tests {
 text of a2"
         );
         assert_eq!(
-            lean[0].parts[0].text,
+            lean[0].parts[0].unit.text,
             "text of a1
 (note)"
         );
@@ -384,5 +527,62 @@ text of a2"
         let one = by_place(list, &cfg(1, 0.5), 10);
         assert_eq!(one.len(), 1);
         assert_eq!(one[0].unit.text, "text of a1");
+    }
+
+    #[test]
+    fn a_fact_folds_into_the_unit_showing_its_message_with_its_note() {
+        let mut fact = ranked("f", Some("a"), 5, 0.9);
+        fact.unit.kind = UnitKind::Fact;
+        fact.unit.provenance.message_ids = vec!["5".into()];
+        fact.unit.text =
+            "maya: my salary is $95,000\n[current value; earlier: $80,000 (2023-01-02)]".into();
+        // The round showing the fact's message, loaded without its text: a note at most.
+        let mut round = ranked("r", Some("a"), 4, 0.5);
+        round.unit.text = String::new();
+        let other = ranked("o", Some("b"), 0, 0.7);
+        let out = fold_facts(vec![fact, other, round]);
+        let ids: Vec<&str> = out.iter().map(|r| r.unit.id.as_str()).collect();
+        assert_eq!(ids, ["r", "o"], "the round takes the fact's place");
+        assert_eq!(out[0].score, 0.9);
+        assert_eq!(
+            out[0].unit.text,
+            "\n[current value; earlier: $80,000 (2023-01-02)]"
+        );
+        // Its own note already there: not twice.
+        let mut again = out[0].clone();
+        let mut fact = ranked("f2", Some("a"), 5, 1.0);
+        fact.unit.kind = UnitKind::Fact;
+        fact.unit.provenance.message_ids = vec!["5".into()];
+        fact.unit.text = format!("maya: my salary is $95,000{}", again.unit.text);
+        again.score = 0.2;
+        let out = fold_facts(vec![fact, again]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].unit.text.matches("[current value").count(), 1);
+        // A fact of a message no unit in the list shows stays.
+        let mut lone = ranked("f3", Some("c"), 2, 1.0);
+        lone.unit.kind = UnitKind::Fact;
+        let out = fold_facts(vec![lone, ranked("x", Some("c"), 7, 0.5)]);
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn units_the_context_shows_join_their_hit() {
+        let list = vec![
+            ranked("a1", Some("a"), 0, 1.0),
+            ranked("b1", Some("b"), 0, 0.9),
+            ranked("a2", Some("a"), 8, 0.1),
+        ];
+        let out = by_place(list, &cfg(3, 0.5), 1);
+        assert!(out[0].parts.is_empty(), "one unit in its excerpt");
+        assert_eq!(out[0].more.len(), 1);
+        let shown = vec![vec!["a1".to_string(), "a2".to_string()], vec![]];
+        let out = with_shown(out, &shown);
+        let parts: Vec<&str> = out[0].parts.iter().map(|p| p.unit.id.as_str()).collect();
+        assert_eq!(parts, ["a1", "a2"]);
+        assert!(out[0].more.is_empty());
+        assert_eq!(out[0].unit.id, "a1");
+        assert_eq!(out[0].unit.text, "text of a1\n…\ntext of a2");
+        assert_eq!(out[0].unit.provenance.message_ids, ["0", "1", "8", "9"]);
+        assert!(out[1].parts.is_empty());
     }
 }

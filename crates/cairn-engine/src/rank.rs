@@ -181,7 +181,17 @@ pub struct Ranked {
     pub why: Option<Box<HitExplanation>>,
     /// A place hit's units (`places.rs`), best first then in rank order, whose excerpt
     /// `unit` is; empty for a hit of one unit.
-    pub parts: Vec<Unit>,
+    pub parts: Vec<Part>,
+    /// A place's further units in rank order, not in its excerpt: packing shows them when
+    /// the budget has room once every hit's best evidence is in (`pack.rs`).
+    pub more: Vec<Part>,
+}
+
+/// One unit of a place hit, with its score in the unit ranking.
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub unit: Unit,
+    pub score: f32,
 }
 
 impl Ranked {
@@ -296,6 +306,7 @@ fn learned(u: &Unit, f: &Features, weights: &Features, why: Option<Box<HitExplan
         score: f.score(weights),
         why,
         parts: Vec::new(),
+        more: Vec::new(),
     };
     r.record(Step::Learned, Op::Set, r.score, || {
         "the learned weights times the features".into()
@@ -320,6 +331,7 @@ fn adjust(
         score: s,
         why,
         parts: Vec::new(),
+        more: Vec::new(),
     };
     let part = r.why.as_ref().and_then(|w| w.scored_as.clone());
     if let Some(part) = part.filter(|p| *p != u.id) {

@@ -489,6 +489,20 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
         !err && v["context"].as_str().unwrap().contains("Okafor"),
         "{v}"
     );
+    // Hits carry their relevance; a question nothing stored bears on is answered so.
+    assert_eq!(v["no_relevant_memory"], false, "{v}");
+    assert!(v["hits"][0]["relevance"].as_f64().is_some(), "{v}");
+    let (err, v) = tool(
+        &s,
+        k,
+        "recall",
+        json!({"space": "alice", "query": "What is the capital of Mongolia?"}),
+    );
+    assert!(!err && v["no_relevant_memory"] == true, "{v}");
+    assert!(
+        v["hits"].as_array().unwrap().is_empty() && v["context"] == "",
+        "{v}"
+    );
     let (err, _) = tool(
         &s,
         k,

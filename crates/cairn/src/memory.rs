@@ -409,6 +409,19 @@ impl Memory {
         Ok(self.engine.recall(&space(space_name)?, query, options)?)
     }
 
+    /// Vectors of `texts` with the memory's embedding model, through its embedding cache
+    /// under the space's keys: as passages (how unit text is embedded) or, with `query`,
+    /// as recall embeds a question. For comparing the memory with other retrieval on the
+    /// same model (the benchmark's peers) or scoring text against it.
+    pub fn embed(
+        &self,
+        space_name: &str,
+        texts: &[&str],
+        query: bool,
+    ) -> Result<Vec<Vec<f32>>, Error> {
+        Ok(self.engine.embed(&space(space_name)?, texts, query)?)
+    }
+
     /// Forgets a session (record, units, vectors, index entries, cached vectors of its
     /// text); returns units removed.
     pub fn forget_session(&self, space_name: &str, session: &str) -> Result<usize, Error> {

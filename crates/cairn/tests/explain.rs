@@ -150,7 +150,7 @@ fn explain_adds_up_and_changes_nothing_else() {
             let mut r = r.clone();
             r.explain = None;
             r.timings = Default::default();
-            for h in &mut r.hits {
+            for h in r.hits.iter_mut().chain(&mut r.extra_hits) {
                 h.explain = None;
             }
             r
@@ -166,22 +166,43 @@ fn explain_adds_up_and_changes_nothing_else() {
             .iter()
             .map(|p| p.unit_id.as_str())
             .collect();
-        let hits: Vec<&str> = told.hits.iter().map(|h| h.unit_id.as_str()).collect();
-        assert_eq!(ids, hits, "packing sees the hits in rank order");
-        let mut packed: Vec<&str> = e
+        let shown = told.hits.iter().chain(&told.extra_hits);
+        let hits: Vec<&str> = shown.clone().map(|h| h.unit_id.as_str()).collect();
+        assert_eq!(
+            ids, hits,
+            "packing sees the hits in rank order, then the extra ones"
+        );
+        // Each entry in the context shows units of its hit, and nothing else is shown.
+        let units_of = |id: &str| -> Vec<String> {
+            let h = shown.clone().find(|h| h.unit_id == id).unwrap();
+            std::iter::once(h.unit_id.clone())
+                .chain(h.parts.iter().map(|p| p.unit_id.clone()))
+                .collect()
+        };
+        let packed: Vec<&str> = e
             .packing
             .entries
             .iter()
             .filter(|p| matches!(p.outcome, PackOutcome::Whole | PackOutcome::Trimmed))
             .map(|p| p.unit_id.as_str())
             .collect();
-        let mut in_context: Vec<&str> = told.context_unit_ids.iter().map(String::as_str).collect();
-        packed.sort();
-        in_context.sort();
-        assert_eq!(packed, in_context);
-        let cut = e
-            .packing
-            .entries
+        let packed_units: Vec<String> = packed.iter().flat_map(|id| units_of(id)).collect();
+        assert!(
+            told.context_unit_ids
+                .iter()
+                .all(|u| packed_units.contains(u)),
+            "{q}: {:?} not all of {packed_units:?}",
+            told.context_unit_ids
+        );
+        for id in &packed {
+            assert!(
+                units_of(id)
+                    .iter()
+                    .any(|u| told.context_unit_ids.contains(u)),
+                "{q}: {id}"
+            );
+        }
+        let cut = e.packing.entries[..told.hits.len()]
             .iter()
             .filter(|p| !matches!(p.outcome, PackOutcome::Whole | PackOutcome::Duplicate))
             .count();
@@ -198,6 +219,7 @@ fn explain_adds_up_and_changes_nothing_else() {
                 "graph",
                 "versions",
                 "places",
+                "floor",
                 "quotas",
                 "profiles",
                 "texts"

@@ -63,9 +63,11 @@ fn spaces_are_isolated() {
     let Some(m) = open(dir.path()) else { return };
     m.ingest_session("alice", pets()).unwrap();
     m.ingest_session("bob", travel()).unwrap();
+    // No floor: every question finds something, and only in its own space.
     let opts = RecallOptions {
         top_k: 50,
         token_budget: 10_000,
+        min_relevance: -1.0,
         ..Default::default()
     };
     for q in ["cat Luna", "Kyoto temples October", "anything at all"] {

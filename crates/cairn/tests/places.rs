@@ -92,22 +92,45 @@ fn a_place_that_does_not_fit_shows_its_best_parts_and_says_which() {
     assert!(top.parts.len() >= 2, "{top:?}");
     let whole_tokens = whole.context_tokens;
 
-    // Less than the whole place: its best parts, best first, and never over budget.
-    let budget = whole_tokens - 5;
-    let cut = m.recall("alice", QUESTION, &raw(1, budget)).unwrap();
+    // Less than the whole place: its best parts, best first, and never over budget. The
+    // context also spends what is left on the places after `top_k` (`extra_hits`), so the
+    // budget that cuts the place is searched for rather than computed.
+    let parts: HashSet<&String> = top.parts.iter().map(|p| &p.unit_id).collect();
+    let (budget, cut) = (1..whole_tokens)
+        .rev()
+        .map(|b| (b, m.recall("alice", QUESTION, &raw(1, b)).unwrap()))
+        .find(|(_, r)| {
+            let n = r
+                .context_unit_ids
+                .iter()
+                .filter(|u| parts.contains(u))
+                .count();
+            n >= 1 && n < top.parts.len()
+        })
+        .expect("a budget that shows part of the place");
     assert!(cut.context_tokens <= budget);
-    let shown = &cut.context_unit_ids;
-    assert!(
-        !shown.is_empty() && shown.len() < top.parts.len(),
-        "{shown:?}"
-    );
+    assert!(cut.hits_cut_ids.contains(&top.unit_id), "{cut:?}");
+    let shown: Vec<&String> = cut
+        .context_unit_ids
+        .iter()
+        .filter(|u| parts.contains(u))
+        .collect();
+    // Whatever else the context shows is cited by an extra hit.
+    for u in cut.context_unit_ids.iter().filter(|u| !parts.contains(u)) {
+        assert!(
+            cut.extra_hits
+                .iter()
+                .any(|h| &h.unit_id == u || h.parts.iter().any(|p| &p.unit_id == u)),
+            "{u} shown but not cited: {cut:?}"
+        );
+    }
     let best_first: Vec<&String> = top
         .parts
         .iter()
         .take(shown.len())
         .map(|p| &p.unit_id)
         .collect();
-    let mut shown_sorted: Vec<&String> = shown.iter().collect();
+    let mut shown_sorted: Vec<&String> = shown.clone();
     shown_sorted.sort();
     let mut expected = best_first.clone();
     expected.sort();

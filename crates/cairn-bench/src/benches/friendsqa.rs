@@ -3,6 +3,7 @@
 //! scene-level metrics per question word.
 use crate::args::RunArgs;
 use crate::datasets::friendsqa::specs;
+use crate::peers;
 use crate::protocol::retrieval::{Run, RunPlan};
 use crate::records::retrieval::IngestInfo;
 use crate::run::{space_name, stopped};
@@ -66,6 +67,9 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     let mut run = Run::start(args, plan)?;
     let space = space_name("friendsqa", "all");
     run.pb.set_message("ingest (day by day)");
+    run.index_peers(&space, || {
+        peers::docs_of_group_messages(history.days.iter().flat_map(|(_, day)| day))
+    });
     let ingest = ingest_days(&run, &space, &history).map_err(|e| e.to_string());
     let failed = IngestInfo {
         space: space.clone(),
@@ -81,6 +85,9 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
         let rows = run.rows_in_order(&spec.id, i);
         run.ask(spec, &rows, &ingest, &failed, &mut units)?;
         run.pb.inc(1);
+    }
+    if let Ok(info) = &ingest {
+        run.ask_off_topic(&space, info)?;
     }
     run.release(&space);
     run.finish()

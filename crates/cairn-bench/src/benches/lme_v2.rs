@@ -194,6 +194,7 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
     let row = ConfigRow {
         name: "bench".into(),
         options,
+        peer: None,
     };
     let base = RunMeta::new(
         "lme-v2",

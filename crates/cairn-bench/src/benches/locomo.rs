@@ -109,6 +109,9 @@ pub(crate) fn run(args: &LocomoArgs) -> anyhow::Result<()> {
             run.ask(&spec, &rows, &ingest, &failed, &mut units)?;
             run.pb.inc(1);
         }
+        if let Ok(info) = &ingest {
+            run.ask_off_topic(&space, info)?;
+        }
         run.release(&space);
     }
     run.finish()

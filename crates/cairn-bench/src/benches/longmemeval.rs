@@ -109,6 +109,9 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
             ..Default::default()
         };
         run.ask(&spec, &rows, &ingest, &failed, &mut HashMap::new())?;
+        if let Ok(info) = &ingest {
+            run.ask_off_topic(&space, info)?;
+        }
         run.release(&space);
         run.pb.inc(1);
     }

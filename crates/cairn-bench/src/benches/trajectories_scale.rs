@@ -173,6 +173,7 @@ fn config_row(args: &ScaleArgs) -> ConfigRow {
             kinds: Some(vec![UnitKind::Slice, UnitKind::Event, UnitKind::Note]),
             ..RecallOptions::default()
         },
+        peer: None,
     }
 }
 

@@ -4,6 +4,7 @@
 //! `cairn::formats`; the generated data of the scale benches is made here.
 //!
 //! - [`longmemeval`], [`locomo`], [`friendsqa`]: questions for the retrieval protocol;
+//! - [`off_topic`]: questions a space cannot answer (`--off-topic`), asked of it too;
 //! - [`chat_history`]: the seeded chat history with planted needles of `bench scale`;
 //! - [`web_trajectories`]: the seeded web-agent trajectories of `bench
 //!   trajectories-scale`.
@@ -14,6 +15,7 @@ pub mod chat_history;
 pub mod friendsqa;
 pub mod locomo;
 pub mod longmemeval;
+pub mod off_topic;
 pub mod web_trajectories;
 
 /// The items whose id is in `ids` (all of them when `ids` is empty), in file order, then

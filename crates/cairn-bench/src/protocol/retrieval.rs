@@ -3,6 +3,8 @@
 //! scored at session and turn level ([`crate::scoring::retrieval`]), one record per
 //! (question, row) appended to `results.jsonl`, and the summary files at the end.
 use crate::args::RunArgs;
+use crate::datasets::off_topic;
+use crate::peers::{self, Doc, PeerIndex};
 use crate::protocol::ids::OpaqueIds;
 use crate::qa::{Qa, Style};
 use crate::records::retrieval::{
@@ -12,13 +14,15 @@ use crate::records::retrieval::{
 use crate::records::ResultsFile;
 use crate::report::retrieval as report;
 use crate::run::folder::latest_run;
-use crate::run::rows::{config_name, config_rows, in_order};
+use crate::run::rows::{config_name, config_rows, in_order, with_extra_rows};
 use crate::run::{arm_stop, check_label, open_memory, progress, stopped, utc_stamp};
 use crate::run::{ConfigRow, RunMeta};
 use crate::scoring::exclusion;
-use crate::scoring::retrieval::{judge_session_ranking, judge_sessions, judge_turns, score};
+use crate::scoring::retrieval::{
+    judge_session_ranking, judge_sessions, judge_turns, score, HitRef,
+};
 use anyhow::{bail, Context as _};
-use cairn::{Memory, SessionInput, Timestamp, Unit};
+use cairn::{Memory, SessionInput, Timestamp, Unit, UnitKind};
 use indicatif::ProgressBar;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -107,6 +111,12 @@ pub struct Run {
     qa: Option<Qa>,
     /// The renaming of the dataset's ids (identity with `--keep-ids`).
     pub ids: OpaqueIds,
+    /// The peers' index of each space ingested and not yet released (with peer rows).
+    peers: HashMap<String, PeerIndex>,
+    /// `--off-topic` sources, how many of each to ask a space, and the spaces asked so far.
+    off_topic: Vec<off_topic::Source>,
+    off_topic_per_space: usize,
+    off_topic_spaces: usize,
 }
 
 /// The run's label: `--run-label`, a new `<dataset>-<config>-<stamp>`, or with
@@ -173,7 +183,12 @@ impl Run {
             args.cache.as_deref(),
             args.memory_config.as_deref(),
         )?;
-        let rows = with_features(config_rows(args.config, 10_000), args.features_top_k);
+        let rows = with_extra_rows(
+            with_features(config_rows(args.config, 10_000), args.features_top_k),
+            &args.floors,
+            &args.peers,
+        );
+        let off_topic = off_topic::load(&args.off_topic)?;
         let qa = Qa::from_args(&args.llm)?;
         let style = Style::for_dataset(plan.dataset);
         let data_path = std::fs::canonicalize(&args.data).unwrap_or_else(|_| args.data.clone());
@@ -228,6 +243,10 @@ impl Run {
             dataset_label: plan.dataset.into(),
             qa,
             ids: OpaqueIds::new(!args.keep_ids),
+            peers: HashMap::new(),
+            off_topic,
+            off_topic_per_space: args.off_topic_per_space,
+            off_topic_spaces: 0,
         })
     }
 
@@ -288,12 +307,13 @@ impl Run {
     /// one `ingest_sessions` call, then flushes so everything is searchable; the time
     /// covers both.
     pub fn ingest(
-        &self,
+        &mut self,
         space: &str,
         sessions: Vec<SessionInput>,
         shared: bool,
         skipped_empty_turns: usize,
     ) -> Result<IngestInfo, cairn::Error> {
+        self.index_peers(space, || peers::docs_of_sessions(&sessions));
         let m = self.memory();
         m.forget_space(space)?;
         let messages = sessions.iter().map(|s| s.messages.len()).sum();
@@ -344,9 +364,18 @@ impl Run {
         })
     }
 
+    /// Indexes a space's turns (under the dataset's ids) for the peer rows, if any.
+    pub fn index_peers(&mut self, space: &str, docs: impl FnOnce() -> Vec<Doc>) {
+        if self.rows.iter().any(|r| r.peer.is_some()) {
+            let index = PeerIndex::new(self.memory(), space, docs());
+            self.peers.insert(space.to_string(), index);
+        }
+    }
+
     /// Drops a space once its questions are done (unless --keep-data), so every question
     /// is recalled against an index of similar size.
-    pub fn release(&self, space: &str) {
+    pub fn release(&mut self, space: &str) {
+        self.peers.remove(space);
         if self.keep_data {
             return;
         }
@@ -421,15 +450,14 @@ impl Run {
             Ok(r) => r,
             Err(e) => return self.error_record(q, row, ingest, ledger, &e.to_string()),
         };
-        recall.hits = std::mem::take(&mut recall.hits)
-            .into_iter()
-            .map(|h| self.ids.original_hit(h))
-            .collect();
+        for hits in [&mut recall.hits, &mut recall.extra_hits] {
+            *hits = std::mem::take(hits)
+                .into_iter()
+                .map(|h| self.ids.original_hit(h))
+                .collect();
+        }
         let (hits, metrics) = judged(&recall, q, ledger);
-        let exclusion = q.exclusion.clone().or_else(|| {
-            (metrics.session.is_none() && metrics.turn.is_none())
-                .then(|| exclusion::NO_EVIDENCE.to_string())
-        });
+        let exclusion = exclusion_of(q, &metrics);
         let qa = self.qa.as_ref().map(|qa| {
             qa.run(
                 Style::for_dataset(&self.dataset_label),
@@ -444,10 +472,12 @@ impl Run {
         QuestionRecord {
             qa,
             exclusion,
+            messages_twice: messages_twice(&hits),
             hits,
             context_tokens: recall.context_tokens,
             hits_cut: recall.hits_cut,
             context_unit_ids: recall.context_unit_ids,
+            no_relevant_memory: recall.no_relevant_memory,
             metrics,
             timings: QuestionTimings {
                 ingest_ms: ingest.ms,
@@ -482,6 +512,8 @@ impl Run {
             context_tokens: 0,
             hits_cut: 0,
             context_unit_ids: Vec::new(),
+            no_relevant_memory: false,
+            messages_twice: 0,
             metrics: LevelScores::default(),
             timings: QuestionTimings {
                 ingest_ms: ingest.ms,
@@ -531,8 +563,114 @@ impl Run {
             Err(e) => return self.fail(q, rows, info, &format!("ledger: {e}")),
         };
         for row in rows {
-            let r = self.recall(q, row, info, &ledger);
+            let r = match row.peer {
+                Some(_) => self.peer_record(q, row, info, &ledger),
+                None => self.recall(q, row, info, &ledger),
+            };
             self.append(&r)?;
+        }
+        Ok(())
+    }
+
+    /// Answers one question with a peer recipe over the space's turns, packed within the
+    /// row's budget, and scores it as a recall.
+    fn peer_record(
+        &mut self,
+        q: &QuestionSpec,
+        row: &ConfigRow,
+        ingest: &IngestInfo,
+        ledger: &[LedgerEntry],
+    ) -> QuestionRecord {
+        let (Some(peer), Some(memory), Some(index)) = (
+            row.peer,
+            self.memory.as_ref(),
+            self.peers.get_mut(&ingest.space),
+        ) else {
+            return self.error_record(q, row, ingest, ledger, "no peer index for this space");
+        };
+        let t = Instant::now();
+        let ranked = match index.rank(memory, peer, &q.question) {
+            Ok(r) => r,
+            Err(e) => return self.error_record(q, row, ingest, ledger, &e.to_string()),
+        };
+        let (packed, tokens) = index.pack(&ranked, row.options.token_budget);
+        let wall = t.elapsed().as_secs_f64() * 1000.0;
+        let shown: HashSet<usize> = packed.iter().copied().collect();
+        let last = packed.iter().max().map_or(0, |&p| p + 1);
+        let hits: Vec<RankedHit> = ranked
+            .iter()
+            .take(last.max(10))
+            .enumerate()
+            .map(|(i, &d)| {
+                let doc = &index.docs[d];
+                RankedHit {
+                    rank: i + 1,
+                    unit_id: format!("turn:{}:{}", doc.session, doc.message),
+                    kind: UnitKind::Turn,
+                    session_id: Some(doc.session.clone()),
+                    turn_ids: vec![doc.message.clone()],
+                    score: 0.0,
+                    in_context: shown.contains(&i),
+                    context_turn_ids: None,
+                    relevance: None,
+                    session_relevant: false,
+                    turn_relevant: false,
+                    features: None,
+                }
+            })
+            .collect();
+        let context_unit_ids = hits
+            .iter()
+            .filter(|h| h.in_context)
+            .map(|h| h.unit_id.clone())
+            .collect();
+        let (hits, metrics) = judge(hits, q, ledger);
+        QuestionRecord {
+            exclusion: exclusion_of(q, &metrics),
+            messages_twice: messages_twice(&hits),
+            hits,
+            context_tokens: tokens,
+            context_unit_ids,
+            metrics,
+            timings: QuestionTimings {
+                ingest_ms: ingest.ms,
+                recall_wall_ms: wall,
+                recall: None,
+            },
+            ..self.base_record(q, row, ingest, ledger)
+        }
+    }
+
+    /// Asks the space its share of the off-topic questions (`--off-topic`) under every
+    /// row of the memory (peers cannot say they found nothing), one record each.
+    pub fn ask_off_topic(&mut self, space: &str, ingest: &IngestInfo) -> anyhow::Result<()> {
+        let nth = self.off_topic_spaces;
+        self.off_topic_spaces += 1;
+        let asked = off_topic::for_space(&self.off_topic, nth, self.off_topic_per_space);
+        let rows: Vec<ConfigRow> = self
+            .rows
+            .iter()
+            .filter(|r| r.peer.is_none())
+            .cloned()
+            .collect();
+        for a in asked {
+            let q = QuestionSpec {
+                id: format!("off-topic:{space}:{}:{}", a.source, a.index),
+                qtype: format!("off-topic {}", a.source),
+                question: a.question,
+                answer: None,
+                question_date: None,
+                as_of: None,
+                as_of_note: None,
+                exclusion: Some(exclusion::OFF_TOPIC.into()),
+                evidence: Evidence::default(),
+            };
+            for row in self.pending_rows(&q.id) {
+                if rows.contains(&row) {
+                    let r = self.recall(&q, &row, ingest, &[]);
+                    self.append(&r)?;
+                }
+            }
         }
         Ok(())
     }
@@ -570,9 +708,12 @@ impl Run {
         }
         let (records, _) = read_results(&self.dir.join("results.jsonl"))?;
         let selected: BTreeSet<&str> = self.selected.iter().map(String::as_str).collect();
+        let off_topic = Some(exclusion::OFF_TOPIC);
         let records: Vec<QuestionRecord> = records
             .into_iter()
-            .filter(|r| selected.contains(r.question_id.as_str()))
+            .filter(|r| {
+                selected.contains(r.question_id.as_str()) || r.exclusion.as_deref() == off_topic
+            })
             .collect();
         let complete = self.selected.iter().all(|q| {
             self.rows
@@ -627,7 +768,33 @@ fn with_ids_note(mut notes: Vec<String>, keep_ids: bool) -> Vec<String> {
     notes
 }
 
-/// The hits of a recall judged against the question's evidence, and the question's scores
+/// Why a scored question is left out of the aggregates: its own exclusion, or no evidence
+/// at any level.
+fn exclusion_of(q: &QuestionSpec, metrics: &LevelScores) -> Option<String> {
+    q.exclusion.clone().or_else(|| {
+        (metrics.session.is_none() && metrics.turn.is_none())
+            .then(|| exclusion::NO_EVIDENCE.to_string())
+    })
+}
+
+/// Messages the context shows in more than one hit's entry (the turns of each hit the
+/// context shows, counted once per hit).
+fn messages_twice(hits: &[RankedHit]) -> usize {
+    let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
+    for h in hits {
+        let Some(s) = h.session_id.as_deref() else {
+            continue;
+        };
+        let shown: HashSet<&str> = h.context_turn_ids().iter().map(String::as_str).collect();
+        for t in shown {
+            *seen.entry((s, t)).or_default() += 1;
+        }
+    }
+    seen.values().filter(|&&n| n > 1).count()
+}
+
+/// The hits of a recall (then its extra hits) judged against the question's evidence, and
+/// the question's scores
 /// at each level (`None` where it has no evidence at that level); `ledger` gives the units
 /// available for NDCG's ideal ranking.
 fn judged(
@@ -636,9 +803,10 @@ fn judged(
     ledger: &[LedgerEntry],
 ) -> (Vec<RankedHit>, LevelScores) {
     let in_ctx: HashSet<&str> = recall.context_unit_ids.iter().map(String::as_str).collect();
-    let mut hits: Vec<RankedHit> = recall
+    let hits: Vec<RankedHit> = recall
         .hits
         .iter()
+        .chain(&recall.extra_hits)
         .enumerate()
         .map(|(i, h)| RankedHit {
             rank: i + 1,
@@ -655,6 +823,7 @@ fn judged(
                     .flat_map(|p| p.turn_ids.iter().cloned())
                     .collect()
             }),
+            relevance: h.relevance,
             session_relevant: false,
             turn_relevant: false,
             features: h
@@ -664,6 +833,15 @@ fn judged(
                 .filter(|f| !f.is_empty()),
         })
         .collect();
+    judge(hits, q, ledger)
+}
+
+/// Ranked hits (the memory's or a peer's) judged against the question's evidence.
+fn judge(
+    mut hits: Vec<RankedHit>,
+    q: &QuestionSpec,
+    ledger: &[LedgerEntry],
+) -> (Vec<RankedHit>, LevelScores) {
     let js = judge_sessions(&hits, &q.evidence.sessions);
     let jt = judge_turns(&hits, &q.evidence.turns);
     for ((h, s), t) in hits.iter_mut().zip(&js).zip(&jt) {

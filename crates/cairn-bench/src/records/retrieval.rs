@@ -41,6 +41,12 @@ pub struct QuestionRecord {
     pub context_tokens: usize,
     pub hits_cut: usize,
     pub context_unit_ids: Vec<String>,
+    /// The recall answered that nothing passed its relevance floor.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_relevant_memory: bool,
+    /// Messages the context shows in more than one of its entries (hits).
+    #[serde(default)]
+    pub messages_twice: usize,
     pub metrics: LevelScores,
     pub timings: QuestionTimings,
     pub ingest: IngestInfo,
@@ -78,6 +84,9 @@ pub struct RankedHit {
     /// may show only some of them). Absent for a hit of one unit: all its turns or none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_turn_ids: Option<Vec<String>>,
+    /// The hit's relevance (cosine of query and hit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relevance: Option<f32>,
     /// Relevant at session / turn level.
     pub session_relevant: bool,
     pub turn_relevant: bool,
@@ -184,6 +193,8 @@ pub(crate) fn minimal(id: &str, qtype: &str, config: &str) -> QuestionRecord {
         context_tokens: 0,
         hits_cut: 0,
         context_unit_ids: Vec::new(),
+        no_relevant_memory: false,
+        messages_twice: 0,
         metrics: LevelScores::default(),
         timings: QuestionTimings::default(),
         ingest: IngestInfo {

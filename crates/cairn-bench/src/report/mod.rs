@@ -57,13 +57,14 @@ pub fn canonical(p: &Path) -> String {
 /// `top_k=…, token_budget=…, format=…` for a config row's heading.
 pub fn options_line(o: &RecallOptions) -> String {
     format!(
-        "top_k={}, token_budget={}, format={}",
+        "top_k={}, token_budget={}, format={}, min_relevance={}",
         o.top_k,
         o.token_budget,
         serde_json::to_value(o.format)
             .ok()
             .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        o.min_relevance
     )
 }
 

@@ -6,6 +6,7 @@ use super::{f3, latency_table, ms, options_line, qa_markdown};
 use crate::qa::{QaRecord, QaSetup, QaSummary};
 use crate::records::retrieval::QuestionRecord;
 use crate::run::{ConfigRow, RunMeta};
+use crate::scoring::exclusion;
 use crate::scoring::retrieval::{aggregate, metric_names, Grouped, Means, Scores};
 use anyhow::Context as _;
 use cairn_load::stats::{percentiles, Percentiles};
@@ -51,6 +52,66 @@ pub struct RowSummary {
     /// QA accuracy of the reader on this row's contexts (runs with `--reader`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qa: Option<QaSummary>,
+    /// Messages a context showed in more than one of its entries, over all the row's
+    /// records.
+    #[serde(default)]
+    pub messages_twice: usize,
+    /// How often the recall answered `no_relevant_memory`.
+    #[serde(default)]
+    pub no_relevant_memory: NoRelevant,
+}
+
+/// How often recalls answered `no_relevant_memory`: on the scored questions (each one a
+/// lost answer) and on the off-topic ones, by source (each one a right answer).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NoRelevant {
+    pub scored: Share,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub off_topic: BTreeMap<String, Share>,
+}
+
+/// A share of `n` questions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Share {
+    pub n: usize,
+    pub share: f64,
+}
+
+impl Share {
+    fn of(flags: impl IntoIterator<Item = bool>) -> Self {
+        let (n, yes) = flags
+            .into_iter()
+            .fold((0usize, 0usize), |(n, y), f| (n + 1, y + usize::from(f)));
+        let share = if n == 0 { 0.0 } else { yes as f64 / n as f64 };
+        Self { n, share }
+    }
+}
+
+/// The `no_relevant_memory` shares of a row's records.
+fn no_relevant(recs: &[&QuestionRecord]) -> NoRelevant {
+    let scored = Share::of(
+        recs.iter()
+            .filter(|r| r.exclusion.is_none())
+            .map(|r| r.no_relevant_memory),
+    );
+    let mut by_source: BTreeMap<String, Vec<bool>> = BTreeMap::new();
+    for r in recs
+        .iter()
+        .filter(|r| r.exclusion.as_deref() == Some(exclusion::OFF_TOPIC))
+    {
+        let source = r.question_type.trim_start_matches("off-topic ").to_string();
+        by_source
+            .entry(source)
+            .or_default()
+            .push(r.no_relevant_memory);
+    }
+    NoRelevant {
+        scored,
+        off_topic: by_source
+            .into_iter()
+            .map(|(k, v)| (k, Share::of(v)))
+            .collect(),
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -90,7 +151,11 @@ pub struct IngestSummary {
 /// Aggregates the records of a run (records of unselected questions must be filtered out
 /// by the caller).
 pub fn summarize(meta: &RunMeta, records: &[QuestionRecord], complete: bool) -> Summary {
-    let done: HashSet<&str> = records.iter().map(|r| r.question_id.as_str()).collect();
+    let done: HashSet<&str> = records
+        .iter()
+        .filter(|r| r.exclusion.as_deref() != Some(exclusion::OFF_TOPIC))
+        .map(|r| r.question_id.as_str())
+        .collect();
     let rows = meta
         .configs
         .iter()
@@ -195,6 +260,8 @@ pub fn summarize_row(row: &ConfigRow, records: &[QuestionRecord]) -> RowSummary 
         mean_context_tokens: mean(&|r| r.context_tokens as f64),
         mean_hits: mean(&|r| r.hits.len() as f64),
         qa: None,
+        messages_twice: recs.iter().map(|r| r.messages_twice).sum(),
+        no_relevant_memory: no_relevant(&recs),
     }
 }
 
@@ -311,6 +378,7 @@ pub fn render_summary(s: &Summary) -> String {
         m.embedding_model,
         m.as_of_description,
     );
+    side_by_side(&mut out, &s.rows);
     for row in &s.rows {
         let _ = writeln!(
             out,
@@ -374,6 +442,60 @@ pub fn render_summary(s: &Summary) -> String {
         i.turns_per_second, i.messages, i.total_seconds
     );
     out
+}
+
+/// The rows side by side: evidence in the context at both levels, context size,
+/// messages shown twice, how often each said `no_relevant_memory`, recall latency.
+fn side_by_side(out: &mut String, rows: &[RowSummary]) {
+    let _ = writeln!(
+        out,
+        "## Side by side\n\n| row | budget | turn in ctx | session in ctx | turn any@1 | \
+            ctx tokens | messages twice | no relevant memory: scored | off-topic | recall p50 \
+            ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for r in rows {
+        let level = |l: &str, m: &str| {
+            r.levels
+                .get(l)
+                .and_then(|x| x.grouped.overall.metrics.get(m).copied())
+                .map_or("-".into(), f3)
+        };
+        let off = if r.no_relevant_memory.off_topic.is_empty() {
+            "-".to_string()
+        } else {
+            r.no_relevant_memory
+                .off_topic
+                .iter()
+                .map(|(k, s)| format!("{k} {} ({})", f3(s.share), s.n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let p50 = if r.latency.engine_total_ms.n > 0 {
+            r.latency.engine_total_ms.p50
+        } else {
+            r.latency.wall_ms.p50
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {:.0} | {} | {} | {off} | {} |",
+            r.config,
+            r.options.token_budget,
+            level("turn", "evidence_in_context"),
+            level("session", "evidence_in_context"),
+            level("turn", "recall_any@1"),
+            r.mean_context_tokens,
+            r.messages_twice,
+            f3(r.no_relevant_memory.scored.share),
+            ms(p50),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nPeer rows (`peer-*`) rank single turns and pack them whole in the budget, \
+            headers not counted; their latency is the wall time of ranking and packing in the \
+            harness. Off-topic: share of another source's questions answered \
+            `no_relevant_memory` (n asked).\n"
+    );
 }
 
 /// The dataset's protocol, the public API it calls, and how its ingest is timed.
@@ -660,6 +782,7 @@ mod tests {
         let row = ConfigRow {
             name: "defaults".into(),
             options: cairn::RecallOptions::default(),
+            peer: None,
         };
         let mut a = minimal("q1", "multi-session", "defaults");
         a.metrics.session = Some(scores(1.0));

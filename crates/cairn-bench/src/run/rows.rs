@@ -1,16 +1,21 @@
 //! Config rows: the recall options a question is asked with. Every bench with rows has
 //! the same two: `defaults` (the engine's stock `RecallOptions`) and `bench` (ten raw
-//! hits in a larger budget).
+//! hits in a larger budget). The retrieval benches can add `defaults` rows at other
+//! relevance floors (`--floors`) and the turn-level peers (`--peers`, [`crate::peers`]).
 use crate::args::ConfigChoice;
+use crate::peers::Peer;
 use cairn::RecallOptions;
 use serde::{Deserialize, Serialize};
 
 /// One config row: a name and the recall options it runs with (`as_of` is set per
-/// question).
+/// question); a peer row is answered by that peer recipe, not the memory, within
+/// `options.token_budget`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigRow {
     pub name: String,
     pub options: RecallOptions,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<Peer>,
 }
 
 /// The rows `choice` names; `bench` recalls `top_k=10` raw hits in `bench_budget` tokens
@@ -20,6 +25,7 @@ pub fn config_rows(choice: ConfigChoice, bench_budget: usize) -> Vec<ConfigRow> 
     let defaults = ConfigRow {
         name: "defaults".into(),
         options: RecallOptions::default(),
+        peer: None,
     };
     let bench = ConfigRow {
         name: "bench".into(),
@@ -29,12 +35,37 @@ pub fn config_rows(choice: ConfigChoice, bench_budget: usize) -> Vec<ConfigRow> 
             format: cairn::Format::Raw,
             ..RecallOptions::default()
         },
+        peer: None,
     };
     match choice {
         ConfigChoice::Defaults => vec![defaults],
         ConfigChoice::Bench => vec![bench],
         ConfigChoice::Both => vec![defaults, bench],
     }
+}
+
+/// `rows` and, after them, a `defaults` row at each of `floors` (`defaults@<floor>`)
+/// and a row per peer at the `defaults` budget.
+pub fn with_extra_rows(mut rows: Vec<ConfigRow>, floors: &[f32], peers: &[Peer]) -> Vec<ConfigRow> {
+    let stock = RecallOptions::default();
+    for &f in floors {
+        rows.push(ConfigRow {
+            name: format!("defaults@{f}"),
+            options: RecallOptions {
+                min_relevance: f,
+                ..stock.clone()
+            },
+            peer: None,
+        });
+    }
+    for &p in peers {
+        rows.push(ConfigRow {
+            name: p.row_name().into(),
+            options: stock.clone(),
+            peer: Some(p),
+        });
+    }
+    rows
 }
 
 /// The choice's name in default run labels.

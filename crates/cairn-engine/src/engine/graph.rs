@@ -332,6 +332,7 @@ impl Engine {
                 score: *score,
                 why: explain.then(Box::<HitExplanation>::default),
                 parts: Vec::new(),
+                more: Vec::new(),
             };
             r.record(Step::GraphLink, Op::Set, *score, || said.clone());
             via.insert(r.unit.id.clone(), said);
@@ -396,7 +397,7 @@ mod tests {
 
     fn turn(session: &str, msg: &str, speaker: &str, text: &str) -> Unit {
         Unit {
-            id: format!("turn:{session}:{msg}"),
+            id: crate::derive::turn_id(session, msg),
             space: SpaceId::new("t").unwrap(),
             kind: UnitKind::Turn,
             text: text.to_string(),
@@ -421,6 +422,7 @@ mod tests {
             score,
             why: None,
             parts: Vec::new(),
+            more: Vec::new(),
         }
     }
 

@@ -255,6 +255,8 @@ impl Engine {
                 token_budget: 1,
                 format: Format::Raw,
                 kinds: Some(vec![UnitKind::Slice, UnitKind::Event, UnitKind::Note]),
+                // The best runs there are, however weak: inspection reads them.
+                min_relevance: -1.0,
                 ..RecallOptions::default()
             },
         )?;

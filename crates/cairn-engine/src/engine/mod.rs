@@ -22,6 +22,7 @@ mod ingest;
 mod inspect;
 mod knowledge;
 mod recall;
+mod relevance;
 mod scope;
 mod staged;
 mod trajectories;
@@ -570,6 +571,26 @@ impl Engine {
     /// `vectors_cached` says nothing of what another user of the space stored.
     fn unit_cache_key(&self, u: &Unit, text: &str) -> [u8; 32] {
         self.cache_key(&u.space, u.provenance.partition.as_deref(), text)
+    }
+
+    /// Vectors of `texts` with the memory's model, through the embedding cache under
+    /// `space`'s keys (those its unpartitioned units' text uses): as passages (a unit's
+    /// text), or with `query` as a question is embedded for recall.
+    pub fn embed(
+        &self,
+        space: &SpaceId,
+        texts: &[&str],
+        query: bool,
+    ) -> Result<Vec<Vec<f32>>, EngineError> {
+        let q = crate::query_embed::QueryEmbedder::new(self.b.embedder.as_ref());
+        let embedder: &dyn Embedder = if query { &q } else { self.b.embedder.as_ref() };
+        let (vectors, _) = embedding::embed_cached(
+            embedder,
+            self.b.cache.as_ref(),
+            |t| self.cache_key(space, None, t),
+            texts,
+        )?;
+        Ok(vectors)
     }
 
     /// Drops from the embedding cache the vectors of `gone` units' text that `kept`

@@ -22,6 +22,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::scope::View;
+use super::relevance::{relevance, Cosines};
 use super::{ms, Engine, EngineError};
 
 /// What the two indexes found for a query.
@@ -245,21 +246,19 @@ impl Engine {
         let (ranked, superseded) = self.resolve_versions(space, ranked, &view, opts.top_k)?;
         trace.stage("versions");
         check("recall: fact versions")?;
-        let ranked = places::by_place(ranked, rc, opts.top_k);
-        trace.counts(|c| c.ranked = ranked.len());
-        trace.stage("places");
-        let top = take_with_quotas(ranked, opts, &mut trace);
-        trace.stage("quotas");
-        let top = self.with_profiles(space, query, &view, opts, top)?;
-        trace.stage("profiles");
-        check("recall: profiles")?;
-        let top = self.with_texts(space, top)?;
-        trace.stage("texts");
+        let qv = found.query_vector.as_deref();
+        let mut cosines: Cosines = found.dense.iter().cloned().collect();
+        let (top, hits) =
+            self.places(space, query, &view, ranked, qv, &mut cosines, opts, &mut trace)?;
+        let no_relevant_memory = hits == 0;
         timings.rank_ms = ms(t);
 
         let t = Instant::now();
-        let mut packed = self.pack_hits(&top, &analysis, opts);
+        let mut packed = self.pack_hits(&top, hits, &analysis, opts);
+        let mut top = shown_hits(places::with_shown(top, &packed.shown), hits, &packed.shown);
+        let extra = top.split_off(hits);
         timings.pack_ms = ms(t);
+        self.complete_cosines(space, qv, top.iter().chain(&extra), &mut cosines)?;
         timings.total_ms = ms(t0);
         let explain = trace.0.map(|(_, mut e)| {
             e.packing = PackingExplanation {
@@ -269,28 +268,67 @@ impl Engine {
             };
             e
         });
-        let top = if explain.is_some() {
-            with_list_scores(top, &found, rc)
+        let (top, extra) = if explain.is_some() {
+            let scored = |t| with_list_scores(t, &found, rc);
+            (scored(top), scored(extra))
         } else {
-            top
+            (top, extra)
         };
-        let cosines: HashMap<&str, f32> = found
-            .dense
-            .iter()
-            .map(|(id, c)| (id.as_str(), *c))
-            .collect();
+        let as_hit = |r| hit(r, &superseded, &cosines, &via);
         Ok(Recall {
-            hits: top
-                .into_iter()
-                .map(|r| hit(r, &superseded, &cosines, &via))
-                .collect(),
+            hits: top.into_iter().map(as_hit).collect(),
+            extra_hits: extra.into_iter().map(as_hit).collect(),
             context: packed.context,
             context_tokens: packed.tokens,
-            hits_cut: packed.cut,
+            hits_cut: packed.cut_ids.len(),
+            hits_cut_ids: packed.cut_ids,
+            no_relevant_memory,
             context_unit_ids: packed.unit_ids,
             timings,
             explain,
         })
+    }
+
+    /// The ranked units as places (a fact folded into the unit showing its message), those
+    /// above the relevance floor, the first `top_k` (with profiles) and then the places
+    /// that may fill what the budget leaves, with their texts; and how many are hits
+    /// (none: no relevant memory).
+    #[allow(clippy::too_many_arguments)]
+    fn places(
+        &self,
+        space: &SpaceId,
+        query: &str,
+        view: &View,
+        ranked: Vec<Ranked>,
+        qv: Option<&[f32]>,
+        cosines: &mut Cosines,
+        opts: &RecallOptions,
+        trace: &mut Trace,
+    ) -> Result<(Vec<Ranked>, usize), EngineError> {
+        let ranked = places::by_place(places::fold_facts(ranked), &self.cfg.rank, opts.top_k);
+        trace.counts(|c| c.ranked = ranked.len());
+        trace.stage("places");
+        let ranked = self.above_floor(space, qv, ranked, cosines, opts)?;
+        trace.stage("floor");
+        let mut top = take_with_quotas(ranked, opts, opts.top_k * FILL, trace);
+        let fill = top.split_off(top.len().min(opts.top_k));
+        trace.stage("quotas");
+        let mut top = if top.is_empty() {
+            top
+        } else {
+            self.with_profiles(space, query, view, opts, top)?
+        };
+        trace.stage("profiles");
+        check("recall: profiles")?;
+        let hits = top.len();
+        // Places after the hits fill what the budget leaves, by their excerpts' units.
+        top.extend(fill.into_iter().map(|r| Ranked {
+            more: Vec::new(),
+            ..r
+        }));
+        let top = self.with_texts(space, top)?;
+        trace.stage("texts");
+        Ok((top, hits))
     }
 
     /// Refuses bad options and an empty query, requires the space, commits pending index
@@ -525,6 +563,7 @@ impl Engine {
                 score: best,
                 why: opts.explain.then(Box::<HitExplanation>::default),
                 parts: Vec::new(),
+                more: Vec::new(),
             };
             r.record(Step::ProfilePlacement, Op::Set, best, || {
                 "a profile of the person asked about, placed first".to_string()
@@ -535,18 +574,28 @@ impl Engine {
         Ok(top)
     }
 
-    /// Writes the hits into a context within the token budget.
-    fn pack_hits(&self, top: &[Ranked], analysis: &QueryAnalysis, opts: &RecallOptions) -> Packed {
+    /// Writes the hits (the first `hits` of `top`, then places that may fill what is
+    /// left) into a context within the token budget.
+    fn pack_hits(
+        &self,
+        top: &[Ranked],
+        hits: usize,
+        analysis: &QueryAnalysis,
+        opts: &RecallOptions,
+    ) -> Packed {
         let items: Vec<PackItem<'_>> = top
             .iter()
             .map(|r| PackItem {
                 unit: &r.unit,
+                score: r.score,
                 parts: &r.parts,
+                more: &r.more,
             })
             .collect();
         let counter = |s: &str| self.b.embedder.count_tokens(s);
         pack(&PackInput {
             items: &items,
+            hits,
             query_words: &analysis.words,
             budget: opts.token_budget,
             format: opts.format,
@@ -765,11 +814,26 @@ fn placed_version(r: &Ranked, newest: &Unit, chain: &[&Unit]) -> Ranked {
             })
         }),
         parts: Vec::new(),
+        more: Vec::new(),
     };
     placed.record(Step::VersionPlacement, Op::Set, r.score, || {
         format!("the current version of what {} states", r.unit.id)
     });
     placed
+}
+
+/// How many places a recall may pack per hit asked for (`top_k`): the hits, then places
+/// ranked after them that fill what the budget leaves (returned as hits when shown).
+const FILL: usize = 3;
+
+/// The hits, then the places after them that the context shows (`shown`, per place).
+fn shown_hits(mut top: Vec<Ranked>, hits: usize, shown: &[Vec<String>]) -> Vec<Ranked> {
+    let mut i = 0;
+    top.retain(|_| {
+        i += 1;
+        i <= hits || !shown[i - 1].is_empty()
+    });
+    top
 }
 
 /// The ids in `found` that `other` lacks.
@@ -782,15 +846,20 @@ fn missing(found: &[(String, f32)], other: &[(String, f32)]) -> Vec<String> {
         .collect()
 }
 
-/// The first `top_k` units, taking no more of a kind than its quota allows.
-fn take_with_quotas(ranked: Vec<Ranked>, opts: &RecallOptions, trace: &mut Trace) -> Vec<Ranked> {
+/// The first `limit` units, taking no more of a kind than its quota allows.
+fn take_with_quotas(
+    ranked: Vec<Ranked>,
+    opts: &RecallOptions,
+    limit: usize,
+    trace: &mut Trace,
+) -> Vec<Ranked> {
     let Some(quotas) = &opts.quotas else {
-        return ranked.into_iter().take(opts.top_k).collect();
+        return ranked.into_iter().take(limit).collect();
     };
     let mut taken: HashMap<UnitKind, usize> = HashMap::new();
-    let mut out = Vec::with_capacity(opts.top_k);
+    let mut out = Vec::with_capacity(limit);
     for r in ranked {
-        if out.len() == opts.top_k {
+        if out.len() == limit {
             break;
         }
         let n = taken.entry(r.unit.kind).or_default();
@@ -888,12 +957,12 @@ fn with_list_scores(mut top: Vec<Ranked>, found: &Candidates, rc: &RankConfig) -
 fn hit(
     r: Ranked,
     superseded: &HashMap<String, String>,
-    cosines: &HashMap<&str, f32>,
+    cosines: &Cosines,
     via: &super::graph::Via,
 ) -> Hit {
     Hit {
         via: via.get(&r.unit.id).cloned(),
-        relevance: cosines.get(r.unit.id.as_str()).copied(),
+        relevance: relevance(&r, cosines),
         kind: r.unit.kind,
         text: r.unit.text,
         score: r.score,
@@ -908,9 +977,9 @@ fn hit(
         parts: r
             .parts
             .into_iter()
-            .map(|u| HitPart {
-                unit_id: u.id,
-                turn_ids: u.provenance.message_ids,
+            .map(|p| HitPart {
+                unit_id: p.unit.id,
+                turn_ids: p.unit.provenance.message_ids,
             })
             .collect(),
         unit_id: r.unit.id,

@@ -9,6 +9,7 @@ use crate::auth::Access;
 use crate::auth::Principal;
 use crate::error::{ApiError, ServerError};
 use crate::ops;
+use crate::wire::out::HitOut;
 use crate::wire::{scope_with, AddMessages, RecallRequest};
 use crate::AppState;
 use cairn::{Format, Message, Role, UnitKind, WriteOptions};
@@ -147,6 +148,12 @@ pub struct RecallArgs {
     /// `{"user_id": "u1"}` (the end user whose memory this is).
     #[serde(default)]
     pub filter: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The relevance floor (cosine of question and memory, -1..1; the stock floor when
+    /// not given, as over HTTP; -1 turns it off): when no memory reaches it, the answer
+    /// has none and says `no_relevant_memory: true`.
+    #[serde(default)]
+    #[schemars(range(min = -1.0, max = 1.0))]
+    pub min_relevance: Option<f32>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -513,7 +520,7 @@ impl CairnMcp {
     }
 
     #[tool(
-        description = "Search long-term memory for evidence relevant to a question, before answering anything about the user's past, preferences, plans or earlier conversations. Returns `context` (the evidence as text, dated and attributed, within `token_budget` tokens: quote from it) and `hits` (ranked memories with their session_id, turn ids, speakers and dates, for citing or forgetting). Relative dates in the query (\"last week\") resolve against `as_of` (default now)."
+        description = "Search long-term memory for evidence relevant to a question, before answering anything about the user's past, preferences, plans or earlier conversations. Returns `context` (the evidence as text, dated and attributed, within `token_budget` tokens: quote from it), `hits` (ranked memories with their session_id, turn ids, speakers, dates and `relevance`, for citing or forgetting), `extra_hits` (further memories the context shows because the budget had room), `hits_cut` (memories the context shows only in part or not at all) and `no_relevant_memory` (true when nothing stored bears on the question: say you do not know rather than guess). Relative dates in the query (\"last week\") resolve against `as_of` (default now)."
     )]
     async fn recall(
         &self,
@@ -543,21 +550,29 @@ impl CairnMcp {
                 kinds: None::<Vec<UnitKind>>,
                 quotas: None,
                 filter: args.filter.map(serde_json::Value::Object),
+                min_relevance: args.min_relevance.unwrap_or(stock.min_relevance),
                 explain: false,
             };
             let r = ops::recall(&self.state, &who, &space, req).await?;
-            let hits: Vec<_> = r
-                .hits
-                .iter()
-                .map(|h| {
-                    json!({
-                        "memory_id": h.unit_id, "session_id": h.session_id,
-                        "turn_ids": h.turn_ids, "speakers": h.speakers,
-                        "occurred_at": h.occurred_at, "score": h.score,
+            let cited = |hits: &[HitOut]| -> Vec<Value> {
+                hits.iter()
+                    .map(|h| {
+                        json!({
+                            "memory_id": h.unit_id, "session_id": h.session_id,
+                            "turn_ids": h.turn_ids, "speakers": h.speakers,
+                            "occurred_at": h.occurred_at, "score": h.score,
+                            "relevance": h.relevance,
+                        })
                     })
-                })
-                .collect();
-            Ok(json!({ "context": r.context, "hits": hits }))
+                    .collect()
+            };
+            Ok(json!({
+                "context": r.context,
+                "hits": cited(&r.hits),
+                "extra_hits": cited(&r.extra_hits),
+                "no_relevant_memory": r.no_relevant_memory,
+                "hits_cut": r.hits_cut_ids,
+            }))
         };
         Ok(match run.await {
             Ok(v) => CallToolResult::success(vec![json_text(&v)]),

@@ -280,6 +280,9 @@ fn default_top_k() -> usize {
 fn default_budget() -> usize {
     cairn::RecallOptions::default().token_budget
 }
+fn default_min_relevance() -> f32 {
+    cairn::RecallOptions::default().min_relevance
+}
 
 /// `POST /v1/spaces/{space}/recall`: every option of the library, plus a metadata filter.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -312,6 +315,10 @@ pub struct RecallRequest {
     /// Metadata filter over sessions (see `cairn::filter`).
     #[serde(default)]
     pub filter: Option<Value>,
+    /// The relevance floor: when no hit reaches it (cosine), the answer has none and says
+    /// `no_relevant_memory`; -1 turns it off.
+    #[serde(default = "default_min_relevance")]
+    pub min_relevance: f32,
     /// Explain each hit's score and what packing did (`explain` on hits and recall).
     #[serde(default)]
     pub explain: bool,
@@ -333,6 +340,7 @@ impl RecallRequest {
             kinds: self.kinds.clone(),
             quotas: self.quotas.clone(),
             filter: self.filter.clone(),
+            min_relevance: self.min_relevance,
             explain: self.explain,
         })
     }

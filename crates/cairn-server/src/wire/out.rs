@@ -169,9 +169,16 @@ pub struct TimingsOut {
 #[derive(Debug, Serialize)]
 pub struct RecallOut {
     pub hits: Vec<HitOut>,
+    /// Places after the first `top_k` that the context also shows (the budget had room).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub extra_hits: Vec<HitOut>,
     pub context: String,
     pub context_tokens: usize,
     pub hits_cut: usize,
+    /// The hits not shown whole: trimmed, shown in part or left out.
+    pub hits_cut_ids: Vec<String>,
+    /// Nothing passed the relevance floor: no hits, an empty context.
+    pub no_relevant_memory: bool,
     pub context_unit_ids: Vec<String>,
     pub timings: TimingsOut,
     /// What each stage kept and what packing did (with `explain: true`).
@@ -184,9 +191,12 @@ impl From<cairn::Recall> for RecallOut {
         let t = r.timings;
         Self {
             hits: r.hits.into_iter().map(HitOut::from).collect(),
+            extra_hits: r.extra_hits.into_iter().map(HitOut::from).collect(),
             context: r.context,
             context_tokens: r.context_tokens,
             hits_cut: r.hits_cut,
+            hits_cut_ids: r.hits_cut_ids,
+            no_relevant_memory: r.no_relevant_memory,
             context_unit_ids: r.context_unit_ids,
             timings: TimingsOut {
                 embed_ms: t.embed_ms,

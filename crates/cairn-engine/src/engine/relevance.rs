@@ -1,0 +1,108 @@
+//! The relevance floor: how close each place's meaning is to the query, on the one scale
+//! every query shares (the cosine of query and unit embeddings); a recall none of whose
+//! places reaches `RecallOptions::min_relevance` has no hits and says
+//! `no_relevant_memory`, instead of returning the least bad guesses.
+use crate::derive::turn_id;
+use crate::rank::Ranked;
+use cairn_core::{RecallOptions, SpaceId, Unit, UnitKind};
+use std::collections::HashMap;
+
+use super::{Engine, EngineError};
+
+/// Cosines of units with the query: those the candidate lists found, and those asked
+/// for since.
+pub(super) type Cosines = HashMap<String, f32>;
+
+/// The unit whose vector stands for `u`: a fact has none, and is as relevant as the
+/// message that states it (its turn).
+fn stands_for(u: &Unit) -> Option<String> {
+    if u.kind != UnitKind::Fact {
+        return Some(u.id.clone());
+    }
+    let p = &u.provenance;
+    match (&p.session_id, p.message_ids.as_slice()) {
+        (Some(s), [m]) => Some(turn_id(s, m)),
+        _ => None,
+    }
+}
+
+/// The units a place's relevance is read from: its excerpt's units, or itself.
+fn units_of(r: &Ranked) -> impl Iterator<Item = &Unit> {
+    let own = r.parts.is_empty().then_some(&r.unit);
+    own.into_iter().chain(r.parts.iter().map(|p| &p.unit))
+}
+
+/// A place's relevance: the best of its units' (`None` when none has a vector).
+pub(super) fn relevance(r: &Ranked, cosines: &Cosines) -> Option<f32> {
+    units_of(r)
+        .filter_map(|u| stands_for(u).and_then(|id| cosines.get(&id).copied()))
+        .reduce(f32::max)
+}
+
+/// The ids whose cosines `places` need and `cosines` lacks.
+fn missing<'a>(places: impl IntoIterator<Item = &'a Ranked>, cosines: &Cosines) -> Vec<String> {
+    let mut ids: Vec<String> = places
+        .into_iter()
+        .flat_map(units_of)
+        .filter(|u| u.kind != UnitKind::Profile)
+        .filter_map(stands_for)
+        .filter(|id| !cosines.contains_key(id))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+impl Engine {
+    /// Computes the cosines `places` need that `cosines` lacks (one vector read for all).
+    pub(super) fn complete_cosines<'a>(
+        &self,
+        space: &SpaceId,
+        query_vector: Option<&[f32]>,
+        places: impl IntoIterator<Item = &'a Ranked>,
+        cosines: &mut Cosines,
+    ) -> Result<(), EngineError> {
+        let Some(v) = query_vector else {
+            return Ok(());
+        };
+        let ids = missing(places, cosines);
+        if !ids.is_empty() {
+            cosines.extend(self.b.vectors.similarities(space, v, &ids)?);
+        }
+        Ok(())
+    }
+
+    /// The places, unless none reaches `opts.min_relevance` (then none: nothing stored
+    /// bears on the question). Places of unknown relevance (no vector) do not pass, but
+    /// when no place has a vector to judge by, all stay. A place below the floor stays
+    /// beside one above it: on the dev sets such places held evidence more often than
+    /// they cost it (docs/benchmarks/relevance-floor.md). Cosines not at hand are computed
+    /// only when those at hand do not pass.
+    pub(super) fn above_floor(
+        &self,
+        space: &SpaceId,
+        query_vector: Option<&[f32]>,
+        places: Vec<Ranked>,
+        cosines: &mut Cosines,
+        opts: &RecallOptions,
+    ) -> Result<Vec<Ranked>, EngineError> {
+        let floor = opts.min_relevance;
+        if floor <= -1.0 || query_vector.is_none() {
+            return Ok(places);
+        }
+        let best = |c: &Cosines| {
+            places
+                .iter()
+                .filter_map(|r| relevance(r, c))
+                .reduce(f32::max)
+        };
+        if best(cosines).is_some_and(|x| x >= floor) {
+            return Ok(places);
+        }
+        self.complete_cosines(space, query_vector, &places, cosines)?;
+        Ok(match best(cosines) {
+            Some(x) if x < floor => Vec::new(),
+            _ => places,
+        })
+    }
+}
