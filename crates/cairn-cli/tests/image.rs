@@ -86,8 +86,11 @@ fn serves_from(rootfs: &Path, env: &[(String, String)]) {
         .unwrap();
     let start = Instant::now();
     let health = loop {
-        if let Ok(r) = ureq::get(&format!("http://127.0.0.1:{port}/v1/health")).call() {
-            break r.into_string().unwrap();
+        let agent = cairn_load::client::agent(Duration::from_secs(5));
+        let url = format!("http://127.0.0.1:{port}/v1/health");
+        match cairn_load::client::send(&agent, "GET", &url, &[], None) {
+            Ok(r) if r.status == 200 => break r.text,
+            _ => {}
         }
         if let Ok(Some(status)) = server.try_wait() {
             let mut err = String::new();

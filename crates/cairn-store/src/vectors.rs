@@ -1,5 +1,5 @@
 use crate::ann::{AnnBuilder, AnnVectorIndex};
-use crate::exact::{decode, decode_iter, dot, encode, ExactBuilder, ExactVectorIndex};
+use crate::exact::{decode_iter, encode, ExactBuilder, ExactVectorIndex};
 use crate::sqlite::{be, Shared};
 use cairn_core::{SpaceId, StoreError, VectorIndex};
 use rusqlite::{params, types::Type, OptionalExtension};
@@ -527,6 +527,7 @@ impl VectorIndex for SqliteVectorIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exact::decode;
 
     #[test]
     fn exact_search_returns_best_first() {

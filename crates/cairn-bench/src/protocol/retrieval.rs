@@ -664,6 +664,7 @@ impl Run {
                 as_of_note: None,
                 exclusion: Some(exclusion::OFF_TOPIC.into()),
                 evidence: Evidence::default(),
+                filter: None,
             };
             for row in self.pending_rows(&q.id) {
                 if rows.contains(&row) {

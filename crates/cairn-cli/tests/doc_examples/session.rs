@@ -190,8 +190,10 @@ impl Session {
     fn wait_for_server(&self) -> Result<(), String> {
         let health = format!("{}/v1/health", self.url());
         let start = Instant::now();
+        let agent = cairn_load::client::agent(Duration::from_secs(5));
         while start.elapsed() < Duration::from_secs(120) {
-            if ureq::get(&health).call().is_ok() {
+            let answer = cairn_load::client::send(&agent, "GET", &health, &[], None);
+            if answer.is_ok_and(|r| r.status == 200) {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(100));
