@@ -545,7 +545,13 @@ fn fact_unit(
         kind: UnitKind::Fact,
         embed_text: f.personal.as_ref().map(|_| text.clone()),
         text,
-        key: format!("{} {}", f.subject, f.value),
+        // A personal fact is found by meaning and by its sentence (the text field); a
+        // key of its own would give the same words again with a short unit's weight,
+        // above the message that says them.
+        key: match &f.personal {
+            Some(_) => String::new(),
+            None => format!("{} {}", f.subject, f.value),
+        },
         provenance: Provenance {
             session_id: Some(s.id.clone()),
             message_ids: vec![m.id.clone()],
@@ -658,16 +664,22 @@ fn subject_match(a: &Subject, b: &Subject) -> SubjectMatch {
     if a.person != b.person {
         return SubjectMatch::No;
     }
-    if a.person.is_some() {
-        // Attributes read by the grammar are named the same way each time: the same
-        // words, or one naming more of it ("Honda Civic", "Civic").
+    if let Some((_, category)) = &a.person {
+        // Attributes read by the grammar are named the same way each time, so one
+        // attribute has one key: a habit, a liking, a plan is restated with the same
+        // words or is another one. A belonging or a pet may be named by less of its
+        // name later ("Honda Civic", then "the Civic").
+        if a.key == b.key && !a.key.is_empty() {
+            return SubjectMatch::Same;
+        }
         let (small, big) = if a.key.len() <= b.key.len() {
             (a, b)
         } else {
             (b, a)
         };
+        let named = matches!(category, FactCategory::Possession | FactCategory::Pet);
         let contained = !small.key.is_empty() && small.key.iter().all(|w| big.key.contains(w));
-        return match contained {
+        return match named && contained {
             true => SubjectMatch::Same,
             false => SubjectMatch::No,
         };

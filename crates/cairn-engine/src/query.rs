@@ -36,6 +36,11 @@ pub struct QueryAnalysis {
     /// The period the question points at, if it names one ("last week", "in May",
     /// "three days ago"), resolved against the recall time.
     pub time: Option<TimeRange>,
+    /// When the query asks for advice or a recommendation ("Can you recommend a show
+    /// for me to watch tonight?"): what about, without the request's own words ("show
+    /// movie watch tonight"). Such a request depends on what the person said of
+    /// themselves, not on other requests worded alike.
+    pub request: Option<String>,
 }
 
 pub(crate) const MONTHS: [&str; 12] = [
@@ -198,7 +203,78 @@ pub fn analyze_query(q: &str, now: Timestamp) -> QueryAnalysis {
     QueryAnalysis {
         words: content_words(q),
         time: time_range(q, now),
+        request: request_topic(q),
     }
+}
+
+static REQUEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:recommend\w*|suggest\w*|tips?|advice|ideas?|thoughts|what should i|should i|what do you think|help me (?:choose|decide|find|pick|plan)|where should|how should i|what would you|any good)\b")
+        .expect("static regex")
+});
+
+/// Words of a request for advice that say it is one, not what it is about.
+const REQUEST_WORDS: &[&str] = &[
+    "can",
+    "could",
+    "would",
+    "you",
+    "please",
+    "recommend",
+    "recommends",
+    "recommended",
+    "recommendation",
+    "recommendations",
+    "suggest",
+    "suggests",
+    "suggestion",
+    "suggestions",
+    "any",
+    "some",
+    "tip",
+    "tips",
+    "advice",
+    "idea",
+    "ideas",
+    "thoughts",
+    "what",
+    "should",
+    "do",
+    "think",
+    "help",
+    "give",
+    "me",
+    "i",
+    "good",
+    "great",
+    "anything",
+    "something",
+    "there",
+    "out",
+    "know",
+    "looking",
+    "wondering",
+    "want",
+    "need",
+    "get",
+    "find",
+    "let",
+];
+
+/// What an advice request is about (see [`QueryAnalysis::request`]); `None` when `q`
+/// asks for none, or when nothing but the request's words is left.
+pub fn request_topic(q: &str) -> Option<String> {
+    if !REQUEST.is_match(q) {
+        return None;
+    }
+    let words: Vec<&str> = q
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+        .filter(|w| !w.is_empty())
+        .filter(|w| {
+            let l = w.to_lowercase();
+            !REQUEST_WORDS.contains(&l.as_str()) && !crate::text::STOP_WORDS.contains(&l.as_str())
+        })
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
 }
 
 #[cfg(test)]
@@ -235,6 +311,24 @@ mod tests {
         assert!(r.contains(parse_timestamp("2023-04-20").unwrap()));
         let r = time_range("what did we discuss yesterday", now()).unwrap();
         assert!(r.contains(parse_timestamp("2023-06-14 18:00").unwrap()));
+    }
+
+    #[test]
+    fn reads_what_a_request_for_advice_is_about() {
+        assert_eq!(
+            request_topic("Can you recommend a show or movie for me to watch tonight?").as_deref(),
+            Some("show movie watch tonight")
+        );
+        assert_eq!(
+            request_topic(
+                "I was thinking of trying a new coffee creamer recipe. Any recommendations?"
+            )
+            .as_deref(),
+            Some("thinking trying new coffee creamer recipe")
+        );
+        assert_eq!(request_topic("Any tips?"), None);
+        assert_eq!(request_topic("Where do I live?"), None);
+        assert_eq!(request_topic("How many cats do I have?"), None);
     }
 
     #[test]

@@ -64,6 +64,12 @@ pub struct RankConfig {
     /// features, in place of the session evidence, question penalty and time boost
     /// above. None: the hand-set pass.
     pub learned: Option<Features>,
+    /// A request for advice ("can you recommend a restaurant?") is searched for by what
+    /// it is about, without its request words, which every other request shares.
+    pub request_topic: bool,
+    /// Share a personal fact (what someone said of themself: a liking, a habit, a
+    /// belonging) gains in a request for advice, which depends on them.
+    pub request_boost: f32,
 }
 
 impl Default for RankConfig {
@@ -89,6 +95,8 @@ impl Default for RankConfig {
             graph_weight: 0.5,
             graph_slots: 2,
             learned: None,
+            request_topic: true,
+            request_boost: 0.6,
         }
     }
 }
@@ -232,6 +240,13 @@ pub fn second_pass(
     let mut session_prior: HashMap<&str, f32> = HashMap::new();
     for (id, score) in fused {
         let Some(u) = units.get(id) else { continue };
+        let boosted;
+        let score = if analysis.request.is_some() && is_personal(u) {
+            boosted = score * (1.0 + cfg.request_boost);
+            &boosted
+        } else {
+            score
+        };
         if u.kind == UnitKind::Episode {
             if let Some(sid) = u.provenance.session_id.as_deref() {
                 let e = session_prior.entry(sid).or_insert(0.0);
@@ -287,6 +302,13 @@ pub fn second_pass(
         .collect();
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.unit.id.cmp(&b.unit.id)));
     spread_sessions(drop_covered(ranked), cfg.session_decay, cfg.stretch)
+}
+
+/// A fact of what someone is, has, likes or does (not what they plan: a request is
+/// itself often a plan, and other plans match it by their form).
+fn is_personal(u: &Unit) -> bool {
+    matches!(&u.detail, Some(cairn_core::UnitDetail::Fact(d))
+        if d.person.is_some() && d.category != Some(cairn_core::FactCategory::Plan))
 }
 
 /// A unit scored by the learned weights over its features `f`.

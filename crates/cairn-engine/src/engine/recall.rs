@@ -96,7 +96,11 @@ impl Engine {
         let mut timings = Timings::default();
         let analysis = analyze_query(query, opts.as_of.unwrap_or_else(chrono::Utc::now));
         let rc = &self.cfg.rank;
-        let found = self.candidates(space, query, opts, &mut timings)?;
+        let meant = match (&analysis.request, rc.request_topic) {
+            (Some(topic), true) => topic.as_str(),
+            _ => query,
+        };
+        let found = self.candidates(space, meant, opts, &mut timings)?;
         let t = Instant::now();
         let mut trace = Trace::new(opts.explain);
         let fused = fuse(

@@ -548,6 +548,24 @@ pub fn split(toks: &[Tok]) -> Vec<(Option<String>, Range<usize>)> {
     let mut i = 1;
     while i < toks.len() {
         let paused = toks[i - 1].pause;
+        // "I realized how much I love ...", "I found that I enjoy ...": the clause said.
+        let said_at = |i: usize| {
+            let j = if toks.get(i + 1).is_some_and(|t| t.is(&["much", "many"])) {
+                i + 2
+            } else {
+                i + 1
+            };
+            let said = toks[i].is(&["that", "how"])
+                && !toks[i - 1].is(super::phrase::DETERMINERS)
+                && toks.get(j).is_some_and(|t| t.is(&["i", "we"]));
+            said.then_some(j)
+        };
+        if let Some(j) = said_at(i) {
+            out.push((lead.take(), start..i));
+            start = j;
+            i = j + 1;
+            continue;
+        }
         let conj = toks[i].is(CONJUNCTIONS);
         if conj && starts_clause(toks, i + 1, Some(&toks[i].low), paused) {
             out.push((lead.take(), start..i));
@@ -598,7 +616,15 @@ impl<'a> Clause<'a> {
             "with", "after", "for", "in", "at", "on", "during", "since", "thanks", "because", "as",
             "from", "between",
         ]) {
-            k = (k + 1..toks.len().min(k + 8)).find(|&j| toks[j].is(&["i", "we"]))?;
+            // The subject after the phrase's pause, else the first "I" near.
+            let after_pause = (k..toks.len().min(k + 12))
+                .find(|&j| toks[j].pause)
+                .map(|j| j + 1)
+                .filter(|&j| toks.get(j).is_some_and(|t| t.is(&["i", "we"])));
+            k = match after_pause {
+                Some(j) => j,
+                None => (k + 1..toks.len().min(k + 8)).find(|&j| toks[j].is(&["i", "we"]))?,
+            };
         }
         let (who, after) = subject(toks, k, after_pause && k == 0, speaking, ctx)?;
         if !who.speaker {

@@ -70,20 +70,6 @@ pub const RELATIONS: &[&str] = &[
     "brother-in-law",
 ];
 
-/// Relations that are a partner (what "single", "married", "engaged" are about).
-pub const PARTNERS: &[&str] = &[
-    "wife",
-    "husband",
-    "partner",
-    "spouse",
-    "fiance",
-    "fiancee",
-    "fiancé",
-    "fiancée",
-    "boyfriend",
-    "girlfriend",
-];
-
 /// Animals kept as pets, and what each is a kind of.
 pub const PETS: &[(&str, &str)] = &[
     ("dog", "dog"),

@@ -5,7 +5,7 @@
 //! time), and how many of something (a number with a plural noun).
 use super::clause::{verb_stem, Clause, Tense};
 use super::lexicon::{
-    BODY, BUSINESSES, CONDITIONS, DIETS, PARTNERS, PETS, RELATIONS, ROLES, ROLE_SUFFIXES, THINGS,
+    BODY, BUSINESSES, CONDITIONS, DIETS, PETS, RELATIONS, ROLES, ROLE_SUFFIXES, THINGS,
 };
 use super::phrase::{canon, is_pointer, is_verb, noun_phrase, number, phrase, Tok, VALUE_STOPS};
 use super::{when, Context, Personal, Speaking};
@@ -192,9 +192,11 @@ const REQUEST_VERBS: &[&str] = &[
 /// Expressions of how often something is done.
 fn frequency(low: &str) -> bool {
     const SPANS: &str = "(?:day|days|night|nights|morning|mornings|evening|evenings|week|weeks|weekend|weekends|month|months|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekday|weekdays|afternoon|afternoons)";
+    // "on Saturdays" is a habit, "on Saturday" a date.
+    const PLURAL: &str = "(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends|weekdays|mornings|evenings|nights|afternoons)";
     static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(&format!(
-            r"\b(?:every(?:\s+other)?\s+(?:single\s+)?{SPANS}|each\s+{SPANS}|daily|nightly|weekly|monthly|(?:\d+|once|twice|one|two|three|four|five|six|seven|several|a few|a couple of)\s+(?:times?\s+)?(?:a|per|each)\s+{SPANS}|(?:a|per)\s+(?:day|week|month)\b|on\s+{SPANS}|most\s+{SPANS}|in\s+the\s+(?:mornings|evenings)|before\s+(?:bed|work|school)|after\s+work|at\s+night|every\s+now\s+and\s+then)"
+            r"\b(?:every(?:\s+other)?\s+(?:single\s+)?{SPANS}|each\s+{SPANS}|daily|nightly|weekly|monthly|(?:\d+|once|twice|one|two|three|four|five|six|seven|several|a few|a couple of)\s+(?:times?\s+)?(?:a|per|each)\s+{SPANS}|(?:a|per)\s+(?:day|week|month)\b|on\s+{PLURAL}|most\s+{SPANS}|in\s+the\s+(?:mornings|evenings)|before\s+(?:bed|work|school)|after\s+work|at\s+night|every\s+now\s+and\s+then)"
         ))
         .expect("valid regex")
     });
@@ -2315,7 +2317,12 @@ fn plan_key(toks: &[Tok], from: usize) -> String {
     ];
     let mut words: Vec<String> = Vec::new();
     for t in toks.iter().skip(from).take(7) {
-        if t.is(TIME) && !words.is_empty() || t.is(&["because", "but", "so", "and", "which"]) {
+        // A preposition right after the verb belongs to it ("work on", "move to").
+        let particle =
+            words.len() == 1 && t.is(&["on", "to", "in", "for", "at", "up", "out", "with"]);
+        if t.is(TIME) && !words.is_empty() && !particle
+            || t.is(&["because", "but", "so", "and", "which"])
+        {
             break;
         }
         if !t.is(super::phrase::DETERMINERS) {
@@ -2529,28 +2536,32 @@ fn habit_key(toks: &[Tok], from: usize) -> String {
         verb = format!("{verb} {}", toks[i].low);
         i += 1;
     }
-    let mut object_words = Vec::new();
-    for t in toks.iter().skip(i).take(4) {
-        if t.is(&[
-            "every", "each", "on", "in", "at", "before", "after", "a", "per", "with", "for",
-            "because", "but", "and", "so", "to", "since", "lately", "recently", "now",
-        ]) {
-            break;
-        }
-        object_words.push(t);
-        if t.pause {
-            break;
-        }
-    }
-    let object = object_words
-        .into_iter()
-        .filter(|t| {
-            !t.is(super::phrase::DETERMINERS)
-                && number(&t.low).is_none()
-                && !t.is(&["about", "around", "some", "of"])
+    // The head of its object: the last word of the phrase after the verb, quantities
+    // left out ("a lot of indie-folk" -> "indie-folk").
+    let (np, _) = noun_phrase(toks, i);
+    let object = np
+        .split(' ')
+        .map(str::to_lowercase)
+        .filter(|w| {
+            !matches!(
+                w.as_str(),
+                "lot"
+                    | "of"
+                    | "bit"
+                    | "couple"
+                    | "few"
+                    | "more"
+                    | "some"
+                    | "about"
+                    | "around"
+                    | "most"
+                    | "much"
+                    | "many"
+                    | "least"
+            ) && number(w).is_none()
+                && !w.is_empty()
         })
-        .last()
-        .map(|t| t.low.clone());
+        .last();
     match object {
         Some(o) if !frequency(&o) => format!("{verb} {o}"),
         _ => verb,
@@ -2701,9 +2712,4 @@ fn remember_object(c: &Clause<'_>, ctx: &mut Context) {
     {
         ctx.last_object = Some(np);
     }
-}
-
-/// Relations a partner status is about.
-pub fn is_partner(w: &str) -> bool {
-    PARTNERS.contains(&w)
 }
