@@ -39,6 +39,12 @@ pub enum Step {
     VersionPlacement,
     /// A profile of the person asked about, placed first with the best hit's score.
     ProfilePlacement,
+    /// A personal fact's fused score, multiplied: in a request for advice (what the
+    /// person is, has, likes, does), or about the person the question asks about.
+    PersonalFact,
+    /// In a request for advice, the asker's personal fact closest in meaning to it
+    /// (a liking, a habit, a belonging), placed first with the best hit's score.
+    PreferencePlacement,
     /// The entity graph linked the hit to an entity the question names (a multiplied
     /// score), or found it alone (its score set from its cosine).
     GraphLink,

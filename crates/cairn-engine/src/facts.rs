@@ -545,11 +545,11 @@ fn fact_unit(
         kind: UnitKind::Fact,
         embed_text: f.personal.as_ref().map(|_| text.clone()),
         text,
-        // A personal fact is found by meaning and by its sentence (the text field); a
-        // key of its own would give the same words again with a short unit's weight,
-        // above the message that says them.
+        // A personal fact's key is how it is asked about, not its sentence again (the
+        // text field has it): repeated in a short unit's key, the sentence's words would
+        // outweigh the message that says them.
         key: match &f.personal {
-            Some(_) => String::new(),
+            Some(p) => p.asked_with(),
             None => format!("{} {}", f.subject, f.value),
         },
         provenance: Provenance {
@@ -617,12 +617,42 @@ struct Subject {
     person: Option<(String, FactCategory)>,
 }
 
+/// Names that stand for someone a speaker named by their relation ("my husband Tom"):
+/// a later fact about "Tom" is about "user's husband". Lowercased name -> person.
+type Aliases = HashMap<String, String>;
+
+fn aliases(facts: &[Unit]) -> Aliases {
+    facts
+        .iter()
+        .filter_map(detail)
+        .filter(|d| d.category == Some(FactCategory::Family) && !d.negated)
+        .filter_map(|d| {
+            let speaker = d.person.as_ref()?;
+            let relation = d.subject.strip_prefix(&format!("{speaker}'s "))?;
+            let name = d.value.trim();
+            let one_name = !name.contains(' ') && name.chars().next()?.is_uppercase();
+            one_name.then(|| {
+                (
+                    name.to_lowercase(),
+                    format!("{speaker}'s {relation}").to_lowercase(),
+                )
+            })
+        })
+        .collect()
+}
+
 impl Subject {
     fn of(d: &FactDetail) -> Self {
-        let person = d
-            .person
-            .as_ref()
-            .map(|p| (p.to_lowercase(), d.category.unwrap_or(FactCategory::Plan)));
+        Self::of_in(d, &Aliases::new())
+    }
+
+    /// The subject with its person named as `aliases` name it.
+    fn of_in(d: &FactDetail, aliases: &Aliases) -> Self {
+        let person = d.person.as_ref().map(|p| {
+            let p = p.to_lowercase();
+            let p = aliases.get(&p).cloned().unwrap_or(p);
+            (p, d.category.unwrap_or(FactCategory::Plan))
+        });
         Self {
             key: d.subject_key.clone(),
             own: match person {
@@ -714,6 +744,7 @@ pub struct FactIndex {
     /// Each fact's place in chain order (time, then id), so a chain of thousands is
     /// put in order by integers.
     place: Vec<usize>,
+    aliases: Aliases,
 }
 
 impl FactIndex {
@@ -721,6 +752,7 @@ impl FactIndex {
         let mut by_id = HashMap::new();
         let mut by_message: HashMap<(String, String), Vec<usize>> = HashMap::new();
         let mut subjects: HashMap<Subject, Vec<usize>> = HashMap::new();
+        let aliases = aliases(&facts);
         for (i, f) in facts.iter().enumerate() {
             by_id.insert(f.id.clone(), i);
             if let (Some(s), Some(m)) = (&f.provenance.session_id, f.provenance.message_ids.first())
@@ -731,7 +763,10 @@ impl FactIndex {
                     .push(i);
             }
             if let Some(d) = detail(f) {
-                subjects.entry(Subject::of(d)).or_default().push(i);
+                subjects
+                    .entry(Subject::of_in(d, &aliases))
+                    .or_default()
+                    .push(i);
             }
         }
         let mut in_order: Vec<usize> = (0..facts.len()).collect();
@@ -746,6 +781,7 @@ impl FactIndex {
             by_subject: subjects.into_iter().collect(),
             place,
             facts,
+            aliases,
         }
     }
 
@@ -775,7 +811,7 @@ impl FactIndex {
         let Some(d) = detail(fact) else {
             return Vec::new();
         };
-        let subject = Subject::of(d);
+        let subject = Subject::of_in(d, &self.aliases);
         let mut chain: Vec<usize> = Vec::new();
         for (other, ids) in &self.by_subject {
             let m = subject_match(&subject, other);

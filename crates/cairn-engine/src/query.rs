@@ -41,6 +41,43 @@ pub struct QueryAnalysis {
     /// movie watch tonight"). Such a request depends on what the person said of
     /// themselves, not on other requests worded alike.
     pub request: Option<String>,
+    /// Whom a question about a person asks about: the asker ("where do I live?") or
+    /// someone they name by relation ("where does my sister live?").
+    pub focus: Option<Focus>,
+}
+
+/// The person a question is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Focus {
+    /// The one asking: I, me, my.
+    Me,
+    /// Someone the asker names by relation ("my sister").
+    Relation(String),
+}
+
+/// [`QueryAnalysis::focus`]: "my <relation>" names a relation; otherwise a first-person
+/// question is about the asker.
+pub fn focus(q: &str) -> Option<Focus> {
+    let words: Vec<String> = q
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(str::to_lowercase)
+        .collect();
+    let relation = words
+        .windows(2)
+        .find(|w| w[0] == "my" && crate::personal::is_relation(&w[1]))
+        .map(|w| w[1].clone());
+    if let Some(r) = relation {
+        return Some(Focus::Relation(r));
+    }
+    words
+        .iter()
+        .any(|w| {
+            matches!(
+                w.as_str(),
+                "i" | "me" | "my" | "mine" | "myself" | "i'm" | "i've"
+            )
+        })
+        .then_some(Focus::Me)
 }
 
 pub(crate) const MONTHS: [&str; 12] = [
@@ -204,11 +241,15 @@ pub fn analyze_query(q: &str, now: Timestamp) -> QueryAnalysis {
         words: content_words(q),
         time: time_range(q, now),
         request: request_topic(q),
+        focus: focus(q),
     }
 }
 
+/// A request for advice: asked for ("can you recommend", "any tips?", "do you have
+/// suggestions"), or asked what to do ("what should I", "should I"). Not a question
+/// about advice given before ("what was the recommended ratio?").
 static REQUEST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:recommend\w*|suggest\w*|tips?|advice|ideas?|thoughts|what should i|should i|what do you think|help me (?:choose|decide|find|pick|plan)|where should|how should i|what would you|any good)\b")
+    Regex::new(r"(?i)\b(?:(?:can|could|would) you (?:please )?(?:recommend|suggest)|(?:recommend|suggest) (?:me )?(?:a|an|some|any|one|something|anything|good)\b|any (?:\w+ ){0,2}(?:recommendations?|suggestions?|tips|advice|ideas|thoughts)|what do you think|(?:do you have|give me|got) (?:any |some )?(?:recommendations?|suggestions?|tips|advice|ideas)|(?:tips|ideas|advice|suggestions) (?:for|on|about)|what should i|should i|what would you (?:recommend|suggest)|help me (?:choose|decide|find|pick|plan)|where should i|how should i)")
         .expect("static regex")
 });
 
@@ -327,6 +368,16 @@ mod tests {
             Some("thinking trying new coffee creamer recipe")
         );
         assert_eq!(request_topic("Any tips?"), None);
+        assert!(
+            request_topic("I've got some free time tonight, any documentary recommendations?")
+                .is_some()
+        );
+        assert!(request_topic("Should I buy a NAS now or wait? What do you think?").is_some());
+        assert_eq!(
+            request_topic("I remember you told me to dilute tea tree oil. Can you remind me what the recommended ratio is?"),
+            None,
+            "a question about advice given before asks for none"
+        );
         assert_eq!(request_topic("Where do I live?"), None);
         assert_eq!(request_topic("How many cats do I have?"), None);
     }

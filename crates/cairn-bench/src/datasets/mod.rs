@@ -6,7 +6,8 @@
 //! - [`longmemeval`], [`locomo`], [`friendsqa`]: questions for the retrieval protocol;
 //! - [`chat_history`]: the seeded chat history with planted needles of `bench scale`;
 //! - [`web_trajectories`]: the seeded web-agent trajectories of `bench
-//!   trajectories-scale`.
+//!   trajectories-scale`;
+//! - [`personal`]: the personal-memory suite (`fixtures/personal/`).
 use anyhow::bail;
 use std::collections::HashSet;
 
@@ -14,6 +15,7 @@ pub mod chat_history;
 pub mod friendsqa;
 pub mod locomo;
 pub mod longmemeval;
+pub mod personal;
 pub mod web_trajectories;
 
 /// The items whose id is in `ids` (all of them when `ids` is empty), in file order, then

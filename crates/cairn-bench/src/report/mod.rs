@@ -12,6 +12,7 @@ use std::path::Path;
 pub mod evermembench;
 pub mod lme_v2;
 pub mod methodology;
+pub mod personal;
 pub mod retrieval;
 pub mod scale;
 pub mod trajectories_scale;

@@ -139,6 +139,8 @@ impl Engine {
         trace.stage("places");
         let top = take_with_quotas(ranked, opts, &mut trace);
         trace.stage("quotas");
+        let top = with_preference(&analysis, &found, &loaded, opts, top);
+        trace.stage("preference");
         let top = self.with_profiles(space, query, opts, top)?;
         trace.stage("profiles");
         let top = self.with_texts(space, top)?;
@@ -574,6 +576,84 @@ impl Engine {
             .collect();
         Ok((!units.is_empty()).then_some(units))
     }
+}
+
+/// In a request for advice, the asker's personal fact closest in meaning to the request
+/// (a liking, a diet, a habit, a belonging, a condition, a role: what advice depends on)
+/// first, with the best hit's score, unless the first hit already shows its message.
+/// Closest by cosine among the dense candidates: a liking may share no word with the
+/// request ("recommend a restaurant", "I love spicy Thai food"), and scaled with every
+/// other candidate it would rank below the requests worded like this one.
+fn with_preference(
+    analysis: &QueryAnalysis,
+    found: &Candidates,
+    loaded: &Loaded,
+    opts: &RecallOptions,
+    mut top: Vec<Ranked>,
+) -> Vec<Ranked> {
+    use cairn_core::{FactCategory as C, UnitDetail};
+    if analysis.request.is_none()
+        || opts
+            .kinds
+            .as_ref()
+            .is_some_and(|k| !k.contains(&UnitKind::Fact))
+    {
+        return top;
+    }
+    let depends = |u: &Unit| match &u.detail {
+        Some(UnitDetail::Fact(d)) => {
+            d.person
+                .as_ref()
+                .is_some_and(|p| u.provenance.speakers.contains(p))
+                && matches!(
+                    d.category,
+                    Some(
+                        C::Preference
+                            | C::Diet
+                            | C::Habit
+                            | C::Possession
+                            | C::Health
+                            | C::Role
+                            | C::Pet
+                    )
+                )
+        }
+        _ => false,
+    };
+    let best = found
+        .dense
+        .iter()
+        .filter_map(|(id, cosine)| Some((loaded.units.get(id)?, *cosine)))
+        .filter(|(u, _)| depends(u))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let Some((fact, _)) = best else {
+        return top;
+    };
+    let shows = |r: &Ranked| {
+        r.unit.provenance.session_id == fact.provenance.session_id
+            && fact
+                .provenance
+                .message_ids
+                .iter()
+                .all(|m| r.unit.provenance.message_ids.contains(m))
+    };
+    if top.first().is_some_and(shows) {
+        return top;
+    }
+    let score = top.first().map_or(1.0, |r| r.score);
+    top.retain(|r| r.unit.id != fact.id);
+    let mut placed = Ranked {
+        unit: fact.clone(),
+        score,
+        why: opts.explain.then(Box::<HitExplanation>::default),
+        parts: Vec::new(),
+    };
+    placed.record(Step::PreferencePlacement, Op::Set, score, || {
+        "the asker's personal fact closest to the request".to_string()
+    });
+    top.insert(0, placed);
+    top.truncate(opts.top_k.max(1));
+    top
 }
 
 /// The current version of what `r` states, to be ranked just above it with its score

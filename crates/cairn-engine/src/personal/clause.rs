@@ -535,8 +535,8 @@ fn starts_clause(toks: &[Tok], j: usize, lead: Option<&str>, after_pause: bool) 
 /// "and bought a Tesla"): not "like" (mostly a preposition there) and not an -ing form
 /// (a gerund is a subject: "having an RV would...").
 fn understood_subject_verb(t: &Tok) -> bool {
-    !t.is(&["like", "likes"])
-        && !(t.low.ends_with("ing") && t.low.len() > 4)
+    let gerund = t.low.ends_with("ing") && t.low.len() > 4;
+    !(t.is(&["like", "likes"]) || gerund)
         && super::predicates::is_known_verb(&t.low)
 }
 

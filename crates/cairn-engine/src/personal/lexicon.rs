@@ -70,6 +70,26 @@ pub const RELATIONS: &[&str] = &[
     "brother-in-law",
 ];
 
+/// Relations that are a partner, and the status of having one.
+const PARTNERS: &[&str] = &[
+    "wife",
+    "husband",
+    "partner",
+    "spouse",
+    "fiance",
+    "fiancee",
+    "fiancé",
+    "fiancée",
+    "boyfriend",
+    "girlfriend",
+    "relationship status",
+];
+
+/// Whether a family label is a partner or the status of having one.
+pub fn is_partner(label: &str) -> bool {
+    PARTNERS.contains(&label)
+}
+
 /// Animals kept as pets, and what each is a kind of.
 pub const PETS: &[(&str, &str)] = &[
     ("dog", "dog"),

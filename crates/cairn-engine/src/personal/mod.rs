@@ -25,6 +25,11 @@ use clause::{Clause, Who};
 
 pub use phrase::number;
 
+/// Whether `word` names a relation ("sister", "husband", "boss").
+pub fn is_relation(word: &str) -> bool {
+    lexicon::RELATIONS.contains(&word)
+}
+
 /// One personal fact read from a clause.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Personal {
@@ -47,6 +52,29 @@ impl Personal {
     /// The fact's subject: `<person>'s <label>`.
     pub fn subject(&self) -> String {
         format!("{}'s {}", self.person, self.label)
+    }
+
+    /// The words a question about this fact asks with: its attribute, whom it is about
+    /// (a relation: "sister"), and the words its category is asked about with ("where do
+    /// I live" for a home, "how many" for a count). The fact's lexical key.
+    pub fn asked_with(&self) -> String {
+        let category = match self.category {
+            FactCategory::Home => "home live lives living based",
+            FactCategory::Work => "work works working workplace employer company job",
+            FactCategory::Role => "job occupation profession work do title role study",
+            FactCategory::Family if lexicon::is_partner(&self.label) => "partner relationship",
+            FactCategory::Family => "family",
+            FactCategory::Pet => "pet",
+            FactCategory::Possession => "own have",
+            FactCategory::Health => "health condition",
+            FactCategory::Diet => "diet eat allergic allergy",
+            FactCategory::Preference => "like likes love favorite",
+            FactCategory::Habit => "usually habit",
+            FactCategory::Plan => "plan planning",
+            FactCategory::Count => "how many number",
+        };
+        let relation = self.person.split_once("'s ").map_or("", |(_, r)| r);
+        format!("{relation} {} {category}", self.label.replace(':', ""))
     }
 
     /// A pet, or someone the speaker is with, that a later clause may name.

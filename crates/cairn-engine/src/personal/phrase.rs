@@ -175,7 +175,7 @@ pub fn number(w: &str) -> Option<u32> {
         return Some(*n);
     }
     let n: u32 = w.parse().ok()?;
-    (n < 1900 || n > 2100).then_some(n)
+    (!(1900..=2100).contains(&n)).then_some(n)
 }
 
 /// Determiners and possessives that open a noun phrase without naming anything.

@@ -1811,7 +1811,7 @@ fn have_one(f: &mut Facts<'_, '_>, v: &str, r: usize, ctx: &mut Context) {
             f.add(
                 C::Count,
                 &format!("number of {thing}"),
-                &key,
+                head_noun(&key),
                 &format!("{k} {thing}"),
                 negated,
             );
@@ -2030,7 +2030,7 @@ fn names_after(toks: &[Tok], from: usize) -> (Vec<String>, String) {
         }
         i += 1;
     }
-    if !found && !(i == from && toks.get(i).is_some_and(|t| t.cap())) {
+    if !(found || i == from && toks.get(i).is_some_and(|t| t.cap())) {
         return (out, String::new());
     }
     while let Some(t) = toks.get(i) {
@@ -2073,7 +2073,7 @@ fn gave_up_thing(f: &mut Facts<'_, '_>, v: &str, r: usize) {
     let (np, end) = noun_phrase(toks, from);
     let low = np.to_lowercase();
     let words: Vec<&str> = low.split(' ').collect();
-    if v == canon("lose") && !kind_of(&words).is_some() {
+    if v == canon("lose") && kind_of(&words).is_none() {
         return;
     }
     if words.iter().any(|w| BUSINESSES.contains(w)) {
@@ -2246,9 +2246,7 @@ fn intend(f: &mut Facts<'_, '_>, r: usize) {
     let toks = c.toks;
     let v = verb_stem(c);
     let mut i = r;
-    if toks.get(i).is_some_and(|t| t.is(&["on"])) {
-        i += 1;
-    } else if toks.get(i).is_some_and(|t| t.is(&["to"])) {
+    if toks.get(i).is_some_and(|t| t.is(&["on", "to"])) {
         i += 1;
     } else if v == canon("plan")
         && toks
@@ -2561,7 +2559,7 @@ fn habit_key(toks: &[Tok], from: usize) -> String {
             ) && number(w).is_none()
                 && !w.is_empty()
         })
-        .last();
+        .next_back();
     match object {
         Some(o) if !frequency(&o) => format!("{verb} {o}"),
         _ => verb,
@@ -2619,7 +2617,7 @@ fn count(f: &mut Facts<'_, '_>, ctx: &Context) {
         f.add(
             C::Count,
             &format!("number of {thing}"),
-            &low,
+            head_noun(&low),
             &format!("{k} {thing}"),
             c.negated,
         );
@@ -2628,6 +2626,11 @@ fn count(f: &mut Facts<'_, '_>, ctx: &Context) {
         }
         return;
     }
+}
+
+/// The last word of a phrase: what a count counts ("vinyl records" -> "records").
+fn head_noun(phrase: &str) -> &str {
+    phrase.rsplit(' ').next().unwrap_or(phrase)
 }
 
 /// Units of measure and of time, which a number counts without them being things had.
