@@ -60,11 +60,17 @@ fn a_users_move_supersedes_their_old_home_and_a_sisters_home_stays_hers() {
 
     let h = m.history(s, &home.subject, None).unwrap().unwrap();
     let values: Vec<&str> = h.versions.iter().map(|v| v.value.as_str()).collect();
-    assert!(values[0].contains("Porto") && values[1].contains("Lisbon"), "{values:?}");
+    assert!(
+        values[0].contains("Porto") && values[1].contains("Lisbon"),
+        "{values:?}"
+    );
     assert!(h.versions[0].superseded_by.is_some());
     let july = cairn::parse_timestamp("2024-03-01").unwrap();
     let then = m.history(s, &home.subject, Some(july)).unwrap().unwrap();
-    assert!(then.current().unwrap().value.contains("Porto"), "as_of: {then:?}");
+    assert!(
+        then.current().unwrap().value.contains("Porto"),
+        "as_of: {then:?}"
+    );
 
     let r = m
         .recall(s, "Where do I live?", &RecallOptions::default())
@@ -113,7 +119,11 @@ fn every_message_is_stored_with_a_time_and_the_report_says_so() {
     let r = m.ingest_session("c", undated()).unwrap();
     assert_eq!(r.dated_at_recording, 2);
     let stored = m.session("c", "u").unwrap().unwrap();
-    assert!(stored.session.messages.iter().all(|m| m.occurred_at.is_some()));
+    assert!(stored
+        .session
+        .messages
+        .iter()
+        .all(|m| m.occurred_at.is_some()));
     let times: Vec<_> = stored
         .session
         .messages
@@ -125,7 +135,12 @@ fn every_message_is_stored_with_a_time_and_the_report_says_so() {
     let again = m.ingest_session("c", undated()).unwrap();
     assert_eq!((again.unchanged, again.dated_at_recording), (1, 0));
     let kept = m.session("c", "u").unwrap().unwrap();
-    let kept: Vec<_> = kept.session.messages.iter().map(|m| m.occurred_at).collect();
+    let kept: Vec<_> = kept
+        .session
+        .messages
+        .iter()
+        .map(|m| m.occurred_at)
+        .collect();
     assert_eq!(kept, times);
 
     // An append without a time dates what it adds.
@@ -151,5 +166,9 @@ fn every_message_is_stored_with_a_time_and_the_report_says_so() {
         .unwrap();
     assert_eq!((added.messages_added, added.dated_at_recording), (1, 1));
     let after = m.session("c", "u").unwrap().unwrap();
-    assert!(after.session.messages.iter().all(|m| m.occurred_at.is_some()));
+    assert!(after
+        .session
+        .messages
+        .iter()
+        .all(|m| m.occurred_at.is_some()));
 }

@@ -536,8 +536,7 @@ fn starts_clause(toks: &[Tok], j: usize, lead: Option<&str>, after_pause: bool) 
 /// (a gerund is a subject: "having an RV would...").
 fn understood_subject_verb(t: &Tok) -> bool {
     let gerund = t.low.ends_with("ing") && t.low.len() > 4;
-    !(t.is(&["like", "likes"]) || gerund)
-        && super::predicates::is_known_verb(&t.low)
+    !(t.is(&["like", "likes"]) || gerund) && super::predicates::is_known_verb(&t.low)
 }
 
 /// The clauses of a sentence's tokens: ranges, with the conjunction that opened each.

@@ -2537,29 +2537,25 @@ fn habit_key(toks: &[Tok], from: usize) -> String {
     // The head of its object: the last word of the phrase after the verb, quantities
     // left out ("a lot of indie-folk" -> "indie-folk").
     let (np, _) = noun_phrase(toks, i);
-    let object = np
-        .split(' ')
-        .map(str::to_lowercase)
-        .filter(|w| {
-            !matches!(
-                w.as_str(),
-                "lot"
-                    | "of"
-                    | "bit"
-                    | "couple"
-                    | "few"
-                    | "more"
-                    | "some"
-                    | "about"
-                    | "around"
-                    | "most"
-                    | "much"
-                    | "many"
-                    | "least"
-            ) && number(w).is_none()
-                && !w.is_empty()
-        })
-        .next_back();
+    let object = np.split(' ').map(str::to_lowercase).rfind(|w| {
+        !matches!(
+            w.as_str(),
+            "lot"
+                | "of"
+                | "bit"
+                | "couple"
+                | "few"
+                | "more"
+                | "some"
+                | "about"
+                | "around"
+                | "most"
+                | "much"
+                | "many"
+                | "least"
+        ) && number(w).is_none()
+            && !w.is_empty()
+    });
     match object {
         Some(o) if !frequency(&o) => format!("{verb} {o}"),
         _ => verb,

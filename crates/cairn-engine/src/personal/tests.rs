@@ -36,6 +36,9 @@ fn smoke() {
 /// category (a development aid; the suite's own test runs through the public API in
 /// cairn-bench): `cargo test -p cairn-engine --lib personal::tests::suite -- --ignored
 /// --nocapture`.
+/// A line of the suite and the facts it expects (category, about, value words, negated).
+type Pending = Option<(String, Vec<(String, Vec<String>, Vec<String>, bool)>)>;
+
 #[test]
 #[ignore]
 fn suite() {
@@ -59,10 +62,9 @@ fn suite() {
             .collect()
     };
     let mut at = None;
-    let mut pending: Option<(String, Vec<(String, Vec<String>, Vec<String>, bool)>)> = None;
+    let mut pending: Pending = None;
     let mut stats: std::collections::BTreeMap<String, [usize; 4]> = Default::default();
-    let mut flush = |p: Option<(String, Vec<(String, Vec<String>, Vec<String>, bool)>)>,
-                     at: Option<cairn_core::Timestamp>| {
+    let mut flush = |p: Pending, at: Option<cairn_core::Timestamp>| {
         let Some((line, expected)) = p else { return };
         let s = Speaking {
             speaker: "user",
