@@ -50,6 +50,8 @@ class IngestReport:
     trajectories: int = 0
     unchanged: int = 0
     messages_added: int = 0
+    #: Messages that came without a time: each was given the time it was recorded.
+    dated_at_recording: int = 0
     units: int = 0
     vectors_computed: int = 0
     vectors_cached: int = 0

@@ -55,8 +55,9 @@ export function cairnTools(client: Cairn, options: CairnToolsOptions) {
       }),
       execute: async ({ text }, { abortSignal }) => {
         const sessionId = session();
+        // Cairn dates a message sent without a time when it records it.
         const r = await client.addMessages(space, sessionId,
-          [{ role: "user", text, occurred_at: new Date().toISOString() }],
+          [{ role: "user", text }],
           metadata ? { metadata } : {}, abortSignal ? { signal: abortSignal } : {});
         return { stored: r.messages_added > 0 || r.replayed, session_id: sessionId };
       },

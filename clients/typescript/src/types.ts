@@ -45,6 +45,8 @@ export interface IngestReport {
   trajectories?: number;
   unchanged: number;
   messages_added: number;
+  /** Messages that came without a time: each was given the time it was recorded. */
+  dated_at_recording?: number;
   units: number;
   vectors_computed: number;
   vectors_cached: number;
@@ -147,7 +149,8 @@ export interface ListScore {
 
 export interface ScoreAdjustment {
   step: "container_credit" | "session_evidence" | "question_penalty" | "time_boost" | "session_decay"
-    | "version_placement" | "profile_placement" | "fact_folded" | "graph_link" | "learned";
+    | "version_placement" | "profile_placement" | "fact_folded" | "personal_fact"
+    | "preference_placement" | "graph_link" | "learned";
   op: "add" | "multiply" | "set";
   by: number;
   score_after: number;

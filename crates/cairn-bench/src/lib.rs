@@ -97,6 +97,11 @@ pub enum BenchCommand {
     /// without a reader (answer phrases in context, option scorer, abstention diagnostic).
     #[command(name = "lme-v2")]
     LmeV2(benches::lme_v2::LmeV2Args),
+    /// The personal-memory suite: user/assistant conversations whose personal facts
+    /// (home, work, family, likes, habits, plans, ...) are scored per category, and
+    /// whose questions must get the current value first; `--llm` adds the LLM
+    /// enrichment side by side.
+    Personal(benches::personal::PersonalArgs),
     /// Cost of trajectory memory: N generated trajectories into one space (insert time,
     /// vectors, disk), then query latency.
     TrajectoriesScale(benches::trajectories_scale::ScaleArgs),
@@ -154,6 +159,7 @@ pub fn run(cmd: BenchCommand, stdout: &mut dyn std::io::Write) -> anyhow::Result
         BenchCommand::Friendsqa(args) => benches::friendsqa::run(&args),
         BenchCommand::Evermembench(args) => benches::evermembench::run(&args),
         BenchCommand::LmeV2(args) => benches::lme_v2::run(&args),
+        BenchCommand::Personal(args) => benches::personal::run(&args),
         BenchCommand::TrajectoriesScale(args) => benches::trajectories_scale::run(&args),
         BenchCommand::Scale(args) => benches::scale::run(&args),
         BenchCommand::Ann(args) => benches::ann::run(&args, stdout),

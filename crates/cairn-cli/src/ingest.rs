@@ -170,6 +170,12 @@ fn print_report(
         report.vectors_computed,
         report.vectors_cached
     );
+    if report.dated_at_recording > 0 {
+        outln!(
+            "{} messages had no time and were dated when recorded",
+            report.dated_at_recording
+        );
+    }
     Ok(())
 }
 

@@ -42,6 +42,12 @@ pub enum Step {
     /// A fact ranked above the unit that shows its message: that unit takes the fact's
     /// place and score, and the fact's version note, so the message is shown once.
     FactFolded,
+    /// A personal fact's fused score, multiplied: in a request for advice (what the
+    /// person is, has, likes, does), or about the person the question asks about.
+    PersonalFact,
+    /// In a request for advice, the asker's personal fact closest in meaning to it
+    /// (a liking, a habit, a belonging), placed first with the best hit's score.
+    PreferencePlacement,
     /// The entity graph linked the hit to an entity the question names (a multiplied
     /// score), or found it alone (its score set from its cosine).
     GraphLink,

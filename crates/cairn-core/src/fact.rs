@@ -6,9 +6,9 @@ use crate::Timestamp;
 use serde::{Deserialize, Serialize};
 
 /// What a `fact` unit states.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FactDetail {
-    /// The subject as written ("the budget for Project Atlas").
+    /// The subject as written ("the budget for Project Atlas", "user's home").
     pub subject: String,
     /// Normalized subject words (lowercased, stemmed, sorted, generic words dropped);
     /// statements whose keys contain one another are about the same subject.
@@ -16,6 +16,94 @@ pub struct FactDetail {
     pub value: String,
     /// True when the statement says it changes an earlier value ("moved to", "instead").
     pub revision: bool,
+    /// Whom a personal fact is about: the speaker who said it of themself ("user",
+    /// "Caroline") or someone they named ("user's sister", "Ana"). `None`: a fact about
+    /// a thing (a team's budget, a launch date). A personal fact's subject is
+    /// `<person>'s <attribute>`, and its chain holds only facts about the same person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+    /// What kind of personal fact it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<FactCategory>,
+    /// The statement denies the value: a dislike, something no longer true ("I used to
+    /// live in Porto", "I sold the Civic"), something not done ("I don't eat pork").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub negated: bool,
+    /// When the stated change took effect, when the statement dates it ("I moved to
+    /// Lisbon last month"), resolved against the time of the message.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::time::serde_time::option"
+    )]
+    pub since: Option<Timestamp>,
+}
+
+/// The kinds of personal fact read from what people say about themselves and the
+/// people around them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FactCategory {
+    /// Where someone lives.
+    Home,
+    /// Employer, workplace or school.
+    Work,
+    /// Occupation, title, what someone studies.
+    Role,
+    /// Relatives, partners, friends, relationship status.
+    Family,
+    Pet,
+    Possession,
+    /// Conditions, injuries, medication.
+    Health,
+    /// Diets, allergies, foods and drinks avoided.
+    Diet,
+    /// Likes, dislikes, favourites.
+    Preference,
+    /// What someone does regularly.
+    Habit,
+    /// Plans, intentions and goals.
+    Plan,
+    /// A number of things someone has or did.
+    Count,
+}
+
+impl FactCategory {
+    pub const ALL: [FactCategory; 12] = [
+        FactCategory::Home,
+        FactCategory::Work,
+        FactCategory::Role,
+        FactCategory::Family,
+        FactCategory::Pet,
+        FactCategory::Possession,
+        FactCategory::Health,
+        FactCategory::Diet,
+        FactCategory::Preference,
+        FactCategory::Habit,
+        FactCategory::Plan,
+        FactCategory::Count,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FactCategory::Home => "home",
+            FactCategory::Work => "work",
+            FactCategory::Role => "role",
+            FactCategory::Family => "family",
+            FactCategory::Pet => "pet",
+            FactCategory::Possession => "possession",
+            FactCategory::Health => "health",
+            FactCategory::Diet => "diet",
+            FactCategory::Preference => "preference",
+            FactCategory::Habit => "habit",
+            FactCategory::Plan => "plan",
+            FactCategory::Count => "count",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == s)
+    }
 }
 
 /// One version of a subject's value, as `history` lists it.
@@ -36,6 +124,21 @@ pub struct FactVersion {
     pub group: Option<String>,
     /// The sentence it was read from.
     pub text: String,
+    /// Whom a personal fact is about (see [`FactDetail::person`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<FactCategory>,
+    /// The statement denies the value (see [`FactDetail::negated`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub negated: bool,
+    /// When the stated change took effect, when the statement dates it.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::time::serde_time::option"
+    )]
+    pub since: Option<Timestamp>,
 }
 
 /// The chain of versions of one subject, oldest first; the last is current.
@@ -63,4 +166,12 @@ pub struct FactSubject {
     /// When the newest statement was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_stated: Option<Timestamp>,
+    /// Whom a personal subject is about (see [`FactDetail::person`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<FactCategory>,
+    /// The newest statement denies its value.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub negated: bool,
 }

@@ -12,8 +12,9 @@ use std::collections::{HashMap, HashSet};
 /// lead-in colon as the fact; 6 cuts each message's text in units to
 /// [`MAX_UNIT_MESSAGE_BYTES`]; 7 bounds user/assistant episodes and makes profile
 /// contributions per block of messages, so an append re-derives a bounded tail; 8 stamps
-/// every unit with its session's end-user partition, `Provenance::partition`).
-pub const DERIVE_VERSION: u32 = 8;
+/// every unit with its session's end-user partition, `Provenance::partition`; 9 adds
+/// personal facts, with a vector each).
+pub const DERIVE_VERSION: u32 = 9;
 
 /// The most of one message's text that a unit holds. The record keeps every message whole;
 /// units (and so the indexes, and every recall that loads candidates) hold at most this

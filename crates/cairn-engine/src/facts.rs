@@ -2,13 +2,18 @@
 //! revised ("the budget for Atlas is $120k", "launch moved to May 3", "let's do $95k
 //! instead", "Dana will own the vendor review"), and the version chains they form.
 //!
+//! Beside them, personal facts (`personal/`): what people say of themselves and the
+//! people around them ("I moved to Lisbon last month", "my sister lives in Rome").
+//!
 //! Extraction is per message and pure, so fact units are derived like any other unit.
 //! Chains are computed when asked (history, recall) from every fact of the space: a
-//! later statement about the same subject supersedes an earlier one, and both stay.
+//! later statement about the same subject supersedes an earlier one, and both stay. A
+//! personal fact's chain holds only facts about the same person of the same category.
+use crate::personal::{self, Personal, Speaking};
 use crate::text::{sentences, stem, STOP_WORDS};
 use cairn_core::{
-    FactDetail, FactHistory, FactVersion, Message, Provenance, SessionInput, SpaceId, Timestamp,
-    Unit, UnitDetail, UnitKind,
+    FactCategory, FactDetail, FactHistory, FactVersion, Message, Provenance, Role, SessionInput,
+    SpaceId, Timestamp, Unit, UnitDetail, UnitKind,
 };
 use regex::Regex;
 use std::collections::HashMap;
@@ -194,6 +199,8 @@ pub struct Extracted {
     pub revision: bool,
     /// The sentence it was read from.
     pub sentence: String,
+    /// Set for a personal fact: whom it is about, its category and attribute.
+    pub personal: Option<Personal>,
 }
 
 /// Normalized subject words: stop and generic words dropped, stemmed, sorted, unique.
@@ -333,6 +340,7 @@ fn capture(re: &Regex, sentence: &str, revision: bool, out: &mut Vec<Extracted>)
                 value,
                 revision,
                 sentence: sentence.to_string(),
+                personal: None,
             });
         }
     }
@@ -356,6 +364,7 @@ fn capture_owner(re: &Regex, sentence: &str, who: Option<&str>, out: &mut Vec<Ex
                 || sentence.to_lowercase().contains("take over")
                 || sentence.to_lowercase().contains("taking over"),
             sentence: sentence.to_string(),
+            personal: None,
         });
     }
 }
@@ -426,6 +435,7 @@ pub fn extract(message: &Message, earlier: &[Extracted]) -> Vec<Extracted> {
                         value: v,
                         revision: true,
                         sentence: sentence.to_string(),
+                        personal: None,
                     });
                 }
             }
@@ -467,44 +477,94 @@ pub fn fact_units(
     from: usize,
     mut earlier: Vec<Extracted>,
 ) -> Vec<Unit> {
+    let with_assistant = crate::derive::has_roles(&s.messages);
     let mut units = Vec::new();
     for (pos, m) in s.messages.iter().enumerate().skip(from) {
         // An assistant's statements are not facts of the user's world.
-        if m.role == Some(cairn_core::Role::Assistant) {
+        if m.role == Some(Role::Assistant) {
             continue;
         }
         let found = extract(m, &earlier);
-        for (n, f) in found.iter().enumerate() {
-            let key = subject_key(&f.subject);
-            units.push(Unit {
-                id: fact_id(&s.id, &m.id, n),
-                space: space.clone(),
-                kind: UnitKind::Fact,
-                text: format!("{}: {}", m.speaker_name(), f.sentence),
-                key: format!("{} {}", f.subject, f.value),
-                embed_text: None,
-                provenance: Provenance {
-                    session_id: Some(s.id.clone()),
-                    message_ids: vec![m.id.clone()],
-                    first_position: pos as u32,
-                    speakers: vec![m.speaker_name().to_string()],
-                    group: s.group.clone(),
-                    ..Default::default()
-                },
-                part_of: None,
-                occurred_at: s.message_time(m),
-                recorded_at,
-                detail: Some(UnitDetail::Fact(FactDetail {
-                    subject: f.subject.clone(),
-                    subject_key: key,
-                    value: f.value.clone(),
-                    revision: f.revision,
-                })),
+        let speaking = Speaking {
+            speaker: m.speaker_name(),
+            at: s.message_time(m),
+            with_assistant,
+        };
+        let personal = personal::read(&m.text, &speaking)
+            .into_iter()
+            .map(|(sentence, p)| Extracted {
+                subject: p.subject(),
+                value: p.value.clone(),
+                revision: p.revision,
+                sentence,
+                personal: Some(p),
             });
+        for (n, f) in found.iter().cloned().chain(personal).enumerate() {
+            units.push(fact_unit(space, s, pos, m, n, f, recorded_at));
         }
         earlier.extend(found);
     }
     units
+}
+
+/// The unit of the `n`th fact message `m` (at `pos`) states. A personal fact's sentence
+/// gets a vector of its own, so a request that depends on it ("can you recommend a
+/// restaurant?") finds it by meaning; its chain compares the attribute's words.
+fn fact_unit(
+    space: &SpaceId,
+    s: &SessionInput,
+    pos: usize,
+    m: &Message,
+    n: usize,
+    f: Extracted,
+    recorded_at: Timestamp,
+) -> Unit {
+    let text = format!("{}: {}", m.speaker_name(), f.sentence);
+    let detail = match &f.personal {
+        Some(p) => FactDetail {
+            subject: f.subject.clone(),
+            subject_key: subject_key(&p.key),
+            value: f.value.clone(),
+            revision: f.revision,
+            person: Some(p.person.clone()),
+            category: Some(p.category),
+            negated: p.negated,
+            since: p.since,
+        },
+        None => FactDetail {
+            subject_key: subject_key(&f.subject),
+            subject: f.subject.clone(),
+            value: f.value.clone(),
+            revision: f.revision,
+            ..Default::default()
+        },
+    };
+    Unit {
+        id: fact_id(&s.id, &m.id, n),
+        space: space.clone(),
+        kind: UnitKind::Fact,
+        embed_text: f.personal.as_ref().map(|_| text.clone()),
+        text,
+        // A personal fact's key is how it is asked about, not its sentence again (the
+        // text field has it): repeated in a short unit's key, the sentence's words would
+        // outweigh the message that says them.
+        key: match &f.personal {
+            Some(p) => p.asked_with(),
+            None => format!("{} {}", f.subject, f.value),
+        },
+        provenance: Provenance {
+            session_id: Some(s.id.clone()),
+            message_ids: vec![m.id.clone()],
+            first_position: pos as u32,
+            speakers: vec![m.speaker_name().to_string()],
+            group: s.group.clone(),
+            ..Default::default()
+        },
+        part_of: None,
+        occurred_at: s.message_time(m),
+        recorded_at,
+        detail: Some(UnitDetail::Fact(detail)),
+    }
 }
 
 /// The facts of stored fact units before position `before`, in the order they were
@@ -519,7 +579,8 @@ pub fn earlier_facts(stored: &[Unit], before: usize) -> Vec<Extracted> {
         .iter()
         .filter(|u| (u.provenance.first_position as usize) < before)
         .filter_map(|u| {
-            let d = detail(u)?;
+            // Personal facts are not what a bare "instead" revises.
+            let d = detail(u).filter(|d| d.person.is_none())?;
             let speaker = u.provenance.speakers.first().map_or("", String::as_str);
             let sentence = u
                 .text
@@ -530,6 +591,7 @@ pub fn earlier_facts(stored: &[Unit], before: usize) -> Vec<Extracted> {
                 value: d.value.clone(),
                 revision: d.revision,
                 sentence: sentence.unwrap_or(&u.text).to_string(),
+                personal: None,
             };
             Some((u.provenance.first_position, n(u), f))
         })
@@ -545,18 +607,61 @@ fn detail(u: &Unit) -> Option<&FactDetail> {
     }
 }
 
-/// A subject as chains compare it: its key and the key words naming the thing itself.
+/// A subject as chains compare it: its key and the key words naming the thing itself;
+/// for a personal fact also whom it is about and its category (its key is then the
+/// attribute's words alone).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Subject {
     key: Vec<String>,
     own: Vec<String>,
+    person: Option<(String, FactCategory)>,
+}
+
+/// Names that stand for someone a speaker named by their relation ("my husband Tom"):
+/// a later fact about "Tom" is about "user's husband". (End-user partition, lowercased
+/// name) -> person: one user's "Tom" is nobody else's.
+type Aliases = HashMap<(Option<String>, String), String>;
+
+fn aliases(facts: &[Unit]) -> Aliases {
+    facts
+        .iter()
+        .filter_map(|u| Some((u.provenance.partition.clone(), detail(u)?)))
+        .filter(|(_, d)| d.category == Some(FactCategory::Family) && !d.negated)
+        .filter_map(|(partition, d)| {
+            let speaker = d.person.as_ref()?;
+            let relation = d.subject.strip_prefix(&format!("{speaker}'s "))?;
+            let name = d.value.trim();
+            let one_name = !name.contains(' ') && name.chars().next()?.is_uppercase();
+            one_name.then(|| {
+                (
+                    (partition, name.to_lowercase()),
+                    format!("{speaker}'s {relation}").to_lowercase(),
+                )
+            })
+        })
+        .collect()
 }
 
 impl Subject {
     fn of(d: &FactDetail) -> Self {
+        Self::of_in(d, None, &Aliases::new())
+    }
+
+    /// The subject with its person named as `aliases` name it in `partition`.
+    fn of_in(d: &FactDetail, partition: Option<&str>, aliases: &Aliases) -> Self {
+        let person = d.person.as_ref().map(|p| {
+            let p = p.to_lowercase();
+            let key = (partition.map(str::to_string), p);
+            let p = aliases.get(&key).cloned().unwrap_or(key.1);
+            (p, d.category.unwrap_or(FactCategory::Plan))
+        });
         Self {
             key: d.subject_key.clone(),
-            own: subject_own_words(&d.subject),
+            own: match person {
+                Some(_) => d.subject_key.clone(),
+                None => subject_own_words(&d.subject),
+            },
+            person,
         }
     }
 
@@ -564,7 +669,13 @@ impl Subject {
         Self {
             key: subject_key(subject),
             own: subject_own_words(subject),
+            person: None,
         }
+    }
+
+    /// The subject as written, person included: what an asked subject is compared with.
+    fn written(d: &FactDetail) -> Self {
+        Self::asked(&d.subject)
     }
 }
 
@@ -582,6 +693,29 @@ enum SubjectMatch {
 /// other and the smaller names the larger's thing, not only its owner ("my brother"
 /// is not "my brother's locker combination"; "the budget" may be "the Atlas budget").
 fn subject_match(a: &Subject, b: &Subject) -> SubjectMatch {
+    if a.person != b.person {
+        return SubjectMatch::No;
+    }
+    if let Some((_, category)) = &a.person {
+        // Attributes read by the grammar are named the same way each time, so one
+        // attribute has one key: a habit, a liking, a plan is restated with the same
+        // words or is another one. A belonging or a pet may be named by less of its
+        // name later ("Honda Civic", then "the Civic").
+        if a.key == b.key && !a.key.is_empty() {
+            return SubjectMatch::Same;
+        }
+        let (small, big) = if a.key.len() <= b.key.len() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let named = matches!(category, FactCategory::Possession | FactCategory::Pet);
+        let contained = !small.key.is_empty() && small.key.iter().all(|w| big.key.contains(w));
+        return match named && contained {
+            true => SubjectMatch::Same,
+            false => SubjectMatch::No,
+        };
+    }
     if a.key == b.key {
         return SubjectMatch::Same;
     }
@@ -614,6 +748,7 @@ pub struct FactIndex {
     /// Each fact's place in chain order (time, then id), so a chain of thousands is
     /// put in order by integers.
     place: Vec<usize>,
+    aliases: Aliases,
 }
 
 impl FactIndex {
@@ -621,6 +756,7 @@ impl FactIndex {
         let mut by_id = HashMap::new();
         let mut by_message: HashMap<(String, String), Vec<usize>> = HashMap::new();
         let mut subjects: HashMap<(Option<String>, Subject), Vec<usize>> = HashMap::new();
+        let aliases = aliases(&facts);
         for (i, f) in facts.iter().enumerate() {
             by_id.insert(f.id.clone(), i);
             if let (Some(s), Some(m)) = (&f.provenance.session_id, f.provenance.message_ids.first())
@@ -631,7 +767,11 @@ impl FactIndex {
                     .push(i);
             }
             if let Some(d) = detail(f) {
-                let key = (f.provenance.partition.clone(), Subject::of(d));
+                let partition = f.provenance.partition.as_deref();
+                let key = (
+                    f.provenance.partition.clone(),
+                    Subject::of_in(d, partition, &aliases),
+                );
                 subjects.entry(key).or_default().push(i);
             }
         }
@@ -654,6 +794,7 @@ impl FactIndex {
             by_subject,
             place,
             facts,
+            aliases,
         }
     }
 
@@ -684,7 +825,7 @@ impl FactIndex {
         let Some(d) = detail(fact) else {
             return Vec::new();
         };
-        let subject = Subject::of(d);
+        let subject = Subject::of_in(d, fact.provenance.partition.as_deref(), &self.aliases);
         let mut chain: Vec<usize> = Vec::new();
         let partition = self.by_subject.get(&fact.provenance.partition);
         for (other, ids) in partition.into_iter().flatten() {
@@ -712,19 +853,50 @@ fn chain_order(a: &Unit, b: &Unit) -> std::cmp::Ordering {
     a.occurred_at.cmp(&b.occurred_at).then(a.id.cmp(&b.id))
 }
 
-/// The history of the subject best matching `subject` among `facts`: every fact whose
-/// key equals or contains the asked key's words (or is contained in it).
+/// The history of the subject best matching `subject` among `facts`: every fact about
+/// a thing whose key equals or contains the asked key's words (or is contained in it);
+/// or, when a personal fact matches at least as closely (its subject written with its
+/// person, "user's home", has no more words beyond the asked ones), that fact's chain.
 pub fn history(subject: &str, facts: &[Unit]) -> Option<FactHistory> {
     let asked = Subject::asked(subject);
     if asked.key.is_empty() {
         return None;
     }
-    let mut chain: Vec<&Unit> = facts
+    let extra = |d: &FactDetail| {
+        let written = Subject::written(d);
+        (subject_match(&asked, &written) == SubjectMatch::Same)
+            .then(|| written.key.len().abs_diff(asked.key.len()))
+    };
+    let things: Vec<&Unit> = facts
         .iter()
+        .filter(|f| detail(f).is_some_and(|d| d.person.is_none()))
         .filter(|f| {
             detail(f).is_some_and(|d| subject_match(&asked, &Subject::of(d)) == SubjectMatch::Same)
         })
         .collect();
+    let closest_thing = things
+        .iter()
+        .filter_map(|f| extra(detail(f)?))
+        .min()
+        .unwrap_or(usize::MAX);
+    let personal = facts
+        .iter()
+        .filter(|f| detail(f).is_some_and(|d| d.person.is_some()))
+        .filter_map(|f| Some((extra(detail(f)?)?, f)))
+        .min_by(|a, b| a.0.cmp(&b.0).then(chain_order(b.1, a.1)));
+    let mut chain: Vec<&Unit> = match personal {
+        Some((closeness, best)) if closeness < closest_thing || things.is_empty() => {
+            let of = Subject::of(detail(best)?);
+            facts
+                .iter()
+                .filter(|f| {
+                    detail(f)
+                        .is_some_and(|d| subject_match(&of, &Subject::of(d)) == SubjectMatch::Same)
+                })
+                .collect()
+        }
+        _ => things,
+    };
     if chain.is_empty() {
         return None;
     }
@@ -754,6 +926,10 @@ pub fn versions(chain: &[&Unit]) -> Vec<FactVersion> {
                 speaker: u.provenance.speakers.first().cloned(),
                 group: u.provenance.group.clone(),
                 text: u.text.clone(),
+                person: d.person.clone(),
+                category: d.category,
+                negated: d.negated,
+                since: d.since,
             })
         })
         .collect()
@@ -779,7 +955,7 @@ pub fn version_note(fact: &Unit, chain: &[&Unit]) -> Option<String> {
             .map(|t| t.format("%Y-%m-%d").to_string())
             .unwrap_or_else(|| "undated".into())
     };
-    let value = |u: &Unit| detail(u).map(|d| d.value.clone()).unwrap_or_default();
+    let value = |u: &Unit| detail(u).map(shown_value).unwrap_or_default();
     if let Some(newest) = chain.last().filter(|_| pos + 1 < chain.len()) {
         return Some(format!(
             "{SUPERSEDED_NOTE}{} on {}]",
@@ -801,6 +977,16 @@ pub fn version_note(fact: &Unit, chain: &[&Unit]) -> Option<String> {
         String::new()
     };
     Some(format!("{CURRENT_NOTE}{}{more}]", earlier.join(", ")))
+}
+
+/// A fact's value as a note shows it: a denied one as such ("no longer Porto",
+/// "dislikes olives").
+pub fn shown_value(d: &FactDetail) -> String {
+    match (d.negated, d.category) {
+        (false, _) => d.value.clone(),
+        (true, Some(FactCategory::Preference)) => format!("dislikes {}", d.value),
+        (true, _) => format!("no longer {}", d.value),
+    }
 }
 
 #[cfg(test)]

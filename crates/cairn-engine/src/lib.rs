@@ -33,6 +33,7 @@ mod graph;
 pub mod inspect;
 mod learned;
 mod pack;
+mod personal;
 mod places;
 mod profile;
 mod query;

@@ -36,6 +36,48 @@ pub struct QueryAnalysis {
     /// The period the question points at, if it names one ("last week", "in May",
     /// "three days ago"), resolved against the recall time.
     pub time: Option<TimeRange>,
+    /// When the query asks for advice or a recommendation ("Can you recommend a show
+    /// for me to watch tonight?"): what about, without the request's own words ("show
+    /// movie watch tonight"). Such a request depends on what the person said of
+    /// themselves, not on other requests worded alike.
+    pub request: Option<String>,
+    /// Whom a question about a person asks about: the asker ("where do I live?") or
+    /// someone they name by relation ("where does my sister live?").
+    pub focus: Option<Focus>,
+}
+
+/// The person a question is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Focus {
+    /// The one asking: I, me, my.
+    Me,
+    /// Someone the asker names by relation ("my sister").
+    Relation(String),
+}
+
+/// [`QueryAnalysis::focus`]: "my <relation>" names a relation; otherwise a first-person
+/// question is about the asker.
+pub fn focus(q: &str) -> Option<Focus> {
+    let words: Vec<String> = q
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(str::to_lowercase)
+        .collect();
+    let relation = words
+        .windows(2)
+        .find(|w| w[0] == "my" && crate::personal::is_relation(&w[1]))
+        .map(|w| w[1].clone());
+    if let Some(r) = relation {
+        return Some(Focus::Relation(r));
+    }
+    words
+        .iter()
+        .any(|w| {
+            matches!(
+                w.as_str(),
+                "i" | "me" | "my" | "mine" | "myself" | "i'm" | "i've"
+            )
+        })
+        .then_some(Focus::Me)
 }
 
 pub(crate) const MONTHS: [&str; 12] = [
@@ -198,7 +240,82 @@ pub fn analyze_query(q: &str, now: Timestamp) -> QueryAnalysis {
     QueryAnalysis {
         words: content_words(q),
         time: time_range(q, now),
+        request: request_topic(q),
+        focus: focus(q),
     }
+}
+
+/// A request for advice: asked for ("can you recommend", "any tips?", "do you have
+/// suggestions"), or asked what to do ("what should I", "should I"). Not a question
+/// about advice given before ("what was the recommended ratio?").
+static REQUEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:(?:can|could|would) you (?:please )?(?:recommend|suggest)|(?:recommend|suggest) (?:me )?(?:a|an|some|any|one|something|anything|good)\b|any (?:\w+ ){0,2}(?:recommendations?|suggestions?|tips|advice|ideas|thoughts)|what do you think|(?:do you have|give me|got) (?:any |some )?(?:recommendations?|suggestions?|tips|advice|ideas)|(?:tips|ideas|advice|suggestions) (?:for|on|about)|what should i|should i|what would you (?:recommend|suggest)|help me (?:choose|decide|find|pick|plan)|where should i|how should i)")
+        .expect("static regex")
+});
+
+/// Words of a request for advice that say it is one, not what it is about.
+const REQUEST_WORDS: &[&str] = &[
+    "can",
+    "could",
+    "would",
+    "you",
+    "please",
+    "recommend",
+    "recommends",
+    "recommended",
+    "recommendation",
+    "recommendations",
+    "suggest",
+    "suggests",
+    "suggestion",
+    "suggestions",
+    "any",
+    "some",
+    "tip",
+    "tips",
+    "advice",
+    "idea",
+    "ideas",
+    "thoughts",
+    "what",
+    "should",
+    "do",
+    "think",
+    "help",
+    "give",
+    "me",
+    "i",
+    "good",
+    "great",
+    "anything",
+    "something",
+    "there",
+    "out",
+    "know",
+    "looking",
+    "wondering",
+    "want",
+    "need",
+    "get",
+    "find",
+    "let",
+];
+
+/// What an advice request is about (see [`QueryAnalysis::request`]); `None` when `q`
+/// asks for none, or when nothing but the request's words is left.
+pub fn request_topic(q: &str) -> Option<String> {
+    if !REQUEST.is_match(q) {
+        return None;
+    }
+    let words: Vec<&str> = q
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+        .filter(|w| !w.is_empty())
+        .filter(|w| {
+            let l = w.to_lowercase();
+            !REQUEST_WORDS.contains(&l.as_str()) && !crate::text::STOP_WORDS.contains(&l.as_str())
+        })
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
 }
 
 #[cfg(test)]
@@ -235,6 +352,34 @@ mod tests {
         assert!(r.contains(parse_timestamp("2023-04-20").unwrap()));
         let r = time_range("what did we discuss yesterday", now()).unwrap();
         assert!(r.contains(parse_timestamp("2023-06-14 18:00").unwrap()));
+    }
+
+    #[test]
+    fn reads_what_a_request_for_advice_is_about() {
+        assert_eq!(
+            request_topic("Can you recommend a show or movie for me to watch tonight?").as_deref(),
+            Some("show movie watch tonight")
+        );
+        assert_eq!(
+            request_topic(
+                "I was thinking of trying a new coffee creamer recipe. Any recommendations?"
+            )
+            .as_deref(),
+            Some("thinking trying new coffee creamer recipe")
+        );
+        assert_eq!(request_topic("Any tips?"), None);
+        assert!(
+            request_topic("I've got some free time tonight, any documentary recommendations?")
+                .is_some()
+        );
+        assert!(request_topic("Should I buy a NAS now or wait? What do you think?").is_some());
+        assert_eq!(
+            request_topic("I remember you told me to dilute tea tree oil. Can you remind me what the recommended ratio is?"),
+            None,
+            "a question about advice given before asks for none"
+        );
+        assert_eq!(request_topic("Where do I live?"), None);
+        assert_eq!(request_topic("How many cats do I have?"), None);
     }
 
     #[test]

@@ -64,6 +64,22 @@ pub struct RankConfig {
     /// features, in place of the session evidence, question penalty and time boost
     /// above. None: the hand-set pass.
     pub learned: Option<Features>,
+    /// A request for advice ("can you recommend a restaurant?") is searched for by what
+    /// it is about, without its request words, which every other request shares.
+    pub request_topic: bool,
+    /// In a request for advice, the asker's personal fact closest in meaning to it is
+    /// placed first (`engine/recall.rs`, `with_preference`).
+    pub preference_placement: bool,
+    /// Share a personal fact (what someone said of themself: a liking, a habit, a
+    /// belonging) gains in a request for advice, which depends on them.
+    pub request_boost: f32,
+    /// In a request for advice, the share of its score a unit whose key only asks loses
+    /// (in place of `question_penalty`): an earlier request is not what a request
+    /// depends on.
+    pub request_question_penalty: f32,
+    /// Share a personal fact about the person a question asks about (the asker for
+    /// "where do I live?", the sister for "where does my sister live?") gains.
+    pub focus_boost: f32,
 }
 
 impl Default for RankConfig {
@@ -89,6 +105,11 @@ impl Default for RankConfig {
             graph_weight: 0.5,
             graph_slots: 2,
             learned: None,
+            request_topic: true,
+            preference_placement: true,
+            request_boost: 0.6,
+            request_question_penalty: 0.45,
+            focus_boost: 0.3,
         }
     }
 }
@@ -240,8 +261,16 @@ pub fn second_pass(
     let want_features = explain || cfg.learned.is_some();
     let mut scored_as: HashMap<String, String> = HashMap::new();
     let mut session_prior: HashMap<&str, f32> = HashMap::new();
+    // Personal facts whose fused score was multiplied, by how much (explained only).
+    let mut factors: HashMap<&str, f32> = HashMap::new();
     for (id, score) in fused {
         let Some(u) = units.get(id) else { continue };
+        let factor = personal_factor(u, analysis, cfg);
+        if explain && factor != 1.0 {
+            factors.insert(id.as_str(), factor);
+        }
+        let boosted = *score * factor;
+        let score = &boosted;
         if u.kind == UnitKind::Episode {
             if let Some(sid) = u.provenance.session_id.as_deref() {
                 let e = session_prior.entry(sid).or_insert(0.0);
@@ -282,12 +311,22 @@ pub fn second_pass(
             let asking = asking_share(u.key_head());
             let f = want_features.then(|| features(u, s, part, signals.get(part), asking, &ctx));
             let why = explain.then(|| {
-                Box::new(HitExplanation {
+                let mut why = HitExplanation {
                     scored_as: Some(part.to_string()),
                     fused: Some(s),
                     features: f.as_ref().map(Features::named).unwrap_or_default(),
                     ..Default::default()
-                })
+                };
+                if let Some(&by) = factors.get(part) {
+                    why.adjustments.push(Adjustment {
+                        step: Step::PersonalFact,
+                        op: Op::Multiply,
+                        by,
+                        score_after: s,
+                        note: format!("{part} is a personal fact the question depends on"),
+                    });
+                }
+                Box::new(why)
             });
             match (&cfg.learned, f) {
                 (Some(w), Some(f)) => learned(u, &f, w, why),
@@ -297,6 +336,40 @@ pub fn second_pass(
         .collect();
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.unit.id.cmp(&b.unit.id)));
     spread_sessions(drop_covered(ranked), cfg.session_decay, cfg.stretch)
+}
+
+/// What a personal fact's fused score is multiplied by: in a request for advice, a
+/// fact of what someone is, has, likes or does gains `request_boost` (not a plan: a
+/// request is itself often one, and other plans match it by their form); a fact about
+/// the person the question asks about gains `focus_boost`. 1 for any other unit.
+fn personal_factor(u: &Unit, analysis: &QueryAnalysis, cfg: &RankConfig) -> f32 {
+    let Some(cairn_core::UnitDetail::Fact(d)) = &u.detail else {
+        return 1.0;
+    };
+    let Some(person) = &d.person else {
+        return 1.0;
+    };
+    let mut factor = 1.0;
+    if analysis.request.is_some() && d.category != Some(cairn_core::FactCategory::Plan) {
+        factor += cfg.request_boost;
+    }
+    let about = match &analysis.focus {
+        // The asker said it of themself.
+        Some(crate::query::Focus::Me) => u.provenance.speakers.iter().any(|s| s == person),
+        Some(crate::query::Focus::Relation(r)) => person.ends_with(&format!("'s {r}")),
+        None => false,
+    };
+    // ... and of what the question asks about: its key (how such a fact is asked about,
+    // "where do I live" for a home) shares a word with the question.
+    let asked = about
+        && crate::text::words(u.key_head())
+            .iter()
+            .any(|w| analysis.words.contains(w));
+    let about = asked;
+    if about {
+        factor += cfg.focus_boost;
+    }
+    factor
 }
 
 /// A unit scored by the learned weights over its features `f`.
@@ -349,9 +422,13 @@ fn adjust(
             }
         }
     }
-    if cfg.question_penalty > 0.0 {
+    let penalty = match analysis.request {
+        Some(_) => cfg.request_question_penalty,
+        None => cfg.question_penalty,
+    };
+    if penalty > 0.0 {
         let share = asking;
-        let factor = 1.0 - cfg.question_penalty * share;
+        let factor = 1.0 - penalty * share;
         r.score *= factor;
         if share > 0.0 {
             r.record(Step::QuestionPenalty, Op::Multiply, factor, || {

@@ -42,12 +42,12 @@ pub use cairn_core::filter;
 pub use cairn_core::inspect as inspect_limits;
 pub use cairn_core::{
     time::parse_timestamp, AgentState, AppendInput, ConflictError, EdgeKind, EntityDetail,
-    EntityKind, EntityMention, EntityRelation, EntitySummary, Evidence, FactHistory, FactSubject,
-    FactVersion, Format, GroupMessage, Hit, HitPart, InputError, KeyRecords, KeyRow, Message,
-    Recall, RecallOptions, Role, Scope, ScopeOptions, SessionHeader, SessionInput, SessionRecord,
-    SpaceId, SpaceStats, SpeakerProfile, StoreError, Style, TimelineEntry, Timestamp, Timings,
-    TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage,
-    UnitQuery, MAX_TEXT_BYTES, PARTITION_KEYS,
+    EntityKind, EntityMention, EntityRelation, EntitySummary, Evidence, FactCategory, FactDetail,
+    FactHistory, FactSubject, FactVersion, Format, GroupMessage, Hit, HitPart, InputError,
+    KeyRecords, KeyRow, Message, Recall, RecallOptions, Role, Scope, ScopeOptions, SessionHeader,
+    SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile, StoreError, Style,
+    TimelineEntry, Timestamp, Timings, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit,
+    UnitDetail, UnitKind, UnitPage, UnitQuery, MAX_TEXT_BYTES, PARTITION_KEYS,
 };
 /// Trajectory inspection: the verbs' answers, context requests, the agent controller's
 /// options and runs (see `Memory::trajectory_summary` and its neighbours).

@@ -307,6 +307,7 @@ fn units_by_id_since_and_topic() {
             subject_key: vec!["cat".into(), "name".into()],
             value: "Luna".into(),
             revision: false,
+            ..Default::default()
         }));
         let mut odd = unit(&a, "fact:s:1", "s", "odd", "odd topic");
         odd.detail = Some(UnitDetail::Fact(FactDetail {
@@ -314,6 +315,7 @@ fn units_by_id_since_and_topic() {
             subject_key: vec!["c_t%".into()],
             value: "y".into(),
             revision: false,
+            ..Default::default()
         }));
         let units = vec![
             unit(&a, "turn:s:0", "s", "one", "one"),

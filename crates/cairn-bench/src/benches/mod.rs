@@ -8,5 +8,6 @@ pub mod friendsqa;
 pub mod lme_v2;
 pub mod locomo;
 pub mod longmemeval;
+pub mod personal;
 pub mod scale;
 pub mod trajectories_scale;

@@ -7,7 +7,8 @@
 //! - [`off_topic`]: questions a space cannot answer (`--off-topic`), asked of it too;
 //! - [`chat_history`]: the seeded chat history with planted needles of `bench scale`;
 //! - [`web_trajectories`]: the seeded web-agent trajectories of `bench
-//!   trajectories-scale`.
+//!   trajectories-scale`;
+//! - [`personal`]: the personal-memory suite (`fixtures/personal/`).
 use anyhow::bail;
 use std::collections::HashSet;
 
@@ -16,6 +17,7 @@ pub mod friendsqa;
 pub mod locomo;
 pub mod longmemeval;
 pub mod off_topic;
+pub mod personal;
 pub mod web_trajectories;
 
 /// The items whose id is in `ids` (all of them when `ids` is empty), in file order, then

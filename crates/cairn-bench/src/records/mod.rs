@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 pub mod evermembench;
 pub mod lme_v2;
+pub mod personal;
 pub mod retrieval;
 pub mod scale;
 pub mod trajectories_scale;

@@ -19,6 +19,7 @@ pub const LME_V2: &str = include_str!("../../methodology/lme-v2.md");
 pub const LME_V2_INSPECT: &str = include_str!("../../methodology/lme-v2-inspect.md");
 pub const SCALE: &str = include_str!("../../methodology/scale.md");
 pub const TRAJECTORIES_SCALE: &str = include_str!("../../methodology/trajectories-scale.md");
+pub const PERSONAL: &str = include_str!("../../methodology/personal.md");
 
 /// A block of markdown bullets, one per item, each ending with a newline.
 pub fn bullets(items: impl IntoIterator<Item = impl AsRef<str>>) -> String {

@@ -13,6 +13,7 @@ pub mod evermembench;
 pub mod headline;
 pub mod lme_v2;
 pub mod methodology;
+pub mod personal;
 pub mod retrieval;
 pub mod scale;
 pub mod trajectories_scale;

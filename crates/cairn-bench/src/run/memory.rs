@@ -134,7 +134,7 @@ pub fn open_memory_hashed(
 
 /// The configuration a bench opens its memory with, the cache path and the settings in
 /// force.
-fn bench_config(
+pub(crate) fn bench_config(
     store: Option<&str>,
     cache: Option<&Path>,
     memory_config: Option<&Path>,

@@ -9,9 +9,12 @@
 //!   open-ended "answer words in context" diagnostic (EverMemBench, LongMemEval-V2);
 //! - [`phrases`]: the reference's phrase-set match applied to the context (LongMemEval-V2);
 //! - [`qa`]: reader and judge prompts, verdicts and token F1 of the QA rows;
-//! - [`exclusion`]: why a question is left out of the aggregates.
+//! - [`exclusion`]: why a question is left out of the aggregates;
+//! - [`personal`]: extracted personal facts against the suite's, and a first hit against
+//!   a question's current value (the personal-memory suite).
 pub mod exclusion;
 pub mod options;
+pub mod personal;
 pub mod phrases;
 pub mod qa;
 pub mod retrieval;

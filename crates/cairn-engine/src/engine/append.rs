@@ -5,7 +5,7 @@
 //! two appends through two servers on one database cannot interleave.
 use cairn_core::{
     AppendInput, ConflictError, InputError, Message, Receipt, SessionInput, SessionRecord, SpaceId,
-    Unit, RECEIPT_TTL_HOURS,
+    Timestamp, Unit, RECEIPT_TTL_HOURS,
 };
 use sha2::{Digest, Sha256};
 
@@ -186,7 +186,7 @@ impl Engine {
         }
         let sessions: Vec<Merged> = groups.into_iter().filter_map(|g| self.merged(g)).collect();
         if let Err(e) = self.commit_appends(&sessions) {
-            for (p, _) in sessions.iter().flat_map(|s| &s.members) {
+            for (p, _, _) in sessions.iter().flat_map(|s| &s.members) {
                 p.answer(Err(e.clone()));
             }
         }
@@ -206,21 +206,27 @@ impl Engine {
         let stored_len = stored.as_ref().map(|r| r.session.messages.len());
         let mut current = stored;
         let mut members = Vec::new();
+        let now = chrono::Utc::now();
         for p in g.members {
             let before = current.as_ref().map_or(0, |r| r.session.messages.len());
             let next = match current.clone() {
-                None => Ok(SessionRecord {
-                    space: g.space.clone(),
-                    recorded_at: chrono::Utc::now(),
-                    session: p.new_session.clone(),
-                }),
-                Some(rec) => extended(rec, p.input.clone()),
+                None => {
+                    let mut session = p.new_session.clone();
+                    let dated = super::ingest::date_undated(&mut session, &[], now);
+                    let rec = SessionRecord {
+                        space: g.space.clone(),
+                        recorded_at: now,
+                        session,
+                    };
+                    Ok((rec, dated))
+                }
+                Some(rec) => extended(rec, p.input.clone(), now),
             };
             match next {
-                Ok(rec) => {
+                Ok((rec, dated)) => {
                     let added = rec.session.messages.len() - before;
                     current = Some(rec);
-                    members.push((p, added));
+                    members.push((p, added, dated));
                 }
                 Err(e) => p.answer(Err(e)),
             }
@@ -254,11 +260,12 @@ impl Engine {
         let mut answers = Vec::new();
         let mut receipts = Vec::new();
         for ((s, c), n) in sessions.iter().zip(&changes).zip(counts) {
-            for (p, added) in &s.members {
+            for (p, added, dated) in &s.members {
                 let report = IngestReport {
                     sessions: 1,
                     unchanged: usize::from(*added == 0),
                     messages_added: *added,
+                    dated_at_recording: *dated,
                     units: c.units.len(),
                     vectors_computed: n.computed,
                     vectors_cached: n.cached,
@@ -302,7 +309,12 @@ impl Pending {
                 recorded_at: chrono::Utc::now(),
                 session: self.new_session.clone(),
             },
-            Some(rec) => extended(rec, self.input.clone()).ok()?,
+            // The time it dates new messages with does not change what is embedded.
+            Some(rec) => {
+                extended(rec, self.input.clone(), chrono::Utc::now())
+                    .ok()?
+                    .0
+            }
         };
         Some((record, stored_len))
     }
@@ -342,13 +354,21 @@ struct Merged {
     record: SessionRecord,
     /// Messages of the session as stored, if it was (the record extends them).
     stored_len: Option<usize>,
-    members: Vec<(Arc<Pending>, usize)>,
+    /// Each append, with the messages it added and how many of them it dated.
+    members: Vec<(Arc<Pending>, usize, usize)>,
 }
 
 /// The stored session with `input`'s messages after its own: header fields given must
 /// equal the stored ones; a message whose id is stored must equal the stored message
-/// (and is skipped); new messages without an id get their position in the session.
-fn extended(rec: SessionRecord, input: AppendInput) -> Result<SessionRecord, EngineError> {
+/// (and is skipped; one sent without a time matches the stored one dated when it was
+/// recorded); new messages without an id get their position in the session, and those
+/// without a time (nor a session time) get `now`. Returns the record and how many
+/// messages it dated.
+fn extended(
+    rec: SessionRecord,
+    input: AppendInput,
+    now: Timestamp,
+) -> Result<(SessionRecord, usize), EngineError> {
     let SessionRecord {
         space,
         recorded_at,
@@ -390,7 +410,7 @@ fn extended(rec: SessionRecord, input: AppendInput) -> Result<SessionRecord, Eng
             .flatten()
             .map(|&j| &session.messages[j]);
         match stored {
-            Some(x) if *x == m => {}
+            Some(x) if *x == m || super::ingest::same_but_undated(x, &m) => {}
             Some(_) => {
                 return Err(ConflictError::new(
                     what,
@@ -405,10 +425,18 @@ fn extended(rec: SessionRecord, input: AppendInput) -> Result<SessionRecord, Eng
             None => added.push(m),
         }
     }
+    let mut dated = 0;
+    if session.occurred_at.is_none() {
+        for m in added.iter_mut().filter(|m| m.occurred_at.is_none()) {
+            m.occurred_at = Some(now);
+            dated += 1;
+        }
+    }
     super::ingest::push_numbered(&mut session.messages, added);
-    Ok(SessionRecord {
+    let rec = SessionRecord {
         space,
         recorded_at,
         session: session.validate()?,
-    })
+    };
+    Ok((rec, dated))
 }

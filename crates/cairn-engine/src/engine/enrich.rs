@@ -98,6 +98,7 @@ pub fn enrichment_units(rec: &SessionRecord, readings: &[Enrichment], units: &[U
                     subject_key: key,
                     value: f.value.clone(),
                     revision: false,
+                    ..Default::default()
                 })),
             });
         }

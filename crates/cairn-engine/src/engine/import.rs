@@ -38,7 +38,7 @@ impl Engine {
                     .session
                     .validate()
                     .map_err(|e| e.nested(&format!("[{i}].session")))?;
-                Ok((r, WriteMode::Whole))
+                Ok((r, WriteMode::Restore))
             })
             .collect::<Result<_, EngineError>>()?;
         // Trajectories are numbered after the sessions: `[n]` is the n-th record of

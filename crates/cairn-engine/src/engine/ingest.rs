@@ -3,7 +3,7 @@
 //! ground state + units (+ the request's receipt) in one transaction, index.
 use cairn_core::{
     ConflictError, GroupMessage, InputError, Message, Receipt, SessionInput, SessionRecord,
-    SessionWrite, SpaceId, Stale, Unit,
+    SessionWrite, SpaceId, Stale, Timestamp, Unit,
 };
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -18,6 +18,9 @@ pub(super) enum WriteMode {
     Whole,
     /// Derive again even if unchanged (rebuilds).
     Rederive,
+    /// Records exported before, restored as they were (their messages keep whatever
+    /// times they had).
+    Restore,
     /// The record's messages are added after the stored ones (group chats streamed in);
     /// messages already stored are skipped, so sending a day twice is harmless.
     Append,
@@ -103,6 +106,40 @@ fn appended(
     }
     push_numbered(&mut messages, std::mem::take(&mut new.messages));
     SessionInput { messages, ..new }.validate()
+}
+
+/// Gives every message of `session` that has no time (neither its own nor the
+/// session's) the time it is recorded, `now`, and returns how many it dated. A message
+/// that `held` (the session's stored messages) holds at the same place, equal but for
+/// the time it was dated with, is the same message sent again: it keeps that time.
+pub(super) fn date_undated(session: &mut SessionInput, held: &[Message], now: Timestamp) -> usize {
+    if session.occurred_at.is_some() {
+        return 0;
+    }
+    let mut dated = 0;
+    for (i, m) in session.messages.iter_mut().enumerate() {
+        if m.occurred_at.is_some() {
+            continue;
+        }
+        match held.get(i) {
+            Some(h) if same_but_undated(h, m) => m.occurred_at = h.occurred_at,
+            _ => {
+                m.occurred_at = Some(now);
+                dated += 1;
+            }
+        }
+    }
+    dated
+}
+
+/// Whether `new` (sent without a time) is `held` sent again.
+pub(super) fn same_but_undated(held: &Message, new: &Message) -> bool {
+    new.occurred_at.is_none()
+        && held.id == new.id
+        && held.role == new.role
+        && held.speaker == new.speaker
+        && held.text == new.text
+        && held.metadata == new.metadata
 }
 
 /// Adds `new` after `messages`, giving each message without an id its position in the
@@ -402,6 +439,11 @@ impl Engine {
                 None => self.b.records.get_session(&rec.space, &rec.session.id)?,
             };
             let stored = existing.is_some();
+            if mode == WriteMode::Whole {
+                let held = existing.as_ref().map(|e| e.session.messages.as_slice());
+                report.dated_at_recording +=
+                    date_undated(&mut rec.session, held.unwrap_or(&[]), rec.recorded_at);
+            }
             let recorded_at = existing.as_ref().map_or(rec.recorded_at, |e| e.recorded_at);
             if mode == WriteMode::Append {
                 rec.session = appended(existing.as_ref().map(|e| &e.session), rec.session)?;
@@ -409,7 +451,7 @@ impl Engine {
             let force = mode == WriteMode::Rederive;
             let merged = merge(existing, rec.session.clone()).map_err(|mut e| {
                 // Whole-session writes come in input order: name the record's place.
-                if mode == WriteMode::Whole {
+                if matches!(mode, WriteMode::Whole | WriteMode::Restore) {
                     e.field = Some(match e.field.take() {
                         Some(f) => format!("[{index}].{f}"),
                         None => format!("[{index}]"),

@@ -238,6 +238,9 @@ impl Engine {
                 versions: chain.len(),
                 current_value: d.value.clone(),
                 last_stated: newest.occurred_at,
+                person: d.person.clone(),
+                category: d.category,
+                negated: d.negated,
             });
         }
         out.sort_by(|a, b| {

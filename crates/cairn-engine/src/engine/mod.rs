@@ -128,6 +128,9 @@ pub struct IngestReport {
     /// Sessions or trajectories that were already stored identically (nothing to do).
     pub unchanged: usize,
     pub messages_added: usize,
+    /// Messages added without a time of their own or of their session: each was given
+    /// the time it was recorded, so every message stored has a time.
+    pub dated_at_recording: usize,
     pub units: usize,
     pub vectors_computed: usize,
     pub vectors_cached: usize,
@@ -142,6 +145,7 @@ impl std::ops::AddAssign<&IngestReport> for IngestReport {
         self.trajectories += r.trajectories;
         self.unchanged += r.unchanged;
         self.messages_added += r.messages_added;
+        self.dated_at_recording += r.dated_at_recording;
         self.units += r.units;
         self.vectors_computed += r.vectors_computed;
         self.vectors_cached += r.vectors_cached;

@@ -21,8 +21,8 @@ use cairn_core::{
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use super::scope::View;
 use super::relevance::{relevance, Cosines};
+use super::scope::View;
 use super::{ms, Engine, EngineError};
 
 /// What the two indexes found for a query.
@@ -194,7 +194,11 @@ impl Engine {
         let mut timings = Timings::default();
         let analysis = analyze_query(query, opts.as_of.unwrap_or_else(chrono::Utc::now));
         let rc = &self.cfg.rank;
-        let mut found = self.candidates(space, query, &view, &mut timings)?;
+        let meant = match (&analysis.request, rc.request_topic) {
+            (Some(topic), true) => topic.as_str(),
+            _ => query,
+        };
+        let mut found = self.candidates(space, meant, &view, &mut timings)?;
         check("recall: candidates")?;
         let t = Instant::now();
         let mut trace = Trace::new(opts.explain);
@@ -248,8 +252,20 @@ impl Engine {
         check("recall: fact versions")?;
         let qv = found.query_vector.as_deref();
         let mut cosines: Cosines = found.dense.iter().cloned().collect();
-        let (top, hits) =
-            self.places(space, query, &view, ranked, qv, &mut cosines, opts, &mut trace)?;
+        let prefer = |top| match rc.preference_placement {
+            true => with_preference(&analysis, &found, &loaded, opts, top),
+            false => top,
+        };
+        let (top, hits) = self.places(
+            space,
+            query,
+            &view,
+            ranked,
+            (qv, &mut cosines),
+            opts,
+            &mut trace,
+            prefer,
+        )?;
         let no_relevant_memory = hits == 0;
         timings.rank_ms = ms(t);
 
@@ -290,7 +306,8 @@ impl Engine {
     }
 
     /// The ranked units as places (a fact folded into the unit showing its message), those
-    /// above the relevance floor, the first `top_k` (with profiles) and then the places
+    /// above the relevance floor, the first `top_k` (`prefer` placing a personal fact, then
+    /// profiles) and then the places
     /// that may fill what the budget leaves, with their texts; and how many are hits
     /// (none: no relevant memory).
     #[allow(clippy::too_many_arguments)]
@@ -300,10 +317,10 @@ impl Engine {
         query: &str,
         view: &View,
         ranked: Vec<Ranked>,
-        qv: Option<&[f32]>,
-        cosines: &mut Cosines,
+        (qv, cosines): (Option<&[f32]>, &mut Cosines),
         opts: &RecallOptions,
         trace: &mut Trace,
+        prefer: impl FnOnce(Vec<Ranked>) -> Vec<Ranked>,
     ) -> Result<(Vec<Ranked>, usize), EngineError> {
         let ranked = places::by_place(places::fold_facts(ranked), &self.cfg.rank, opts.top_k);
         trace.counts(|c| c.ranked = ranked.len());
@@ -313,6 +330,8 @@ impl Engine {
         let mut top = take_with_quotas(ranked, opts, opts.top_k * FILL, trace);
         let fill = top.split_off(top.len().min(opts.top_k));
         trace.stage("quotas");
+        let top = if top.is_empty() { top } else { prefer(top) };
+        trace.stage("preference");
         let mut top = if top.is_empty() {
             top
         } else {
@@ -795,6 +814,85 @@ pub(super) fn speakers_of(contributions: &[Unit]) -> Vec<String> {
     names.sort();
     names.dedup();
     names
+}
+
+/// In a request for advice, the asker's personal fact closest in meaning to the request
+/// (a liking, a diet, a habit, a belonging, a condition, a role: what advice depends on)
+/// first, with the best hit's score, unless the first hit already shows its message.
+/// Closest by cosine among the dense candidates: a liking may share no word with the
+/// request ("recommend a restaurant", "I love spicy Thai food"), and scaled with every
+/// other candidate it would rank below the requests worded like this one.
+fn with_preference(
+    analysis: &QueryAnalysis,
+    found: &Candidates,
+    loaded: &Loaded,
+    opts: &RecallOptions,
+    mut top: Vec<Ranked>,
+) -> Vec<Ranked> {
+    use cairn_core::{FactCategory as C, UnitDetail};
+    if analysis.request.is_none()
+        || opts
+            .kinds
+            .as_ref()
+            .is_some_and(|k| !k.contains(&UnitKind::Fact))
+    {
+        return top;
+    }
+    let depends = |u: &Unit| match &u.detail {
+        Some(UnitDetail::Fact(d)) => {
+            d.person
+                .as_ref()
+                .is_some_and(|p| u.provenance.speakers.contains(p))
+                && matches!(
+                    d.category,
+                    Some(
+                        C::Preference
+                            | C::Diet
+                            | C::Habit
+                            | C::Possession
+                            | C::Health
+                            | C::Role
+                            | C::Pet
+                    )
+                )
+        }
+        _ => false,
+    };
+    let best = found
+        .dense
+        .iter()
+        .filter_map(|(id, cosine)| Some((loaded.units.get(id)?, *cosine)))
+        .filter(|(u, _)| depends(u))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let Some((fact, _)) = best else {
+        return top;
+    };
+    let shows = |r: &Ranked| {
+        r.unit.provenance.session_id == fact.provenance.session_id
+            && fact
+                .provenance
+                .message_ids
+                .iter()
+                .all(|m| r.unit.provenance.message_ids.contains(m))
+    };
+    if top.first().is_some_and(shows) {
+        return top;
+    }
+    let score = top.first().map_or(1.0, |r| r.score);
+    top.retain(|r| r.unit.id != fact.id);
+    let mut placed = Ranked {
+        unit: fact.clone(),
+        score,
+        why: opts.explain.then(Box::<HitExplanation>::default),
+        parts: Vec::new(),
+        more: Vec::new(),
+    };
+    placed.record(Step::PreferencePlacement, Op::Set, score, || {
+        "the asker's personal fact closest to the request".to_string()
+    });
+    top.insert(0, placed);
+    top.truncate(opts.top_k.max(1));
+    top
 }
 
 /// The current version of what `r` states, to be ranked just above it with its score

@@ -433,11 +433,13 @@ impl CairnMcp {
             let who = self.caller(&ctx)?;
             let space = self.space_to_write(args.space, &who).await?;
             // Times go on the messages, not the session: appending to a stored session
-            // must not change its header.
-            let when = match args.occurred_at.as_deref() {
-                Some(t) => crate::wire::parse_time(t, "occurred_at")?,
-                None => chrono::Utc::now(),
-            };
+            // must not change its header. Without one, the memory dates each message
+            // when it records it (and the answer says how many it dated).
+            let when = args
+                .occurred_at
+                .as_deref()
+                .map(|t| crate::wire::parse_time(t, "occurred_at"))
+                .transpose()?;
             let (messages, prefix) = match (args.note, args.messages) {
                 (Some(note), None) => (
                     vec![Message {
@@ -445,7 +447,7 @@ impl CairnMcp {
                         role: None,
                         speaker: Some("note".into()),
                         text: note,
-                        occurred_at: Some(when),
+                        occurred_at: when,
                         metadata: serde_json::Value::Null,
                     }],
                     "note",
@@ -472,7 +474,7 @@ impl CairnMcp {
                                 crate::wire::parse_time(t, &format!("messages[{i}].occurred_at"))
                             })
                             .transpose()?
-                            .or(Some(when));
+                            .or(when);
                         out.push(Message {
                             id: String::new(),
                             role,
@@ -510,6 +512,7 @@ impl CairnMcp {
                 "space": space,
                 "session_id": session_id,
                 "messages_added": report.messages_added,
+                "dated_at_recording": report.dated_at_recording,
                 "units": report.units,
             }))
         };

@@ -14,6 +14,8 @@ pub struct Ingested {
     pub trajectories: usize,
     pub unchanged: usize,
     pub messages_added: usize,
+    /// Messages that came without a time and were given the time they were recorded.
+    pub dated_at_recording: usize,
     pub units: usize,
     pub vectors_computed: usize,
     pub vectors_cached: usize,
@@ -26,6 +28,7 @@ impl From<cairn::IngestReport> for Ingested {
             trajectories: r.trajectories,
             unchanged: r.unchanged,
             messages_added: r.messages_added,
+            dated_at_recording: r.dated_at_recording,
             units: r.units,
             vectors_computed: r.vectors_computed,
             vectors_cached: r.vectors_cached,

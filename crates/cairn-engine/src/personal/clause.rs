@@ -1,0 +1,1000 @@
+//! Clauses of a sentence and what opens each: its subject, auxiliaries, negation, tense.
+use super::lexicon::{IRREGULAR, RELATIONS};
+use super::phrase::{canon, Tok};
+use super::{Context, Speaking};
+use std::ops::Range;
+
+/// Whom a clause is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Who {
+    pub person: String,
+    /// The speaker themself ("I", "we").
+    pub speaker: bool,
+    /// A name the message did not introduce: only what a person is (home, work, role,
+    /// family, plans) is read of it.
+    pub bare_name: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tense {
+    Present,
+    Past,
+    /// "I have lived", "I've been": still true.
+    Perfect,
+    Future,
+    /// "used to": true once, no longer.
+    UsedTo,
+}
+
+/// A clause whose subject and auxiliaries are read: `verb` is the index of its main
+/// verb (or of the copula's complement, when `copula`).
+#[derive(Debug)]
+pub struct Clause<'a> {
+    pub who: Who,
+    pub toks: &'a [Tok],
+    pub verb: usize,
+    pub copula: bool,
+    /// The main verb is an -ing form after "be" ("I'm moving").
+    pub progressive: bool,
+    pub tense: Tense,
+    pub negated: bool,
+    /// A word saying the state is new or over: "now", "anymore", "no longer", "again".
+    pub change: bool,
+    /// A word saying it is done regularly: "usually", "always", "often".
+    pub habitual: bool,
+    /// "I'd rather", "I would prefer": a preference said with a modal.
+    pub rather: bool,
+    /// The clause lowercased, for time and frequency expressions.
+    pub low: String,
+}
+
+/// Words that join clauses.
+const CONJUNCTIONS: &[&str] = &[
+    "and", "but", "so", "because", "cause", "cuz", "since", "while", "although", "though",
+    "whereas", "when", "whenever", "if", "unless", "which", "where", "or", "plus", "then", "as",
+    "after", "before", "until", "till", "once",
+];
+/// Conjunctions after which a clause states nothing as fact ("if I moved").
+const IRREALIS: &[&str] = &[
+    "if",
+    "unless",
+    "when",
+    "whenever",
+    "whether",
+    "suppose",
+    "supposing",
+    "imagine",
+    "wish",
+    "until",
+    "till",
+    "once",
+    "before",
+    "as",
+];
+/// Words that open a question.
+const INTERROGATIVES: &[&str] = &[
+    "do", "does", "did", "is", "are", "am", "was", "were", "can", "could", "would", "should",
+    "will", "shall", "may", "might", "what", "how", "where", "when", "why", "who", "which",
+    "whose", "any", "anyone", "anything", "have", "has", "had", "isn't", "aren't",
+];
+/// Words that may open a clause before its subject without changing it.
+const FILLERS: &[&str] = &[
+    "so",
+    "oh",
+    "well",
+    "honestly",
+    "actually",
+    "btw",
+    "also",
+    "and",
+    "but",
+    "yeah",
+    "yes",
+    "ok",
+    "okay",
+    "anyway",
+    "anyways",
+    "plus",
+    "sadly",
+    "luckily",
+    "fortunately",
+    "unfortunately",
+    "finally",
+    "just",
+    "now",
+    "then",
+    "hey",
+    "hi",
+    "hello",
+    "lol",
+    "haha",
+    "ah",
+    "um",
+    "uh",
+    "wow",
+    "btw",
+    "fyi",
+    "basically",
+    "apparently",
+    "recently",
+    "lately",
+    "currently",
+    "still",
+    "really",
+    "today",
+    "yesterday",
+    "obviously",
+    "ps",
+    "p.s",
+    "update",
+    "besides",
+    "meanwhile",
+    "otherwise",
+    "however",
+    "thankfully",
+    "hopefully",
+    "ugh",
+    "yay",
+    "alright",
+    "right",
+    "sure",
+    "nope",
+    "no",
+    "funny",
+    "guess",
+    "what",
+    "oops",
+];
+/// Adverbs between a subject and its verb.
+const ADVERBS: &[&str] = &[
+    "just",
+    "recently",
+    "finally",
+    "also",
+    "really",
+    "actually",
+    "still",
+    "currently",
+    "now",
+    "usually",
+    "always",
+    "often",
+    "normally",
+    "typically",
+    "regularly",
+    "generally",
+    "sometimes",
+    "mostly",
+    "honestly",
+    "definitely",
+    "totally",
+    "absolutely",
+    "even",
+    "already",
+    "officially",
+    "basically",
+    "literally",
+    "much",
+    "truly",
+    "seriously",
+    "kinda",
+    "pretty",
+    "probably",
+    "only",
+    "ever",
+    "rarely",
+    "occasionally",
+    "frequently",
+    "constantly",
+    "mainly",
+    "primarily",
+    "originally",
+    "officially",
+    "both",
+    "all",
+    "certainly",
+    "genuinely",
+    "absolutely",
+    "simply",
+    "once",
+    "first",
+    "somehow",
+    "almost",
+    "nearly",
+    "barely",
+    "hardly",
+    "again",
+    "suddenly",
+    "eventually",
+    "today",
+    "tonight",
+    "yesterday",
+    "happily",
+    "proudly",
+    "secretly",
+    "kind",
+    "sort",
+    "obviously",
+    "unfortunately",
+    "sadly",
+    "luckily",
+    "finally",
+];
+/// Adverbs that say a thing is done regularly.
+const HABITUAL: &[&str] = &[
+    "usually",
+    "always",
+    "often",
+    "normally",
+    "typically",
+    "regularly",
+    "generally",
+    "sometimes",
+    "occasionally",
+    "frequently",
+    "constantly",
+    "rarely",
+];
+/// Capitalized words that open sentences without being names.
+const STARTERS: &[&str] = &[
+    "the",
+    "this",
+    "that",
+    "these",
+    "those",
+    "it",
+    "there",
+    "here",
+    "so",
+    "but",
+    "and",
+    "also",
+    "just",
+    "any",
+    "some",
+    "what",
+    "thanks",
+    "thank",
+    "yes",
+    "no",
+    "oh",
+    "hey",
+    "hi",
+    "hello",
+    "ok",
+    "okay",
+    "well",
+    "honestly",
+    "actually",
+    "finally",
+    "sadly",
+    "luckily",
+    "today",
+    "yesterday",
+    "tomorrow",
+    "last",
+    "next",
+    "big",
+    "quick",
+    "update",
+    "change",
+    "good",
+    "great",
+    "sure",
+    "please",
+    "anyway",
+    "unfortunately",
+    "fortunately",
+    "recently",
+    "lately",
+    "apparently",
+    "basically",
+    "overall",
+    "speaking",
+    "since",
+    "because",
+    "as",
+    "after",
+    "before",
+    "when",
+    "while",
+    "if",
+    "maybe",
+    "perhaps",
+    "probably",
+    "guess",
+    "funny",
+    "fun",
+    "random",
+    "plus",
+    "then",
+    "now",
+    "once",
+    "every",
+    "each",
+    "most",
+    "many",
+    "both",
+    "all",
+    "not",
+    "nothing",
+    "everything",
+    "someone",
+    "somebody",
+    "nobody",
+    "everyone",
+    "everybody",
+    "i",
+    "we",
+    "my",
+    "our",
+    "you",
+    "your",
+    "he",
+    "she",
+    "they",
+    "his",
+    "her",
+    "their",
+    "its",
+    "a",
+    "an",
+    "one",
+    "two",
+    "three",
+    "wow",
+    "cool",
+    "nice",
+    "awesome",
+    "amazing",
+    "sounds",
+    "love",
+    "lol",
+    "haha",
+    "yeah",
+    "yep",
+    "nope",
+    "cheers",
+    "congrats",
+    "congratulations",
+    "sorry",
+    "omg",
+    "btw",
+    "fyi",
+    "ps",
+    "also",
+    "still",
+    "even",
+    "only",
+    "really",
+    "very",
+    "much",
+    "more",
+    "less",
+    "how",
+    "why",
+    "where",
+    "who",
+    "which",
+    "whose",
+    "do",
+    "does",
+    "did",
+    "is",
+    "are",
+    "was",
+    "were",
+    "can",
+    "could",
+    "would",
+    "should",
+    "will",
+    "may",
+    "might",
+    "have",
+    "has",
+    "had",
+    "let",
+    "let's",
+    "lets",
+    "in",
+    "on",
+    "at",
+    "for",
+    "with",
+    "from",
+    "by",
+    "about",
+    "of",
+    "to",
+    "during",
+    "without",
+    "between",
+    "like",
+    "unlike",
+    "despite",
+    "given",
+    "due",
+    "according",
+];
+/// Past participles beside the regular -ed/-en forms.
+fn participle(w: &str) -> bool {
+    w.ends_with("ed")
+        || w.ends_with("en")
+        || IRREGULAR.iter().any(|(f, _)| *f == w)
+        || matches!(w, "been" | "got" | "run" | "come" | "become" | "quit")
+}
+
+/// A past form of a verb ("moved", "sold", "went"), not one that is also its base form
+/// ("read", "quit") or a word that only ends the same way ("need", "speed").
+pub fn past_form(w: &str) -> bool {
+    const NOT_PAST: &[&str] = &[
+        "need", "feed", "seed", "speed", "bleed", "breed", "proceed", "succeed", "exceed", "weed",
+        "shed", "bed", "red", "wed", "embed", "indeed", "ted",
+    ];
+    const SAME: &[&str] = &[
+        "read", "quit", "set", "put", "cut", "hurt", "hit", "let", "run", "come", "become", "been",
+        "has", "had",
+    ];
+    (w.ends_with("ed") && w.len() > 4 && !NOT_PAST.contains(&w))
+        || IRREGULAR.iter().any(|(f, _)| *f == w) && !SAME.contains(&w) && !w.ends_with("en")
+}
+
+/// Words that may be a verb after a subject.
+fn verbish(t: &Tok) -> bool {
+    const AUX: &[&str] = &[
+        "am",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "have",
+        "has",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "might",
+        "may",
+        "must",
+        "shall",
+        "not",
+        "never",
+        "used",
+        "going",
+        "got",
+        "gets",
+        "get",
+        "just",
+        "also",
+        "really",
+        "still",
+        "always",
+        "usually",
+        "recently",
+        "finally",
+        "now",
+        "actually",
+        "currently",
+    ];
+    t.is(AUX) || super::predicates::is_known_verb(&t.low) || t.low.ends_with("ed")
+}
+
+/// Whether a clause can start at `j`: a subject, or (after `and`/`but` or at a sentence's
+/// start) a verb whose subject is understood, or (after a pause) a question.
+fn starts_clause(toks: &[Tok], j: usize, lead: Option<&str>, after_pause: bool) -> bool {
+    let mut k = j;
+    while k < toks.len() && toks[k].is(FILLERS) && !toks[k].is(&["i"]) {
+        k += 1;
+    }
+    let Some(t) = toks.get(k) else { return false };
+    if t.is(&["i", "we", "he", "she"]) {
+        return true;
+    }
+    if t.is(&["my", "our"]) {
+        return toks[k + 1..].iter().take(4).any(verbish);
+    }
+    if t.cap() && !t.is(STARTERS) && k > 0 {
+        return toks.get(k + 1).is_some_and(verbish);
+    }
+    if after_pause && t.is(INTERROGATIVES) {
+        return true;
+    }
+    // ", her name is Priya"
+    if after_pause && t.is(&["her", "his", "its", "their"]) {
+        return toks.get(k + 1).is_some_and(|n| n.is(&["name", "name's"]));
+    }
+    // At a sentence's start only a past form ("Finally sold the Civic"): a base form
+    // there is a request ("Write the SQL").
+    if lead.is_none()
+        && !after_pause
+        && j == 0
+        && !past_form(&t.low)
+        && !t.is(&["been", "love", "loved"])
+    {
+        return false;
+    }
+    let ellipsis = matches!(
+        lead,
+        Some("and" | "but" | "then" | "or" | "plus" | "so") | None
+    );
+    // ", studying biology": a participle after a pause says more of the subject.
+    let participle = lead.is_none() && after_pause && t.low.ends_with("ing") && t.low.len() > 4;
+    ellipsis
+        && (understood_subject_verb(t) || participle && super::predicates::is_known_verb(&t.low))
+}
+
+/// A verb that may open a clause whose subject is understood ("Finally sold the Civic",
+/// "and bought a Tesla"): not "like" (mostly a preposition there) and not an -ing form
+/// (a gerund is a subject: "having an RV would...").
+fn understood_subject_verb(t: &Tok) -> bool {
+    let gerund = t.low.ends_with("ing") && t.low.len() > 4;
+    !(t.is(&["like", "likes"]) || gerund) && super::predicates::is_known_verb(&t.low)
+}
+
+/// The clauses of a sentence's tokens: ranges, with the conjunction that opened each.
+pub fn split(toks: &[Tok]) -> Vec<(Option<String>, Range<usize>)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut lead: Option<String> = None;
+    let mut i = 1;
+    while i < toks.len() {
+        let paused = toks[i - 1].pause;
+        // "I realized how much I love ...", "I found that I enjoy ...": the clause said.
+        let said_at = |i: usize| {
+            let j = if toks.get(i + 1).is_some_and(|t| t.is(&["much", "many"])) {
+                i + 2
+            } else {
+                i + 1
+            };
+            let said = toks[i].is(&["that", "how"])
+                && !toks[i - 1].is(super::phrase::DETERMINERS)
+                && toks.get(j).is_some_and(|t| t.is(&["i", "we"]));
+            said.then_some(j)
+        };
+        if let Some(j) = said_at(i) {
+            out.push((lead.take(), start..i));
+            start = j;
+            i = j + 1;
+            continue;
+        }
+        let conj = toks[i].is(CONJUNCTIONS);
+        if conj && starts_clause(toks, i + 1, Some(&toks[i].low), paused) {
+            out.push((lead.take(), start..i));
+            lead = Some(toks[i].low.clone());
+            start = i + 1;
+            i += 2;
+            continue;
+        }
+        if paused && !conj && starts_clause(toks, i, None, true) {
+            out.push((lead.take(), start..i));
+            start = i;
+        }
+        i += 1;
+    }
+    if start < toks.len() {
+        out.push((lead, start..toks.len()));
+    }
+    out
+}
+
+impl<'a> Clause<'a> {
+    /// Reads the subject and auxiliaries of `toks[range]`; `None` for a clause that
+    /// states no fact of a person (a question, a hypothetical, no person as subject).
+    pub fn parse(
+        all: &'a [Tok],
+        (lead, range): (Option<String>, Range<usize>),
+        speaking: &Speaking<'_>,
+        ctx: &mut Context,
+    ) -> Option<Clause<'a>> {
+        let after_pause = range.start > 0 && all[range.start - 1].pause;
+        let toks = &all[range];
+        if lead.as_deref().is_some_and(|l| IRREALIS.contains(&l)) {
+            return None;
+        }
+        let mut k = 0;
+        while k < toks.len() && toks[k].is(FILLERS) && !toks[k].is(&["i"]) {
+            if toks[k].is(&["what"]) && toks.get(k + 1).is_some_and(|t| t.is(&["if"])) {
+                return None;
+            }
+            k += 1;
+        }
+        let first = toks.get(k)?;
+        if first.is(IRREALIS) || first.is(&["in"]) && toks.get(k + 1)?.is(&["case"]) {
+            return None;
+        }
+        // A phrase before the subject: "With the new job I wake up at 5:45".
+        if first.is(&[
+            "with", "after", "for", "in", "at", "on", "during", "since", "thanks", "because", "as",
+            "from", "between",
+        ]) {
+            // The subject after the phrase's pause, else the first "I" near.
+            let after_pause = (k..toks.len().min(k + 12))
+                .find(|&j| toks[j].pause)
+                .map(|j| j + 1)
+                .filter(|&j| toks.get(j).is_some_and(|t| t.is(&["i", "we"])));
+            k = match after_pause {
+                Some(j) => j,
+                None => (k + 1..toks.len().min(k + 8)).find(|&j| toks[j].is(&["i", "we"]))?,
+            };
+        }
+        let (who, after) = subject(toks, k, after_pause && k == 0, speaking, ctx)?;
+        if !who.speaker {
+            ctx.last_third = Some(who.person.clone());
+        }
+        ctx.last_subject = Some(who.clone());
+        let low = toks
+            .iter()
+            .map(|t| t.low.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut c = Clause {
+            who,
+            toks,
+            verb: after,
+            copula: false,
+            progressive: false,
+            tense: Tense::Present,
+            negated: false,
+            change: false,
+            habitual: false,
+            rather: false,
+            low,
+        };
+        c.read_auxiliaries()?;
+        Some(c)
+    }
+
+    /// Moves `verb` past auxiliaries and adverbs, noting tense, negation and
+    /// modality; `None` for a modal clause ("I would", "I could").
+    fn read_auxiliaries(&mut self) -> Option<()> {
+        let toks = self.toks;
+        let mut k = self.verb;
+        let next = |k: usize| toks.get(k + 1).map(|t| t.low.as_str()).unwrap_or("");
+        while let Some(t) = toks.get(k) {
+            match t.low.as_str() {
+                "am" | "is" | "are" => {
+                    self.copula = true;
+                    self.tense = Tense::Present;
+                }
+                "was" | "were" => {
+                    self.copula = true;
+                    self.tense = Tense::Past;
+                }
+                "been" | "be" => {
+                    self.copula = true;
+                    if self.tense == Tense::Present {
+                        self.tense = Tense::Perfect;
+                    }
+                }
+                "have" | "has" if next(k) == "to" => {
+                    k += 1;
+                }
+                "have" | "has" if participle(next(k)) || ADVERBS.contains(&next(k)) => {
+                    self.tense = Tense::Perfect;
+                }
+                "had" if participle(next(k)) || ADVERBS.contains(&next(k)) => {
+                    self.tense = Tense::Past;
+                }
+                "will" | "shall" => self.tense = Tense::Future,
+                "would" | "could" | "might" | "may" | "should" | "must" => match next(k) {
+                    "rather" => {
+                        self.rather = true;
+                        k += 1;
+                    }
+                    "prefer" => {}
+                    _ => return None,
+                },
+                // "I can't eat gluten" denies; "I can always check in" is ability, not
+                // a fact.
+                "can" if next(k) == "not" => {}
+                "can" => return None,
+                "do" | "does" if k + 1 < toks.len() => {}
+                "did" if k + 1 < toks.len() => self.tense = Tense::Past,
+                "not" | "never" => self.negated = true,
+                "no" if next(k) == "longer" => {
+                    self.negated = true;
+                    self.change = true;
+                    k += 1;
+                }
+                "used" if next(k) == "to" => {
+                    self.tense = Tense::UsedTo;
+                    k += 1;
+                }
+                "going" if next(k) == "to" && self.copula => {
+                    self.tense = Tense::Future;
+                    self.copula = false;
+                    k += 1;
+                }
+                "got" if matches!(next(k), "to") => return None,
+                // "I ended up getting a cavalier": what was done in the end.
+                "ended" | "end" if next(k) == "up" => {
+                    self.tense = Tense::Past;
+                    k += 1;
+                }
+                w if ADVERBS.contains(&w) => {
+                    if HABITUAL.contains(&w) {
+                        self.habitual = true;
+                    }
+                    if matches!(w, "now" | "again" | "currently") {
+                        self.change = true;
+                    }
+                }
+                _ => break,
+            }
+            k += 1;
+        }
+        self.verb = k;
+        // "I lived in Oslo", "I wanted to": the verb's own past.
+        if self.tense == Tense::Present
+            && !self.copula
+            && toks.get(k).is_some_and(|t| past_form(&t.low))
+        {
+            self.tense = Tense::Past;
+        }
+        if self.low.contains("anymore")
+            || self.low.contains("any more")
+            || self.low.contains("no longer")
+            || self.low.contains("these days")
+            || self.low.ends_with(" now")
+            || self.low.contains(" now ")
+        {
+            self.change = true;
+        }
+        if self.low.contains("anymore") || self.low.contains("any more") {
+            self.negated = true;
+        }
+        let verb = toks.get(k)?;
+        if self.copula && verb.low.ends_with("ing") && verb.low.len() > 4 {
+            self.copula = false;
+            self.progressive = true;
+        }
+        Some(())
+    }
+
+    /// The main verb (or the copula's first complement word).
+    pub fn verb_tok(&self) -> &Tok {
+        &self.toks[self.verb]
+    }
+
+    /// The tokens after the main verb.
+    pub fn rest(&self) -> usize {
+        self.verb + 1
+    }
+
+    /// A future or intended act ("I'm moving next month", "I will start").
+    pub fn is_future(&self) -> bool {
+        let arranged = self.progressive
+            && self.tense == Tense::Present
+            && !self.low.contains("since")
+            && (mentions_future(&self.low) || names_a_time(&self.low));
+        self.tense == Tense::Future
+            || arranged
+            || mentions_future(&self.low) && self.tense == Tense::Present
+    }
+
+    /// Says a state is over: "used to", or a past tense of a state ("I lived in").
+    pub fn is_over(&self) -> bool {
+        self.tense == Tense::UsedTo || self.tense == Tense::Past
+    }
+}
+
+/// Words that place a clause in the future.
+pub fn mentions_future(low: &str) -> bool {
+    const FUTURE: &[&str] = &[
+        "next ",
+        "tomorrow",
+        "soon",
+        "in a few",
+        "in two",
+        "in three",
+        "later this",
+        "this coming",
+        "upcoming",
+        "in the future",
+        "someday",
+        "one day",
+        "this weekend",
+        "tonight",
+        "next",
+    ];
+    FUTURE.iter().any(|f| low.contains(f))
+}
+
+/// A month, weekday or season: with a progressive verb, an arranged future ("I'm flying
+/// out in July", "he's retiring in spring").
+fn names_a_time(low: &str) -> bool {
+    const TIMES: &[&str] = &[
+        "january",
+        "february",
+        "march",
+        "april",
+        " may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "spring",
+        "summer",
+        "fall",
+        "autumn",
+        "winter",
+        "weekend",
+    ];
+    TIMES.iter().any(|t| low.contains(t))
+}
+
+/// The subject at `toks[k]` and the index after it.
+fn subject(
+    toks: &[Tok],
+    k: usize,
+    after_pause: bool,
+    speaking: &Speaking<'_>,
+    ctx: &mut Context,
+) -> Option<(Who, usize)> {
+    let me = |speaker: bool| Who {
+        person: speaking.speaker.to_string(),
+        speaker,
+        bare_name: false,
+    };
+    let t = &toks[k];
+    match t.low.as_str() {
+        "i" => return Some((me(true), k + 1)),
+        "we" if speaking.with_assistant => return Some((me(true), k + 1)),
+        "we" => return None,
+        "he" | "she" => {
+            let person = ctx.last_third.clone()?;
+            return Some((
+                Who {
+                    person,
+                    speaker: false,
+                    bare_name: false,
+                },
+                k + 1,
+            ));
+        }
+        "my" | "our" => return relation_subject(toks, k, speaking, ctx),
+        _ => {}
+    }
+    // A verb with its subject understood: the speaker at a sentence's start, else the
+    // clause before's subject (none when that clause stated nothing: "we could camp
+    // there and wake up to the sunrise").
+    let participle = after_pause && t.low.ends_with("ing");
+    let at_start = k == 0 && !after_pause && ctx.last_subject.is_none();
+    let past_or_been = past_form(&t.low) || t.is(&["been", "love", "loved"]);
+    if (understood_subject_verb(t) && (!at_start || past_or_been))
+        || t.is(&["been"])
+        || participle && super::predicates::is_known_verb(&t.low)
+    {
+        if ctx.skipped {
+            return None;
+        }
+        let who = ctx.last_subject.clone().unwrap_or_else(|| me(true));
+        return Some((who, k));
+    }
+    if t.cap() && !t.is(STARTERS) {
+        let name = t.orig.trim_end_matches("'s").to_string();
+        if toks.get(k + 1).is_none_or(|n| !verbish(n)) {
+            return None;
+        }
+        let known = ctx
+            .aliases
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(&name))
+            .map(|(_, p)| p.clone());
+        let who = Who {
+            bare_name: known.is_none(),
+            person: known.unwrap_or(name),
+            speaker: false,
+        };
+        return Some((who, k + 1));
+    }
+    None
+}
+
+/// "my sister", "my partner Ana", "my wife and I": a relation the speaker names.
+/// Other "my ..." subjects are read by the predicates that know them ("my favorite
+/// food is", "my knee is"), as the speaker's.
+fn relation_subject(
+    toks: &[Tok],
+    k: usize,
+    speaking: &Speaking<'_>,
+    ctx: &mut Context,
+) -> Option<(Who, usize)> {
+    let mut j = k + 1;
+    while toks.get(j).is_some_and(|t| {
+        t.is(&[
+            "older",
+            "younger",
+            "little",
+            "big",
+            "oldest",
+            "youngest",
+            "eldest",
+            "baby",
+            "twin",
+            "dear",
+            "late",
+            "new",
+            "lovely",
+            "sweet",
+            "beautiful",
+        ])
+    }) {
+        j += 1;
+    }
+    let best = toks
+        .get(j)
+        .is_some_and(|t| t.is(&["best", "close", "good"]));
+    if best {
+        j += 1;
+    }
+    let head = toks.get(j)?;
+    let relation = head.low.trim_end_matches("'s");
+    if !RELATIONS.contains(&relation) {
+        // "my knee", "my favorite food": the speaker's own; the predicate reads it.
+        let who = Who {
+            person: speaking.speaker.to_string(),
+            speaker: true,
+            bare_name: false,
+        };
+        return Some((who, k));
+    }
+    if head.low.ends_with("'s") {
+        // "my wife's job": about the relation's things, not a statement by a subject.
+        return None;
+    }
+    let label = if best {
+        format!("best {relation}")
+    } else {
+        relation.to_string()
+    };
+    let person = format!("{}'s {label}", speaking.speaker);
+    let mut after = j + 1;
+    if let Some(name) = toks.get(after).filter(|t| t.cap() && !t.is(STARTERS)) {
+        ctx.aliases.push((name.orig.clone(), person.clone()));
+        after += 1;
+    }
+    // "my wife and I", "my girlfriend Lena and I"
+    if toks.get(after).is_some_and(|t| t.is(&["and"]))
+        && toks.get(after + 1).is_some_and(|t| t.is(&["i"]))
+    {
+        if !speaking.with_assistant {
+            return None;
+        }
+        let who = Who {
+            person: speaking.speaker.to_string(),
+            speaker: true,
+            bare_name: false,
+        };
+        return Some((who, after + 2));
+    }
+    let who = Who {
+        person,
+        speaker: false,
+        bare_name: false,
+    };
+    Some((who, after))
+}
+
+/// The canonical stem of the clause's main verb.
+pub fn verb_stem(c: &Clause<'_>) -> String {
+    canon(&c.verb_tok().low)
+}

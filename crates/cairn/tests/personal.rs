@@ -1,0 +1,190 @@
+//! What a user says of themself, through the public API: facts about their speaker,
+//! versioned per person, and every message stored with a time.
+mod common;
+use cairn::{AppendInput, Message, RecallOptions, ScopeOptions, WriteOptions};
+use common::{open, session};
+
+fn said(id: &str, date: &str, text: &str) -> cairn::SessionInput {
+    session(&format!(
+        r#"{{"id": "{id}", "date": "{date}", "messages": [
+        {{"role": "user", "text": "{text}"}},
+        {{"role": "assistant", "text": "Thanks for telling me."}}]}}"#
+    ))
+}
+
+#[test]
+fn a_users_move_supersedes_their_old_home_and_a_sisters_home_stays_hers() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let s = "alice";
+    m.ingest_session(
+        s,
+        said(
+            "jan",
+            "2024-01-10",
+            "I live in Porto with my partner Ana, and I work as a nurse.",
+        ),
+    )
+    .unwrap();
+    m.ingest_session(
+        s,
+        said(
+            "feb",
+            "2024-02-12",
+            "My sister lives in Rome and she works as a lawyer.",
+        ),
+    )
+    .unwrap();
+    m.ingest_session(
+        s,
+        said(
+            "jun",
+            "2024-06-20",
+            "I moved to Lisbon last month, and I switched jobs, I am a paramedic now.",
+        ),
+    )
+    .unwrap();
+
+    let subjects = m.fact_subjects(s, &ScopeOptions::default()).unwrap();
+    let home = subjects
+        .iter()
+        .find(|f| f.person.as_deref() == Some("user") && f.subject.ends_with("home"))
+        .unwrap_or_else(|| panic!("no home of the user in {subjects:#?}"));
+    assert_eq!(home.versions, 2, "{home:?}");
+    assert!(home.current_value.contains("Lisbon"), "{home:?}");
+    let sister = subjects
+        .iter()
+        .find(|f| f.person.as_deref() == Some("user's sister") && f.subject.ends_with("home"))
+        .unwrap_or_else(|| panic!("no home of the sister in {subjects:#?}"));
+    assert!(sister.current_value.contains("Rome"), "{sister:?}");
+
+    let h = m
+        .history(s, &home.subject, &ScopeOptions::default())
+        .unwrap()
+        .unwrap();
+    let values: Vec<&str> = h.versions.iter().map(|v| v.value.as_str()).collect();
+    assert!(
+        values[0].contains("Porto") && values[1].contains("Lisbon"),
+        "{values:?}"
+    );
+    assert!(h.versions[0].superseded_by.is_some());
+    let july = cairn::parse_timestamp("2024-03-01").unwrap();
+    let then = m
+        .history(
+            s,
+            &home.subject,
+            &ScopeOptions {
+                as_of: Some(july),
+                ..ScopeOptions::default()
+            },
+        )
+        .unwrap()
+        .unwrap();
+    assert!(
+        then.current().unwrap().value.contains("Porto"),
+        "as_of: {then:?}"
+    );
+
+    let r = m
+        .recall(s, "Where do I live?", &RecallOptions::default())
+        .unwrap();
+    let first = &r.hits[0];
+    assert!(first.text.contains("Lisbon"), "{:#?}", r.hits);
+    assert!(first.superseded_by.is_none());
+    // What January said (Porto) is marked old wherever it is a hit.
+    for hit in r
+        .hits
+        .iter()
+        .filter(|h| h.session_id.as_deref() == Some("jan"))
+    {
+        assert!(hit.superseded_by.is_some(), "Porto marked old: {hit:?}");
+    }
+}
+
+#[test]
+fn a_hypothetical_is_no_fact() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    m.ingest_session(
+        "bob",
+        said(
+            "s",
+            "2024-03-01",
+            "If I moved to Paris, would I need to learn French first?",
+        ),
+    )
+    .unwrap();
+    let subjects = m.fact_subjects("bob", &ScopeOptions::default()).unwrap();
+    assert!(
+        subjects.iter().all(|f| !f.current_value.contains("Paris")),
+        "{subjects:#?}"
+    );
+}
+
+#[test]
+fn every_message_is_stored_with_a_time_and_the_report_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let undated = || {
+        session(
+            r#"{"id": "u", "messages": [
+            {"role": "user", "text": "I adopted a dog named Rex."},
+            {"role": "assistant", "text": "Congratulations!"}]}"#,
+        )
+    };
+    let r = m.ingest_session("c", undated()).unwrap();
+    assert_eq!(r.dated_at_recording, 2);
+    let stored = m.session("c", "u").unwrap().unwrap();
+    assert!(stored
+        .session
+        .messages
+        .iter()
+        .all(|m| m.occurred_at.is_some()));
+    let times: Vec<_> = stored
+        .session
+        .messages
+        .iter()
+        .map(|m| m.occurred_at)
+        .collect();
+
+    // Sent again without times: the same messages, unchanged, their times kept.
+    let again = m.ingest_session("c", undated()).unwrap();
+    assert_eq!((again.unchanged, again.dated_at_recording), (1, 0));
+    let kept = m.session("c", "u").unwrap().unwrap();
+    let kept: Vec<_> = kept
+        .session
+        .messages
+        .iter()
+        .map(|m| m.occurred_at)
+        .collect();
+    assert_eq!(kept, times);
+
+    // An append without a time dates what it adds.
+    let added = m
+        .append(
+            "c",
+            AppendInput {
+                session_id: "u".into(),
+                messages: vec![Message {
+                    id: String::new(),
+                    role: Some(cairn::Role::User),
+                    speaker: None,
+                    text: "Rex is a beagle.".into(),
+                    occurred_at: None,
+                    metadata: serde_json::Value::Null,
+                }],
+                occurred_at: None,
+                group: None,
+                metadata: serde_json::Value::Null,
+            },
+            &WriteOptions::default(),
+        )
+        .unwrap();
+    assert_eq!((added.messages_added, added.dated_at_recording), (1, 1));
+    let after = m.session("c", "u").unwrap().unwrap();
+    assert!(after
+        .session
+        .messages
+        .iter()
+        .all(|m| m.occurred_at.is_some()));
+}
