@@ -221,6 +221,7 @@ fn explain_adds_up_and_changes_nothing_else() {
                 "places",
                 "floor",
                 "quotas",
+                "preference",
                 "profiles",
                 "texts"
             ]
