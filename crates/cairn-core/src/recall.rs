@@ -36,7 +36,7 @@ pub const MAX_TOKEN_BUDGET: usize = 1_000_000;
 /// The stock relevance floor ([`RecallOptions::min_relevance`]), chosen from the dev sets
 /// (docs/benchmarks/relevance-floor.md: the curve of evidence kept and off-topic questions
 /// answered "no relevant memory" at each floor).
-pub const DEFAULT_MIN_RELEVANCE: f32 = 0.25;
+pub const DEFAULT_MIN_RELEVANCE: f32 = 0.2;
 
 /// Checks `1..=max` for a count or budget; the error names the field.
 pub fn in_range(field: &str, v: usize, max: usize) -> Result<(), InputError> {

@@ -943,10 +943,10 @@ mod tests {
         })
     }
 
-    /// Once every hit's best unit is in, the budget goes to the best-scored units left:
-    /// the strong hit's second unit before the weak hit's, then a place after the hits.
+    /// Once every hit's best unit is in, the budget goes to the hits' further units, best
+    /// score first (the strong hit's before the weak hit's), then to a place after the hits.
     #[test]
-    fn what_is_left_goes_to_the_best_scored_units_and_places_after_the_hits() {
+    fn what_is_left_goes_to_the_hits_units_by_score_then_to_places_after_the_hits() {
         let a1 = unit("a1", "user: alpha one", "2023-05-01", 0);
         let a2 = unit("a2", "user: alpha two", "2023-05-01", 4);
         let b1 = unit("b1", "user: beta one", "2023-05-02", 0);
@@ -977,14 +977,20 @@ mod tests {
             },
         ];
         // Entries of 7 words (header 4, text 3), a further unit 3 and its gap 1: room for
-        // both seeds, a2 (0.9) and the place c (0.3) before b2 (0.2).
-        let p = packed(&items, 2, 7 + 7 + 4 + 7, Format::Raw);
+        // both seeds and a2 (0.9), not b2 (0.2).
+        let p = packed(&items, 2, 7 + 7 + 4 + 3, Format::Raw);
         assert_eq!(p.shown[0], ["a1", "a2"]);
         assert_eq!(p.shown[1], ["b1"]);
-        assert_eq!(p.shown[2], ["c1"]);
-        assert!(p.tokens <= 25, "{}", p.tokens);
+        assert!(p.shown[2].is_empty());
         assert_eq!(p.cut_ids, ["b1"], "b is shown without b2");
-        assert_eq!(p.unit_ids, ["a1", "a2", "b1", "c1"]);
+        assert_eq!(p.unit_ids, ["a1", "a2", "b1"]);
+        // Room for b2 too: the hits' own units (b2, 0.2) go before the place after the
+        // hits (c, 0.3), which then no longer fits.
+        let p = packed(&items, 2, 7 + 7 + 4 + 4 + 3, Format::Raw);
+        assert_eq!(p.shown[1], ["b1", "b2"]);
+        assert!(p.shown[2].is_empty());
+        assert!(p.tokens <= 25, "{}", p.tokens);
+        assert_eq!(p.unit_ids, ["a1", "a2", "b1", "b2"]);
         // All of it fits: nothing cut.
         let p = packed(&items, 2, 200, Format::Raw);
         assert_eq!(p.shown[1], ["b1", "b2"]);
@@ -1030,7 +1036,8 @@ mod tests {
         for format in [Format::Raw, Format::Synthesized] {
             let p = packed(&items, 2, 1, format);
             assert_eq!((p.context.as_str(), p.tokens), ("user:", 1));
-            for budget in [2, 3, 8, 12] {
+            // No hit fits whole in these (b's shortest entry takes 11): the first is cut.
+            for budget in [2, 3, 8, 10] {
                 let p = packed(&items, 2, budget, format);
                 assert!(!p.context.is_empty(), "{format:?} {budget}");
                 assert!(p.tokens <= budget, "{} > {budget}", p.tokens);

@@ -134,7 +134,7 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
         &json!({"query": "cat Kyoto manager bike", "top_k": 10, "token_budget": 500,
                 "format": "raw", "as_of": "2030-01-01", "kinds": ["round"],
                 "speakers": ["user", "assistant"], "sessions": ["pets", "trip", "work"],
-                "filter": {"user_id": "u1"}}),
+                "filter": {"user_id": "u1"}, "min_relevance": -1}),
     );
     ok(&r);
     let sessions: BTreeSet<&str> = r.body["hits"]

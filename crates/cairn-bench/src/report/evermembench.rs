@@ -63,6 +63,7 @@ pub struct GroupSummary {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EverRow {
     pub config: String,
+    #[serde(deserialize_with = "crate::run::rows::options_of_run")]
     pub options: RecallOptions,
     pub questions: usize,
     pub errors: usize,

@@ -38,6 +38,7 @@ pub struct QuestionCounts {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RowSummary {
     pub config: String,
+    #[serde(deserialize_with = "crate::run::rows::options_of_run")]
     pub options: cairn::RecallOptions,
     /// Questions with a record in this row.
     pub questions: usize,

@@ -13,9 +13,22 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigRow {
     pub name: String,
+    #[serde(deserialize_with = "options_of_run")]
     pub options: RecallOptions,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer: Option<Peer>,
+}
+
+/// A row's options as a run recorded them: a run recorded before the relevance floor
+/// existed ran without one (`min_relevance` -1), not with today's stock floor.
+pub(crate) fn options_of_run<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<RecallOptions, D::Error> {
+    let mut v = serde_json::Value::deserialize(d)?;
+    if let Some(o) = v.as_object_mut() {
+        o.entry("min_relevance").or_insert(serde_json::json!(-1.0));
+    }
+    serde_json::from_value(v).map_err(serde::de::Error::custom)
 }
 
 /// The rows `choice` names; `bench` recalls `top_k=10` raw hits in `bench_budget` tokens
