@@ -251,8 +251,11 @@ class CairnStore(BaseStore):
             return [_item(r, None) for r in recs[op.offset: op.offset + op.limit]]
         want = op.offset + op.limit
         try:
+            # A store's search ranks every matching item by the query; it never drops one
+            # as irrelevant, so no relevance floor.
             found = yield call("recall", self.space, op.query, top_k=min(1000, max(10, 4 * want)),
-                               filter=_server_filter(prefix, op.filter, indexed_only=True))
+                               filter=_server_filter(prefix, op.filter, indexed_only=True),
+                               min_relevance=-1)
         except ApiError as e:
             if e.code == "space_not_found":
                 return []

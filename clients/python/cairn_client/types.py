@@ -388,6 +388,12 @@ class FactSubject:
     versions: int = 0
     current_value: Optional[str] = None
     last_stated: Optional[str] = None
+    #: A personal fact's person (the speaker, or a relation of theirs: "user's sister").
+    person: Optional[str] = None
+    #: A personal fact's category ("home", "work", "diet", ...).
+    category: Optional[str] = None
+    #: The current statement says it does not hold.
+    negated: bool = False
 
 
 # ---- the entity graph ------------------------------------------------------------------

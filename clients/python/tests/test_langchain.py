@@ -40,8 +40,10 @@ def test_retriever_returns_hits_as_documents(seeded, server):
     assert docs and isinstance(docs[0], Document)
     assert "violin" in docs[0].page_content and docs[0].metadata["session_id"] == "s1"
     assert docs[0].metadata["score"] > 0 and docs[0].id == docs[0].metadata["unit_id"]
-    only_u2 = CairnRetriever(space="py-lc", client=seeded, filter={"user_id": "u2"}).invoke("violin daughter")
+    only_u2 = CairnRetriever(space="py-lc", client=seeded, filter={"user_id": "u2"}).invoke("vintage motorcycles hobby")
     assert only_u2 and all(d.metadata["session_id"] == "s2" for d in only_u2)
+    # Nothing in u2's memory bears on the violin: no documents rather than u1's.
+    assert CairnRetriever(space="py-lc", client=seeded, filter={"user_id": "u2"}).invoke("violin daughter") == []
     chain = r | RunnableLambda(lambda ds: "\n".join(d.page_content for d in ds))
     assert "Mila" in chain.invoke("Who takes violin lessons?")
 

@@ -465,6 +465,14 @@ export interface FactSubject {
   versions: number;
   current_value: string;
   last_stated?: string;
+  /** A personal fact's person (the speaker, or a relation of theirs: "user's sister"). */
+  person?: string;
+  /** A personal fact's category. */
+  category?:
+    | "home" | "work" | "role" | "family" | "pet" | "possession" | "health" | "diet"
+    | "preference" | "habit" | "plan" | "count";
+  /** The current statement says it does not hold. */
+  negated?: boolean;
 }
 
 // ---- trajectory inspection (every answer bounded; its cuts said in `truncated`)

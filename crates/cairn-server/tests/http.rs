@@ -496,7 +496,8 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
         &s,
         k,
         "recall",
-        json!({"space": "alice", "query": "What is the capital of Mongolia?"}),
+        // A floor above the stock 0.2, which this small space's chat passes at 0.22.
+        json!({"space": "alice", "query": "What is the capital of Mongolia?", "min_relevance": 0.3}),
     );
     assert!(!err && v["no_relevant_memory"] == true, "{v}");
     assert!(
