@@ -149,7 +149,17 @@ impl SessionRecord {
     }
 }
 
+/// Messages of a user/assistant chat (any has a role), rather than a multi-party one.
+pub fn has_roles(messages: &[Message]) -> bool {
+    messages.iter().any(|m| m.role.is_some())
+}
+
 impl SessionInput {
+    /// A user/assistant chat (any message has a role), rather than a multi-party one.
+    pub fn has_roles(&self) -> bool {
+        has_roles(&self.messages)
+    }
+
     /// Check every field and fill defaults (message ids). Errors name the session, the
     /// message and the field.
     pub fn validate(mut self) -> Result<Self, InputError> {

@@ -119,7 +119,7 @@ pub(crate) fn derive_window(
     earlier: Vec<crate::facts::Extracted>,
 ) -> Vec<Unit> {
     let session = &*within_unit_bounds(session, window.start());
-    let has_roles = has_roles(&session.messages);
+    let has_roles = session.has_roles();
     let rounds = if has_roles {
         role_rounds(&session.messages)
     } else {
@@ -214,11 +214,6 @@ pub(crate) fn stamp_partition(units: &mut [Unit], metadata: &serde_json::Value) 
     for u in units {
         u.provenance.partition.clone_from(&partition);
     }
-}
-
-/// A chat is a user/assistant chat when any message has a role.
-pub(crate) fn has_roles(messages: &[Message]) -> bool {
-    messages.iter().any(|m| m.role.is_some())
 }
 
 /// The session as units see it: the text of every message from `from` on cut to

@@ -477,7 +477,7 @@ pub fn fact_units(
     from: usize,
     mut earlier: Vec<Extracted>,
 ) -> Vec<Unit> {
-    let with_assistant = crate::derive::has_roles(&s.messages);
+    let with_assistant = s.has_roles();
     let mut units = Vec::new();
     for (pos, m) in s.messages.iter().enumerate().skip(from) {
         // An assistant's statements are not facts of the user's world.

@@ -109,8 +109,8 @@ const NOT_NAMES: &[&str] = &[
 /// query analysis's own lists).
 fn not_a_name(word: &str) -> bool {
     NOT_NAMES.contains(&word)
-        || crate::query::MONTHS.contains(&word)
-        || crate::query::WEEKDAYS.contains(&word)
+        || crate::calendar::MONTHS.contains(&word)
+        || crate::calendar::WEEKDAYS.contains(&word)
 }
 
 /// Words that make a name an organization.

@@ -23,6 +23,7 @@
 
 pub mod agent;
 pub mod budget;
+mod calendar;
 pub mod context;
 mod derive;
 mod embedding;

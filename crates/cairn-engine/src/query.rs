@@ -1,4 +1,5 @@
 //! Query analysis: content words and time expressions resolved against the recall time.
+use crate::calendar::{MONTHS, WEEKDAYS};
 use crate::text::content_words;
 use cairn_core::Timestamp;
 use chrono::{Datelike, Duration, NaiveDate, TimeZone, Utc};
@@ -79,31 +80,6 @@ pub fn focus(q: &str) -> Option<Focus> {
         })
         .then_some(Focus::Me)
 }
-
-pub(crate) const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
-
-pub(crate) const WEEKDAYS: [&str; 7] = [
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-];
 
 fn number_word(w: &str) -> Option<i64> {
     const WORDS: [&str; 13] = [

@@ -7,8 +7,7 @@
 //! `tests/append_derive.rs` hold it to that). The cost of an append is then bounded by
 //! [`APPEND_LOOKBACK`], not by the length of the session.
 use crate::derive::{
-    derive_window, has_roles, is_user, role_episodes, silence_before, Window, MAX_EPISODE,
-    TOPIC_WINDOW,
+    derive_window, is_user, role_episodes, silence_before, Window, MAX_EPISODE, TOPIC_WINDOW,
 };
 use crate::profile::PROFILE_BLOCK;
 use cairn_core::{SessionInput, SpaceId, Timestamp, Unit, UnitKind};
@@ -46,8 +45,8 @@ fn window_after(session: &SessionInput, stored_len: usize, stored: &[Unit]) -> O
     if stored_len == 0 || stored_len > msgs.len() {
         return None;
     }
-    let roles = has_roles(msgs);
-    if roles != has_roles(&msgs[..stored_len]) {
+    let roles = cairn_core::has_roles(msgs);
+    if roles != cairn_core::has_roles(&msgs[..stored_len]) {
         return None;
     }
     let last = stored_len - 1;

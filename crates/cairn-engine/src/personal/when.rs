@@ -5,7 +5,7 @@ use chrono::{Datelike, Duration, NaiveDate, TimeZone, Utc};
 use regex::Regex;
 use std::sync::LazyLock;
 
-use crate::query::MONTHS;
+use crate::calendar::MONTHS;
 
 static AGO: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few|couple of|few)\s+(day|week|month|year)s?\s+ago\b")
@@ -55,7 +55,9 @@ pub fn since(lower: &str, now: Option<Timestamp>) -> Option<Timestamp> {
             "this month" | "earlier this month" => today.day0() as i64,
             "this year" | "earlier this year" => today.ordinal0() as i64,
             w if w.starts_with("on ") => {
-                let target = crate::query::WEEKDAYS.iter().position(|d| w.ends_with(d))? as i64;
+                let target = crate::calendar::WEEKDAYS
+                    .iter()
+                    .position(|d| w.ends_with(d))? as i64;
                 let idx = today.weekday().num_days_from_monday() as i64;
                 match (idx - target).rem_euclid(7) {
                     0 => 7,
