@@ -75,20 +75,14 @@ fn request_as(
     url: &str,
     body: Option<serde_json::Value>,
 ) -> (u16, serde_json::Value) {
-    let agent = cairn_load::client::agent(std::time::Duration::from_secs(120));
-    let bearer = Some(key).map(|k| format!("Bearer {k}"));
-    let headers: Vec<(&str, &str)> = bearer
-        .iter()
-        .map(|b| ("Authorization", b.as_str()))
-        .collect();
+    // No base: the path given is the whole URL.
+    let client = cairn_load::Client::new("", Some(key));
     let body = body.map(|b| b.to_string());
     let body = body.as_deref().map(|b| ("application/json", b.as_bytes()));
-    let resp = cairn_load::client::send(&agent, method, url, &headers, body)
+    let r = client
+        .request(method, url, body, None)
         .unwrap_or_else(|e| panic!("{e}"));
-    (
-        resp.status,
-        serde_json::from_str(&resp.text).unwrap_or_default(),
-    )
+    (r.status, r.body)
 }
 
 fn recall(url: &str, query: &str) -> String {
