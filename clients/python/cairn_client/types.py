@@ -350,6 +350,21 @@ class Style:
 
 
 @dataclass(frozen=True)
+class ProfileFact:
+    """A personal fact in a profile: the current value of one of the speaker's chains,
+    with the message that states it."""
+
+    category: str
+    attribute: str
+    value: str
+    session_id: str
+    message_id: str
+    negated: bool = False
+    stated_at: Optional[str] = None
+    earlier: int = 0
+
+
+@dataclass(frozen=True)
 class SpeakerProfile:
     speaker: str
     messages: int
@@ -361,6 +376,7 @@ class SpeakerProfile:
     roles: List[Evidence] = field(default_factory=list)
     skills: List[Evidence] = field(default_factory=list)
     topics: List[str] = field(default_factory=list)
+    facts: List[ProfileFact] = field(default_factory=list)
 
 
 # ---- the caller, fact subjects ---------------------------------------------------------
@@ -720,7 +736,7 @@ SCHEMAS: Dict[str, type] = {
     for c in (SpaceStats, IngestReport, Message, SessionInput, SessionRecord, SessionPage,
               GroupMessage, Hit, Recall, Provenance, Unit, UnitPage, AgentState,
               TrajectoryInput, TrajectoryRecord, TrajectorySummary, FactVersion, FactHistory,
-              Evidence, Style, SpeakerProfile, Timings, ForgotMemory, Health, Ready, Me,
+              Evidence, Style, ProfileFact, SpeakerProfile, Timings, ForgotMemory, Health, Ready, Me,
               FactSubject, StepLine, ManifestEntry, Manifest, TrajectoryOverview, StateView,
               SpanView, MatchLine, StateMatch, Matches, ContextSpan, RenderedSpan,
               RenderedContext, InspectedRecall, AgentStep, AgentRun, ListScore, HitExplanation,

@@ -354,7 +354,21 @@ export interface SpeakerProfile {
   roles: Evidence[];
   skills: Evidence[];
   topics: string[];
+  /** What the speaker said of themself that still holds in the request's scope. */
+  facts: ProfileFact[];
   summary: string;
+}
+
+/** A personal fact in a profile: the current value of one of the speaker's chains. */
+export interface ProfileFact {
+  category: FactCategory;
+  attribute: string;
+  value: string;
+  negated: boolean;
+  stated_at: string | null;
+  earlier: number;
+  session_id: string;
+  message_id: string;
 }
 
 export interface Problem {
@@ -459,6 +473,11 @@ export interface Me {
   scope?: string[];
 }
 
+/** The kinds of personal fact. */
+export type FactCategory =
+  | "home" | "work" | "role" | "family" | "pet" | "possession" | "health" | "diet"
+  | "preference" | "habit" | "plan" | "count";
+
 /** A subject the space holds versioned facts about (what `history` takes). */
 export interface FactSubject {
   subject: string;
@@ -468,9 +487,7 @@ export interface FactSubject {
   /** A personal fact's person (the speaker, or a relation of theirs: "user's sister"). */
   person?: string;
   /** A personal fact's category. */
-  category?:
-    | "home" | "work" | "role" | "family" | "pet" | "possession" | "health" | "diet"
-    | "preference" | "habit" | "plan" | "count";
+  category?: FactCategory;
   /** The current statement says it does not hold. */
   negated?: boolean;
 }

@@ -78,7 +78,7 @@ enum Command {
     Trajectories(trajectories::TrajectoriesArgs),
     /// The version history of a fact subject ("budget for Atlas").
     History(commands::HistoryArgs),
-    /// What a space shows about a speaker (style, roles, skills, topics), with evidence.
+    /// What a space shows about a speaker (style, roles, skills, topics, what they said of themself), with evidence.
     Profile(commands::ProfileArgs),
     /// The entity graph: the people, places, organizations and things a space names
     /// (`--search` to filter), or one of them with its mentions, relations and timeline.

@@ -44,7 +44,7 @@ pub use inspect::{
     ManifestForm, MatchField, MatchLine, Matches, PatternMode, RenderedContext, RenderedSpan,
     SpanView, StateMatch, StateView, StepLine, TrajectoryOverview,
 };
-pub use profile::{Evidence, SpeakerProfile, SpeakerStats, Style};
+pub use profile::{Evidence, ProfileFact, SpeakerProfile, SpeakerStats, Style};
 pub use recall::{Format, Hit, HitPart, Recall, RecallOptions, Timings};
 pub use scope::{partition_of, Scope, ScopeOptions, PARTITION_KEYS};
 pub use source::{

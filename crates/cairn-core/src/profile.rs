@@ -4,7 +4,7 @@
 //! evidence found in that session); a profile is their sum. Re-deriving a session
 //! replaces its contribution and forgetting it removes it, so profiles stay consistent
 //! with the record without ever being edited in place.
-use crate::Timestamp;
+use crate::{FactCategory, Timestamp};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -81,6 +81,29 @@ pub struct SpeakerProfile {
     pub skills: Vec<Evidence>,
     /// Words the speaker uses far more than the rest of the space.
     pub topics: Vec<String>,
+    /// What the speaker said of themself that still holds in the profile's view: the
+    /// current value of each of their personal facts (home, work, family, likes and
+    /// dislikes, ...), each with the message that states it.
+    #[serde(default)]
+    pub facts: Vec<ProfileFact>,
     /// The profile as a paragraph, for contexts.
     pub summary: String,
+}
+
+/// A personal fact in a profile: the current value of one of the speaker's version
+/// chains, and where it was said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileFact {
+    pub category: FactCategory,
+    /// The attribute ("home", "diet: pork", "sister").
+    pub attribute: String,
+    pub value: String,
+    /// A dislike, or something no longer true.
+    pub negated: bool,
+    /// When it was said.
+    pub stated_at: Option<Timestamp>,
+    /// Statements of the same attribute before it, which it supersedes.
+    pub earlier: usize,
+    pub session_id: String,
+    pub message_id: String,
 }

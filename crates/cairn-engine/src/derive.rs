@@ -13,8 +13,9 @@ use std::collections::{HashMap, HashSet};
 /// [`MAX_UNIT_MESSAGE_BYTES`]; 7 bounds user/assistant episodes and makes profile
 /// contributions per block of messages, so an append re-derives a bounded tail; 8 stamps
 /// every unit with its session's end-user partition, `Provenance::partition`; 9 adds
-/// personal facts, with a vector each).
-pub const DERIVE_VERSION: u32 = 9;
+/// personal facts, with a vector each; 10 counts reply times only between messages with
+/// times of their own, in chats without an assistant).
+pub const DERIVE_VERSION: u32 = 10;
 
 /// The most of one message's text that a unit holds. The record keeps every message whole;
 /// units (and so the indexes, and every recall that loads candidates) hold at most this
@@ -205,6 +206,11 @@ pub(crate) fn partitions(units: &[Unit]) -> Vec<Cow<'_, [Unit]>> {
         out[i].push(u.clone());
     }
     out.into_iter().map(Cow::Owned).collect()
+}
+
+/// The end-user partition of one of [`partitions`]'s slices.
+pub(crate) fn partition_of(units: &[Unit]) -> Option<String> {
+    units.first().and_then(|u| u.provenance.partition.clone())
 }
 
 /// Stamps units of a session with the session's end-user partition: what derived

@@ -7,8 +7,8 @@
 use crate::budget::{OutOfTime, Ticker};
 use crate::text::STOP_WORDS;
 use cairn_core::{
-    Evidence, Provenance, SessionInput, SpaceId, SpeakerProfile, SpeakerStats, Style, Timestamp,
-    Unit, UnitDetail, UnitKind,
+    Evidence, FactCategory, ProfileFact, Provenance, SessionInput, SpaceId, SpeakerProfile,
+    SpeakerStats, Style, Timestamp, Unit, UnitDetail, UnitKind,
 };
 use regex::Regex;
 use std::collections::{BTreeMap, HashMap};
@@ -224,17 +224,23 @@ fn block_units(
             })
             .clone()
     };
-    // A reply time counts from the message before, in this block or not.
+    // A reply time counts from the message before, in this block or not, and only
+    // between messages that carry their own times: messages dated by their session
+    // alone all share one time, and an assistant's pace says nothing of a person.
+    let timed = |i: usize| match s.has_roles() {
+        true => None,
+        false => s.messages[i].occurred_at,
+    };
     let mut prev: Option<(&str, Option<Timestamp>)> = start
         .checked_sub(1)
-        .map(|i| (s.messages[i].speaker_name(), s.message_time(&s.messages[i])));
-    for m in &s.messages[start..end] {
+        .map(|i| (s.messages[i].speaker_name(), timed(i)));
+    for (i, m) in s.messages.iter().enumerate().take(end).skip(start) {
         let name = m.speaker_name();
         let at = s.message_time(m);
         let mut st = entry(&mut stats, name);
         count_style(&m.text, &mut st);
         if let Some((p, Some(pt))) = prev {
-            if let (true, Some(t)) = (p != name, at) {
+            if let (true, Some(t)) = (p != name, timed(i)) {
                 let secs = (t - pt).num_seconds() as f64;
                 if (0.0..MAX_REPLY_SECONDS).contains(&secs) {
                     st.reply_seconds += secs;
@@ -291,7 +297,7 @@ fn block_units(
                 }
             }
         }
-        prev = Some((name, at));
+        prev = Some((name, timed(i)));
     }
     stats
         .into_values()
@@ -457,22 +463,67 @@ fn style(t: &SpeakerStats) -> Style {
     s
 }
 
-/// Words this speaker uses far more than others: frequency times inverse speaker
-/// frequency over the space.
-fn topics(t: &SpeakerStats, speakers_using: &HashMap<&str, usize>, speakers: usize) -> Vec<String> {
+/// Words this speaker uses far more than others and in few of the space's
+/// conversations: frequency times inverse speaker frequency times inverse frequency over
+/// the contributions (a speaker's words in one session). A word said in every session
+/// ("thanks", "great") or by everyone is no topic, and neither is the name of someone
+/// the speaker talks to.
+fn topics(t: &SpeakerStats, words: &WordSpread<'_>) -> Vec<String> {
+    let idf = |n: usize, df: usize| ((1 + n) as f32 / df.max(1) as f32).ln();
     let mut scored: Vec<(f32, &String)> = t
         .terms
         .iter()
-        .filter(|(_, &n)| n >= 2)
+        .filter(|(w, &n)| n >= 2 && !words.names.contains(w.as_str()))
         .map(|(w, &n)| {
-            let df = speakers_using.get(w.as_str()).copied().unwrap_or(1);
-            let idf = ((1 + speakers) as f32 / df as f32).ln();
-            (n as f32 * idf, w)
+            let (speakers, contributions) = words.using.get(w.as_str()).copied().unwrap_or((1, 1));
+            let score =
+                n as f32 * idf(words.speakers, speakers) * idf(words.contributions, contributions);
+            (score, w)
         })
         .filter(|(s, _)| *s > 0.0)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     scored.into_iter().take(8).map(|(_, w)| w.clone()).collect()
+}
+
+/// How widely each word of a space's contributions is used: by how many speakers and
+/// in how many contributions; and the speakers' names, lowercased.
+struct WordSpread<'a> {
+    using: HashMap<&'a str, (usize, usize)>,
+    speakers: usize,
+    contributions: usize,
+    names: std::collections::HashSet<String>,
+}
+
+impl<'a> WordSpread<'a> {
+    fn new(by_speaker: &HashMap<&'a str, Vec<(usize, &'a SpeakerStats)>>) -> Self {
+        let mut using: HashMap<&str, (usize, usize)> = HashMap::new();
+        let mut contributions = 0;
+        for parts in by_speaker.values() {
+            let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+            for (_, p) in parts {
+                contributions += 1;
+                for w in p.terms.keys() {
+                    using.entry(w).or_default().1 += 1;
+                    seen.insert(w);
+                }
+            }
+            for w in seen {
+                using.entry(w).or_default().0 += 1;
+            }
+        }
+        let names = by_speaker
+            .keys()
+            .flat_map(|n| n.split_whitespace())
+            .map(str::to_lowercase)
+            .collect();
+        Self {
+            using,
+            speakers: by_speaker.len(),
+            contributions,
+            names,
+        }
+    }
 }
 
 /// A space's profile contributions grouped by speaker, with how many speakers use each
@@ -483,7 +534,7 @@ fn topics(t: &SpeakerStats, speakers_using: &HashMap<&str, usize>, speakers: usi
 pub struct Contributions<'a> {
     /// Speaker -> (position among the contributions, stats), in contribution order.
     by_speaker: HashMap<&'a str, Vec<(usize, &'a SpeakerStats)>>,
-    speakers_using: HashMap<&'a str, usize>,
+    words: WordSpread<'a>,
 }
 
 impl<'a> Contributions<'a> {
@@ -495,20 +546,8 @@ impl<'a> Contributions<'a> {
                 .or_default()
                 .push((i, s));
         }
-        let mut speakers_using: HashMap<&str, usize> = HashMap::new();
-        for parts in by_speaker.values() {
-            let seen: std::collections::HashSet<&str> = parts
-                .iter()
-                .flat_map(|(_, p)| p.terms.keys().map(String::as_str))
-                .collect();
-            for w in seen {
-                *speakers_using.entry(w).or_default() += 1;
-            }
-        }
-        Self {
-            by_speaker,
-            speakers_using,
-        }
+        let words = WordSpread::new(&by_speaker);
+        Self { by_speaker, words }
     }
 
     /// Everyone who wrote a message, in name order.
@@ -544,7 +583,7 @@ impl<'a> Contributions<'a> {
         let style = style(&t);
         let roles = rank_evidence(&t.roles, 3);
         let skills = rank_evidence(&t.skills, 6);
-        let topics = topics(&t, &self.speakers_using, self.by_speaker.len());
+        let topics = topics(&t, &self.words);
         let summary = summarize(&t, &style, &roles, &skills, &topics);
         Some(SpeakerProfile {
             speaker: speaker.to_string(),
@@ -556,8 +595,60 @@ impl<'a> Contributions<'a> {
             roles,
             skills,
             topics,
+            facts: Vec::new(),
             summary,
         })
+    }
+}
+
+/// Facts a profile's summary lists; the profile itself lists them all.
+const SUMMARY_FACTS: usize = 12;
+
+/// Adds what the speaker said of themself to their profile: the facts with their
+/// evidence, a stated occupation among the roles, and a sentence of the summary.
+pub fn add_facts(p: &mut SpeakerProfile, facts: Vec<ProfileFact>) {
+    for f in facts
+        .iter()
+        .filter(|f| f.category == FactCategory::Role && !f.negated)
+    {
+        if !p
+            .roles
+            .iter()
+            .any(|r| r.what.eq_ignore_ascii_case(&f.value))
+        {
+            p.roles.push(Evidence {
+                what: f.value.clone(),
+                session_id: f.session_id.clone(),
+                message_id: f.message_id.clone(),
+            });
+        }
+    }
+    if !facts.is_empty() {
+        let said: Vec<String> = facts.iter().take(SUMMARY_FACTS).map(shown).collect();
+        let more = facts.len().saturating_sub(SUMMARY_FACTS);
+        p.summary += &format!(" Has said: {}", said.join("; "));
+        if more > 0 {
+            p.summary += &format!(" (and {more} more)");
+        }
+        p.summary += ".";
+    }
+    p.facts = facts;
+}
+
+/// A fact as a profile's summary says it: "home: Lisbon", "likes spicy Thai food",
+/// "dislikes olives", "habit: hitting the gym", "car: not a Civic". A habit's or plan's
+/// attribute is the words its chain compares, so the value says it.
+fn shown(f: &ProfileFact) -> String {
+    let taste = f.category == FactCategory::Preference && f.attribute.starts_with("taste");
+    let attribute = match f.category {
+        FactCategory::Habit | FactCategory::Plan => f.category.as_str(),
+        _ => f.attribute.as_str(),
+    };
+    match (taste, f.negated) {
+        (true, false) => format!("likes {}", f.value),
+        (true, true) => format!("dislikes {}", f.value),
+        (false, false) => format!("{attribute}: {}", f.value),
+        (false, true) => format!("{attribute}: not {}", f.value),
     }
 }
 
@@ -780,6 +871,82 @@ mod tests {
         assert_eq!(tom.style.avg_reply_seconds, Some(60.0));
         assert!(tom.summary.contains("Skills: SQL"));
         assert!(build_profile("Nobody", &units).is_none());
+    }
+
+    /// Two friends chat in sessions dated by the day alone: their messages share one
+    /// time, so no reply time is claimed; a word said in every session, or the other's
+    /// name, is no topic; what one of them talks about in a few sessions is.
+    #[test]
+    fn session_dated_chats_claim_no_reply_time_and_topics_are_what_sets_a_speaker_apart() {
+        let space = SpaceId::new("t").unwrap();
+        let day = |d: usize, lines: &[(&str, &str)]| SessionInput {
+            id: format!("s{d}"),
+            occurred_at: cairn_core::time::parse_timestamp(&format!("2023-05-{d:02}")).ok(),
+            group: None,
+            messages: lines
+                .iter()
+                .enumerate()
+                .map(|(i, (who, text))| Message {
+                    id: format!("{d}:{i}"),
+                    role: None,
+                    speaker: Some(who.to_string()),
+                    text: text.to_string(),
+                    occurred_at: None,
+                    metadata: serde_json::Value::Null,
+                })
+                .collect(),
+            metadata: serde_json::Value::Null,
+        };
+        let mut units = Vec::new();
+        for d in 1..=6 {
+            let pottery = d <= 2;
+            let lines = [
+                (
+                    "Caroline",
+                    "Hey Melanie, thanks! Really great to hear from you.",
+                ),
+                ("Melanie", "Thanks Caroline, really great to chat again."),
+                (
+                    "Caroline",
+                    if pottery {
+                        "My pottery class was fun, pottery is my thing now, the pottery wheel rocks."
+                    } else {
+                        "Thanks, really great, talk soon Melanie!"
+                    },
+                ),
+                ("Melanie", "Thanks, really great!"),
+            ];
+            units.extend(profile_units(
+                &space,
+                &day(d, &lines),
+                chrono::Utc::now(),
+                0,
+            ));
+        }
+        let caroline = build_profile("Caroline", &units).unwrap();
+        assert_eq!(
+            caroline.style.avg_reply_seconds, None,
+            "{:?}",
+            caroline.style
+        );
+        assert!(
+            !caroline.summary.contains("replies after"),
+            "{}",
+            caroline.summary
+        );
+        assert_eq!(
+            caroline.topics.first().map(String::as_str),
+            Some("pottery"),
+            "{:?}",
+            caroline.topics
+        );
+        for not_a_topic in ["melanie", "thanks", "really", "great"] {
+            assert!(
+                !caroline.topics.iter().any(|t| t == not_a_topic),
+                "{:?}",
+                caroline.topics
+            );
+        }
     }
 
     #[test]

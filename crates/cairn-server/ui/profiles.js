@@ -1,5 +1,5 @@
-// Profiles: what the space shows about each speaker (style, roles, skills, topics),
-// each role and skill with the message that shows it.
+// Profiles: what the space shows about each speaker (style, roles, skills, topics, and
+// what they said of themself), each role, skill and fact with the message that shows it.
 import { api, sp } from "./api.js";
 import { facts, fill, fmtTime, h, num, title } from "./dom.js";
 
@@ -77,6 +77,12 @@ async function renderProfile(detail, ctx, speaker) {
     evidence(ctx, p.roles, "roles"),
     h("h3", {}, "Skills"),
     evidence(ctx, p.skills, "skills"),
+    h("h3", {}, "Said of themself"),
+    evidence(
+      ctx,
+      (p.facts || []).map((f) => ({ ...f, what: `${f.attribute}: ${f.negated ? "not " : ""}${f.value}` })),
+      "personal facts",
+    ),
     h("h3", {}, "Topics"),
     p.topics.length ? h("ul", { class: "chips" }, p.topics.map((t) => h("li", {}, t))) : h("p", { class: "muted" }, "No topics."),
   );

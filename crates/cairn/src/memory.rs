@@ -355,8 +355,9 @@ impl Memory {
             .history(&space(space_name)?, subject, &scope.scope()?)?)
     }
 
-    /// What `scope` shows about a speaker: style, roles, skills, topics, with the
-    /// messages that show them. `None` for a name it does not know.
+    /// What `scope` shows about a speaker: style, roles, skills, topics and what they
+    /// said of themself (their personal facts' current values), with the messages that
+    /// show them. `None` for a name it does not know.
     pub fn profile(
         &self,
         space_name: &str,

@@ -188,3 +188,96 @@ fn every_message_is_stored_with_a_time_and_the_report_says_so() {
         .iter()
         .all(|m| m.occurred_at.is_some()));
 }
+
+/// The profile of a user who talks with an assistant holds what they said of themself
+/// (current values only, each citing its message, preferences with their polarity, a
+/// stated job among the roles), and no reply time: an assistant's pace says nothing of
+/// a person. `as_of` sees the profile as it was.
+#[test]
+fn a_users_profile_holds_their_current_facts_and_preferences_with_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let s = "alice";
+    for (id, date, text) in [
+        (
+            "jan",
+            "2024-01-10",
+            "I live in Porto with my partner Ana, and I work as a nurse.",
+        ),
+        ("feb", "2024-02-12", "My sister lives in Rome."),
+        (
+            "mar",
+            "2024-03-02",
+            "I love spicy Thai food but I really dislike olives.",
+        ),
+        (
+            "jun",
+            "2024-06-20",
+            "I moved to Lisbon last month, and I switched jobs, I am a paramedic now.",
+        ),
+    ] {
+        m.ingest_session(s, said(id, date, text)).unwrap();
+    }
+    let p = m
+        .profile(s, "user", &ScopeOptions::default())
+        .unwrap()
+        .expect("a profile of the user");
+    let fact = |attribute: &str| {
+        p.facts
+            .iter()
+            .find(|f| f.attribute == attribute)
+            .unwrap_or_else(|| panic!("no {attribute:?} in {:#?}", p.facts))
+    };
+    let home = fact("home");
+    assert!(home.value.contains("Lisbon"), "{home:?}");
+    assert_eq!((home.session_id.as_str(), home.earlier), ("jun", 1));
+    assert!(
+        !p.facts.iter().any(|f| f.value.contains("Porto")),
+        "only current values: {:#?}",
+        p.facts
+    );
+    assert!(
+        !p.facts.iter().any(|f| f.value.contains("Rome")),
+        "the sister's home is hers: {:#?}",
+        p.facts
+    );
+    let olives = p
+        .facts
+        .iter()
+        .find(|f| f.value.contains("olives"))
+        .unwrap_or_else(|| panic!("no olives in {:#?}", p.facts));
+    assert!(olives.negated && olives.session_id == "mar", "{olives:?}");
+    let thai = p.facts.iter().find(|f| f.value.contains("Thai"));
+    assert!(thai.is_some_and(|f| !f.negated), "{:#?}", p.facts);
+    assert!(
+        p.roles.iter().any(|r| r.what.contains("paramedic")),
+        "{:?}",
+        p.roles
+    );
+    assert!(
+        p.summary.contains("Lisbon") && p.summary.contains("dislikes olives"),
+        "{}",
+        p.summary
+    );
+    assert_eq!(p.style.avg_reply_seconds, None, "{:?}", p.style);
+    assert!(!p.summary.contains("replies after"), "{}", p.summary);
+
+    let before = m
+        .profile(
+            s,
+            "user",
+            &ScopeOptions {
+                as_of: Some(cairn::parse_timestamp("2024-04-01").unwrap()),
+                ..ScopeOptions::default()
+            },
+        )
+        .unwrap()
+        .expect("a profile as of April");
+    let home = before.facts.iter().find(|f| f.attribute == "home");
+    assert!(
+        home.is_some_and(|f| f.value.contains("Porto") && f.earlier == 0),
+        "{:#?}",
+        before.facts
+    );
+    assert!(!before.summary.contains("paramedic"), "{}", before.summary);
+}

@@ -2,8 +2,8 @@
 //! each computed from what the request's view sees and within one end-user partition.
 use crate::{facts, profile};
 use cairn_core::{
-    FactHistory, FactSubject, InputError, Scope, SessionInput, SpaceId, SpeakerProfile, Unit,
-    UnitDetail,
+    FactHistory, FactSubject, InputError, ProfileFact, Scope, SessionInput, SpaceId,
+    SpeakerProfile, Unit, UnitDetail,
 };
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet};
@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::scope::View;
 use super::{Engine, EngineError};
-use crate::derive::partitions;
+use crate::derive::{partition_of, partitions};
 
 impl Engine {
     /// Every fact of a space the view sees.
@@ -193,9 +193,53 @@ impl Engine {
         self.require_space(space)?;
         let view = self.view(space, scope)?;
         let contributions = self.contributions_in(space, &view)?;
-        in_one_partition(&partitions(&contributions), speaker, |c| {
-            profile::build_profile(speaker, c)
-        })
+        let found = in_one_partition(&partitions(&contributions), speaker, |c| {
+            Some((profile::build_profile(speaker, c)?, partition_of(c)))
+        })?;
+        found
+            .map(|(p, partition)| self.with_facts(space, &view, p, partition.as_deref()))
+            .transpose()
+    }
+
+    /// `p` with the personal facts the view shows about its speaker in `partition`: the
+    /// current value of each of their chains, with the message that states it.
+    pub(super) fn with_facts(
+        &self,
+        space: &SpaceId,
+        view: &View,
+        mut p: SpeakerProfile,
+        partition: Option<&str>,
+    ) -> Result<SpeakerProfile, EngineError> {
+        let index = self.fact_index(space)?;
+        let facts = self.all_facts(space)?;
+        let in_view = |f: &Unit| view.sees(f);
+        let about = |f: &Unit| {
+            f.provenance.partition.as_deref() == partition
+                && matches!(&f.detail, Some(UnitDetail::Fact(d)) if d.person.as_deref() == Some(p.speaker.as_str()))
+        };
+        let mut listed: HashSet<&str> = HashSet::new();
+        let mut out: Vec<ProfileFact> = Vec::new();
+        for f in facts.iter().filter(|f| about(f) && in_view(f)) {
+            if listed.contains(f.id.as_str()) {
+                continue;
+            }
+            let chain = index.chain_of(f, in_view);
+            listed.extend(chain.iter().map(|c| c.id.as_str()));
+            out.extend(
+                chain
+                    .last()
+                    .and_then(|newest| profile_fact(newest, chain.len() - 1)),
+            );
+        }
+        out.sort_by(|a, b| {
+            (a.category, std::cmp::Reverse(a.stated_at), &a.attribute).cmp(&(
+                b.category,
+                std::cmp::Reverse(b.stated_at),
+                &b.attribute,
+            ))
+        });
+        profile::add_facts(&mut p, out);
+        Ok(p)
     }
 
     /// Everyone who wrote in, or was described in, what the scope sees.
@@ -269,6 +313,35 @@ fn block_in_time(scope: &Scope, u: &Unit) -> Option<bool> {
         (false, false) if first.is_some() == last.is_some() => Some(false),
         _ => None,
     }
+}
+
+/// A personal fact's newest version as a profile lists it (`earlier`: the versions it
+/// supersedes); `None` for a fact about a thing.
+fn profile_fact(f: &Unit, earlier: usize) -> Option<ProfileFact> {
+    let Some(UnitDetail::Fact(d)) = &f.detail else {
+        return None;
+    };
+    let person = d.person.as_deref()?;
+    let attribute = d
+        .subject
+        .strip_prefix(person)
+        .and_then(|s| s.strip_prefix("'s "))
+        .unwrap_or(&d.subject);
+    Some(ProfileFact {
+        category: d.category?,
+        attribute: attribute.to_string(),
+        value: d.value.clone(),
+        negated: d.negated,
+        stated_at: f.occurred_at,
+        earlier,
+        session_id: f.provenance.session_id.clone().unwrap_or_default(),
+        message_id: f
+            .provenance
+            .message_ids
+            .first()
+            .cloned()
+            .unwrap_or_default(),
+    })
 }
 
 /// What `find` finds in the one partition that has it; an error naming `what` when

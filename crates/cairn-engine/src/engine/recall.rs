@@ -252,9 +252,15 @@ impl Engine {
         check("recall: fact versions")?;
         let qv = found.query_vector.as_deref();
         let mut cosines: Cosines = found.dense.iter().cloned().collect();
-        let prefer = |top| match rc.preference_placement {
-            true => with_preference(&analysis, &found, &loaded, opts, top),
-            false => top,
+        let prefer = |top, cosines: &mut Cosines| match rc.preference_placement {
+            // The fact is placed only if it passes the relevance floor as a hit would
+            // (by its message's cosine).
+            true => with_preference(&analysis, &found, &loaded, opts, top, |fact| {
+                self.complete_cosines(space, qv, [fact], cosines)?;
+                let floor = opts.min_relevance;
+                Ok(floor <= -1.0 || relevance(fact, cosines).is_some_and(|r| r >= floor))
+            }),
+            false => Ok(top),
         };
         let (top, hits) = self.places(
             space,
@@ -320,7 +326,7 @@ impl Engine {
         (qv, cosines): (Option<&[f32]>, &mut Cosines),
         opts: &RecallOptions,
         trace: &mut Trace,
-        prefer: impl FnOnce(Vec<Ranked>) -> Vec<Ranked>,
+        prefer: impl FnOnce(Vec<Ranked>, &mut Cosines) -> Result<Vec<Ranked>, EngineError>,
     ) -> Result<(Vec<Ranked>, usize), EngineError> {
         let ranked = places::by_place(places::fold_facts(ranked), &self.cfg.rank, opts.top_k);
         trace.counts(|c| c.ranked = ranked.len());
@@ -330,7 +336,11 @@ impl Engine {
         let mut top = take_with_quotas(ranked, opts, opts.top_k * FILL, trace);
         let fill = top.split_off(top.len().min(opts.top_k));
         trace.stage("quotas");
-        let top = if top.is_empty() { top } else { prefer(top) };
+        let top = if top.is_empty() {
+            top
+        } else {
+            prefer(top, cosines)?
+        };
         trace.stage("preference");
         let mut top = if top.is_empty() {
             top
@@ -760,6 +770,7 @@ impl Engine {
             // a view of one partition looks for one.
             match &parts[..] {
                 [one] => profile::best_matching_person(query, one)?
+                    .map(|p| (p, crate::derive::partition_of(one)))
                     .into_iter()
                     .collect(),
                 _ => Vec::new(),
@@ -768,9 +779,20 @@ impl Engine {
             named
                 .iter()
                 .take(2)
-                .filter_map(|name| one_partition(&parts, |c| profile::build_profile(name, c)))
+                .filter_map(|name| {
+                    one_partition(&parts, |c| {
+                        Some((
+                            profile::build_profile(name, c)?,
+                            crate::derive::partition_of(c),
+                        ))
+                    })
+                })
                 .collect()
         };
+        let profiles = profiles
+            .into_iter()
+            .map(|(p, partition)| self.with_facts(space, view, p, partition.as_deref()))
+            .collect::<Result<Vec<_>, _>>()?;
         let units: Vec<Unit> = profiles
             .into_iter()
             .map(|p| Unit {
@@ -818,8 +840,8 @@ pub(super) fn speakers_of(contributions: &[Unit]) -> Vec<String> {
 
 /// In a request for advice, the asker's personal fact closest in meaning to the request
 /// (a liking, a diet, a habit, a belonging, a condition, a role: what advice depends on)
-/// first, with the best hit's score, unless the first hit already shows its message.
-/// Closest by cosine among the dense candidates: a liking may share no word with the
+/// first when it passes the relevance floor, with the best hit's score, unless the first
+/// hit already shows its message. Closest by cosine among the dense candidates: a liking may share no word with the
 /// request ("recommend a restaurant", "I love spicy Thai food"), and scaled with every
 /// other candidate it would rank below the requests worded like this one.
 fn with_preference(
@@ -828,7 +850,8 @@ fn with_preference(
     loaded: &Loaded,
     opts: &RecallOptions,
     mut top: Vec<Ranked>,
-) -> Vec<Ranked> {
+    relevant: impl FnOnce(&Ranked) -> Result<bool, EngineError>,
+) -> Result<Vec<Ranked>, EngineError> {
     use cairn_core::{FactCategory as C, UnitDetail};
     if analysis.request.is_none()
         || opts
@@ -836,7 +859,7 @@ fn with_preference(
             .as_ref()
             .is_some_and(|k| !k.contains(&UnitKind::Fact))
     {
-        return top;
+        return Ok(top);
     }
     let depends = |u: &Unit| match &u.detail {
         Some(UnitDetail::Fact(d)) => {
@@ -865,7 +888,7 @@ fn with_preference(
         .filter(|(u, _)| depends(u))
         .max_by(|a, b| a.1.total_cmp(&b.1));
     let Some((fact, _)) = best else {
-        return top;
+        return Ok(top);
     };
     let shows = |r: &Ranked| {
         r.unit.provenance.session_id == fact.provenance.session_id
@@ -876,10 +899,9 @@ fn with_preference(
                 .all(|m| r.unit.provenance.message_ids.contains(m))
     };
     if top.first().is_some_and(shows) {
-        return top;
+        return Ok(top);
     }
     let score = top.first().map_or(1.0, |r| r.score);
-    top.retain(|r| r.unit.id != fact.id);
     let mut placed = Ranked {
         unit: fact.clone(),
         score,
@@ -887,12 +909,19 @@ fn with_preference(
         parts: Vec::new(),
         more: Vec::new(),
     };
+    // A fact below the relevance floor is not what the request depends on: placed
+    // first, it would push out the hits that are (the asker's other likings are close
+    // to any request for advice, none of them close enough).
+    if !relevant(&placed)? {
+        return Ok(top);
+    }
+    top.retain(|r| r.unit.id != fact.id);
     placed.record(Step::PreferencePlacement, Op::Set, score, || {
         "the asker's personal fact closest to the request".to_string()
     });
     top.insert(0, placed);
     top.truncate(opts.top_k.max(1));
-    top
+    Ok(top)
 }
 
 /// The current version of what `r` states, to be ranked just above it with its score
