@@ -34,6 +34,8 @@ mod trajectories;
 mod workspace;
 
 pub use browse::parse_filter;
+/// The bounds of every request option (validation, MCP schemas and the OpenAPI spec).
+pub use cairn_core::bounds;
 /// Why a recall answered what it did (`RecallOptions::explain`).
 pub use cairn_core::explain;
 /// Metadata filter expressions (see [`cairn_core::filter`]).

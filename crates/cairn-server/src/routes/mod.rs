@@ -24,6 +24,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, post_service, MethodRouter};
 use axum::Router;
+use cairn::bounds::{DEFAULT_PAGE, MAX_PAGE};
 use cairn::WriteOptions;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -362,9 +363,6 @@ fn ingested(report: cairn::IngestReport) -> Response {
         body.into_response()
     }
 }
-
-const DEFAULT_PAGE: usize = 50;
-const MAX_PAGE: usize = 1000;
 
 fn page_limit(limit: Option<usize>) -> ApiResult<usize> {
     match limit.unwrap_or(DEFAULT_PAGE) {
