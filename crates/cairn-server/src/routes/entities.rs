@@ -5,32 +5,33 @@
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
+use crate::wire::doc::*;
+pub use crate::wire::out::Entities;
 use crate::wire::{scope_of, ScopeQuery};
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::{Extension, Json};
-use cairn::{EntityDetail, EntitySummary};
-use serde::{Deserialize, Serialize};
+use cairn::EntityDetail;
+use serde::Deserialize;
 use std::sync::Arc;
 
 type S = Arc<AppState>;
 
 /// Query of `GET /v1/spaces/{space}/entities`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct EntitiesQuery {
     /// Only entities whose name or an alias contains this (case-insensitive).
+    #[param(required = false)]
     pub q: Option<String>,
+    /// The graph as known at this time (default now): an edge exists once its unit occurred.
+    #[param(required = false)]
     pub as_of: Option<String>,
-    /// A metadata filter as JSON text (URL-encoded).
+    /// Metadata filter as JSON text, e.g. `{"user_id":"u1"}` (see the Filter schema): only what the sessions it admits hold is seen, as if the space held nothing else.
+    #[param(required = false)]
     pub filter: Option<String>,
-}
-
-/// `GET /v1/spaces/{space}/entities`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Entities {
-    pub entities: Vec<EntitySummary>,
 }
 
 /// The entities of what `scope` sees, optionally searched (the HTTP route and MCP tool).
@@ -63,6 +64,22 @@ pub async fn entity_of(
         .ok_or_else(|| ApiError::not_found("not_found", format!("no entity {name:?}")))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/entities",
+    operation_id = "entities",
+    tag = "entities",
+    summary = "Entities of a space",
+    description = "The people, places, organizations and things the space's messages name (speakers, capitalized names; nicknames and short forms merged), most linked first. Derived from the units, so forgetting a source forgets what it said.",
+    params(SpacePath, EntitiesQuery),
+    responses(
+        (status = 200, description = "OK", body = inline(crate::wire::out::Entities)),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub async fn list(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -75,6 +92,23 @@ pub async fn list(
     Ok(Json(entities_of(&st, &who, &space, q.q, scope).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/entities/{name}",
+    operation_id = "entity",
+    tag = "entities",
+    summary = "One entity",
+    description = "An entity by name or alias, with the units that mention it (speaker_of, mention, fact_subject edges), the entities met in the same sessions and messages, and the sessions it appears in, in time order.",
+    params(SpacePath, EntityPath, crate::wire::ScopeQuery),
+    responses(
+        (status = 200, description = "OK", body = EntityDetailDoc),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub async fn one(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
