@@ -6,13 +6,13 @@ use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
 use crate::wire::doc::*;
+use crate::wire::entities::EntityDetailOut;
 pub use crate::wire::out::Entities;
 use crate::wire::{scope_of, ScopeQuery};
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::{Extension, Json};
-use cairn::EntityDetail;
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -45,7 +45,9 @@ pub async fn entities_of(
     who.require(space, Need::Read)?;
     let sp = space.to_string();
     let entities = blocking(st, move |m| m.entities(&sp, search.as_deref(), &scope)).await?;
-    Ok(Entities { entities })
+    Ok(Entities {
+        entities: entities.into_iter().map(Into::into).collect(),
+    })
 }
 
 /// One entity by name or alias; 404 when the scope sees none by that name.
@@ -55,12 +57,13 @@ pub async fn entity_of(
     space: &str,
     name: String,
     scope: cairn::ScopeOptions,
-) -> Result<EntityDetail, ApiError> {
+) -> Result<EntityDetailOut, ApiError> {
     who.require(space, Need::Read)?;
     let sp = space.to_string();
     let asked = name.clone();
     blocking(st, move |m| m.entity(&sp, &asked, &scope))
         .await?
+        .map(EntityDetailOut::from)
         .ok_or_else(|| ApiError::not_found("not_found", format!("no entity {name:?}")))
 }
 
@@ -101,7 +104,7 @@ pub async fn list(
     description = "An entity by name or alias, with the units that mention it (speaker_of, mention, fact_subject edges), the entities met in the same sessions and messages, and the sessions it appears in, in time order.",
     params(SpacePath, EntityPath, crate::wire::ScopeQuery),
     responses(
-        (status = 200, description = "OK", body = EntityDetailDoc),
+        (status = 200, description = "OK", body = crate::wire::entities::EntityDetailOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -114,7 +117,7 @@ pub async fn one(
     Extension(who): Extension<Principal>,
     Path((space, name)): Path<(String, String)>,
     q: Result<Query<ScopeQuery>, QueryRejection>,
-) -> Result<Json<EntityDetail>, ApiError> {
+) -> Result<Json<EntityDetailOut>, ApiError> {
     who.require(&space, Need::Read)?;
     let Query(q) = q.map_err(|e| ApiError::invalid("as_of", e.body_text()))?;
     Ok(Json(

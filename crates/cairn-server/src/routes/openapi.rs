@@ -215,6 +215,13 @@ fn state_vocabularies(doc: &mut Value) -> Result<(), String> {
         let at = format!("/components/schemas/{schema}/properties/category");
         set(doc, at, "enum", json!(categories))?;
     }
+    let entity_kinds = json!(crate::wire::entities::entity_kinds());
+    for schema in ["EntitySummary", "EntityDetail", "EntityRelation"] {
+        let at = format!("/components/schemas/{schema}/properties/kind");
+        set(doc, at, "enum", entity_kinds.clone())?;
+    }
+    let at = "/components/schemas/EntityMention/properties/edge".to_string();
+    set(doc, at, "enum", json!(crate::wire::entities::edge_kinds()))?;
     let mut listing = kinds.clone();
     listing.push(json!("all"));
     let memories = doc

@@ -134,8 +134,6 @@ hand_schemas! {
     HitPartDoc => "HitPart",
     HitExplanationDoc => "HitExplanation",
     RecallExplanationDoc => "RecallExplanation",
-    EntitySummaryDoc => "EntitySummary",
-    EntityDetailDoc => "EntityDetail",
     ManifestDoc => "Manifest",
     TrajectoryOverviewDoc => "TrajectoryOverview",
     StateViewDoc => "StateView",

@@ -1,14 +1,15 @@
 //! Wire JSON: request bodies and their parsing (this file), response bodies (`out.rs`,
-//! `records.rs`), and what the OpenAPI document needs besides (`doc.rs`). The server's
+//! `records.rs`, `entities.rs`), and what the OpenAPI document needs besides (`doc.rs`). The server's
 //! own types: a library type renamed or reshaped is a compile error here, not a silent
 //! change of the HTTP API, and the document's schemas are derived from them
 //! (`routes/openapi.rs`). The ingest formats (`SessionInput`, `GroupMessage`,
 //! `TrajectoryInput`) are the library's documented formats, shared with files and the CLI;
-//! they and the answers still serialised from library types (the entity and
-//! trajectory-inspection answers) are described by hand in `openapi-hand.json`, and
+//! they and the answers still serialised from library types (the trajectory-inspection
+//! answers) are described by hand in `openapi-hand.json`, and
 //! `tests/http.rs` checks every body against the document, so a change to them fails a
 //! test too.
 pub mod doc;
+pub mod entities;
 pub mod out;
 pub mod records;
 

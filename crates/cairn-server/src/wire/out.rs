@@ -1,9 +1,7 @@
 //! Response bodies, mapped from the library's types field by field; their schemas in
 //! `openapi.json` are derived from these types (`ToSchema`). A field typed by the library
 //! names the schema that describes it (`value_type`, see `doc.rs`).
-use super::doc::{
-    EntitySummaryDoc, HitExplanationDoc, HitPartDoc, RecallExplanationDoc, SessionInputDoc,
-};
+use super::doc::{HitExplanationDoc, HitPartDoc, RecallExplanationDoc, SessionInputDoc};
 use super::records::{FactSubjectOut, TrajectorySummaryOut};
 use cairn::UnitKind;
 use serde::Serialize;
@@ -432,6 +430,5 @@ pub struct Units {
 /// `GET /v1/spaces/{space}/entities`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Entities {
-    #[schema(value_type = Vec<EntitySummaryDoc>)]
-    pub entities: Vec<cairn::EntitySummary>,
+    pub entities: Vec<super::entities::EntitySummaryOut>,
 }
