@@ -316,6 +316,14 @@ class FactVersion:
     message_id: Optional[str] = None
     speaker: Optional[str] = None
     group: Optional[str] = None
+    #: A personal fact's person (the speaker, or a relation of theirs: "user's sister").
+    person: Optional[str] = None
+    #: A personal fact's category ("home", "diet", ...).
+    category: Optional[str] = None
+    #: The statement denies the value.
+    negated: bool = False
+    #: When the stated change took effect, when the statement dates it.
+    since: Optional[str] = None
 
 
 @dataclass(frozen=True)

@@ -318,6 +318,14 @@ export interface FactVersion {
   speaker: string | null;
   group: string | null;
   text: string;
+  /** A personal fact's person (the speaker, or a relation of theirs: "user's sister"). */
+  person?: string;
+  /** A personal fact's category. */
+  category?: FactSubject["category"];
+  /** The statement denies the value. */
+  negated?: boolean;
+  /** When the stated change took effect, when the statement dates it. */
+  since?: string;
 }
 
 export interface FactHistory {

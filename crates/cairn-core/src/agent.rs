@@ -80,8 +80,7 @@ pub struct AgentOptions {
     pub fallback_top_k: usize,
 }
 
-/// The longest one agent run may take (ten minutes): no single request runs away.
-pub const MAX_AGENT_TIME_MS: u64 = 600_000;
+pub use crate::bounds::MAX_AGENT_TIME_MS;
 
 impl Default for AgentOptions {
     fn default() -> Self {
@@ -110,12 +109,8 @@ impl AgentOptions {
 
     pub fn validate(&self) -> Result<(), crate::InputError> {
         let bad = |field: &str, what: String| Err(crate::InputError::new(field, what));
-        if self.max_steps == 0 || self.max_steps > 100 {
-            return bad(
-                "max_steps",
-                format!("must be 1..=100, got {}", self.max_steps),
-            );
-        }
+        use crate::bounds::{in_range, MAX_AGENT_STEPS, MAX_TOKEN_BUDGET, MAX_TOP_K};
+        in_range("max_steps", self.max_steps, MAX_AGENT_STEPS)?;
         if self.time_budget_ms == 0 || self.time_budget_ms > MAX_AGENT_TIME_MS {
             return bad(
                 "time_budget_ms",
@@ -125,7 +120,6 @@ impl AgentOptions {
                 ),
             );
         }
-        use crate::recall::{in_range, MAX_TOKEN_BUDGET, MAX_TOP_K};
         in_range("token_budget", self.token_budget, MAX_TOKEN_BUDGET)?;
         in_range("fallback_top_k", self.fallback_top_k, MAX_TOP_K)
     }

@@ -329,10 +329,10 @@ fn default_context_tokens() -> usize {
 impl ContextRequest {
     /// Checks sizes and shapes; errors name the field (`spans[2].end_state`).
     pub fn validate(&self) -> Result<(), InputError> {
-        crate::recall::in_range(
+        crate::bounds::in_range(
             "token_budget",
             self.token_budget,
-            crate::recall::MAX_TOKEN_BUDGET,
+            crate::bounds::MAX_TOKEN_BUDGET,
         )?;
         if self.note.len() > MAX_NOTE_BYTES {
             return Err(InputError::new(
@@ -429,17 +429,16 @@ impl Default for InspectRecallOptions {
     }
 }
 
-/// Trajectories one recall + inspection may shortlist.
-pub const MAX_INSPECT_TRAJECTORIES: usize = 100;
+pub use crate::bounds::MAX_INSPECT_TRAJECTORIES;
 
 impl InspectRecallOptions {
     /// Checks every bound; errors name the field. The engine refuses what this refuses.
     pub fn validate(&self) -> Result<(), InputError> {
-        use crate::recall::{MAX_TOKEN_BUDGET, MAX_TOP_K};
-        crate::recall::in_range("token_budget", self.token_budget, MAX_TOKEN_BUDGET)?;
-        crate::recall::in_range("top_k", self.top_k, MAX_TOP_K)?;
-        crate::recall::in_range("trajectories", self.trajectories, MAX_INSPECT_TRAJECTORIES)?;
-        crate::recall::in_range("max_states", self.max_states, MAX_TOP_K)
+        use crate::bounds::{in_range, MAX_TOKEN_BUDGET, MAX_TOP_K};
+        in_range("token_budget", self.token_budget, MAX_TOKEN_BUDGET)?;
+        in_range("top_k", self.top_k, MAX_TOP_K)?;
+        in_range("trajectories", self.trajectories, MAX_INSPECT_TRAJECTORIES)?;
+        in_range("max_states", self.max_states, MAX_TOP_K)
     }
 }
 

@@ -7,6 +7,7 @@
 //! no other Cairn crate.
 
 pub mod agent;
+pub mod bounds;
 pub mod enrich;
 pub mod entity;
 pub mod error;

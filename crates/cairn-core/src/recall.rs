@@ -29,25 +29,11 @@ impl std::str::FromStr for Format {
     }
 }
 
-/// Largest `top_k` accepted.
-pub const MAX_TOP_K: usize = 1000;
-/// Largest `token_budget` accepted.
-pub const MAX_TOKEN_BUDGET: usize = 1_000_000;
+pub use crate::bounds::{in_range, MAX_TOKEN_BUDGET, MAX_TOP_K};
 /// The stock relevance floor ([`RecallOptions::min_relevance`]), chosen from the dev sets
 /// (docs/benchmarks/relevance-floor.md: the curve of evidence kept and off-topic questions
 /// answered "no relevant memory" at each floor).
 pub const DEFAULT_MIN_RELEVANCE: f32 = 0.2;
-
-/// Checks `1..=max` for a count or budget; the error names the field.
-pub fn in_range(field: &str, v: usize, max: usize) -> Result<(), InputError> {
-    if v == 0 || v > max {
-        return Err(InputError::new(
-            field,
-            format!("`{field}` must be 1..={max}, got {v}"),
-        ));
-    }
-    Ok(())
-}
 
 /// Options of one recall. `Default` gives the engine's stock settings
 /// (`top_k=3, token_budget=600, format=synthesized, min_relevance=DEFAULT_MIN_RELEVANCE`).

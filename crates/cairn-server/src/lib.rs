@@ -4,7 +4,8 @@
 //!
 //! This crate owns everything about talking to clients: routes, wire JSON and its parsing,
 //! problem details, authentication and per-space authorization, limits, the OpenAPI spec
-//! (`openapi.json`, checked in and served at `/v1/openapi.json`), and the MCP tools. It is
+//! (generated from the wire types by `routes/openapi.rs`, served at `/v1/openapi.json`,
+//! checked in as `openapi.json`), and the MCP tools. It is
 //! the only crate that serves HTTP or knows wire JSON.
 //!
 //! It must never hold ranking, derivation or storage logic: every answer comes from the
@@ -35,7 +36,7 @@ pub use conn::{default_max_connections, ConnectionLimits};
 pub use error::{ApiError, ServerError};
 pub use limits::Limits;
 pub use mcp::{serve_stdio, CairnMcp, McpTools};
-pub use routes::{route_table, OPENAPI};
+pub use routes::{openapi_document, openapi_text, route_table, OPENAPI};
 
 use axum::Router;
 use cairn::Memory;

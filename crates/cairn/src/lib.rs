@@ -34,6 +34,8 @@ mod trajectories;
 mod workspace;
 
 pub use browse::parse_filter;
+/// The bounds of every request option (validation, MCP schemas and the OpenAPI spec).
+pub use cairn_core::bounds;
 /// Why a recall answered what it did (`RecallOptions::explain`).
 pub use cairn_core::explain;
 /// Metadata filter expressions (see [`cairn_core::filter`]).
@@ -44,10 +46,10 @@ pub use cairn_core::{
     time::parse_timestamp, AgentState, AppendInput, ConflictError, EdgeKind, EntityDetail,
     EntityKind, EntityMention, EntityRelation, EntitySummary, Evidence, FactCategory, FactDetail,
     FactHistory, FactSubject, FactVersion, Format, GroupMessage, Hit, HitPart, InputError,
-    KeyRecords, KeyRow, Message, Recall, RecallOptions, Role, Scope, ScopeOptions, SessionHeader,
-    SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile, StoreError, Style,
-    TimelineEntry, Timestamp, Timings, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit,
-    UnitDetail, UnitKind, UnitPage, UnitQuery, MAX_TEXT_BYTES, PARTITION_KEYS,
+    KeyRecords, KeyRow, Message, ProfileFact, Recall, RecallOptions, Role, Scope, ScopeOptions,
+    SessionHeader, SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile, StoreError,
+    Style, TimelineEntry, Timestamp, Timings, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
+    Unit, UnitDetail, UnitKind, UnitPage, UnitQuery, MAX_TEXT_BYTES, PARTITION_KEYS,
 };
 /// Trajectory inspection: the verbs' answers, context requests, the agent controller's
 /// options and runs (see `Memory::trajectory_summary` and its neighbours).

@@ -119,11 +119,11 @@ pub struct RecallArgs {
     pub query: String,
     /// How many pieces of evidence to return (default 3, as over HTTP).
     #[serde(default)]
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = cairn::bounds::MAX_TOP_K))]
     pub top_k: Option<usize>,
     /// Most tokens of context to return (default 600, as over HTTP).
     #[serde(default)]
-    #[schemars(range(min = 1, max = 1000000))]
+    #[schemars(range(min = 1, max = cairn::bounds::MAX_TOKEN_BUDGET))]
     pub token_budget: Option<usize>,
     /// Recall as of this date: later memories are invisible and "last week" in the query
     /// means the week before this date.

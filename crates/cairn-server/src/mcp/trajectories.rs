@@ -124,6 +124,7 @@ pub struct ContextArgs {
     pub spans: Vec<SpanArg>,
     /// Most tokens of context (default 2000; never exceeded).
     #[serde(default)]
+    #[schemars(range(min = 1, max = cairn::bounds::MAX_TOKEN_BUDGET))]
     pub token_budget: Option<usize>,
     /// The question: page lines holding its words are kept first when a page is cut.
     #[serde(default)]
@@ -139,6 +140,7 @@ pub struct InspectArgs {
     pub question: String,
     /// Most tokens of context (default 2000).
     #[serde(default)]
+    #[schemars(range(min = 1, max = cairn::bounds::MAX_TOKEN_BUDGET))]
     pub token_budget: Option<usize>,
 }
 

@@ -5,32 +5,33 @@
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
+use crate::wire::doc::*;
+use crate::wire::entities::EntityDetailOut;
+pub use crate::wire::out::Entities;
 use crate::wire::{scope_of, ScopeQuery};
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::{Extension, Json};
-use cairn::{EntityDetail, EntitySummary};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::sync::Arc;
 
 type S = Arc<AppState>;
 
 /// Query of `GET /v1/spaces/{space}/entities`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct EntitiesQuery {
     /// Only entities whose name or an alias contains this (case-insensitive).
+    #[param(required = false)]
     pub q: Option<String>,
+    /// The graph as known at this time (default now): an edge exists once its unit occurred.
+    #[param(required = false)]
     pub as_of: Option<String>,
-    /// A metadata filter as JSON text (URL-encoded).
+    /// Metadata filter as JSON text, e.g. `{"user_id":"u1"}` (see the Filter schema): only what the sessions it admits hold is seen, as if the space held nothing else.
+    #[param(required = false)]
     pub filter: Option<String>,
-}
-
-/// `GET /v1/spaces/{space}/entities`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Entities {
-    pub entities: Vec<EntitySummary>,
 }
 
 /// The entities of what `scope` sees, optionally searched (the HTTP route and MCP tool).
@@ -44,7 +45,9 @@ pub async fn entities_of(
     who.require(space, Need::Read)?;
     let sp = space.to_string();
     let entities = blocking(st, move |m| m.entities(&sp, search.as_deref(), &scope)).await?;
-    Ok(Entities { entities })
+    Ok(Entities {
+        entities: entities.into_iter().map(Into::into).collect(),
+    })
 }
 
 /// One entity by name or alias; 404 when the scope sees none by that name.
@@ -54,15 +57,32 @@ pub async fn entity_of(
     space: &str,
     name: String,
     scope: cairn::ScopeOptions,
-) -> Result<EntityDetail, ApiError> {
+) -> Result<EntityDetailOut, ApiError> {
     who.require(space, Need::Read)?;
     let sp = space.to_string();
     let asked = name.clone();
     blocking(st, move |m| m.entity(&sp, &asked, &scope))
         .await?
+        .map(EntityDetailOut::from)
         .ok_or_else(|| ApiError::not_found("not_found", format!("no entity {name:?}")))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/entities",
+    operation_id = "entities",
+    tag = "entities",
+    summary = "Entities of a space",
+    description = "The people, places, organizations and things the space's messages name (speakers, capitalized names; nicknames and short forms merged), most linked first. Derived from the units, so forgetting a source forgets what it said.",
+    params(SpacePath, EntitiesQuery),
+    responses(
+        (status = 200, description = "OK", body = inline(crate::wire::out::Entities)),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub async fn list(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -75,12 +95,29 @@ pub async fn list(
     Ok(Json(entities_of(&st, &who, &space, q.q, scope).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/entities/{name}",
+    operation_id = "entity",
+    tag = "entities",
+    summary = "One entity",
+    description = "An entity by name or alias, with the units that mention it (speaker_of, mention, fact_subject edges), the entities met in the same sessions and messages, and the sessions it appears in, in time order.",
+    params(SpacePath, EntityPath, crate::wire::ScopeQuery),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::entities::EntityDetailOut),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub async fn one(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path((space, name)): Path<(String, String)>,
     q: Result<Query<ScopeQuery>, QueryRejection>,
-) -> Result<Json<EntityDetail>, ApiError> {
+) -> Result<Json<EntityDetailOut>, ApiError> {
     who.require(&space, Need::Read)?;
     let Query(q) = q.map_err(|e| ApiError::invalid("as_of", e.body_text()))?;
     Ok(Json(

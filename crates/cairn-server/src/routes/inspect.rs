@@ -6,46 +6,17 @@
 use crate::auth::{Access, Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
+use crate::wire::doc::*;
 use crate::wire::out::MemoryOut;
+pub use crate::wire::out::{Me, Subjects, Units};
 use crate::wire::ScopeQuery;
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::{Extension, Json};
-use cairn::FactSubject;
-use serde::Serialize;
 use std::sync::Arc;
 
 type S = Arc<AppState>;
-
-/// `GET /v1/me`: the caller as the server sees it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Me {
-    /// The key's public id; `admin` for the admin key, `local` without auth.
-    pub key_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    /// Sees every space (the admin key, or a server without auth).
-    pub admin: bool,
-    pub read_only: bool,
-    /// The existing spaces the caller sees, by name.
-    pub spaces: Vec<String>,
-    /// The spaces the key is for, existing or not (absent for admin).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scope: Option<Vec<String>>,
-}
-
-/// `GET /v1/spaces/{space}/subjects`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Subjects {
-    pub subjects: Vec<FactSubject>,
-}
-
-/// A list of units.
-#[derive(Debug, Serialize)]
-pub struct Units {
-    pub units: Vec<MemoryOut>,
-}
 
 /// Who the caller is and what it sees (the HTTP route and the MCP tool).
 pub async fn me_of(st: &S, who: &Principal) -> Result<Me, ApiError> {
@@ -91,9 +62,25 @@ pub async fn subjects_of(
     who.require(space, Need::Read)?;
     let sp = space.to_string();
     let subjects = blocking(st, move |m| m.fact_subjects(&sp, &scope)).await?;
-    Ok(Subjects { subjects })
+    Ok(Subjects {
+        subjects: subjects.into_iter().map(Into::into).collect(),
+    })
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/me",
+    operation_id = "me",
+    tag = "spaces",
+    summary = "The caller",
+    description = "Who the key is (id, label), whether it is the admin key, whether it is read-only, the existing spaces it sees and the spaces it is for.",
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::Me),
+        (status = 401, response = Unauthorized),
+        (status = 500, response = Internal),
+        (status = 403, response = Forbidden),
+    ),
+)]
 pub async fn me(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -101,6 +88,23 @@ pub async fn me(
     Ok(Json(me_of(&st, &who).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/subjects",
+    operation_id = "subjects",
+    tag = "facts",
+    summary = "Fact subjects of a space",
+    description = "Every subject the space holds versioned facts about, as of `as_of` (default now): the subject as last written (what `history` takes), how many statements, the newest value and when it was stated.",
+    params(SpacePath, crate::wire::ScopeQuery),
+    responses(
+        (status = 200, description = "OK", body = inline(crate::wire::out::Subjects)),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub async fn subjects(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -113,6 +117,23 @@ pub async fn subjects(
 }
 
 /// `GET /v1/spaces/{space}/sessions/{session}/units`: what was derived from a session.
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/sessions/{session}/units",
+    operation_id = "sessionUnits",
+    tag = "sessions",
+    summary = "Units derived from a session",
+    description = "Every memory unit derived from the session (turns, rounds, episode, facts, speaker statistics), in write order; each names the messages it came from.",
+    params(SpacePath, SessionPath),
+    responses(
+        (status = 200, description = "OK", body = inline(crate::wire::out::Units)),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub async fn session_units(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -130,6 +151,23 @@ pub async fn session_units(
 }
 
 /// `GET /v1/spaces/{space}/trajectories/{id}/units`: its slices, events and note.
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/trajectories/{id}/units",
+    operation_id = "trajectoryUnits",
+    tag = "trajectories",
+    summary = "Units derived from a trajectory",
+    description = "The slices (one per state), events (one per step) and note (procedure or gotcha) derived from the trajectory, in write order.",
+    params(SpacePath, TrajectoryPath),
+    responses(
+        (status = 200, description = "OK", body = inline(crate::wire::out::Units)),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub async fn trajectory_units(
     State(st): State<S>,
     Extension(who): Extension<Principal>,

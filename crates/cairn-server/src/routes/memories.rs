@@ -6,6 +6,7 @@ use super::{page_limit, query, ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
+use crate::wire::doc::*;
 use crate::wire::out::{ForgotMemory, MemoryOut};
 use crate::wire::{parse_time, ListMemories, Page};
 use axum::extract::rejection::QueryRejection;
@@ -13,6 +14,23 @@ use axum::extract::{Path, Query, State};
 use axum::{Extension, Json};
 use cairn::{UnitKind, UnitQuery};
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/memories",
+    operation_id = "listMemories",
+    tag = "memories",
+    summary = "List memories",
+    description = "Memories in time order, filtered and paginated: by default the memories a user thinks of, one per message (`turn`), fact drawn from messages (`fact`) and trajectory (`note`); `kind` lists one derived kind instead (rounds, episodes, slices, events, profiles), and `kind=all` every unit.",
+    params(SpacePath, crate::wire::ListMemories),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::UnitPage),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn list_memories(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -49,6 +67,23 @@ pub(super) async fn list_memories(
     Ok(Json(Page::new(items, page.total, offset)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/memories/{id}",
+    operation_id = "getMemory",
+    tag = "memories",
+    summary = "Get a memory",
+    description = "One unit with its provenance.",
+    params(SpacePath, IdPath),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::MemoryOut),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn get_memory(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -67,6 +102,23 @@ pub(super) async fn get_memory(
 /// A memory is derived from messages; deleting it forgets those messages (and so every
 /// unit, index entry and cached vector derived from them), in one write. Anything less
 /// would leave the text recallable through the verbatim record.
+#[utoipa::path(
+    delete,
+    path = "/v1/spaces/{space}/memories/{id}",
+    operation_id = "deleteMemory",
+    tag = "memories",
+    summary = "Delete a memory",
+    description = "Forgets what the memory was derived from, in one write: the messages it cites (the session goes when none is left), or for a slice, event or note its whole trajectory. A profile is computed from a speaker's messages and cannot be forgotten alone (422 `not_deletable`: forget the messages).",
+    params(SpacePath, IdPath),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::ForgotMemory),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn delete_memory(
     State(st): State<S>,
     Extension(who): Extension<Principal>,

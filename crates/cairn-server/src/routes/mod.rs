@@ -1,13 +1,15 @@
 //! Routes of `/v1` and `/mcp`: one table (method, path, handler), from which both the router
 //! and the route list checked against `openapi.json` are built, so the two cannot drift.
-//! Adding an endpoint is one handler (in the file of its resource) and one table row (and
-//! its entry in the spec, which a test demands).
+//! Adding an endpoint is one handler (in the file of its resource, with its
+//! `#[utoipa::path]` attribute) and one table row (and the handler in `paths(...)` of
+//! `openapi.rs`, which a test demands).
 //!
 //! Middleware, outermost first: tracing, panic catching, problem documents for axum's own
 //! rejections, the `Host` check (DNS rebinding), then per route the key check.
 pub(crate) mod entities;
 pub(crate) mod inspect;
 mod memories;
+mod openapi;
 mod recall;
 mod sessions;
 mod spaces;
@@ -24,12 +26,15 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, post_service, MethodRouter};
 use axum::Router;
+use cairn::bounds::{DEFAULT_PAGE, MAX_PAGE};
 use cairn::WriteOptions;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The OpenAPI document of this API, checked in beside the crate.
+/// The OpenAPI document of this API as checked in beside the crate; a test holds it equal
+/// to what [`openapi_document`] generates and the server serves.
 pub const OPENAPI: &str = include_str!("../../openapi.json");
+pub use openapi::{document as openapi_document, document_text as openapi_text};
 
 type S = Arc<AppState>;
 type ApiResult<T> = Result<T, ApiError>;
@@ -362,9 +367,6 @@ fn ingested(report: cairn::IngestReport) -> Response {
         body.into_response()
     }
 }
-
-const DEFAULT_PAGE: usize = 50;
-const MAX_PAGE: usize = 1000;
 
 fn page_limit(limit: Option<usize>) -> ApiResult<usize> {
     match limit.unwrap_or(DEFAULT_PAGE) {

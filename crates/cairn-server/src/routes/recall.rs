@@ -3,13 +3,35 @@ use super::{ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops;
-use crate::wire::out::RecallOut;
+use crate::wire::doc::*;
+use crate::wire::out::{RecallOut, SpeakerList};
+use crate::wire::records::{FactHistoryOut, SpeakerProfileOut};
 use crate::wire::{scope_of, HistoryQuery, RecallRequest, ScopeQuery, WireJson};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::{Extension, Json};
-use serde_json::{json, Value};
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{space}/recall",
+    operation_id = "recall",
+    tag = "recall",
+    summary = "Recall",
+    description = "Ranked, cited evidence for a query, packed into `token_budget` tokens.",
+    params(SpacePath),
+    request_body = crate::wire::RecallRequest,
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::RecallOut),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 413, response = TooLarge),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn recall(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -19,39 +41,93 @@ pub(super) async fn recall(
     Ok(Json(ops::recall(&st, &who, &space, body).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/history",
+    operation_id = "history",
+    tag = "facts",
+    summary = "Version history of a fact subject",
+    description = "The versions of the subject best matching `subject` (e.g. `budget for Atlas`), oldest first, each with its validity interval and the version that replaced it; `as_of` gives the history as known then.",
+    params(SpacePath, crate::wire::HistoryQuery),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::records::FactHistoryOut),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn history(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
     q: Result<Query<HistoryQuery>, QueryRejection>,
-) -> ApiResult<Json<cairn::FactHistory>> {
+) -> ApiResult<Json<FactHistoryOut>> {
     who.require(&space, Need::Read)?;
     let Query(q) = q.map_err(|e| ApiError::invalid("subject", e.body_text()))?;
     let scope = scope_of(q.filter.as_deref(), q.as_of.as_deref())?;
     Ok(Json(
-        ops::history(&st, &who, &space, q.subject, scope).await?,
+        ops::history(&st, &who, &space, q.subject, scope)
+            .await?
+            .into(),
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/speakers",
+    operation_id = "speakers",
+    tag = "profiles",
+    summary = "Speakers of a space",
+    description = "Everyone who wrote in, or was described in, the space.",
+    params(SpacePath, crate::wire::ScopeQuery),
+    responses(
+        (status = 200, description = "OK", body = inline(crate::wire::out::SpeakerList)),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn speakers(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
     q: Result<Query<ScopeQuery>, QueryRejection>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<SpeakerList>> {
     who.require(&space, Need::Read)?;
     let scope = super::query(q)?.options()?;
-    let list = ops::speakers(&st, &who, &space, scope).await?;
-    Ok(Json(json!({ "speakers": list })))
+    let speakers = ops::speakers(&st, &who, &space, scope).await?;
+    Ok(Json(SpeakerList { speakers }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/profiles/{speaker}",
+    operation_id = "profile",
+    tag = "profiles",
+    summary = "A speaker's profile",
+    description = "Style (message length, formality, directive vs collaborative, punctuation and emoji, reply time), roles and skills with the messages that show them, topics, groups.",
+    params(SpacePath, SpeakerPath, crate::wire::ScopeQuery),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::records::SpeakerProfileOut),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn profile(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path((space, speaker)): Path<(String, String)>,
     q: Result<Query<ScopeQuery>, QueryRejection>,
-) -> ApiResult<Json<cairn::SpeakerProfile>> {
+) -> ApiResult<Json<SpeakerProfileOut>> {
     who.require(&space, Need::Read)?;
     let scope = super::query(q)?.options()?;
-    Ok(Json(ops::profile(&st, &who, &space, speaker, scope).await?))
+    let profile = ops::profile(&st, &who, &space, speaker, scope).await?;
+    Ok(Json(profile.into()))
 }

@@ -4,6 +4,7 @@ use super::{ingested, page_limit, query, write_options, ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::{self, blocking};
+use crate::wire::doc::*;
 use crate::wire::out::{Removed, SessionOut};
 use crate::wire::{AddMessages, BatchIngest, GroupIngest, ListSessions, Page, WireJson};
 use axum::extract::rejection::QueryRejection;
@@ -13,6 +14,27 @@ use axum::response::Response;
 use axum::{Extension, Json};
 use cairn::SessionInput;
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{space}/sessions",
+    operation_id = "ingestSession",
+    tag = "ingest",
+    summary = "Ingest a session",
+    description = "Stores a session (the JSONL line shape); creates the space. A stored id accepts only appended messages (else 409). Answered once durable and searchable.",
+    params(SpacePath, IdempotencyHeader),
+    request_body = SessionInputDoc,
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::Ingested, headers(("Idempotency-Replayed" = String, description = "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written now."))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn ingest_session(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -33,6 +55,27 @@ pub(super) async fn ingest_session(
     Ok(ingested(report))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{space}/sessions/batch",
+    operation_id = "ingestBatch",
+    tag = "ingest",
+    summary = "Ingest sessions in one batch",
+    description = "All sessions are validated before any is written; embedding runs in shared batches. At most `max_batch_sessions` sessions (default 1000).",
+    params(SpacePath, IdempotencyHeader),
+    request_body = inline(crate::wire::BatchIngest),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::Ingested, headers(("Idempotency-Replayed" = String, description = "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written now."))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn ingest_batch(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -53,6 +96,27 @@ pub(super) async fn ingest_batch(
     Ok(ingested(report))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{space}/messages",
+    operation_id = "addMessages",
+    tag = "ingest",
+    summary = "Add messages (Mem0 `add`)",
+    description = "Appends messages to `session_id`, creating the session on first use. For a stored session, `occurred_at`, `group` and `metadata` must be omitted or equal to what is stored. Multi-party (group) chats: give `group` and a `speaker` per message.",
+    params(SpacePath, IdempotencyHeader),
+    request_body = crate::wire::AddMessages,
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::Ingested, headers(("Idempotency-Replayed" = String, description = "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written now."))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn add_messages(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -65,6 +129,27 @@ pub(super) async fn add_messages(
     Ok(ingested(report))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{space}/group-messages",
+    operation_id = "ingestGroupMessages",
+    tag = "ingest",
+    summary = "Ingest group-chat messages",
+    description = "Messages of any groups and days (typically one day of every group). Each group's day is the session `<group>/<YYYY-MM-DD>`; later messages of a day are appended; a message sent twice (same speaker, time, text) is stored once. Facts, episodes and speaker profiles are derived from them.",
+    params(SpacePath, IdempotencyHeader),
+    request_body = inline(crate::wire::GroupIngest),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::Ingested, headers(("Idempotency-Replayed" = String, description = "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written now."))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn add_group_messages(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -83,6 +168,23 @@ pub(super) async fn add_group_messages(
     Ok(ingested(report))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/sessions",
+    operation_id = "listSessions",
+    tag = "sessions",
+    summary = "List sessions",
+    description = "Sessions exactly as ingested, in ingest order, optionally filtered.",
+    params(SpacePath, crate::wire::ListSessions),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::SessionPage),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn list_sessions(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -102,6 +204,23 @@ pub(super) async fn list_sessions(
     Ok(Json(Page::new(items, page.total, offset)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/sessions/{session}",
+    operation_id = "getSession",
+    tag = "sessions",
+    summary = "Get a session",
+    description = "The session record exactly as ingested.",
+    params(SpacePath, SessionPath),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::SessionOut),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn get_session(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -115,6 +234,23 @@ pub(super) async fn get_session(
         .ok_or_else(|| ApiError::not_found("not_found", format!("session {session:?} not found")))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/spaces/{space}/sessions/{session}",
+    operation_id = "deleteSession",
+    tag = "sessions",
+    summary = "Forget a session",
+    description = "Removes the session and every unit, index entry and cached vector derived from it.",
+    params(SpacePath, SessionPath),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::Removed),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn delete_session(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -124,6 +260,23 @@ pub(super) async fn delete_session(
     Ok(Json(Removed { removed_units }))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/spaces/{space}/sessions/{session}/messages/{message}",
+    operation_id = "deleteMessage",
+    tag = "sessions",
+    summary = "Forget one message",
+    description = "The session is re-derived without it; forgetting the last message forgets the session.",
+    params(SpacePath, SessionPath, MessagePath),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::Removed),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn delete_message(
     State(st): State<S>,
     Extension(who): Extension<Principal>,

@@ -3,47 +3,125 @@ use super::{ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
-use crate::wire::out::StatsOut;
+use crate::wire::doc::*;
+use crate::wire::out::{AllStats, Deleted, Health, Ready, SpaceCreated, SpaceList, StatsOut};
 use crate::wire::{CreateSpace, WireJson};
 use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
-use axum::response::IntoResponse;
+use axum::http::StatusCode;
 use axum::{Extension, Json};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-pub(super) async fn health() -> Json<Value> {
-    Json(json!({"status": "ok", "version": cairn::VERSION}))
+#[utoipa::path(
+    get,
+    path = "/v1/health",
+    operation_id = "health",
+    tag = "service",
+    summary = "Liveness",
+    description = "The process is up. No key needed.",
+    responses(
+        (status = 200, description = "OK", body = inline(crate::wire::out::Health)),
+    ),
+    security(()),
+)]
+pub(super) async fn health() -> Json<Health> {
+    Json(Health {
+        status: "ok",
+        version: cairn::VERSION,
+    })
 }
 
-pub(super) async fn ready(State(st): State<S>) -> ApiResult<Json<Value>> {
+#[utoipa::path(
+    get,
+    path = "/v1/ready",
+    operation_id = "ready",
+    tag = "service",
+    summary = "Readiness",
+    description = "The store answers reads. 503 `not_ready` otherwise. No key needed.",
+    responses(
+        (status = 200, description = "OK", body = inline(crate::wire::out::Ready)),
+        (status = 503, description = "Problem details (RFC 9457) with a stable `code`", body = ProblemDoc, content_type = "application/problem+json"),
+        (status = 403, response = Forbidden),
+    ),
+    security(()),
+)]
+pub(super) async fn ready(State(st): State<S>) -> ApiResult<Json<Ready>> {
     let spaces = blocking(&st, |m| m.spaces())
         .await
         .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "not_ready", e.detail))?;
-    Ok(Json(json!({"status": "ready", "spaces": spaces.len()})))
+    Ok(Json(Ready {
+        status: "ready",
+        spaces: spaces.len(),
+    }))
 }
 
-pub(super) async fn openapi() -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "application/json")], super::OPENAPI)
+#[utoipa::path(
+    get,
+    path = "/v1/openapi.json",
+    operation_id = "openapi",
+    tag = "service",
+    summary = "This document",
+    description = "The OpenAPI description of the API. No key needed.",
+    responses(
+        (status = 200, description = "OK", body = Object),
+        (status = 403, response = Forbidden),
+    ),
+    security(()),
+)]
+pub(super) async fn openapi() -> Json<&'static Value> {
+    Json(super::openapi_document())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces",
+    operation_id = "listSpaces",
+    tag = "spaces",
+    summary = "List spaces",
+    description = "The spaces this key may see.",
+    responses(
+        (status = 200, description = "OK", body = inline(crate::wire::out::SpaceList)),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn list_spaces(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<SpaceList>> {
     let spaces = blocking(&st, |m| m.spaces()).await?;
     let names: Vec<String> = spaces
         .into_iter()
         .map(|s| s.to_string())
         .filter(|s| who.can_see(s))
         .collect();
-    Ok(Json(json!({ "spaces": names })))
+    Ok(Json(SpaceList { spaces: names }))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces",
+    operation_id = "createSpace",
+    tag = "spaces",
+    summary = "Create a space",
+    description = "Idempotent: 201 when created, 200 when it existed.",
+    request_body = inline(crate::wire::CreateSpace),
+    responses(
+        (status = 200, description = "Existed", body = crate::wire::out::SpaceCreated),
+        (status = 201, description = "Created", body = crate::wire::out::SpaceCreated),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn create_space(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     WireJson(body): WireJson<CreateSpace>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<SpaceCreated>)> {
     who.require(&body.name, Need::Write)?;
     let name = body.name.clone();
     let created = blocking(&st, move |m| m.create_space(&name))
@@ -54,21 +132,44 @@ pub(super) async fn create_space(
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(json!({"name": body.name, "created": created}))))
+    Ok((
+        status,
+        Json(SpaceCreated {
+            name: body.name,
+            created,
+        }),
+    ))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/spaces/{space}",
+    operation_id = "deleteSpace",
+    tag = "spaces",
+    summary = "Forget a space",
+    description = "Deletes every session, unit, index entry and cached vector of the space.",
+    params(SpacePath),
+    responses(
+        (status = 200, description = "OK", body = inline(crate::wire::out::Deleted)),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn delete_space(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Deleted>> {
     who.require(&space, Need::Write)?;
     let sp = space.clone();
     let existed = blocking(&st, move |m| m.forget_space(&sp)).await?;
     if !existed {
         return Err(no_space(&space));
     }
-    Ok(Json(json!({"deleted": true})))
+    Ok(Json(Deleted { deleted: true }))
 }
 
 pub(super) fn no_space(space: &str) -> ApiError {
@@ -84,10 +185,24 @@ pub(super) async fn require_space(st: &S, space: &str) -> ApiResult<()> {
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/stats",
+    operation_id = "allStats",
+    tag = "spaces",
+    summary = "Stats of every visible space",
+    description = "",
+    responses(
+        (status = 200, description = "OK", body = inline(crate::wire::out::AllStats)),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn all_stats(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<AllStats>> {
     let stats = blocking(&st, move |m| {
         m.spaces()?
             .into_iter()
@@ -96,9 +211,26 @@ pub(super) async fn all_stats(
             .collect::<Result<Vec<_>, _>>()
     })
     .await?;
-    Ok(Json(json!({ "spaces": stats })))
+    Ok(Json(AllStats { spaces: stats }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/stats",
+    operation_id = "spaceStats",
+    tag = "spaces",
+    summary = "Stats of a space",
+    description = "Counts of sessions, messages and units by kind.",
+    params(SpacePath),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::StatsOut),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn space_stats(
     State(st): State<S>,
     Extension(who): Extension<Principal>,

@@ -3,14 +3,36 @@ use super::{ingested, write_options, ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
-use crate::wire::out::Removed;
+use crate::wire::doc::*;
+use crate::wire::out::{Removed, TrajectoryList};
+use crate::wire::records::{AgentStateOut, TrajectoryRecordOut, TrajectorySummaryOut};
 use crate::wire::{TrajectoryIngest, WireJson};
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::{Extension, Json};
-use serde_json::{json, Value};
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{space}/trajectories",
+    operation_id = "insertTrajectories",
+    tag = "ingest",
+    summary = "Insert agent trajectories",
+    description = "Trajectories are kept verbatim (observations deduplicated and compressed); slices, events and a procedure/gotcha note are derived from each. Inserting an identical trajectory again changes nothing; different content under a stored id is a conflict.",
+    params(SpacePath, IdempotencyHeader),
+    request_body = inline(crate::wire::TrajectoryIngest),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::Ingested, headers(("Idempotency-Replayed" = String, description = "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written now."))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn insert_trajectories(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -29,14 +51,32 @@ pub(super) async fn insert_trajectories(
     Ok(ingested(report))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/trajectories",
+    operation_id = "trajectoryManifest",
+    tag = "trajectories",
+    summary = "The trajectory manifest of a space",
+    description = "Goal, outcome, steps and URLs of every trajectory, in insert order.",
+    params(SpacePath),
+    responses(
+        (status = 200, description = "OK", body = inline(crate::wire::out::TrajectoryList)),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn trajectory_manifest(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TrajectoryList>> {
     who.require(&space, Need::Read)?;
     let list = blocking(&st, move |m| m.trajectory_manifest(&space)).await?;
-    Ok(Json(json!({ "trajectories": list })))
+    let trajectories = list.into_iter().map(TrajectorySummaryOut::from).collect();
+    Ok(Json(TrajectoryList { trajectories }))
 }
 
 async fn fetch_trajectory(st: &S, space: &str, id: &str) -> ApiResult<cairn::TrajectoryRecord> {
@@ -46,20 +86,54 @@ async fn fetch_trajectory(st: &S, space: &str, id: &str) -> ApiResult<cairn::Tra
         .ok_or_else(|| ApiError::not_found("not_found", format!("trajectory {id:?} not found")))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/trajectories/{id}",
+    operation_id = "getTrajectory",
+    tag = "trajectories",
+    summary = "Get a trajectory",
+    description = "The trajectory exactly as inserted.",
+    params(SpacePath, TrajectoryPath),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::records::TrajectoryRecordOut),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn get_trajectory(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path((space, id)): Path<(String, String)>,
-) -> ApiResult<Json<cairn::TrajectoryRecord>> {
+) -> ApiResult<Json<TrajectoryRecordOut>> {
     who.require(&space, Need::Read)?;
-    Ok(Json(fetch_trajectory(&st, &space, &id).await?))
+    Ok(Json(fetch_trajectory(&st, &space, &id).await?.into()))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/trajectories/{id}/states/{index}",
+    operation_id = "getTrajectoryState",
+    tag = "trajectories",
+    summary = "Get one state of a trajectory",
+    description = "State `index` (0-based) exactly as inserted.",
+    params(SpacePath, TrajectoryPath, StatePath),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::records::AgentStateOut),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn get_trajectory_state(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path((space, id, index)): Path<(String, String, String)>,
-) -> ApiResult<Json<cairn::AgentState>> {
+) -> ApiResult<Json<AgentStateOut>> {
     who.require(&space, Need::Read)?;
     let i: usize = index
         .parse()
@@ -70,7 +144,7 @@ pub(super) async fn get_trajectory_state(
         .states
         .into_iter()
         .nth(i)
-        .map(Json)
+        .map(|s| Json(s.into()))
         .ok_or_else(|| {
             ApiError::not_found(
                 "not_found",
@@ -79,6 +153,23 @@ pub(super) async fn get_trajectory_state(
         })
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/spaces/{space}/trajectories/{id}",
+    operation_id = "deleteTrajectory",
+    tag = "trajectories",
+    summary = "Forget a trajectory",
+    description = "Removes the trajectory, its units, index entries, vectors and observations no other trajectory shares.",
+    params(SpacePath, TrajectoryPath),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::Removed),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn delete_trajectory(
     State(st): State<S>,
     Extension(who): Extension<Principal>,

@@ -7,6 +7,7 @@
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
+use crate::wire::doc::*;
 use crate::wire::WireJson;
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
@@ -20,6 +21,7 @@ use cairn::{
 };
 use serde::Deserialize;
 use std::sync::Arc;
+use utoipa::{IntoParams, ToSchema};
 
 type S = Arc<AppState>;
 type ApiResult<T> = Result<T, ApiError>;
@@ -35,43 +37,64 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> ApiResult<T> {
 }
 
 /// Query of `GET /v1/spaces/{space}/trajectory-manifest`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ManifestQuery {
+    /// `concise` (default) or `full`.
     #[serde(default)]
+    #[param(required = false, value_type = String)]
     pub form: ManifestForm,
+    /// First trajectory of the page (0-based).
     #[serde(default)]
+    #[param(required = false)]
     pub offset: usize,
+    /// Trajectories per page (default 200 concise, 25 full; at most 1000).
+    #[param(required = false)]
     pub limit: Option<usize>,
 }
 
 /// Query of `.../trajectories/{id}/states/{index}/view`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct StateQuery {
+    /// Page characters shown.
+    #[param(required = false)]
     pub max_chars: Option<usize>,
 }
 
 /// Query of `.../trajectories/{id}/span`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct SpanQuery {
+    /// First state (0-based).
     pub start: usize,
+    /// Last state (inclusive).
     pub end: usize,
+    /// Page characters per state.
+    #[param(required = false)]
     pub max_chars: Option<usize>,
 }
 
 /// Query of `.../trajectories/{id}/match` and `.../trajectory-search`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct PatternQuery {
+    /// Regex or words (at most 1000 bytes).
     pub pattern: String,
+    /// `regex` or `words` (the default: `regex` in one trajectory, `words` across them).
+    #[param(required = false, value_type = Option<String>)]
     pub mode: Option<PatternMode>,
+    /// Matching states shown (at most 500).
+    #[param(required = false)]
     pub limit: Option<usize>,
 }
 
 /// `POST /v1/spaces/{space}/trajectory-inspect`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InspectRequest {
     pub question: String,
@@ -82,13 +105,14 @@ pub struct InspectRequest {
 
 /// `POST /v1/spaces/{space}/trajectory-agent`: runs the controller with the server's
 /// configured LLM (`[llm]`); without one, the answer is the fallback.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentRequest {
     pub question: String,
     pub max_steps: Option<usize>,
     pub time_budget_ms: Option<u64>,
     pub token_budget: Option<usize>,
+    #[schema(value_type = Option<String>)]
     pub fallback: Option<AgentFallback>,
 }
 
@@ -252,6 +276,23 @@ pub(crate) async fn agent_op(
     .await
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/trajectory-manifest",
+    operation_id = "trajectoryManifestPage",
+    tag = "trajectories",
+    summary = "The manifest of a space's trajectories, paged",
+    description = "Per trajectory (insert order): goal, start URL, outcome and state count; `form=full` adds every state's URL, page title, thought and action (the action names the element acted on). A page says where the next starts (`next_offset`) and its `truncated` note says so in words.",
+    params(SpacePath, ManifestQuery),
+    responses(
+        (status = 200, description = "OK", body = ManifestDoc),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(crate) async fn manifest(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -262,6 +303,23 @@ pub(crate) async fn manifest(
     Ok(Json(manifest_op(&st, &who, space, query(q)?).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/trajectories/{id}/summary",
+    operation_id = "trajectorySummary",
+    tag = "trajectories",
+    summary = "A compact summary of one trajectory",
+    description = "Its goal, start URL, outcome and a line per state (URL, page title, thought, action naming the element acted on), at most 120 states (a `truncated` note says how to see the rest).",
+    params(SpacePath, TrajectoryPath),
+    responses(
+        (status = 200, description = "OK", body = TrajectoryOverviewDoc),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(crate) async fn summary(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -270,6 +328,23 @@ pub(crate) async fn summary(
     Ok(Json(summary_op(&st, &who, space, id).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/trajectories/{id}/states/{index}/view",
+    operation_id = "trajectoryStateView",
+    tag = "trajectories",
+    summary = "One state for reading",
+    description = "The state with its page title, the action annotated with the element it names, and the page (observation) cut in the middle to `max_chars` characters (default 6000, at most 200000); the cut is marked in the text and in `truncated`.",
+    params(SpacePath, TrajectoryPath, StatePath, StateQuery),
+    responses(
+        (status = 200, description = "OK", body = StateViewDoc),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(crate) async fn state_view(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -284,6 +359,23 @@ pub(crate) async fn state_view(
     Ok(Json(state_op(&st, &who, space, id, i, q.max_chars).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/trajectories/{id}/span",
+    operation_id = "trajectorySpan",
+    tag = "trajectories",
+    summary = "A span of states",
+    description = "States `start` to `end` (inclusive; at most 10 per call, an end past the last state stops there), each page cut to `max_chars` (default 2500).",
+    params(SpacePath, TrajectoryPath, SpanQuery),
+    responses(
+        (status = 200, description = "OK", body = SpanViewDoc),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(crate) async fn span(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -294,6 +386,23 @@ pub(crate) async fn span(
     Ok(Json(span_op(&st, &who, space, id, query(q)?).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/trajectories/{id}/match",
+    operation_id = "trajectoryMatch",
+    tag = "trajectories",
+    summary = "States of one trajectory matching a pattern",
+    description = "The states whose URL, thought, action or page lines match `pattern` (`mode=regex`, the default: a case-insensitive regular expression; `mode=words`: any of the words, lightly stemmed), with up to 8 matching lines each; at most `limit` states (default 30).",
+    params(SpacePath, TrajectoryPath, PatternQuery),
+    responses(
+        (status = 200, description = "OK", body = MatchesDoc),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(crate) async fn match_states(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -307,6 +416,23 @@ pub(crate) async fn match_states(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/trajectory-search",
+    operation_id = "trajectorySearch",
+    tag = "trajectories",
+    summary = "Search every trajectory of a space",
+    description = "(trajectory, state) pairs holding `pattern` (`mode=words`, the default: states holding most of the words first; `mode=regex`: insert and state order), with up to 3 matching lines each; at most `limit` (default 20).",
+    params(SpacePath, PatternQuery),
+    responses(
+        (status = 200, description = "OK", body = MatchesDoc),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(crate) async fn search(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -320,6 +446,27 @@ pub(crate) async fn search(
     ))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{space}/trajectory-context",
+    operation_id = "trajectoryContext",
+    tag = "trajectories",
+    summary = "Render a note and spans into a context",
+    description = "The note first, then each span (most important first) with its states' URL, title, thought, action and page, within `token_budget` tokens (counted with the embedding model's tokenizer; never exceeded). When a page must be cut, lines holding the words of `query`, then new message lines, are kept first. Every span must name a stored trajectory and states it has (`spans[i].end_state` names the bad field).",
+    params(SpacePath),
+    request_body = ContextRequestDoc,
+    responses(
+        (status = 200, description = "OK", body = RenderedContextDoc),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 400, response = BadRequest),
+        (status = 413, response = TooLarge),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(crate) async fn context(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -329,6 +476,27 @@ pub(crate) async fn context(
     Ok(Json(context_op(&st, &who, space, req).await?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{space}/trajectory-inspect",
+    operation_id = "trajectoryInspect",
+    tag = "trajectories",
+    summary = "Recall + inspection (no LLM)",
+    description = "Recall over the trajectory pools shortlists trajectories; the states its best hits cite, plus each shortlisted trajectory's state holding most of the question's words, become spans; the best note leads; rendered within `token_budget` (default 2000).",
+    params(SpacePath),
+    request_body = InspectRequest,
+    responses(
+        (status = 200, description = "OK", body = InspectedRecallDoc),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 400, response = BadRequest),
+        (status = 413, response = TooLarge),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(crate) async fn inspect(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -338,6 +506,27 @@ pub(crate) async fn inspect(
     Ok(Json(inspect_op(&st, &who, space, req).await?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{space}/trajectory-agent",
+    operation_id = "trajectoryAgent",
+    tag = "trajectories",
+    summary = "Run the agent controller",
+    description = "The server's configured LLM (`[llm]`) works through the trajectories with the inspection verbs (triage, shortlist from the manifest, inspect) and answers with a note and spans, rendered into a context. Bounded by `max_steps` model calls and `time_budget_ms` (at most 600000); when the model fails, times out or never answers, or none is configured, the answer is the fallback (`recall` or `recall_inspection`) and `fallback_reason` says why.",
+    params(SpacePath),
+    request_body = AgentRequest,
+    responses(
+        (status = 200, description = "OK", body = AgentRunDoc),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 400, response = BadRequest),
+        (status = 413, response = TooLarge),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(crate) async fn agent(
     State(st): State<S>,
     Extension(who): Extension<Principal>,

@@ -3,6 +3,7 @@ use super::{ingested, write_options, ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
+use crate::wire::doc::*;
 use crate::wire::{read_body, require_media_type};
 use axum::extract::{Path, Request, State};
 use axum::http::{header, StatusCode};
@@ -10,6 +11,23 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use serde_json::Value;
 
+#[utoipa::path(
+    get,
+    path = "/v1/spaces/{space}/export",
+    operation_id = "export",
+    tag = "sessions",
+    summary = "Export a space",
+    description = "JSONL, one SessionRecord per line, exactly as stored.",
+    params(SpacePath),
+    responses(
+        (status = 200, description = "OK", body = String, content_type = "application/x-ndjson"),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn export(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
@@ -39,6 +57,26 @@ const NDJSON: &[&str] = &[
 /// Restores an export (of this space or any other) into this space: every record is
 /// written here whatever space its line names, so a key can neither write another space
 /// through an import file nor have to rewrite an export to restore it elsewhere.
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{space}/import",
+    operation_id = "import",
+    tag = "sessions",
+    summary = "Import an export",
+    description = "Restores an export (JSONL: session records, then trajectory records, as `export` writes them) into this space: every record is written here whatever space its line names, so an export of one space restores as another. Every line is read and checked before anything is written; errors name the line as `lines[i]`. Bounded like any write (at most `max_batch_sessions` records and `max_request_messages` messages and states); split a larger file by lines.",
+    params(SpacePath, IdempotencyHeader),
+    request_body(content = String, content_type = "application/x-ndjson"),
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::Ingested, headers(("Idempotency-Replayed" = String, description = "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written now."))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
 pub(super) async fn import(
     State(st): State<S>,
     Extension(who): Extension<Principal>,

@@ -1,11 +1,20 @@
-//! Wire JSON: request bodies and their parsing (this file) and response bodies (`out.rs`).
-//! The server's own types: a library type renamed or reshaped is a compile error here, not
-//! a silent change of the HTTP API. The ingest formats (`SessionInput`, `GroupMessage`,
-//! `TrajectoryInput`) and the documents the library defines for export and display
-//! (`TrajectoryRecord`, `FactHistory`, `SpeakerProfile`) are the library's documented
-//! formats, shared with files and the CLI; `tests/http.rs` checks every body against
-//! `openapi.json`, so a change to them fails a test too.
+//! Wire JSON: request bodies and their parsing (this file), response bodies (`out.rs`,
+//! `records.rs`, `entities.rs`), and what the OpenAPI document needs besides (`doc.rs`). The server's
+//! own types: a library type renamed or reshaped is a compile error here, not a silent
+//! change of the HTTP API, and the document's schemas are derived from them
+//! (`routes/openapi.rs`). The ingest formats (`SessionInput`, `GroupMessage`,
+//! `TrajectoryInput`) are the library's documented formats, shared with files and the CLI;
+//! they and the answers still serialised from library types (the trajectory-inspection
+//! answers) are described by hand in `openapi-hand.json`, and
+//! `tests/http.rs` checks every body against the document, so a change to them fails a
+//! test too.
+pub mod doc;
+pub mod entities;
 pub mod out;
+pub mod records;
+
+use doc::{FilterDoc, GroupMessageDoc, MessageDoc, SessionInputDoc, TrajectoryInputDoc};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::error::ApiError;
 use crate::AppState;
@@ -145,41 +154,47 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
 }
 
 /// `POST /v1/spaces`.
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSpace {
     pub name: String,
 }
 
 /// `POST /v1/spaces/{space}/sessions/batch`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchIngest {
+    #[schema(value_type = Vec<SessionInputDoc>)]
     pub sessions: Vec<SessionInput>,
 }
 
 /// `POST /v1/spaces/{space}/group-messages`: messages of group chats (any groups, any
 /// days); each group's day is a session `<group>/<YYYY-MM-DD>`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GroupIngest {
+    #[schema(value_type = Vec<GroupMessageDoc>)]
     pub messages: Vec<cairn::GroupMessage>,
 }
 
 /// `POST /v1/spaces/{space}/trajectories`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrajectoryIngest {
+    #[schema(value_type = Vec<TrajectoryInputDoc>)]
     pub trajectories: Vec<cairn::TrajectoryInput>,
 }
 
 /// Query of `GET /v1/spaces/{space}/history`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryQuery {
     pub subject: String,
+    #[param(required = false)]
     pub as_of: Option<String>,
-    /// A metadata filter as JSON text (URL-encoded), as the listings take it.
+    /// Metadata filter as JSON text, e.g. `{"user_id":"u1"}` (see the Filter schema): only what the sessions it admits hold is seen, as if the space held nothing else.
+    #[param(required = false)]
     pub filter: Option<String>,
 }
 
@@ -216,11 +231,15 @@ pub fn scope_with(
 
 /// Query of the knowledge reads that take a scope alone (`speakers`, `profiles/{speaker}`,
 /// `subjects`, `entities/{name}`).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ScopeQuery {
+    /// As known at this time (default now): what occurred later is invisible, and undated records recorded later too.
+    #[param(required = false)]
     pub as_of: Option<String>,
-    /// A metadata filter as JSON text (URL-encoded).
+    /// Metadata filter as JSON text, e.g. `{"user_id":"u1"}` (see the Filter schema): only what the sessions it admits hold is seen, as if the space held nothing else.
+    #[param(required = false)]
     pub filter: Option<String>,
 }
 
@@ -233,22 +252,25 @@ impl ScopeQuery {
 /// `POST /v1/spaces/{space}/messages`: append messages to a session, creating it on first
 /// use (Mem0's `add`). Header fields apply when the session is new; for a stored session
 /// they must be absent or equal to what is stored (see [`cairn::AppendInput`]).
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddMessages {
-    /// The conversation these messages continue.
+    // Plain comments, not docs, where the document says nothing: docs become its text.
+    // The conversation these messages continue.
     pub session_id: String,
-    /// Messages in order: `role` (user, assistant, system) or `speaker`, and `text`;
-    /// optional `id`, `occurred_at`, `metadata`.
+    // Messages in order: `role` (user, assistant, system) or `speaker`, and `text`;
+    // optional `id`, `occurred_at`, `metadata`.
+    #[schema(value_type = Vec<MessageDoc>)]
     pub messages: Vec<Message>,
-    /// When the session happened (any date shape Cairn reads).
+    // When the session happened (any date shape Cairn reads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub occurred_at: Option<String>,
-    /// Group conversation id, for multi-party chats.
+    // Group conversation id, for multi-party chats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
-    /// Session metadata (what filters match on), e.g. `{"user_id": "u1", "agent_id": "a"}`.
+    /// Session metadata, e.g. {"user_id":"u1","agent_id":"a1","run_id":"r1"}.
     #[serde(default, skip_serializing_if = "Value::is_null")]
+    #[schema(value_type = Object)]
     pub metadata: Value,
 }
 
@@ -284,8 +306,9 @@ fn default_min_relevance() -> f32 {
     cairn::RecallOptions::default().min_relevance
 }
 
-/// `POST /v1/spaces/{space}/recall`: every option of the library, plus a metadata filter.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+// `POST /v1/spaces/{space}/recall`: every option of the library, plus a metadata filter.
+// The document states the bounds and defaults from the library (`routes/openapi.rs`).
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallRequest {
     pub query: String,
@@ -294,11 +317,12 @@ pub struct RecallRequest {
     #[serde(default = "default_budget")]
     pub token_budget: usize,
     #[serde(default)]
+    #[schema(value_type = String)]
     pub format: Format,
-    /// Recall as of this date: later units are invisible.
+    /// Recall as of this date: later units are invisible; relative dates resolve against it.
     #[serde(default)]
     pub as_of: Option<String>,
-    /// Only units from this date on (with `as_of`, a time range).
+    /// Only units from this date on (with as_of, a time range).
     #[serde(default)]
     pub since: Option<String>,
     #[serde(default)]
@@ -308,19 +332,21 @@ pub struct RecallRequest {
     #[serde(default)]
     pub groups: Option<Vec<String>>,
     #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
     pub kinds: Option<Vec<UnitKind>>,
-    /// At most this many hits of a kind (per-pool quotas, e.g. `{"note": 2}`).
+    /// At most this many hits of a kind, e.g. {"note": 2, "slice": 5}.
     #[serde(default)]
+    #[schema(value_type = Option<BTreeMap<String, usize>>)]
     pub quotas: Option<std::collections::BTreeMap<UnitKind, usize>>,
-    /// Metadata filter over sessions (see `cairn::filter`).
     #[serde(default)]
+    #[schema(value_type = Option<FilterDoc>)]
     pub filter: Option<Value>,
-    /// The relevance floor: when no hit reaches it (cosine), the answer has none and says
-    /// `no_relevant_memory`; -1 turns it off.
+    /// The relevance floor: a recall none of whose places reaches it (their relevance, the cosine of query and hit) has no hits, an empty context and `no_relevant_memory: true`; otherwise the hits are those without a floor. -1 turns it off.
     #[serde(default = "default_min_relevance")]
     pub min_relevance: f32,
-    /// Explain each hit's score and what packing did (`explain` on hits and recall).
+    /// Explain each hit's score (`hits[].explain`) and what packing did (`explain`). Nothing is computed for it when false.
     #[serde(default)]
+    #[schema(default = false)]
     pub explain: bool,
 }
 
@@ -346,30 +372,54 @@ impl RecallRequest {
     }
 }
 
-/// Query of `GET /v1/spaces/{space}/memories`.
-#[derive(Debug, Default, Deserialize)]
+/// Query of `GET /v1/spaces/{space}/memories`. (`limit`'s bounds and the kinds are
+/// stated from the library by `routes/openapi.rs`.)
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ListMemories {
+    /// Page size.
+    #[param(required = false)]
     pub limit: Option<usize>,
+    /// Where the page starts (`next_offset` of the previous page).
+    #[param(required = false, minimum = 0, default = 0)]
     pub offset: Option<usize>,
+    /// Only this kind, or `all` for every unit (default: messages, facts and trajectory notes).
+    #[param(required = false)]
     pub kind: Option<String>,
+    /// Only from this session.
+    #[param(required = false)]
     pub session_id: Option<String>,
+    /// Only with this speaker.
+    #[param(required = false)]
     pub speaker: Option<String>,
+    /// Occurred at or after this date.
+    #[param(required = false)]
     pub since: Option<String>,
+    /// Occurred at or before this date.
+    #[param(required = false)]
     pub until: Option<String>,
-    /// A filter as JSON text (URL-encoded).
+    /// Metadata filter as JSON text, e.g. `{"user_id":"u1"}` (see the Filter schema).
+    #[param(required = false)]
     pub filter: Option<String>,
-    /// Only memories seen as of this time (occurred by then; undated ones recorded by
-    /// then), as recall sees them.
+    /// As known at this time (default now): what occurred later is invisible, and undated records recorded later too.
+    #[param(required = false)]
     pub as_of: Option<String>,
 }
 
 /// Query of `GET /v1/spaces/{space}/sessions`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ListSessions {
+    /// Page size.
+    #[param(required = false)]
     pub limit: Option<usize>,
+    /// Where the page starts (`next_offset` of the previous page).
+    #[param(required = false, minimum = 0, default = 0)]
     pub offset: Option<usize>,
+    /// Metadata filter as JSON text, e.g. `{"user_id":"u1"}` (see the Filter schema).
+    #[param(required = false)]
     pub filter: Option<String>,
 }
 

@@ -1,20 +1,25 @@
-//! Response bodies, mapped from the library's types field by field. The JSON shapes are
-//! the ones `openapi.json` documents.
+//! Response bodies, mapped from the library's types field by field; their schemas in
+//! `openapi.json` are derived from these types (`ToSchema`). A field typed by the library
+//! names the schema that describes it (`value_type`, see `doc.rs`).
+use super::doc::{HitExplanationDoc, HitPartDoc, RecallExplanationDoc, SessionInputDoc};
+use super::records::{FactSubjectOut, TrajectorySummaryOut};
 use cairn::UnitKind;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use utoipa::ToSchema;
 
 type Time = cairn::Timestamp;
 
 /// What a write did (`IngestReport`). A replayed answer is the same body, marked by the
 /// `Idempotency-Replayed: true` header.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = IngestReport)]
 pub struct Ingested {
     pub sessions: usize,
     pub trajectories: usize,
     pub unchanged: usize,
     pub messages_added: usize,
-    /// Messages that came without a time and were given the time they were recorded.
+    /// Messages that came without an `occurred_at` (neither their own nor their session's): each was given the time it was recorded, so every message stored has a time.
     pub dated_at_recording: usize,
     pub units: usize,
     pub vectors_computed: usize,
@@ -37,7 +42,7 @@ impl From<cairn::IngestReport> for Ingested {
 }
 
 /// Where a memory comes from.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ProvenanceOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
@@ -49,27 +54,34 @@ pub struct ProvenanceOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trajectory_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<u32>>)]
     pub states: Option<[u32; 2]>,
 }
 
 /// A memory unit.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Unit)]
 pub struct MemoryOut {
     pub id: String,
     pub space: String,
+    #[schema(value_type = String)]
     pub kind: UnitKind,
     pub text: String,
     pub key: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embed_text: Option<String>,
+    #[schema(inline)]
     pub provenance: ProvenanceOut,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub part_of: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub occurred_at: Option<Time>,
+    #[schema(value_type = String, format = DateTime)]
     pub recorded_at: Time,
-    /// A fact's subject and value, or a profile contribution's statistics.
+    /// A fact's subject and value (`fact`), or a profile contribution's statistics (`speaker`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
     pub detail: Option<cairn::UnitDetail>,
 }
 
@@ -101,14 +113,16 @@ impl From<cairn::Unit> for MemoryOut {
 }
 
 /// One ranked piece of evidence.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Hit)]
 pub struct HitOut {
     pub unit_id: String,
+    #[schema(value_type = String)]
     pub kind: UnitKind,
     pub text: String,
-    /// Orders the hits of this recall; not comparable across recalls.
+    /// Orders the hits of this recall (fused lexical and dense scores, each scaled over this recall's candidates, then adjusted). Not comparable across recalls: a lone candidate scores high whatever it says; threshold on `relevance`.
     pub score: f32,
-    /// Cosine similarity of hit and query: comparable across recalls.
+    /// Cosine similarity of the hit's embedding and the query's (in practice 0..1): the same scale for every recall, so it can be thresholded (`min_relevance` does). A place hit has the best of its units', a fact that of the message stating it. Absent for hits without a vector (computed profiles, episodes, events not embedded).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relevance: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -116,22 +130,28 @@ pub struct HitOut {
     pub turn_ids: Vec<String>,
     pub speakers: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub occurred_at: Option<Time>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trajectory_id: Option<String>,
+    /// Trajectory states `[first, end)`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<u32>>, min_items = 2, max_items = 2)]
     pub states: Option<[u32; 2]>,
+    /// The fact unit that replaced this one as of the recall time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
-    /// The units a place hit's excerpt shows, best first (absent for one unit).
+    /// The units this hit's text shows, when it shows several: a hit is a place (one conversation), its text an excerpt of the place's best units in conversation order, `unit_id` the best of them (listed first, then the others in rank order); `turn_ids` covers them all. `context_unit_ids` names each part the context shows. Absent when the hit is one unit.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<HitPartDoc>)]
     pub parts: Vec<cairn::HitPart>,
-    /// How the entity graph linked the hit to the question (absent: it did not).
+    /// How the entity graph linked the hit to the question ("graph: Melanie (speaker_of)"; "graph-only: ..." when only the graph found it). Absent: the graph played no part.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     /// Where the score came from (with `explain: true`): the library's explanation
-    /// document, as `openapi.json` describes it.
+    /// document.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<HitExplanationDoc>)]
     pub explain: Option<cairn::explain::HitExplanation>,
 }
 
@@ -157,7 +177,8 @@ impl From<cairn::Hit> for HitOut {
     }
 }
 
-/// Where recall spent its time, in milliseconds.
+/// Where recall spent its time, in milliseconds (a map of stage to time in the document,
+/// as the clients read it).
 #[derive(Debug, Serialize)]
 pub struct TimingsOut {
     pub embed_ms: f64,
@@ -169,23 +190,26 @@ pub struct TimingsOut {
 }
 
 /// The answer to a recall.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Recall)]
 pub struct RecallOut {
     pub hits: Vec<HitOut>,
-    /// Places after the first `top_k` that the context also shows (the budget had room).
+    /// Places ranked after the first `top_k` that the context also shows, because the budget had room once the hits were in: cited like `hits`, in rank order. Absent when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub extra_hits: Vec<HitOut>,
     pub context: String,
     pub context_tokens: usize,
     pub hits_cut: usize,
-    /// The hits not shown whole: trimmed, shown in part or left out.
+    /// The unit_id of each hit not shown whole in the context: trimmed to what fitted, shown in part or left out.
     pub hits_cut_ids: Vec<String>,
-    /// Nothing passed the relevance floor: no hits, an empty context.
+    /// True when nothing the recall found reaches the relevance floor (`min_relevance`): then there are no hits and the context is empty.
     pub no_relevant_memory: bool,
     pub context_unit_ids: Vec<String>,
+    #[schema(value_type = BTreeMap<String, f64>)]
     pub timings: TimingsOut,
     /// What each stage kept and what packing did (with `explain: true`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<RecallExplanationDoc>)]
     pub explain: Option<cairn::explain::RecallExplanation>,
 }
 
@@ -216,10 +240,13 @@ impl From<cairn::Recall> for RecallOut {
 
 /// A session as stored: the ingested session (the ingest format) and when it was
 /// recorded.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SessionRecord)]
 pub struct SessionOut {
     pub space: String,
+    #[schema(value_type = String, format = DateTime)]
     pub recorded_at: Time,
+    #[schema(value_type = SessionInputDoc)]
     pub session: cairn::SessionInput,
 }
 
@@ -234,7 +261,8 @@ impl From<cairn::SessionRecord> for SessionOut {
 }
 
 /// Counts of one space.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SpaceStats)]
 pub struct StatsOut {
     pub space: String,
     pub sessions: usize,
@@ -242,10 +270,11 @@ pub struct StatsOut {
     pub trajectories: usize,
     pub units: usize,
     pub units_by_kind: BTreeMap<String, usize>,
-    /// An estimate of the bytes the space's rows take in the store.
+    /// Estimated bytes of the space's rows in the store (records, units, trajectories and observations, vectors; not shared index files or the embedding cache).
     pub disk_bytes: u64,
-    /// When the space's newest session or trajectory was recorded.
+    /// When the newest session or trajectory was recorded (appends keep a session's first time).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub last_recorded_at: Option<Time>,
 }
 
@@ -264,8 +293,8 @@ impl From<cairn::SpaceStats> for StatsOut {
     }
 }
 
-/// What forgetting a memory removed.
-#[derive(Debug, Serialize)]
+/// What forgetting a memory removed: the messages it cites (the session goes when none is left), or for a trajectory unit its whole trajectory.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ForgotMemory {
     pub memory_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -293,7 +322,113 @@ impl From<cairn::ForgetReport> for ForgotMemory {
 }
 
 /// Units removed by a forget.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct Removed {
     pub removed_units: usize,
+}
+
+/// `POST /v1/spaces` (200: it existed, 201: created).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SpaceCreated {
+    pub name: String,
+    pub created: bool,
+}
+
+// The pages of the listings, as the document names them: the answers are `wire::Page`s of
+// these items (`tests/http.rs` checks every answer against these schemas).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct SessionPage {
+    items: Vec<SessionOut>,
+    total: usize,
+    offset: usize,
+    next_offset: Option<usize>,
+}
+
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct UnitPage {
+    items: Vec<MemoryOut>,
+    total: usize,
+    offset: usize,
+    next_offset: Option<usize>,
+}
+
+/// `GET /v1/health`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    pub status: &'static str,
+    pub version: &'static str,
+}
+
+/// `GET /v1/ready`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Ready {
+    pub status: &'static str,
+    pub spaces: usize,
+}
+
+/// `GET /v1/spaces`: the spaces a key may see.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SpaceList {
+    pub spaces: Vec<String>,
+}
+
+/// `DELETE /v1/spaces/{space}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Deleted {
+    pub deleted: bool,
+}
+
+/// `GET /v1/stats`: the counts of every space a key may see.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AllStats {
+    pub spaces: Vec<StatsOut>,
+}
+
+/// `GET /v1/spaces/{space}/trajectories`: every trajectory's summary.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TrajectoryList {
+    pub trajectories: Vec<TrajectorySummaryOut>,
+}
+
+/// `GET /v1/spaces/{space}/speakers`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SpeakerList {
+    pub speakers: Vec<String>,
+}
+
+/// `GET /v1/me`: the caller as the server sees it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Me {
+    // The key's public id; `admin` for the admin key, `local` without auth.
+    pub key_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    // Sees every space (the admin key, or a server without auth).
+    pub admin: bool,
+    pub read_only: bool,
+    /// Existing spaces the caller sees.
+    pub spaces: Vec<String>,
+    /// Spaces the key is for (absent for admin).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Vec<String>>,
+}
+
+/// `GET /v1/spaces/{space}/subjects`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Subjects {
+    pub subjects: Vec<FactSubjectOut>,
+}
+
+/// A list of units.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Units {
+    pub units: Vec<MemoryOut>,
+}
+
+/// `GET /v1/spaces/{space}/entities`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Entities {
+    pub entities: Vec<super::entities::EntitySummaryOut>,
 }

@@ -1,0 +1,34 @@
+//! The bounds of every request option, in one place: the library's validation checks
+//! them, the MCP tool schemas and the server's OpenAPI document state them from these
+//! constants, so a bound changed here changes all three.
+
+use crate::InputError;
+
+/// Longest space name (bytes).
+pub use crate::ids::MAX_SPACE_LEN;
+
+/// Largest `top_k` (and the other per-request counts of hits or states) accepted.
+pub const MAX_TOP_K: usize = 1000;
+/// Largest `token_budget` accepted.
+pub const MAX_TOKEN_BUDGET: usize = 1_000_000;
+/// Most model calls of one agent run (`max_steps`).
+pub const MAX_AGENT_STEPS: usize = 100;
+/// The longest one agent run may take (ten minutes): no single request runs away.
+pub const MAX_AGENT_TIME_MS: u64 = 600_000;
+/// Trajectories one recall + inspection may shortlist.
+pub const MAX_INSPECT_TRAJECTORIES: usize = 100;
+
+/// Largest page of a listing (`limit`), and the page size when none is asked for.
+pub const MAX_PAGE: usize = 1000;
+pub const DEFAULT_PAGE: usize = 50;
+
+/// Checks `1..=max` for a count or budget; the error names the field.
+pub fn in_range(field: &str, v: usize, max: usize) -> Result<(), InputError> {
+    if v == 0 || v > max {
+        return Err(InputError::new(
+            field,
+            format!("`{field}` must be 1..={max}, got {v}"),
+        ));
+    }
+    Ok(())
+}
