@@ -252,15 +252,9 @@ impl Engine {
         check("recall: fact versions")?;
         let qv = found.query_vector.as_deref();
         let mut cosines: Cosines = found.dense.iter().cloned().collect();
-        let prefer = |top, cosines: &mut Cosines| match rc.preference_placement {
-            // The fact is placed only if it passes the relevance floor as a hit would
-            // (by its message's cosine).
-            true => with_preference(&analysis, &found, &loaded, opts, top, |fact| {
-                self.complete_cosines(space, qv, [fact], cosines)?;
-                let floor = opts.min_relevance;
-                Ok(floor <= -1.0 || relevance(fact, cosines).is_some_and(|r| r >= floor))
-            }),
-            false => Ok(top),
+        let prefer = |top| match rc.preference_placement {
+            true => with_preference(&analysis, &found, &loaded, opts, top),
+            false => top,
         };
         let (top, hits) = self.places(
             space,
@@ -326,7 +320,7 @@ impl Engine {
         (qv, cosines): (Option<&[f32]>, &mut Cosines),
         opts: &RecallOptions,
         trace: &mut Trace,
-        prefer: impl FnOnce(Vec<Ranked>, &mut Cosines) -> Result<Vec<Ranked>, EngineError>,
+        prefer: impl FnOnce(Vec<Ranked>) -> Vec<Ranked>,
     ) -> Result<(Vec<Ranked>, usize), EngineError> {
         let ranked = places::by_place(places::fold_facts(ranked), &self.cfg.rank, opts.top_k);
         trace.counts(|c| c.ranked = ranked.len());
@@ -336,11 +330,7 @@ impl Engine {
         let mut top = take_with_quotas(ranked, opts, opts.top_k * FILL, trace);
         let fill = top.split_off(top.len().min(opts.top_k));
         trace.stage("quotas");
-        let top = if top.is_empty() {
-            top
-        } else {
-            prefer(top, cosines)?
-        };
+        let top = if top.is_empty() { top } else { prefer(top) };
         trace.stage("preference");
         let mut top = if top.is_empty() {
             top
@@ -840,8 +830,8 @@ pub(super) fn speakers_of(contributions: &[Unit]) -> Vec<String> {
 
 /// In a request for advice, the asker's personal fact closest in meaning to the request
 /// (a liking, a diet, a habit, a belonging, a condition, a role: what advice depends on)
-/// first when it passes the relevance floor, with the best hit's score, unless the first
-/// hit already shows its message. Closest by cosine among the dense candidates: a liking may share no word with the
+/// first, with the best hit's score, unless the first hit already shows its message.
+/// Closest by cosine among the dense candidates: a liking may share no word with the
 /// request ("recommend a restaurant", "I love spicy Thai food"), and scaled with every
 /// other candidate it would rank below the requests worded like this one.
 fn with_preference(
@@ -850,8 +840,7 @@ fn with_preference(
     loaded: &Loaded,
     opts: &RecallOptions,
     mut top: Vec<Ranked>,
-    relevant: impl FnOnce(&Ranked) -> Result<bool, EngineError>,
-) -> Result<Vec<Ranked>, EngineError> {
+) -> Vec<Ranked> {
     use cairn_core::{FactCategory as C, UnitDetail};
     if analysis.request.is_none()
         || opts
@@ -859,7 +848,7 @@ fn with_preference(
             .as_ref()
             .is_some_and(|k| !k.contains(&UnitKind::Fact))
     {
-        return Ok(top);
+        return top;
     }
     let depends = |u: &Unit| match &u.detail {
         Some(UnitDetail::Fact(d)) => {
@@ -888,7 +877,7 @@ fn with_preference(
         .filter(|(u, _)| depends(u))
         .max_by(|a, b| a.1.total_cmp(&b.1));
     let Some((fact, _)) = best else {
-        return Ok(top);
+        return top;
     };
     let shows = |r: &Ranked| {
         r.unit.provenance.session_id == fact.provenance.session_id
@@ -899,9 +888,10 @@ fn with_preference(
                 .all(|m| r.unit.provenance.message_ids.contains(m))
     };
     if top.first().is_some_and(shows) {
-        return Ok(top);
+        return top;
     }
     let score = top.first().map_or(1.0, |r| r.score);
+    top.retain(|r| r.unit.id != fact.id);
     let mut placed = Ranked {
         unit: fact.clone(),
         score,
@@ -909,19 +899,12 @@ fn with_preference(
         parts: Vec::new(),
         more: Vec::new(),
     };
-    // A fact below the relevance floor is not what the request depends on: placed
-    // first, it would push out the hits that are (the asker's other likings are close
-    // to any request for advice, none of them close enough).
-    if !relevant(&placed)? {
-        return Ok(top);
-    }
-    top.retain(|r| r.unit.id != fact.id);
     placed.record(Step::PreferencePlacement, Op::Set, score, || {
         "the asker's personal fact closest to the request".to_string()
     });
     top.insert(0, placed);
     top.truncate(opts.top_k.max(1));
-    Ok(top)
+    top
 }
 
 /// The current version of what `r` states, to be ranked just above it with its score
