@@ -7,6 +7,8 @@
 pub(crate) mod steps {
     /// Two names compared by the entity graph's alias merging (`graph::starts_name`).
     pub const NAMES_COMPARED: &str = "names compared";
+    /// Two fact subjects compared by a chain (`facts::subject_match`).
+    pub const SUBJECTS_COMPARED: &str = "subjects compared";
     /// A profile contribution read (`profile::stats_of`).
     pub const CONTRIBUTIONS_READ: &str = "contributions read";
     /// A speaker's first name taken when matching a question's names
