@@ -16,7 +16,7 @@ use cairn_core::{
     SpaceId, Timestamp, Unit, UnitDetail, UnitKind,
 };
 use regex::Regex;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
 
 /// Words that qualify a subject without naming it: "the final budget" is the budget.
@@ -693,6 +693,7 @@ enum SubjectMatch {
 /// other and the smaller names the larger's thing, not only its owner ("my brother"
 /// is not "my brother's locker combination"; "the budget" may be "the Atlas budget").
 fn subject_match(a: &Subject, b: &Subject) -> SubjectMatch {
+    crate::work::step(crate::work::steps::SUBJECTS_COMPARED);
     if a.person != b.person {
         return SubjectMatch::No;
     }
@@ -744,7 +745,7 @@ pub struct FactIndex {
     /// Per end-user partition, its distinct subjects with the facts filed under each (a
     /// chain never leaves its partition, so finding one reads only its partition's
     /// subjects, however many users the space holds).
-    by_subject: HashMap<Option<String>, Vec<(Subject, Vec<usize>)>>,
+    by_subject: HashMap<Option<String>, SubjectIndex>,
     /// Each fact's place in chain order (time, then id), so a chain of thousands is
     /// put in order by integers.
     place: Vec<usize>,
@@ -781,13 +782,17 @@ impl FactIndex {
         for (p, &i) in in_order.iter().enumerate() {
             place[i] = p;
         }
-        let mut by_subject: HashMap<Option<String>, Vec<(Subject, Vec<usize>)>> = HashMap::new();
+        let mut per_partition: HashMap<Option<String>, Vec<(Subject, Vec<usize>)>> = HashMap::new();
         for ((partition, subject), ids) in subjects {
-            by_subject
+            per_partition
                 .entry(partition)
                 .or_default()
                 .push((subject, ids));
         }
+        let by_subject = per_partition
+            .into_iter()
+            .map(|(partition, subjects)| (partition, SubjectIndex::new(subjects)))
+            .collect();
         Self {
             by_id,
             by_message,
@@ -827,8 +832,10 @@ impl FactIndex {
         };
         let subject = Subject::of_in(d, fact.provenance.partition.as_deref(), &self.aliases);
         let mut chain: Vec<usize> = Vec::new();
-        let partition = self.by_subject.get(&fact.provenance.partition);
-        for (other, ids) in partition.into_iter().flatten() {
+        let Some(partition) = self.by_subject.get(&fact.provenance.partition) else {
+            return Vec::new();
+        };
+        for (other, ids) in partition.candidates(&subject) {
             let m = subject_match(&subject, other);
             if m == SubjectMatch::No {
                 continue;
@@ -841,6 +848,89 @@ impl FactIndex {
         }
         chain.sort_unstable_by_key(|&i| self.place[i]);
         chain.into_iter().map(|i| &self.facts[i]).collect()
+    }
+}
+
+/// One partition's distinct subjects, indexed so that the subjects that may match one
+/// (see [`subject_match`]: the same person, and one key holding every word of the other,
+/// or both keys empty) are found in a few lists: listing every subject's chain then
+/// costs what the subjects cost, not their square (issue 38: 3x CPU per doubling of a
+/// space's speakers, each with a personal fact).
+struct SubjectIndex {
+    subjects: Vec<(Subject, Vec<usize>)>,
+    by_person: HashMap<Option<(String, FactCategory)>, PersonSubjects>,
+}
+
+/// The subjects of one person (or of things, `None`) by their key words.
+#[derive(Default)]
+struct PersonSubjects {
+    /// Key word -> the subjects whose key holds it: a key holding every word of another
+    /// is in the list of each of those words.
+    with_word: HashMap<String, Vec<usize>>,
+    /// Key word -> the subjects whose rarest key word it is: a key whose words all lie
+    /// in another key is in the list of one of that key's words.
+    by_rarest: HashMap<String, Vec<usize>>,
+    /// The subjects with an empty key.
+    empty: Vec<usize>,
+}
+
+impl SubjectIndex {
+    fn new(subjects: Vec<(Subject, Vec<usize>)>) -> Self {
+        let mut by_person: HashMap<Option<(String, FactCategory)>, PersonSubjects> = HashMap::new();
+        for (i, (s, _)) in subjects.iter().enumerate() {
+            let p = by_person.entry(s.person.clone()).or_default();
+            if s.key.is_empty() {
+                p.empty.push(i);
+            }
+            let words: HashSet<&String> = s.key.iter().collect();
+            for w in words {
+                p.with_word.entry(w.clone()).or_default().push(i);
+            }
+        }
+        for (i, (s, _)) in subjects.iter().enumerate() {
+            let Some(p) = by_person.get_mut(&s.person) else {
+                continue;
+            };
+            let holding = |w: &String| p.with_word.get(w).map_or(0, Vec::len);
+            let rarest = s
+                .key
+                .iter()
+                .min_by_key(|w| (holding(w), w.as_str()))
+                .cloned();
+            if let Some(w) = rarest {
+                p.by_rarest.entry(w).or_default().push(i);
+            }
+        }
+        Self {
+            subjects,
+            by_person,
+        }
+    }
+
+    /// Every subject that may match `s` (all that [`subject_match`] accepts, and a few
+    /// it refuses), each once.
+    fn candidates(&self, s: &Subject) -> impl Iterator<Item = &(Subject, Vec<usize>)> {
+        let mut found: Vec<usize> = Vec::new();
+        if let Some(p) = self.by_person.get(&s.person) {
+            if s.key.is_empty() {
+                found.extend(&p.empty);
+            } else {
+                // Keys holding all of `s`'s words: the shortest list of one of them (none
+                // when a word is in no key).
+                let lists: Option<Vec<&Vec<usize>>> =
+                    s.key.iter().map(|w| p.with_word.get(w)).collect();
+                if let Some(shortest) = lists.into_iter().flatten().min_by_key(|l| l.len()) {
+                    found.extend(shortest);
+                }
+                // Keys whose words all lie in `s`'s key.
+                for w in &s.key {
+                    found.extend(p.by_rarest.get(w).into_iter().flatten());
+                }
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        found.into_iter().map(|i| &self.subjects[i])
     }
 }
 
@@ -1085,6 +1175,137 @@ mod tests {
         assert_eq!(f[0].subject, "Budget");
         assert_eq!(f[0].value, "$60k");
         assert!(f[0].revision);
+    }
+
+    /// The subjects compared in listing every chain of a space (what
+    /// `Engine::fact_subjects` does) where `n` people each state their role and the
+    /// budget of a project of their own, and every tenth restates it.
+    fn subjects_compared(n: usize) -> u64 {
+        use crate::work::{counting::steps_of, steps::SUBJECTS_COMPARED};
+        let fact = |i: usize, id: String, d: FactDetail| Unit {
+            id,
+            space: cairn_core::SpaceId::new("t").unwrap(),
+            kind: UnitKind::Fact,
+            text: d.value.clone(),
+            key: d.value.clone(),
+            embed_text: None,
+            provenance: cairn_core::Provenance {
+                session_id: Some(format!("s{i}")),
+                message_ids: vec!["0".into()],
+                ..Default::default()
+            },
+            part_of: None,
+            occurred_at: None,
+            recorded_at: chrono::Utc::now(),
+            detail: Some(UnitDetail::Fact(d)),
+        };
+        let mut facts = Vec::new();
+        for i in 0..n {
+            let person = format!("person{i}");
+            let role = FactDetail {
+                subject: format!("{person}'s role"),
+                subject_key: vec!["role".into()],
+                value: "analyst".into(),
+                person: Some(person.clone()),
+                category: Some(FactCategory::Role),
+                ..Default::default()
+            };
+            let budget = FactDetail {
+                subject: format!("budget for project{i}"),
+                subject_key: vec!["budget".into(), format!("project{i}")],
+                value: format!("${i}k"),
+                ..Default::default()
+            };
+            let times = if i % 10 == 0 { 2 } else { 1 };
+            for t in 0..times {
+                facts.push(fact(i, format!("fact:{i}:role:{t}"), role.clone()));
+                facts.push(fact(i, format!("fact:{i}:budget:{t}"), budget.clone()));
+            }
+        }
+        let index = FactIndex::new(Arc::new(facts.clone()));
+        let (chains, compared) = steps_of(SUBJECTS_COMPARED, || {
+            let mut listed: HashSet<&str> = HashSet::new();
+            let mut chains: Vec<usize> = Vec::new();
+            for f in &facts {
+                if listed.insert(f.id.as_str()) {
+                    let chain = index.chain_of(f, |_| true);
+                    listed.extend(chain.iter().map(|c| c.id.as_str()));
+                    chains.push(chain.len());
+                }
+            }
+            chains
+        });
+        // One chain per person and per project; restated ones hold two versions.
+        assert_eq!(chains.len(), 2 * n);
+        assert_eq!(
+            chains.iter().filter(|&&c| c == 2).count(),
+            2 * n.div_ceil(10)
+        );
+        compared
+    }
+
+    /// The index finds every subject that comparing with each subject finds.
+    #[test]
+    fn subject_candidates_hold_every_match() {
+        let things = [
+            "budget",
+            "the final budget for Project Atlas",
+            "Atlas budget",
+            "Beacon budget",
+            "budget for Beacon",
+            "my brother's locker combination",
+            "locker combination",
+            "my brother",
+            "launch date",
+            "date",
+            "",
+            "owner of vendor review",
+            "vendor review",
+        ];
+        let mut subjects: Vec<(Subject, Vec<usize>)> = things
+            .iter()
+            .map(|t| (Subject::asked(t), Vec::new()))
+            .collect();
+        let personal = [
+            ("ann", FactCategory::Possession, "honda civic"),
+            ("ann", FactCategory::Possession, "civic"),
+            ("ann", FactCategory::Role, "role"),
+            ("ann", FactCategory::Role, "job role"),
+            ("bo", FactCategory::Possession, "civic"),
+            ("bo", FactCategory::Pet, ""),
+        ];
+        for (who, category, key) in personal {
+            let key: Vec<String> = key.split_whitespace().map(String::from).collect();
+            let person = Some((who.to_string(), category));
+            let own = key.clone();
+            subjects.push((Subject { key, own, person }, Vec::new()));
+        }
+        let all = subjects.clone();
+        let index = SubjectIndex::new(subjects);
+        for (s, _) in &all {
+            let matching = |list: Vec<&(Subject, Vec<usize>)>| -> Vec<Subject> {
+                list.into_iter()
+                    .filter(|(o, _)| subject_match(s, o) != SubjectMatch::No)
+                    .map(|(o, _)| o.clone())
+                    .collect()
+            };
+            let want = matching(all.iter().collect());
+            let mut got = matching(index.candidates(s).collect());
+            got.sort_by_key(|o| all.iter().position(|(a, _)| a == o));
+            assert_eq!(got, want, "{s:?}");
+        }
+    }
+
+    /// Issue 38: listing a space's subjects compared each subject's chain with every
+    /// other subject, quadratic in the subjects (3x CPU per doubling of the speakers in
+    /// `cairn reliability scaling`). This counts the comparisons instead of timing them.
+    #[test]
+    fn listing_chains_compares_subjects_linearly() {
+        let (at_1, at_2) = (subjects_compared(500), subjects_compared(1000));
+        assert!(at_1 > 0);
+        let growth = at_2 as f64 / at_1 as f64;
+        assert!(growth <= 2.2, "subjects compared: {at_1} -> {at_2}");
+        assert!(at_2 <= 4 * 2000, "{at_2} comparisons for 2000 subjects");
     }
 
     #[test]

@@ -682,6 +682,7 @@ impl<'a> LongerNames<'a> {
 /// Whether `long` is a longer name that `short` starts ("melanie" for "mel", "john
 /// smith" for "john") or, among several words, ends.
 fn starts_name(long: &str, short: &str) -> bool {
+    crate::work::step(crate::work::steps::NAMES_COMPARED);
     // A single name closing a longer one: a surname, a project's own name ("Smith" of
     // "John Smith", "Atlas" of "Project Atlas").
     if long.contains(' ') && !short.contains(' ') && long.ends_with(&format!(" {short}")) {
@@ -802,6 +803,68 @@ mod tests {
         assert!(!starts_name("mel", "mel"));
         assert!(starts_name("project atlas", "atlas"));
         assert!(!starts_name("project atlas", "las"));
+    }
+
+    /// The names compared by building the graph of `n` sessions, each naming a new
+    /// person by first name and by full name (an alias to find; surnames shared by many)
+    /// and a place whose name starts others' ("Cafe1", "Cafe10").
+    fn names_compared(n: usize) -> u64 {
+        use crate::work::{counting::steps_of, steps::NAMES_COMPARED};
+        // Three letters per name, so no name's code starts another's.
+        let code = |i: usize| -> String {
+            [i / 676 % 26, i / 26 % 26, i % 26]
+                .iter()
+                .map(|&d| char::from(b'a' + d as u8))
+                .collect()
+        };
+        let units: Vec<Unit> = (0..n)
+            .map(|i| {
+                let text = format!(
+                    "Yesterday I had lunch with Mel{c} and Mel{c} Rossi{} at the Cafe{i}.",
+                    code(i % 50),
+                    c = code(i),
+                );
+                Unit {
+                    id: format!("turn:s{i}:0"),
+                    space: cairn_core::SpaceId::new("t").unwrap(),
+                    kind: UnitKind::Turn,
+                    text: text.clone(),
+                    key: text,
+                    embed_text: None,
+                    provenance: cairn_core::Provenance {
+                        session_id: Some(format!("s{i}")),
+                        message_ids: vec!["0".into()],
+                        speakers: vec!["user".into()],
+                        ..Default::default()
+                    },
+                    part_of: None,
+                    occurred_at: None,
+                    recorded_at: chrono::Utc::now(),
+                    detail: None,
+                }
+            })
+            .collect();
+        let (g, compared) = steps_of(NAMES_COMPARED, || EntityGraph::build(&units).unwrap());
+        // The aliases were found: each short name is merged into its longer one.
+        let full = g.find("melaah rossiaah").expect("Melaah Rossiaah");
+        assert_eq!(g.find("melaah"), Some(full));
+        compared
+    }
+
+    /// Issue 38: alias merging once compared every name with every other, so the entity
+    /// graph cost CPU quadratic in a space's distinct names. This counts the names
+    /// compared instead of timing it: doubling the names at most doubles them.
+    #[test]
+    fn alias_merging_work_grows_linearly_with_names() {
+        let (at_1, at_2) = (names_compared(1000), names_compared(2000));
+        assert!(at_1 > 0);
+        let growth = at_2 as f64 / at_1 as f64;
+        assert!(growth <= 2.2, "names compared: {at_1} -> {at_2}");
+        // A few comparisons per name, not one per pair (2000 names make 4 million pairs).
+        assert!(
+            at_2 <= 10 * 4000,
+            "{at_2} names compared for about 4000 names"
+        );
     }
 
     /// The index finds exactly what comparing every pair finds.

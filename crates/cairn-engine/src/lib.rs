@@ -43,6 +43,7 @@ mod rank;
 mod tail;
 mod text;
 mod trajectory;
+mod work;
 pub mod workspace;
 
 pub use derive::{derive_session_units, segment, Window, DERIVE_VERSION};

@@ -341,6 +341,7 @@ fn keep_top_terms(terms: &mut BTreeMap<String, u32>, n: usize) {
 }
 
 fn stats_of(u: &Unit) -> Option<&SpeakerStats> {
+    crate::work::step(crate::work::steps::CONTRIBUTIONS_READ);
     match &u.detail {
         Some(UnitDetail::Speaker(s)) => Some(s),
         _ => None,
@@ -790,7 +791,10 @@ pub fn named_speakers(query: &str, speakers: &[String]) -> Vec<String> {
         .map(|w| w.trim_end_matches("'s").to_string())
         .collect();
     let q = format!(" {} ", words.join(" "));
-    let first = |s: &str| s.split_whitespace().next().unwrap_or(s).to_lowercase();
+    let first = |s: &str| {
+        crate::work::step(crate::work::steps::FIRST_NAMES_TAKEN);
+        s.split_whitespace().next().unwrap_or(s).to_lowercase()
+    };
     // How many speakers share each first name, counted once (not per speaker).
     let mut firsts: HashMap<String, usize> = HashMap::new();
     for s in speakers {
@@ -947,6 +951,76 @@ mod tests {
                 caroline.topics
             );
         }
+    }
+
+    /// The work of the "Who ..." path of recall (`Engine::profiles_for`: the names a
+    /// question gives, then the best matching person) over a group chat of `n` speakers
+    /// who each state a role and a skill: (contributions read, first names taken).
+    fn who_work(n: usize) -> (u64, u64) {
+        use crate::work::counting::steps_of;
+        use crate::work::steps::{CONTRIBUTIONS_READ, FIRST_NAMES_TAKEN};
+        let skills = ["database migrations", "load testing", "pricing", "billing"];
+        let lines: Vec<(String, String, String)> = (0..n)
+            .map(|i| {
+                let at = format!("2025-03-02 {:02}:{:02}", 6 + i / 60 % 17, i % 60);
+                let text = format!(
+                    "I'm the analyst here and I specialize in {}.",
+                    skills[i % skills.len()]
+                );
+                (format!("Person{i} Lee"), at, text)
+            })
+            .collect();
+        let borrowed: Vec<(&str, &str, &str)> = lines
+            .iter()
+            .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
+            .collect();
+        let space = SpaceId::new("t").unwrap();
+        let units = profile_units(&space, &session(&borrowed), chrono::Utc::now(), 0);
+        let speakers: Vec<String> = lines.iter().map(|l| l.0.clone()).collect();
+        let query = "Who is the best person for database migrations?";
+        let (named, first_names) = steps_of(FIRST_NAMES_TAKEN, || named_speakers(query, &speakers));
+        assert!(named.is_empty(), "{named:?}");
+        let (best, read) = steps_of(CONTRIBUTIONS_READ, || {
+            best_matching_person(query, &units).unwrap()
+        });
+        let best = best.expect("someone specializes in database migrations");
+        assert!(
+            best.skills[0].what.contains("database migrations"),
+            "{best:?}"
+        );
+        (read, first_names)
+    }
+
+    /// Issue 38: a "Who ..." recall once built every speaker's profile from every
+    /// contribution (and compared every speaker's first name with every other's), so its
+    /// CPU grew with the square of the speakers. This counts the work instead of timing
+    /// it: doubling the speakers at most doubles it (allowing 10% for the odd extra block).
+    #[test]
+    fn who_recall_work_grows_linearly_with_speakers() {
+        let (read_1, first_1) = who_work(500);
+        let (read_2, first_2) = who_work(1000);
+        assert!(read_1 > 0 && first_1 > 0);
+        let (read_growth, first_growth) = (
+            read_2 as f64 / read_1 as f64,
+            first_2 as f64 / first_1 as f64,
+        );
+        assert!(
+            read_growth <= 2.2,
+            "contributions read: {read_1} -> {read_2}"
+        );
+        assert!(
+            first_growth <= 2.2,
+            "first names taken: {first_1} -> {first_2}"
+        );
+        // And linear in absolute terms: a few steps per speaker, not one per pair.
+        assert!(
+            read_2 <= 4 * 1000,
+            "{read_2} contributions read for 1000 speakers"
+        );
+        assert!(
+            first_2 <= 4 * 1000,
+            "{first_2} first names for 1000 speakers"
+        );
     }
 
     #[test]

@@ -139,7 +139,8 @@ impl Ctx {
             space: space.to_string(),
             session: "s0".into(),
             speaker: "user".into(),
-            entity: "Lisbon".into(),
+            // Named by the baseline fact every dimension's space holds.
+            entity: "Atlas".into(),
             subject: "budget for atlas".into(),
             trajectory: "t0".into(),
             group: "team".into(),
@@ -493,7 +494,10 @@ fn mcp_probes(c: &Ctx, k: usize) -> Vec<Probe> {
         tool("spaces", json!({})),
         tool("subjects", json!({"space": sp()})),
         tool("entities", json!({"space": sp()})),
-        tool("entities", json!({"space": sp(), "name": c.entity})),
+        Probe {
+            name: "mcp entities (name)".into(),
+            ..tool("entities", json!({"space": sp(), "name": c.entity}))
+        },
         tool("trajectory_manifest", json!({"space": sp()})),
         tool(
             "trajectory_summary",
@@ -549,8 +553,8 @@ fn cpu_ns(pid: u32) -> Result<u64> {
 /// What every probe reads besides the dimension's own data (the trajectory `t0` and a
 /// fact about the budget for Atlas), where the dimension does not grow it itself: a
 /// probe of a missing thing would measure a 404.
-fn baseline(client: &Client, dim: &Dimension) -> Result<()> {
-    let space = encode(&dim.ctx.space);
+fn baseline(client: &Client, dim: &Dimension, c: &Ctx) -> Result<()> {
+    let space = encode(&c.space);
     if !matches!(dim.name, "trajectories" | "states per trajectory") {
         ok(
             client.post(
@@ -585,17 +589,193 @@ fn answered(r: &crate::serve::Resp) -> bool {
     (200..300).contains(&r.status) && r.body["result"]["isError"] != json!(true)
 }
 
-/// Grows a dimension's space from the first N to the second.
-type Grow = Box<dyn FnMut(&Client, &Ctx, usize, usize, &mut Rng) -> Result<()>>;
+/// How a dimension grows its space from the first N to the second.
+#[derive(Clone, Copy)]
+enum Grow {
+    /// Sessions `from..to`, session `i` made by the function, sent in batches.
+    Sessions(fn(usize, &mut Rng) -> Value),
+    /// Anything else.
+    With(fn(&Client, &Ctx, usize, usize, &mut Rng) -> Result<()>),
+}
 
-/// One dimension: its name, what its N counts, and how to grow its space to N.
+/// One dimension, a row of [`DIMENSIONS`]: what its N counts, the space grown to N, what
+/// the probes name there, and the probes measured.
 struct Dimension {
     name: &'static str,
-    sizes: Vec<usize>,
-    ctx: Ctx,
+    space: &'static str,
+    /// What the probes name in the space, where it is not [`Ctx::new`]'s.
+    ctx: fn(&mut Ctx),
     grow: Grow,
+    /// N counts the conditions of the probes' filter (from `base / 16`, at most the
+    /// filter language's limit), not records.
+    conditions: bool,
     /// Probes measured (all when `None`).
     probes: Option<&'static [&'static str]>,
+}
+
+/// What a row of [`DIMENSIONS`] leaves out.
+const DIMENSION: Dimension = Dimension {
+    name: "",
+    space: "",
+    ctx: |_| {},
+    grow: Grow::With(|_, _, _, _, _| Ok(())),
+    conditions: false,
+    probes: None,
+};
+
+/// Every dimension a request can depend on, in the order they are measured.
+const DIMENSIONS: &[Dimension] = &[
+    // Group messages, each from a new speaker who says their role and skill.
+    Dimension {
+        name: "speakers",
+        space: "scale-speakers",
+        ctx: |c| {
+            c.speaker = format!("{} Lee", name(0));
+            c.entity = c.speaker.clone();
+            c.session = "team/2024-01-01".into();
+        },
+        grow: Grow::With(grow_speakers),
+        ..DIMENSION
+    },
+    // Sessions each naming a new person and place.
+    Dimension {
+        name: "names",
+        space: "scale-names",
+        ctx: |c| {
+            c.entity = name(0);
+            c.query = format!("What did I do with {}?", name(0));
+        },
+        grow: Grow::Sessions(|i, _| {
+            two_messages(
+                &format!("s{i}"),
+                &format!(
+                    "Yesterday I had lunch with {} at the {} Cafe in {}.",
+                    name(i),
+                    name(i + 1_000_000),
+                    cairn_load::corpus::PLACES[i % cairn_load::corpus::PLACES.len()]
+                ),
+            )
+        }),
+        ..DIMENSION
+    },
+    // Many small sessions.
+    Dimension {
+        name: "sessions",
+        space: "scale-sessions",
+        grow: Grow::Sessions(|i, rng| {
+            let n = nonce(rng);
+            let mut v = crate::corpus::session(&format!("s{i}"), &n, rng).0;
+            v["metadata"] = json!({ "k": i % 4 });
+            v
+        }),
+        ..DIMENSION
+    },
+    // One session, appended to.
+    Dimension {
+        name: "messages per session",
+        space: "scale-messages",
+        ctx: |c| c.session = "long".into(),
+        grow: Grow::With(grow_messages),
+        ..DIMENSION
+    },
+    // One subject stated again and again, a day apart.
+    Dimension {
+        name: "versions of one subject",
+        space: "scale-versions",
+        ctx: |c| c.query = "What is the budget for Atlas now?".into(),
+        grow: Grow::Sessions(|i, _| {
+            let mut v = two_messages(
+                &format!("s{i}"),
+                &format!("The budget for Atlas is now ${}k.", 100 + i),
+            );
+            v["date"] = json!(format!("{}-01-01 09:00", 1900 + i / 365));
+            v["messages"][0]["occurred_at"] = json!(format!(
+                "{}-{:02}-{:02} 09:00",
+                1900 + i / 365,
+                1 + i % 365 / 31 % 12,
+                1 + i % 28
+            ));
+            v
+        }),
+        ..DIMENSION
+    },
+    // Many subjects, one statement each.
+    Dimension {
+        name: "subjects",
+        space: "scale-subjects",
+        ctx: |c| c.subject = format!("budget for {}", name(0).to_lowercase()),
+        grow: Grow::Sessions(|i, _| {
+            two_messages(
+                &format!("s{i}"),
+                &format!("The budget for {} is ${}k.", name(i), 50 + i % 500),
+            )
+        }),
+        ..DIMENSION
+    },
+    // Many small runs; no session of their own (the probes read the baseline's).
+    Dimension {
+        name: "trajectories",
+        space: "scale-trajectories",
+        ctx: |c| c.session = "baseline".into(),
+        grow: Grow::With(grow_trajectories),
+        ..DIMENSION
+    },
+    // The probed run has N states (a new run per size).
+    Dimension {
+        name: "states per trajectory",
+        space: "scale-states",
+        ctx: |c| c.session = "baseline".into(),
+        grow: Grow::With(grow_states),
+        ..DIMENSION
+    },
+    // N spaces of one session each; the probes use the first.
+    Dimension {
+        name: "spaces",
+        space: "scale-spaces-0",
+        grow: Grow::With(grow_spaces),
+        ..DIMENSION
+    },
+    // The same space, asked with filters of N conditions.
+    Dimension {
+        name: "filter conditions",
+        space: "scale-filters",
+        grow: Grow::With(grow_filtered),
+        conditions: true,
+        probes: Some(&[
+            "GET /v1/spaces/{space}/sessions",
+            "POST /v1/spaces/{space}/recall (filter)",
+            "GET /v1/spaces/{space}/memories",
+        ]),
+        ..DIMENSION
+    },
+];
+
+impl Dimension {
+    /// What the probes name in this dimension's space.
+    fn ctx(&self) -> Ctx {
+        let mut c = Ctx::new(self.space);
+        (self.ctx)(&mut c);
+        c
+    }
+
+    /// N at each size.
+    fn sizes(&self, o: &ScalingOptions) -> Vec<usize> {
+        let base = o.base.max(2);
+        let doubled = |first: usize| (0..=o.doublings).map(move |d| first << d);
+        match self.conditions {
+            false => doubled(base).collect(),
+            true => doubled((base / 16).max(2))
+                .take_while(|&n| n <= cairn_core::filter::MAX_CONDITIONS)
+                .collect(),
+        }
+    }
+
+    fn grow(&self, client: &Client, c: &Ctx, from: usize, to: usize, rng: &mut Rng) -> Result<()> {
+        match self.grow {
+            Grow::Sessions(make) => batches(client, &c.space, from, to, |i| make(i, rng)),
+            Grow::With(grow) => grow(client, c, from, to, rng),
+        }
+    }
 }
 
 fn ok(r: Result<crate::serve::Resp, String>, what: &str) -> Result<()> {
@@ -610,13 +790,13 @@ fn ok(r: Result<crate::serve::Resp, String>, what: &str) -> Result<()> {
     }
 }
 
-/// Sessions `from..to` (each from `make(i)`), in batches.
+/// Sessions `from..to` (each from `make(i)`, in order), in batches.
 fn batches(
     client: &Client,
     space: &str,
     from: usize,
     to: usize,
-    make: impl Fn(usize) -> Value,
+    mut make: impl FnMut(usize) -> Value,
 ) -> Result<()> {
     let path = format!("/v1/spaces/{}/sessions/batch", encode(space));
     let ids: Vec<usize> = (from..to).collect();
@@ -659,255 +839,104 @@ fn name(i: usize) -> String {
     format!("{}{}{i}", rest[..1].to_uppercase(), &rest[1..])
 }
 
-fn dimensions(o: &ScalingOptions) -> Vec<Dimension> {
-    let sizes = |base: usize| (0..=o.doublings).map(|d| base << d).collect::<Vec<_>>();
-    let base = o.base.max(2);
-    let mut dims: Vec<Dimension> = Vec::new();
-
-    // Speakers: group messages, each from a new speaker who says their role and skill.
-    let mut c = Ctx::new("scale-speakers");
-    c.speaker = format!("{} Lee", name(0));
-    c.entity = c.speaker.clone();
-    c.session = "team/2024-01-01".into();
-    dims.push(Dimension {
-        name: "speakers",
-        sizes: sizes(base),
-        ctx: c,
-        grow: Box::new(|client, c, from, to, _| {
-            let path = format!("/v1/spaces/{}/group-messages", encode(&c.space));
-            let ids: Vec<usize> = (from..to).collect();
-            for chunk in ids.chunks(1000) {
-                let messages: Vec<Value> = chunk
-                    .iter()
-                    .map(|&i| {
-                        json!({"speaker": format!("{} Lee", name(i)), "group": "team",
-                            "time": format!("2024-01-{:02} {:02}:{:02}", 1 + i / 1000 % 28, i / 60 % 17 + 6, i % 60),
-                            "text": format!("I'm the {} here and I specialize in {}.",
-                                ROLES[i % ROLES.len()], SKILLS[i % SKILLS.len()])})
-                    })
-                    .collect();
-                ok(client.post(&path, &json!({ "messages": messages })), "seeding speakers")?;
-            }
-            Ok(())
-        }),
-        probes: None,
-    });
-
-    // Names: sessions each naming a new person and place.
-    let mut c = Ctx::new("scale-names");
-    c.entity = name(0);
-    c.query = format!("What did I do with {}?", name(0));
-    dims.push(Dimension {
-        name: "names",
-        sizes: sizes(base),
-        ctx: c,
-        grow: Box::new(|client, c, from, to, _| {
-            batches(client, &c.space, from, to, |i| {
-                two_messages(
-                    &format!("s{i}"),
-                    &format!(
-                        "Yesterday I had lunch with {} at the {} Cafe in {}.",
-                        name(i),
-                        name(i + 1_000_000),
-                        cairn_load::corpus::PLACES[i % cairn_load::corpus::PLACES.len()]
-                    ),
-                )
+/// Group messages `from..to`, each from a new speaker stating a role and a skill.
+fn grow_speakers(client: &Client, c: &Ctx, from: usize, to: usize, _: &mut Rng) -> Result<()> {
+    let path = format!("/v1/spaces/{}/group-messages", encode(&c.space));
+    let ids: Vec<usize> = (from..to).collect();
+    for chunk in ids.chunks(1000) {
+        let messages: Vec<Value> = chunk
+            .iter()
+            .map(|&i| {
+                json!({"speaker": format!("{} Lee", name(i)), "group": "team",
+                    "time": format!("2024-01-{:02} {:02}:{:02}", 1 + i / 1000 % 28, i / 60 % 17 + 6, i % 60),
+                    "text": format!("I'm the {} here and I specialize in {}.",
+                        ROLES[i % ROLES.len()], SKILLS[i % SKILLS.len()])})
             })
-        }),
-        probes: None,
-    });
+            .collect();
+        ok(
+            client.post(&path, &json!({ "messages": messages })),
+            "seeding speakers",
+        )?;
+    }
+    Ok(())
+}
 
-    // Sessions: many small sessions.
-    let c = Ctx::new("scale-sessions");
-    dims.push(Dimension {
-        name: "sessions",
-        sizes: sizes(base),
-        ctx: c,
-        grow: Box::new(|client, c, from, to, rng| {
-            let made: Vec<Value> = (from..to)
-                .map(|i| {
-                    let n = nonce(rng);
-                    let mut v = crate::corpus::session(&format!("s{i}"), &n, rng).0;
-                    v["metadata"] = json!({ "k": i % 4 });
-                    v
-                })
-                .collect();
-            batches(client, &c.space, 0, made.len(), |i| made[i].clone())
-        }),
-        probes: None,
-    });
-
-    // Messages per session: one session, appended to.
-    let mut c = Ctx::new("scale-messages");
-    c.session = "long".into();
-    dims.push(Dimension {
-        name: "messages per session",
-        sizes: sizes(base),
-        ctx: c,
-        grow: Box::new(|client, c, from, to, rng| {
-            let path = format!("/v1/spaces/{}/messages", encode(&c.space));
-            let ids: Vec<usize> = (from..to).collect();
-            for chunk in ids.chunks(500) {
-                let messages: Vec<Value> = chunk
-                    .iter()
-                    .map(|&i| {
-                        json!({"role": if i % 2 == 0 { "user" } else { "assistant" },
-                            "text": format!("Note {i}: parcel {} is at pier {}.", nonce(rng), i % 97)})
-                    })
-                    .collect();
-                ok(
-                    client.post(&path, &json!({"session_id": "long", "messages": messages})),
-                    "seeding messages",
-                )?;
-            }
-            Ok(())
-        }),
-        probes: None,
-    });
-
-    // Versions: one subject stated again and again, a day apart.
-    let mut c = Ctx::new("scale-versions");
-    c.query = "What is the budget for Atlas now?".into();
-    dims.push(Dimension {
-        name: "versions of one subject",
-        sizes: sizes(base),
-        ctx: c,
-        grow: Box::new(|client, c, from, to, _| {
-            batches(client, &c.space, from, to, |i| {
-                let mut v = two_messages(
-                    &format!("s{i}"),
-                    &format!("The budget for Atlas is now ${}k.", 100 + i),
-                );
-                v["date"] = json!(format!("{}-01-01 09:00", 1900 + i / 365));
-                v["messages"][0]["occurred_at"] = json!(format!(
-                    "{}-{:02}-{:02} 09:00",
-                    1900 + i / 365,
-                    1 + i % 365 / 31 % 12,
-                    1 + i % 28
-                ));
-                v
+/// Messages `from..to` appended to the session `long`.
+fn grow_messages(client: &Client, c: &Ctx, from: usize, to: usize, rng: &mut Rng) -> Result<()> {
+    let path = format!("/v1/spaces/{}/messages", encode(&c.space));
+    let ids: Vec<usize> = (from..to).collect();
+    for chunk in ids.chunks(500) {
+        let messages: Vec<Value> = chunk
+            .iter()
+            .map(|&i| {
+                json!({"role": if i % 2 == 0 { "user" } else { "assistant" },
+                    "text": format!("Note {i}: parcel {} is at pier {}.", nonce(rng), i % 97)})
             })
-        }),
-        probes: None,
-    });
+            .collect();
+        ok(
+            client.post(&path, &json!({"session_id": "long", "messages": messages})),
+            "seeding messages",
+        )?;
+    }
+    Ok(())
+}
 
-    // Subjects: many subjects, one statement each.
-    let mut c = Ctx::new("scale-subjects");
-    c.subject = format!("budget for {}", name(0).to_lowercase());
-    dims.push(Dimension {
-        name: "subjects",
-        sizes: sizes(base),
-        ctx: c,
-        grow: Box::new(|client, c, from, to, _| {
-            batches(client, &c.space, from, to, |i| {
-                two_messages(
-                    &format!("s{i}"),
-                    &format!("The budget for {} is ${}k.", name(i), 50 + i % 500),
-                )
-            })
-        }),
-        probes: None,
-    });
+/// Small runs `t{from}..t{to}`.
+fn grow_trajectories(client: &Client, c: &Ctx, from: usize, to: usize, _: &mut Rng) -> Result<()> {
+    let path = format!("/v1/spaces/{}/trajectories", encode(&c.space));
+    let ids: Vec<usize> = (from..to).collect();
+    for chunk in ids.chunks(300) {
+        let runs: Vec<Value> = chunk.iter().map(|&i| small_run(&format!("t{i}"))).collect();
+        ok(
+            client.post(&path, &json!({ "trajectories": runs })),
+            "seeding trajectories",
+        )?;
+    }
+    Ok(())
+}
 
-    // Trajectories: many small runs.
-    let c = Ctx::new("scale-trajectories");
-    dims.push(Dimension {
-        name: "trajectories",
-        sizes: sizes(base),
-        ctx: c,
-        grow: Box::new(|client, c, from, to, _| {
-            let path = format!("/v1/spaces/{}/trajectories", encode(&c.space));
-            let ids: Vec<usize> = (from..to).collect();
-            for chunk in ids.chunks(300) {
-                let runs: Vec<Value> = chunk.iter().map(|&i| small_run(&format!("t{i}"))).collect();
-                ok(
-                    client.post(&path, &json!({ "trajectories": runs })),
-                    "seeding trajectories",
-                )?;
-            }
-            Ok(())
-        }),
-        probes: None,
-    });
-
-    // States: the probed run has N states (a new run per size).
-    let c = Ctx::new("scale-states");
-    dims.push(Dimension {
-        name: "states per trajectory",
-        sizes: sizes(base),
-        ctx: c,
-        grow: Box::new(|client, c, _from, to, rng| {
-            let states: Vec<Value> = (0..to)
-                .map(|i| {
-                    json!({"url": format!("http://shop/p/{i}"), "action": format!("click [{i}] link 'Next'"),
-                        "observation": format!("[{i}] link 'Next'\nItem {} costs ${}", nonce(rng), i % 300)})
-                })
-                .collect();
-            // The probes read `t0`: it is replaced by the run of this size.
-            let _ = client.delete(&format!("/v1/spaces/{}/trajectories/t0", encode(&c.space)));
-            ok(
-                client.post(
-                    &format!("/v1/spaces/{}/trajectories", encode(&c.space)),
-                    &json!({"trajectories": [{"id": "t0", "goal": "find the coupon", "states": states}]}),
-                ),
-                "seeding states",
-            )
-        }),
-        probes: None,
-    });
-
-    // Spaces: N spaces of one session each; the probes use the first.
-    let c = Ctx::new("scale-spaces-0");
-    dims.push(Dimension {
-        name: "spaces",
-        sizes: sizes(base),
-        ctx: c,
-        grow: Box::new(|client, _c, from, to, rng| {
-            for i in from..to {
-                let n = nonce(rng);
-                let (v, _) = crate::corpus::session("s0", &n, rng);
-                ok(
-                    client.post(&format!("/v1/spaces/scale-spaces-{i}/sessions"), &v),
-                    "seeding spaces",
-                )?;
-            }
-            Ok(())
-        }),
-        probes: None,
-    });
-
-    // Filter conditions: the same space, asked with filters of N conditions.
-    let c = Ctx::new("scale-filters");
-    let conditions = (0..=o.doublings)
-        .map(|d| (base / 16).max(2) << d)
-        .take_while(|&n| n <= cairn_core::filter::MAX_CONDITIONS)
+/// The run `t0`, the probes' own, replaced by one of `to` states.
+fn grow_states(client: &Client, c: &Ctx, _from: usize, to: usize, rng: &mut Rng) -> Result<()> {
+    let states: Vec<Value> = (0..to)
+        .map(|i| {
+            json!({"url": format!("http://shop/p/{i}"), "action": format!("click [{i}] link 'Next'"),
+                "observation": format!("[{i}] link 'Next'\nItem {} costs ${}", nonce(rng), i % 300)})
+        })
         .collect();
-    dims.push(Dimension {
-        name: "filter conditions",
-        sizes: conditions,
-        ctx: c,
-        grow: Box::new(|client, c, from, _to, rng| {
-            if from == 0 {
-                let made: Vec<Value> = (0..200)
-                    .map(|i| {
-                        let n = nonce(rng);
-                        let mut v = crate::corpus::session(&format!("s{i}"), &n, rng).0;
-                        v["metadata"] = json!({ "k": i });
-                        v
-                    })
-                    .collect();
-                batches(client, &c.space, 0, made.len(), |i| made[i].clone())?;
-            }
-            Ok(())
-        }),
-        probes: Some(&[
-            "GET /v1/spaces/{space}/sessions",
-            "POST /v1/spaces/{space}/recall (filter)",
-            "GET /v1/spaces/{space}/memories",
-        ]),
-    });
-    dims.retain(|d| o.only.is_empty() || o.only.iter().any(|n| n == d.name));
-    dims
+    let _ = client.delete(&format!("/v1/spaces/{}/trajectories/t0", encode(&c.space)));
+    ok(
+        client.post(
+            &format!("/v1/spaces/{}/trajectories", encode(&c.space)),
+            &json!({"trajectories": [{"id": "t0", "goal": "find the coupon", "states": states}]}),
+        ),
+        "seeding states",
+    )
+}
+
+/// Spaces `scale-spaces-{from}..` of one session each.
+fn grow_spaces(client: &Client, _c: &Ctx, from: usize, to: usize, rng: &mut Rng) -> Result<()> {
+    for i in from..to {
+        let n = nonce(rng);
+        let (v, _) = crate::corpus::session("s0", &n, rng);
+        ok(
+            client.post(&format!("/v1/spaces/scale-spaces-{i}/sessions"), &v),
+            "seeding spaces",
+        )?;
+    }
+    Ok(())
+}
+
+/// Once, 200 sessions whose metadata `k` the filters ask for.
+fn grow_filtered(client: &Client, c: &Ctx, from: usize, _to: usize, rng: &mut Rng) -> Result<()> {
+    if from > 0 {
+        return Ok(());
+    }
+    batches(client, &c.space, 0, 200, |i| {
+        let n = nonce(rng);
+        let mut v = crate::corpus::session(&format!("s{i}"), &n, rng).0;
+        v["metadata"] = json!({ "k": i });
+        v
+    })
 }
 
 /// A filter of `n` conditions on the metadata field `k`.
@@ -1021,19 +1050,23 @@ pub fn run(
     let mut rng = Rng(opts.seed);
     let mut k = 0usize;
     cold(&client, 0)?;
-    for mut dim in dimensions(opts) {
+    let chosen = DIMENSIONS
+        .iter()
+        .filter(|d| opts.only.is_empty() || opts.only.iter().any(|n| n == d.name));
+    for dim in chosen {
         let mut rows: Vec<Row> = Vec::new();
         let mut have = 0;
-        baseline(&client, &dim)?;
-        for (step, &n) in dim.sizes.clone().iter().enumerate() {
+        let mut ctx = dim.ctx();
+        baseline(&client, dim, &ctx)?;
+        for (step, &n) in dim.sizes(opts).iter().enumerate() {
             progress(&format!("{}: growing to {n}", dim.name));
-            (dim.grow)(&client, &dim.ctx, have, n, &mut rng)?;
+            dim.grow(&client, &ctx, have, n, &mut rng)?;
             have = n;
-            if dim.name == "filter conditions" {
-                dim.ctx.filter = filter_of(n);
+            if dim.conditions {
+                ctx.filter = filter_of(n);
             }
             progress(&format!("{}: measuring at {n}", dim.name));
-            let names: Vec<String> = route_probes(&dim.ctx, 0)
+            let names: Vec<String> = route_probes(&ctx, 0)
                 .into_iter()
                 .map(|p| p.name)
                 .filter(|p| dim.probes.is_none_or(|only| only.contains(&p.as_str())))
@@ -1042,9 +1075,7 @@ pub fn run(
                 let mut samples = Vec::with_capacity(opts.reps);
                 for _ in 0..opts.reps.max(1) {
                     k += 1;
-                    let Some(p) = route_probes(&dim.ctx, k)
-                        .into_iter()
-                        .find(|p| &p.name == name)
+                    let Some(p) = route_probes(&ctx, k).into_iter().find(|p| &p.name == name)
                     else {
                         continue;
                     };
@@ -1112,6 +1143,41 @@ mod tests {
         // Points under the floor do not count.
         let g = growth(&sizes, &[1.0, 6.0, 6.0, 6.0]).unwrap();
         assert!((g - 1.0).abs() < 1e-9, "{g}");
+    }
+
+    #[test]
+    fn every_dimension_and_probe_has_a_name_of_its_own() {
+        let names: Vec<&str> = DIMENSIONS.iter().map(|d| d.name).collect();
+        assert_eq!(
+            names,
+            [
+                "speakers",
+                "names",
+                "sessions",
+                "messages per session",
+                "versions of one subject",
+                "subjects",
+                "trajectories",
+                "states per trajectory",
+                "spaces",
+                "filter conditions"
+            ]
+        );
+        let o = ScalingOptions::default();
+        assert_eq!(DIMENSIONS[0].sizes(&o), [250, 500, 1000, 2000]);
+        assert_eq!(DIMENSIONS[9].sizes(&o), [15, 30, 60, 120]);
+        // A probe is found by its name: two of one name would measure the first twice.
+        let probes: Vec<String> = route_probes(&DIMENSIONS[0].ctx(), 0)
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        let distinct: BTreeSet<&String> = probes.iter().collect();
+        assert_eq!(distinct.len(), probes.len(), "{probes:?}");
+        for d in DIMENSIONS {
+            for p in d.probes.into_iter().flatten() {
+                assert!(probes.iter().any(|n| n == p), "{}: {p}", d.name);
+            }
+        }
     }
 
     #[test]
