@@ -2,7 +2,8 @@
 //!
 //! Write side (ingest): `ingest.rs` (sessions, group messages, the shared write path),
 //! `import.rs` (restoring an export as one request), `append.rs` (appends to one
-//! session, group-committed), `receipt.rs` (idempotency keys: the receipts that make any
+//! session, group-committed), `remember.rs` (what an agent asks to keep: a note or turns,
+//! as an append to a new or named session), `receipt.rs` (idempotency keys: the receipts that make any
 //! write safe to retry), `staged.rs` (vectors embedded before the write lock), `forget.rs`
 //! (and scrubbing what was forgotten from the stores' files), `trajectories.rs`,
 //! `enrich.rs`, `committer.rs` (when the text index commits). Read side (recall and
@@ -26,6 +27,7 @@ mod knowledge;
 mod recall;
 mod receipt;
 mod relevance;
+mod remember;
 mod scope;
 mod staged;
 mod trajectories;
@@ -43,6 +45,7 @@ pub use enrich::{enrichment_units, llm_fact_id, EnrichReport};
 pub use forget::ForgetReport;
 use ingest::WriteMode;
 pub use receipt::{WriteOptions, MAX_IDEMPOTENCY_KEY};
+pub use remember::{Remembered, NOTE_SPEAKER};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

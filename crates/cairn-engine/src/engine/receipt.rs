@@ -62,7 +62,7 @@ impl Request {
         h.update(operation.as_bytes());
         h.update(b"\0");
         h.update(&body);
-        let fingerprint = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let fingerprint = hex::encode(h.finalize());
         Ok(Some(Self {
             space: space.clone(),
             key: key.clone(),
