@@ -4,15 +4,14 @@
 use crate::body::{from_json, gunzip, gzip, to_json, units_of};
 use crate::PgStore;
 use cairn_core::{
-    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, SpaceStats, Stale,
-    StoreError, Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitPage,
-    UnitQuery,
+    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, Stale, StoreError,
+    Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitPage, UnitQuery,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sqlx::pool::PoolConnection;
 use sqlx::{PgConnection, Postgres, Row};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Sessions, trajectories and units in PostgreSQL.
 pub struct PgRecordStore {
@@ -31,10 +30,7 @@ fn other(e: StoreError) -> sqlx::Error {
 }
 
 fn hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 /// The smallest string above every string that starts with `prefix` (columns are
@@ -795,26 +791,7 @@ impl RecordStore for PgRecordStore {
         Ok(())
     }
 
-    fn stats(&self, space: &SpaceId) -> Result<SpaceStats, StoreError> {
-        if !self.space_exists(space)? {
-            return Err(StoreError::NoSuchSpace(space.to_string()));
-        }
-        let mut stats = SpaceStats {
-            space: space.to_string(),
-            ..Default::default()
-        };
-        let mut newest = None;
-        for rec in self.sessions(space)? {
-            stats.sessions += 1;
-            stats.messages += rec.session.messages.len();
-            newest = newest.max(Some(rec.recorded_at));
-        }
-        let trajectories = self.trajectory_summaries(space)?;
-        stats.trajectories = trajectories.len();
-        for t in &trajectories {
-            newest = newest.max(Some(t.recorded_at));
-        }
-        stats.last_recorded_at = newest;
+    fn space_bytes(&self, space: &SpaceId) -> Result<u64, StoreError> {
         // The space's rows as PostgreSQL stores them (TOAST-compressed where it
         // compresses), text index and vector rows included.
         let bytes: i64 = self.db.block_on(
@@ -832,17 +809,19 @@ impl RecordStore for PgRecordStore {
             .bind(space.as_str())
             .fetch_one(self.db.pool()),
         )?;
-        stats.disk_bytes = bytes.max(0) as u64;
+        Ok(bytes.max(0) as u64)
+    }
+
+    fn unit_counts(&self, space: &SpaceId) -> Result<BTreeMap<String, usize>, StoreError> {
         let kinds: Vec<(String, i64)> = self.db.block_on(
             sqlx::query_as("SELECT kind, COUNT(*) FROM units WHERE space = $1 GROUP BY kind")
                 .bind(space.as_str())
                 .fetch_all(self.db.pool()),
         )?;
-        for (kind, n) in kinds {
-            stats.units += n as usize;
-            stats.units_by_kind.insert(kind, n as usize);
-        }
-        Ok(stats)
+        Ok(kinds
+            .into_iter()
+            .map(|(kind, n)| (kind, n.max(0) as usize))
+            .collect())
     }
 }
 

@@ -4,11 +4,11 @@ use crate::rows::{
 };
 use crate::sqlite::{be, Shared};
 use cairn_core::{
-    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, SpaceStats, Stale,
-    StoreError, TrajectoryRecord, TrajectorySummary, Unit, UnitKind, UnitPage, UnitQuery,
-    RECEIPT_TTL_HOURS,
+    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, Stale, StoreError,
+    TrajectoryRecord, TrajectorySummary, Unit, UnitKind, UnitPage, UnitQuery, RECEIPT_TTL_HOURS,
 };
 use rusqlite::{params, OptionalExtension, Transaction};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 const SCHEMA: &str = "
@@ -631,34 +631,18 @@ impl RecordStore for SqliteRecordStore {
         self.db.checkpoint()
     }
 
-    fn stats(&self, space: &SpaceId) -> Result<SpaceStats, StoreError> {
-        if !self.space_exists(space)? {
-            return Err(StoreError::NoSuchSpace(space.to_string()));
-        }
-        let mut stats = SpaceStats {
-            space: space.to_string(),
-            ..Default::default()
-        };
-        let mut newest = None;
-        for rec in self.sessions(space)? {
-            stats.sessions += 1;
-            stats.messages += rec.session.messages.len();
-            newest = newest.max(Some(rec.recorded_at));
-        }
-        let trajectories = self.trajectory_summaries(space)?;
-        stats.trajectories = trajectories.len();
-        for t in &trajectories {
-            newest = newest.max(Some(t.recorded_at));
-        }
-        stats.last_recorded_at = newest;
-        stats.disk_bytes = self.space_bytes(space)?;
-        for u in self.space_units(space)? {
-            stats.units += 1;
-            *stats
-                .units_by_kind
-                .entry(u.kind.as_str().to_string())
-                .or_default() += 1;
-        }
-        Ok(stats)
+    fn space_bytes(&self, space: &SpaceId) -> Result<u64, StoreError> {
+        SqliteRecordStore::space_bytes(self, space)
+    }
+
+    fn unit_counts(&self, space: &SpaceId) -> Result<BTreeMap<String, usize>, StoreError> {
+        let db = self.db.lock();
+        let mut stmt =
+            be(db.prepare_cached("SELECT kind, COUNT(*) FROM units WHERE space=?1 GROUP BY kind"))?;
+        let rows = be(stmt.query_map([space.as_str()], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+        }))?;
+        rows.map(|r| be(r).map(|(k, n)| (k, n.max(0) as usize)))
+            .collect()
     }
 }
