@@ -59,8 +59,7 @@ fn gunzip(bytes: &[u8], what: &str) -> Result<String, StoreError> {
 }
 
 fn hash(text: &str) -> String {
-    let d = Sha256::digest(text.as_bytes());
-    d.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 pub(crate) fn put(
