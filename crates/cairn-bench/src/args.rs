@@ -4,6 +4,32 @@ use crate::qa::LlmArgs;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
+/// The run folder and what a run reads besides its data: the flags of every bench
+/// (`#[command(flatten)]` into each bench's options).
+#[derive(Debug, Clone, Args)]
+pub struct RunFolderArgs {
+    /// Name of the run folder [default: the bench's name, its configuration where it has
+    /// one, and the UTC time].
+    #[arg(long, value_name = "L")]
+    pub run_label: Option<String>,
+    /// Folder of run folders.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    pub out: PathBuf,
+    /// Embedding cache file [default: $CAIRN_HOME/embedding-cache.sqlite3, CAIRN_HOME
+    /// defaulting to ${XDG_CACHE_HOME:-$HOME/.cache}/cairn; `trajectories-scale`: a fresh
+    /// one in the run folder, so its insert is cold].
+    #[arg(long, value_name = "FILE")]
+    pub cache: Option<PathBuf>,
+    /// Keep the run's data directory (and every space) instead of deleting it (`scale`:
+    /// and the PostgreSQL spaces; `trajectories-scale`: and its fresh cache).
+    #[arg(long)]
+    pub keep_data: bool,
+    /// Engine settings (a `cairn.toml`: `[engine.rank]`, `[embed]`) for experiments; the
+    /// settings in force are written to METHODOLOGY.md. Default: the stock settings.
+    #[arg(long, value_name = "FILE")]
+    pub memory_config: Option<PathBuf>,
+}
+
 /// Options common to benchmark runs.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -21,27 +47,13 @@ pub struct RunArgs {
     /// conv-26:q3), comma separated.
     #[arg(long, value_delimiter = ',', value_name = "ID,...")]
     pub questions: Vec<String>,
-    /// Name of the run folder [default: <dataset>-<config>-<UTC timestamp>].
-    #[arg(long, value_name = "L")]
-    pub run_label: Option<String>,
-    /// Folder of run folders.
-    #[arg(long, value_name = "DIR", default_value = "bench-out")]
-    pub out: PathBuf,
+    /// Where the run goes and what it reads: shared by every bench.
+    #[command(flatten)]
+    pub run: RunFolderArgs,
     /// Continue a run: questions already in its results.jsonl are skipped (without
     /// --run-label: the newest run of this dataset and config).
     #[arg(long)]
     pub resume: bool,
-    /// Embedding cache file [default: $CAIRN_HOME/embedding-cache.sqlite3, CAIRN_HOME
-    /// defaulting to ${XDG_CACHE_HOME:-$HOME/.cache}/cairn].
-    #[arg(long, value_name = "FILE")]
-    pub cache: Option<PathBuf>,
-    /// Keep the run's data directory (and every space) instead of deleting it.
-    #[arg(long)]
-    pub keep_data: bool,
-    /// Engine settings (a `cairn.toml`: `[engine.rank]`, `[embed]`) for experiments; the
-    /// settings in force are written to METHODOLOGY.md. Default: the stock settings.
-    #[arg(long, value_name = "FILE")]
-    pub memory_config: Option<PathBuf>,
     /// What `as_of` recall runs with (LoCoMo: `question` and `question-or-later` both
     /// mean the conversation's last session date).
     #[arg(long, value_enum, default_value_t = AsOfPolicy::QuestionOrLater)]

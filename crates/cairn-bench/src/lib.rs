@@ -66,7 +66,7 @@ pub mod run;
 pub mod scoring;
 pub mod template;
 
-pub use args::{AsOfPolicy, ConfigChoice, Dataset, LocomoArgs, RunArgs};
+pub use args::{AsOfPolicy, ConfigChoice, Dataset, LocomoArgs, RunArgs, RunFolderArgs};
 pub use datasets::friendsqa::question_word as friendsqa_question_word;
 pub use datasets::locomo::question_id as locomo_question_id;
 pub use report::retrieval::Summary;
@@ -224,7 +224,8 @@ mod tests {
         };
         assert_eq!(a.config, ConfigChoice::Bench);
         assert_eq!(a.questions, ["a", "b"]);
-        assert_eq!(a.out, PathBuf::from("bench-out"));
+        assert_eq!(a.run.out, PathBuf::from("bench-out"));
+        assert_eq!(a.run.cache, Some(PathBuf::from("c.sqlite3")));
         assert!(a.resume);
         assert_eq!(a.as_of, AsOfPolicy::QuestionOrLater);
         let c = Cli::try_parse_from([
@@ -257,7 +258,7 @@ mod tests {
         };
         assert_eq!(a.qa, PathBuf::from("qa_004.json"));
         assert_eq!(a.config, ConfigChoice::Both);
-        assert_eq!(a.memory_config, Some(PathBuf::from("cairn.toml")));
+        assert_eq!(a.run.memory_config, Some(PathBuf::from("cairn.toml")));
         assert!(Cli::try_parse_from(["cairn", "evermembench", "--qa", "q.json"]).is_err());
         assert!(Cli::try_parse_from(["cairn", "report"]).is_err());
         let c = Cli::try_parse_from(["cairn", "download", "locomo"]).unwrap();

@@ -305,6 +305,18 @@ pub struct ContextSpan {
     pub end_state: usize,
 }
 
+impl ContextSpan {
+    /// The span of a unit's states `[first, end)` (a hit's `states`), inclusive as
+    /// spans are.
+    pub fn of_states(trajectory_id: String, [first, end]: [u32; 2]) -> Self {
+        ContextSpan {
+            trajectory_id,
+            start_state: first as usize,
+            end_state: (end as usize).saturating_sub(1).max(first as usize),
+        }
+    }
+}
+
 /// A note and spans to render into a context of at most `token_budget` tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -49,8 +49,8 @@ pub use profile::{Evidence, ProfileFact, SpeakerProfile, SpeakerStats, Style};
 pub use recall::{Format, Hit, HitPart, Recall, RecallOptions, Timings};
 pub use scope::{partition_of, Scope, ScopeOptions, PARTITION_KEYS};
 pub use source::{
-    has_roles, AppendInput, Message, Role, SessionHeader, SessionInput, SessionRecord,
-    MAX_TEXT_BYTES,
+    has_roles, AppendInput, Memo, Message, RememberInput, Role, SessionHeader, SessionInput,
+    SessionRecord, MAX_TEXT_BYTES,
 };
 pub use time::Timestamp;
 pub use traits::{

@@ -120,6 +120,27 @@ pub struct AppendInput {
     pub metadata: Value,
 }
 
+/// What an agent asks a memory to keep (`Memory::remember`, the MCP tool `remember`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RememberInput {
+    pub memo: Memo,
+    /// The session to append to (created on first use); `None` starts a new one.
+    pub session_id: Option<String>,
+    /// When it happened: the time of every message that has none of its own. Without
+    /// one the memory dates each message when it records it.
+    pub occurred_at: Option<Timestamp>,
+}
+
+/// What is kept: a single thing in plain words, or conversation turns verbatim.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Memo {
+    /// A fact, preference, decision or instruction, stored as one message whose speaker
+    /// is `note`.
+    Note(String),
+    /// Turns of a conversation, in order.
+    Messages(Vec<Message>),
+}
+
 /// What a session is without its messages: what listings and metadata filters read,
 /// so neither has to load every message of a space.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

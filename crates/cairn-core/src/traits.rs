@@ -258,7 +258,33 @@ pub trait RecordStore: Send + Sync {
     /// The version of the derivation rules the stored units were made with (0: unknown).
     fn derive_version(&self) -> Result<u32, StoreError>;
     fn set_derive_version(&self, version: u32) -> Result<(), StoreError>;
-    fn stats(&self, space: &SpaceId) -> Result<SpaceStats, StoreError>;
+    /// An estimate of the bytes a space's rows take (see [`SpaceStats::disk_bytes`]).
+    fn space_bytes(&self, space: &SpaceId) -> Result<u64, StoreError>;
+    /// How many units of each kind a space holds (counted by the store, no unit read).
+    fn unit_counts(&self, space: &SpaceId) -> Result<BTreeMap<String, usize>, StoreError>;
+    /// Counts of one space, from its session headers (no message is read), trajectory
+    /// summaries, unit counts and bytes: one definition for every backend.
+    fn stats(&self, space: &SpaceId) -> Result<SpaceStats, StoreError> {
+        if !self.space_exists(space)? {
+            return Err(StoreError::NoSuchSpace(space.to_string()));
+        }
+        let headers = self.session_headers(space)?;
+        let trajectories = self.trajectory_summaries(space)?;
+        let units_by_kind = self.unit_counts(space)?;
+        let newest = headers.iter().map(|h| h.recorded_at);
+        Ok(SpaceStats {
+            space: space.to_string(),
+            sessions: headers.len(),
+            messages: headers.iter().map(|h| h.messages).sum(),
+            trajectories: trajectories.len(),
+            units: units_by_kind.values().sum(),
+            units_by_kind,
+            disk_bytes: self.space_bytes(space)?,
+            last_recorded_at: newest
+                .chain(trajectories.iter().map(|t| t.recorded_at))
+                .max(),
+        })
+    }
     /// Keeps the writers of every other process sharing this store waiting until the
     /// returned guard drops, so the engine's read-check-write steps (appends, forgets,
     /// index watermarks) are atomic across processes as its own mutex makes them within

@@ -1,6 +1,6 @@
 //! Memory units: what recall ranks and returns. Derived state: each unit is computed from
 //! sources, cites them, and can be rebuilt from them.
-use crate::{FactDetail, SpaceId, SpeakerStats, Timestamp};
+use crate::{FactDetail, Message, SessionInput, SpaceId, SpeakerStats, Timestamp};
 use serde::{Deserialize, Serialize};
 
 /// The kinds of memory unit. `Slice`, `Event` and `Note` are reserved for trajectories, so
@@ -90,6 +90,22 @@ pub struct Provenance {
     /// derived knowledge never joins units of two partitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<String>,
+}
+
+impl Provenance {
+    /// Where a unit drawn from one message (a turn, a fact read from it) comes from: its
+    /// session, the message, its position, its speaker and group. The partition is set
+    /// when the session's units are placed in it.
+    pub fn of_message(session: &SessionInput, message: &Message, position: usize) -> Self {
+        Provenance {
+            session_id: Some(session.id.clone()),
+            message_ids: vec![message.id.clone()],
+            first_position: position as u32,
+            speakers: vec![message.speaker_name().to_string()],
+            group: session.group.clone(),
+            ..Default::default()
+        }
+    }
 }
 
 /// One memory unit.

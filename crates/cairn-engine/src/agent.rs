@@ -525,12 +525,7 @@ impl Engine {
                     .iter()
                     .filter(|h| r.context_unit_ids.contains(&h.unit_id))
                     .filter_map(|h| {
-                        let [a, b] = h.states?;
-                        Some(ContextSpan {
-                            trajectory_id: h.trajectory_id.clone()?,
-                            start_state: a as usize,
-                            end_state: (b as usize).saturating_sub(1).max(a as usize),
-                        })
+                        Some(ContextSpan::of_states(h.trajectory_id.clone()?, h.states?))
                     })
                     .collect();
                 (String::new(), spans, r.context, r.context_tokens)

@@ -552,14 +552,7 @@ fn fact_unit(
             Some(p) => p.asked_with(),
             None => format!("{} {}", f.subject, f.value),
         },
-        provenance: Provenance {
-            session_id: Some(s.id.clone()),
-            message_ids: vec![m.id.clone()],
-            first_position: pos as u32,
-            speakers: vec![m.speaker_name().to_string()],
-            group: s.group.clone(),
-            ..Default::default()
-        },
+        provenance: Provenance::of_message(s, m, pos),
         part_of: None,
         occurred_at: s.message_time(m),
         recorded_at,

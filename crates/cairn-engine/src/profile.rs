@@ -653,6 +653,17 @@ fn shown(f: &ProfileFact) -> String {
     }
 }
 
+/// The speakers profile contributions are about, sorted, once each.
+pub fn speakers_of(contributions: &[Unit]) -> Vec<String> {
+    let mut names: Vec<String> = contributions
+        .iter()
+        .filter_map(|u| u.topic()?.strip_prefix("speaker:").map(String::from))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// The profile of `speaker` from every profile contribution of the space (see
 /// [`Contributions::profile`]).
 pub fn build_profile(speaker: &str, contributions: &[Unit]) -> Option<SpeakerProfile> {

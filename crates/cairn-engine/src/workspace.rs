@@ -7,36 +7,27 @@
 use crate::inspect::{concise_entry, outcome_text, overview};
 use cairn_core::inspect::{one_line, ACTION_CHARS, URL_CHARS};
 use cairn_core::TrajectoryRecord;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+/// What a folder name keeps as it is: letters, digits, `-`, `_`, `.`.
+const NOT_PLAIN: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.');
+
 /// The name of a trajectory's folder: the id itself when it is a plain file name, else
-/// the id with every other character percent-encoded (ids may hold `/`).
+/// the id with every other character percent-encoded (ids may hold `/`), a leading `.`
+/// included (it would hide the folder, and `..` names another).
 pub fn dir_name(id: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
-    if !id.is_empty() && !id.starts_with('.') && id.chars().all(plain) {
-        return id.to_string();
+    let name = utf8_percent_encode(id, NOT_PLAIN).to_string();
+    match name.strip_prefix('.') {
+        Some(rest) => format!("%2E{rest}"),
+        None => name,
     }
-    let mut out = String::new();
-    for (i, c) in id.chars().enumerate() {
-        if plain(c) && !(i == 0 && c == '.') {
-            out.push(c);
-        } else {
-            let mut b = [0u8; 4];
-            for byte in c.encode_utf8(&mut b).bytes() {
-                out.push_str(&format!("%{byte:02X}"));
-            }
-        }
-    }
-    out
 }
 
 /// SHA-256 of a text, as hex.
 pub fn content_hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 /// `trajectory.json`: the trajectory as stored, each state with its `state_index`, and

@@ -79,11 +79,7 @@ pub fn sha256_file(path: impl AsRef<Path>) -> Result<String, FormatError> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(hex::encode(hasher.finalize()))
 }
 
 pub(crate) fn json_err(path: &Path, e: &serde_json::Error) -> FormatError {

@@ -91,15 +91,15 @@ pub fn encode(s: &str) -> String {
 
 /// [`encode`] for raw bytes (paths that are not UTF-8, for bad-input tests).
 pub fn encode_bytes(s: &[u8]) -> String {
-    s.iter()
-        .map(|&b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::percent_encode(s, NOT_UNRESERVED).to_string()
 }
+
+/// Every byte but RFC 3986's unreserved characters (letters, digits, `-`, `.`, `_`, `~`).
+const NOT_UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 impl Client {
     /// A client of `base` (e.g. `http://127.0.0.1:7700`) with a 120 s request timeout.

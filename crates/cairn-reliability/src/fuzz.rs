@@ -142,7 +142,7 @@ fn relative_time(data: &[u8]) {
         let now = chrono::DateTime::parse_from_rfc3339("2024-06-15T12:00:00Z")
             .expect("fixed time")
             .with_timezone(&chrono::Utc);
-        let _ = cairn_engine::analyze_query(t, now);
+        let _ = cairn::analyze_query(t, now);
     }
 }
 

@@ -115,10 +115,6 @@ fn hash(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn random(n: usize) -> Result<Vec<u8>, ServerError> {
     let mut buf = vec![0u8; n];
     getrandom::fill(&mut buf).map_err(|e| ServerError::Random(e.to_string()))?;
@@ -164,8 +160,8 @@ impl KeyStore {
         for s in spaces {
             cairn::SpaceId::new(s.as_str()).map_err(|e| ServerError::Config(e.to_string()))?;
         }
-        let id = hex(&random(6)?);
-        let token = format!("cairn_{id}_{}", hex(&random(32)?));
+        let id = hex::encode(&random(6)?);
+        let token = format!("cairn_{id}_{}", hex::encode(&random(32)?));
         let created_at = chrono::Utc::now().to_rfc3339();
         self.records.insert(&KeyRow {
             id: id.clone(),

@@ -98,23 +98,42 @@ impl Limits {
         Ok(())
     }
 
+    /// What an agent asks to keep: a note is one message text; turns are bounded as an
+    /// append's messages.
+    pub fn check_memo(&self, memo: &cairn::Memo) -> Result<(), ApiError> {
+        match memo {
+            cairn::Memo::Note(text) if text.len() > self.max_text_bytes => {
+                Err(too_long("note".into(), text.len(), self.max_text_bytes))
+            }
+            cairn::Memo::Note(_) => Ok(()),
+            cairn::Memo::Messages(ms) => self.check_texts(ms.iter().map(|m| m.text.as_str())),
+        }
+    }
+
     pub fn check_group(&self, messages: &[GroupMessage]) -> Result<(), ApiError> {
-        if messages.len() > self.max_request_messages {
+        self.check_texts(messages.iter().map(|m| m.text.as_str()))
+    }
+
+    /// One request's messages (`messages[i].text`): how many, and each text's length.
+    fn check_texts<'a>(
+        &self,
+        texts: impl ExactSizeIterator<Item = &'a str>,
+    ) -> Result<(), ApiError> {
+        if texts.len() > self.max_request_messages {
             return Err(too_many(
                 "messages",
-                messages.len(),
+                texts.len(),
                 self.max_request_messages,
                 "messages",
             ));
         }
-        match messages
-            .iter()
+        match texts
             .enumerate()
-            .find(|(_, m)| m.text.len() > self.max_text_bytes)
+            .find(|(_, t)| t.len() > self.max_text_bytes)
         {
-            Some((i, m)) => Err(too_long(
+            Some((i, t)) => Err(too_long(
                 format!("messages[{i}].text"),
-                m.text.len(),
+                t.len(),
                 self.max_text_bytes,
             )),
             None => Ok(()),

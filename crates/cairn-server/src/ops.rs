@@ -97,6 +97,24 @@ pub async fn add_messages(
     blocking(state, move |m| m.append(&sp, input, &opts)).await
 }
 
+/// Keeps a note or conversation turns (`Memory::remember`: the library decides what a
+/// note is, names a new session and dates the messages), under the same limits as an
+/// append.
+pub async fn remember(
+    state: &Arc<AppState>,
+    who: &Principal,
+    space: &str,
+    input: cairn::RememberInput,
+) -> Result<cairn::Remembered, ApiError> {
+    who.require(space, Need::Write)?;
+    state.config.limits.check_memo(&input.memo)?;
+    let sp = space.to_string();
+    blocking(state, move |m| {
+        m.remember(&sp, input, &WriteOptions::default())
+    })
+    .await
+}
+
 /// Recall with every library option, the metadata filter included.
 pub async fn recall(
     state: &Arc<AppState>,

@@ -42,6 +42,7 @@
 //! filtering on its space (`units_since`, store-wide by the trait's contract, is the one
 //! exception).
 
+mod body;
 mod listing;
 mod misc;
 mod records;

@@ -2,7 +2,7 @@
 //! filtered and ordered by SQL, receipts, and the rows that fail to decode. Orders match
 //! the embedded store's (columns are `COLLATE "C"`, undated units last, units without a
 //! session first among equal times).
-use crate::records::{from_json, units_of};
+use crate::body::{from_json, units_of};
 use crate::PgStore;
 use cairn_core::{
     Receipt, SessionHeader, SessionRecord, SpaceId, StoreError, Unit, UnitPage, UnitQuery,

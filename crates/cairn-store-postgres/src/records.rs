@@ -1,20 +1,17 @@
 //! Sessions, trajectories and units. Bodies are JSON text (sessions, units) or gzip'd JSON
 //! (trajectories, observations), exactly as the embedded store keeps them, so a record
 //! round-trips every field of its input.
+use crate::body::{from_json, gunzip, gzip, to_json, units_of};
 use crate::PgStore;
 use cairn_core::{
-    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, SpaceStats, Stale,
-    StoreError, Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitPage,
-    UnitQuery,
+    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, Stale, StoreError,
+    Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitPage, UnitQuery,
 };
-use flate2::read::GzDecoder;
-use flate2::write::GzEncoder;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sqlx::pool::PoolConnection;
 use sqlx::{PgConnection, Postgres, Row};
-use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::collections::{BTreeMap, HashMap};
 
 /// Sessions, trajectories and units in PostgreSQL.
 pub struct PgRecordStore {
@@ -27,51 +24,13 @@ impl PgRecordStore {
     }
 }
 
-pub(crate) fn to_json<T: Serialize>(v: &T) -> Result<String, StoreError> {
-    serde_json::to_string(v).map_err(|e| StoreError::Backend(format!("encode: {e}")))
-}
-
-/// Decodes a stored row. Stored JSON was written by Cairn from validated input, so its
-/// depth is bounded by what validation allows; the parser's own limit (128 levels, meant
-/// for untrusted input) is lifted so that records accepted before metadata depth was
-/// bounded (nested up to the wire parser's limit, plus the record's own levels) stay
-/// readable, listable and exportable.
-pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
-    s: &str,
-    what: &str,
-) -> Result<T, StoreError> {
-    let mut de = serde_json::Deserializer::from_str(s);
-    de.disable_recursion_limit();
-    <T as serde::Deserialize>::deserialize(&mut de)
-        .and_then(|v| de.end().map(|()| v))
-        .map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
-}
-
 /// An error that is not the database's, carried out of a transaction future.
 fn other(e: StoreError) -> sqlx::Error {
     sqlx::Error::Protocol(e.to_string())
 }
 
-fn gzip(bytes: &[u8]) -> Result<Vec<u8>, StoreError> {
-    let mut enc = GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    enc.write_all(bytes)
-        .and_then(|_| enc.finish())
-        .map_err(|e| StoreError::Backend(format!("compress: {e}")))
-}
-
-fn gunzip(bytes: &[u8], what: &str) -> Result<String, StoreError> {
-    let mut out = String::new();
-    GzDecoder::new(bytes)
-        .read_to_string(&mut out)
-        .map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))?;
-    Ok(out)
-}
-
 fn hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 /// The smallest string above every string that starts with `prefix` (columns are
@@ -173,10 +132,6 @@ async fn write_units(
     .execute(&mut *conn)
     .await?;
     Ok(last as u64)
-}
-
-pub(crate) fn units_of(rows: Vec<String>) -> Result<Vec<Unit>, StoreError> {
-    rows.iter().map(|b| from_json(b, "unit")).collect()
 }
 
 /// A trajectory row's body: the input without its observations, and for each state the
@@ -836,26 +791,7 @@ impl RecordStore for PgRecordStore {
         Ok(())
     }
 
-    fn stats(&self, space: &SpaceId) -> Result<SpaceStats, StoreError> {
-        if !self.space_exists(space)? {
-            return Err(StoreError::NoSuchSpace(space.to_string()));
-        }
-        let mut stats = SpaceStats {
-            space: space.to_string(),
-            ..Default::default()
-        };
-        let mut newest = None;
-        for rec in self.sessions(space)? {
-            stats.sessions += 1;
-            stats.messages += rec.session.messages.len();
-            newest = newest.max(Some(rec.recorded_at));
-        }
-        let trajectories = self.trajectory_summaries(space)?;
-        stats.trajectories = trajectories.len();
-        for t in &trajectories {
-            newest = newest.max(Some(t.recorded_at));
-        }
-        stats.last_recorded_at = newest;
+    fn space_bytes(&self, space: &SpaceId) -> Result<u64, StoreError> {
         // The space's rows as PostgreSQL stores them (TOAST-compressed where it
         // compresses), text index and vector rows included.
         let bytes: i64 = self.db.block_on(
@@ -873,17 +809,19 @@ impl RecordStore for PgRecordStore {
             .bind(space.as_str())
             .fetch_one(self.db.pool()),
         )?;
-        stats.disk_bytes = bytes.max(0) as u64;
+        Ok(bytes.max(0) as u64)
+    }
+
+    fn unit_counts(&self, space: &SpaceId) -> Result<BTreeMap<String, usize>, StoreError> {
         let kinds: Vec<(String, i64)> = self.db.block_on(
             sqlx::query_as("SELECT kind, COUNT(*) FROM units WHERE space = $1 GROUP BY kind")
                 .bind(space.as_str())
                 .fetch_all(self.db.pool()),
         )?;
-        for (kind, n) in kinds {
-            stats.units += n as usize;
-            stats.units_by_kind.insert(kind, n as usize);
-        }
-        Ok(stats)
+        Ok(kinds
+            .into_iter()
+            .map(|(kind, n)| (kind, n.max(0) as usize))
+            .collect())
     }
 }
 

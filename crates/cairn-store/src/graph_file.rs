@@ -79,7 +79,7 @@ pub(crate) struct GraphFiles {
 impl GraphFiles {
     pub fn of(dir: &Path, space: &str) -> Self {
         let hash = Sha256::digest(space.as_bytes());
-        let name: String = hash[..16].iter().map(|b| format!("{b:02x}")).collect();
+        let name = hex::encode(&hash[..16]);
         Self {
             graph: dir.join(format!("{name}.graph")),
             keys: dir.join(format!("{name}.keys")),

@@ -26,6 +26,7 @@ mod graph_store;
 mod keys;
 mod listing;
 mod records;
+mod rows;
 mod sqlite;
 mod text;
 mod text_query;

@@ -1,6 +1,6 @@
 //! Reads for listings and checks: session headers without their messages, pages of units
 //! filtered and ordered by SQL, receipts, and the rows that fail to decode.
-use crate::records::{from_json, unit_cells, units_of, UnitCells, UNIT_COLUMNS};
+use crate::rows::{from_json, unit_cells, units_of, UnitCells, UNIT_COLUMNS};
 use crate::sqlite::be;
 use cairn_core::{
     Receipt, SessionHeader, SessionRecord, SpaceId, StoreError, Unit, UnitPage, UnitQuery,
@@ -75,7 +75,7 @@ const LISTING_WHERE: &str = "space=?1
                  AS INTEGER)) <= ?7)";
 
 fn json_list<T: serde::Serialize>(v: &Option<Vec<T>>) -> Result<Option<String>, StoreError> {
-    v.as_ref().map(crate::records::to_json).transpose()
+    v.as_ref().map(crate::rows::to_json).transpose()
 }
 
 pub(crate) fn list_units(

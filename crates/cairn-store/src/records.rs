@@ -1,10 +1,14 @@
+use crate::rows::{
+    from_json, require_space, to_json, unit_cells, unit_row, units_of, write_units, UnitCells,
+    UNIT_COLUMNS,
+};
 use crate::sqlite::{be, Shared};
 use cairn_core::{
-    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, SpaceStats, Stale,
-    StoreError, TrajectoryRecord, TrajectorySummary, Unit, UnitKind, UnitPage, UnitQuery,
-    RECEIPT_TTL_HOURS,
+    Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, Stale, StoreError,
+    TrajectoryRecord, TrajectorySummary, Unit, UnitKind, UnitPage, UnitQuery, RECEIPT_TTL_HOURS,
 };
 use rusqlite::{params, OptionalExtension, Transaction};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 const SCHEMA: &str = "
@@ -68,12 +72,6 @@ const MIGRATIONS: &[&str] = &[
      UPDATE meta SET value='6' WHERE key='schema_version';",
 ];
 const SCHEMA_VERSION: &str = "6";
-
-/// The columns every read of whole units selects: the body (the unit as JSON, its text
-/// empty, its key cut to [`Unit::key_head`]), the text (NULL in rows written before
-/// schema version 5, whose body holds it), then the whole key when the body holds only
-/// its head (NULL otherwise). See [`unit_row`].
-pub(crate) const UNIT_COLUMNS: &str = "body, text, long_key";
 
 /// Indexes on columns that migrations add, and tables added after version 1.
 const LATE_INDEXES: &str = "
@@ -204,130 +202,10 @@ impl SqliteRecordStore {
     }
 }
 
-pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
-    serde_json::to_string(v).map_err(|e| StoreError::Backend(format!("encode: {e}")))
-}
-
-/// Decodes a stored row. Stored JSON was written by Cairn from validated input, so its
-/// depth is bounded by what validation allows; the parser's own limit (128 levels, meant
-/// for untrusted input) is lifted so that records accepted before metadata depth was
-/// bounded (nested up to the wire parser's limit, plus the record's own levels) stay
-/// readable, listable and exportable.
-pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
-    s: &str,
-    what: &str,
-) -> Result<T, StoreError> {
-    let mut de = serde_json::Deserializer::from_str(s);
-    de.disable_recursion_limit();
-    <T as serde::Deserialize>::deserialize(&mut de)
-        .and_then(|v| de.end().map(|()| v))
-        .map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
-}
-
-pub(crate) fn require_space(tx: &Transaction<'_>, space: &SpaceId) -> Result<(), StoreError> {
-    let exists: Option<i64> = be(tx
-        .query_row(
-            "SELECT 1 FROM spaces WHERE name=?1",
-            [space.as_str()],
-            |r| r.get(0),
-        )
-        .optional())?;
-    match exists {
-        Some(_) => Ok(()),
-        None => Err(StoreError::NoSuchSpace(space.to_string())),
-    }
-}
-
-fn next_seq(tx: &Transaction<'_>, n: usize) -> Result<u64, StoreError> {
-    let last: String = be(
-        tx.query_row("SELECT value FROM meta WHERE key='last_seq'", [], |r| {
-            r.get(0)
-        }),
-    )?;
-    let last: u64 = last
-        .parse()
-        .map_err(|_| StoreError::Corrupt(format!("meta.last_seq = {last:?}")))?;
-    be(tx.execute(
-        "UPDATE meta SET value=?1 WHERE key='last_seq'",
-        [(last + n as u64).to_string()],
-    ))?;
-    Ok(last + 1)
-}
-
 /// The smallest string above every string that starts with `prefix` (range scans on the
 /// index instead of LIKE, whose escaping rules would make `_` and `%` in names special).
 fn prefix_end(prefix: &str) -> String {
     format!("{prefix}\u{10FFFF}")
-}
-
-/// Writes units with fresh sequence numbers; returns the last one (the previous last when
-/// `units` is empty).
-pub(crate) fn write_units(
-    tx: &Transaction<'_>,
-    space: &str,
-    units: &[Unit],
-) -> Result<u64, StoreError> {
-    let first = next_seq(tx, units.len())?;
-    let mut stmt = be(tx.prepare_cached(
-        "INSERT OR REPLACE INTO units(space, id, session_id, seq, body, topic, trajectory_id,
-                                      kind, occurred_us, position, text, long_key)
-         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
-    ))?;
-    for (i, u) in units.iter().enumerate() {
-        let (body, text, long_key) = unit_columns(u)?;
-        be(stmt.execute(params![
-            space,
-            u.id,
-            u.provenance.session_id,
-            (first + i as u64) as i64,
-            body,
-            u.topic(),
-            u.provenance.trajectory_id,
-            u.kind.as_str(),
-            u.occurred_at.map(|t| t.timestamp_micros()),
-            u.provenance.first_position,
-            text,
-            long_key
-        ]))?;
-    }
-    Ok(first + units.len() as u64 - 1)
-}
-
-/// A unit as its `body`, `text` and `long_key` columns: the body is the unit without its
-/// text and with its key's head only; `long_key` is the whole key when that is longer.
-fn unit_columns(u: &Unit) -> Result<(String, &str, Option<&str>), StoreError> {
-    let head = u.key_head();
-    let body = to_json(&Unit {
-        text: String::new(),
-        key: head.to_string(),
-        ..u.clone()
-    })?;
-    let long_key = (head.len() < u.key.len()).then_some(u.key.as_str());
-    Ok((body, &u.text, long_key))
-}
-
-/// A unit from its `UNIT_COLUMNS`.
-pub(crate) fn unit_row((body, text, long_key): UnitCells) -> Result<Unit, StoreError> {
-    let mut u: Unit = from_json(&body, "unit")?;
-    if let Some(text) = text {
-        u.text = text;
-    }
-    if let Some(key) = long_key {
-        u.key = key;
-    }
-    Ok(u)
-}
-
-/// Reads a row's `UNIT_COLUMNS` (at `first` and the next two columns).
-pub(crate) fn unit_cells(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<UnitCells> {
-    Ok((r.get(first)?, r.get(first + 1)?, r.get(first + 2)?))
-}
-
-/// A row's `UNIT_COLUMNS`, undecoded: body, text, long key.
-pub(crate) type UnitCells = (String, Option<String>, Option<String>);
-
-pub(crate) fn units_of(rows: Vec<UnitCells>) -> Result<Vec<Unit>, StoreError> {
-    rows.into_iter().map(unit_row).collect()
 }
 
 /// Writes one session and replaces its units, inside the caller's transaction.
@@ -753,34 +631,18 @@ impl RecordStore for SqliteRecordStore {
         self.db.checkpoint()
     }
 
-    fn stats(&self, space: &SpaceId) -> Result<SpaceStats, StoreError> {
-        if !self.space_exists(space)? {
-            return Err(StoreError::NoSuchSpace(space.to_string()));
-        }
-        let mut stats = SpaceStats {
-            space: space.to_string(),
-            ..Default::default()
-        };
-        let mut newest = None;
-        for rec in self.sessions(space)? {
-            stats.sessions += 1;
-            stats.messages += rec.session.messages.len();
-            newest = newest.max(Some(rec.recorded_at));
-        }
-        let trajectories = self.trajectory_summaries(space)?;
-        stats.trajectories = trajectories.len();
-        for t in &trajectories {
-            newest = newest.max(Some(t.recorded_at));
-        }
-        stats.last_recorded_at = newest;
-        stats.disk_bytes = self.space_bytes(space)?;
-        for u in self.space_units(space)? {
-            stats.units += 1;
-            *stats
-                .units_by_kind
-                .entry(u.kind.as_str().to_string())
-                .or_default() += 1;
-        }
-        Ok(stats)
+    fn space_bytes(&self, space: &SpaceId) -> Result<u64, StoreError> {
+        SqliteRecordStore::space_bytes(self, space)
+    }
+
+    fn unit_counts(&self, space: &SpaceId) -> Result<BTreeMap<String, usize>, StoreError> {
+        let db = self.db.lock();
+        let mut stmt =
+            be(db.prepare_cached("SELECT kind, COUNT(*) FROM units WHERE space=?1 GROUP BY kind"))?;
+        let rows = be(stmt.query_map([space.as_str()], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+        }))?;
+        rows.map(|r| be(r).map(|(k, n)| (k, n.max(0) as usize)))
+            .collect()
     }
 }

@@ -3,7 +3,7 @@
 //! stored once, gzip-compressed, keyed by its SHA-256; a trajectory row holds the rest of
 //! the record (compressed JSON) with references to its observations, and a manifest row
 //! (goal, outcome, URLs, step count) that listing never has to decompress.
-use crate::records::{from_json, require_space, to_json, write_units};
+use crate::rows::{from_json, require_space, to_json, write_units};
 use crate::sqlite::be;
 use cairn_core::{
     SpaceId, StoreError, Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
@@ -59,8 +59,7 @@ fn gunzip(bytes: &[u8], what: &str) -> Result<String, StoreError> {
 }
 
 fn hash(text: &str) -> String {
-    let d = Sha256::digest(text.as_bytes());
-    d.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 pub(crate) fn put(

@@ -128,7 +128,7 @@ impl SqliteVectorIndex {
             let mut seed = [0u8; 16];
             getrandom::fill(&mut seed)
                 .map_err(|e| StoreError::Backend(format!("random store id: {e}")))?;
-            let seed: String = seed.iter().map(|b| format!("{b:02x}")).collect();
+            let seed = hex::encode(seed);
             be(conn.execute(
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('vector_store_id', ?1)",
                 [seed],

@@ -46,10 +46,11 @@ pub use cairn_core::{
     time::parse_timestamp, AgentState, AppendInput, ConflictError, EdgeKind, EntityDetail,
     EntityKind, EntityMention, EntityRelation, EntitySummary, Evidence, FactCategory, FactDetail,
     FactHistory, FactSubject, FactVersion, Format, GroupMessage, Hit, HitPart, InputError,
-    KeyRecords, KeyRow, Message, ProfileFact, Recall, RecallOptions, Role, Scope, ScopeOptions,
-    SessionHeader, SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile, StoreError,
-    Style, TimelineEntry, Timestamp, Timings, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
-    Unit, UnitDetail, UnitKind, UnitPage, UnitQuery, MAX_TEXT_BYTES, PARTITION_KEYS,
+    KeyRecords, KeyRow, Memo, Message, ProfileFact, Recall, RecallOptions, RememberInput, Role,
+    Scope, ScopeOptions, SessionHeader, SessionInput, SessionRecord, SpaceId, SpaceStats,
+    SpeakerProfile, StoreError, Style, TimelineEntry, Timestamp, Timings, TrajectoryInput,
+    TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage, UnitQuery,
+    MAX_TEXT_BYTES, PARTITION_KEYS,
 };
 /// Trajectory inspection: the verbs' answers, context requests, the agent controller's
 /// options and runs (see `Memory::trajectory_summary` and its neighbours).
@@ -64,9 +65,13 @@ pub use cairn_embed::{Backend as EmbedBackend, BertEmbedder, EmbedConfig, DEFAUL
 /// What the agent controller tells its model, and the schema of one step.
 pub use cairn_engine::agent::{step_schema as agent_step_schema, AGENT_WORKFLOW};
 pub use cairn_engine::budget::{within as with_deadline, OutOfTime};
+/// How recall reads a question before it searches: its content words, the period it
+/// names ("last week", resolved against a time), whether it asks for advice, whom it
+/// asks about.
+pub use cairn_engine::{analyze_query, QueryAnalysis, TimeRange};
 pub use cairn_engine::{
     CheckReport, EngineConfig, EnrichReport, Features as RankFeatures, ForgetReport, IngestReport,
-    RankConfig, SessionPage, SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY,
+    RankConfig, Remembered, SessionPage, SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY,
 };
 pub use cairn_llm::{LlmConfig, Usage as LlmUsage};
 /// File name of the API key rows inside an embedded data directory.

@@ -1,13 +1,14 @@
 use crate::Error;
 use cairn_core::{
     AppendInput, Embedder, EmbeddingCache, EntityDetail, EntitySummary, FactHistory, GroupMessage,
-    InputError, KeyRecords, Recall, RecallOptions, ScopeOptions, SessionInput, SessionRecord,
-    SpaceId, SpaceStats, SpeakerProfile, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
+    InputError, KeyRecords, Recall, RecallOptions, RememberInput, ScopeOptions, SessionInput,
+    SessionRecord, SpaceId, SpaceStats, SpeakerProfile, TrajectoryInput, TrajectoryRecord,
+    TrajectorySummary,
 };
 use cairn_embed::{BertEmbedder, EmbedConfig};
 use cairn_engine::{
-    CheckReport, Engine, EngineBackends, EngineConfig, ForgetReport, IngestReport, TextCommitter,
-    WriteOptions,
+    CheckReport, Engine, EngineBackends, EngineConfig, ForgetReport, IngestReport, Remembered,
+    TextCommitter, WriteOptions,
 };
 use cairn_store::{EmbeddedStore, SqliteEmbeddingCache};
 use cairn_store_postgres::PostgresStore;
@@ -275,6 +276,20 @@ impl Memory {
         let report = self.engine.append(&space(space_name)?, input, opts)?;
         self.nudge_enrichment();
         Ok(report)
+    }
+
+    /// Keeps what an agent asks to remember: a note in plain words or conversation turns
+    /// (see [`RememberInput`]), appended to the session it names or to a new one; the
+    /// answer names the session.
+    pub fn remember(
+        &self,
+        space_name: &str,
+        input: RememberInput,
+        opts: &WriteOptions,
+    ) -> Result<Remembered, Error> {
+        let kept = self.engine.remember(&space(space_name)?, input, opts)?;
+        self.nudge_enrichment();
+        Ok(kept)
     }
 
     /// Ingests group-chat messages (any groups, any days; typically one day of every

@@ -11,7 +11,7 @@
 //!   answer's content words found in the packed context.
 //!
 //! Records (`results.jsonl`) never hold the question, options or answer text.
-use crate::args::ConfigChoice;
+use crate::args::{ConfigChoice, RunFolderArgs};
 use crate::datasets::select_by_id;
 use crate::qa::{LlmArgs, Qa, QaRecord, Style};
 use crate::records::evermembench::{EverHit, EverRecord};
@@ -57,21 +57,9 @@ pub struct EverMemArgs {
     /// Only these question ids, comma separated.
     #[arg(long, value_delimiter = ',', value_name = "ID,...")]
     pub questions: Vec<String>,
-    /// Name of the run folder [default: evermembench-<config>-<UTC timestamp>].
-    #[arg(long, value_name = "L")]
-    pub run_label: Option<String>,
-    /// Folder of run folders.
-    #[arg(long, value_name = "DIR", default_value = "bench-out")]
-    pub out: PathBuf,
-    /// Embedding cache file [default: $CAIRN_HOME/embedding-cache.sqlite3].
-    #[arg(long, value_name = "FILE")]
-    pub cache: Option<PathBuf>,
-    /// Keep the run's data directory (the ingested space) instead of deleting it.
-    #[arg(long)]
-    pub keep_data: bool,
-    /// Engine settings (a `cairn.toml`) for experiments; recorded in METHODOLOGY.md.
-    #[arg(long, value_name = "FILE")]
-    pub memory_config: Option<PathBuf>,
+    /// Where the run goes and what it reads: shared by every bench.
+    #[command(flatten)]
+    pub run: RunFolderArgs,
     /// QA rows: reader (multiple choice by its letter) and judge (open-ended questions).
     #[command(flatten)]
     pub llm: LlmArgs,
@@ -104,18 +92,18 @@ pub(crate) fn run(args: &EverMemArgs) -> anyhow::Result<()> {
         "--questions",
     )?;
     let label = RunFolder::label(
-        args.run_label.as_ref(),
+        args.run.run_label.as_ref(),
         &format!("evermembench-{}", config_name(args.config)),
     );
     let folder = RunFolder::fresh(
-        &args.out,
+        &args.run.out,
         label,
         " (this bench does not resume: its questions share one ingest)",
     )?;
     let (memory, cache, memory_settings) = open_memory(
         &folder.data_dir,
-        args.cache.as_deref(),
-        args.memory_config.as_deref(),
+        args.run.cache.as_deref(),
+        args.run.memory_config.as_deref(),
     )?;
     // `bench` gets 2,000 tokens: the space is one long multi-group history, and a reader
     // would be given a bounded context.
@@ -158,7 +146,7 @@ pub(crate) fn run(args: &EverMemArgs) -> anyhow::Result<()> {
     pb.finish_and_clear();
     let interrupted = stopped();
     drop(memory);
-    if !args.keep_data {
+    if !args.run.keep_data {
         folder.remove_data()?;
     }
     meta.finished_at = Some(chrono::Utc::now());
@@ -206,7 +194,7 @@ fn describe(
         max_questions_per_conv: None,
         questions_in_file: questions.len(),
         questions_selected: selected.len(),
-        keep_data: args.keep_data,
+        keep_data: args.run.keep_data,
         dataset_notes: vec![
             format!(
                 "QA file: `{}` (sha256 `{}`).",

@@ -29,6 +29,7 @@
 
 pub mod inspect;
 
+use crate::args::RunFolderArgs;
 use crate::datasets::select_by_id;
 use crate::records::lme_v2::{
     AbstentionDiagnostic, EvidenceDiagnostic, InsertInfo, LmeV2Record, TrajHit,
@@ -96,21 +97,9 @@ pub struct LmeV2Args {
     /// Only these question ids, comma separated.
     #[arg(long, value_delimiter = ',', value_name = "ID,...")]
     pub ids: Vec<String>,
-    /// Name of the run folder [default: lme-v2-<tier>-<UTC timestamp>].
-    #[arg(long, value_name = "L")]
-    pub run_label: Option<String>,
-    /// Folder of run folders.
-    #[arg(long, value_name = "DIR", default_value = "bench-out")]
-    pub out: PathBuf,
-    /// Embedding cache file [default: $CAIRN_HOME/embedding-cache.sqlite3].
-    #[arg(long, value_name = "FILE")]
-    pub cache: Option<PathBuf>,
-    /// Keep the run's data directory (every question's space) instead of deleting it.
-    #[arg(long)]
-    pub keep_data: bool,
-    /// Engine settings (a `cairn.toml`) for experiments; recorded in METHODOLOGY.md.
-    #[arg(long, value_name = "FILE")]
-    pub memory_config: Option<PathBuf>,
+    /// Where the run goes and what it reads: shared by every bench.
+    #[command(flatten)]
+    pub run: RunFolderArgs,
     /// Rows beside plain recall: recall + inspection, the agent controller.
     #[command(flatten)]
     pub inspect: InspectRowArgs,
@@ -182,14 +171,17 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
     }
 
     let folder = RunFolder::fresh(
-        &args.out,
-        RunFolder::label(args.run_label.as_ref(), &format!("lme-v2-{}", args.tier)),
+        &args.run.out,
+        RunFolder::label(
+            args.run.run_label.as_ref(),
+            &format!("lme-v2-{}", args.tier),
+        ),
         "",
     )?;
     let (memory, cache, memory_settings) = open_memory(
         &folder.data_dir,
-        args.cache.as_deref(),
-        args.memory_config.as_deref(),
+        args.run.cache.as_deref(),
+        args.run.memory_config.as_deref(),
     )?;
     let row = ConfigRow {
         name: "bench".into(),
@@ -233,7 +225,7 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
     pb.finish_and_clear();
     let interrupted = stopped();
     drop(memory);
-    if !args.keep_data {
+    if !args.run.keep_data {
         folder.remove_data()?;
     }
     meta.finished_at = Some(chrono::Utc::now());
@@ -373,7 +365,7 @@ fn describe(
         max_questions_per_conv: None,
         questions_in_file: questions.len(),
         questions_selected: selected.len(),
-        keep_data: args.keep_data,
+        keep_data: args.run.keep_data,
         dataset_notes: vec![
             format!(
                 "Trajectories: `{}` (sha256 `{}`), {} trajectories.",

@@ -2,6 +2,7 @@
 //! a fresh space, its personal facts scored against the suite's, its questions recalled
 //! (the first hit must state the current value). With `--llm`, a second config row has
 //! the LLM enrichment on, side by side with the patterns alone.
+use crate::args::RunFolderArgs;
 use crate::datasets::personal::{self, Conversation, BUILT_IN};
 use crate::records::personal::{
     ConversationRecord, ExpectedOutcome, ExtractedOutcome, QuestionOutcome,
@@ -35,34 +36,22 @@ pub struct PersonalArgs {
     /// Token budget of each recall.
     #[arg(long, default_value_t = 600, value_name = "N")]
     pub token_budget: usize,
-    /// Name of the run folder [default: personal-<UTC timestamp>].
-    #[arg(long, value_name = "L")]
-    pub run_label: Option<String>,
-    /// Folder of run folders.
-    #[arg(long, value_name = "DIR", default_value = "bench-out")]
-    pub out: PathBuf,
-    /// Embedding cache file.
-    #[arg(long, value_name = "FILE")]
-    pub cache: Option<PathBuf>,
-    /// Keep the run's data directory.
-    #[arg(long)]
-    pub keep_data: bool,
-    /// Engine settings (a `cairn.toml`) for experiments; recorded in METHODOLOGY.md.
-    #[arg(long, value_name = "FILE")]
-    pub memory_config: Option<PathBuf>,
+    /// Where the run goes and what it reads: shared by every bench.
+    #[command(flatten)]
+    pub run: RunFolderArgs,
 }
 
 pub(crate) fn run(args: &PersonalArgs) -> anyhow::Result<()> {
     let conversations = load(args)?;
     let folder = RunFolder::fresh(
-        &args.out,
-        RunFolder::label(args.run_label.as_ref(), "personal"),
+        &args.run.out,
+        RunFolder::label(args.run.run_label.as_ref(), "personal"),
         "",
     )?;
     let (mut memory, cache, settings) = open_memory(
         &folder.data_dir,
-        args.cache.as_deref(),
-        args.memory_config.as_deref(),
+        args.run.cache.as_deref(),
+        args.run.memory_config.as_deref(),
     )?;
     let options = RecallOptions {
         top_k: args.top_k,
@@ -107,7 +96,7 @@ pub(crate) fn run(args: &PersonalArgs) -> anyhow::Result<()> {
         }
     }
     drop(memory);
-    if !args.keep_data {
+    if !args.run.keep_data {
         folder.remove_data()?;
     }
     meta.finished_at = Some(chrono::Utc::now());
@@ -176,8 +165,8 @@ pub fn load(args: &PersonalArgs) -> anyhow::Result<Vec<Conversation>> {
 fn open_with_llm(folder: &RunFolder, args: &PersonalArgs, spec: &str) -> anyhow::Result<Memory> {
     let (mut config, _, _) = crate::run::memory::bench_config(
         None,
-        args.cache.as_deref(),
-        args.memory_config.as_deref(),
+        args.run.cache.as_deref(),
+        args.run.memory_config.as_deref(),
     )?;
     config.llm = Some(LlmConfig::from_spec(spec)?);
     config.enrichment.background = false;

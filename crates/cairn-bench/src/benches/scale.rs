@@ -10,6 +10,7 @@
 //! (and for the other store, through the shared `--cache` file). Each (store, size) is
 //! one line of `results.jsonl`, written as soon as it is measured; `--resume` skips the
 //! ones done.
+use crate::args::RunFolderArgs;
 use crate::datasets::chat_history::{
     plan, session, topic_query, Needle, ATTRIBUTES, PEOPLE, ROUNDS, UNITS_PER_SESSION,
 };
@@ -55,31 +56,18 @@ pub struct ScaleBenchArgs {
     /// Seed of the generator.
     #[arg(long, default_value_t = 11)]
     pub seed: u64,
-    /// Embedding cache for the ingest [default: the shared cache]. Queries always use a
-    /// fresh scratch cache, so their embedding is computed and timed.
-    #[arg(long, value_name = "FILE")]
-    pub cache: Option<PathBuf>,
-    /// Name of the run folder [default: scale-<UTC timestamp>].
-    #[arg(long, value_name = "L")]
-    pub run_label: Option<String>,
-    /// Folder of run folders.
-    #[arg(long, value_name = "DIR", default_value = "bench-out")]
-    pub out: PathBuf,
+    /// Where the run goes and what it reads: shared by every bench.
+    #[command(flatten)]
+    pub run: RunFolderArgs,
     /// Continue a run: (store, size) points already in results.jsonl are kept.
     #[arg(long)]
     pub resume: bool,
-    /// Keep the embedded data directories and the PostgreSQL spaces after measuring.
-    #[arg(long)]
-    pub keep_data: bool,
     /// Measure the queries only, against the spaces an earlier `--keep-data` run left
     /// (embedded: this run folder's `data/SIZE`; PostgreSQL: the space `scale-SIZE`), to
     /// try ranking changes at scale without filling the space again. Such points have no
     /// ingest figures (marked `ingest_skipped`).
     #[arg(long)]
     pub queries_only: bool,
-    /// Engine settings (a `cairn.toml`) for experiments; recorded in METHODOLOGY.md.
-    #[arg(long, value_name = "FILE")]
-    pub memory_config: Option<PathBuf>,
     /// Where the vectors come from: the embedding `model`, or `hashed`, a seeded cheap
     /// embedder of this bench only (word feature hashing into the model's dimensions;
     /// token counts still from the model's tokenizer) that fills a space of a million
@@ -105,7 +93,7 @@ pub enum ScaleEmbedder {
 impl ScaleBenchArgs {
     /// Spaces another run filled are never removed by a queries-only run.
     fn keeps_data(&self) -> bool {
-        self.keep_data || self.queries_only
+        self.run.keep_data || self.queries_only
     }
 }
 
@@ -133,7 +121,7 @@ impl Ctx<'_> {
             _ => (self.dir.join("data").join("postgres-local"), Some(store)),
         };
         std::fs::create_dir_all(&data_dir)?;
-        let config = self.args.memory_config.as_deref();
+        let config = self.args.run.memory_config.as_deref();
         let (m, _, _) = match self.args.embedder {
             ScaleEmbedder::Model => open_memory_in(&data_dir, url, cache, config)?,
             ScaleEmbedder::Hashed => {
@@ -353,9 +341,9 @@ pub(crate) fn run(args: &ScaleBenchArgs) -> anyhow::Result<()> {
     for s in &args.stores {
         store_kind(s)?;
     }
-    let label = RunFolder::label(args.run_label.as_ref(), "scale");
+    let label = RunFolder::label(args.run.run_label.as_ref(), "scale");
     check_label(&label)?;
-    let dir = args.out.join(&label);
+    let dir = args.run.out.join(&label);
     let results = dir.join("results.jsonl");
     if results.exists() && !args.resume {
         bail!(
@@ -370,6 +358,7 @@ pub(crate) fn run(args: &ScaleBenchArgs) -> anyhow::Result<()> {
     }
     let resumed_points = points.len();
     let cache = args
+        .run
         .cache
         .clone()
         .or_else(crate::env::default_embedding_cache);
@@ -499,9 +488,9 @@ fn merge_previous(meta: &mut RunMeta, dir: &Path, no_new_points: bool) {
 
 fn run_meta(args: &ScaleBenchArgs, dir: &Path, m: &Memory, cache: Option<&Path>) -> RunMeta {
     let settings =
-        serde_json::json!({"engine": "see memory_config", "memory_config": args.memory_config});
+        serde_json::json!({"engine": "see memory_config", "memory_config": args.run.memory_config});
     let mut meta = RunMeta::new("scale", dir, m, cache, settings);
-    meta.keep_data = args.keep_data;
+    meta.keep_data = args.run.keep_data;
     meta.questions_in_file = args.needles + args.extra_queries;
     meta.questions_selected = meta.questions_in_file;
     meta.dataset_notes = vec![format!(

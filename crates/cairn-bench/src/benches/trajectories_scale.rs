@@ -12,6 +12,7 @@
 //! search of the whole space ([`inspect`]).
 
 pub mod inspect;
+use crate::args::RunFolderArgs;
 use crate::datasets::web_trajectories::{generate, queries, SECTIONS};
 use crate::env::{dir_size, remove_sqlite};
 use crate::records::trajectories_scale::QueryRecord;
@@ -52,22 +53,9 @@ pub struct ScaleArgs {
     /// Hits per recall.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top_k: usize,
-    /// Name of the run folder [default: trajectories-scale-<UTC timestamp>].
-    #[arg(long, value_name = "L")]
-    pub run_label: Option<String>,
-    /// Folder of run folders.
-    #[arg(long, value_name = "DIR", default_value = "bench-out")]
-    pub out: PathBuf,
-    /// Embedding cache file [default: a fresh `embedding-cache.sqlite3` in the run folder,
-    /// so the insert is cold, deleted after the run unless --keep-data].
-    #[arg(long, value_name = "FILE")]
-    pub cache: Option<PathBuf>,
-    /// Keep the run's data directory instead of deleting it.
-    #[arg(long)]
-    pub keep_data: bool,
-    /// Engine settings (a `cairn.toml`) for experiments; recorded in METHODOLOGY.md.
-    #[arg(long, value_name = "FILE")]
-    pub memory_config: Option<PathBuf>,
+    /// Where the run goes and what it reads: shared by every bench.
+    #[command(flatten)]
+    pub run: RunFolderArgs,
 }
 
 pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
@@ -75,8 +63,8 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
         bail!("need at least 1 trajectory, 6 states per trajectory and 1 query");
     }
     let folder = RunFolder::fresh(
-        &args.out,
-        RunFolder::label(args.run_label.as_ref(), "trajectories-scale"),
+        &args.run.out,
+        RunFolder::label(args.run.run_label.as_ref(), "trajectories-scale"),
         "",
     )?;
     let cache_file = cache_file(args, &folder);
@@ -89,7 +77,7 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
     let (memory, cache, memory_settings) = open_memory(
         &folder.data_dir,
         Some(&cache_file),
-        args.memory_config.as_deref(),
+        args.run.memory_config.as_deref(),
     )?;
     let row = config_row(args);
     let observation_bytes: usize = trajectories
@@ -122,12 +110,12 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
     pb.finish_and_clear();
     let inspected = inspect::measure(&memory, SPACE, &qs, args.token_budget)?;
     drop(memory);
-    if !args.keep_data {
+    if !args.run.keep_data {
         folder.remove_data()?;
     }
     // The run's own fresh cache is scratch (tens of MB), not a result: it must not end
     // up next to the results that get committed.
-    if !args.keep_data && args.cache.is_none() {
+    if !args.run.keep_data && args.run.cache.is_none() {
         remove_sqlite(&cache_file);
     }
     meta.finished_at = Some(chrono::Utc::now());
@@ -152,7 +140,7 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
 
 /// The embedding cache: `--cache`, else a fresh file in the run folder (a cold insert).
 fn cache_file(args: &ScaleArgs, folder: &RunFolder) -> PathBuf {
-    match &args.cache {
+    match &args.run.cache {
         Some(c) => c.clone(),
         None => {
             let c = folder.dir.join("embedding-cache.sqlite3");
@@ -235,7 +223,7 @@ fn describe(args: &ScaleArgs, base: RunMeta, queries: usize, observation_bytes: 
         max_questions_per_conv: None,
         questions_in_file: queries,
         questions_selected: queries,
-        keep_data: args.keep_data,
+        keep_data: args.run.keep_data,
         dataset_notes: vec![format!(
             "Generated (seed {}): {} trajectories x {} states, {} sections of a shop admin, \
                 {:.1} KB mean observation, {} queries.",

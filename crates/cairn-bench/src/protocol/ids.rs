@@ -33,11 +33,7 @@ fn digest(parts: &[&str]) -> String {
         h.update(p.as_bytes());
         h.update([0u8]);
     }
-    h.finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(&h.finalize()[..8])
 }
 
 impl OpaqueIds {

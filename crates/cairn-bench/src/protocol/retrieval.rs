@@ -123,13 +123,13 @@ pub struct Run {
 /// `--resume` alone the newest such run in `--out`.
 fn resolve_label(args: &RunArgs, dataset: &str) -> anyhow::Result<String> {
     let prefix = format!("{dataset}-{}-", config_name(args.config));
-    let label = match (&args.run_label, args.resume) {
+    let label = match (&args.run.run_label, args.resume) {
         (Some(l), _) => l.clone(),
         (None, false) => format!("{prefix}{}", utc_stamp(chrono::Utc::now())),
-        (None, true) => latest_run(&args.out, &prefix).with_context(|| {
+        (None, true) => latest_run(&args.run.out, &prefix).with_context(|| {
             format!(
                 "--resume without --run-label: no earlier run {prefix}* in {}",
-                args.out.display()
+                args.run.out.display()
             )
         })?,
     };
@@ -165,7 +165,7 @@ impl Run {
     pub fn start(args: &RunArgs, plan: RunPlan) -> anyhow::Result<Self> {
         let now = chrono::Utc::now();
         let label = resolve_label(args, plan.dataset)?;
-        let dir = args.out.join(&label);
+        let dir = args.run.out.join(&label);
         let results_path = dir.join("results.jsonl");
         let run_json = dir.join("run.json");
         let (existing, bad) = read_results(&results_path)?;
@@ -180,8 +180,8 @@ impl Run {
         let data_dir = dir.join("data");
         let (memory, cache, memory_settings) = open_memory(
             &data_dir,
-            args.cache.as_deref(),
-            args.memory_config.as_deref(),
+            args.run.cache.as_deref(),
+            args.run.memory_config.as_deref(),
         )?;
         let rows = with_extra_rows(
             with_features(config_rows(args.config, 10_000), args.features_top_k),
@@ -210,7 +210,7 @@ impl Run {
             max_questions_per_conv: plan.max_questions_per_conv,
             questions_in_file: plan.questions_in_file,
             questions_selected: plan.selected.len(),
-            keep_data: args.keep_data,
+            keep_data: args.run.keep_data,
             load_seconds: plan.load_seconds,
             dataset_notes: with_ids_note(plan.dataset_notes, args.keep_ids),
             limitations: plan.limitations,
@@ -238,7 +238,7 @@ impl Run {
             rows,
             meta,
             pb,
-            keep_data: args.keep_data,
+            keep_data: args.run.keep_data,
             selected: plan.selected,
             dataset_label: plan.dataset.into(),
             qa,

@@ -23,7 +23,7 @@ pub fn space_name(prefix: &str, id: &str) -> String {
     let changed = clean != id || name.len() > 128;
     if changed {
         let h = Sha256::digest(id.as_bytes());
-        let tag: String = h[..4].iter().map(|b| format!("{b:02x}")).collect();
+        let tag = hex::encode(&h[..4]);
         name.truncate(128 - 9);
         name = format!("{name}-{tag}");
     }

@@ -282,10 +282,7 @@ mod tests {
             ),
         ];
         for (text, want) in files {
-            let got: String = Sha256::digest(text.as_bytes())
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
+            let got = hex::encode(Sha256::digest(text.as_bytes()));
             assert_eq!(got, want, "prompt changed: {}", &text[..60]);
         }
     }

@@ -1,113 +1,19 @@
-//! Appends to one session, and the receipts that make any write safe to retry.
+//! Appends to one session (the receipts that make them safe to retry are `receipt.rs`'s).
 //!
 //! An append is a read-check-write of the stored session, so it runs entirely under the
 //! engine's write lock (this process's mutex plus the store's lock on other processes):
 //! two appends through two servers on one database cannot interleave.
 use cairn_core::{
-    AppendInput, ConflictError, InputError, Message, Receipt, SessionInput, SessionRecord, SpaceId,
-    Timestamp, Unit, RECEIPT_TTL_HOURS,
+    AppendInput, ConflictError, InputError, Message, SessionInput, SessionRecord, SpaceId,
+    Timestamp, Unit,
 };
-use sha2::{Digest, Sha256};
 
 use super::ingest::Planned;
+use super::receipt::{Request, WriteOptions};
 use super::{Engine, EngineError, IngestReport};
 use std::sync::{Arc, Mutex};
 
-/// Longest accepted idempotency key, in bytes.
-pub const MAX_IDEMPOTENCY_KEY: usize = 255;
-
-/// How a write is to be carried out.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WriteOptions {
-    /// A key the caller chose for this request: a retry with the same key and the same
-    /// input (within [`RECEIPT_TTL_HOURS`]) is answered with the first answer and writes
-    /// nothing; the same key with another input is refused.
-    pub idempotency_key: Option<String>,
-}
-
-impl WriteOptions {
-    pub fn with_key(key: impl Into<String>) -> Self {
-        Self {
-            idempotency_key: Some(key.into()),
-        }
-    }
-}
-
-/// A write request that named an idempotency key: its space, key and fingerprint (the
-/// operation and its whole input, hashed).
-#[derive(Debug, Clone)]
-pub(super) struct Request {
-    space: SpaceId,
-    key: String,
-    fingerprint: String,
-}
-
-impl Request {
-    /// `None` when the caller named no key.
-    pub(super) fn new(
-        space: &SpaceId,
-        opts: &WriteOptions,
-        operation: &str,
-        input: &impl serde::Serialize,
-    ) -> Result<Option<Self>, InputError> {
-        let Some(key) = &opts.idempotency_key else {
-            return Ok(None);
-        };
-        if key.is_empty()
-            || key.len() > MAX_IDEMPOTENCY_KEY
-            || !key.bytes().all(|b| b.is_ascii_graphic())
-        {
-            return Err(InputError::new(
-                "idempotency key",
-                format!("must be 1 to {MAX_IDEMPOTENCY_KEY} visible ASCII characters"),
-            )
-            .at("idempotency_key"));
-        }
-        let body = serde_json::to_vec(input)
-            .map_err(|e| InputError::new("idempotency key", format!("input: {e}")))?;
-        let mut h = Sha256::new();
-        h.update(operation.as_bytes());
-        h.update(b"\0");
-        h.update(&body);
-        let fingerprint = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        Ok(Some(Self {
-            space: space.clone(),
-            key: key.clone(),
-            fingerprint,
-        }))
-    }
-
-    pub(super) fn receipt(&self, report: &IngestReport) -> Receipt {
-        Receipt {
-            space: self.space.clone(),
-            key: self.key.clone(),
-            fingerprint: self.fingerprint.clone(),
-            response: serde_json::to_string(report).unwrap_or_default(),
-            recorded_at: chrono::Utc::now(),
-        }
-    }
-}
-
 impl Engine {
-    /// The first answer to a request already made with this key, if one was kept; an
-    /// error when the key was used for another input. The caller holds the write lock.
-    pub(super) fn replay(&self, r: &Request) -> Result<Option<IngestReport>, EngineError> {
-        let Some(receipt) = self.b.records.receipt(&r.space, &r.key)? else {
-            return Ok(None);
-        };
-        let age = chrono::Utc::now() - receipt.recorded_at;
-        if age > chrono::Duration::hours(RECEIPT_TTL_HOURS) {
-            return Ok(None);
-        }
-        if receipt.fingerprint != r.fingerprint {
-            return Err(EngineError::IdempotencyKeyReused(r.key.clone()));
-        }
-        let mut report: IngestReport = serde_json::from_str(&receipt.response)
-            .map_err(|e| cairn_core::StoreError::Corrupt(format!("receipt: {e}")))?;
-        report.replayed = true;
-        Ok(Some(report))
-    }
-
     /// Appends messages to a session, creating it on first use (see [`AppendInput`]).
     ///
     /// Appends are group-committed: each waits for the write lock, and whoever takes it

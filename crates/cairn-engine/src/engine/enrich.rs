@@ -82,14 +82,7 @@ pub fn enrichment_units(rec: &SessionRecord, readings: &[Enrichment], units: &[U
                 ),
                 key: format!("{} {}", f.subject, f.value),
                 embed_text: None,
-                provenance: Provenance {
-                    session_id: Some(s.id.clone()),
-                    message_ids: vec![m.id.clone()],
-                    first_position: pos as u32,
-                    speakers: vec![m.speaker_name().to_string()],
-                    group: s.group.clone(),
-                    ..Default::default()
-                },
+                provenance: Provenance::of_message(s, m, pos),
                 part_of: part_of.clone(),
                 occurred_at: s.message_time(m),
                 recorded_at: rec.recorded_at,

@@ -130,7 +130,7 @@ impl Engine {
                     .iter()
                     .map(|&i| g.partition_of(i).unwrap_or("(none)"))
                     .collect();
-                Err(super::knowledge::ambiguous(name, &names))
+                Err(super::scope::ambiguous(name, &names))
             }
         }
     }

@@ -6,8 +6,8 @@
 use cairn_core::{SessionRecord, SpaceId, TrajectoryRecord};
 use std::collections::BTreeSet;
 
-use super::append::{Request, WriteOptions};
 use super::ingest::WriteMode;
+use super::receipt::{Request, WriteOptions};
 use super::{Engine, EngineError, IngestReport};
 
 impl Engine {

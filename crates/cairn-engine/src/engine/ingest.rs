@@ -8,7 +8,7 @@ use cairn_core::{
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
-use super::append::{Request, WriteOptions};
+use super::receipt::{Request, WriteOptions};
 use super::{EmbeddedUnits, Engine, EngineError, IngestReport};
 
 /// How a record joins what is stored under its id.

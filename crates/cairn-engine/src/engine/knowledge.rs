@@ -246,7 +246,7 @@ impl Engine {
     pub fn speakers(&self, space: &SpaceId, scope: &Scope) -> Result<Vec<String>, EngineError> {
         self.require_space(space)?;
         let view = self.view(space, scope)?;
-        Ok(super::recall::speakers_of(
+        Ok(crate::profile::speakers_of(
             &self.contributions_in(space, &view)?,
         ))
     }
@@ -357,23 +357,7 @@ fn in_one_partition<T>(
         .collect();
     if found.len() > 1 {
         let names: Vec<&str> = found.iter().map(|(_, p)| p.unwrap_or("(none)")).collect();
-        return Err(ambiguous(what, &names));
+        return Err(super::scope::ambiguous(what, &names));
     }
     Ok(found.pop().map(|(t, _)| t))
-}
-
-/// The error of a name known in several partitions of a request's scope (`names`: the
-/// partitions): a chain, a profile or an entity is one user's, so the request must say
-/// whose.
-pub(super) fn ambiguous(what: &str, names: &[&str]) -> EngineError {
-    InputError::new(
-        "scope",
-        format!(
-            "{what:?} is known in {} partitions of this space ({}); narrow the request with a `filter` on the partition's keys",
-            names.len(),
-            names.join(", ")
-        ),
-    )
-    .at("filter")
-    .into()
 }

@@ -2,14 +2,17 @@
 //!
 //! Write side (ingest): `ingest.rs` (sessions, group messages, the shared write path),
 //! `import.rs` (restoring an export as one request), `append.rs` (appends to one
-//! session, group-committed, and request receipts), `staged.rs` (vectors embedded before
-//! the write lock), `forget.rs` (and scrubbing what was forgotten from the stores' files),
-//! `trajectories.rs`, `enrich.rs`, `committer.rs` (when the text index commits). Read side
-//! (recall and browsing): `recall.rs`, `graph.rs` (the entity graph: its cache, listings,
-//! recall stages), `knowledge.rs` (fact histories, profiles), `browse.rs` (listings and
-//! metadata filters), `scope.rs` (what a request sees: its scope resolved against a
-//! space), `inspect.rs` (the trajectory inspection verbs), `flight.rs` (one build at a
-//! time of a space's derived caches). This file: opening, healing, checking, indexing.
+//! session, group-committed), `remember.rs` (what an agent asks to keep: a note or turns,
+//! as an append to a new or named session), `receipt.rs` (idempotency keys: the receipts that make any
+//! write safe to retry), `staged.rs` (vectors embedded before the write lock), `forget.rs`
+//! (and scrubbing what was forgotten from the stores' files), `trajectories.rs`,
+//! `enrich.rs`, `committer.rs` (when the text index commits). Read side (recall and
+//! browsing): `recall.rs`, `graph.rs` (the entity graph: its cache, listings, recall
+//! stages), `knowledge.rs` (fact histories, profiles), `browse.rs` (listings and metadata
+//! filters), `scope.rs` (what a request sees: its scope resolved against a space, and the
+//! error of a name several partitions know), `inspect.rs` (the trajectory inspection
+//! verbs), `flight.rs` (one build at a time of a space's derived caches). This file:
+//! opening, healing, checking, indexing.
 mod append;
 mod browse;
 mod committer;
@@ -22,7 +25,9 @@ mod ingest;
 mod inspect;
 mod knowledge;
 mod recall;
+mod receipt;
 mod relevance;
+mod remember;
 mod scope;
 mod staged;
 mod trajectories;
@@ -30,7 +35,6 @@ mod trajectories;
 use crate::derive::DERIVE_VERSION;
 use crate::embedding::{self, cache_key_within, embed_keyed_staged, CachedEmbedError, EmbedCounts};
 use crate::rank::RankConfig;
-pub use append::{WriteOptions, MAX_IDEMPOTENCY_KEY};
 pub use browse::SessionPage;
 use cairn_core::{
     ConflictError, EmbedError, Embedder, EmbeddingCache, InputError, RecordStore, SpaceId,
@@ -40,6 +44,8 @@ pub use committer::TextCommitter;
 pub use enrich::{enrichment_units, llm_fact_id, EnrichReport};
 pub use forget::ForgetReport;
 use ingest::WriteMode;
+pub use receipt::{WriteOptions, MAX_IDEMPOTENCY_KEY};
+pub use remember::{Remembered, NOTE_SPEAKER};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

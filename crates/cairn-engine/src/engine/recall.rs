@@ -749,7 +749,7 @@ impl Engine {
             return Ok(None);
         }
         let contributions = self.contributions_in(space, view)?;
-        let known = speakers_of(&contributions);
+        let known = profile::speakers_of(&contributions);
         let mut named = profile::named_speakers(query, &known);
         if named.is_empty() {
             named = view.scope.speakers.clone().unwrap_or_default();
@@ -815,17 +815,6 @@ pub(super) fn one_partition<T>(
     let mut found = parts.iter().filter_map(|p| f(p));
     let first = found.next()?;
     found.next().is_none().then_some(first)
-}
-
-/// The speakers profile contributions are about, sorted, once each.
-pub(super) fn speakers_of(contributions: &[Unit]) -> Vec<String> {
-    let mut names: Vec<String> = contributions
-        .iter()
-        .filter_map(|u| u.topic()?.strip_prefix("speaker:").map(String::from))
-        .collect();
-    names.sort();
-    names.dedup();
-    names
 }
 
 /// In a request for advice, the asker's personal fact closest in meaning to the request

@@ -4,7 +4,7 @@
 //! read stage and route takes a [`View`]: candidates, facts and their chains, profiles,
 //! entities, listings, counts.
 use cairn_core::filter::session_document;
-use cairn_core::{Scope, SessionHeader, SpaceId, Unit, UnitKind};
+use cairn_core::{InputError, Scope, SessionHeader, SpaceId, Unit, UnitKind};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -173,4 +173,20 @@ impl Engine {
         cache.insert(space.clone(), (generation, catalog.clone()));
         Ok(catalog)
     }
+}
+
+/// The error of a name known in several partitions of a request's scope (`names`: the
+/// partitions): a chain, a profile or an entity is one user's, so the request must say
+/// whose.
+pub(super) fn ambiguous(what: &str, names: &[&str]) -> EngineError {
+    InputError::new(
+        "scope",
+        format!(
+            "{what:?} is known in {} partitions of this space ({}); narrow the request with a `filter` on the partition's keys",
+            names.len(),
+            names.join(", ")
+        ),
+    )
+    .at("filter")
+    .into()
 }

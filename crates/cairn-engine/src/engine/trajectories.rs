@@ -5,7 +5,7 @@ use cairn_core::{
 };
 use std::sync::atomic::Ordering;
 
-use super::append::{Request, WriteOptions};
+use super::receipt::{Request, WriteOptions};
 use super::{Engine, EngineError, IngestReport};
 
 impl Engine {

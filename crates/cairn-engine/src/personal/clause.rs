@@ -1,6 +1,6 @@
 //! Clauses of a sentence and what opens each: its subject, auxiliaries, negation, tense.
 use super::lexicon::{IRREGULAR, RELATIONS};
-use super::phrase::{canon, Tok};
+use super::phrase::{canon, is_known_verb, Tok};
 use super::{Context, Speaking};
 use std::ops::Range;
 
@@ -484,7 +484,7 @@ fn verbish(t: &Tok) -> bool {
         "actually",
         "currently",
     ];
-    t.is(AUX) || super::predicates::is_known_verb(&t.low) || t.low.ends_with("ed")
+    t.is(AUX) || is_known_verb(&t.low) || t.low.ends_with("ed")
 }
 
 /// Whether a clause can start at `j`: a subject, or (after `and`/`but` or at a sentence's
@@ -527,8 +527,7 @@ fn starts_clause(toks: &[Tok], j: usize, lead: Option<&str>, after_pause: bool) 
     );
     // ", studying biology": a participle after a pause says more of the subject.
     let participle = lead.is_none() && after_pause && t.low.ends_with("ing") && t.low.len() > 4;
-    ellipsis
-        && (understood_subject_verb(t) || participle && super::predicates::is_known_verb(&t.low))
+    ellipsis && (understood_subject_verb(t) || participle && is_known_verb(&t.low))
 }
 
 /// A verb that may open a clause whose subject is understood ("Finally sold the Civic",
@@ -536,7 +535,7 @@ fn starts_clause(toks: &[Tok], j: usize, lead: Option<&str>, after_pause: bool) 
 /// (a gerund is a subject: "having an RV would...").
 fn understood_subject_verb(t: &Tok) -> bool {
     let gerund = t.low.ends_with("ing") && t.low.len() > 4;
-    !(t.is(&["like", "likes"]) || gerund) && super::predicates::is_known_verb(&t.low)
+    !(t.is(&["like", "likes"]) || gerund) && is_known_verb(&t.low)
 }
 
 /// The clauses of a sentence's tokens: ranges, with the conjunction that opened each.
@@ -881,7 +880,7 @@ fn subject(
     let past_or_been = past_form(&t.low) || t.is(&["been", "love", "loved"]);
     if (understood_subject_verb(t) && (!at_start || past_or_been))
         || t.is(&["been"])
-        || participle && super::predicates::is_known_verb(&t.low)
+        || participle && is_known_verb(&t.low)
     {
         if ctx.skipped {
             return None;

@@ -1,6 +1,6 @@
 //! Words and phrases: tokens of a clause (contractions spelled out), base forms of
 //! verbs, and the phrases a statement's value is read from.
-use super::lexicon::{IRREGULAR, NUMBERS};
+use super::lexicon::{IRREGULAR, KNOWN_VERBS, NUMBERS};
 
 /// One word of a clause: as written, and lowercased.
 #[derive(Debug, Clone, PartialEq)]
@@ -167,6 +167,11 @@ pub fn canon(w: &str) -> String {
 pub fn is_verb(w: &str, bases: &[&str]) -> bool {
     let c = canon(w);
     bases.iter().any(|b| canon(b) == c)
+}
+
+/// A verb some predicate reads, in any form.
+pub fn is_known_verb(w: &str) -> bool {
+    is_verb(w, KNOWN_VERBS)
 }
 
 /// A number written as digits or a word ("3", "three"); not times, years or money.

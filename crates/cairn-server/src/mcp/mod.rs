@@ -10,9 +10,9 @@ use crate::auth::Principal;
 use crate::error::{ApiError, ServerError};
 use crate::ops;
 use crate::wire::out::HitOut;
-use crate::wire::{scope_with, AddMessages, RecallRequest};
+use crate::wire::{scope_with, RecallRequest};
 use crate::AppState;
-use cairn::{Format, Message, Role, UnitKind, WriteOptions};
+use cairn::{Format, Memo, Message, RememberInput, Role, UnitKind};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -259,16 +259,37 @@ fn json_text(v: &impl serde::Serialize) -> ContentBlock {
     ContentBlock::text(serde_json::to_string_pretty(v).unwrap_or_default())
 }
 
-fn unique_id(prefix: &str) -> String {
-    let mut b = [0u8; 6];
-    // A clock-only id could collide between two calls in one tick; randomness settles it,
-    // and without it the clock alone still gives a usable id.
-    let _ = getrandom::fill(&mut b);
-    let r: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{prefix}-{}-{r}",
-        chrono::Utc::now().format("%Y%m%dT%H%M%S")
-    )
+/// The tool's messages as the library's: roles and times read, nothing decided.
+fn messages_of(ms: Vec<MessageArg>) -> Result<Vec<Message>, ApiError> {
+    ms.into_iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let role = m
+                .role
+                .map(|r| {
+                    serde_json::from_value::<Role>(Value::String(r.clone())).map_err(|_| {
+                        ApiError::invalid(
+                            format!("messages[{i}].role"),
+                            format!("unknown role {r:?} (user, assistant, system)"),
+                        )
+                    })
+                })
+                .transpose()?;
+            let occurred_at = m
+                .occurred_at
+                .as_deref()
+                .map(|t| crate::wire::parse_time(t, &format!("messages[{i}].occurred_at")))
+                .transpose()?;
+            Ok(Message {
+                id: String::new(),
+                role,
+                speaker: m.speaker,
+                text: m.text,
+                occurred_at,
+                metadata: Value::Null,
+            })
+        })
+        .collect()
 }
 
 /// What the server tells an agent about its tools.
@@ -432,60 +453,14 @@ impl CairnMcp {
         let run = async {
             let who = self.caller(&ctx)?;
             let space = self.space_to_write(args.space, &who).await?;
-            // Times go on the messages, not the session: appending to a stored session
-            // must not change its header. Without one, the memory dates each message
-            // when it records it (and the answer says how many it dated).
-            let when = args
+            let occurred_at = args
                 .occurred_at
                 .as_deref()
                 .map(|t| crate::wire::parse_time(t, "occurred_at"))
                 .transpose()?;
-            let (messages, prefix) = match (args.note, args.messages) {
-                (Some(note), None) => (
-                    vec![Message {
-                        id: String::new(),
-                        role: None,
-                        speaker: Some("note".into()),
-                        text: note,
-                        occurred_at: when,
-                        metadata: serde_json::Value::Null,
-                    }],
-                    "note",
-                ),
-                (None, Some(ms)) if !ms.is_empty() => {
-                    let mut out = Vec::with_capacity(ms.len());
-                    for (i, m) in ms.into_iter().enumerate() {
-                        let role = m
-                            .role
-                            .map(|r| {
-                                serde_json::from_value::<Role>(serde_json::Value::String(r.clone()))
-                                    .map_err(|_| {
-                                        ApiError::invalid(
-                                            format!("messages[{i}].role"),
-                                            format!("unknown role {r:?} (user, assistant, system)"),
-                                        )
-                                    })
-                            })
-                            .transpose()?;
-                        let occurred_at = m
-                            .occurred_at
-                            .as_deref()
-                            .map(|t| {
-                                crate::wire::parse_time(t, &format!("messages[{i}].occurred_at"))
-                            })
-                            .transpose()?
-                            .or(when);
-                        out.push(Message {
-                            id: String::new(),
-                            role,
-                            speaker: m.speaker,
-                            text: m.text,
-                            occurred_at,
-                            metadata: serde_json::Value::Null,
-                        });
-                    }
-                    (out, "conversation")
-                }
+            let memo = match (args.note, args.messages) {
+                (Some(note), None) => Memo::Note(note),
+                (None, Some(ms)) if !ms.is_empty() => Memo::Messages(messages_of(ms)?),
                 _ => {
                     return Err(ApiError::invalid(
                         "note",
@@ -493,27 +468,18 @@ impl CairnMcp {
                     ))
                 }
             };
-            let session_id = args.session_id.unwrap_or_else(|| unique_id(prefix));
-            let report = ops::add_messages(
-                &self.state,
-                &who,
-                &space,
-                AddMessages {
-                    session_id: session_id.clone(),
-                    messages,
-                    occurred_at: None,
-                    group: None,
-                    metadata: serde_json::Value::Null,
-                },
-                WriteOptions::default(),
-            )
-            .await?;
+            let input = RememberInput {
+                memo,
+                session_id: args.session_id,
+                occurred_at,
+            };
+            let kept = ops::remember(&self.state, &who, &space, input).await?;
             Ok(json!({
                 "space": space,
-                "session_id": session_id,
-                "messages_added": report.messages_added,
-                "dated_at_recording": report.dated_at_recording,
-                "units": report.units,
+                "session_id": kept.session_id,
+                "messages_added": kept.report.messages_added,
+                "dated_at_recording": kept.report.dated_at_recording,
+                "units": kept.report.units,
             }))
         };
         Ok(match run.await {

@@ -436,14 +436,7 @@ fn base_row(base: &LmeV2Record, labels: Option<&BTreeMap<String, Vec<usize>>>) -
         .hits
         .iter()
         .filter(|h| h.in_context && matches!(h.kind, UnitKind::Slice | UnitKind::Event))
-        .filter_map(|h| {
-            let [a, b] = h.states?;
-            Some(ContextSpan {
-                trajectory_id: h.trajectory_id.clone()?,
-                start_state: a as usize,
-                end_state: (b as usize).saturating_sub(1).max(a as usize),
-            })
-        })
+        .filter_map(|h| Some(ContextSpan::of_states(h.trajectory_id.clone()?, h.states?)))
         .collect();
     rec.span_states = rec
         .spans
