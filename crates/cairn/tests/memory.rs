@@ -311,3 +311,82 @@ fn the_default_backend_keeps_the_backend_a_directory_was_written_with() {
     let int8 = want.backend == cairn::EmbedBackend::Int8;
     assert_eq!(m.embedder().model_id().ends_with("@int8"), int8);
 }
+
+#[test]
+fn remember_keeps_a_note_and_turns_as_the_engine_decides() {
+    use cairn::{Memo, Message, RememberInput, Role, WriteOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let when = cairn::parse_timestamp("2024-02-03 10:00").unwrap();
+    // A note: one message whose speaker is `note`, in a new session named after it, dated
+    // with the input's time.
+    let kept = m
+        .remember(
+            "alice",
+            RememberInput {
+                memo: Memo::Note("The user is allergic to peanuts.".into()),
+                session_id: None,
+                occurred_at: Some(when),
+            },
+            &WriteOptions::default(),
+        )
+        .unwrap();
+    assert!(kept.session_id.starts_with("note-"), "{}", kept.session_id);
+    assert_eq!(kept.report.messages_added, 1);
+    let note = m.session("alice", &kept.session_id).unwrap().unwrap();
+    let msg = &note.session.messages[0];
+    assert_eq!(msg.speaker.as_deref(), Some(cairn::NOTE_SPEAKER));
+    assert_eq!(msg.occurred_at, Some(when));
+    assert_eq!(note.session.occurred_at, None, "times go on the messages");
+    // Turns appended to a named session: a turn without a time takes the input's, one
+    // with its own keeps it; without any time the memory dates it when it records it.
+    let turn = |text: &str, at| Message {
+        id: String::new(),
+        role: Some(Role::User),
+        speaker: None,
+        text: text.into(),
+        occurred_at: at,
+        metadata: serde_json::Value::Null,
+    };
+    let own = cairn::parse_timestamp("2024-01-01").unwrap();
+    let kept = m
+        .remember(
+            "alice",
+            RememberInput {
+                memo: Memo::Messages(vec![
+                    turn("I moved to Porto.", None),
+                    turn("Long ago.", Some(own)),
+                ]),
+                session_id: Some("chat".into()),
+                occurred_at: Some(when),
+            },
+            &WriteOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(kept.session_id, "chat");
+    let chat = m.session("alice", "chat").unwrap().unwrap();
+    let times: Vec<_> = chat
+        .session
+        .messages
+        .iter()
+        .map(|m| m.occurred_at)
+        .collect();
+    assert_eq!(times, [Some(when), Some(own)]);
+    let kept = m
+        .remember(
+            "alice",
+            RememberInput {
+                memo: Memo::Messages(vec![turn("And then to Braga.", None)]),
+                session_id: None,
+                occurred_at: None,
+            },
+            &WriteOptions::default(),
+        )
+        .unwrap();
+    assert!(
+        kept.session_id.starts_with("conversation-"),
+        "{}",
+        kept.session_id
+    );
+    assert_eq!(kept.report.dated_at_recording, 1);
+}
