@@ -49,6 +49,7 @@ type Ours = {
   FactHistory: T.FactHistory;
   Evidence: T.Evidence;
   SpeakerProfile: T.SpeakerProfile;
+  ProfileFact: T.ProfileFact;
   ForgotMemory: T.ForgotMemory;
   ListScore: T.ListScore;
   HitExplanation: T.HitExplanation;
