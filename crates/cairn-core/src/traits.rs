@@ -228,6 +228,19 @@ pub trait RecordStore: Send + Sync {
         }
         Ok(Some(ids))
     }
+    /// The ids of the units of these kinds, or `None` when they are more than `max` or
+    /// the store cannot tell without reading them (recall then searches the space's
+    /// vector index and checks what it finds). A recall asking for kinds the space holds
+    /// few of searches exactly among their own vectors, so a kind the space lacks costs
+    /// nothing however large the space. Stores with a kind column override this.
+    fn unit_ids_of_kinds(
+        &self,
+        _space: &SpaceId,
+        _kinds: &[UnitKind],
+        _max: usize,
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        Ok(None)
+    }
     /// What an append to a session re-derives from: its units whose first position is at
     /// least `from`, and all its facts (a later message may revise any of them). Stores
     /// override this to read no more than that.

@@ -14,6 +14,9 @@ pub(crate) mod steps {
     /// A speaker's first name taken when matching a question's names
     /// (`profile::named_speakers`).
     pub const FIRST_NAMES_TAKEN: &str = "first names taken";
+    /// A recall candidate's unit read to check it against the request's view
+    /// (`recall::Seen::load`).
+    pub const CANDIDATES_CHECKED: &str = "candidates checked";
 }
 
 /// One step of `what`.
@@ -23,6 +26,15 @@ pub(crate) fn step(what: &'static str) {
     counting::COUNTS.with(|c| *c.borrow_mut().entry(what).or_default() += 1);
     #[cfg(not(test))]
     let _ = what;
+}
+
+/// `n` steps of `what`.
+#[inline(always)]
+pub(crate) fn steps(what: &'static str, n: usize) {
+    #[cfg(test)]
+    counting::COUNTS.with(|c| *c.borrow_mut().entry(what).or_default() += n as u64);
+    #[cfg(not(test))]
+    let _ = (what, n);
 }
 
 #[cfg(test)]

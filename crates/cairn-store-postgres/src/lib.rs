@@ -86,10 +86,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "listing and receipts",
         include_str!("../migrations/0005_listing_and_receipts.sql"),
     ),
+    (
+        6,
+        "units by kind",
+        include_str!("../migrations/0006_units_by_kind.sql"),
+    ),
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 fn migrator() -> Migrator {
     Migrator::with_migrations(

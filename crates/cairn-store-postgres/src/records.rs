@@ -5,7 +5,8 @@ use crate::body::{from_json, gunzip, gzip, to_json, units_of};
 use crate::PgStore;
 use cairn_core::{
     Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, Stale, StoreError,
-    Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitPage, UnitQuery,
+    Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitKind, UnitPage,
+    UnitQuery,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -670,6 +671,23 @@ impl RecordStore for PgRecordStore {
             .bind(sessions)
             .bind((max as i64).saturating_add(1))
             .fetch_all(self.db.pool()),
+        )?;
+        Ok((ids.len() <= max).then_some(ids))
+    }
+
+    fn unit_ids_of_kinds(
+        &self,
+        space: &SpaceId,
+        kinds: &[UnitKind],
+        max: usize,
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        let kinds: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+        let ids: Vec<String> = self.db.block_on(
+            sqlx::query_scalar("SELECT id FROM units WHERE space = $1 AND kind = ANY($2) LIMIT $3")
+                .bind(space.as_str())
+                .bind(&kinds)
+                .bind((max as i64).saturating_add(1))
+                .fetch_all(self.db.pool()),
         )?;
         Ok((ids.len() <= max).then_some(ids))
     }

@@ -79,6 +79,9 @@ CREATE INDEX IF NOT EXISTS units_by_topic ON units(space, topic) WHERE topic IS 
 CREATE INDEX IF NOT EXISTS units_by_trajectory ON units(space, trajectory_id)
     WHERE trajectory_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS units_listed ON units(space, occurred_us, session_id, position, id);
+-- A recall asking for kinds (a trajectory inspection: slices, events, notes) counts them
+-- here before it searches: without it, such a recall of a space without them scanned it.
+CREATE INDEX IF NOT EXISTS units_by_kind ON units(space, kind);
 CREATE TABLE IF NOT EXISTS receipts(
     space TEXT NOT NULL REFERENCES spaces(name) ON DELETE CASCADE,
     key TEXT NOT NULL,
@@ -180,16 +183,19 @@ impl SqliteRecordStore {
     /// Bytes of the space's rows: bodies of its sessions, units and trajectories, its
     /// vectors, and the observations its trajectories reference (each counted once).
     fn space_bytes(&self, space: &SpaceId) -> Result<u64, StoreError> {
+        // `octet_length` is the size a row's header records: unlike `length` of a text
+        // (its characters), it reads no overflow page, so this costs a walk of the rows,
+        // not a read of every byte the space holds.
         let n: i64 = be(self.db.lock().query_row(
             "SELECT
-               (SELECT COALESCE(SUM(length(body)), 0) FROM sessions WHERE space=?1)
-             + (SELECT COALESCE(SUM(length(body) + COALESCE(length(text), 0)
-                                    + COALESCE(length(long_key), 0)), 0)
+               (SELECT COALESCE(SUM(octet_length(body)), 0) FROM sessions WHERE space=?1)
+             + (SELECT COALESCE(SUM(octet_length(body) + COALESCE(octet_length(text), 0)
+                                    + COALESCE(octet_length(long_key), 0)), 0)
                   FROM units WHERE space=?1)
-             + (SELECT COALESCE(SUM(length(body) + length(summary)), 0)
+             + (SELECT COALESCE(SUM(octet_length(body) + octet_length(summary)), 0)
                   FROM trajectories WHERE space=?1)
-             + (SELECT COALESCE(SUM(length(vec)), 0) FROM vectors WHERE space=?1)
-             + (SELECT COALESCE(SUM(length(o.body)), 0) FROM observations o
+             + (SELECT COALESCE(SUM(octet_length(vec)), 0) FROM vectors WHERE space=?1)
+             + (SELECT COALESCE(SUM(octet_length(o.body)), 0) FROM observations o
                   WHERE o.hash IN (SELECT hash FROM trajectory_observations WHERE space=?1))",
             [space.as_str()],
             |r| r.get(0),
@@ -518,6 +524,27 @@ impl RecordStore for SqliteRecordStore {
         Ok((ids.len() <= max).then_some(ids))
     }
 
+    fn unit_ids_of_kinds(
+        &self,
+        space: &SpaceId,
+        kinds: &[UnitKind],
+        max: usize,
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        let conn = self.db.lock();
+        // Rows of derivations before the kind column hold NULL there: they are re-derived
+        // on open (the derive version is unknown after that migration), so none is left.
+        let mut stmt = be(conn.prepare_cached(
+            "SELECT id FROM units INDEXED BY units_by_kind
+              WHERE space=?1 AND kind IN (SELECT value FROM json_each(?2)) LIMIT ?3",
+        ))?;
+        let listed = to_json(&kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>())?;
+        let limit = i64::try_from(max).unwrap_or(i64::MAX - 1) + 1;
+        let ids: Vec<String> = be(stmt
+            .query_map(params![space.as_str(), listed, limit], |r| r.get(0))
+            .and_then(|r| r.collect()))?;
+        Ok((ids.len() <= max).then_some(ids))
+    }
+
     fn session_tail(
         &self,
         space: &SpaceId,
@@ -638,7 +665,11 @@ impl RecordStore for SqliteRecordStore {
     fn unit_counts(&self, space: &SpaceId) -> Result<BTreeMap<String, usize>, StoreError> {
         let db = self.db.lock();
         let mut stmt =
-            be(db.prepare_cached("SELECT kind, COUNT(*) FROM units WHERE space=?1 GROUP BY kind"))?;
+            // The index alone answers: no row of the table is read.
+            be(db.prepare_cached(
+                "SELECT kind, COUNT(*) FROM units INDEXED BY units_by_kind
+                  WHERE space=?1 GROUP BY kind",
+            ))?;
         let rows = be(stmt.query_map([space.as_str()], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
         }))?;

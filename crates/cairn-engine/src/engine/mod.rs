@@ -16,6 +16,8 @@
 mod append;
 mod browse;
 mod committer;
+#[cfg(test)]
+mod cost_tests;
 mod enrich;
 mod flight;
 mod forget;

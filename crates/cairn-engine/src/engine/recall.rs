@@ -44,8 +44,9 @@ struct Candidates {
 /// Most sessions a lexical query names; a scope of more sessions is checked on the
 /// candidates (a query of thousands of terms costs more than the check).
 const MAX_PUSHED_SESSIONS: usize = 1024;
-/// Most units of a scope's sessions searched exactly among their own vectors; a scope of
-/// more is searched through the space's index, deepened until enough candidates are seen.
+/// Most units of a scope (its sessions, or the kinds it asks for) searched exactly among
+/// their own vectors; a scope of more is searched through the space's index, deepened
+/// until enough candidates are seen.
 const EXACT_SCOPE: usize = 10_000;
 /// How deep a search through the space's indexes is taken to find enough candidates the
 /// view sees, in multiples of the pool: a scope that sees almost nothing of a large space
@@ -85,6 +86,7 @@ impl<'a> Seen<'a> {
         if todo.is_empty() {
             return Ok(());
         }
+        crate::work::steps(crate::work::steps::CANDIDATES_CHECKED, todo.len());
         let lean = self.engine.text_read_last();
         let got = self
             .engine
@@ -464,10 +466,11 @@ impl Engine {
         })
     }
 
-    /// The best `pool` dense candidates the view shows: over a scope of few sessions, an
-    /// exact search among their units' vectors (with every cosine of the scope, so the
-    /// lexical candidates' are at hand); otherwise the space's vector search, deepened
-    /// until `pool` of what it finds are seen.
+    /// The best `pool` dense candidates the view shows: over a scope of few units (few
+    /// sessions, or kinds the space holds few of), an exact search among their vectors
+    /// (with every cosine of the scope, so the lexical candidates' are at hand);
+    /// otherwise the space's vector search, deepened until `pool` of what it finds are
+    /// seen.
     fn dense_candidates(
         &self,
         space: &SpaceId,
@@ -476,26 +479,39 @@ impl Engine {
         pool: usize,
         seen: &mut Seen<'_>,
     ) -> Result<DenseCandidates, EngineError> {
-        if let Some(sessions) = view.sessions() {
-            let ids = self
-                .b
-                .records
-                .unit_ids_of_sessions(space, sessions, EXACT_SCOPE)?;
-            if let Some(ids) = ids {
-                let mut all = self.b.vectors.similarities(space, query, &ids)?;
-                all.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-                let first: Vec<(String, f32)> = all.iter().take(pool).cloned().collect();
-                let dense = seen.deepen(first, pool, |limit| {
-                    Ok(all.iter().take(limit).cloned().collect())
-                })?;
-                return Ok((dense, Some(all.into_iter().collect())));
-            }
+        if let Some(ids) = self.few_scoped_units(space, view)? {
+            let mut all = self.b.vectors.similarities(space, query, &ids)?;
+            all.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            let first: Vec<(String, f32)> = all.iter().take(pool).cloned().collect();
+            let dense = seen.deepen(first, pool, |limit| {
+                Ok(all.iter().take(limit).cloned().collect())
+            })?;
+            return Ok((dense, Some(all.into_iter().collect())));
         }
         let first = self.b.vectors.search(space, query, pool)?;
         let dense = seen.deepen(first, pool, |limit| {
             self.b.vectors.search(space, query, limit)
         })?;
         Ok((dense, None))
+    }
+
+    /// The ids of the units the view's sessions or kinds narrow it to, when they are at
+    /// most [`EXACT_SCOPE`]; `None` when the view narrows neither or to more than that.
+    fn few_scoped_units(
+        &self,
+        space: &SpaceId,
+        view: &View,
+    ) -> Result<Option<Vec<String>>, EngineError> {
+        let records = &self.b.records;
+        if let Some(sessions) = view.sessions() {
+            if let Some(ids) = records.unit_ids_of_sessions(space, sessions, EXACT_SCOPE)? {
+                return Ok(Some(ids));
+            }
+        }
+        match view.searched_kinds() {
+            Some(kinds) => Ok(records.unit_ids_of_kinds(space, &kinds, EXACT_SCOPE)?),
+            None => Ok(None),
+        }
     }
 
     /// The kinds whose text candidates are loaded without ([`places::TEXT_READ_LAST`]),
