@@ -38,16 +38,6 @@ pub struct ApiError {
     pub field: Option<String>,
 }
 
-#[derive(Serialize)]
-struct Problem<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    title: &'a str,
-    status: u16,
-    #[serde(flatten)]
-    inner: &'a ApiError,
-}
-
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
         Self {
@@ -174,12 +164,7 @@ impl std::fmt::Display for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let title = self.status.canonical_reason().unwrap_or("Error");
-        let body = Problem {
-            kind: "about:blank",
-            title,
-            status: self.status.as_u16(),
-            inner: &self,
-        };
+        let body = crate::wire::out::Problem::of(&self, title);
         let bytes = serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec());
         let mut resp = (self.status, bytes).into_response();
         resp.headers_mut().insert(

@@ -8,6 +8,10 @@ use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
 use crate::wire::doc::*;
+use crate::wire::inspection::{
+    AgentRunOut, ContextRequestWire, InspectedRecallOut, ManifestOut, MatchesOut,
+    RenderedContextOut, SpanViewOut, StateViewOut, TrajectoryOverviewOut,
+};
 use crate::wire::WireJson;
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
@@ -285,7 +289,7 @@ pub(crate) async fn agent_op(
     description = "Per trajectory (insert order): goal, start URL, outcome and state count; `form=full` adds every state's URL, page title, thought and action (the action names the element acted on). A page says where the next starts (`next_offset`) and its `truncated` note says so in words.",
     params(SpacePath, ManifestQuery),
     responses(
-        (status = 200, description = "OK", body = ManifestDoc),
+        (status = 200, description = "OK", body = ManifestOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -298,9 +302,9 @@ pub(crate) async fn manifest(
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
     q: Result<Query<ManifestQuery>, QueryRejection>,
-) -> ApiResult<Json<Manifest>> {
+) -> ApiResult<Json<ManifestOut>> {
     who.require(&space, Need::Read)?;
-    Ok(Json(manifest_op(&st, &who, space, query(q)?).await?))
+    Ok(Json(manifest_op(&st, &who, space, query(q)?).await?.into()))
 }
 
 #[utoipa::path(
@@ -312,7 +316,7 @@ pub(crate) async fn manifest(
     description = "Its goal, start URL, outcome and a line per state (URL, page title, thought, action naming the element acted on), at most 120 states (a `truncated` note says how to see the rest).",
     params(SpacePath, TrajectoryPath),
     responses(
-        (status = 200, description = "OK", body = TrajectoryOverviewDoc),
+        (status = 200, description = "OK", body = TrajectoryOverviewOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -324,8 +328,8 @@ pub(crate) async fn summary(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path((space, id)): Path<(String, String)>,
-) -> ApiResult<Json<TrajectoryOverview>> {
-    Ok(Json(summary_op(&st, &who, space, id).await?))
+) -> ApiResult<Json<TrajectoryOverviewOut>> {
+    Ok(Json(summary_op(&st, &who, space, id).await?.into()))
 }
 
 #[utoipa::path(
@@ -337,7 +341,7 @@ pub(crate) async fn summary(
     description = "The state with its page title, the action annotated with the element it names, and the page (observation) cut in the middle to `max_chars` characters (default 6000, at most 200000); the cut is marked in the text and in `truncated`.",
     params(SpacePath, TrajectoryPath, StatePath, StateQuery),
     responses(
-        (status = 200, description = "OK", body = StateViewDoc),
+        (status = 200, description = "OK", body = StateViewOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -350,13 +354,15 @@ pub(crate) async fn state_view(
     Extension(who): Extension<Principal>,
     Path((space, id, index)): Path<(String, String, String)>,
     q: Result<Query<StateQuery>, QueryRejection>,
-) -> ApiResult<Json<StateView>> {
+) -> ApiResult<Json<StateViewOut>> {
     who.require(&space, Need::Read)?;
     let i: usize = index
         .parse()
         .map_err(|_| ApiError::invalid("index", format!("{index:?} is not a state index")))?;
     let q = query(q)?;
-    Ok(Json(state_op(&st, &who, space, id, i, q.max_chars).await?))
+    Ok(Json(
+        state_op(&st, &who, space, id, i, q.max_chars).await?.into(),
+    ))
 }
 
 #[utoipa::path(
@@ -368,7 +374,7 @@ pub(crate) async fn state_view(
     description = "States `start` to `end` (inclusive; at most 10 per call, an end past the last state stops there), each page cut to `max_chars` (default 2500).",
     params(SpacePath, TrajectoryPath, SpanQuery),
     responses(
-        (status = 200, description = "OK", body = SpanViewDoc),
+        (status = 200, description = "OK", body = SpanViewOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -381,9 +387,9 @@ pub(crate) async fn span(
     Extension(who): Extension<Principal>,
     Path((space, id)): Path<(String, String)>,
     q: Result<Query<SpanQuery>, QueryRejection>,
-) -> ApiResult<Json<SpanView>> {
+) -> ApiResult<Json<SpanViewOut>> {
     who.require(&space, Need::Read)?;
-    Ok(Json(span_op(&st, &who, space, id, query(q)?).await?))
+    Ok(Json(span_op(&st, &who, space, id, query(q)?).await?.into()))
 }
 
 #[utoipa::path(
@@ -395,7 +401,7 @@ pub(crate) async fn span(
     description = "The states whose URL, thought, action or page lines match `pattern` (`mode=regex`, the default: a case-insensitive regular expression; `mode=words`: any of the words, lightly stemmed), with up to 8 matching lines each; at most `limit` states (default 30).",
     params(SpacePath, TrajectoryPath, PatternQuery),
     responses(
-        (status = 200, description = "OK", body = MatchesDoc),
+        (status = 200, description = "OK", body = MatchesOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -408,11 +414,13 @@ pub(crate) async fn match_states(
     Extension(who): Extension<Principal>,
     Path((space, id)): Path<(String, String)>,
     q: Result<Query<PatternQuery>, QueryRejection>,
-) -> ApiResult<Json<Matches>> {
+) -> ApiResult<Json<MatchesOut>> {
     who.require(&space, Need::Read)?;
     let q = query(q)?;
     Ok(Json(
-        match_op(&st, &who, space, Some(id), q, PatternMode::Regex).await?,
+        match_op(&st, &who, space, Some(id), q, PatternMode::Regex)
+            .await?
+            .into(),
     ))
 }
 
@@ -425,7 +433,7 @@ pub(crate) async fn match_states(
     description = "(trajectory, state) pairs holding `pattern` (`mode=words`, the default: states holding most of the words first; `mode=regex`: insert and state order), with up to 3 matching lines each; at most `limit` (default 20).",
     params(SpacePath, PatternQuery),
     responses(
-        (status = 200, description = "OK", body = MatchesDoc),
+        (status = 200, description = "OK", body = MatchesOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -438,11 +446,13 @@ pub(crate) async fn search(
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
     q: Result<Query<PatternQuery>, QueryRejection>,
-) -> ApiResult<Json<Matches>> {
+) -> ApiResult<Json<MatchesOut>> {
     who.require(&space, Need::Read)?;
     let q = query(q)?;
     Ok(Json(
-        match_op(&st, &who, space, None, q, PatternMode::Words).await?,
+        match_op(&st, &who, space, None, q, PatternMode::Words)
+            .await?
+            .into(),
     ))
 }
 
@@ -454,9 +464,9 @@ pub(crate) async fn search(
     summary = "Render a note and spans into a context",
     description = "The note first, then each span (most important first) with its states' URL, title, thought, action and page, within `token_budget` tokens (counted with the embedding model's tokenizer; never exceeded). When a page must be cut, lines holding the words of `query`, then new message lines, are kept first. Every span must name a stored trajectory and states it has (`spans[i].end_state` names the bad field).",
     params(SpacePath),
-    request_body = ContextRequestDoc,
+    request_body = ContextRequestWire,
     responses(
-        (status = 200, description = "OK", body = RenderedContextDoc),
+        (status = 200, description = "OK", body = RenderedContextOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -471,9 +481,9 @@ pub(crate) async fn context(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
-    WireJson(req): WireJson<ContextRequest>,
-) -> ApiResult<Json<RenderedContext>> {
-    Ok(Json(context_op(&st, &who, space, req).await?))
+    WireJson(req): WireJson<ContextRequestWire>,
+) -> ApiResult<Json<RenderedContextOut>> {
+    Ok(Json(context_op(&st, &who, space, req.into()).await?.into()))
 }
 
 #[utoipa::path(
@@ -486,7 +496,7 @@ pub(crate) async fn context(
     params(SpacePath),
     request_body = InspectRequest,
     responses(
-        (status = 200, description = "OK", body = InspectedRecallDoc),
+        (status = 200, description = "OK", body = InspectedRecallOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -502,8 +512,8 @@ pub(crate) async fn inspect(
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
     WireJson(req): WireJson<InspectRequest>,
-) -> ApiResult<Json<InspectedRecall>> {
-    Ok(Json(inspect_op(&st, &who, space, req).await?))
+) -> ApiResult<Json<InspectedRecallOut>> {
+    Ok(Json(inspect_op(&st, &who, space, req).await?.into()))
 }
 
 #[utoipa::path(
@@ -516,7 +526,7 @@ pub(crate) async fn inspect(
     params(SpacePath),
     request_body = AgentRequest,
     responses(
-        (status = 200, description = "OK", body = AgentRunDoc),
+        (status = 200, description = "OK", body = AgentRunOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -532,6 +542,6 @@ pub(crate) async fn agent(
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
     WireJson(req): WireJson<AgentRequest>,
-) -> ApiResult<Json<AgentRun>> {
-    Ok(Json(agent_op(&st, &who, space, req).await?))
+) -> ApiResult<Json<AgentRunOut>> {
+    Ok(Json(agent_op(&st, &who, space, req).await?.into()))
 }
