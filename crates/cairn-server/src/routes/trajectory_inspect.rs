@@ -2,11 +2,11 @@
 //! summary, one state, a span, the states matching a pattern, a search across a space,
 //! a context rendered from a note and spans, recall + inspection, and the agent
 //! controller. Each handler checks the key, parses its own wire shape (errors name the
-//! field) and calls the `cairn` API on the blocking pool; the operations are shared
-//! with the MCP tools (`mcp_trajectories.rs`).
+//! field), calls the operation it shares with the MCP tools (`ops/trajectories.rs`) and
+//! answers its wire type (`wire/inspection.rs`).
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
-use crate::ops::blocking;
+use crate::ops::trajectories as ops;
 use crate::wire::doc::*;
 use crate::wire::inspection::{
     AgentRunOut, ContextRequestWire, InspectedRecallOut, ManifestOut, MatchesOut,
@@ -18,11 +18,7 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
-use cairn::{
-    AgentFallback, AgentOptions, AgentRun, ContextRequest, InspectRecallOptions, InspectedRecall,
-    Manifest, ManifestForm, Matches, PatternMode, RenderedContext, SpanView, StateView,
-    TrajectoryOverview,
-};
+use cairn::{AgentFallback, AgentOptions, InspectRecallOptions, ManifestForm, PatternMode};
 use serde::Deserialize;
 use std::sync::Arc;
 use utoipa::{IntoParams, ToSchema};
@@ -120,164 +116,41 @@ pub struct AgentRequest {
     pub fallback: Option<AgentFallback>,
 }
 
-/// Read access first (a foreign key learns nothing, not even a text bound), then the
-/// text's bound.
-fn checked(who: &Principal, space: &str, text: &str, max: usize, field: &str) -> ApiResult<()> {
-    who.require(space, Need::Read)?;
-    if text.len() > max {
-        return Err(crate::limits::too_long(field.to_string(), text.len(), max));
+impl InspectRequest {
+    /// The library's options: the defaults where the request says nothing.
+    fn options(&self) -> InspectRecallOptions {
+        let d = InspectRecallOptions::default();
+        InspectRecallOptions {
+            token_budget: self.token_budget.unwrap_or(d.token_budget),
+            top_k: self.top_k.unwrap_or(d.top_k),
+            trajectories: self.trajectories.unwrap_or(d.trajectories),
+            ..d
+        }
     }
-    Ok(())
 }
 
-pub(crate) async fn manifest_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    q: ManifestQuery,
-) -> ApiResult<Manifest> {
-    who.require(&space, Need::Read)?;
-    blocking(st, move |m| {
-        m.trajectory_manifest_page(&space, q.form, q.offset, q.limit)
-    })
-    .await
+impl AgentRequest {
+    /// The library's options: the defaults where the request says nothing.
+    fn options(&self) -> AgentOptions {
+        let d = AgentOptions::default();
+        AgentOptions {
+            max_steps: self.max_steps.unwrap_or(d.max_steps),
+            time_budget_ms: self.time_budget_ms.unwrap_or(d.time_budget_ms),
+            token_budget: self.token_budget.unwrap_or(d.token_budget),
+            fallback: self.fallback.unwrap_or(d.fallback),
+            ..d
+        }
+    }
 }
 
-pub(crate) async fn summary_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    id: String,
-) -> ApiResult<TrajectoryOverview> {
-    who.require(&space, Need::Read)?;
-    blocking(st, move |m| m.trajectory_summary(&space, &id)).await
-}
-
-pub(crate) async fn state_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    id: String,
-    index: usize,
-    max_chars: Option<usize>,
-) -> ApiResult<StateView> {
-    who.require(&space, Need::Read)?;
-    blocking(st, move |m| {
-        m.trajectory_state(&space, &id, index, max_chars)
-    })
-    .await
-}
-
-pub(crate) async fn span_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    id: String,
-    q: SpanQuery,
-) -> ApiResult<SpanView> {
-    who.require(&space, Need::Read)?;
-    blocking(st, move |m| {
-        m.trajectory_span(&space, &id, q.start, q.end, q.max_chars)
-    })
-    .await
-}
-
-pub(crate) async fn match_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    id: Option<String>,
-    q: PatternQuery,
-    default_mode: PatternMode,
-) -> ApiResult<Matches> {
-    checked(
-        who,
-        &space,
-        &q.pattern,
-        cairn::inspect_limits::MAX_PATTERN_BYTES,
-        "pattern",
-    )?;
-    let mode = q.mode.unwrap_or(default_mode);
-    blocking(st, move |m| match id {
-        Some(id) => m.trajectory_match(&space, &id, &q.pattern, mode, q.limit),
-        None => m.trajectory_search(&space, &q.pattern, mode, q.limit),
-    })
-    .await
-}
-
-pub(crate) async fn context_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    req: ContextRequest,
-) -> ApiResult<RenderedContext> {
-    checked(
-        who,
-        &space,
-        &req.note,
-        cairn::inspect_limits::MAX_NOTE_BYTES,
-        "note",
-    )?;
-    blocking(st, move |m| m.trajectory_context(&space, &req)).await
-}
-
-pub(crate) async fn inspect_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    o: InspectRequest,
-) -> ApiResult<InspectedRecall> {
-    let question = o.question;
-    checked(
-        who,
-        &space,
-        &question,
-        st.config.limits.max_text_bytes,
-        "question",
-    )?;
-    let d = InspectRecallOptions::default();
-    let opts = InspectRecallOptions {
-        token_budget: o.token_budget.unwrap_or(d.token_budget),
-        top_k: o.top_k.unwrap_or(d.top_k),
-        trajectories: o.trajectories.unwrap_or(d.trajectories),
-        ..d
-    };
-    opts.validate()
-        .map_err(|e| ApiError::invalid(e.record.clone(), e.to_string()))?;
-    blocking(st, move |m| {
-        m.trajectory_recall_inspect(&space, &question, &opts)
-    })
-    .await
-}
-
-pub(crate) async fn agent_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    r: AgentRequest,
-) -> ApiResult<AgentRun> {
-    checked(
-        who,
-        &space,
-        &r.question,
-        st.config.limits.max_text_bytes,
-        "question",
-    )?;
-    let d = AgentOptions::default();
-    let opts = AgentOptions {
-        max_steps: r.max_steps.unwrap_or(d.max_steps),
-        time_budget_ms: r.time_budget_ms.unwrap_or(d.time_budget_ms),
-        token_budget: r.token_budget.unwrap_or(d.token_budget),
-        fallback: r.fallback.unwrap_or(d.fallback),
-        ..d
-    };
-    opts.validate()
-        .map_err(|e| ApiError::invalid(e.record.clone(), e.to_string()))?;
-    let question = r.question;
-    blocking(st, move |m| {
-        m.trajectory_agent(&space, &question, &opts, None)
-    })
-    .await
+impl PatternQuery {
+    fn pattern(self, default_mode: PatternMode) -> ops::Pattern {
+        ops::Pattern {
+            mode: self.mode.unwrap_or(default_mode),
+            pattern: self.pattern,
+            limit: self.limit,
+        }
+    }
 }
 
 #[utoipa::path(
@@ -304,7 +177,9 @@ pub(crate) async fn manifest(
     q: Result<Query<ManifestQuery>, QueryRejection>,
 ) -> ApiResult<Json<ManifestOut>> {
     who.require(&space, Need::Read)?;
-    Ok(Json(manifest_op(&st, &who, space, query(q)?).await?.into()))
+    let q = query(q)?;
+    let page = ops::manifest(&st, &who, space, q.form, q.offset, q.limit).await?;
+    Ok(Json(page.into()))
 }
 
 #[utoipa::path(
@@ -329,7 +204,7 @@ pub(crate) async fn summary(
     Extension(who): Extension<Principal>,
     Path((space, id)): Path<(String, String)>,
 ) -> ApiResult<Json<TrajectoryOverviewOut>> {
-    Ok(Json(summary_op(&st, &who, space, id).await?.into()))
+    Ok(Json(ops::summary(&st, &who, space, id).await?.into()))
 }
 
 #[utoipa::path(
@@ -361,7 +236,9 @@ pub(crate) async fn state_view(
         .map_err(|_| ApiError::invalid("index", format!("{index:?} is not a state index")))?;
     let q = query(q)?;
     Ok(Json(
-        state_op(&st, &who, space, id, i, q.max_chars).await?.into(),
+        ops::state(&st, &who, space, id, i, q.max_chars)
+            .await?
+            .into(),
     ))
 }
 
@@ -389,7 +266,9 @@ pub(crate) async fn span(
     q: Result<Query<SpanQuery>, QueryRejection>,
 ) -> ApiResult<Json<SpanViewOut>> {
     who.require(&space, Need::Read)?;
-    Ok(Json(span_op(&st, &who, space, id, query(q)?).await?.into()))
+    let q = query(q)?;
+    let span = ops::span(&st, &who, space, id, q.start, q.end, q.max_chars).await?;
+    Ok(Json(span.into()))
 }
 
 #[utoipa::path(
@@ -418,7 +297,7 @@ pub(crate) async fn match_states(
     who.require(&space, Need::Read)?;
     let q = query(q)?;
     Ok(Json(
-        match_op(&st, &who, space, Some(id), q, PatternMode::Regex)
+        ops::matches(&st, &who, space, Some(id), q.pattern(PatternMode::Regex))
             .await?
             .into(),
     ))
@@ -450,7 +329,7 @@ pub(crate) async fn search(
     who.require(&space, Need::Read)?;
     let q = query(q)?;
     Ok(Json(
-        match_op(&st, &who, space, None, q, PatternMode::Words)
+        ops::matches(&st, &who, space, None, q.pattern(PatternMode::Words))
             .await?
             .into(),
     ))
@@ -483,7 +362,9 @@ pub(crate) async fn context(
     Path(space): Path<String>,
     WireJson(req): WireJson<ContextRequestWire>,
 ) -> ApiResult<Json<RenderedContextOut>> {
-    Ok(Json(context_op(&st, &who, space, req.into()).await?.into()))
+    Ok(Json(
+        ops::context(&st, &who, space, req.into()).await?.into(),
+    ))
 }
 
 #[utoipa::path(
@@ -513,7 +394,12 @@ pub(crate) async fn inspect(
     Path(space): Path<String>,
     WireJson(req): WireJson<InspectRequest>,
 ) -> ApiResult<Json<InspectedRecallOut>> {
-    Ok(Json(inspect_op(&st, &who, space, req).await?.into()))
+    let opts = req.options();
+    Ok(Json(
+        ops::inspect(&st, &who, space, req.question, opts)
+            .await?
+            .into(),
+    ))
 }
 
 #[utoipa::path(
@@ -543,5 +429,10 @@ pub(crate) async fn agent(
     Path(space): Path<String>,
     WireJson(req): WireJson<AgentRequest>,
 ) -> ApiResult<Json<AgentRunOut>> {
-    Ok(Json(agent_op(&st, &who, space, req).await?.into()))
+    let opts = req.options();
+    Ok(Json(
+        ops::agent(&st, &who, space, req.question, opts)
+            .await?
+            .into(),
+    ))
 }
