@@ -82,7 +82,7 @@ use utoipa::{Modify, OpenApi};
         super::trajectory_inspect::inspect,
         super::trajectory_inspect::agent,
     ),
-    components(schemas(crate::wire::out::Problem), responses(
+    components(schemas(crate::error::Problem), responses(
         BadRequest,
         Unauthorized,
         Forbidden,

@@ -428,39 +428,3 @@ pub struct Units {
 pub struct Entities {
     pub entities: Vec<super::entities::EntitySummaryOut>,
 }
-
-/// Problem details (RFC 9457), the body of every error answer
-/// (`application/problem+json`).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Problem<'a> {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub title: &'a str,
-    pub status: u16,
-    /// Stable: malformed_json, invalid_field, invalid_input, invalid_query, batch_too_large, text_too_long, payload_too_large, unsupported_media_type, unauthorized, forbidden, read_only_key, space_not_found, not_found, memory_not_found, not_deletable, conflict, route_not_found, method_not_allowed, invalid_path, not_ready, internal.
-    pub code: &'static str,
-    pub detail: &'a str,
-    /// The input field at fault (JSON path, query parameter, or validated record).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub field: Option<&'a str>,
-}
-
-impl<'a> Problem<'a> {
-    /// The document of `e`, titled by its status's reason phrase.
-    pub fn of(e: &'a crate::error::ApiError, title: &'a str) -> Self {
-        let crate::error::ApiError {
-            status,
-            code,
-            detail,
-            field,
-        } = e;
-        Self {
-            kind: "about:blank",
-            title,
-            status: status.as_u16(),
-            code,
-            detail,
-            field: field.as_deref(),
-        }
-    }
-}
