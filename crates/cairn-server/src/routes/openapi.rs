@@ -192,36 +192,15 @@ fn state_vocabularies(doc: &mut Value) -> Result<(), String> {
         "default",
         json!(cairn::Format::default()),
     )?;
-    let fallbacks = json!([
-        cairn::AgentFallback::Recall,
-        cairn::AgentFallback::RecallInspection
-    ]);
+    // The enumerations of the trajectory verbs are the wire's own (`wire/inspection.rs`);
+    // their defaults are the library's.
     let agent = "/components/schemas/AgentRequest/properties/fallback".to_string();
-    set(doc, agent.clone(), "enum", fallbacks)?;
     set(
         doc,
         agent,
         "default",
         json!(cairn::AgentFallback::default()),
     )?;
-    let forms = json!([cairn::ManifestForm::Concise, cairn::ManifestForm::Full]);
-    let modes = json!([cairn::PatternMode::Regex, cairn::PatternMode::Words]);
-    for (path, name, values) in [
-        ("/v1/spaces/{space}/trajectory-manifest", "form", &forms),
-        ("/v1/spaces/{space}/trajectories/{id}/match", "mode", &modes),
-        ("/v1/spaces/{space}/trajectory-search", "mode", &modes),
-    ] {
-        let at = format!("/paths/{}/get/parameters", path.replace('/', "~1"));
-        let params = doc
-            .pointer_mut(&at)
-            .and_then(Value::as_array_mut)
-            .ok_or_else(|| format!("{path} has no parameters"))?;
-        let param = params
-            .iter_mut()
-            .find(|p| p["name"] == name)
-            .ok_or_else(|| format!("{path} has no {name} parameter"))?;
-        param["schema"]["enum"] = values.clone();
-    }
     let categories: Vec<Value> = cairn::FactCategory::ALL.iter().map(|c| json!(c)).collect();
     for schema in ["FactSubject", "FactVersion", "ProfileFact"] {
         let at = format!("/components/schemas/{schema}/properties/category");

@@ -9,8 +9,9 @@ use crate::error::ApiError;
 use crate::ops::trajectories as ops;
 use crate::wire::doc::*;
 use crate::wire::inspection::{
-    AgentRunOut, ContextRequestWire, InspectedRecallOut, ManifestOut, MatchesOut,
-    RenderedContextOut, SpanViewOut, StateViewOut, TrajectoryOverviewOut,
+    AgentFallbackWire, AgentRunOut, ContextRequestWire, InspectedRecallOut, ManifestFormWire,
+    ManifestOut, MatchesOut, PatternModeWire, RenderedContextOut, SpanViewOut, StateViewOut,
+    TrajectoryOverviewOut,
 };
 use crate::wire::WireJson;
 use crate::AppState;
@@ -18,7 +19,7 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
-use cairn::{AgentFallback, AgentOptions, InspectRecallOptions, ManifestForm, PatternMode};
+use cairn::{AgentOptions, InspectRecallOptions, PatternMode};
 use serde::Deserialize;
 use std::sync::Arc;
 use utoipa::{IntoParams, ToSchema};
@@ -43,8 +44,8 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> ApiResult<T> {
 pub struct ManifestQuery {
     /// `concise` (default) or `full`.
     #[serde(default)]
-    #[param(required = false, value_type = String)]
-    pub form: ManifestForm,
+    #[param(required = false, inline)]
+    pub form: ManifestFormWire,
     /// First trajectory of the page (0-based).
     #[serde(default)]
     #[param(required = false)]
@@ -86,8 +87,8 @@ pub struct PatternQuery {
     /// Regex or words (at most 1000 bytes).
     pub pattern: String,
     /// `regex` or `words` (the default: `regex` in one trajectory, `words` across them).
-    #[param(required = false, value_type = Option<String>)]
-    pub mode: Option<PatternMode>,
+    #[param(required = false, inline)]
+    pub mode: Option<PatternModeWire>,
     /// Matching states shown (at most 500).
     #[param(required = false)]
     pub limit: Option<usize>,
@@ -112,8 +113,8 @@ pub struct AgentRequest {
     pub max_steps: Option<usize>,
     pub time_budget_ms: Option<u64>,
     pub token_budget: Option<usize>,
-    #[schema(value_type = Option<String>)]
-    pub fallback: Option<AgentFallback>,
+    #[schema(inline)]
+    pub fallback: Option<AgentFallbackWire>,
 }
 
 impl InspectRequest {
@@ -137,7 +138,7 @@ impl AgentRequest {
             max_steps: self.max_steps.unwrap_or(d.max_steps),
             time_budget_ms: self.time_budget_ms.unwrap_or(d.time_budget_ms),
             token_budget: self.token_budget.unwrap_or(d.token_budget),
-            fallback: self.fallback.unwrap_or(d.fallback),
+            fallback: self.fallback.map_or(d.fallback, Into::into),
             ..d
         }
     }
@@ -146,7 +147,7 @@ impl AgentRequest {
 impl PatternQuery {
     fn pattern(self, default_mode: PatternMode) -> ops::Pattern {
         ops::Pattern {
-            mode: self.mode.unwrap_or(default_mode),
+            mode: self.mode.map_or(default_mode, Into::into),
             pattern: self.pattern,
             limit: self.limit,
         }
@@ -178,7 +179,7 @@ pub(crate) async fn manifest(
 ) -> ApiResult<Json<ManifestOut>> {
     who.require(&space, Need::Read)?;
     let q = query(q)?;
-    let page = ops::manifest(&st, &who, space, q.form, q.offset, q.limit).await?;
+    let page = ops::manifest(&st, &who, space, q.form.into(), q.offset, q.limit).await?;
     Ok(Json(page.into()))
 }
 

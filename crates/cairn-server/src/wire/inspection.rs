@@ -10,14 +10,20 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// `concise` or `full`.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum ManifestFormOut {
+pub enum ManifestFormWire {
     Concise,
     Full,
 }
 
-impl From<cairn::ManifestForm> for ManifestFormOut {
+impl Default for ManifestFormWire {
+    fn default() -> Self {
+        cairn::ManifestForm::default().into()
+    }
+}
+
+impl From<cairn::ManifestForm> for ManifestFormWire {
     fn from(f: cairn::ManifestForm) -> Self {
         match f {
             cairn::ManifestForm::Concise => Self::Concise,
@@ -26,19 +32,54 @@ impl From<cairn::ManifestForm> for ManifestFormOut {
     }
 }
 
+impl From<ManifestFormWire> for cairn::ManifestForm {
+    fn from(f: ManifestFormWire) -> Self {
+        match f {
+            ManifestFormWire::Concise => Self::Concise,
+            ManifestFormWire::Full => Self::Full,
+        }
+    }
+}
+
 /// `regex` or `words`.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum PatternModeOut {
+pub enum PatternModeWire {
     Regex,
     Words,
 }
 
-impl From<cairn::PatternMode> for PatternModeOut {
+impl From<cairn::PatternMode> for PatternModeWire {
     fn from(m: cairn::PatternMode) -> Self {
         match m {
             cairn::PatternMode::Regex => Self::Regex,
             cairn::PatternMode::Words => Self::Words,
+        }
+    }
+}
+
+impl From<PatternModeWire> for cairn::PatternMode {
+    fn from(m: PatternModeWire) -> Self {
+        match m {
+            PatternModeWire::Regex => Self::Regex,
+            PatternModeWire::Words => Self::Words,
+        }
+    }
+}
+
+/// What the agent controller falls back to: `recall` or `recall_inspection`.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentFallbackWire {
+    Recall,
+    RecallInspection,
+}
+
+impl From<AgentFallbackWire> for cairn::AgentFallback {
+    fn from(f: AgentFallbackWire) -> Self {
+        match f {
+            AgentFallbackWire::Recall => Self::Recall,
+            AgentFallbackWire::RecallInspection => Self::RecallInspection,
         }
     }
 }
@@ -140,7 +181,7 @@ impl From<cairn::ManifestEntry> for ManifestEntryOut {
 #[schema(as = Manifest)]
 pub struct ManifestOut {
     #[schema(inline)]
-    pub form: ManifestFormOut,
+    pub form: ManifestFormWire,
     /// Trajectories in the space.
     pub total: usize,
     pub offset: usize,
@@ -401,7 +442,7 @@ impl From<cairn::StateMatch> for StateMatchOut {
 pub struct MatchesOut {
     pub pattern: String,
     #[schema(inline)]
-    pub mode: PatternModeOut,
+    pub mode: PatternModeWire,
     /// `match`: the trajectory searched; `search`: absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trajectory_id: Option<String>,
