@@ -154,7 +154,7 @@ export interface ScoreAdjustment {
   op: "add" | "multiply" | "set";
   by: number;
   score_after: number;
-  note?: string;
+  note: string;
 }
 
 /** Why a hit scored what it did (`recall(..., { explain: true })`). */
@@ -172,8 +172,8 @@ export interface HitExplanation {
 
 /** What a recall's stages kept, skipped and packed (`explain: true`). */
 export interface RecallExplanation {
-  /** Candidates kept by each stage: lexical, dense, completed, fused, visible, ranked. */
-  counts: Record<string, number>;
+  /** Candidates kept by each stage. */
+  counts: { lexical: number; dense: number; completed: number; fused: number; visible: number; ranked: number };
   quota_skipped: string[];
   packing: {
     token_budget: number;
@@ -692,9 +692,9 @@ export interface AgentStep {
   step: number;
   tool: string;
   args: unknown;
-  model_ms?: number;
-  tool_ms?: number;
-  result_chars?: number;
+  model_ms: number;
+  tool_ms: number;
+  result_chars: number;
   error?: string;
 }
 

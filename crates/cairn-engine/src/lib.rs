@@ -16,12 +16,16 @@
 //! `rank.rs`, `facts.rs` (version chains), `profile.rs` (summing a profile), `graph.rs`
 //! (the entity graph, built from units), `pack.rs`, `text.rs`. When the optional LLM reads
 //! messages: `fact_reading.rs` (its prompt and how its answer is read). When an agent inspects trajectories: `inspect.rs`, `context.rs`,
-//! `agent.rs`, `workspace.rs`. `engine/` orchestrates them (its `mod.rs` has its map).
+//! `workspace.rs` (the controller that drives them is `engine/agent.rs`). `engine/` orchestrates them (its `mod.rs` has its map).
 //!
 //! This crate owns every ranking and derivation decision. It must never know a storage
 //! engine (SQLite, tantivy, PostgreSQL), HTTP, or a model file format.
 
-pub mod agent;
+/// What the agent controller tells its model (the workflow, the schema of one step); the
+/// controller itself is `Engine::run_trajectory_agent` (`engine/agent.rs`).
+pub mod agent {
+    pub use crate::engine::agent::{step_schema, AGENT_WORKFLOW};
+}
 pub mod budget;
 mod calendar;
 pub mod context;

@@ -5,6 +5,7 @@ use axum::response::{IntoResponse, Response};
 use cairn::Error as MemoryError;
 use serde::Serialize;
 use thiserror::Error;
+use utoipa::ToSchema;
 
 /// Errors of setting up or running the server (not of single requests).
 #[derive(Debug, Error)]
@@ -38,14 +39,40 @@ pub struct ApiError {
     pub field: Option<String>,
 }
 
-#[derive(Serialize)]
-struct Problem<'a> {
+/// Problem details (RFC 9457), the body of every error answer
+/// (`application/problem+json`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Problem<'a> {
     #[serde(rename = "type")]
-    kind: &'static str,
-    title: &'a str,
-    status: u16,
-    #[serde(flatten)]
-    inner: &'a ApiError,
+    pub kind: &'static str,
+    pub title: &'a str,
+    pub status: u16,
+    /// Stable: malformed_json, invalid_field, invalid_input, invalid_query, batch_too_large, text_too_long, payload_too_large, unsupported_media_type, unauthorized, forbidden, read_only_key, space_not_found, not_found, memory_not_found, not_deletable, conflict, route_not_found, method_not_allowed, invalid_path, not_ready, internal.
+    pub code: &'static str,
+    pub detail: &'a str,
+    /// The input field at fault (JSON path, query parameter, or validated record).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<&'a str>,
+}
+
+impl<'a> Problem<'a> {
+    /// The document of `e`, titled by its status's reason phrase.
+    pub fn of(e: &'a ApiError, title: &'a str) -> Self {
+        let ApiError {
+            status,
+            code,
+            detail,
+            field,
+        } = e;
+        Self {
+            kind: "about:blank",
+            title,
+            status: status.as_u16(),
+            code,
+            detail,
+            field: field.as_deref(),
+        }
+    }
 }
 
 impl ApiError {
@@ -174,12 +201,7 @@ impl std::fmt::Display for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let title = self.status.canonical_reason().unwrap_or("Error");
-        let body = Problem {
-            kind: "about:blank",
-            title,
-            status: self.status.as_u16(),
-            inner: &self,
-        };
+        let body = Problem::of(&self, title);
         let bytes = serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec());
         let mut resp = (self.status, bytes).into_response();
         resp.headers_mut().insert(

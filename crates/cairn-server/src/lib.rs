@@ -9,8 +9,8 @@
 //! the only crate that serves HTTP or knows wire JSON.
 //!
 //! It must never hold ranking, derivation or storage logic: every answer comes from the
-//! public `cairn` API ([`cairn::Memory`]), called on the blocking pool. Its only storage is
-//! its own key file (`keys.sqlite3` in the data directory).
+//! public `cairn` API ([`cairn::Memory`]), called on the blocking pool. It keeps no
+//! storage of its own: API keys are rows of the memory's store (`cairn::KeyRecords`).
 //!
 //! Invariants:
 //! - every route that names a space checks the caller's [`Principal`] before anything

@@ -1,12 +1,19 @@
 //! The operations behind both the HTTP handlers and the MCP tools: authorization, limits,
-//! and the call into the library on the blocking pool. Handlers only translate wire shapes.
-use crate::auth::{Need, Principal};
+//! and the call into the library on the blocking pool (the trajectory-inspection ones in
+//! `ops/trajectories.rs`). Handlers and tools only translate their shapes; MCP imports
+//! no route module.
+use crate::auth::{Access, Need, Principal};
 use crate::error::ApiError;
-use crate::wire::out::RecallOut;
+use crate::wire::entities::EntityDetailOut;
+use crate::wire::out::{Entities, Me, RecallOut, Subjects};
 use crate::wire::{AddMessages, RecallRequest};
 use crate::AppState;
 use cairn::{Memory, WriteOptions};
 use std::sync::Arc;
+
+pub mod trajectories;
+
+type S = Arc<AppState>;
 
 /// Runs a library call on the blocking pool: the engine does CPU work (embedding) and
 /// synchronous I/O (SQLite with fsync) that must not stall the async workers. A panic in
@@ -170,4 +177,86 @@ pub async fn forget(
         None => m.forget_session(&sp, &s),
     })
     .await
+}
+
+/// Who the caller is and what it sees.
+pub async fn me(st: &S, who: &Principal) -> Result<Me, ApiError> {
+    let p = who.clone();
+    let spaces = blocking(st, move |m| {
+        Ok(m.spaces()?
+            .into_iter()
+            .map(|s| s.as_str().to_string())
+            .filter(|s| p.can_see(s))
+            .collect::<Vec<_>>())
+    })
+    .await?;
+    let label = match who.access {
+        Access::All => None,
+        Access::Spaces(_) => st
+            .keys
+            .list()
+            .map_err(ApiError::internal)?
+            .into_iter()
+            .find(|k| k.id == who.key_id)
+            .and_then(|k| k.label),
+    };
+    Ok(Me {
+        key_id: who.key_id.clone(),
+        label,
+        admin: who.access == Access::All,
+        read_only: who.read_only,
+        spaces,
+        scope: match &who.access {
+            Access::All => None,
+            Access::Spaces(s) => Some(s.clone()),
+        },
+    })
+}
+
+/// The fact subjects of what `scope` sees.
+pub async fn subjects(
+    st: &S,
+    who: &Principal,
+    space: &str,
+    scope: cairn::ScopeOptions,
+) -> Result<Subjects, ApiError> {
+    who.require(space, Need::Read)?;
+    let sp = space.to_string();
+    let subjects = blocking(st, move |m| m.fact_subjects(&sp, &scope)).await?;
+    Ok(Subjects {
+        subjects: subjects.into_iter().map(Into::into).collect(),
+    })
+}
+
+/// The entities of what `scope` sees, optionally searched.
+pub async fn entities(
+    st: &S,
+    who: &Principal,
+    space: &str,
+    search: Option<String>,
+    scope: cairn::ScopeOptions,
+) -> Result<Entities, ApiError> {
+    who.require(space, Need::Read)?;
+    let sp = space.to_string();
+    let entities = blocking(st, move |m| m.entities(&sp, search.as_deref(), &scope)).await?;
+    Ok(Entities {
+        entities: entities.into_iter().map(Into::into).collect(),
+    })
+}
+
+/// One entity by name or alias; 404 when the scope sees none by that name.
+pub async fn entity(
+    st: &S,
+    who: &Principal,
+    space: &str,
+    name: String,
+    scope: cairn::ScopeOptions,
+) -> Result<EntityDetailOut, ApiError> {
+    who.require(space, Need::Read)?;
+    let sp = space.to_string();
+    let asked = name.clone();
+    blocking(st, move |m| m.entity(&sp, &asked, &scope))
+        .await?
+        .map(EntityDetailOut::from)
+        .ok_or_else(|| ApiError::not_found("not_found", format!("no entity {name:?}")))
 }

@@ -6,6 +6,7 @@
 //! Every answer carries a strict Content-Security-Policy: scripts, styles and requests
 //! only from this origin, no inline script, no frames, nothing from elsewhere.
 use crate::error::ApiError;
+use crate::wire::doc::{Forbidden, NotFound};
 use axum::extract::Path;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -70,12 +71,59 @@ fn asset(name: &str) -> Result<Response, ApiError> {
     Ok(resp)
 }
 
-/// `GET /ui` and `GET /ui/`: the page.
+#[utoipa::path(
+    get,
+    path = "/ui",
+    operation_id = "inspector",
+    tag = "inspector",
+    summary = "The inspector",
+    description = "The memory inspector: a page that signs in with an API key (kept in the tab's sessionStorage, sent as a Bearer header) and browses what that key may see through this API. Built into the binary; no key needed to load it, none of its files hold data.",
+    responses(
+        (status = 200, description = "The page (HTML), with a strict Content-Security-Policy", body = String, content_type = "text/html"),
+        (status = 403, response = Forbidden),
+    ),
+    security(()),
+)]
 pub async fn index() -> Result<Response, ApiError> {
     asset("index.html")
 }
 
-/// `GET /ui/{file}`: a script, the style sheet or the icon.
+#[utoipa::path(
+    get,
+    path = "/ui/",
+    operation_id = "inspectorSlash",
+    tag = "inspector",
+    summary = "The inspector (trailing slash)",
+    description = "Same as `/ui`.",
+    responses(
+        (status = 200, description = "The page (HTML), with a strict Content-Security-Policy", body = String, content_type = "text/html"),
+        (status = 403, response = Forbidden),
+    ),
+    security(()),
+)]
+pub async fn index_slash() -> Result<Response, ApiError> {
+    index().await
+}
+
+#[utoipa::path(
+    get,
+    path = "/ui/{file}",
+    operation_id = "inspectorFile",
+    tag = "inspector",
+    summary = "An inspector file",
+    description = "A script module, the style sheet or the icon of the inspector, with the same Content-Security-Policy.",
+    params(("file" = String, Path, description = "File name, e.g. `app.js`.")),
+    responses(
+        (status = 200, description = "The file", content(
+            (String = "text/javascript"),
+            (String = "text/css"),
+            (String = "image/svg+xml"),
+        )),
+        (status = 404, response = NotFound),
+        (status = 403, response = Forbidden),
+    ),
+    security(()),
+)]
 pub async fn file(Path(name): Path<String>) -> Result<Response, ApiError> {
     asset(&name)
 }

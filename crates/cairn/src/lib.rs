@@ -42,6 +42,9 @@ pub use cairn_core::explain;
 pub use cairn_core::filter;
 /// Sizes and limits of the inspection verbs.
 pub use cairn_core::inspect as inspect_limits;
+/// Serde readers of times from outside (every shape `parse_timestamp` reads): for
+/// types that mirror the library's formats, such as the server's wire types.
+pub use cairn_core::time::serde_time;
 pub use cairn_core::{
     time::parse_timestamp, AgentState, AppendInput, ConflictError, EdgeKind, EntityDetail,
     EntityKind, EntityMention, EntityRelation, EntitySummary, Evidence, FactCategory, FactDetail,

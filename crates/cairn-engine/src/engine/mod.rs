@@ -11,8 +11,9 @@
 //! stages), `knowledge.rs` (fact histories, profiles), `browse.rs` (listings and metadata
 //! filters), `scope.rs` (what a request sees: its scope resolved against a space, and the
 //! error of a name several partitions know), `inspect.rs` (the trajectory inspection
-//! verbs), `flight.rs` (one build at a time of a space's derived caches). This file:
+//! verbs), `agent.rs` (the agent controller: a model working through them), `flight.rs` (one build at a time of a space's derived caches). This file:
 //! opening, healing, checking, indexing.
+pub(crate) mod agent;
 mod append;
 mod browse;
 mod committer;

@@ -640,7 +640,7 @@ impl CairnMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let run = async {
             let who = self.caller(&ctx)?;
-            let me = crate::routes::inspect::me_of(&self.state, &who).await?;
+            let me = ops::me(&self.state, &who).await?;
             let mut v = serde_json::to_value(&me).map_err(ApiError::internal)?;
             v["default"] = json!(self.space(None, &who).ok());
             Ok::<_, ApiError>(v)
@@ -663,7 +663,7 @@ impl CairnMcp {
             let who = self.caller(&ctx)?;
             let space = self.space(args.space, &who)?;
             let scope = scope_with(args.filter.map(Value::Object), args.as_of.as_deref())?;
-            crate::routes::inspect::subjects_of(&self.state, &who, &space, scope).await
+            ops::subjects(&self.state, &who, &space, scope).await
         };
         Ok(match run.await {
             Ok(v) => CallToolResult::success(vec![json_text(&v)]),
@@ -679,15 +679,16 @@ impl CairnMcp {
         Parameters(args): Parameters<EntitiesArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        use crate::routes::entities::{entities_of, entity_of};
         let run = async {
             let who = self.caller(&ctx)?;
             let space = self.space(args.space, &who)?;
             let scope = scope_with(args.filter.map(Value::Object), args.as_of.as_deref())?;
             Ok(match args.name {
-                Some(name) => json_text(&entity_of(&self.state, &who, &space, name, scope).await?),
+                Some(name) => {
+                    json_text(&ops::entity(&self.state, &who, &space, name, scope).await?)
+                }
                 None => {
-                    json_text(&entities_of(&self.state, &who, &space, args.search, scope).await?)
+                    json_text(&ops::entities(&self.state, &who, &space, args.search, scope).await?)
                 }
             })
         };

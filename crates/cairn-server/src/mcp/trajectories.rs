@@ -1,12 +1,12 @@
 //! The MCP tools of trajectory inspection: a second tool router of [`CairnMcp`],
-//! combined with the first in `mcp.rs`. Each tool answers the text an agent reads (the
-//! same operations as the HTTP routes, `trajectories.rs`), sized for its context, with
+//! combined with the first in `mcp/mod.rs`. Each tool answers the text an agent reads
+//! (the operations of `ops/trajectories.rs`, which the HTTP routes call too), sized for its context, with
 //! every cut said in the answer. The descriptions tell an agent which tool to use when:
 //! manifest -> summary -> match -> state/span, then context.
 use super::{tool_error, CairnMcp};
 use crate::error::ApiError;
-use crate::routes::trajectory_inspect::{self as ops, ManifestQuery, PatternQuery, SpanQuery};
-use cairn::{ContextRequest, ContextSpan, ManifestForm, PatternMode};
+use crate::ops::trajectories::{self as ops, Pattern};
+use cairn::{ContextRequest, ContextSpan, InspectRecallOptions, ManifestForm, PatternMode};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::service::RequestContext;
@@ -184,12 +184,8 @@ impl CairnMcp {
                         .parse()
                         .map_err(|e: cairn::InputError| ApiError::invalid("form", e.to_string()))?,
                 };
-                let q = ManifestQuery {
-                    form,
-                    offset: a.offset.unwrap_or(0),
-                    limit: a.limit,
-                };
-                ops::manifest_op(&self.state, &who, space, q).await
+                let offset = a.offset.unwrap_or(0);
+                ops::manifest(&self.state, &who, space, form, offset, a.limit).await
             }
             .await,
         )
@@ -207,7 +203,7 @@ impl CairnMcp {
             async {
                 let who = self.caller(&ctx)?;
                 let space = self.space(a.space, &who)?;
-                ops::summary_op(&self.state, &who, space, a.trajectory_id).await
+                ops::summary(&self.state, &who, space, a.trajectory_id).await
             }
             .await,
         )
@@ -225,7 +221,7 @@ impl CairnMcp {
             async {
                 let who = self.caller(&ctx)?;
                 let space = self.space(a.space, &who)?;
-                ops::state_op(
+                ops::state(
                     &self.state,
                     &who,
                     space,
@@ -251,12 +247,8 @@ impl CairnMcp {
             async {
                 let who = self.caller(&ctx)?;
                 let space = self.space(a.space, &who)?;
-                let q = SpanQuery {
-                    start: a.start,
-                    end: a.end,
-                    max_chars: a.max_chars,
-                };
-                ops::span_op(&self.state, &who, space, a.trajectory_id, q).await
+                let (id, max_chars) = (a.trajectory_id, a.max_chars);
+                ops::span(&self.state, &who, space, id, a.start, a.end, max_chars).await
             }
             .await,
         )
@@ -274,13 +266,12 @@ impl CairnMcp {
             async {
                 let who = self.caller(&ctx)?;
                 let space = self.space(a.space, &who)?;
-                let mode = parse_mode(a.mode.as_deref(), PatternMode::Regex)?;
-                let q = PatternQuery {
+                let p = Pattern {
                     pattern: a.pattern,
-                    mode: Some(mode),
+                    mode: parse_mode(a.mode.as_deref(), PatternMode::Regex)?,
                     limit: a.limit,
                 };
-                ops::match_op(&self.state, &who, space, Some(a.trajectory_id), q, mode).await
+                ops::matches(&self.state, &who, space, Some(a.trajectory_id), p).await
             }
             .await,
         )
@@ -298,13 +289,12 @@ impl CairnMcp {
             async {
                 let who = self.caller(&ctx)?;
                 let space = self.space(a.space, &who)?;
-                let mode = parse_mode(a.mode.as_deref(), PatternMode::Words)?;
-                let q = PatternQuery {
+                let p = Pattern {
                     pattern: a.pattern,
-                    mode: Some(mode),
+                    mode: parse_mode(a.mode.as_deref(), PatternMode::Words)?,
                     limit: a.limit,
                 };
-                ops::match_op(&self.state, &who, space, None, q, mode).await
+                ops::matches(&self.state, &who, space, None, p).await
             }
             .await,
         )
@@ -338,7 +328,7 @@ impl CairnMcp {
                         .unwrap_or(cairn::inspect_limits::DEFAULT_CONTEXT_TOKENS),
                     query: a.query,
                 };
-                ops::context_op(&self.state, &who, space, req).await
+                ops::context(&self.state, &who, space, req).await
             }
             .await,
         )
@@ -356,13 +346,12 @@ impl CairnMcp {
             async {
                 let who = self.caller(&ctx)?;
                 let space = self.space(a.space, &who)?;
-                let req = ops::InspectRequest {
-                    question: a.question,
-                    token_budget: a.token_budget,
-                    top_k: None,
-                    trajectories: None,
+                let d = InspectRecallOptions::default();
+                let opts = InspectRecallOptions {
+                    token_budget: a.token_budget.unwrap_or(d.token_budget),
+                    ..d
                 };
-                let r = ops::inspect_op(&self.state, &who, space, req).await?;
+                let r = ops::inspect(&self.state, &who, space, a.question, opts).await?;
                 let spans = r
                     .spans
                     .iter()

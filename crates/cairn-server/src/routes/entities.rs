@@ -1,13 +1,13 @@
 //! The entity graph of a space: `GET /v1/spaces/{space}/entities` (list, search) and
 //! `GET /v1/spaces/{space}/entities/{name}` (one entity with its mentions, relations and
 //! timeline). One `cairn::Memory` call each, on the blocking pool, behind the per-space
-//! check; the MCP tool `entities` shares them.
+//! check, in `ops.rs`, which the MCP tool `entities` calls too.
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
-use crate::ops::blocking;
+use crate::ops;
 use crate::wire::doc::*;
 use crate::wire::entities::EntityDetailOut;
-pub use crate::wire::out::Entities;
+use crate::wire::out::Entities;
 use crate::wire::{scope_of, ScopeQuery};
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
@@ -32,39 +32,6 @@ pub struct EntitiesQuery {
     /// Metadata filter as JSON text, e.g. `{"user_id":"u1"}` (see the Filter schema): only what the sessions it admits hold is seen, as if the space held nothing else.
     #[param(required = false)]
     pub filter: Option<String>,
-}
-
-/// The entities of what `scope` sees, optionally searched (the HTTP route and MCP tool).
-pub async fn entities_of(
-    st: &S,
-    who: &Principal,
-    space: &str,
-    search: Option<String>,
-    scope: cairn::ScopeOptions,
-) -> Result<Entities, ApiError> {
-    who.require(space, Need::Read)?;
-    let sp = space.to_string();
-    let entities = blocking(st, move |m| m.entities(&sp, search.as_deref(), &scope)).await?;
-    Ok(Entities {
-        entities: entities.into_iter().map(Into::into).collect(),
-    })
-}
-
-/// One entity by name or alias; 404 when the scope sees none by that name.
-pub async fn entity_of(
-    st: &S,
-    who: &Principal,
-    space: &str,
-    name: String,
-    scope: cairn::ScopeOptions,
-) -> Result<EntityDetailOut, ApiError> {
-    who.require(space, Need::Read)?;
-    let sp = space.to_string();
-    let asked = name.clone();
-    blocking(st, move |m| m.entity(&sp, &asked, &scope))
-        .await?
-        .map(EntityDetailOut::from)
-        .ok_or_else(|| ApiError::not_found("not_found", format!("no entity {name:?}")))
 }
 
 #[utoipa::path(
@@ -92,7 +59,7 @@ pub async fn list(
     who.require(&space, Need::Read)?;
     let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let scope = scope_of(q.filter.as_deref(), q.as_of.as_deref())?;
-    Ok(Json(entities_of(&st, &who, &space, q.q, scope).await?))
+    Ok(Json(ops::entities(&st, &who, &space, q.q, scope).await?))
 }
 
 #[utoipa::path(
@@ -121,6 +88,6 @@ pub async fn one(
     who.require(&space, Need::Read)?;
     let Query(q) = q.map_err(|e| ApiError::invalid("as_of", e.body_text()))?;
     Ok(Json(
-        entity_of(&st, &who, &space, name, q.options()?).await?,
+        ops::entity(&st, &who, &space, name, q.options()?).await?,
     ))
 }

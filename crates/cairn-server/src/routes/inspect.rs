@@ -2,13 +2,13 @@
 //! which spaces it sees (`GET /v1/me`), the fact subjects of a space, and the units
 //! derived from one session or one trajectory. Each is one `cairn::Memory` call on the
 //! blocking pool behind the same per-space check as every route; `me` and `subjects`
-//! are MCP tools too.
-use crate::auth::{Access, Need, Principal};
+//! are operations of `ops.rs`, which the MCP tools call too.
+use crate::auth::{Need, Principal};
 use crate::error::ApiError;
-use crate::ops::blocking;
+use crate::ops::{self, blocking};
 use crate::wire::doc::*;
 use crate::wire::out::MemoryOut;
-pub use crate::wire::out::{Me, Subjects, Units};
+use crate::wire::out::{Me, Subjects, Units};
 use crate::wire::ScopeQuery;
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
@@ -17,55 +17,6 @@ use axum::{Extension, Json};
 use std::sync::Arc;
 
 type S = Arc<AppState>;
-
-/// Who the caller is and what it sees (the HTTP route and the MCP tool).
-pub async fn me_of(st: &S, who: &Principal) -> Result<Me, ApiError> {
-    let p = who.clone();
-    let spaces = blocking(st, move |m| {
-        Ok(m.spaces()?
-            .into_iter()
-            .map(|s| s.as_str().to_string())
-            .filter(|s| p.can_see(s))
-            .collect::<Vec<_>>())
-    })
-    .await?;
-    let label = match who.access {
-        Access::All => None,
-        Access::Spaces(_) => st
-            .keys
-            .list()
-            .map_err(ApiError::internal)?
-            .into_iter()
-            .find(|k| k.id == who.key_id)
-            .and_then(|k| k.label),
-    };
-    Ok(Me {
-        key_id: who.key_id.clone(),
-        label,
-        admin: who.access == Access::All,
-        read_only: who.read_only,
-        spaces,
-        scope: match &who.access {
-            Access::All => None,
-            Access::Spaces(s) => Some(s.clone()),
-        },
-    })
-}
-
-/// The fact subjects of what `scope` sees (the HTTP route and the MCP tool).
-pub async fn subjects_of(
-    st: &S,
-    who: &Principal,
-    space: &str,
-    scope: cairn::ScopeOptions,
-) -> Result<Subjects, ApiError> {
-    who.require(space, Need::Read)?;
-    let sp = space.to_string();
-    let subjects = blocking(st, move |m| m.fact_subjects(&sp, &scope)).await?;
-    Ok(Subjects {
-        subjects: subjects.into_iter().map(Into::into).collect(),
-    })
-}
 
 #[utoipa::path(
     get,
@@ -85,7 +36,7 @@ pub async fn me(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
 ) -> Result<Json<Me>, ApiError> {
-    Ok(Json(me_of(&st, &who).await?))
+    Ok(Json(ops::me(&st, &who).await?))
 }
 
 #[utoipa::path(
@@ -113,7 +64,7 @@ pub async fn subjects(
 ) -> Result<Json<Subjects>, ApiError> {
     who.require(&space, Need::Read)?;
     let Query(q) = q.map_err(|e| ApiError::invalid("as_of", e.body_text()))?;
-    Ok(Json(subjects_of(&st, &who, &space, q.options()?).await?))
+    Ok(Json(ops::subjects(&st, &who, &space, q.options()?).await?))
 }
 
 /// `GET /v1/spaces/{space}/sessions/{session}/units`: what was derived from a session.

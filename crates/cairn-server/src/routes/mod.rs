@@ -74,7 +74,7 @@ fn table(state: &S) -> Vec<Route> {
         public(Method::GET, "/v1/ready", get(ready)),
         public(Method::GET, "/v1/openapi.json", get(openapi)),
         public(Method::GET, "/ui", get(crate::ui::index)),
-        public(Method::GET, "/ui/", get(crate::ui::index)),
+        public(Method::GET, "/ui/", get(crate::ui::index_slash)),
         public(Method::GET, "/ui/{file}", get(crate::ui::file)),
         r(Method::GET, "/v1/me", get(crate::routes::inspect::me)),
         r(Method::GET, "/v1/spaces", get(list_spaces)),

@@ -1,20 +1,15 @@
 //! The OpenAPI document, generated: the operations from the `#[utoipa::path]` attributes
-//! of the handlers, the bodies' schemas from the wire types (`wire/`), every bound from
-//! `cairn::bounds`. What is not generated yet is read from `wire/openapi-hand.json`
-//! (the routes and schemas still described by hand; ARCHITECTURE.md lists them) and merged
-//! in; a route or schema described in both is an error.
+//! of the handlers (and of [`mcp`], which stands for rmcp's service), the bodies' schemas
+//! from the wire types (`wire/`), every bound and vocabulary from the library's constants.
 //!
 //! `cargo run --release -p cairn-server --example openapi > crates/cairn-server/openapi.json`
 //! writes the checked-in copy; `tests/http.rs` fails when it differs from [`document`] or
 //! from what `/v1/openapi.json` serves, or when the router and the document disagree.
 use crate::wire::doc::*;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::sync::OnceLock;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
-
-/// The part still described by hand.
-const HAND: &str = include_str!("../wire/openapi-hand.json");
 
 #[derive(OpenApi)]
 #[openapi(
@@ -37,6 +32,10 @@ const HAND: &str = include_str!("../wire/openapi-hand.json");
         (name = "entities"),
     ),
     paths(
+        crate::ui::index,
+        crate::ui::index_slash,
+        crate::ui::file,
+        mcp,
         super::spaces::health,
         super::spaces::ready,
         super::spaces::openapi,
@@ -83,7 +82,7 @@ const HAND: &str = include_str!("../wire/openapi-hand.json");
         super::trajectory_inspect::inspect,
         super::trajectory_inspect::agent,
     ),
-    components(responses(
+    components(schemas(crate::error::Problem), responses(
         BadRequest,
         Unauthorized,
         Forbidden,
@@ -97,6 +96,30 @@ const HAND: &str = include_str!("../wire/openapi-hand.json");
     modifiers(&Bearer),
 )]
 struct Generated;
+
+/// `POST /mcp`. The route is rmcp's streamable HTTP service (`mcp::http_service`), which
+/// has no handler function to carry the attribute: this function stands for it in the
+/// document and is never called.
+#[utoipa::path(
+    post,
+    path = "/mcp",
+    operation_id = "mcp",
+    tag = "mcp",
+    summary = "MCP (streamable HTTP)",
+    description = "Model Context Protocol endpoint, stateless, JSON responses. Tools: the memory tools (`?tools=memory`, the server's default unless `--mcp-tools all`) or those and the trajectory tools (`?tools=all`). The key scopes tool calls like REST calls.",
+    request_body(content = Object, description = "A JSON-RPC 2.0 message", content_type = "application/json"),
+    responses(
+        (status = 200, description = "A JSON-RPC 2.0 response", body = Object, content_type = "application/json"),
+        (status = 202, description = "Notification accepted"),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 413, response = TooLarge),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 500, response = Internal),
+    ),
+)]
+#[allow(dead_code)]
+fn mcp() {}
 
 struct Bearer;
 
@@ -125,21 +148,10 @@ pub fn document_text() -> String {
 
 fn build() -> Result<Value, String> {
     let mut doc = serde_json::to_value(Generated::openapi()).map_err(|e| e.to_string())?;
-    let hand: Value = serde_json::from_str(HAND).map_err(|e| format!("openapi-hand.json: {e}"))?;
-    merge_hand(&mut doc, hand)?;
-    if let Some(Value::Object(schemas)) = doc.pointer("/components/schemas") {
-        if let Some((name, _)) = schemas.iter().find(|(_, s)| is_placeholder(s)) {
-            return Err(format!("schema {name} is referenced but not described"));
-        }
-    }
     public_routes(&mut doc);
     state_bounds(&mut doc)?;
     state_vocabularies(&mut doc)?;
     Ok(doc)
-}
-
-fn is_placeholder(schema: &Value) -> bool {
-    schema.get("description").and_then(Value::as_str) == Some(HAND_PLACEHOLDER)
 }
 
 /// An operation that needs no key says `security: []`; the attribute can only write
@@ -180,36 +192,15 @@ fn state_vocabularies(doc: &mut Value) -> Result<(), String> {
         "default",
         json!(cairn::Format::default()),
     )?;
-    let fallbacks = json!([
-        cairn::AgentFallback::Recall,
-        cairn::AgentFallback::RecallInspection
-    ]);
+    // The enumerations of the trajectory verbs are the wire's own (`wire/inspection.rs`);
+    // their defaults are the library's.
     let agent = "/components/schemas/AgentRequest/properties/fallback".to_string();
-    set(doc, agent.clone(), "enum", fallbacks)?;
     set(
         doc,
         agent,
         "default",
         json!(cairn::AgentFallback::default()),
     )?;
-    let forms = json!([cairn::ManifestForm::Concise, cairn::ManifestForm::Full]);
-    let modes = json!([cairn::PatternMode::Regex, cairn::PatternMode::Words]);
-    for (path, name, values) in [
-        ("/v1/spaces/{space}/trajectory-manifest", "form", &forms),
-        ("/v1/spaces/{space}/trajectories/{id}/match", "mode", &modes),
-        ("/v1/spaces/{space}/trajectory-search", "mode", &modes),
-    ] {
-        let at = format!("/paths/{}/get/parameters", path.replace('/', "~1"));
-        let params = doc
-            .pointer_mut(&at)
-            .and_then(Value::as_array_mut)
-            .ok_or_else(|| format!("{path} has no parameters"))?;
-        let param = params
-            .iter_mut()
-            .find(|p| p["name"] == name)
-            .ok_or_else(|| format!("{path} has no {name} parameter"))?;
-        param["schema"]["enum"] = values.clone();
-    }
     let categories: Vec<Value> = cairn::FactCategory::ALL.iter().map(|c| json!(c)).collect();
     for schema in ["FactSubject", "FactVersion", "ProfileFact"] {
         let at = format!("/components/schemas/{schema}/properties/category");
@@ -234,65 +225,6 @@ fn state_vocabularies(doc: &mut Value) -> Result<(), String> {
         .ok_or("listMemories has no kind parameter")?;
     kind["schema"]["enum"] = json!(listing);
     Ok(())
-}
-
-/// Adds the hand-described operations and components; one described twice is an error.
-fn merge_hand(doc: &mut Value, hand: Value) -> Result<(), String> {
-    let Value::Object(hand) = hand else {
-        return Err("openapi-hand.json is not an object".into());
-    };
-    for (section, entries) in hand {
-        let Value::Object(entries) = entries else {
-            return Err(format!("openapi-hand.json: {section} is not an object"));
-        };
-        for (name, value) in entries {
-            match section.as_str() {
-                // Paths merge by method: one path may have generated and hand operations.
-                "paths" => {
-                    let Value::Object(ops) = value else {
-                        return Err(format!("openapi-hand.json: paths.{name}"));
-                    };
-                    let path = object_at(doc, &["paths", &name])?;
-                    for (method, op) in ops {
-                        if path.insert(method.clone(), op).is_some() {
-                            return Err(format!("{method} {name} is generated and hand-described"));
-                        }
-                    }
-                }
-                "components" => {
-                    let Value::Object(kinds) = value else {
-                        return Err(format!("openapi-hand.json: components.{name}"));
-                    };
-                    for (kind, item) in kinds {
-                        let at = object_at(doc, &["components", &name])?;
-                        let placeholder = at.get(&kind).is_some_and(is_placeholder);
-                        if at.insert(kind.clone(), item).is_some() && !placeholder {
-                            return Err(format!(
-                                "components.{name}.{kind} is generated and hand-described"
-                            ));
-                        }
-                    }
-                }
-                other => return Err(format!("openapi-hand.json: unexpected section {other}")),
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The object at `keys` under `doc`, created empty where missing.
-fn object_at<'a>(doc: &'a mut Value, keys: &[&str]) -> Result<&'a mut Map<String, Value>, String> {
-    let mut at = doc;
-    for key in keys {
-        let Value::Object(map) = at else {
-            return Err(format!("{key}: not an object"));
-        };
-        at = map.entry(key.to_string()).or_insert_with(|| json!({}));
-    }
-    match at {
-        Value::Object(map) => Ok(map),
-        _ => Err(format!("{}: not an object", keys.join("."))),
-    }
 }
 
 /// States every bound and default the library checks, from its constants: the document
@@ -485,13 +417,5 @@ mod tests {
         assert!(limits
             .iter()
             .all(|l| l["schema"]["maximum"] == json!(cairn::bounds::MAX_PAGE)));
-    }
-
-    #[test]
-    fn a_hand_schema_described_twice_is_refused() {
-        let mut doc = serde_json::to_value(Generated::openapi()).unwrap();
-        let twice = json!({"components": {"responses": {"Internal": {"description": "x"}}}});
-        let err = merge_hand(&mut doc, twice).unwrap_err();
-        assert!(err.contains("Internal"), "{err}");
     }
 }

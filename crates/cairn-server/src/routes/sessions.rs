@@ -5,6 +5,7 @@ use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::{self, blocking};
 use crate::wire::doc::*;
+use crate::wire::formats::SessionInputWire;
 use crate::wire::out::{Removed, SessionOut};
 use crate::wire::{AddMessages, BatchIngest, GroupIngest, ListSessions, Page, WireJson};
 use axum::extract::rejection::QueryRejection;
@@ -12,7 +13,6 @@ use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::{Extension, Json};
-use cairn::SessionInput;
 
 #[utoipa::path(
     post,
@@ -22,7 +22,7 @@ use cairn::SessionInput;
     summary = "Ingest a session",
     description = "Stores a session (the JSONL line shape); creates the space. A stored id accepts only appended messages (else 409). Answered once durable and searchable.",
     params(SpacePath, IdempotencyHeader),
-    request_body = SessionInputDoc,
+    request_body = SessionInputWire,
     responses(
         (status = 200, description = "OK", body = crate::wire::out::Ingested, headers(("Idempotency-Replayed" = String, description = "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written now."))),
         (status = 400, response = BadRequest),
@@ -40,9 +40,10 @@ pub(super) async fn ingest_session(
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
     headers: HeaderMap,
-    WireJson(session): WireJson<SessionInput>,
+    WireJson(session): WireJson<SessionInputWire>,
 ) -> ApiResult<Response> {
     who.require(&space, Need::Write)?;
+    let session = cairn::SessionInput::from(session);
     st.config
         .limits
         .check_sessions(std::slice::from_ref(&session), "")?;
@@ -84,12 +85,11 @@ pub(super) async fn ingest_batch(
     WireJson(body): WireJson<BatchIngest>,
 ) -> ApiResult<Response> {
     who.require(&space, Need::Write)?;
-    st.config
-        .limits
-        .check_sessions(&body.sessions, "sessions")?;
+    let sessions = body.into_sessions();
+    st.config.limits.check_sessions(&sessions, "sessions")?;
     let opts = write_options(&headers)?;
     let report = blocking(&st, move |m| {
-        m.ingest_sessions_with(&space, body.sessions, &opts)
+        m.ingest_sessions_with(&space, sessions, &opts)
     })
     .await
     .map_err(|e| e.nested("sessions"))?;
@@ -158,10 +158,11 @@ pub(super) async fn add_group_messages(
     WireJson(body): WireJson<GroupIngest>,
 ) -> ApiResult<Response> {
     who.require(&space, Need::Write)?;
-    st.config.limits.check_group(&body.messages)?;
+    let messages = body.into_messages();
+    st.config.limits.check_group(&messages)?;
     let opts = write_options(&headers)?;
     let report = blocking(&st, move |m| {
-        m.ingest_group_messages_with(&space, body.messages, &opts)
+        m.ingest_group_messages_with(&space, messages, &opts)
     })
     .await
     .map_err(|e| e.nested("messages"))?;

@@ -39,7 +39,7 @@ pub(super) async fn health() -> Json<Health> {
     description = "The store answers reads. 503 `not_ready` otherwise. No key needed.",
     responses(
         (status = 200, description = "OK", body = inline(crate::wire::out::Ready)),
-        (status = 503, description = "Problem details (RFC 9457) with a stable `code`", body = ProblemDoc, content_type = "application/problem+json"),
+        (status = 503, description = "Problem details (RFC 9457) with a stable `code`", body = crate::error::Problem, content_type = "application/problem+json"),
         (status = 403, response = Forbidden),
     ),
     security(()),

@@ -4,8 +4,9 @@ use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;
 use crate::wire::doc::*;
+use crate::wire::formats::AgentStateWire;
 use crate::wire::out::{Removed, TrajectoryList};
-use crate::wire::records::{AgentStateOut, TrajectoryRecordOut, TrajectorySummaryOut};
+use crate::wire::records::{TrajectoryRecordOut, TrajectorySummaryOut};
 use crate::wire::{TrajectoryIngest, WireJson};
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -41,10 +42,11 @@ pub(super) async fn insert_trajectories(
     WireJson(body): WireJson<TrajectoryIngest>,
 ) -> ApiResult<Response> {
     who.require(&space, Need::Write)?;
-    st.config.limits.check_trajectories(&body.trajectories)?;
+    let trajectories = body.into_trajectories();
+    st.config.limits.check_trajectories(&trajectories)?;
     let opts = write_options(&headers)?;
     let report = blocking(&st, move |m| {
-        m.insert_trajectories_with(&space, body.trajectories, &opts)
+        m.insert_trajectories_with(&space, trajectories, &opts)
     })
     .await
     .map_err(|e| e.nested("trajectories"))?;
@@ -121,7 +123,7 @@ pub(super) async fn get_trajectory(
     description = "State `index` (0-based) exactly as inserted.",
     params(SpacePath, TrajectoryPath, StatePath),
     responses(
-        (status = 200, description = "OK", body = crate::wire::records::AgentStateOut),
+        (status = 200, description = "OK", body = AgentStateWire),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -133,7 +135,7 @@ pub(super) async fn get_trajectory_state(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path((space, id, index)): Path<(String, String, String)>,
-) -> ApiResult<Json<AgentStateOut>> {
+) -> ApiResult<Json<AgentStateWire>> {
     who.require(&space, Need::Read)?;
     let i: usize = index
         .parse()

@@ -2,23 +2,24 @@
 //! summary, one state, a span, the states matching a pattern, a search across a space,
 //! a context rendered from a note and spans, recall + inspection, and the agent
 //! controller. Each handler checks the key, parses its own wire shape (errors name the
-//! field) and calls the `cairn` API on the blocking pool; the operations are shared
-//! with the MCP tools (`mcp_trajectories.rs`).
+//! field), calls the operation it shares with the MCP tools (`ops/trajectories.rs`) and
+//! answers its wire type (`wire/inspection.rs`).
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
-use crate::ops::blocking;
+use crate::ops::trajectories as ops;
 use crate::wire::doc::*;
+use crate::wire::inspection::{
+    AgentFallbackWire, AgentRunOut, ContextRequestWire, InspectedRecallOut, ManifestFormWire,
+    ManifestOut, MatchesOut, PatternModeWire, RenderedContextOut, SpanViewOut, StateViewOut,
+    TrajectoryOverviewOut,
+};
 use crate::wire::WireJson;
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
-use cairn::{
-    AgentFallback, AgentOptions, AgentRun, ContextRequest, InspectRecallOptions, InspectedRecall,
-    Manifest, ManifestForm, Matches, PatternMode, RenderedContext, SpanView, StateView,
-    TrajectoryOverview,
-};
+use cairn::{AgentOptions, InspectRecallOptions, PatternMode};
 use serde::Deserialize;
 use std::sync::Arc;
 use utoipa::{IntoParams, ToSchema};
@@ -43,8 +44,8 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> ApiResult<T> {
 pub struct ManifestQuery {
     /// `concise` (default) or `full`.
     #[serde(default)]
-    #[param(required = false, value_type = String)]
-    pub form: ManifestForm,
+    #[param(required = false, inline)]
+    pub form: ManifestFormWire,
     /// First trajectory of the page (0-based).
     #[serde(default)]
     #[param(required = false)]
@@ -86,8 +87,8 @@ pub struct PatternQuery {
     /// Regex or words (at most 1000 bytes).
     pub pattern: String,
     /// `regex` or `words` (the default: `regex` in one trajectory, `words` across them).
-    #[param(required = false, value_type = Option<String>)]
-    pub mode: Option<PatternMode>,
+    #[param(required = false, inline)]
+    pub mode: Option<PatternModeWire>,
     /// Matching states shown (at most 500).
     #[param(required = false)]
     pub limit: Option<usize>,
@@ -112,168 +113,45 @@ pub struct AgentRequest {
     pub max_steps: Option<usize>,
     pub time_budget_ms: Option<u64>,
     pub token_budget: Option<usize>,
-    #[schema(value_type = Option<String>)]
-    pub fallback: Option<AgentFallback>,
+    #[schema(inline)]
+    pub fallback: Option<AgentFallbackWire>,
 }
 
-/// Read access first (a foreign key learns nothing, not even a text bound), then the
-/// text's bound.
-fn checked(who: &Principal, space: &str, text: &str, max: usize, field: &str) -> ApiResult<()> {
-    who.require(space, Need::Read)?;
-    if text.len() > max {
-        return Err(crate::limits::too_long(field.to_string(), text.len(), max));
+impl InspectRequest {
+    /// The library's options: the defaults where the request says nothing.
+    fn options(&self) -> InspectRecallOptions {
+        let d = InspectRecallOptions::default();
+        InspectRecallOptions {
+            token_budget: self.token_budget.unwrap_or(d.token_budget),
+            top_k: self.top_k.unwrap_or(d.top_k),
+            trajectories: self.trajectories.unwrap_or(d.trajectories),
+            ..d
+        }
     }
-    Ok(())
 }
 
-pub(crate) async fn manifest_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    q: ManifestQuery,
-) -> ApiResult<Manifest> {
-    who.require(&space, Need::Read)?;
-    blocking(st, move |m| {
-        m.trajectory_manifest_page(&space, q.form, q.offset, q.limit)
-    })
-    .await
+impl AgentRequest {
+    /// The library's options: the defaults where the request says nothing.
+    fn options(&self) -> AgentOptions {
+        let d = AgentOptions::default();
+        AgentOptions {
+            max_steps: self.max_steps.unwrap_or(d.max_steps),
+            time_budget_ms: self.time_budget_ms.unwrap_or(d.time_budget_ms),
+            token_budget: self.token_budget.unwrap_or(d.token_budget),
+            fallback: self.fallback.map_or(d.fallback, Into::into),
+            ..d
+        }
+    }
 }
 
-pub(crate) async fn summary_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    id: String,
-) -> ApiResult<TrajectoryOverview> {
-    who.require(&space, Need::Read)?;
-    blocking(st, move |m| m.trajectory_summary(&space, &id)).await
-}
-
-pub(crate) async fn state_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    id: String,
-    index: usize,
-    max_chars: Option<usize>,
-) -> ApiResult<StateView> {
-    who.require(&space, Need::Read)?;
-    blocking(st, move |m| {
-        m.trajectory_state(&space, &id, index, max_chars)
-    })
-    .await
-}
-
-pub(crate) async fn span_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    id: String,
-    q: SpanQuery,
-) -> ApiResult<SpanView> {
-    who.require(&space, Need::Read)?;
-    blocking(st, move |m| {
-        m.trajectory_span(&space, &id, q.start, q.end, q.max_chars)
-    })
-    .await
-}
-
-pub(crate) async fn match_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    id: Option<String>,
-    q: PatternQuery,
-    default_mode: PatternMode,
-) -> ApiResult<Matches> {
-    checked(
-        who,
-        &space,
-        &q.pattern,
-        cairn::inspect_limits::MAX_PATTERN_BYTES,
-        "pattern",
-    )?;
-    let mode = q.mode.unwrap_or(default_mode);
-    blocking(st, move |m| match id {
-        Some(id) => m.trajectory_match(&space, &id, &q.pattern, mode, q.limit),
-        None => m.trajectory_search(&space, &q.pattern, mode, q.limit),
-    })
-    .await
-}
-
-pub(crate) async fn context_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    req: ContextRequest,
-) -> ApiResult<RenderedContext> {
-    checked(
-        who,
-        &space,
-        &req.note,
-        cairn::inspect_limits::MAX_NOTE_BYTES,
-        "note",
-    )?;
-    blocking(st, move |m| m.trajectory_context(&space, &req)).await
-}
-
-pub(crate) async fn inspect_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    o: InspectRequest,
-) -> ApiResult<InspectedRecall> {
-    let question = o.question;
-    checked(
-        who,
-        &space,
-        &question,
-        st.config.limits.max_text_bytes,
-        "question",
-    )?;
-    let d = InspectRecallOptions::default();
-    let opts = InspectRecallOptions {
-        token_budget: o.token_budget.unwrap_or(d.token_budget),
-        top_k: o.top_k.unwrap_or(d.top_k),
-        trajectories: o.trajectories.unwrap_or(d.trajectories),
-        ..d
-    };
-    opts.validate()
-        .map_err(|e| ApiError::invalid(e.record.clone(), e.to_string()))?;
-    blocking(st, move |m| {
-        m.trajectory_recall_inspect(&space, &question, &opts)
-    })
-    .await
-}
-
-pub(crate) async fn agent_op(
-    st: &S,
-    who: &Principal,
-    space: String,
-    r: AgentRequest,
-) -> ApiResult<AgentRun> {
-    checked(
-        who,
-        &space,
-        &r.question,
-        st.config.limits.max_text_bytes,
-        "question",
-    )?;
-    let d = AgentOptions::default();
-    let opts = AgentOptions {
-        max_steps: r.max_steps.unwrap_or(d.max_steps),
-        time_budget_ms: r.time_budget_ms.unwrap_or(d.time_budget_ms),
-        token_budget: r.token_budget.unwrap_or(d.token_budget),
-        fallback: r.fallback.unwrap_or(d.fallback),
-        ..d
-    };
-    opts.validate()
-        .map_err(|e| ApiError::invalid(e.record.clone(), e.to_string()))?;
-    let question = r.question;
-    blocking(st, move |m| {
-        m.trajectory_agent(&space, &question, &opts, None)
-    })
-    .await
+impl PatternQuery {
+    fn pattern(self, default_mode: PatternMode) -> ops::Pattern {
+        ops::Pattern {
+            mode: self.mode.map_or(default_mode, Into::into),
+            pattern: self.pattern,
+            limit: self.limit,
+        }
+    }
 }
 
 #[utoipa::path(
@@ -285,7 +163,7 @@ pub(crate) async fn agent_op(
     description = "Per trajectory (insert order): goal, start URL, outcome and state count; `form=full` adds every state's URL, page title, thought and action (the action names the element acted on). A page says where the next starts (`next_offset`) and its `truncated` note says so in words.",
     params(SpacePath, ManifestQuery),
     responses(
-        (status = 200, description = "OK", body = ManifestDoc),
+        (status = 200, description = "OK", body = ManifestOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -298,9 +176,11 @@ pub(crate) async fn manifest(
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
     q: Result<Query<ManifestQuery>, QueryRejection>,
-) -> ApiResult<Json<Manifest>> {
+) -> ApiResult<Json<ManifestOut>> {
     who.require(&space, Need::Read)?;
-    Ok(Json(manifest_op(&st, &who, space, query(q)?).await?))
+    let q = query(q)?;
+    let page = ops::manifest(&st, &who, space, q.form.into(), q.offset, q.limit).await?;
+    Ok(Json(page.into()))
 }
 
 #[utoipa::path(
@@ -312,7 +192,7 @@ pub(crate) async fn manifest(
     description = "Its goal, start URL, outcome and a line per state (URL, page title, thought, action naming the element acted on), at most 120 states (a `truncated` note says how to see the rest).",
     params(SpacePath, TrajectoryPath),
     responses(
-        (status = 200, description = "OK", body = TrajectoryOverviewDoc),
+        (status = 200, description = "OK", body = TrajectoryOverviewOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -324,8 +204,8 @@ pub(crate) async fn summary(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path((space, id)): Path<(String, String)>,
-) -> ApiResult<Json<TrajectoryOverview>> {
-    Ok(Json(summary_op(&st, &who, space, id).await?))
+) -> ApiResult<Json<TrajectoryOverviewOut>> {
+    Ok(Json(ops::summary(&st, &who, space, id).await?.into()))
 }
 
 #[utoipa::path(
@@ -337,7 +217,7 @@ pub(crate) async fn summary(
     description = "The state with its page title, the action annotated with the element it names, and the page (observation) cut in the middle to `max_chars` characters (default 6000, at most 200000); the cut is marked in the text and in `truncated`.",
     params(SpacePath, TrajectoryPath, StatePath, StateQuery),
     responses(
-        (status = 200, description = "OK", body = StateViewDoc),
+        (status = 200, description = "OK", body = StateViewOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -350,13 +230,17 @@ pub(crate) async fn state_view(
     Extension(who): Extension<Principal>,
     Path((space, id, index)): Path<(String, String, String)>,
     q: Result<Query<StateQuery>, QueryRejection>,
-) -> ApiResult<Json<StateView>> {
+) -> ApiResult<Json<StateViewOut>> {
     who.require(&space, Need::Read)?;
     let i: usize = index
         .parse()
         .map_err(|_| ApiError::invalid("index", format!("{index:?} is not a state index")))?;
     let q = query(q)?;
-    Ok(Json(state_op(&st, &who, space, id, i, q.max_chars).await?))
+    Ok(Json(
+        ops::state(&st, &who, space, id, i, q.max_chars)
+            .await?
+            .into(),
+    ))
 }
 
 #[utoipa::path(
@@ -368,7 +252,7 @@ pub(crate) async fn state_view(
     description = "States `start` to `end` (inclusive; at most 10 per call, an end past the last state stops there), each page cut to `max_chars` (default 2500).",
     params(SpacePath, TrajectoryPath, SpanQuery),
     responses(
-        (status = 200, description = "OK", body = SpanViewDoc),
+        (status = 200, description = "OK", body = SpanViewOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -381,9 +265,11 @@ pub(crate) async fn span(
     Extension(who): Extension<Principal>,
     Path((space, id)): Path<(String, String)>,
     q: Result<Query<SpanQuery>, QueryRejection>,
-) -> ApiResult<Json<SpanView>> {
+) -> ApiResult<Json<SpanViewOut>> {
     who.require(&space, Need::Read)?;
-    Ok(Json(span_op(&st, &who, space, id, query(q)?).await?))
+    let q = query(q)?;
+    let span = ops::span(&st, &who, space, id, q.start, q.end, q.max_chars).await?;
+    Ok(Json(span.into()))
 }
 
 #[utoipa::path(
@@ -395,7 +281,7 @@ pub(crate) async fn span(
     description = "The states whose URL, thought, action or page lines match `pattern` (`mode=regex`, the default: a case-insensitive regular expression; `mode=words`: any of the words, lightly stemmed), with up to 8 matching lines each; at most `limit` states (default 30).",
     params(SpacePath, TrajectoryPath, PatternQuery),
     responses(
-        (status = 200, description = "OK", body = MatchesDoc),
+        (status = 200, description = "OK", body = MatchesOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -408,11 +294,13 @@ pub(crate) async fn match_states(
     Extension(who): Extension<Principal>,
     Path((space, id)): Path<(String, String)>,
     q: Result<Query<PatternQuery>, QueryRejection>,
-) -> ApiResult<Json<Matches>> {
+) -> ApiResult<Json<MatchesOut>> {
     who.require(&space, Need::Read)?;
     let q = query(q)?;
     Ok(Json(
-        match_op(&st, &who, space, Some(id), q, PatternMode::Regex).await?,
+        ops::matches(&st, &who, space, Some(id), q.pattern(PatternMode::Regex))
+            .await?
+            .into(),
     ))
 }
 
@@ -425,7 +313,7 @@ pub(crate) async fn match_states(
     description = "(trajectory, state) pairs holding `pattern` (`mode=words`, the default: states holding most of the words first; `mode=regex`: insert and state order), with up to 3 matching lines each; at most `limit` (default 20).",
     params(SpacePath, PatternQuery),
     responses(
-        (status = 200, description = "OK", body = MatchesDoc),
+        (status = 200, description = "OK", body = MatchesOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -438,11 +326,13 @@ pub(crate) async fn search(
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
     q: Result<Query<PatternQuery>, QueryRejection>,
-) -> ApiResult<Json<Matches>> {
+) -> ApiResult<Json<MatchesOut>> {
     who.require(&space, Need::Read)?;
     let q = query(q)?;
     Ok(Json(
-        match_op(&st, &who, space, None, q, PatternMode::Words).await?,
+        ops::matches(&st, &who, space, None, q.pattern(PatternMode::Words))
+            .await?
+            .into(),
     ))
 }
 
@@ -454,9 +344,9 @@ pub(crate) async fn search(
     summary = "Render a note and spans into a context",
     description = "The note first, then each span (most important first) with its states' URL, title, thought, action and page, within `token_budget` tokens (counted with the embedding model's tokenizer; never exceeded). When a page must be cut, lines holding the words of `query`, then new message lines, are kept first. Every span must name a stored trajectory and states it has (`spans[i].end_state` names the bad field).",
     params(SpacePath),
-    request_body = ContextRequestDoc,
+    request_body = ContextRequestWire,
     responses(
-        (status = 200, description = "OK", body = RenderedContextDoc),
+        (status = 200, description = "OK", body = RenderedContextOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -471,9 +361,11 @@ pub(crate) async fn context(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
-    WireJson(req): WireJson<ContextRequest>,
-) -> ApiResult<Json<RenderedContext>> {
-    Ok(Json(context_op(&st, &who, space, req).await?))
+    WireJson(req): WireJson<ContextRequestWire>,
+) -> ApiResult<Json<RenderedContextOut>> {
+    Ok(Json(
+        ops::context(&st, &who, space, req.into()).await?.into(),
+    ))
 }
 
 #[utoipa::path(
@@ -486,7 +378,7 @@ pub(crate) async fn context(
     params(SpacePath),
     request_body = InspectRequest,
     responses(
-        (status = 200, description = "OK", body = InspectedRecallDoc),
+        (status = 200, description = "OK", body = InspectedRecallOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -502,8 +394,13 @@ pub(crate) async fn inspect(
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
     WireJson(req): WireJson<InspectRequest>,
-) -> ApiResult<Json<InspectedRecall>> {
-    Ok(Json(inspect_op(&st, &who, space, req).await?))
+) -> ApiResult<Json<InspectedRecallOut>> {
+    let opts = req.options();
+    Ok(Json(
+        ops::inspect(&st, &who, space, req.question, opts)
+            .await?
+            .into(),
+    ))
 }
 
 #[utoipa::path(
@@ -516,7 +413,7 @@ pub(crate) async fn inspect(
     params(SpacePath),
     request_body = AgentRequest,
     responses(
-        (status = 200, description = "OK", body = AgentRunDoc),
+        (status = 200, description = "OK", body = AgentRunOut),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -532,6 +429,11 @@ pub(crate) async fn agent(
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
     WireJson(req): WireJson<AgentRequest>,
-) -> ApiResult<Json<AgentRun>> {
-    Ok(Json(agent_op(&st, &who, space, req).await?))
+) -> ApiResult<Json<AgentRunOut>> {
+    let opts = req.options();
+    Ok(Json(
+        ops::agent(&st, &who, space, req.question, opts)
+            .await?
+            .into(),
+    ))
 }

@@ -1,6 +1,6 @@
 //! What the OpenAPI document says about requests beyond their bodies: the path
-//! parameters of the routes, the problem answers they share, and the markers of the
-//! schemas still described by hand. Read by the routes' `#[utoipa::path]` attributes.
+//! parameters of the routes, the problem answers they share, and the schema of the
+//! metadata filter. Read by the routes' `#[utoipa::path]` attributes.
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder};
 use utoipa::IntoParams;
 
@@ -93,56 +93,26 @@ pub struct IdempotencyHeader {
     idempotency_key: Option<String>,
 }
 
-/// Schemas still described by hand (`wire/openapi-hand.json`): the library's documents
-/// that have no wire type yet. A wire type's field of such a type names it here
-/// (`#[schema(value_type = MessageDoc)]`), which makes a reference to the hand schema;
-/// `routes/openapi.rs` refuses a document where one is referenced but not described.
-macro_rules! hand_schemas {
-    ($($marker:ident => $name:literal,)*) => {$(
-        pub struct $marker;
-        impl utoipa::PartialSchema for $marker {
-            fn schema() -> RefOr<utoipa::openapi::Schema> {
-                hand_placeholder()
-            }
-        }
-        impl utoipa::ToSchema for $marker {
-            fn name() -> std::borrow::Cow<'static, str> {
-                $name.into()
-            }
-        }
-    )*};
+/// The metadata filter: free JSON the library parses (`cairn::parse_filter`), so its
+/// schema is this description rather than a type's fields.
+pub struct FilterDoc;
+
+impl utoipa::PartialSchema for FilterDoc {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        let description = "Explicit `{\"field\":\"metadata.user_id\",\"op\":\"eq\",\"value\":\"u1\"}` combined with `and`/`or`/`not`, or shorthand `{\"user_id\":\"u1\",\"score\":{\"gte\":3}}`. Operators: eq ne gt gte lt lte in nin contains. Fields: session_id, group, occurred_at, recorded_at, metadata.<path>; any other name means metadata.<name>.";
+        RefOr::T(utoipa::openapi::Schema::Object(
+            utoipa::openapi::ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::Type::Object)
+                .description(Some(description))
+                .build(),
+        ))
+    }
 }
 
-/// What a hand-described schema is in the generated part, until the hand part replaces it.
-pub const HAND_PLACEHOLDER: &str = "described in wire/openapi-hand.json";
-
-fn hand_placeholder() -> RefOr<utoipa::openapi::Schema> {
-    RefOr::T(utoipa::openapi::Schema::Object(
-        utoipa::openapi::ObjectBuilder::new()
-            .description(Some(HAND_PLACEHOLDER))
-            .build(),
-    ))
-}
-
-hand_schemas! {
-    ProblemDoc => "Problem",
-    MessageDoc => "Message",
-    SessionInputDoc => "SessionInput",
-    GroupMessageDoc => "GroupMessage",
-    TrajectoryInputDoc => "TrajectoryInput",
-    FilterDoc => "Filter",
-    HitPartDoc => "HitPart",
-    HitExplanationDoc => "HitExplanation",
-    RecallExplanationDoc => "RecallExplanation",
-    ManifestDoc => "Manifest",
-    TrajectoryOverviewDoc => "TrajectoryOverview",
-    StateViewDoc => "StateView",
-    SpanViewDoc => "SpanView",
-    MatchesDoc => "Matches",
-    ContextRequestDoc => "ContextRequest",
-    RenderedContextDoc => "RenderedContext",
-    InspectedRecallDoc => "InspectedRecall",
-    AgentRunDoc => "AgentRun",
+impl utoipa::ToSchema for FilterDoc {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "Filter".into()
+    }
 }
 
 /// Problem answers (`application/problem+json`, schema `Problem`), one component each,

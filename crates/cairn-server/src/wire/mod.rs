@@ -1,26 +1,27 @@
-//! Wire JSON: request bodies and their parsing (this file), response bodies (`out.rs`,
-//! `records.rs`, `entities.rs`), and what the OpenAPI document needs besides (`doc.rs`). The server's
-//! own types: a library type renamed or reshaped is a compile error here, not a silent
-//! change of the HTTP API, and the document's schemas are derived from them
-//! (`routes/openapi.rs`). The ingest formats (`SessionInput`, `GroupMessage`,
-//! `TrajectoryInput`) are the library's documented formats, shared with files and the CLI;
-//! they and the answers still serialised from library types (the trajectory-inspection
-//! answers) are described by hand in `openapi-hand.json`, and
-//! `tests/http.rs` checks every body against the document, so a change to them fails a
-//! test too.
+//! Wire JSON: request bodies and their parsing (this file), the ingest formats
+//! (`formats.rs`, read and written), response bodies (`out.rs`, `records.rs`,
+//! `entities.rs`, `explain.rs`, `inspection.rs`), and what the OpenAPI document needs
+//! besides (`doc.rs`). The server's own types: a library type renamed or reshaped is a
+//! compile error here, not a silent change of the HTTP API, and the document's schemas are
+//! derived from them (`routes/openapi.rs`); `tests/http.rs` checks every body against the
+//! document too.
 pub mod doc;
 pub mod entities;
+pub mod explain;
+pub mod formats;
+pub mod inspection;
 pub mod out;
 pub mod records;
 
-use doc::{FilterDoc, GroupMessageDoc, MessageDoc, SessionInputDoc, TrajectoryInputDoc};
+use doc::FilterDoc;
+use formats::{GroupMessageWire, MessageWire, SessionInputWire, TrajectoryInputWire};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::ApiError;
 use crate::AppState;
 use axum::extract::{FromRequest, Request};
 use axum::http::{header, StatusCode};
-use cairn::{Format, Message, SessionInput, UnitKind};
+use cairn::{Format, UnitKind};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -164,8 +165,13 @@ pub struct CreateSpace {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchIngest {
-    #[schema(value_type = Vec<SessionInputDoc>)]
-    pub sessions: Vec<SessionInput>,
+    pub sessions: Vec<SessionInputWire>,
+}
+
+impl BatchIngest {
+    pub fn into_sessions(self) -> Vec<cairn::SessionInput> {
+        self.sessions.into_iter().map(Into::into).collect()
+    }
 }
 
 /// `POST /v1/spaces/{space}/group-messages`: messages of group chats (any groups, any
@@ -173,16 +179,26 @@ pub struct BatchIngest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GroupIngest {
-    #[schema(value_type = Vec<GroupMessageDoc>)]
-    pub messages: Vec<cairn::GroupMessage>,
+    pub messages: Vec<GroupMessageWire>,
+}
+
+impl GroupIngest {
+    pub fn into_messages(self) -> Vec<cairn::GroupMessage> {
+        self.messages.into_iter().map(Into::into).collect()
+    }
 }
 
 /// `POST /v1/spaces/{space}/trajectories`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrajectoryIngest {
-    #[schema(value_type = Vec<TrajectoryInputDoc>)]
-    pub trajectories: Vec<cairn::TrajectoryInput>,
+    pub trajectories: Vec<TrajectoryInputWire>,
+}
+
+impl TrajectoryIngest {
+    pub fn into_trajectories(self) -> Vec<cairn::TrajectoryInput> {
+        self.trajectories.into_iter().map(Into::into).collect()
+    }
 }
 
 /// Query of `GET /v1/spaces/{space}/history`.
@@ -260,8 +276,7 @@ pub struct AddMessages {
     pub session_id: String,
     // Messages in order: `role` (user, assistant, system) or `speaker`, and `text`;
     // optional `id`, `occurred_at`, `metadata`.
-    #[schema(value_type = Vec<MessageDoc>)]
-    pub messages: Vec<Message>,
+    pub messages: Vec<MessageWire>,
     // When the session happened (any date shape Cairn reads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub occurred_at: Option<String>,
@@ -283,7 +298,7 @@ impl AddMessages {
             .transpose()?;
         Ok(cairn::AppendInput {
             session_id: self.session_id,
-            messages: self.messages,
+            messages: formats::messages(self.messages),
             occurred_at,
             group: self.group,
             metadata: self.metadata,

@@ -1,7 +1,8 @@
 //! Response bodies, mapped from the library's types field by field; their schemas in
 //! `openapi.json` are derived from these types (`ToSchema`). A field typed by the library
 //! names the schema that describes it (`value_type`, see `doc.rs`).
-use super::doc::{HitExplanationDoc, HitPartDoc, RecallExplanationDoc, SessionInputDoc};
+use super::explain::{HitExplanationOut, HitPartOut, RecallExplanationOut};
+use super::formats::SessionInputWire;
 use super::records::{FactSubjectOut, TrajectorySummaryOut};
 use cairn::UnitKind;
 use serde::Serialize;
@@ -143,16 +144,13 @@ pub struct HitOut {
     pub superseded_by: Option<String>,
     /// The units this hit's text shows, when it shows several: a hit is a place (one conversation), its text an excerpt of the place's best units in conversation order, `unit_id` the best of them (listed first, then the others in rank order); `turn_ids` covers them all. `context_unit_ids` names each part the context shows. Absent when the hit is one unit.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<HitPartDoc>)]
-    pub parts: Vec<cairn::HitPart>,
+    pub parts: Vec<HitPartOut>,
     /// How the entity graph linked the hit to the question ("graph: Melanie (speaker_of)"; "graph-only: ..." when only the graph found it). Absent: the graph played no part.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
-    /// Where the score came from (with `explain: true`): the library's explanation
-    /// document.
+    /// Where the score came from (with `explain: true`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<HitExplanationDoc>)]
-    pub explain: Option<cairn::explain::HitExplanation>,
+    pub explain: Option<HitExplanationOut>,
 }
 
 impl From<cairn::Hit> for HitOut {
@@ -170,9 +168,9 @@ impl From<cairn::Hit> for HitOut {
             trajectory_id: h.trajectory_id,
             states: h.states,
             superseded_by: h.superseded_by,
-            parts: h.parts,
+            parts: h.parts.into_iter().map(HitPartOut::from).collect(),
             via: h.via,
-            explain: h.explain,
+            explain: h.explain.map(HitExplanationOut::from),
         }
     }
 }
@@ -209,8 +207,7 @@ pub struct RecallOut {
     pub timings: TimingsOut,
     /// What each stage kept and what packing did (with `explain: true`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<RecallExplanationDoc>)]
-    pub explain: Option<cairn::explain::RecallExplanation>,
+    pub explain: Option<RecallExplanationOut>,
 }
 
 impl From<cairn::Recall> for RecallOut {
@@ -233,7 +230,7 @@ impl From<cairn::Recall> for RecallOut {
                 pack_ms: t.pack_ms,
                 total_ms: t.total_ms,
             },
-            explain: r.explain,
+            explain: r.explain.map(RecallExplanationOut::from),
         }
     }
 }
@@ -246,8 +243,7 @@ pub struct SessionOut {
     pub space: String,
     #[schema(value_type = String, format = DateTime)]
     pub recorded_at: Time,
-    #[schema(value_type = SessionInputDoc)]
-    pub session: cairn::SessionInput,
+    pub session: SessionInputWire,
 }
 
 impl From<cairn::SessionRecord> for SessionOut {
@@ -255,7 +251,7 @@ impl From<cairn::SessionRecord> for SessionOut {
         Self {
             space: r.space.to_string(),
             recorded_at: r.recorded_at,
-            session: r.session,
+            session: r.session.into(),
         }
     }
 }

@@ -3,47 +3,11 @@
 //! library's by destructuring every field, so a field added to or renamed in the library
 //! is a compile error here rather than a silent change of the HTTP API; each serialises
 //! exactly as the library's type did (the same names, the same fields left out).
-use super::doc::TrajectoryInputDoc;
+use super::formats::TrajectoryInputWire;
 use serde::Serialize;
 use utoipa::ToSchema;
 
 type Time = cairn::Timestamp;
-
-/// One state of a trajectory.
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(as = AgentState)]
-pub struct AgentStateOut {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub action: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub thought: Option<String>,
-    /// Accessibility tree text (also accepted as `accessibility_tree`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub observation: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub screenshot: Option<String>,
-}
-
-impl From<cairn::AgentState> for AgentStateOut {
-    fn from(s: cairn::AgentState) -> Self {
-        let cairn::AgentState {
-            url,
-            action,
-            thought,
-            observation,
-            screenshot,
-        } = s;
-        Self {
-            url,
-            action,
-            thought,
-            observation,
-            screenshot,
-        }
-    }
-}
 
 /// A trajectory as stored: the inserted trajectory (the ingest format) and when it was
 /// recorded.
@@ -53,8 +17,7 @@ pub struct TrajectoryRecordOut {
     pub space: String,
     #[schema(value_type = String, format = DateTime)]
     pub recorded_at: Time,
-    #[schema(value_type = TrajectoryInputDoc)]
-    pub trajectory: cairn::TrajectoryInput,
+    pub trajectory: TrajectoryInputWire,
 }
 
 impl From<cairn::TrajectoryRecord> for TrajectoryRecordOut {
@@ -67,7 +30,7 @@ impl From<cairn::TrajectoryRecord> for TrajectoryRecordOut {
         Self {
             space: space.to_string(),
             recorded_at,
-            trajectory,
+            trajectory: trajectory.into(),
         }
     }
 }
@@ -396,7 +359,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            to_value(AgentStateOut::from(state.clone())).unwrap(),
+            to_value(super::super::formats::AgentStateWire::from(state.clone())).unwrap(),
             to_value(&state).unwrap()
         );
         let at = cairn::parse_timestamp("2024-05-01T10:00:00Z").unwrap();

@@ -224,6 +224,8 @@ pub fn exercise(s: &Server, k: &str, sp: &str) {
     );
     assert_eq!(r.body["field"], "time_budget_ms", "{}", r.text);
 
+    same_json_as_the_library(s, k, sp);
+
     // The MCP tools answer the same, as text.
     let (err, t) = tool(s, k, "trajectory_manifest", json!({"space": sp}));
     assert!(!err && t.contains("coupon: Create coupon SPRING10"), "{t}");
@@ -241,6 +243,85 @@ pub fn exercise(s: &Server, k: &str, sp: &str) {
         json!({"space": sp, "trajectory_id": "coupon", "state": 7}),
     );
     assert!(err && t.contains("0-2"), "{t}");
+}
+
+/// `v` without the fields that hold wall time (`*_ms`), which differ from call to call.
+fn timeless(mut v: Value) -> Value {
+    match &mut v {
+        Value::Object(map) => {
+            map.retain(|k, _| !k.ends_with("_ms"));
+            for x in map.values_mut() {
+                *x = timeless(x.take());
+            }
+        }
+        Value::Array(items) => {
+            for x in items.iter_mut() {
+                *x = timeless(x.take());
+            }
+        }
+        _ => {}
+    }
+    v
+}
+
+/// Each route answers with its own wire type, and that type writes exactly the JSON the
+/// library's answer serialises to (wall times aside): the wire mirrors change no byte.
+fn same_json_as_the_library(s: &Server, k: &str, sp: &str) {
+    use cairn::{ContextRequest, ContextSpan, ManifestForm, PatternMode};
+    let Some(state) = &s.state else { return };
+    let m = &state.memory;
+    let same = |r: Resp, lib: Value| {
+        ok(&r);
+        assert_eq!(timeless(r.body), timeless(lib), "{}", r.text);
+    };
+    fn json<T: serde::Serialize>(v: &T) -> Value {
+        serde_json::to_value(v).expect("the library's answers serialise")
+    }
+    let lib = m.trajectory_manifest_page(sp, ManifestForm::Full, 0, Some(1));
+    same(
+        get(s, MANIFEST, &[sp], "?form=full&limit=1", k),
+        json(&lib.unwrap()),
+    );
+    let lib = m.trajectory_summary(sp, "coupon").unwrap();
+    same(get(s, SUMMARY, &[sp, "coupon"], "", k), json(&lib));
+    let lib = m.trajectory_state(sp, "coupon", 2, Some(300)).unwrap();
+    same(
+        get(s, VIEW, &[sp, "coupon", "2"], "?max_chars=300", k),
+        json(&lib),
+    );
+    let lib = m.trajectory_span(sp, "coupon", 1, 2, None).unwrap();
+    same(
+        get(s, SPAN, &[sp, "coupon"], "?start=1&end=2", k),
+        json(&lib),
+    );
+    let lib = m.trajectory_match(sp, "coupon", "already exists", PatternMode::Regex, None);
+    let r = get(s, MATCH, &[sp, "coupon"], "?pattern=already%20exists", k);
+    same(r, json(&lib.unwrap()));
+    let lib = m.trajectory_search(sp, "saved product", PatternMode::Words, Some(1));
+    let r = get(s, SEARCH, &[sp], "?pattern=saved%20product&limit=1", k);
+    same(r, json(&lib.unwrap()));
+    let req = ContextRequest {
+        note: "SPRING10 is taken.".into(),
+        spans: vec![ContextSpan {
+            trajectory_id: "coupon".into(),
+            start_state: 1,
+            end_state: 2,
+        }],
+        token_budget: 60,
+        query: Some("does the coupon code already exist".into()),
+    };
+    let lib = m.trajectory_context(sp, &req).unwrap();
+    same(
+        s.post(CONTEXT, &[sp], k, &serde_json::to_value(&req).unwrap()),
+        json(&lib),
+    );
+    let question = "coupon code already exists?";
+    let lib = m.trajectory_recall_inspect(sp, question, &Default::default());
+    let r = s.post(INSPECT, &[sp], k, &json!({ "question": question }));
+    same(r, json(&lib.unwrap()));
+    let lib = m.trajectory_agent(sp, question, &Default::default(), None);
+    let r = s.post(AGENT, &[sp], k, &json!({ "question": question }));
+    same(r, json(&lib.unwrap()));
 }
 
 /// Key `a` on space `b` through every inspection route: each must be refused.
