@@ -10,9 +10,15 @@
 //! time, as recall does, and prints their median and p95 latency.
 //! The thread count
 //! of candle's matrix multiplication follows `RAYON_NUM_THREADS` (default: all cores).
+//! On Linux the CPU seconds the process spent embedding the sentences are printed too
+//! (as `scripts/onnx-minilm.py throughput` prints them for ONNX Runtime).
 use cairn_core::Embedder;
 use cairn_embed::{Backend, BertEmbedder, EmbedConfig};
 use std::time::Instant;
+
+#[path = "common/cpu.rs"]
+mod cpu;
+use cpu::process_cpu_secs;
 
 const WORDS: &[&str] = &[
     "the",
@@ -147,8 +153,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     embedder.embed(&refs[..refs.len().min(batch_size)])?;
 
     let started = Instant::now();
+    let cpu = process_cpu_secs();
     let vectors = embedder.embed(&refs)?;
     let elapsed = started.elapsed();
+    let cpu = process_cpu_secs().zip(cpu).map(|(b, a)| b - a);
     assert_eq!(vectors.len(), n);
     println!(
         "embedded {n} sentences in {:.2?}: {:.1} sentences/s, {:.0} tokens/s (special tokens included)",
@@ -156,6 +164,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         n as f64 / elapsed.as_secs_f64(),
         (tokens + 2 * n) as f64 / elapsed.as_secs_f64()
     );
+    if let Some(cpu) = cpu {
+        println!("process CPU while embedding them: {cpu:.2} s");
+    }
 
     // One short text at a time, as recall embeds its query.
     let queries = sentences(200, 9);

@@ -38,4 +38,6 @@ pub use bert::{
 };
 pub use cairn_core::{EmbedError, Embedder};
 pub use error::{EmbedLoadError, Tried};
+#[doc(hidden)]
+pub use int8::{Kernel as Int8Kernel, LinearBench};
 pub use resolve::{resolve_model_dir, ModelEnv, ModelSource, ResolvedModel};

@@ -50,6 +50,62 @@ pub struct Int8Bert {
     kernel: Kernel,
 }
 
+/// One int8 linear layer as [`Int8Bert`] runs it (the input quantized per row, one
+/// pass, then multiplied, the bias added), on the detected kernel and compiled for its
+/// target features like [`Int8Bert::embed`]: what `examples/matmul.rs` times against
+/// candle's quantized and fp32 matmuls. Not a stable API.
+#[doc(hidden)]
+pub struct LinearBench {
+    layer: QLinear,
+    kernel: Kernel,
+}
+
+impl LinearBench {
+    /// `weight`: `n` rows of `k` (PyTorch's layout), quantized now.
+    pub fn new(weight: &[f32], bias: &[f32], n: usize, k: usize) -> Self {
+        let kernel = Kernel::detect();
+        Self {
+            layer: QLinear::new(weight, bias, n, k, kernel),
+            kernel,
+        }
+    }
+
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// `out = x·Wᵀ + b` for `rows` rows of `x`.
+    pub fn run(&self, x: &[f32], rows: usize, out: &mut [f32]) {
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: this kernel is only offered on CPUs with AVX-512 F/BW/VNNI.
+            Kernel::Vnni512 => unsafe { self.run_avx512(x, rows, out) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: this kernel is only offered on CPUs with AVX2.
+            Kernel::Avx2 => unsafe { self.run_avx2(x, rows, out) },
+            Kernel::Scalar => self.run_here(x, rows, out),
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+    unsafe fn run_avx512(&self, x: &[f32], rows: usize, out: &mut [f32]) {
+        self.run_here(x, rows, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2(&self, x: &[f32], rows: usize, out: &mut [f32]) {
+        self.run_here(x, rows, out)
+    }
+
+    #[inline(always)]
+    fn run_here(&self, x: &[f32], rows: usize, out: &mut [f32]) {
+        let q = self.layer.quantize(x, rows);
+        self.layer.forward(&q, out, Epilogue::Bias);
+    }
+}
+
 impl std::fmt::Debug for Int8Bert {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Int8Bert")
