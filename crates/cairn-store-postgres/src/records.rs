@@ -663,16 +663,13 @@ impl RecordStore for PgRecordStore {
         sessions: &[String],
         max: usize,
     ) -> Result<Option<Vec<String>>, StoreError> {
-        let ids: Vec<String> = self.db.block_on(
-            sqlx::query_scalar(
-                "SELECT id FROM units WHERE space = $1 AND session_id = ANY($2) LIMIT $3",
-            )
-            .bind(space.as_str())
-            .bind(sessions)
-            .bind((max as i64).saturating_add(1))
-            .fetch_all(self.db.pool()),
-        )?;
-        Ok((ids.len() <= max).then_some(ids))
+        let sessions: Vec<&str> = sessions.iter().map(String::as_str).collect();
+        self.ids_at_most(
+            "SELECT id FROM units WHERE space = $1 AND session_id = ANY($2) LIMIT $3",
+            space,
+            &sessions,
+            max,
+        )
     }
 
     fn unit_ids_of_kinds(
@@ -682,14 +679,12 @@ impl RecordStore for PgRecordStore {
         max: usize,
     ) -> Result<Option<Vec<String>>, StoreError> {
         let kinds: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
-        let ids: Vec<String> = self.db.block_on(
-            sqlx::query_scalar("SELECT id FROM units WHERE space = $1 AND kind = ANY($2) LIMIT $3")
-                .bind(space.as_str())
-                .bind(&kinds)
-                .bind((max as i64).saturating_add(1))
-                .fetch_all(self.db.pool()),
-        )?;
-        Ok((ids.len() <= max).then_some(ids))
+        self.ids_at_most(
+            "SELECT id FROM units WHERE space = $1 AND kind = ANY($2) LIMIT $3",
+            space,
+            &kinds,
+            max,
+        )
     }
 
     fn session_tail(
@@ -853,4 +848,25 @@ async fn collect_garbage(conn: &mut PgConnection, space: &str) -> Result<(), sql
     .execute(conn)
     .await?;
     Ok(())
+}
+
+impl PgRecordStore {
+    /// The ids `sql` selects (`$1` the space, `$2` a list, `$3` the limit), or `None`
+    /// when they are more than `max`: one row past it is asked for to tell.
+    fn ids_at_most(
+        &self,
+        sql: &'static str,
+        space: &SpaceId,
+        listed: &[&str],
+        max: usize,
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        let ids: Vec<String> = self.db.block_on(
+            sqlx::query_scalar(sql)
+                .bind(space.as_str())
+                .bind(listed)
+                .bind((max as i64).saturating_add(1))
+                .fetch_all(self.db.pool()),
+        )?;
+        Ok((ids.len() <= max).then_some(ids))
+    }
 }

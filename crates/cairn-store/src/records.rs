@@ -203,6 +203,24 @@ impl SqliteRecordStore {
         Ok(n.max(0) as u64)
     }
 
+    /// The ids `sql` selects (`?1` the space, `?2` a JSON list, `?3` the limit), or
+    /// `None` when they are more than `max`: one row past it is asked for to tell.
+    fn ids_at_most(
+        &self,
+        sql: &str,
+        space: &SpaceId,
+        listed: String,
+        max: usize,
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn.prepare_cached(sql))?;
+        let limit = i64::try_from(max).unwrap_or(i64::MAX - 1) + 1;
+        let ids: Vec<String> = be(stmt
+            .query_map(params![space.as_str(), listed, limit], |r| r.get(0))
+            .and_then(|r| r.collect()))?;
+        Ok((ids.len() <= max).then_some(ids))
+    }
+
     pub(crate) fn connection(&self) -> Shared {
         self.db.clone()
     }
@@ -511,17 +529,13 @@ impl RecordStore for SqliteRecordStore {
     ) -> Result<Option<Vec<String>>, StoreError> {
         // One statement for every session: a scope of fifty sessions is one index walk,
         // not fifty statements.
-        let conn = self.db.lock();
-        let mut stmt = be(conn.prepare_cached(
+        self.ids_at_most(
             "SELECT id FROM units INDEXED BY units_by_session
               WHERE space=?1 AND session_id IN (SELECT value FROM json_each(?2)) LIMIT ?3",
-        ))?;
-        let listed = to_json(&sessions)?;
-        let limit = i64::try_from(max).unwrap_or(i64::MAX - 1) + 1;
-        let ids: Vec<String> = be(stmt
-            .query_map(params![space.as_str(), listed, limit], |r| r.get(0))
-            .and_then(|r| r.collect()))?;
-        Ok((ids.len() <= max).then_some(ids))
+            space,
+            to_json(&sessions)?,
+            max,
+        )
     }
 
     fn unit_ids_of_kinds(
@@ -530,19 +544,15 @@ impl RecordStore for SqliteRecordStore {
         kinds: &[UnitKind],
         max: usize,
     ) -> Result<Option<Vec<String>>, StoreError> {
-        let conn = self.db.lock();
         // Rows of derivations before the kind column hold NULL there: they are re-derived
         // on open (the derive version is unknown after that migration), so none is left.
-        let mut stmt = be(conn.prepare_cached(
+        self.ids_at_most(
             "SELECT id FROM units INDEXED BY units_by_kind
               WHERE space=?1 AND kind IN (SELECT value FROM json_each(?2)) LIMIT ?3",
-        ))?;
-        let listed = to_json(&kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>())?;
-        let limit = i64::try_from(max).unwrap_or(i64::MAX - 1) + 1;
-        let ids: Vec<String> = be(stmt
-            .query_map(params![space.as_str(), listed, limit], |r| r.get(0))
-            .and_then(|r| r.collect()))?;
-        Ok((ids.len() <= max).then_some(ids))
+            space,
+            to_json(&kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>())?,
+            max,
+        )
     }
 
     fn session_tail(
