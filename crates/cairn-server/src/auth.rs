@@ -15,8 +15,6 @@ use std::path::Path;
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
-/// File name of the key rows inside an embedded data directory.
-pub use cairn::KEYS_FILE;
 /// Shortest admin key accepted: anything shorter is guessable.
 pub const MIN_ADMIN_KEY_LEN: usize = 24;
 
@@ -258,7 +256,7 @@ mod tests {
         assert!(ks.authenticate(&forged).unwrap().is_none());
         assert!(ks.authenticate("garbage").unwrap().is_none());
         // The token is not in the file.
-        let raw = std::fs::read(dir.path().join(KEYS_FILE)).unwrap();
+        let raw = std::fs::read(dir.path().join(cairn::KEYS_FILE)).unwrap();
         let secret = k.token.rsplit('_').next().unwrap();
         assert!(!String::from_utf8_lossy(&raw).contains(secret));
         assert!(ks.revoke(&k.info.id).unwrap());

@@ -30,7 +30,7 @@ mod ui;
 mod wire;
 
 pub use auth::{
-    secrets_equal, Access, KeyInfo, KeyStore, Need, NewKey, Principal, KEYS_FILE, MIN_ADMIN_KEY_LEN,
+    secrets_equal, Access, KeyInfo, KeyStore, Need, NewKey, Principal, MIN_ADMIN_KEY_LEN,
 };
 pub use conn::{default_max_connections, ConnectionLimits};
 pub use error::{ApiError, ServerError};

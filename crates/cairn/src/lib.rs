@@ -30,6 +30,7 @@ mod browse;
 pub mod enrich;
 mod error;
 mod memory;
+mod open;
 mod trajectories;
 mod workspace;
 
@@ -79,6 +80,7 @@ pub use cairn_engine::{
 };
 pub use cairn_llm::{LlmConfig, Usage as LlmUsage};
 /// File name of the API key rows inside an embedded data directory.
+#[cfg(feature = "embedded")]
 pub use cairn_store::KEYS_FILE;
 pub use enrich::EnrichmentConfig;
 pub use error::Error;

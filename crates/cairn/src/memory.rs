@@ -1,17 +1,14 @@
 use crate::Error;
 use cairn_core::{
-    AppendInput, Embedder, EmbeddingCache, EntityDetail, EntitySummary, FactHistory, GroupMessage,
-    InputError, KeyRecords, Recall, RecallOptions, RememberInput, ScopeOptions, SessionInput,
-    SessionRecord, SpaceId, SpaceStats, SpeakerProfile, TrajectoryInput, TrajectoryRecord,
-    TrajectorySummary,
+    AppendInput, Embedder, EntityDetail, EntitySummary, FactHistory, GroupMessage, InputError,
+    KeyRecords, Recall, RecallOptions, RememberInput, ScopeOptions, SessionInput, SessionRecord,
+    SpaceId, SpaceStats, SpeakerProfile, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
 };
-use cairn_embed::{BertEmbedder, EmbedConfig};
+use cairn_embed::EmbedConfig;
 use cairn_engine::{
     CheckReport, Engine, EngineBackends, EngineConfig, ForgetReport, IngestReport, Remembered,
     TextCommitter, WriteOptions,
 };
-use cairn_store::{EmbeddedStore, SqliteEmbeddingCache};
-use cairn_store_postgres::PostgresStore;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -60,131 +57,14 @@ pub(crate) fn space(name: &str) -> Result<SpaceId, Error> {
 }
 
 impl Memory {
-    /// Opens (or creates) a data directory with the default model and settings.
-    pub fn open(dir: impl AsRef<Path>) -> Result<Self, Error> {
-        Self::open_with(dir, MemoryConfig::default())
-    }
-
-    /// Opens the store the configuration names ([`MemoryConfig::store`]: a PostgreSQL
-    /// URL, else the data directory) with the configured embedding model.
-    pub fn open_with(dir: impl AsRef<Path>, config: MemoryConfig) -> Result<Self, Error> {
-        match config.store.clone() {
-            Some(url) => Self::open_postgres(&url, dir, config),
-            None => {
-                // `backend = "auto"` keeps the backend of the vectors already stored.
-                let stored = EmbeddedStore::vector_model(dir.as_ref())?;
-                let embedder = Arc::new(BertEmbedder::load(
-                    &config.embed.resolved(stored.as_deref()),
-                )?);
-                Self::open_with_embedder(dir, config, embedder)
-            }
-        }
-    }
-
-    /// Opens the embedded store in `dir` with an embedder of the caller's choosing (any
-    /// [`Embedder`] implementation).
-    pub fn open_with_embedder(
-        dir: impl AsRef<Path>,
-        config: MemoryConfig,
-        embedder: Arc<dyn Embedder>,
-    ) -> Result<Self, Error> {
-        let dir = dir.as_ref().to_path_buf();
-        let threshold = config.ann_threshold.unwrap_or(cairn_store::ANN_THRESHOLD);
-        let store = EmbeddedStore::open_with(&dir, embedder.model_id(), threshold)?;
-        let cache_path = config
-            .embedding_cache
-            .clone()
-            .unwrap_or_else(|| EmbeddedStore::default_cache_path(&dir));
-        let cache: Arc<dyn EmbeddingCache> = Arc::new(SqliteEmbeddingCache::open(&cache_path)?);
-        let keys = Self::embedded_key_records(&dir)?;
-        Self::with_backends(
-            dir,
-            config,
-            keys,
-            EngineBackends {
-                records: store.records,
-                text: store.text,
-                vectors: store.vectors,
-                embedder,
-                cache,
-                enrich: Some(store.enrich),
-            },
-        )
-    }
-
-    /// Opens a memory whose storage is a PostgreSQL database with pgvector (`url`,
-    /// migrated by [`Memory::migrate_postgres`]) with the configured embedding model.
-    /// `dir` keeps only what is local to this process (nothing of the memory); several
-    /// processes may open one database at once.
-    pub fn open_postgres(
-        url: &str,
-        dir: impl AsRef<Path>,
-        config: MemoryConfig,
-    ) -> Result<Self, Error> {
-        let stored = PostgresStore::vector_model(url)?;
-        let embedder = Arc::new(BertEmbedder::load(
-            &config.embed.resolved(stored.as_deref()),
-        )?);
-        Self::open_postgres_with_embedder(url, dir, config, embedder)
-    }
-
-    /// [`Memory::open_postgres`] with an embedder of the caller's choosing. The embedding
-    /// cache is the database's, shared by every server, unless the configuration names an
-    /// `embedding_cache` file: then that node-local file is used instead.
-    pub fn open_postgres_with_embedder(
-        url: &str,
-        dir: impl AsRef<Path>,
-        config: MemoryConfig,
-        embedder: Arc<dyn Embedder>,
-    ) -> Result<Self, Error> {
-        let store = PostgresStore::open(url, embedder.model_id(), embedder.dim())?;
-        let cache: Arc<dyn EmbeddingCache> = match &config.embedding_cache {
-            Some(path) => Arc::new(SqliteEmbeddingCache::open(path)?),
-            None => store.cache,
-        };
-        Self::with_backends(
-            dir.as_ref().to_path_buf(),
-            config,
-            store.keys,
-            EngineBackends {
-                records: store.records,
-                text: store.text,
-                vectors: store.vectors,
-                embedder,
-                cache,
-                enrich: Some(store.enrich),
-            },
-        )
-    }
-
-    /// Applies the pending schema migrations of a PostgreSQL database (creating the
-    /// `vector` extension needs a role allowed to); returns the versions applied now.
-    pub fn migrate_postgres(url: &str) -> Result<Vec<i64>, Error> {
-        let db = cairn_store_postgres::PgStore::connect(url)?;
-        Ok(cairn_store_postgres::migrate(&db)?)
-    }
-
-    /// The API key rows of a PostgreSQL store (for `cairn keys` without opening a
-    /// memory).
-    pub fn postgres_key_records(url: &str) -> Result<Arc<dyn KeyRecords>, Error> {
-        let db = cairn_store_postgres::PgStore::connect(url)?;
-        db.require_current_schema()?;
-        Ok(Arc::new(cairn_store_postgres::PgKeyRecords::new(db)))
-    }
-
-    /// The API key rows of an embedded data directory (for `cairn keys` without
-    /// opening a memory, which a running server holds).
-    pub fn embedded_key_records(dir: &Path) -> Result<Arc<dyn KeyRecords>, Error> {
-        Ok(Arc::new(cairn_store::SqliteKeyRecords::open(dir)?))
-    }
-
     /// The API key rows of this memory's store (the data directory's, or the
     /// database's: every server on it shares them).
     pub fn key_records(&self) -> Arc<dyn KeyRecords> {
         self.keys.clone()
     }
 
-    fn with_backends(
+    /// A memory over the backends a store opened (see `open.rs`).
+    pub(crate) fn with_backends(
         dir: PathBuf,
         config: MemoryConfig,
         keys: Arc<dyn KeyRecords>,
