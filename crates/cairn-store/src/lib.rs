@@ -30,6 +30,7 @@ mod rows;
 mod sqlite;
 mod text;
 mod text_query;
+mod text_reach;
 mod trajectories;
 mod vectors;
 

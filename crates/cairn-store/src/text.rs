@@ -1,4 +1,5 @@
 use crate::text_query::{top_docs, PresentTerms};
+use crate::text_reach::Reach;
 use cairn_core::{SpaceId, StoreError, TextIndex, TextQuery, Unit};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -169,6 +170,34 @@ impl TantivyTextIndex {
         out
     }
 
+    /// BM25's statistics of what a search may reach: the documents of `space` that pass
+    /// `filters` (its kinds and sessions), and how many of them hold each of `terms`.
+    fn reach(
+        &self,
+        searcher: &tantivy::Searcher,
+        space: &SpaceId,
+        filters: &[(Occur, Box<dyn Query>)],
+        terms: &[Term],
+    ) -> Result<Reach, StoreError> {
+        let f = &self.fields;
+        let mut within: Vec<(Occur, Box<dyn Query>)> =
+            filters.iter().map(|(o, q)| (*o, q.box_clone())).collect();
+        within.push((
+            Occur::Must,
+            Box::new(TermQuery::new(
+                Term::from_field_text(f.space, space.as_str()),
+                IndexRecordOption::Basic,
+            )),
+        ));
+        Reach::count(
+            searcher,
+            &BooleanQuery::new(within),
+            &[f.key, f.text],
+            terms,
+        )
+        .map_err(te)
+    }
+
     fn any_of(&self, field: Field, values: &[String]) -> Box<dyn Query> {
         let clauses: Vec<(Occur, Box<dyn Query>)> = values
             .iter()
@@ -304,6 +333,7 @@ impl TextIndex for TantivyTextIndex {
             matches.push((Term::from_field_text(f.key, t), 1.0));
             matches.push((Term::from_field_text(f.text, t), q.text_weight));
         }
+        let terms: Vec<Term> = matches.iter().map(|(t, _)| t.clone()).collect();
         // The words alone when nothing else narrows the search: a pure disjunction of
         // terms is what tantivy can prune (block-max WAND, kept by `PresentTerms`).
         let words = PresentTerms::new(matches);
@@ -315,14 +345,18 @@ impl TextIndex for TantivyTextIndex {
         if let Some(sessions) = q.sessions {
             filters.push((Occur::Must, self.any_of(f.session, sessions)));
         }
+        let searcher = self.reader.searcher();
+        let reach = self.reach(&searcher, q.space, &filters, &terms)?;
+        if reach.is_empty() {
+            return Ok(Vec::new());
+        }
         let query: Box<dyn Query> = if filters.is_empty() {
             Box::new(words)
         } else {
             filters.push((Occur::Must, Box::new(words)));
             Box::new(BooleanQuery::new(filters))
         };
-        let searcher = self.reader.searcher();
-        let top = top_docs(&searcher, &*query, q.limit).map_err(te)?;
+        let top = top_docs(&searcher, &*query, q.limit, &reach).map_err(te)?;
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let d: TantivyDocument = searcher.doc(addr).map_err(te)?;

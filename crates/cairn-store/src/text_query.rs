@@ -11,7 +11,8 @@
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 use tantivy::query::{
-    BooleanWeight, EnableScoring, Explanation, Occur, Query, Scorer, SumCombiner, TermQuery, Weight,
+    Bm25StatisticsProvider, BooleanWeight, EnableScoring, Explanation, Occur, Query, Scorer,
+    SumCombiner, TermQuery, Weight,
 };
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, DocId, Score, Searcher, SegmentReader, Term};
@@ -138,16 +139,20 @@ impl Weight for PresentTermsWeight {
 /// The `limit` best documents for `query`, best first (equal scores: the earlier
 /// document), as tantivy's `TopDocs` finds them, except that each segment is searched
 /// with the threshold the segments before it reached: `TopDocs` starts every segment
-/// from nothing, so block-max WAND pruned little in any segment but the first.
+/// from nothing, so block-max WAND pruned little in any segment but the first. Terms are
+/// weighed by `statistics` (see [`crate::text_reach`]).
 pub(crate) fn top_docs(
     searcher: &Searcher,
     query: &dyn Query,
     limit: usize,
+    statistics: &dyn Bm25StatisticsProvider,
 ) -> tantivy::Result<Vec<(Score, DocAddress)>> {
     if limit == 0 {
         return Ok(Vec::new());
     }
-    let weight = query.weight(EnableScoring::enabled_from_searcher(searcher))?;
+    let weight = query.weight(EnableScoring::enabled_from_statistics_provider(
+        statistics, searcher,
+    ))?;
     let mut top: BinaryHeap<Worst> = BinaryHeap::with_capacity(limit + 1);
     for (ord, reader) in searcher.segment_readers().iter().enumerate() {
         let segment_ord = ord as u32;
@@ -291,7 +296,7 @@ mod tests {
                 }
             }
             let limit = 1 + r.below(30) as usize;
-            let ours = top_docs(&searcher, &PresentTerms::new(terms), limit).unwrap();
+            let ours = top_docs(&searcher, &PresentTerms::new(terms), limit, &searcher).unwrap();
             let all = searcher
                 .search(&BooleanQuery::new(plain), &TopDocs::with_limit(100_000))
                 .unwrap();

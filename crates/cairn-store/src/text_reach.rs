@@ -1,0 +1,98 @@
+//! BM25's statistics over what one search may reach.
+//!
+//! Tantivy weighs a term by the whole index's document count and average field length,
+//! and by the term's document frequency among every document holding it. Cairn's index
+//! holds every space (its words are space-prefixed, so a frequency is already one
+//! space's), and a scoped search (kinds, sessions: one end user's records in a shared
+//! space) reaches part of a space. [`Reach`] counts the three over the documents the
+//! search may reach instead, so a scoped search scores as a space holding only its
+//! scope's records would score it, and no space's scores move with another space's
+//! documents (issue 43: a scope answers as if the space held only what it sees).
+//!
+//! The cost is one walk of the reachable documents and of the query terms' postings
+//! among them: linear in the scope, as the search itself is at worst.
+use std::collections::HashMap;
+use tantivy::query::{Bm25StatisticsProvider, EnableScoring, Query};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocId, DocSet, Searcher, Term, TERMINATED};
+
+/// Document count, tokens per field and term frequencies of a search's reach.
+pub(crate) struct Reach {
+    docs: u64,
+    tokens: Vec<(Field, u64)>,
+    doc_freq: HashMap<Term, u64>,
+}
+
+impl Reach {
+    /// Counts the live documents `reach` matches, the tokens `fields` hold in them and,
+    /// for each of `terms`, how many of them hold it.
+    pub(crate) fn count(
+        searcher: &Searcher,
+        reach: &dyn Query,
+        fields: &[Field],
+        terms: &[Term],
+    ) -> tantivy::Result<Self> {
+        let weight = reach.weight(EnableScoring::disabled_from_searcher(searcher))?;
+        let mut out = Reach {
+            docs: 0,
+            tokens: fields.iter().map(|f| (*f, 0)).collect(),
+            doc_freq: terms.iter().map(|t| (t.clone(), 0)).collect(),
+        };
+        for reader in searcher.segment_readers() {
+            let alive = reader.alive_bitset();
+            let mut within = vec![false; reader.max_doc() as usize];
+            let norms = fields
+                .iter()
+                .map(|f| reader.get_fieldnorms_reader(*f))
+                .collect::<tantivy::Result<Vec<_>>>()?;
+            weight.for_each_no_score(reader, &mut |docs: &[DocId]| {
+                for &doc in docs {
+                    if alive.is_some_and(|a| a.is_deleted(doc)) {
+                        continue;
+                    }
+                    within[doc as usize] = true;
+                    out.docs += 1;
+                    for (total, norm) in out.tokens.iter_mut().zip(&norms) {
+                        total.1 += u64::from(norm.fieldnorm(doc));
+                    }
+                }
+            })?;
+            for (term, n) in out.doc_freq.iter_mut() {
+                let postings = reader
+                    .inverted_index(term.field())?
+                    .read_postings(term, IndexRecordOption::Basic)?;
+                if let Some(mut p) = postings {
+                    let mut doc = p.doc();
+                    while doc != TERMINATED {
+                        *n += u64::from(within[doc as usize]);
+                        doc = p.advance();
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether the search can reach no document (it then finds nothing).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.docs == 0
+    }
+}
+
+impl Bm25StatisticsProvider for Reach {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        Ok(self
+            .tokens
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map_or(0, |(_, n)| *n))
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.docs)
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        Ok(self.doc_freq.get(term).copied().unwrap_or(0))
+    }
+}
