@@ -49,3 +49,52 @@ fn the_suite_runs_and_holds_its_numbers() {
     assert!(all.first_hit_current >= 0.82, "{}", all.first_hit_current);
     assert!(all.context_current >= 0.95, "{}", all.context_current);
 }
+
+/// `--llm` adds the `patterns+llm` row beside the patterns: each conversation's space is
+/// enriched once it exists, by a scripted OpenAI-compatible stub here, and the facts it
+/// read are counted. (The row once failed before its first write: enrichment was
+/// switched on for a space not yet made.)
+#[test]
+fn the_llm_row_runs_beside_the_patterns() {
+    use cairn_testkit::llm_stub::{Stub, StubReply};
+    if !model_installed() {
+        return;
+    }
+    let stub = Stub::start(|r| {
+        let facts = if r.last_message().contains("I live in Porto") {
+            serde_json::json!({"facts": [{"subject": "user's home", "value": "Porto"}]})
+        } else {
+            serde_json::json!({"facts": []})
+        };
+        StubReply::Chat(facts.to_string())
+    });
+    let out = tempfile::tempdir().unwrap();
+    let suite = out.path().join("one.txt");
+    std::fs::write(
+        &suite,
+        "=== one\n--- 2024-01-10\nU: I live in Porto, and I work as a nurse.\n  + home user: Porto\n  + role user: nurse\nA: Porto is lovely.\n? Where do I live? => Porto\n",
+    )
+    .unwrap();
+    let llm = format!("{},stub", stub.url);
+    bench(&[
+        "personal",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--llm",
+        &llm,
+        "--out",
+        out.path().to_str().unwrap(),
+        "--run-label",
+        "llm",
+    ])
+    .unwrap();
+    let s: Summary = serde_json::from_str(
+        &std::fs::read_to_string(out.path().join("llm").join("summary.json")).unwrap(),
+    )
+    .unwrap();
+    let patterns = &s.rows["patterns"]["all"];
+    let with_llm = &s.rows["patterns+llm"]["all"];
+    assert_eq!((patterns.conversations, with_llm.conversations), (1, 1));
+    assert_eq!((patterns.llm_facts, with_llm.llm_facts), (0, 1));
+    assert!(!stub.requests.lock().unwrap().is_empty());
+}

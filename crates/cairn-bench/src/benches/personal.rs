@@ -181,9 +181,6 @@ fn converse(
     llm: bool,
 ) -> anyhow::Result<ConversationRecord> {
     let space = space_name(&format!("personal-{}-", row.name.replace('+', "-")), &c.id);
-    if llm {
-        memory.set_enrichment(&space, true)?;
-    }
     let mut dated = 0;
     let mut session_ids = Vec::new();
     for (i, s) in c.sessions.iter().enumerate() {
@@ -228,6 +225,10 @@ fn converse(
         session_ids.push(id);
     }
     let llm_facts = if llm {
+        // Switched on once the space exists (the first ingest makes it); the enricher
+        // reads every message its model has not read yet, so nothing written before is
+        // missed.
+        memory.set_enrichment(&space, true)?;
         memory.enrich_now(usize::MAX)?;
         memory.flush()?;
         count_llm_facts(memory, &space, &session_ids)?
