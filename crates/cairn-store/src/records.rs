@@ -601,15 +601,19 @@ impl RecordStore for SqliteRecordStore {
 
     fn topic_units(&self, space: &SpaceId, prefix: &str) -> Result<Vec<Unit>, StoreError> {
         let conn = self.db.lock();
+        // Put in write order here, not by `ORDER BY seq`: SQLite sorts the whole rows in
+        // a temporary b-tree, which spills past its cache and cost a growing share of a
+        // read of every fact (a quarter of it at 128,000 facts).
         let mut stmt = be(conn.prepare_cached(&format!(
-            "SELECT {UNIT_COLUMNS} FROM units WHERE space=?1 AND topic >= ?2 AND topic < ?3 ORDER BY seq"
+            "SELECT seq, {UNIT_COLUMNS} FROM units WHERE space=?1 AND topic >= ?2 AND topic < ?3"
         )))?;
-        let rows: Vec<UnitCells> = be(stmt
+        let mut rows: Vec<(i64, UnitCells)> = be(stmt
             .query_map(params![space.as_str(), prefix, prefix_end(prefix)], |r| {
-                unit_cells(r, 0)
+                Ok((r.get(0)?, unit_cells(r, 1)?))
             })
             .and_then(|r| r.collect()))?;
-        units_of(rows)
+        rows.sort_by_key(|(seq, _)| *seq);
+        units_of(rows.into_iter().map(|(_, cells)| cells).collect())
     }
 
     fn topics(&self, space: &SpaceId, prefix: &str) -> Result<Vec<String>, StoreError> {

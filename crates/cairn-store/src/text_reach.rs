@@ -40,7 +40,9 @@ impl Reach {
         };
         for reader in searcher.segment_readers() {
             let alive = reader.alive_bitset();
-            let mut within = vec![false; reader.max_doc() as usize];
+            // The reachable documents in order: a list of the reach, not a bitmap of the
+            // segment, so a search costs what its space holds whatever the index holds.
+            let mut within: Vec<DocId> = Vec::new();
             let norms = fields
                 .iter()
                 .map(|f| reader.get_fieldnorms_reader(*f))
@@ -50,23 +52,23 @@ impl Reach {
                     if alive.is_some_and(|a| a.is_deleted(doc)) {
                         continue;
                     }
-                    within[doc as usize] = true;
-                    out.docs += 1;
+                    within.push(doc);
                     for (total, norm) in out.tokens.iter_mut().zip(&norms) {
                         total.1 += u64::from(norm.fieldnorm(doc));
                     }
                 }
             })?;
+            out.docs += within.len() as u64;
+            if within.is_empty() {
+                continue;
+            }
+            within.sort_unstable();
             for (term, n) in out.doc_freq.iter_mut() {
                 let postings = reader
                     .inverted_index(term.field())?
                     .read_postings(term, IndexRecordOption::Basic)?;
                 if let Some(mut p) = postings {
-                    let mut doc = p.doc();
-                    while doc != TERMINATED {
-                        *n += u64::from(within[doc as usize]);
-                        doc = p.advance();
-                    }
+                    *n += holding(&within, &mut p);
                 }
             }
         }
@@ -77,6 +79,26 @@ impl Reach {
     pub(crate) fn is_empty(&self) -> bool {
         self.docs == 0
     }
+}
+
+/// How many of `within` (in order) the postings `p` hold: each step skips ahead in one
+/// list to the other's next document.
+fn holding(within: &[DocId], p: &mut impl DocSet) -> u64 {
+    let mut n = 0;
+    let mut i = 0;
+    let mut doc = p.doc();
+    while doc != TERMINATED && i < within.len() {
+        if within[i] < doc {
+            i += within[i..].partition_point(|&d| d < doc);
+        } else if within[i] > doc {
+            doc = p.seek(within[i]);
+        } else {
+            n += 1;
+            i += 1;
+            doc = p.advance();
+        }
+    }
+    n
 }
 
 impl Bm25StatisticsProvider for Reach {
@@ -94,5 +116,48 @@ impl Bm25StatisticsProvider for Reach {
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
         Ok(self.doc_freq.get(term).copied().unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::holding;
+    use tantivy::{DocId, DocSet, TERMINATED};
+
+    /// Postings from a list (tantivy's own `VecDocSet` is test-only).
+    struct Postings(Vec<DocId>, usize);
+
+    impl DocSet for Postings {
+        fn advance(&mut self) -> DocId {
+            self.1 += 1;
+            self.doc()
+        }
+        fn doc(&self) -> DocId {
+            self.0.get(self.1).copied().unwrap_or(TERMINATED)
+        }
+        fn size_hint(&self) -> u32 {
+            self.0.len() as u32
+        }
+    }
+
+    /// The count is the size of the intersection, whichever list runs out first and
+    /// however far either must skip.
+    #[test]
+    fn holding_counts_the_common_documents() {
+        let cases: [(&[u32], &[u32], u64); 5] = [
+            (&[1, 5, 9, 200], &[0, 5, 6, 9, 10, 300], 2),
+            (&[], &[1, 2, 3], 0),
+            (&[1, 2, 3], &[], 0),
+            (&[7], &[7], 1),
+            (
+                &[2, 4, 6, 8, 1000, 5000],
+                &[1, 3, 4, 8, 999, 1000, 4999, 5000, 6000],
+                4,
+            ),
+        ];
+        for (within, postings, want) in cases {
+            let mut p = Postings(postings.to_vec(), 0);
+            assert_eq!(holding(within, &mut p), want, "{within:?} {postings:?}");
+        }
     }
 }
