@@ -603,7 +603,7 @@ impl RecordStore for SqliteRecordStore {
         let conn = self.db.lock();
         // Put in write order here, not by `ORDER BY seq`: SQLite sorts the whole rows in
         // a temporary b-tree, which spills past its cache and cost a growing share of a
-        // read of every fact (a quarter of it at 128,000 facts).
+        // read of every fact (0.64 s against 0.40 s without it at 128,000 facts).
         let mut stmt = be(conn.prepare_cached(&format!(
             "SELECT seq, {UNIT_COLUMNS} FROM units WHERE space=?1 AND topic >= ?2 AND topic < ?3"
         )))?;
