@@ -4,7 +4,10 @@
 Starts `cairn serve` on a fresh data dir, seeds the scaling tool's speakers dimension
 (group messages, each from a new speaker stating a role and skill), and at each N
 measures cold requests (a scratch write first, then an idle wait) per route: CPU
-(schedstat), user and system ticks, minor page faults. Prints medians per N."""
+(schedstat), user and system ticks, minor page faults. Prints medians per N.
+
+usage: probe.py CAIRN_BINARY N1,N2,... [REPS]; env ONLY=subjects,history limits the
+probes, PERF=DIR records `perf` of 10 cold `GET /subjects` at each N."""
 import json, math, os, statistics, subprocess, sys, time, urllib.parse, urllib.request
 
 BIN = sys.argv[1]
@@ -87,7 +90,6 @@ PROBES = {
 
 
 def main():
-    import urllib.parse  # noqa
     subprocess.run(["rm", "-rf", DATA])
     server = subprocess.Popen([BIN, "--dir", DATA, "serve", "--no-auth", "--bind", f"127.0.0.1:{PORT}",
                                "--max-request-ms", "0", "--max-body-bytes", "268435456"],
@@ -142,7 +144,7 @@ def main():
     print("growth per doubling (cpu, minflt):")
     for probe, rows in out.items():
         (n0, a), (n1, b) = rows[0], rows[-1]
-        d = max(1, round(__import__("math").log2(n1 / n0)))
+        d = max(1, round(math.log2(n1 / n0)))
         g = lambda i: (b[i] / a[i]) ** (1 / d) if a[i] else float("nan")
         print(f"  {probe:9} cpu {g(0):.2f}x  user {g(2):.2f}x  sys {g(3):.2f}x  minflt {g(1):.2f}x")
     server.terminate()
