@@ -6,11 +6,16 @@ use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, TimeZone, Utc, Weekda
 /// relative order and day arithmetic exact.
 pub type Timestamp = DateTime<Utc>;
 
-/// Years outside 0001..=9999 (in UTC) have no RFC 3339 form, which is how every time is
-/// stored and exported, so accepting one would make the record unreadable.
+/// Whether `t` can be stored: years outside 0001..=9999 (in UTC) have no RFC 3339 form,
+/// which is how every time is stored and exported. A time the engine derives (a date
+/// resolved from "last week") must pass this too, or the record it lands in is unreadable.
+pub fn in_record_range(t: Timestamp) -> bool {
+    (1..=9999).contains(&t.year())
+}
+
 fn check_range(t: Timestamp, raw: &str) -> Result<Timestamp, InputError> {
     let year = t.year();
-    if (1..=9999).contains(&year) {
+    if in_record_range(t) {
         Ok(t)
     } else {
         Err(InputError::new(

@@ -102,8 +102,11 @@ fn season_start(phrase: &str, today: NaiveDate) -> Option<Timestamp> {
     day(NaiveDate::from_ymd_opt(year, month, 1)?)
 }
 
+/// Midnight UTC of `d`, if it can be stored: "last week" said on 0001-01-01 falls in year
+/// 0, and such a change is kept undated rather than making its unit unreadable.
 fn day(d: NaiveDate) -> Option<Timestamp> {
     Some(Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0)?))
+        .filter(|&t| cairn_core::time::in_record_range(t))
 }
 
 #[cfg(test)]
@@ -125,5 +128,14 @@ mod tests {
         assert_eq!(since("this spring", now), at("2024-03-01"));
         assert_eq!(since("i live in porto", now), None);
         assert_eq!(since("last month", None), None);
+    }
+
+    #[test]
+    fn a_date_before_year_one_is_left_undated() {
+        let first = at("0001-01-01");
+        assert_eq!(since("i moved to lisbon last week", first), None);
+        assert_eq!(since("we adopted her two years ago", first), None);
+        assert_eq!(since("last winter", first), None);
+        assert_eq!(since("this morning", first), first);
     }
 }
