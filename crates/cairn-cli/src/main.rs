@@ -16,6 +16,7 @@ macro_rules! out {
     };
 }
 
+mod allocator;
 mod commands;
 mod config;
 mod ingest;
@@ -32,12 +33,6 @@ use anyhow::{Context, Result};
 use cairn::Memory;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
-
-// candle allocates and frees multi-megabyte tensors for every layer of every batch;
-// glibc's allocator hands each back to the kernel, so embedding spent a third of its
-// time in page faults. mimalloc keeps them.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
 #[command(name = "cairn", version, about = "Long-term memory for AI agents")]
@@ -129,6 +124,7 @@ enum Command {
 }
 
 fn main() {
+    allocator::keep_freed_memory();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")

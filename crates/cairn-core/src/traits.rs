@@ -265,9 +265,12 @@ pub trait RecordStore: Send + Sync {
     /// Distinct topics of a space starting with `prefix`.
     fn topics(&self, space: &SpaceId, prefix: &str) -> Result<Vec<String>, StoreError>;
     fn last_seq(&self) -> Result<u64, StoreError>;
-    /// A number that grows whenever units are written or any record is removed (by any
-    /// process sharing the store), so caches of derived reads can tell they are stale.
-    fn generation(&self) -> Result<u64, StoreError>;
+    /// A number that grows whenever a row of `space` (the space itself, a session, a
+    /// unit, a trajectory) is written or removed, by any process sharing the store, so
+    /// caches of a space's derived reads can tell they are stale. It moves for that space
+    /// only: a write to one space never makes another's caches cold, so no request of a
+    /// space costs more, or takes longer, because of what another space did.
+    fn generation(&self, space: &SpaceId) -> Result<u64, StoreError>;
     /// The version of the derivation rules the stored units were made with (0: unknown).
     fn derive_version(&self) -> Result<u32, StoreError>;
     fn set_derive_version(&self, version: u32) -> Result<(), StoreError>;

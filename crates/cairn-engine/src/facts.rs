@@ -729,7 +729,7 @@ fn subject_match(a: &Subject, b: &Subject) -> SubjectMatch {
 }
 
 /// A space's facts indexed for recall, which asks two things of every hit: which facts
-/// its messages state, and each one's version chain. Built once per store generation;
+/// its messages state, and each one's version chain. Built once per space generation;
 /// linear scans per hit cost tens of milliseconds at a million units.
 pub struct FactIndex {
     facts: Arc<Vec<Unit>>,

@@ -7,9 +7,10 @@
 //! process's threads of their time on a CPU (`/proc/<pid>/task/*/schedstat`), not wall
 //! time, so other load on the machine does not count.
 //!
-//! Each measurement is cold: right before it, a write to a scratch space moves the store's
-//! generation (so no cache of derived state, such as an entity graph or a fact index,
-//! answers for free) and a recall there commits the text index; then the probe waits
+//! Each measurement is cold: right before it, a session written to the measured space and
+//! removed again moves that space's generation (so no cache of derived state, such as an
+//! entity graph or a fact index, answers for free) and a recall in a scratch space commits
+//! the text index; then the probe waits
 //! until the server is idle (see [`settle`]), so the background work those two set off
 //! (the text index's segment merges) is not counted against it. A write probe's own
 //! deferred text commit (`text_commit_ms` later) falls after its window, as before the
@@ -1015,16 +1016,24 @@ fn growth(sizes: &[usize], cpu_ms: &[f64]) -> Option<f64> {
     Some(2f64.powf(cov / var))
 }
 
-/// Makes the next measurement cold: a write moves the store's generation, a recall
-/// commits the text index. Neither is measured.
-fn cold(client: &Client, k: usize) -> Result<()> {
+/// Makes the next measurement cold: a session written to the measured space and removed
+/// again moves that space's generation (caches of derived state are kept per space, so a
+/// write anywhere else would leave them warm) and leaves its content as the dimension
+/// grew it; a recall commits the text index. None of it is measured.
+fn cold(client: &Client, space: &str, k: usize) -> Result<()> {
+    let s = format!("/v1/spaces/{}", encode(space));
+    let id = format!("scaling-cold-{k}");
     // The same text every time: its vectors are cached, so this embeds nothing.
     ok(
         client.post(
-            "/v1/spaces/scale-scratch/sessions",
-            &two_messages(&format!("c{k}"), "Scratch write."),
+            &format!("{s}/sessions"),
+            &two_messages(&id, "Scratch write."),
         ),
-        "scratch write",
+        "cold write",
+    )?;
+    ok(
+        send(client, &delete(format!("{s}/sessions/{id}"))),
+        "cold removal",
     )?;
     ok(
         client.post(
@@ -1073,7 +1082,7 @@ pub fn run(
         .collect();
     let mut rng = Rng(opts.seed);
     let mut k = 0usize;
-    cold(&client, 0)?;
+    cold(&client, "scale-scratch", 0)?;
     let chosen = DIMENSIONS
         .iter()
         .filter(|d| opts.only.is_empty() || opts.only.iter().any(|n| n == d.name));
@@ -1106,7 +1115,7 @@ pub fn run(
                     for r in &p.prepare {
                         ok(send(&client, r), &format!("preparing {name}"))?;
                     }
-                    cold(&client, k)?;
+                    cold(&client, &ctx.space, k)?;
                     settle(server.pid)?;
                     let before = cpu_ns(server.pid)?;
                     let answer = send(&client, &p.req);

@@ -91,10 +91,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "units by kind",
         include_str!("../migrations/0006_units_by_kind.sql"),
     ),
+    (
+        7,
+        "space writes",
+        include_str!("../migrations/0007_space_writes.sql"),
+    ),
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 fn migrator() -> Migrator {
     Migrator::with_migrations(

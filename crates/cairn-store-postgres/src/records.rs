@@ -215,18 +215,6 @@ impl PgRecordStore {
     }
 }
 
-/// Counts a removal of records in the removing transaction (see
-/// [`RecordStore::generation`]); the row is made on first use, so no migration is needed.
-async fn count_removal(tx: &mut sqlx::Transaction<'_, sqlx::Postgres>) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO cairn_meta(key, num) VALUES ('removals', 1)
-         ON CONFLICT (key) DO UPDATE SET num = cairn_meta.num + 1",
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
 /// The session-level advisory lock every engine writer on the database takes
 /// ([`RecordStore::lock_writers`]); held on its own pooled connection, so a process that
 /// dies releases it with its connection.
@@ -348,7 +336,6 @@ impl RecordStore for PgRecordStore {
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();
-            count_removal(&mut tx).await?;
             tx.commit().await?;
             Ok(n)
         })?;
@@ -439,7 +426,6 @@ impl RecordStore for PgRecordStore {
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();
-            count_removal(&mut tx).await?;
             tx.commit().await?;
             Ok(if n == 0 {
                 Outcome::Missing
@@ -585,7 +571,6 @@ impl RecordStore for PgRecordStore {
             .execute(&mut *tx)
             .await?;
             collect_garbage(&mut tx, space.as_str()).await?;
-            count_removal(&mut tx).await?;
             tx.commit().await?;
             Ok(Outcome::Done(ids))
         })?;
@@ -780,15 +765,13 @@ impl RecordStore for PgRecordStore {
         Ok(self.meta_num("last_seq")? as u64)
     }
 
-    fn generation(&self) -> Result<u64, StoreError> {
-        // Both counters only grow, so their sum moves on every put and every removal.
-        let n: i64 = self.db.block_on(
-            sqlx::query_scalar(
-                "SELECT COALESCE(SUM(num), 0)::bigint FROM cairn_meta WHERE key IN ('last_seq', 'removals')",
-            )
-            .fetch_one(self.db.pool()),
+    fn generation(&self, space: &SpaceId) -> Result<u64, StoreError> {
+        let n: Option<i64> = self.db.block_on(
+            sqlx::query_scalar("SELECT n FROM space_writes WHERE space = $1")
+                .bind(space.as_str())
+                .fetch_optional(self.db.pool()),
         )?;
-        Ok(n.max(0) as u64)
+        Ok(n.unwrap_or(0).max(0) as u64)
     }
 
     fn derive_version(&self) -> Result<u32, StoreError> {

@@ -90,12 +90,42 @@ CREATE TABLE IF NOT EXISTS receipts(
     recorded_at TEXT NOT NULL,
     PRIMARY KEY(space, key));";
 
+/// Each space's write count, moved by the database itself on every row of the space
+/// written or removed (see [`RecordStore::generation`]): caches of a space's derived
+/// state compare it, so a write to one space leaves every other space's caches warm, and
+/// no write path can forget to move it. Triggers, not code in each write function.
+const SPACE_WRITES: &str = "
+CREATE TABLE IF NOT EXISTS space_writes(space TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;";
+
+/// The triggers of [`SPACE_WRITES`], one per table and event. No conflict clause in
+/// their bodies: SQLite applies the outer statement's instead (the `INSERT OR REPLACE`
+/// of a unit would make an `INSERT OR IGNORE` here replace the count with 0).
+fn space_write_triggers() -> String {
+    let mut sql = String::new();
+    for (table, space) in [
+        ("spaces", "name"),
+        ("sessions", "space"),
+        ("units", "space"),
+        ("trajectories", "space"),
+    ] {
+        for (event, row) in [("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD")] {
+            let name = format!("{table}_{}_counted", event.to_lowercase());
+            sql.push_str(&format!(
+                "CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON {table} BEGIN
+                   INSERT INTO space_writes(space, n) SELECT {row}.{space}, 0
+                     WHERE NOT EXISTS (SELECT 1 FROM space_writes WHERE space = {row}.{space});
+                   UPDATE space_writes SET n = n + 1 WHERE space = {row}.{space};
+                 END;\n"
+            ));
+        }
+    }
+    sql
+}
+
 /// Sessions and units in SQLite. Bodies are JSON so the record keeps every field of the
 /// input exactly (metadata included).
 pub struct SqliteRecordStore {
     db: Shared,
-    /// Removals since open, for [`RecordStore::generation`].
-    removals: std::sync::atomic::AtomicU64,
 }
 
 impl SqliteRecordStore {
@@ -121,6 +151,8 @@ impl SqliteRecordStore {
             be(tx.commit())?;
         }
         be(db.lock().execute_batch(LATE_INDEXES))?;
+        be(db.lock().execute_batch(SPACE_WRITES))?;
+        be(db.lock().execute_batch(&space_write_triggers()))?;
         let version = version()?;
         if version != SCHEMA_VERSION {
             return Err(StoreError::Corrupt(format!(
@@ -128,10 +160,7 @@ impl SqliteRecordStore {
                 path.display()
             )));
         }
-        Ok(Self {
-            db,
-            removals: Default::default(),
-        })
+        Ok(Self { db })
     }
 
     /// The row `sql` selects (parameters: the space, a unit id, then `extra`), read by
@@ -335,8 +364,6 @@ impl RecordStore for SqliteRecordStore {
         let n = be(tx.execute("DELETE FROM spaces WHERE name=?1", [space.as_str()]))?;
         crate::trajectories::collect_garbage(&tx)?;
         be(tx.commit())?;
-        self.removals
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(n == 1)
     }
 
@@ -361,8 +388,6 @@ impl RecordStore for SqliteRecordStore {
         let tx = be(conn.transaction())?;
         let ids = crate::trajectories::delete(&tx, space, id)?;
         be(tx.commit())?;
-        self.removals
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(ids)
     }
 
@@ -445,8 +470,6 @@ impl RecordStore for SqliteRecordStore {
             params![space.as_str(), id],
         ))?;
         be(tx.commit())?;
-        self.removals
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if n == 0 {
             return Err(StoreError::NotFound(format!(
                 "session {id:?} in space {space:?}"
@@ -650,10 +673,13 @@ impl RecordStore for SqliteRecordStore {
         Ok(())
     }
 
-    fn generation(&self) -> Result<u64, StoreError> {
-        // One process owns the data directory, so removals are counted in memory; both
-        // counters only grow, so their sum moves on every put and every removal.
-        Ok(self.last_seq()? + self.removals.load(std::sync::atomic::Ordering::SeqCst))
+    fn generation(&self, space: &SpaceId) -> Result<u64, StoreError> {
+        let n: Option<i64> = be(self
+            .db
+            .lock()
+            .prepare_cached("SELECT n FROM space_writes WHERE space=?1")
+            .and_then(|mut stmt| stmt.query_row([space.as_str()], |r| r.get(0)).optional()))?;
+        Ok(n.unwrap_or(0).max(0) as u64)
     }
 
     fn last_seq(&self) -> Result<u64, StoreError> {

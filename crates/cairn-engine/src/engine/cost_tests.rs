@@ -83,3 +83,49 @@ fn a_recall_for_some_kinds_checks_none_of_the_others() {
     assert_eq!(small, large, "checked {small} at 150 chats, {large} at 300");
     assert!(small <= 10, "checked {small} candidates for one trajectory");
 }
+
+/// A space's derived state (its fact index) stays built when another space is written:
+/// before, one generation for the whole store made every space's next knowledge request
+/// read and index all of its facts again after any tenant's write, a cost and a timing
+/// that told one key that another space had changed.
+#[test]
+fn a_write_to_another_space_leaves_this_spaces_fact_index_built() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = engine(dir.path());
+    let (mine, theirs) = (
+        SpaceId::new("mine").expect("space"),
+        SpaceId::new("theirs").expect("space"),
+    );
+    let opts = WriteOptions::default();
+    let said = |id: &str, text: &str| -> Vec<SessionInput> {
+        vec![serde_json::from_value(json!({
+            "id": id, "date": "2024-03-01",
+            "messages": [{"role": "user", "text": text}, {"role": "assistant", "text": "Noted."}]
+        }))
+        .expect("session")]
+    };
+    e.ingest_sessions(&mine, said("m1", "I moved to Lisbon last month."), &opts)
+        .expect("mine");
+    e.ingest_sessions(&theirs, said("t1", "I live in Porto."), &opts)
+        .expect("theirs");
+    let subjects = e
+        .fact_subjects(&mine, &cairn_core::Scope::default())
+        .expect("subjects");
+    assert!(!subjects.is_empty(), "no fact stated in {mine}");
+    let built = || e.built_fact_index(&mine).expect("index");
+    let first = built().expect("the index subjects built");
+    e.ingest_sessions(&theirs, said("t2", "I moved to Faro."), &opts)
+        .expect("theirs again");
+    let kept = built().expect("a write to theirs made mine's fact index stale");
+    assert!(
+        Arc::ptr_eq(&first, &kept),
+        "mine's fact index was built again"
+    );
+    e.ingest_sessions(&mine, said("m2", "I moved to Braga."), &opts)
+        .expect("mine again");
+    // The write path may build the index anew for itself; the old one must be gone.
+    assert!(
+        built().is_none_or(|now| !Arc::ptr_eq(&first, &now)),
+        "mine's own write left its old fact index current"
+    );
+}

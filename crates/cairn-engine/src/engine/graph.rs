@@ -1,4 +1,4 @@
-//! The entity graph at the engine: built from a space's units once per store generation
+//! The entity graph at the engine: built from a space's units once per space generation
 //! (like fact chains), listed and shown by `entities` / `entity`, and the recall stage
 //! that follows it from the question's names to the units they link.
 use crate::graph::EntityGraph;
@@ -22,7 +22,7 @@ const MAX_REACHED: usize = 400;
 /// Entities of the second hop followed per entity named in the question.
 const SECOND_HOP: usize = 3;
 
-/// Graphs by (space, scope fingerprint), with the store generation they were built at.
+/// Graphs by (space, scope fingerprint), with the space's generation they were built at.
 pub(super) type GraphCache = HashMap<(SpaceId, String), (u64, Arc<EntityGraph>)>;
 
 /// How the graph linked each hit to the question, by unit id.
@@ -30,7 +30,7 @@ pub(super) type Via = HashMap<String, String>;
 
 impl Engine {
     /// The entity graph of what the view sees (its turns and facts), rebuilt when the
-    /// store generation moves, by one request at a time per (space, scope) (the others
+    /// space generation moves, by one request at a time per (space, scope) (the others
     /// wait and find it cached, see `flight.rs`): a scoped request's entities, aliases and
     /// links come from its records only.
     pub(super) fn entity_graph(
@@ -47,11 +47,11 @@ impl Engine {
                 .filter(|(g, _)| *g == generation)
                 .map(|(_, g)| g.clone())
         };
-        if let Some(g) = cached(self.b.records.generation()?) {
+        if let Some(g) = cached(self.b.records.generation(space)?) {
             return Ok(g);
         }
         self.graph_flights.one_at_a_time(&key, || {
-            let generation = self.b.records.generation()?;
+            let generation = self.b.records.generation(space)?;
             if let Some(g) = cached(generation) {
                 return Ok(g);
             }

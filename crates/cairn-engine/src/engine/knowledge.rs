@@ -25,14 +25,21 @@ impl Engine {
         self.topic_units_cached(space, "fact:")
     }
 
-    /// The space's facts indexed for recall, rebuilt when the store generation moves.
+    /// The space's facts indexed for recall, rebuilt when the space's generation moves.
     pub(super) fn fact_index(&self, space: &SpaceId) -> Result<Arc<facts::FactIndex>, EngineError> {
         let facts = self.all_facts(space)?;
         let mut cache = self.fact_index.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(index) = cache.get(space).filter(|i| i.is_of(&facts)) {
             return Ok(index.clone());
         }
-        let index = Arc::new(facts::FactIndex::new(facts));
+        let started = std::time::Instant::now();
+        let index = Arc::new(facts::FactIndex::new(facts.clone()));
+        tracing::debug!(
+            space = %space,
+            facts = facts.len(),
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "built the fact index"
+        );
         if cache.len() >= 64 {
             cache.clear();
         }
@@ -46,7 +53,7 @@ impl Engine {
         &self,
         space: &SpaceId,
     ) -> Result<Option<Arc<facts::FactIndex>>, EngineError> {
-        let generation = self.b.records.generation()?;
+        let generation = self.b.records.generation(space)?;
         let facts = self
             .topic_cache
             .lock()
@@ -85,18 +92,28 @@ impl Engine {
                 .filter(|(g, _)| *g == generation)
                 .map(|(_, u)| u.clone())
         };
-        if let Some(units) = cached(self.b.records.generation()?) {
+        if let Some(units) = cached(self.b.records.generation(space)?) {
             return Ok(units);
         }
         // One read at a time per space and topic; a caller that waited finds it cached.
         self.topic_flights.one_at_a_time(&key, || {
-            let generation = self.b.records.generation()?;
+            let generation = self.b.records.generation(space)?;
             if let Some(units) = cached(generation) {
                 return Ok(units);
             }
             // Read after the generation: a write landing meanwhile moves it, so this copy
             // is replaced on the next call rather than kept stale.
+            let started = std::time::Instant::now();
             let units = Arc::new(self.b.records.topic_units(space, prefix)?);
+            // How long the cold read of every fact or contribution takes is what a large
+            // space's first knowledge request after a write pays (docs/reliability.md).
+            tracing::debug!(
+                space = %space,
+                topic = prefix,
+                units = units.len(),
+                ms = started.elapsed().as_secs_f64() * 1e3,
+                "read a topic's units"
+            );
             let mut cache = self.topic_cache.lock().unwrap_or_else(|p| p.into_inner());
             if cache.len() >= KEPT {
                 cache.clear();

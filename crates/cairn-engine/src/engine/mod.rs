@@ -213,12 +213,12 @@ pub struct Engine {
     /// Highest unit sequence handed to the text index (committed or not).
     text_seq: AtomicU64,
     /// Facts and profile contributions of recently recalled spaces, by (space, topic
-    /// prefix), with the store generation they were read at.
+    /// prefix), with the space's generation they were read at.
     topic_cache: Mutex<TopicCache>,
     /// The fact index of each cached fact list (built from the same `Arc`: same
     /// generation).
     fact_index: Mutex<HashMap<SpaceId, Arc<crate::facts::FactIndex>>>,
-    /// The entity graph of recently used (space, scope)s, with the store generation it
+    /// The entity graph of recently used (space, scope)s, with the space's generation it
     /// was built at (`graph.rs`).
     graph_cache: Mutex<graph::GraphCache>,
     /// One build at a time per (space, scope) of what the two caches above hold

@@ -1,6 +1,6 @@
 //! A request's [`Scope`] resolved against one space: the sessions its metadata filter
 //! (and `sessions`, `groups`) admit, read from the space's session headers (cached per
-//! store generation), and the one rule of what the request sees ([`View::sees`]). Every
+//! space generation), and the one rule of what the request sees ([`View::sees`]). Every
 //! read stage and route takes a [`View`]: candidates, facts and their chains, profiles,
 //! entities, listings, counts.
 use cairn_core::filter::session_document;
@@ -88,11 +88,11 @@ impl Engine {
         })
     }
 
-    /// The sessions `scope` admits, resolved once per store generation and scope.
+    /// The sessions `scope` admits, resolved once per space generation and scope.
     fn admitted(&self, space: &SpaceId, scope: &Scope) -> Result<Admitted, EngineError> {
         /// Entries kept; beyond it the cache starts over.
         const KEPT: usize = 256;
-        let generation = self.b.records.generation()?;
+        let generation = self.b.records.generation(space)?;
         let key = (
             space.clone(),
             serde_json::json!([
@@ -144,7 +144,7 @@ impl Engine {
     fn catalog(&self, space: &SpaceId) -> Result<Arc<Catalog>, EngineError> {
         /// Spaces kept; beyond it the cache starts over.
         const KEPT: usize = 64;
-        let generation = self.b.records.generation()?;
+        let generation = self.b.records.generation(space)?;
         let cached = self
             .catalog_cache
             .lock()

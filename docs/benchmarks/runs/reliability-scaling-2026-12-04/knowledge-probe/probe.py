@@ -73,9 +73,12 @@ def seed(lo, hi):
 
 
 def cold(k):
-    call("POST", "/v1/spaces/scale-scratch/sessions",
+    # Into the measured space and out again: caches are kept per space since 2026-12-04,
+    # so a write to another space (what this did before) no longer makes them cold.
+    call("POST", "/v1/spaces/scale-speakers/sessions",
          {"id": f"c{k}", "messages": [{"role": "user", "text": "Scratch write."},
                                        {"role": "assistant", "text": "Noted."}]})
+    call("DELETE", f"/v1/spaces/scale-speakers/sessions/c{k}")
 
 
 PROBES = {
@@ -100,7 +103,6 @@ def main():
             break
         except Exception:
             time.sleep(0.2)
-    cold(-1)
     call("POST", "/v1/spaces/scale-speakers/sessions",
          {"id": "baseline", "messages": [{"role": "user", "text": "The budget for Atlas is $100k."},
                                          {"role": "assistant", "text": "Noted."}]})
