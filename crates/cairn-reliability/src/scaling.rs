@@ -10,9 +10,9 @@
 //! Each measurement is cold: right before it, a session written to the measured space and
 //! removed again moves that space's generation (so no cache of derived state, such as an
 //! entity graph or a fact index, answers for free) and a recall in a scratch space commits
-//! the text index; then the probe waits
-//! until the server is idle (see [`settle`]), so the background work those two set off
-//! (the text index's segment merges) is not counted against it. A write probe's own
+//! the text index; then the probe waits until the server is idle (see [`settle`]), so the
+//! background work those set off (the text index's segment merges) is not counted against
+//! it. A write probe's own
 //! deferred text commit (`text_commit_ms` later) falls after its window, as before the
 //! wait: the commit's cost is measured by the write benchmarks, not here. The median of
 //! the repetitions counts. A row's growth per doubling
