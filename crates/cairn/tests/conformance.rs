@@ -1372,21 +1372,16 @@ fn generation_moves_for_its_own_space_only() {
                 b.name()
             );
         };
-        s.records
-            .put_session(
-                &record(&a, "s1", &["hello there"]),
-                &[unit(&a, "u1", "s1", "hello", "hello there")],
-            )
-            .unwrap();
-        moved("put_session");
-        // The same session again, its units unchanged: a write all the same.
-        s.records
-            .put_session(
-                &record(&a, "s1", &["hello there"]),
-                &[unit(&a, "u1", "s1", "hello", "hello there")],
-            )
-            .unwrap();
-        moved("put_session again");
+        // The same session twice, its units unchanged the second time: a write all the same.
+        for what in ["put_session", "put_session again"] {
+            s.records
+                .put_session(
+                    &record(&a, "s1", &["hello there"]),
+                    &[unit(&a, "u1", "s1", "hello", "hello there")],
+                )
+                .unwrap();
+            moved(what);
+        }
         s.records.delete_session(&a, "s1").unwrap();
         moved("delete_session");
         s.records

@@ -32,11 +32,11 @@ impl Engine {
         if let Some(index) = cache.get(space).filter(|i| i.is_of(&facts)) {
             return Ok(index.clone());
         }
-        let started = std::time::Instant::now();
-        let index = Arc::new(facts::FactIndex::new(facts.clone()));
+        let (started, n) = (std::time::Instant::now(), facts.len());
+        let index = Arc::new(facts::FactIndex::new(facts));
         tracing::debug!(
             space = %space,
-            facts = facts.len(),
+            facts = n,
             ms = started.elapsed().as_secs_f64() * 1e3,
             "built the fact index"
         );
