@@ -927,6 +927,13 @@ impl SubjectIndex {
     }
 }
 
+/// Whether one key equals the other or holds every word of it (non-empty): what
+/// [`subject_match`] needs of two subjects' keys before it can call them the same.
+fn keys_nest(a: &[String], b: &[String]) -> bool {
+    let (small, big) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    a == b || (!small.is_empty() && small.iter().all(|w| big.contains(w)))
+}
+
 /// Oldest first; ties in time keep id order.
 fn sort_chain(chain: &mut [&Unit]) {
     chain.sort_by(|a, b| chain_order(a, b));
@@ -950,12 +957,16 @@ pub fn history(subject: &str, facts: &[Unit]) -> Option<FactHistory> {
         (subject_match(&asked, &written) == SubjectMatch::Same)
             .then(|| written.key.len().abs_diff(asked.key.len()))
     };
+    // A stored key that neither holds nor lies in the other rules a fact out before its
+    // subject is built (which allocates): most facts of a large space are about
+    // something else.
+    let same = |of: &Subject, d: &FactDetail| {
+        keys_nest(&of.key, &d.subject_key)
+            && subject_match(of, &Subject::of(d)) == SubjectMatch::Same
+    };
     let things: Vec<&Unit> = facts
         .iter()
-        .filter(|f| detail(f).is_some_and(|d| d.person.is_none()))
-        .filter(|f| {
-            detail(f).is_some_and(|d| subject_match(&asked, &Subject::of(d)) == SubjectMatch::Same)
-        })
+        .filter(|f| detail(f).is_some_and(|d| d.person.is_none() && same(&asked, d)))
         .collect();
     let closest_thing = things
         .iter()
@@ -972,10 +983,7 @@ pub fn history(subject: &str, facts: &[Unit]) -> Option<FactHistory> {
             let of = Subject::of(detail(best)?);
             facts
                 .iter()
-                .filter(|f| {
-                    detail(f)
-                        .is_some_and(|d| subject_match(&of, &Subject::of(d)) == SubjectMatch::Same)
-                })
+                .filter(|f| detail(f).is_some_and(|d| same(&of, d)))
                 .collect()
         }
         _ => things,

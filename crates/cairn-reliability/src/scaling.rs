@@ -41,7 +41,8 @@ pub struct ScalingOptions {
     pub base: usize,
     /// Doublings after the first size.
     pub doublings: usize,
-    /// Cold measurements per probe and size; their median counts.
+    /// Cold measurements per probe and size; their median counts. Five by default: at
+    /// three, a row moved by 0.2-0.4x between runs of the same binary (docs/reliability.md).
     pub reps: usize,
     /// Only the dimensions named (all when empty).
     pub only: Vec<String>,
@@ -53,7 +54,7 @@ impl Default for ScalingOptions {
         Self {
             base: 250,
             doublings: 3,
-            reps: 3,
+            reps: 5,
             only: Vec::new(),
             seed: 1,
         }

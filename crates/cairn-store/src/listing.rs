@@ -5,7 +5,8 @@ use crate::sqlite::be;
 use cairn_core::{
     Receipt, SessionHeader, SessionRecord, SpaceId, StoreError, Unit, UnitPage, UnitQuery,
 };
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::types::Value;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 pub(crate) fn receipt(
     conn: &Connection,
@@ -61,72 +62,114 @@ pub(crate) fn session_headers(
         .collect()
 }
 
-/// The WHERE clause of a listing; parameters `?1`..`?7` in [`list_params`] order (an
-/// undated unit is seen as of the time it was recorded).
-const LISTING_WHERE: &str = "space=?1
-    AND (?2 IS NULL OR kind IN (SELECT value FROM json_each(?2)))
-    AND (?3 IS NULL OR session_id IN (SELECT value FROM json_each(?3)))
-    AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(units.body, '$.provenance.speakers')
-                               WHERE value = ?4))
-    AND (?5 IS NULL OR occurred_us >= ?5)
-    AND (?6 IS NULL OR occurred_us <= ?6)
-    AND (?7 IS NULL OR COALESCE(occurred_us,
-            CAST(unixepoch(json_extract(units.body, '$.recorded_at'), 'subsec') * 1000000
-                 AS INTEGER)) <= ?7)";
-
-fn json_list<T: serde::Serialize>(v: &Option<Vec<T>>) -> Result<Option<String>, StoreError> {
-    v.as_ref().map(crate::rows::to_json).transpose()
+/// The conditions of a listing, only those the query sets (so SQLite plans each query
+/// for what it asks: a count of kinds reads the kind index alone), with their parameters
+/// (an undated unit is seen as of the time it was recorded).
+fn listing_where(space: &SpaceId, q: &UnitQuery) -> Result<(String, Vec<Value>), StoreError> {
+    let mut sql = String::from("space=?");
+    let mut args = vec![Value::Text(space.as_str().to_string())];
+    let mut cond = |clause: &str, arg: Value| {
+        sql.push_str(" AND ");
+        sql.push_str(clause);
+        args.push(arg);
+    };
+    if let Some(kinds) = &q.kinds {
+        let kinds: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+        cond(
+            "kind IN (SELECT value FROM json_each(?))",
+            Value::Text(crate::rows::to_json(&kinds)?),
+        );
+    }
+    if let Some(sessions) = &q.sessions {
+        cond(
+            "session_id IN (SELECT value FROM json_each(?))",
+            Value::Text(crate::rows::to_json(sessions)?),
+        );
+    }
+    if let Some(speaker) = &q.speaker {
+        cond(
+            "EXISTS (SELECT 1 FROM json_each(units.body, '$.provenance.speakers') WHERE value = ?)",
+            Value::Text(speaker.clone()),
+        );
+    }
+    if let Some(t) = q.since {
+        cond("occurred_us >= ?", Value::Integer(t.timestamp_micros()));
+    }
+    if let Some(t) = q.until {
+        cond("occurred_us <= ?", Value::Integer(t.timestamp_micros()));
+    }
+    if let Some(t) = q.as_of {
+        cond(
+            "COALESCE(occurred_us, CAST(unixepoch(json_extract(units.body, '$.recorded_at'),
+                 'subsec') * 1000000 AS INTEGER)) <= ?",
+            Value::Integer(t.timestamp_micros()),
+        );
+    }
+    Ok((sql, args))
 }
 
+/// Beyond i64 (a client's `offset=18446744073709551615`) is past every row, not a
+/// negative number SQLite reads as "no offset".
+fn sql_count(n: usize) -> Value {
+    Value::Integer(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// A page in listing order: the dated units by (time, session, position, id), then the
+/// undated ones by (session, position, id). Each part is read in the order of the
+/// `units_listed` index, so a page costs its offset and length, not the space: one
+/// `ORDER BY` over both parts sorted every matching row, bodies and all, for each page.
 pub(crate) fn list_units(
     conn: &Connection,
     space: &SpaceId,
     q: &UnitQuery,
 ) -> Result<UnitPage, StoreError> {
-    let kinds = json_list(&q.kinds)?;
-    let sessions = json_list(&q.sessions)?;
-    let since = q.since.map(|t| t.timestamp_micros());
-    let until = q.until.map(|t| t.timestamp_micros());
-    let as_of = q.as_of.map(|t| t.timestamp_micros());
-    let total: i64 = be(conn.query_row(
-        &format!("SELECT COUNT(*) FROM units WHERE {LISTING_WHERE}"),
-        params![
-            space.as_str(),
-            kinds,
-            sessions,
-            q.speaker,
-            since,
-            until,
-            as_of
-        ],
-        |r| r.get(0),
-    ))?;
-    let mut stmt = be(conn.prepare_cached(&format!(
-        "SELECT {UNIT_COLUMNS} FROM units WHERE {LISTING_WHERE}
-         ORDER BY occurred_us IS NULL, occurred_us, session_id, position, id
-         LIMIT ?8 OFFSET ?9"
-    )))?;
-    let rows: Vec<UnitCells> = be(stmt
-        .query_map(
-            params![
-                space.as_str(),
-                kinds,
-                sessions,
-                q.speaker,
-                since,
-                until,
-                as_of,
-                // Beyond i64 (a client's `offset=18446744073709551615`) is past every
-                // row, not a negative number SQLite reads as "no offset".
-                i64::try_from(q.limit).unwrap_or(i64::MAX),
-                i64::try_from(q.offset).unwrap_or(i64::MAX)
-            ],
-            |r| unit_cells(r, 0),
-        )
-        .and_then(|r| r.collect()))?;
+    let (cond, args) = listing_where(space, q)?;
+    // One snapshot for the count and both parts.
+    let tx = be(conn.unchecked_transaction())?;
+    let count = |extra: &str| -> Result<usize, StoreError> {
+        let n: i64 = be(tx.query_row(
+            &format!("SELECT COUNT(*) FROM units WHERE {cond}{extra}"),
+            params_from_iter(&args),
+            |r| r.get(0),
+        ))?;
+        Ok(n.max(0) as usize)
+    };
+    let page = |part: &str, order: &str, offset: usize, limit: usize| {
+        let mut stmt = be(tx.prepare_cached(&format!(
+            "SELECT {UNIT_COLUMNS} FROM units WHERE {cond} AND {part}
+             ORDER BY {order} LIMIT ? OFFSET ?"
+        )))?;
+        let tail = [sql_count(limit), sql_count(offset)];
+        be(stmt
+            .query_map(params_from_iter(args.iter().chain(&tail)), |r| {
+                unit_cells(r, 0)
+            })
+            .and_then(|r| r.collect::<Result<Vec<UnitCells>, _>>()))
+    };
+    let total = count("")?;
+    let mut rows = page(
+        "occurred_us IS NOT NULL",
+        "occurred_us, session_id, position, id",
+        q.offset,
+        q.limit,
+    )?;
+    if rows.len() < q.limit {
+        // Where the dated units end: past the offset when the page holds some of them.
+        let dated = match rows.len() {
+            0 if q.offset > 0 => count(" AND occurred_us IS NOT NULL")?,
+            n => q.offset + n,
+        };
+        rows.extend(page(
+            "occurred_us IS NULL",
+            "session_id, position, id",
+            q.offset.saturating_sub(dated),
+            q.limit - rows.len(),
+        )?);
+    }
+    drop(tx);
     Ok(UnitPage {
         units: units_of(rows)?,
-        total: total.max(0) as usize,
+        total,
     })
 }
 

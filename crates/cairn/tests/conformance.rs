@@ -1844,3 +1844,60 @@ fn a_listing_offset_past_every_row_is_an_empty_page() {
         }
     });
 }
+
+/// Pages are slices of one order: dated units by time, then undated ones, each page what
+/// the whole listing holds at its offset, on both sides of where the dated units end.
+#[test]
+fn listing_pages_are_slices_of_one_order_across_dated_and_undated_units() {
+    each(|b| {
+        let m = b.memory();
+        // A trajectory's units are undated; sessions are dated (when sent, if not before).
+        let run = |id: &str, goal: &str| -> TrajectoryInput {
+            serde_json::from_value(serde_json::json!({"id": id, "goal": goal, "states": [
+                {"url": "http://x/1", "action": "click", "observation": "a form"},
+                {"url": "http://x/2", "action": "type", "observation": "done"}]}))
+            .unwrap()
+        };
+        m.ingest_session("l", travel()).unwrap();
+        m.insert_trajectory("l", run("t1", "book a table")).unwrap();
+        m.ingest_session("l", pets()).unwrap();
+        m.insert_trajectory("l", run("t2", "pay a bill")).unwrap();
+        for kinds in [None, Some(cairn_core::UnitKind::MEMORIES.to_vec())] {
+            let list = |offset: usize, limit: usize| {
+                let q = cairn_core::UnitQuery {
+                    kinds: kinds.clone(),
+                    offset,
+                    limit,
+                    ..Default::default()
+                };
+                m.list_units("l", &q, None).unwrap()
+            };
+            let all = list(0, 10_000);
+            let n = all.units.len();
+            assert_eq!(all.total, n, "{}", b.name());
+            let dated = all
+                .units
+                .iter()
+                .take_while(|u| u.occurred_at.is_some())
+                .count();
+            assert!(dated > 0 && dated < n, "{}: {dated} of {n} dated", b.name());
+            assert!(all.units[dated..].iter().all(|u| u.occurred_at.is_none()));
+            assert!(all.units[..dated]
+                .windows(2)
+                .all(|w| w[0].occurred_at <= w[1].occurred_at));
+            for limit in [1, 2, 3, 5] {
+                for offset in 0..=n + 1 {
+                    let page = list(offset, limit);
+                    let want = &all.units[offset.min(n)..(offset + limit).min(n)];
+                    assert_eq!(
+                        ids(&page.units),
+                        ids(want),
+                        "{}: offset {offset} limit {limit}",
+                        b.name()
+                    );
+                    assert_eq!(page.total, n);
+                }
+            }
+        }
+    });
+}

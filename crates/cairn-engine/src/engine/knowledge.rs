@@ -14,10 +14,21 @@ use super::{Engine, EngineError};
 use crate::derive::{partition_of, partitions};
 
 impl Engine {
-    /// Every fact of a space the view sees.
-    pub(super) fn facts_in(&self, space: &SpaceId, view: &View) -> Result<Vec<Unit>, EngineError> {
+    /// Every fact of a space the view sees: the cached read itself when it sees them
+    /// all (a copy of tens of thousands of facts per request is most of what a history
+    /// costs).
+    pub(super) fn facts_in(
+        &self,
+        space: &SpaceId,
+        view: &View,
+    ) -> Result<Arc<Vec<Unit>>, EngineError> {
         let all = self.all_facts(space)?;
-        Ok(all.iter().filter(|f| view.sees(f)).cloned().collect())
+        if all.iter().all(|f| view.sees(f)) {
+            return Ok(all);
+        }
+        Ok(Arc::new(
+            all.iter().filter(|f| view.sees(f)).cloned().collect(),
+        ))
     }
 
     /// Every fact of a space (see [`Engine::topic_units_cached`]).
