@@ -54,9 +54,9 @@ pub use source::{
 };
 pub use time::Timestamp;
 pub use traits::{
-    EmbedError, Embedder, EmbeddingCache, KeyRecords, KeyRow, Receipt, RecordStore, SessionWrite,
-    SpaceStats, Stale, StoreError, TextIndex, TextQuery, UnitPage, UnitQuery, VectorIndex,
-    RECEIPT_TTL_HOURS,
+    EmbedError, Embedder, EmbeddingCache, KeyRecords, KeyRow, ListingPart, Receipt, RecordStore,
+    SessionWrite, SpaceStats, Stale, StoreError, TextIndex, TextQuery, UnitPage, UnitQuery,
+    VectorIndex, RECEIPT_TTL_HOURS,
 };
 pub use trajectory::{AgentState, TrajectoryInput, TrajectoryRecord, TrajectorySummary};
 pub use unit::{Provenance, Unit, UnitDetail, UnitKind, KEY_HEAD_BYTES};

@@ -2,8 +2,8 @@
 //! The engine is written against these traits only, so the embedded store and a server
 //! backend (PostgreSQL) are interchangeable.
 use crate::{
-    SessionHeader, SessionRecord, SpaceId, Timestamp, TrajectoryRecord, TrajectorySummary, Unit,
-    UnitKind,
+    AgentState, SessionHeader, SessionRecord, SpaceId, Timestamp, TrajectoryRecord,
+    TrajectorySummary, Unit, UnitKind,
 };
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -108,6 +108,57 @@ pub struct UnitQuery {
     pub limit: usize,
 }
 
+/// The parts of a listing's order, one after the other, each a range of the stores'
+/// listing index (space, occurrence time, session, position, id) read in that index's
+/// order: a page read part by part ([`UnitQuery::page_by_parts`]) costs its offset and
+/// length, where one `ORDER BY` over the whole order sorted every matching row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListingPart {
+    /// Dated units, by (time, session, position, id).
+    Dated,
+    /// Undated units of no session (a trajectory's), by (position, id).
+    UndatedOutsideSessions,
+    /// Undated units of a session, by (session, position, id).
+    UndatedInSessions,
+}
+
+impl ListingPart {
+    pub const ALL: [ListingPart; 3] = [
+        ListingPart::Dated,
+        ListingPart::UndatedOutsideSessions,
+        ListingPart::UndatedInSessions,
+    ];
+}
+
+impl UnitQuery {
+    /// This query's page, read part by part: `fetch(part, offset, limit)` reads up to
+    /// `limit` rows of one part from its `offset`; `count(part)` counts a part's rows and
+    /// is asked only when the part has none at a non-zero offset (the page starts after
+    /// it).
+    pub fn page_by_parts<T, E>(
+        &self,
+        mut fetch: impl FnMut(ListingPart, usize, usize) -> Result<Vec<T>, E>,
+        mut count: impl FnMut(ListingPart) -> Result<usize, E>,
+    ) -> Result<Vec<T>, E> {
+        let (mut offset, mut rows) = (self.offset, Vec::new());
+        for part in ListingPart::ALL {
+            let need = self.limit.saturating_sub(rows.len());
+            if need == 0 {
+                break;
+            }
+            let got = fetch(part, offset, need)?;
+            if !got.is_empty() {
+                // Fewer than asked: the part ends here, the next starts at its first row.
+                offset = 0;
+                rows.extend(got);
+            } else if offset > 0 {
+                offset = offset.saturating_sub(count(part)?);
+            }
+        }
+        Ok(rows)
+    }
+}
+
 /// A page of a unit listing.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct UnitPage {
@@ -170,6 +221,20 @@ pub trait RecordStore: Send + Sync {
         space: &SpaceId,
         id: &str,
     ) -> Result<Option<TrajectoryRecord>, StoreError>;
+    /// State `index` of a trajectory with how many states it has (`None`: no such
+    /// trajectory; `(n, None)`: no such state). A backend that keeps observations apart
+    /// reads that state's only: one state of a long run costs its own page, not the run's.
+    fn trajectory_state(
+        &self,
+        space: &SpaceId,
+        id: &str,
+        index: usize,
+    ) -> Result<Option<(usize, Option<AgentState>)>, StoreError> {
+        Ok(self.get_trajectory(space, id)?.map(|r| {
+            let n = r.trajectory.states.len();
+            (n, r.trajectory.states.into_iter().nth(index))
+        }))
+    }
     /// Deletes a trajectory and its units; returns the deleted unit ids.
     fn delete_trajectory(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError>;
     /// All trajectories of a space in insert order.
@@ -464,4 +529,52 @@ pub trait KeyRecords: Send + Sync {
     fn revoke(&self, id: &str, at: &str) -> Result<bool, StoreError>;
     /// The key with that id if it is live (not revoked).
     fn live(&self, id: &str) -> Result<Option<KeyRow>, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every page of parts of any sizes (empty ones too) is the slice of their
+    /// concatenation at its offset.
+    #[test]
+    fn a_page_by_parts_is_the_slice_of_the_whole_order() {
+        for sizes in [
+            [0, 0, 0],
+            [3, 0, 2],
+            [0, 4, 0],
+            [2, 2, 2],
+            [0, 0, 5],
+            [1, 0, 0],
+        ] {
+            let part = |p: ListingPart| {
+                let i = ListingPart::ALL.iter().position(|&q| q == p).unwrap_or(0);
+                (i, sizes[i])
+            };
+            let whole: Vec<(usize, usize)> = (0..3)
+                .flat_map(|i| (0..sizes[i]).map(move |j| (i, j)))
+                .collect();
+            for limit in 0..8 {
+                for offset in (0..whole.len() + 3).chain([usize::MAX]) {
+                    let q = UnitQuery {
+                        offset,
+                        limit,
+                        ..Default::default()
+                    };
+                    let page = q
+                        .page_by_parts(
+                            |p, from, n| {
+                                let (i, len) = part(p);
+                                Ok::<_, ()>((from.min(len)..len).take(n).map(|j| (i, j)).collect())
+                            },
+                            |p| Ok(part(p).1),
+                        )
+                        .unwrap();
+                    let start = offset.min(whole.len());
+                    let want = &whole[start..start.saturating_add(limit).min(whole.len())];
+                    assert_eq!(page, want, "sizes {sizes:?} offset {offset} limit {limit}");
+                }
+            }
+        }
+    }
 }

@@ -5,8 +5,8 @@
 use crate::body::{from_json, units_of};
 use crate::PgStore;
 use cairn_core::{
-    Receipt, SessionHeader, SessionRecord, SpaceId, StoreError, Unit, UnitPage, UnitQuery,
-    RECEIPT_TTL_HOURS,
+    ListingPart, Receipt, SessionHeader, SessionRecord, SpaceId, StoreError, Unit, UnitPage,
+    UnitQuery, RECEIPT_TTL_HOURS,
 };
 use sqlx::PgConnection;
 
@@ -106,6 +106,25 @@ macro_rules! listing_where {
     };
 }
 
+/// Which rows of the listing index a part reads, and in what order.
+fn part_sql(part: ListingPart) -> (&'static str, &'static str) {
+    match part {
+        ListingPart::Dated => (
+            "occurred_us IS NOT NULL",
+            "occurred_us, session_id NULLS FIRST, position, id",
+        ),
+        ListingPart::UndatedOutsideSessions => {
+            ("occurred_us IS NULL AND session_id IS NULL", "position, id")
+        }
+        ListingPart::UndatedInSessions => (
+            "occurred_us IS NULL AND session_id IS NOT NULL",
+            "session_id, position, id",
+        ),
+    }
+}
+
+/// A page in listing order, read part by part along the `units_listed` index (see
+/// [`ListingPart`]).
 pub(crate) fn list_units(
     db: &PgStore,
     space: &SpaceId,
@@ -118,42 +137,52 @@ pub(crate) fn list_units(
     let since = q.since.map(|t| t.timestamp_micros());
     let until = q.until.map(|t| t.timestamp_micros());
     let as_of = q.as_of.map(|t| t.timestamp_micros());
-    let count_sql = concat!("SELECT COUNT(*) FROM units WHERE ", listing_where!());
-    let page_sql = concat!(
-        "SELECT body FROM units WHERE ",
-        listing_where!(),
-        " ORDER BY occurred_us ASC NULLS LAST, session_id ASC NULLS FIRST, position, id
-         LIMIT $8 OFFSET $9"
-    );
-    let (total, rows): (i64, Vec<String>) = db.block_on(async {
-        let total: i64 = sqlx::query_scalar(count_sql)
-            .bind(space.as_str())
-            .bind(&kinds)
-            .bind(&q.sessions)
-            .bind(&q.speaker)
-            .bind(since)
-            .bind(until)
-            .bind(as_of)
-            .fetch_one(db.pool())
-            .await?;
-        let rows: Vec<String> = sqlx::query_scalar(page_sql)
-            .bind(space.as_str())
-            .bind(&kinds)
-            .bind(&q.sessions)
-            .bind(&q.speaker)
-            .bind(since)
-            .bind(until)
-            .bind(as_of)
-            // Beyond i64 is past every row, never a negative number.
-            .bind(i64::try_from(q.limit).unwrap_or(i64::MAX))
-            .bind(i64::try_from(q.offset).unwrap_or(i64::MAX))
-            .fetch_all(db.pool())
-            .await?;
-        Ok((total, rows))
-    })?;
+    // The SQL is the fixed listing condition and a part's fixed clauses; every value is
+    // bound.
+    let count = |extra: &str| {
+        let sql = format!(
+            "SELECT COUNT(*) FROM units WHERE {}{extra}",
+            listing_where!()
+        );
+        let n: i64 = db.block_on(
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                .bind(space.as_str())
+                .bind(&kinds)
+                .bind(&q.sessions)
+                .bind(&q.speaker)
+                .bind(since)
+                .bind(until)
+                .bind(as_of)
+                .fetch_one(db.pool()),
+        )?;
+        Ok::<_, StoreError>(n.max(0) as usize)
+    };
+    let fetch = |part, offset: usize, limit: usize| {
+        let (rows, order) = part_sql(part);
+        let sql = format!(
+            "SELECT body FROM units WHERE {} AND {rows} ORDER BY {order} LIMIT $8 OFFSET $9",
+            listing_where!()
+        );
+        db.block_on(
+            sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
+                .bind(space.as_str())
+                .bind(&kinds)
+                .bind(&q.sessions)
+                .bind(&q.speaker)
+                .bind(since)
+                .bind(until)
+                .bind(as_of)
+                // Beyond i64 is past every row, never a negative number.
+                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                .bind(i64::try_from(offset).unwrap_or(i64::MAX))
+                .fetch_all(db.pool()),
+        )
+    };
+    let total = count("")?;
+    let rows = q.page_by_parts(fetch, |part| count(&format!(" AND {}", part_sql(part).0)))?;
     Ok(UnitPage {
         units: units_of(rows)?,
-        total: total.max(0) as usize,
+        total,
     })
 }
 

@@ -3,7 +3,8 @@
 use crate::rows::{from_json, unit_cells, units_of, UnitCells, UNIT_COLUMNS};
 use crate::sqlite::be;
 use cairn_core::{
-    Receipt, SessionHeader, SessionRecord, SpaceId, StoreError, Unit, UnitPage, UnitQuery,
+    ListingPart, Receipt, SessionHeader, SessionRecord, SpaceId, StoreError, Unit, UnitPage,
+    UnitQuery,
 };
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
@@ -114,17 +115,33 @@ fn sql_count(n: usize) -> Value {
     Value::Integer(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
-/// A page in listing order: the dated units by (time, session, position, id), then the
-/// undated ones by (session, position, id). Each part is read in the order of the
-/// `units_listed` index, so a page costs its offset and length, not the space: one
-/// `ORDER BY` over both parts sorted every matching row, bodies and all, for each page.
+/// Which rows of the listing index a part reads, and in what order (SQLite puts a
+/// NULL session first, as the order wants).
+fn part_sql(part: ListingPart) -> (&'static str, &'static str) {
+    match part {
+        ListingPart::Dated => (
+            "occurred_us IS NOT NULL",
+            "occurred_us, session_id, position, id",
+        ),
+        ListingPart::UndatedOutsideSessions => {
+            ("occurred_us IS NULL AND session_id IS NULL", "position, id")
+        }
+        ListingPart::UndatedInSessions => (
+            "occurred_us IS NULL AND session_id IS NOT NULL",
+            "session_id, position, id",
+        ),
+    }
+}
+
+/// A page in listing order, read part by part in the order of the `units_listed`
+/// index (see [`ListingPart`]).
 pub(crate) fn list_units(
     conn: &Connection,
     space: &SpaceId,
     q: &UnitQuery,
 ) -> Result<UnitPage, StoreError> {
     let (cond, args) = listing_where(space, q)?;
-    // One snapshot for the count and both parts.
+    // One snapshot for the count and every part.
     let tx = be(conn.unchecked_transaction())?;
     let count = |extra: &str| -> Result<usize, StoreError> {
         let n: i64 = be(tx.query_row(
@@ -134,9 +151,10 @@ pub(crate) fn list_units(
         ))?;
         Ok(n.max(0) as usize)
     };
-    let page = |part: &str, order: &str, offset: usize, limit: usize| {
+    let fetch = |part, offset, limit| {
+        let (rows, order) = part_sql(part);
         let mut stmt = be(tx.prepare_cached(&format!(
-            "SELECT {UNIT_COLUMNS} FROM units WHERE {cond} AND {part}
+            "SELECT {UNIT_COLUMNS} FROM units WHERE {cond} AND {rows}
              ORDER BY {order} LIMIT ? OFFSET ?"
         )))?;
         let tail = [sql_count(limit), sql_count(offset)];
@@ -147,25 +165,7 @@ pub(crate) fn list_units(
             .and_then(|r| r.collect::<Result<Vec<UnitCells>, _>>()))
     };
     let total = count("")?;
-    let mut rows = page(
-        "occurred_us IS NOT NULL",
-        "occurred_us, session_id, position, id",
-        q.offset,
-        q.limit,
-    )?;
-    if rows.len() < q.limit {
-        // Where the dated units end: past the offset when the page holds some of them.
-        let dated = match rows.len() {
-            0 if q.offset > 0 => count(" AND occurred_us IS NOT NULL")?,
-            n => q.offset + n,
-        };
-        rows.extend(page(
-            "occurred_us IS NULL",
-            "session_id, position, id",
-            q.offset.saturating_sub(dated),
-            q.limit - rows.len(),
-        )?);
-    }
+    let rows = q.page_by_parts(fetch, |part| count(&format!(" AND {}", part_sql(part).0)))?;
     drop(tx);
     Ok(UnitPage {
         units: units_of(rows)?,

@@ -383,6 +383,15 @@ impl RecordStore for SqliteRecordStore {
         crate::trajectories::get(&self.db.lock(), space, id)
     }
 
+    fn trajectory_state(
+        &self,
+        space: &SpaceId,
+        id: &str,
+        index: usize,
+    ) -> Result<Option<(usize, Option<cairn_core::AgentState>)>, StoreError> {
+        crate::trajectories::state(&self.db.lock(), space, id, index)
+    }
+
     fn delete_trajectory(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError> {
         let mut conn = self.db.lock();
         let tx = be(conn.transaction())?;

@@ -6,7 +6,8 @@
 use crate::rows::{from_json, require_space, to_json, write_units};
 use crate::sqlite::be;
 use cairn_core::{
-    SpaceId, StoreError, Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
+    AgentState, SpaceId, StoreError, Timestamp, TrajectoryInput, TrajectoryRecord,
+    TrajectorySummary,
 };
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
@@ -170,6 +171,35 @@ pub(crate) fn get(
         .optional())?;
     row.map(|(at, body)| record_from_row(conn, space, &at, &body))
         .transpose()
+}
+
+/// One state of a trajectory and the trajectory's state count, reading that state's
+/// observation only (see [`cairn_core::RecordStore::trajectory_state`]).
+pub(crate) fn state(
+    conn: &rusqlite::Connection,
+    space: &SpaceId,
+    id: &str,
+    index: usize,
+) -> Result<Option<(usize, Option<AgentState>)>, StoreError> {
+    let body: Option<Vec<u8>> = be(conn
+        .query_row(
+            "SELECT body FROM trajectories WHERE space=?1 AND id=?2",
+            params![space.as_str(), id],
+            |r| r.get(0),
+        )
+        .optional())?;
+    let Some(body) = body else {
+        return Ok(None);
+    };
+    let stored: StoredBody = from_json(&gunzip(&body, "trajectory")?, "trajectory")?;
+    let n = stored.trajectory.states.len();
+    let Some(mut state) = stored.trajectory.states.into_iter().nth(index) else {
+        return Ok(Some((n, None)));
+    };
+    if let Some(Some(h)) = stored.observations.get(index) {
+        state.observation = Some(observation(conn, h)?);
+    }
+    Ok(Some((n, Some(state))))
 }
 
 pub(crate) fn all(

@@ -1,8 +1,9 @@
 use crate::Error;
 use cairn_core::{
-    AppendInput, Embedder, EntityDetail, EntitySummary, FactHistory, GroupMessage, InputError,
-    KeyRecords, Recall, RecallOptions, RememberInput, ScopeOptions, SessionInput, SessionRecord,
-    SpaceId, SpaceStats, SpeakerProfile, TrajectoryInput, TrajectoryRecord, TrajectorySummary,
+    AgentState, AppendInput, Embedder, EntityDetail, EntitySummary, FactHistory, GroupMessage,
+    InputError, KeyRecords, Recall, RecallOptions, RememberInput, ScopeOptions, SessionInput,
+    SessionRecord, SpaceId, SpaceStats, SpeakerProfile, TrajectoryInput, TrajectoryRecord,
+    TrajectorySummary,
 };
 use cairn_embed::EmbedConfig;
 use cairn_engine::{
@@ -476,6 +477,18 @@ impl Memory {
         id: &str,
     ) -> Result<Option<TrajectoryRecord>, Error> {
         Ok(self.engine.trajectory(&space(space_name)?, id)?)
+    }
+
+    /// State `index` (0-based) of a trajectory, exactly as inserted, with the
+    /// trajectory's state count: `None` when there is no such trajectory, `(n, None)`
+    /// when it has no state `index`. Reads that state's observation only.
+    pub fn stored_state(
+        &self,
+        space_name: &str,
+        id: &str,
+        index: usize,
+    ) -> Result<Option<(usize, Option<AgentState>)>, Error> {
+        Ok(self.engine.stored_state(&space(space_name)?, id, index)?)
     }
 
     /// The manifest of a space: goal, outcome, steps and URLs of every trajectory.

@@ -1901,3 +1901,40 @@ fn listing_pages_are_slices_of_one_order_across_dated_and_undated_units() {
         }
     });
 }
+
+/// One stored state is the state the whole trajectory holds at its index, observation
+/// included; past the last state, and for a missing run, the answer says which.
+#[test]
+fn one_stored_state_is_the_runs_state_at_its_index() {
+    each(|b| {
+        let m = b.memory();
+        let t: TrajectoryInput = serde_json::from_value(serde_json::json!({
+            "id": "lamp", "goal": "buy a lamp", "states": [
+                {"url": "http://x/0", "action": "click", "observation": "a list of lamps"},
+                {"url": "http://x/1", "thought": "the brass one"},
+                {"url": "http://x/2", "action": "pay", "observation": "a list of lamps"}]}))
+        .unwrap();
+        m.insert_trajectory("st", t).unwrap();
+        let whole = m
+            .trajectory("st", "lamp")
+            .unwrap()
+            .unwrap()
+            .trajectory
+            .states;
+        for (i, want) in whole.iter().enumerate() {
+            let (n, got) = m.stored_state("st", "lamp", i).unwrap().unwrap();
+            assert_eq!(n, 3, "{}", b.name());
+            assert_eq!(
+                serde_json::to_value(got.unwrap()).unwrap(),
+                serde_json::to_value(want).unwrap(),
+                "{}: state {i}",
+                b.name()
+            );
+        }
+        assert!(matches!(
+            m.stored_state("st", "lamp", 3).unwrap(),
+            Some((3, None))
+        ));
+        assert!(m.stored_state("st", "nope", 0).unwrap().is_none());
+    });
+}

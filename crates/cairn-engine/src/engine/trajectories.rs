@@ -1,7 +1,7 @@
 //! Agent trajectories: insert (idempotent), read, forget.
 use crate::trajectory::derive_trajectory_units;
 use cairn_core::{
-    ConflictError, SpaceId, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit,
+    AgentState, ConflictError, SpaceId, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit,
 };
 use std::sync::atomic::Ordering;
 
@@ -151,6 +151,18 @@ impl Engine {
     ) -> Result<Option<TrajectoryRecord>, EngineError> {
         self.require_space(space)?;
         Ok(self.b.records.get_trajectory(space, id)?)
+    }
+
+    /// State `index` of a trajectory, exactly as inserted, with the trajectory's state
+    /// count (`None`: no such trajectory; `(n, None)`: no such state).
+    pub fn stored_state(
+        &self,
+        space: &SpaceId,
+        id: &str,
+        index: usize,
+    ) -> Result<Option<(usize, Option<AgentState>)>, EngineError> {
+        self.require_space(space)?;
+        Ok(self.b.records.trajectory_state(space, id, index)?)
     }
 
     /// Every trajectory of a space, exactly as inserted.

@@ -140,19 +140,18 @@ pub(super) async fn get_trajectory_state(
     let i: usize = index
         .parse()
         .map_err(|_| ApiError::invalid("index", format!("{index:?} is not a state index")))?;
-    let t = fetch_trajectory(&st, &space, &id).await?;
-    let n = t.trajectory.states.len();
-    t.trajectory
-        .states
-        .into_iter()
-        .nth(i)
-        .map(|s| Json(s.into()))
-        .ok_or_else(|| {
-            ApiError::not_found(
-                "not_found",
-                format!("trajectory {id:?} has {n} states; no state {i}"),
-            )
-        })
+    let (sp, tid) = (space.clone(), id.clone());
+    match blocking(&st, move |m| m.stored_state(&sp, &tid, i)).await? {
+        None => Err(ApiError::not_found(
+            "not_found",
+            format!("trajectory {id:?} not found"),
+        )),
+        Some((n, None)) => Err(ApiError::not_found(
+            "not_found",
+            format!("trajectory {id:?} has {n} states; no state {i}"),
+        )),
+        Some((_, Some(s))) => Ok(Json(s.into())),
+    }
 }
 
 #[utoipa::path(

@@ -89,6 +89,8 @@ PROBES = {
     "speakers": ("GET", "/v1/spaces/scale-speakers/speakers", None),
     "entities": ("GET", "/v1/spaces/scale-speakers/entities", None),
     "recall": ("POST", "/v1/spaces/scale-speakers/recall", {"query": "What does the QA lead do?"}),
+    "memories": ("GET", "/v1/spaces/scale-speakers/memories?limit=50", None),
+    "memories-late": ("GET", "/v1/spaces/scale-speakers/memories?limit=50&offset=1000", None),
 }
 
 
