@@ -128,6 +128,26 @@ impl ListingPart {
         ListingPart::UndatedOutsideSessions,
         ListingPart::UndatedInSessions,
     ];
+
+    /// The part as SQL over the units table's listing columns (`occurred_us`,
+    /// `session_id`, `position`, `id`), the same in both backends: the condition that
+    /// selects its rows, and its order (each a range of the listing index, read in that
+    /// index's order by SQLite and PostgreSQL alike).
+    pub fn sql(self) -> (&'static str, &'static str) {
+        match self {
+            ListingPart::Dated => (
+                "occurred_us IS NOT NULL",
+                "occurred_us, session_id NULLS FIRST, position, id",
+            ),
+            ListingPart::UndatedOutsideSessions => {
+                ("occurred_us IS NULL AND session_id IS NULL", "position, id")
+            }
+            ListingPart::UndatedInSessions => (
+                "occurred_us IS NULL AND session_id IS NOT NULL",
+                "session_id, position, id",
+            ),
+        }
+    }
 }
 
 impl UnitQuery {

@@ -14,8 +14,8 @@
 //! background work those set off (the text index's segment merges) is not counted against
 //! it. A write probe's own
 //! deferred text commit (`text_commit_ms` later) falls after its window, as before the
-//! wait: the commit's cost is measured by the write benchmarks, not here. The median of
-//! the repetitions counts. A row's growth per doubling
+//! wait: the commit's cost is measured by the write benchmarks, not here. The repetitions
+//! go round the probes of one size, and the median of a probe's repetitions counts. A row's growth per doubling
 //! is 2 to the slope of log(CPU) over log(N), fitted over the sizes whose CPU is above the
 //! floor; a row whose CPU stays below the floor at every N is reported as flat.
 //!
@@ -1045,6 +1045,35 @@ fn cold(client: &Client, space: &str, k: usize) -> Result<()> {
     )
 }
 
+/// One cold measurement of a probe (see [`cold`] and [`settle`]): the server's CPU
+/// milliseconds on it, and what was wrong with its answer, if anything.
+fn measure(
+    client: &Client,
+    pid: u32,
+    space: &str,
+    p: &Probe,
+    k: usize,
+) -> Result<(f64, Option<String>)> {
+    for r in &p.prepare {
+        ok(send(client, r), &format!("preparing {}", p.name))?;
+    }
+    cold(client, space, k)?;
+    settle(pid)?;
+    let before = cpu_ns(pid)?;
+    let answer = send(client, &p.req);
+    let spent = cpu_ns(pid)?.saturating_sub(before);
+    let wrong = match answer {
+        Ok(r) if answered(&r) => None,
+        Ok(r) => Some(format!(
+            "HTTP {} {}",
+            r.status,
+            r.text.chars().take(200).collect::<String>()
+        )),
+        Err(e) => bail!("{}: {e}", p.name),
+    };
+    Ok((spent as f64 / 1e6, wrong))
+}
+
 pub fn run(
     cairn: &Cairn,
     opts: &ScalingOptions,
@@ -1105,34 +1134,29 @@ pub fn run(
                 .map(|p| p.name)
                 .filter(|p| dim.probes.is_none_or(|only| only.contains(&p.as_str())))
                 .collect();
-            for (i, name) in names.iter().enumerate() {
-                let mut samples = Vec::with_capacity(opts.reps);
-                for _ in 0..opts.reps.max(1) {
+            // Repetitions go round the probes: a slow spell of the machine lands on one
+            // sample of many rows, which their medians drop, rather than on every sample
+            // of one row (all of a row's samples in a row moved single rows by 0.3x
+            // between runs).
+            let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(opts.reps); names.len()];
+            for _ in 0..opts.reps.max(1) {
+                for (name, s) in names.iter().zip(samples.iter_mut()) {
                     k += 1;
                     let Some(p) = route_probes(&ctx, k).into_iter().find(|p| &p.name == name)
                     else {
                         continue;
                     };
-                    for r in &p.prepare {
-                        ok(send(&client, r), &format!("preparing {name}"))?;
+                    let (ms, wrong) = measure(&client, server.pid, &ctx.space, &p, k)
+                        .with_context(|| format!("{} at {n}", dim.name))?;
+                    if let Some(wrong) = wrong {
+                        report
+                            .errors
+                            .push(format!("{} at {n}, {name}: {wrong}", dim.name));
                     }
-                    cold(&client, &ctx.space, k)?;
-                    settle(server.pid)?;
-                    let before = cpu_ns(server.pid)?;
-                    let answer = send(&client, &p.req);
-                    let spent = cpu_ns(server.pid)?.saturating_sub(before);
-                    match answer {
-                        Ok(r) if answered(&r) => {}
-                        Ok(r) => report.errors.push(format!(
-                            "{} at {n}, {name}: HTTP {} {}",
-                            dim.name,
-                            r.status,
-                            r.text.chars().take(200).collect::<String>()
-                        )),
-                        Err(e) => bail!("{} at {n}, {name}: {e}", dim.name),
-                    }
-                    samples.push(spent as f64 / 1e6);
+                    s.push(ms);
                 }
+            }
+            for (i, (name, s)) in names.iter().zip(samples).enumerate() {
                 if step == 0 {
                     rows.push(Row {
                         dimension: dim.name.to_string(),
@@ -1144,7 +1168,7 @@ pub fn run(
                 }
                 if let Some(row) = rows.get_mut(i) {
                     row.sizes.push(n);
-                    row.cpu_ms.push(median(samples));
+                    row.cpu_ms.push(median(s));
                 }
             }
         }

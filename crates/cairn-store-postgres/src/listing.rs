@@ -106,23 +106,6 @@ macro_rules! listing_where {
     };
 }
 
-/// Which rows of the listing index a part reads, and in what order.
-fn part_sql(part: ListingPart) -> (&'static str, &'static str) {
-    match part {
-        ListingPart::Dated => (
-            "occurred_us IS NOT NULL",
-            "occurred_us, session_id NULLS FIRST, position, id",
-        ),
-        ListingPart::UndatedOutsideSessions => {
-            ("occurred_us IS NULL AND session_id IS NULL", "position, id")
-        }
-        ListingPart::UndatedInSessions => (
-            "occurred_us IS NULL AND session_id IS NOT NULL",
-            "session_id, position, id",
-        ),
-    }
-}
-
 /// A page in listing order, read part by part along the `units_listed` index (see
 /// [`ListingPart`]).
 pub(crate) fn list_units(
@@ -157,8 +140,8 @@ pub(crate) fn list_units(
         )?;
         Ok::<_, StoreError>(n.max(0) as usize)
     };
-    let fetch = |part, offset: usize, limit: usize| {
-        let (rows, order) = part_sql(part);
+    let fetch = |part: ListingPart, offset: usize, limit: usize| {
+        let (rows, order) = part.sql();
         let sql = format!(
             "SELECT body FROM units WHERE {} AND {rows} ORDER BY {order} LIMIT $8 OFFSET $9",
             listing_where!()
@@ -179,7 +162,7 @@ pub(crate) fn list_units(
         )
     };
     let total = count("")?;
-    let rows = q.page_by_parts(fetch, |part| count(&format!(" AND {}", part_sql(part).0)))?;
+    let rows = q.page_by_parts(fetch, |part| count(&format!(" AND {}", part.sql().0)))?;
     Ok(UnitPage {
         units: units_of(rows)?,
         total,

@@ -544,6 +544,40 @@ impl RecordStore for PgRecordStore {
         Ok(self.records_of_rows(space, rows)?.pop())
     }
 
+    fn trajectory_state(
+        &self,
+        space: &SpaceId,
+        id: &str,
+        index: usize,
+    ) -> Result<Option<(usize, Option<cairn_core::AgentState>)>, StoreError> {
+        let body: Option<Vec<u8>> = self.db.block_on(
+            sqlx::query_scalar("SELECT body FROM trajectories WHERE space = $1 AND id = $2")
+                .bind(space.as_str())
+                .bind(id)
+                .fetch_optional(self.db.pool()),
+        )?;
+        let Some(body) = body else {
+            return Ok(None);
+        };
+        let stored: StoredBody = from_json(&gunzip(&body, "trajectory")?, "trajectory")?;
+        let n = stored.trajectory.states.len();
+        let Some(mut state) = stored.trajectory.states.into_iter().nth(index) else {
+            return Ok(Some((n, None)));
+        };
+        if let Some(Some(h)) = stored.observations.get(index) {
+            let found: Option<Vec<u8>> = self.db.block_on(
+                sqlx::query_scalar("SELECT body FROM observations WHERE space = $1 AND hash = $2")
+                    .bind(space.as_str())
+                    .bind(h)
+                    .fetch_optional(self.db.pool()),
+            )?;
+            let found =
+                found.ok_or_else(|| StoreError::Corrupt(format!("observation {h} is missing")))?;
+            state.observation = Some(gunzip(&found, "observation")?);
+        }
+        Ok(Some((n, Some(state))))
+    }
+
     fn delete_trajectory(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError> {
         let out = self.db.block_on(async {
             let mut tx = self.db.pool().begin().await?;

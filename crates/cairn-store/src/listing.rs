@@ -115,24 +115,6 @@ fn sql_count(n: usize) -> Value {
     Value::Integer(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
-/// Which rows of the listing index a part reads, and in what order (SQLite puts a
-/// NULL session first, as the order wants).
-fn part_sql(part: ListingPart) -> (&'static str, &'static str) {
-    match part {
-        ListingPart::Dated => (
-            "occurred_us IS NOT NULL",
-            "occurred_us, session_id, position, id",
-        ),
-        ListingPart::UndatedOutsideSessions => {
-            ("occurred_us IS NULL AND session_id IS NULL", "position, id")
-        }
-        ListingPart::UndatedInSessions => (
-            "occurred_us IS NULL AND session_id IS NOT NULL",
-            "session_id, position, id",
-        ),
-    }
-}
-
 /// A page in listing order, read part by part in the order of the `units_listed`
 /// index (see [`ListingPart`]).
 pub(crate) fn list_units(
@@ -151,8 +133,8 @@ pub(crate) fn list_units(
         ))?;
         Ok(n.max(0) as usize)
     };
-    let fetch = |part, offset, limit| {
-        let (rows, order) = part_sql(part);
+    let fetch = |part: ListingPart, offset: usize, limit: usize| {
+        let (rows, order) = part.sql();
         let mut stmt = be(tx.prepare_cached(&format!(
             "SELECT {UNIT_COLUMNS} FROM units WHERE {cond} AND {rows}
              ORDER BY {order} LIMIT ? OFFSET ?"
@@ -165,7 +147,7 @@ pub(crate) fn list_units(
             .and_then(|r| r.collect::<Result<Vec<UnitCells>, _>>()))
     };
     let total = count("")?;
-    let rows = q.page_by_parts(fetch, |part| count(&format!(" AND {}", part_sql(part).0)))?;
+    let rows = q.page_by_parts(fetch, |part| count(&format!(" AND {}", part.sql().0)))?;
     drop(tx);
     Ok(UnitPage {
         units: units_of(rows)?,
