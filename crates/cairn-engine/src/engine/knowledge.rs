@@ -15,8 +15,7 @@ use crate::derive::{partition_of, partitions};
 
 impl Engine {
     /// Every fact of a space the view sees: the cached read itself when it sees them
-    /// all (a copy of tens of thousands of facts per request is most of what a history
-    /// costs).
+    /// all, rather than a copy of every fact per request.
     pub(super) fn facts_in(
         &self,
         space: &SpaceId,
