@@ -131,8 +131,8 @@ impl ListingPart {
 
     /// The part as SQL over the units table's listing columns (`occurred_us`,
     /// `session_id`, `position`, `id`), the same in both backends: the condition that
-    /// selects its rows, and its order (each a range of the listing index, read in that
-    /// index's order by SQLite and PostgreSQL alike).
+    /// selects its rows, and its order. SQLite reads each part as a range of the listing
+    /// index in that index's order (no temporary b-tree in its query plan).
     pub fn sql(self) -> (&'static str, &'static str) {
         match self {
             ListingPart::Dated => (
