@@ -121,14 +121,10 @@ pub(crate) fn list_units(
     let until = q.until.map(|t| t.timestamp_micros());
     let as_of = q.as_of.map(|t| t.timestamp_micros());
     // The SQL is the fixed listing condition and a part's fixed clauses; every value is
-    // bound.
-    let count = |extra: &str| {
-        let sql = format!(
-            "SELECT COUNT(*) FROM units WHERE {}{extra}",
-            listing_where!()
-        );
-        let n: i64 = db.block_on(
-            sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+    // bound, `$1`..`$7` in `listing_where!`'s order by this one macro.
+    macro_rules! listing_binds {
+        ($query:expr) => {
+            $query
                 .bind(space.as_str())
                 .bind(&kinds)
                 .bind(&q.sessions)
@@ -136,7 +132,15 @@ pub(crate) fn list_units(
                 .bind(since)
                 .bind(until)
                 .bind(as_of)
-                .fetch_one(db.pool()),
+        };
+    }
+    let count = |extra: &str| {
+        let sql = format!(
+            "SELECT COUNT(*) FROM units WHERE {}{extra}",
+            listing_where!()
+        );
+        let n: i64 = db.block_on(
+            listing_binds!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql))).fetch_one(db.pool()),
         )?;
         Ok::<_, StoreError>(n.max(0) as usize)
     };
@@ -147,14 +151,7 @@ pub(crate) fn list_units(
             listing_where!()
         );
         db.block_on(
-            sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
-                .bind(space.as_str())
-                .bind(&kinds)
-                .bind(&q.sessions)
-                .bind(&q.speaker)
-                .bind(since)
-                .bind(until)
-                .bind(as_of)
+            listing_binds!(sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql)))
                 // Beyond i64 is past every row, never a negative number.
                 .bind(i64::try_from(limit).unwrap_or(i64::MAX))
                 .bind(i64::try_from(offset).unwrap_or(i64::MAX))
