@@ -1,8 +1,8 @@
-//! `cairn reliability <crash|soak|badinput|backup|fuzz|scaling>`: the drivers of `cairn-reliability`
+//! `cairn reliability <crash|soak|badinput|backup|races|fuzz|scaling>`: the drivers of `cairn-reliability`
 //! with flags in and a JSON report out. Each runs this very binary as `cairn serve` (and
 //! `cairn check`, `export`, `import`) in a scratch data directory.
 use anyhow::{bail, Context, Result};
-use cairn_reliability::{backup, badinput, crash, fuzz, scaling, soak, Cairn};
+use cairn_reliability::{backup, badinput, crash, fuzz, races, scaling, soak, Cairn};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -53,6 +53,20 @@ pub enum ReliabilityCommand {
         sessions: usize,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        #[command(flatten)]
+        work: Work,
+    },
+    /// Retries under one `Idempotency-Key` sent at once while the write lock is busy:
+    /// exactly one write per key, a different body under a used key refused.
+    Races {
+        #[arg(long, default_value_t = races::RacesOptions::default().rounds)]
+        rounds: usize,
+        /// Tries per key and round.
+        #[arg(long, default_value_t = races::RacesOptions::default().retries)]
+        retries: usize,
+        /// Clients appending to another space meanwhile.
+        #[arg(long, default_value_t = races::RacesOptions::default().busy_clients)]
+        busy_clients: usize,
         #[command(flatten)]
         work: Work,
     },
@@ -187,6 +201,21 @@ pub fn run(cmd: &ReliabilityCommand) -> Result<()> {
             let (dir, _keep) = work.dir()?;
             let r = badinput::run(&Cairn::new(&bin, dir.join("data")), say)?;
             report(&r, r.passed(), "badinput")
+        }
+        ReliabilityCommand::Races {
+            rounds,
+            retries,
+            busy_clients,
+            work,
+        } => {
+            let (dir, _keep) = work.dir()?;
+            let opts = races::RacesOptions {
+                rounds: *rounds,
+                retries: *retries,
+                busy_clients: *busy_clients,
+            };
+            let r = races::run(&Cairn::new(&bin, dir.join("data")), &opts, say)?;
+            report(&r, r.passed(), "races")
         }
         ReliabilityCommand::Scaling {
             base,

@@ -1,8 +1,8 @@
 //! Short forms of the reliability tests (`cairn reliability ...`, docs/reliability.md),
 //! each against real `cairn serve` processes of this build: a few SIGKILLs during HTTP
-//! ingest, the bad-input corpus, a short soak, and an export/import round trip. Skipped
-//! without the embedding model.
-use cairn_reliability::{backup, badinput, crash, model_missing, soak, Cairn};
+//! ingest, the bad-input corpus, raced retries, a short soak, and an export/import round
+//! trip. Skipped without the embedding model.
+use cairn_reliability::{backup, badinput, crash, model_missing, races, soak, Cairn};
 use std::path::Path;
 use std::time::Duration;
 
@@ -41,6 +41,22 @@ fn sigkill_during_http_ingest_loses_nothing_acknowledged() {
     assert_eq!(r.kills, 4);
     assert!(r.acknowledged_writes > 0, "{r:#?}");
     assert_eq!(r.check_runs, 5);
+}
+
+#[test]
+fn retries_raced_under_one_key_write_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = races::RacesOptions {
+        rounds: 6,
+        ..Default::default()
+    };
+    let r = match races::run(&cairn(tmp.path()), &opts, |m| eprintln!("{m}")) {
+        Ok(r) => r,
+        Err(e) if skip(&e) => return,
+        Err(e) => panic!("{e:#}"),
+    };
+    assert!(r.passed(), "{r:#?}");
+    assert_eq!(r.tries, 6 * 2 * opts.retries);
 }
 
 #[test]

@@ -28,6 +28,8 @@ use std::cmp::Ordering;
 pub const MAX_DEPTH: usize = 16;
 /// Most conditions in one filter.
 pub const MAX_CONDITIONS: usize = 256;
+/// Most values in all the `in` and `nin` lists of one filter together.
+pub const MAX_LIST_VALUES: usize = 10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -89,7 +91,60 @@ pub enum Filter {
         field: String,
         op: Op,
         value: Value,
+        /// `in` and `nin`: the list's values by [`ValueKey`], so that matching costs one
+        /// look-up per value of the document, whatever the list's length.
+        list: Option<ValueList>,
     },
+}
+
+/// A value as equality sees it ([`equal`]): a number by its value as `f64`, a string as
+/// itself, anything else by its JSON with object keys in order (whatever order a map
+/// keeps them in, equal values have one key).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum ValueKey {
+    Number(u64),
+    String(String),
+    Other(String),
+}
+
+impl ValueKey {
+    fn of(v: &Value) -> Self {
+        match v {
+            // `+ 0.0` makes -0 and 0 one key, as `==` on f64 does.
+            Value::Number(n) => ValueKey::Number((n.as_f64().unwrap_or(f64::NAN) + 0.0).to_bits()),
+            Value::String(s) => ValueKey::String(s.clone()),
+            other => ValueKey::Other(canonical(other)),
+        }
+    }
+}
+
+fn canonical(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let inner: Vec<String> = entries
+                .into_iter()
+                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), canonical(v)))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", inner.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The values of an `in` or `nin` list, hashed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueList(std::collections::HashSet<ValueKey>);
+
+impl ValueList {
+    fn holds(&self, v: &Value) -> bool {
+        self.0.contains(&ValueKey::of(v))
+    }
 }
 
 fn err(path: &str, problem: impl Into<String>) -> InputError {
@@ -121,6 +176,7 @@ pub fn session_document(h: &crate::SessionHeader) -> Value {
 struct Parser<'a> {
     fields: &'a [&'a str],
     conditions: usize,
+    list_values: usize,
 }
 
 impl Filter {
@@ -135,6 +191,7 @@ impl Filter {
         Parser {
             fields,
             conditions: 0,
+            list_values: 0,
         }
         .node(v, "filter", 0)
     }
@@ -145,7 +202,12 @@ impl Filter {
             Filter::And(fs) => fs.iter().all(|f| f.matches(doc)),
             Filter::Or(fs) => fs.iter().any(|f| f.matches(doc)),
             Filter::Not(f) => !f.matches(doc),
-            Filter::Cond { field, op, value } => cond(lookup(doc, field), *op, value),
+            Filter::Cond {
+                field,
+                op,
+                value,
+                list,
+            } => cond(lookup(doc, field), *op, value, list.as_ref()),
         }
     }
 }
@@ -279,16 +341,34 @@ impl Parser<'_> {
                 "compares with an object (values are strings, numbers, booleans, null or arrays)",
             ));
         }
-        if matches!(op, Op::In | Op::Nin) && !value.is_array() {
-            return Err(err(path, format!("`{}` needs an array", op.as_str())));
-        }
+        let list = match (op, &value) {
+            (Op::In | Op::Nin, Value::Array(items)) => {
+                self.list_values += items.len();
+                if self.list_values > MAX_LIST_VALUES {
+                    return Err(err(
+                        path,
+                        format!("more than {MAX_LIST_VALUES} values in the filter's `in` and `nin` lists"),
+                    ));
+                }
+                Some(ValueList(items.iter().map(ValueKey::of).collect()))
+            }
+            (Op::In | Op::Nin, _) => {
+                return Err(err(path, format!("`{}` needs an array", op.as_str())));
+            }
+            _ => None,
+        };
         let first = field.split('.').next().unwrap_or(field);
         let field = if self.fields.contains(&first) {
             field.to_string()
         } else {
             format!("metadata.{field}")
         };
-        Ok(Filter::Cond { field, op, value })
+        Ok(Filter::Cond {
+            field,
+            op,
+            value,
+            list,
+        })
     }
 }
 
@@ -298,7 +378,7 @@ fn lookup<'a>(doc: &'a Value, path: &str) -> Option<&'a Value> {
         .filter(|v| !v.is_null())
 }
 
-fn cond(found: Option<&Value>, op: Op, want: &Value) -> bool {
+fn cond(found: Option<&Value>, op: Op, want: &Value, list: Option<&ValueList>) -> bool {
     let Some(have) = found else {
         return matches!(op, Op::Ne | Op::Nin);
     };
@@ -306,10 +386,7 @@ fn cond(found: Option<&Value>, op: Op, want: &Value) -> bool {
         Value::Array(items) => items.iter().any(pred),
         v => pred(v),
     };
-    let in_list = |v: &Value| {
-        want.as_array()
-            .is_some_and(|l| l.iter().any(|w| equal(v, w)))
-    };
+    let in_list = |v: &Value| list.is_some_and(|l| l.holds(v));
     match op {
         Op::Eq => any(&|v| equal(v, want)),
         Op::Ne => !any(&|v| equal(v, want)),
@@ -357,6 +434,41 @@ mod tests {
 
     fn f(v: Value) -> Filter {
         Filter::parse(&v, FIELDS).unwrap()
+    }
+
+    #[test]
+    fn lists_match_by_value_and_are_bounded() {
+        let doc = json!({"session_id": "s1", "metadata": {"n": 3, "z": -0.0, "tags": ["x", 2.0, {"b": 1, "a": [1]}]}});
+        let big: Vec<Value> = (0..MAX_LIST_VALUES - 3)
+            .map(|i| json!(format!("v{i}")))
+            .collect();
+        assert!(f(json!({"session_id": {"in": big}})).matches(&json!({"session_id": "v17"})));
+        assert!(
+            f(json!({"n": {"in": [3.0, "q"]}})).matches(&doc),
+            "3 and 3.0 are equal"
+        );
+        assert!(
+            f(json!({"z": {"in": [0]}})).matches(&doc),
+            "-0 and 0 are equal"
+        );
+        assert!(f(json!({"tags": {"in": [2]}})).matches(&doc), "any element");
+        assert!(f(json!({"tags": {"in": [{"a": [1], "b": 1}]}})).matches(&doc));
+        assert!(!f(json!({"tags": {"in": [{"a": [1.5], "b": 1}]}})).matches(&doc));
+        assert!(f(json!({"tags": {"nin": ["y", 3]}})).matches(&doc));
+        assert!(!f(json!({"tags": {"nin": ["x"]}})).matches(&doc));
+        assert!(
+            !f(json!({"n": {"in": ["3"]}})).matches(&doc),
+            "types never compare"
+        );
+        // The bound counts every list of the filter.
+        let half: Vec<Value> = (0..MAX_LIST_VALUES / 2 + 1).map(Value::from).collect();
+        let e = Filter::parse(
+            &json!({"and": [{"a": {"in": half.clone()}}, {"b": {"nin": half}}]}),
+            FIELDS,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("values in the filter's"), "{e}");
+        assert!(e.to_string().contains("filter.and[1]"), "{e}");
     }
 
     #[test]

@@ -18,6 +18,7 @@
 use crate::{InputError, Timestamp, Unit, UnitKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::HashSet;
 
 /// The session metadata keys whose values make a session's partition (see the module
 /// docs). A session with none of them is in the one unnamed partition.
@@ -79,6 +80,23 @@ impl ScopeOptions {
                 return Err(InputError::new("scope", "`since` is later than `as_of`").at("since"));
             }
         }
+        for (field, list) in [
+            ("sessions", &self.sessions),
+            ("speakers", &self.speakers),
+            ("groups", &self.groups),
+        ] {
+            let n = list.as_ref().map_or(0, Vec::len);
+            if n > crate::filter::MAX_LIST_VALUES {
+                return Err(InputError::new(
+                    "scope",
+                    format!(
+                        "`{field}` lists {n} values; at most {} are accepted",
+                        crate::filter::MAX_LIST_VALUES
+                    ),
+                )
+                .at(field));
+            }
+        }
         let filter = self
             .filter
             .as_ref()
@@ -93,6 +111,23 @@ impl ScopeOptions {
             kinds: self.kinds.clone(),
             filter: filter.map(|f| (f, self.filter.clone().unwrap_or(Value::Null))),
         })
+    }
+}
+
+/// A scope's `sessions` and `groups` lists as sets ([`Scope::session_lists`]).
+pub struct SessionLists<'a> {
+    sessions: Option<HashSet<&'a str>>,
+    groups: Option<HashSet<&'a str>>,
+}
+
+impl SessionLists<'_> {
+    /// Whether a session (by id and group) is one the lists admit.
+    pub fn admits(&self, id: &str, group: Option<&str>) -> bool {
+        self.sessions.as_ref().is_none_or(|s| s.contains(id))
+            && self
+                .groups
+                .as_ref()
+                .is_none_or(|gs| group.is_some_and(|g| gs.contains(g)))
     }
 }
 
@@ -139,13 +174,18 @@ impl Scope {
     /// Whether a session with this id and group may be seen, the metadata filter aside
     /// (the engine evaluates it on the session's header).
     pub fn admits_session(&self, id: &str, group: Option<&str>) -> bool {
-        self.sessions
-            .as_ref()
-            .is_none_or(|s| s.iter().any(|x| x == id))
-            && self
-                .groups
-                .as_ref()
-                .is_none_or(|gs| group.is_some_and(|g| gs.iter().any(|x| x == g)))
+        self.session_lists().admits(id, group)
+    }
+
+    /// The `sessions` and `groups` lists hashed, for checking many sessions.
+    pub fn session_lists(&self) -> SessionLists<'_> {
+        fn set(l: &Option<Vec<String>>) -> Option<HashSet<&str>> {
+            l.as_ref().map(|l| l.iter().map(String::as_str).collect())
+        }
+        SessionLists {
+            sessions: set(&self.sessions),
+            groups: set(&self.groups),
+        }
     }
 
     /// Whether the scope's time window holds a moment: at or before `as_of`, at or after
@@ -226,6 +266,32 @@ impl Scope {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn lists_are_bounded_naming_the_field_and_looked_up_by_hash() {
+        let many: Vec<String> = (0..=crate::filter::MAX_LIST_VALUES)
+            .map(|i| format!("s{i}"))
+            .collect();
+        for field in ["sessions", "speakers", "groups"] {
+            let mut o = ScopeOptions::default();
+            match field {
+                "sessions" => o.sessions = Some(many.clone()),
+                "speakers" => o.speakers = Some(many.clone()),
+                _ => o.groups = Some(many.clone()),
+            }
+            let e = o.scope().unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{e}");
+        }
+        let mut o = ScopeOptions::default();
+        o.sessions = Some(many[..crate::filter::MAX_LIST_VALUES].to_vec());
+        o.groups = Some(vec!["g".into()]);
+        let scope = o.scope().unwrap();
+        let lists = scope.session_lists();
+        assert!(lists.admits("s9999", Some("g")));
+        assert!(!lists.admits("s9999", None));
+        assert!(!lists.admits("s10000", Some("g")));
+        assert!(scope.admits_session("s0", Some("g")));
+    }
 
     #[test]
     fn partitions_read_the_mem0_ids_and_the_namespace() {

@@ -9,7 +9,12 @@
 //! The deadline lives in a thread-local, so the stages need no extra parameter: a call
 //! runs on one thread (the server runs each on a blocking-pool thread; recall's two
 //! scoped searches are bounded by the indexes and are not checked).
-use std::cell::Cell;
+//!
+//! The same checks stop a request whose caller has gone ([`Cancel`]): the server's
+//! blocking-pool work cannot be aborted from outside, so it must notice by itself.
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A request ran past its deadline.
@@ -21,8 +26,42 @@ pub struct OutOfTime {
     pub stage: &'static str,
 }
 
+/// Set by whoever waits for a request when it stops waiting (the client went away):
+/// every check of the request's thread fails from then on.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Runs `f` with every check on this thread failing once this is cancelled (and as
+    /// [`within`] does, once `limit` has passed).
+    pub fn run<T>(&self, limit: Option<Duration>, f: impl FnOnce() -> T) -> T {
+        struct Restore(Option<Cancel>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                CANCEL.with(|c| *c.borrow_mut() = self.0.take());
+            }
+        }
+        let before = CANCEL.with(|c| c.borrow_mut().replace(self.clone()));
+        let _restore = Restore(before);
+        within(limit, f)
+    }
+}
+
 thread_local! {
     static DEADLINE: Cell<Option<(Instant, u64)>> = const { Cell::new(None) };
+    static CANCEL: RefCell<Option<Cancel>> = const { RefCell::new(None) };
 }
 
 /// Runs `f` with every check on this thread failing once `limit` has passed (`None`: no
@@ -45,9 +84,15 @@ pub fn within<T>(limit: Option<Duration>, f: impl FnOnce() -> T) -> T {
     f()
 }
 
-/// `Err` once this thread's deadline has passed.
+/// `Err` once this thread's deadline has passed or its request was cancelled.
 pub fn check(stage: &'static str) -> Result<(), OutOfTime> {
-    match DEADLINE.get() {
+    let deadline = DEADLINE.get();
+    let cancelled = CANCEL.with(|c| c.borrow().as_ref().is_some_and(Cancel::is_cancelled));
+    match deadline {
+        _ if cancelled => Err(OutOfTime {
+            limit_ms: deadline.map_or(0, |(_, l)| l),
+            stage,
+        }),
         Some((at, limit_ms)) if Instant::now() >= at => Err(OutOfTime { limit_ms, stage }),
         _ => Ok(()),
     }
@@ -99,5 +144,24 @@ mod tests {
             });
         });
         within(None, || assert!(check("x").is_ok()));
+    }
+
+    #[test]
+    fn a_cancelled_request_fails_its_next_check_and_only_it() {
+        let c = Cancel::new();
+        c.run(None, || {
+            assert!(check("x").is_ok());
+            c.cancel();
+            assert_eq!(check("regex").unwrap_err().stage, "regex");
+        });
+        assert!(
+            check("x").is_ok(),
+            "the flag is the request's, not the thread's"
+        );
+        let other = Cancel::new();
+        other.run(
+            Some(Duration::from_secs(60)),
+            || assert!(check("x").is_ok()),
+        );
     }
 }

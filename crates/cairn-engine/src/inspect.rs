@@ -5,6 +5,7 @@
 //!
 //! Actions name the element they acted on, looked up in the page (`click [107]  #
 //! [107] button 'Sign in'`), so a summary reads without opening the pages.
+use crate::budget::OutOfTime;
 use crate::text::{content_words, stem};
 use cairn_core::inspect::*;
 use cairn_core::{InputError, TrajectoryInput, TrajectoryRecord, TrajectorySummary};
@@ -374,29 +375,98 @@ impl Pattern {
     }
 
     /// The indices (into `words`) of the words a line holds; for a regex, `{0}` when it
-    /// matches. Empty: no match.
-    fn hits(&self, line: &str) -> Vec<usize> {
-        match self.mode {
-            PatternMode::Regex => {
-                if self.re.is_match(line) {
-                    vec![0]
-                } else {
-                    Vec::new()
+    /// matches. Empty: no match. A long line is read in pieces (see [`pieces`]), each
+    /// metered, so one line cannot outrun the request's deadline.
+    fn hits(&self, line: &str, meter: &mut Meter) -> Result<Vec<usize>, OutOfTime> {
+        let mut out = Vec::new();
+        for piece in pieces(line) {
+            meter.read(piece.len())?;
+            match self.mode {
+                PatternMode::Regex => {
+                    if self.re.is_match(piece) {
+                        out.push(0);
+                        break;
+                    }
                 }
-            }
-            PatternMode::Words => {
-                let mut out = Vec::new();
-                for m in self.re.find_iter(line) {
-                    let w = stem(&m.as_str().to_lowercase());
-                    if let Some(k) = self.words.iter().position(|x| *x == w) {
-                        if !out.contains(&k) {
-                            out.push(k);
+                PatternMode::Words => {
+                    for m in self.re.find_iter(piece) {
+                        let w = stem(&m.as_str().to_lowercase());
+                        if let Some(k) = self.words.iter().position(|x| *x == w) {
+                            if !out.contains(&k) {
+                                out.push(k);
+                            }
                         }
                     }
                 }
-                out
             }
         }
+        Ok(out)
+    }
+}
+
+/// Longest piece of a line one pattern search reads: a regex's cost is the pattern's
+/// size times the text's, so a piece is also the most work done between two checks of
+/// the deadline.
+const PIECE_BYTES: usize = 16 * 1024;
+/// How much consecutive pieces of a long line overlap: a match shorter than this is
+/// found wherever it lies; a longer one across a piece's edge may be missed.
+const PIECE_OVERLAP: usize = 1024;
+
+/// `line` in pieces of at most [`PIECE_BYTES`] overlapping by [`PIECE_OVERLAP`]; a short
+/// line is one piece. A piece ends and the next starts after whitespace where the
+/// overlap holds some, so words are not cut.
+fn pieces(line: &str) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let rest = &line[start..];
+        if rest.len() <= PIECE_BYTES {
+            done = true;
+            return Some(rest);
+        }
+        let mut end = PIECE_BYTES;
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        let piece = &rest[..end];
+        // The next piece starts within the overlap, after whitespace if there is some.
+        let mut next = end.saturating_sub(PIECE_OVERLAP).max(1);
+        while !rest.is_char_boundary(next) {
+            next += 1;
+        }
+        if let Some(ws) = rest[next..end].find(char::is_whitespace) {
+            next += ws;
+        }
+        start += next;
+        Some(piece)
+    })
+}
+
+/// Bytes read by a search, with a deadline check every [`PIECE_BYTES`] of them.
+pub(crate) struct Meter {
+    stage: &'static str,
+    unchecked: usize,
+}
+
+impl Meter {
+    pub(crate) fn new(stage: &'static str) -> Self {
+        // The first read checks: a request already out of time does not start.
+        Self {
+            stage,
+            unchecked: PIECE_BYTES,
+        }
+    }
+
+    fn read(&mut self, bytes: usize) -> Result<(), OutOfTime> {
+        self.unchecked += bytes;
+        if self.unchecked >= PIECE_BYTES {
+            self.unchecked = 0;
+            crate::budget::check(self.stage)?;
+        }
+        Ok(())
     }
 }
 
@@ -408,15 +478,16 @@ fn state_match(
     i: usize,
     p: &Pattern,
     lines: usize,
-) -> Option<StateMatch> {
+    meter: &mut Meter,
+) -> Result<Option<StateMatch>, OutOfTime> {
     let s = &t.states[i];
     let mut found: Vec<MatchLine> = Vec::new();
     let mut words: HashSet<usize> = HashSet::new();
     let mut more = 0;
-    let mut consider = |field: MatchField, text: &str| {
-        let h = p.hits(text);
+    let mut consider = |field: MatchField, text: &str| -> Result<(), OutOfTime> {
+        let h = p.hits(text, meter)?;
         if h.is_empty() {
-            return;
+            return Ok(());
         }
         words.extend(h);
         if found.len() < lines {
@@ -427,26 +498,27 @@ fn state_match(
         } else {
             more += 1;
         }
+        Ok(())
     };
     if let Some(u) = &s.url {
-        consider(MatchField::Url, u);
+        consider(MatchField::Url, u)?;
     }
     if let Some(a) = &ann.actions[i] {
-        consider(MatchField::Action, a);
+        consider(MatchField::Action, a)?;
     }
     if let Some(th) = &s.thought {
-        consider(MatchField::Thought, th);
+        consider(MatchField::Thought, th)?;
     }
     for l in s.observation.as_deref().unwrap_or("").lines() {
         let l = l.trim();
         if !l.is_empty() {
-            consider(MatchField::Page, l);
+            consider(MatchField::Page, l)?;
         }
     }
     if found.is_empty() && more == 0 {
-        return None;
+        return Ok(None);
     }
-    Some(StateMatch {
+    Ok(Some(StateMatch {
         trajectory_id: t.id.clone(),
         state: i,
         url: s.url.clone(),
@@ -459,7 +531,7 @@ fn state_match(
         },
         lines: found,
         more_lines: more,
-    })
+    }))
 }
 
 fn limited(
@@ -482,14 +554,16 @@ fn limited(
 }
 
 /// The states of one trajectory holding the pattern, in state order.
-pub fn match_states(t: &TrajectoryInput, p: &Pattern, limit: usize) -> Matches {
+pub fn match_states(t: &TrajectoryInput, p: &Pattern, limit: usize) -> Result<Matches, OutOfTime> {
     let ann = annotate(t);
-    let all: Vec<StateMatch> = (0..t.states.len())
-        .filter_map(|i| state_match(t, &ann, i, p, MATCH_LINES))
-        .collect();
+    let mut meter = Meter::new("trajectory match");
+    let mut all: Vec<StateMatch> = Vec::new();
+    for i in 0..t.states.len() {
+        all.extend(state_match(t, &ann, i, p, MATCH_LINES, &mut meter)?);
+    }
     let states_matched = all.len();
     let (states, truncated) = limited(all, limit, "narrow the pattern");
-    Matches {
+    Ok(Matches {
         pattern: p.source.clone(),
         mode: p.mode,
         trajectory_id: Some(t.id.clone()),
@@ -497,18 +571,23 @@ pub fn match_states(t: &TrajectoryInput, p: &Pattern, limit: usize) -> Matches {
         states_matched,
         states,
         truncated,
-    }
+    })
 }
 
 /// The states of every trajectory holding the pattern: in words mode the states holding
 /// most of the words first, else in insert and state order.
-pub fn search(records: &[TrajectoryRecord], p: &Pattern, limit: usize) -> Matches {
+pub fn search(
+    records: &[TrajectoryRecord],
+    p: &Pattern,
+    limit: usize,
+) -> Result<Matches, OutOfTime> {
     let mut all: Vec<(usize, StateMatch)> = Vec::new();
+    let mut meter = Meter::new("trajectory search");
     for (k, r) in records.iter().enumerate() {
         let t = &r.trajectory;
         let ann = annotate(t);
         for i in 0..t.states.len() {
-            if let Some(m) = state_match(t, &ann, i, p, SEARCH_LINES) {
+            if let Some(m) = state_match(t, &ann, i, p, SEARCH_LINES, &mut meter)? {
                 all.push((k, m));
             }
         }
@@ -528,7 +607,7 @@ pub fn search(records: &[TrajectoryRecord], p: &Pattern, limit: usize) -> Matche
         limit,
         "narrow the pattern, match within one trajectory,",
     );
-    Matches {
+    Ok(Matches {
         pattern: p.source.clone(),
         mode: p.mode,
         trajectory_id: None,
@@ -536,30 +615,30 @@ pub fn search(records: &[TrajectoryRecord], p: &Pattern, limit: usize) -> Matche
         states_matched,
         states,
         truncated,
-    }
+    })
 }
 
 /// Per state of `t`: how many of `words` (stemmed content words) its page, thought,
 /// action and URL hold. Used to pick the states that best answer a question; actions are
 /// read as written (no element lookup: it is not needed to count words).
-pub fn state_word_counts(t: &TrajectoryInput, words: &[String]) -> Vec<usize> {
+pub fn state_word_counts(t: &TrajectoryInput, words: &[String]) -> Result<Vec<usize>, OutOfTime> {
     let Ok(p) = Pattern::new(&words.join(" "), PatternMode::Words) else {
-        return vec![0; t.states.len()];
+        return Ok(vec![0; t.states.len()]);
     };
-    t.states
-        .iter()
-        .map(|s| {
-            let mut held: HashSet<usize> = HashSet::new();
-            let fields = [&s.url, &s.action, &s.thought];
-            for f in fields.into_iter().flatten() {
-                held.extend(p.hits(f));
-            }
-            for l in s.observation.as_deref().unwrap_or("").lines() {
-                held.extend(p.hits(l));
-            }
-            held.len()
-        })
-        .collect()
+    let mut meter = Meter::new("state words");
+    let mut counts = Vec::with_capacity(t.states.len());
+    for s in &t.states {
+        let mut held: HashSet<usize> = HashSet::new();
+        let fields = [&s.url, &s.action, &s.thought];
+        for f in fields.into_iter().flatten() {
+            held.extend(p.hits(f, &mut meter)?);
+        }
+        for l in s.observation.as_deref().unwrap_or("").lines() {
+            held.extend(p.hits(l, &mut meter)?);
+        }
+        counts.push(held.len());
+    }
+    Ok(counts)
 }
 
 #[cfg(test)]
@@ -649,7 +728,8 @@ mod tests {
             &tr,
             &Pattern::new("sign IN|orders", PatternMode::Regex).unwrap(),
             10,
-        );
+        )
+        .unwrap();
         assert_eq!(
             m.states.iter().map(|s| s.state).collect::<Vec<_>>(),
             [0, 1, 2]
@@ -658,7 +738,8 @@ mod tests {
             &tr,
             &Pattern::new("pending ordered", PatternMode::Words).unwrap(),
             1,
-        );
+        )
+        .unwrap();
         // "ordered" stems to "order", which "Orders" holds; "pending" only state 2.
         assert_eq!(m.states_matched, 2);
         assert_eq!(m.states.len(), 1);
@@ -677,9 +758,51 @@ mod tests {
             &[rec],
             &Pattern::new("orders pending", PatternMode::Words).unwrap(),
             5,
-        );
+        )
+        .unwrap();
         assert_eq!(s.states[0].state, 2, "most words first");
         assert_eq!(s.states[0].words_matched, 2);
-        assert_eq!(state_word_counts(&tr, &["pend".into()]), [0, 0, 1]);
+        assert_eq!(state_word_counts(&tr, &["pend".into()]).unwrap(), [0, 0, 1]);
+    }
+
+    #[test]
+    fn long_lines_are_read_in_overlapping_pieces_that_keep_words_whole() {
+        let short = "a short line";
+        assert_eq!(pieces(short).collect::<Vec<_>>(), [short]);
+        let words: String = (0..20_000).map(|i| format!("w{i} ")).collect();
+        let ps: Vec<&str> = pieces(&words).collect();
+        assert!(ps.len() > 1 && ps.iter().all(|p| p.len() <= PIECE_BYTES));
+        // Every word lies whole in some piece.
+        for w in ["w0", "w3000", "w12345", "w19999"] {
+            assert!(
+                ps.iter().any(|p| p.split_whitespace().any(|x| x == w)),
+                "{w}"
+            );
+        }
+        let last = ps.last().unwrap();
+        assert!(words.ends_with(last));
+        // Multi-byte text is cut at character boundaries.
+        let wide = "é".repeat(40_000);
+        assert!(pieces(&wide).all(|p| p.chars().all(|c| c == 'é')));
+    }
+
+    #[test]
+    fn a_costly_regex_over_a_huge_page_stops_at_the_deadline() {
+        // The pattern: under the size limit, cost = pattern size x text size.
+        let p = Pattern::new("a[ab]{900}[^ab]", PatternMode::Regex).unwrap();
+        let mut tr = t();
+        let page: String = "ab".repeat(1 << 21);
+        tr.states[0].observation = Some(page);
+        let out = crate::budget::within(Some(std::time::Duration::ZERO), || {
+            match_states(&tr, &p, 10)
+        });
+        assert_eq!(out.err().map(|e| e.stage), Some("trajectory match"));
+        let rec = TrajectoryRecord {
+            space: cairn_core::SpaceId::new("s").unwrap(),
+            recorded_at: chrono::Utc::now(),
+            trajectory: tr.clone(),
+        };
+        let out = crate::budget::within(Some(std::time::Duration::ZERO), || search(&[rec], &p, 10));
+        assert_eq!(out.err().map(|e| e.stage), Some("trajectory search"));
     }
 }

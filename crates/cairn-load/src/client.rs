@@ -115,6 +115,11 @@ impl Client {
         }
     }
 
+    /// The server's base URL.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
     /// A request to `path` (already encoded); `Err` only when no HTTP answer came
     /// (connection refused or reset: the server is down).
     pub fn request(

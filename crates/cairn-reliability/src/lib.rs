@@ -11,6 +11,8 @@
 //!   driver, the one `cairn load` uses); errors, latency percentiles (nearest rank,
 //!   `cairn_load::stats`) and server memory over time.
 //! - [`backup`]: export, import into a fresh store, identical recall.
+//! - [`races`]: retries under one `Idempotency-Key` raced against each other and a busy
+//!   write lock; exactly one write per key.
 //! - [`scaling`]: the CPU of every route and MCP tool as each dimension a request depends
 //!   on doubles; any growth faster than linear is reported.
 //! - [`fuzz`]: every parser of outside input as a fuzz target (libFuzzer in `fuzz/`, and a
@@ -26,6 +28,7 @@ pub mod badinput;
 pub mod corpus;
 pub mod crash;
 pub mod fuzz;
+pub mod races;
 pub mod scaling;
 pub mod serve;
 pub mod soak;

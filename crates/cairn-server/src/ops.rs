@@ -20,16 +20,37 @@ type S = Arc<AppState>;
 /// the call becomes a 500, never a dropped connection. A write is answered once the
 /// record store committed it: durable, and visible to the next recall (the engine
 /// commits pending text-index entries before it searches).
+///
+/// A blocking task cannot be aborted, so when this future is dropped (the client went
+/// away) the call is cancelled: its next work check fails and it stops.
 pub async fn blocking<T, F>(state: &Arc<AppState>, f: F) -> Result<T, ApiError>
 where
     T: Send + 'static,
     F: FnOnce(&Memory) -> Result<T, cairn::Error> + Send + 'static,
 {
     let memory = state.memory.clone();
-    let deadline = state.config.limits.max_request_time;
-    match tokio::task::spawn_blocking(move || cairn::with_deadline(deadline, || f(&memory))).await {
+    match cancellable(state.config.limits.max_request_time, move || f(&memory)).await {
         Ok(r) => r.map_err(ApiError::from),
         Err(e) => Err(ApiError::internal(format!("library call failed: {e}"))),
+    }
+}
+
+/// `f` on the blocking pool within `deadline`, cancelled when this future is dropped.
+async fn cancellable<T: Send + 'static>(
+    deadline: Option<std::time::Duration>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
+    let cancel = CancelOnDrop(cairn::Cancel::new());
+    let mine = cancel.0.clone();
+    tokio::task::spawn_blocking(move || mine.run(deadline, f)).await
+}
+
+/// Cancels its call when dropped; after the call has answered that changes nothing.
+struct CancelOnDrop(cairn::Cancel);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
     }
 }
 
@@ -259,4 +280,36 @@ pub async fn entity(
         .await?
         .map(EntityDetailOut::from)
         .ok_or_else(|| ApiError::not_found("not_found", format!("no entity {name:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// A client that goes away drops its request's future: the library call must stop at
+    /// its next work check instead of running on.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_whose_caller_went_away_stops_at_its_next_check() {
+        let (started, is_started) = mpsc::channel();
+        let (stopped, is_stopped) = mpsc::channel();
+        let call = tokio::spawn(super::cancellable(None, move || {
+            started.send(()).expect("started");
+            while cairn::check_deadline("test loop").is_ok() {
+                std::thread::yield_now();
+            }
+            stopped.send(()).expect("stopped");
+        }));
+        tokio::task::spawn_blocking(move || is_started.recv())
+            .await
+            .expect("join")
+            .expect("the call started");
+        call.abort();
+        // A bound on the wait only, so that a failure ends the test.
+        let end =
+            tokio::task::spawn_blocking(move || is_stopped.recv_timeout(Duration::from_secs(60)))
+                .await
+                .expect("join");
+        assert!(end.is_ok(), "the call ran on after its caller went away");
+    }
 }

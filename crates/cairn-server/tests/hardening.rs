@@ -318,6 +318,22 @@ fn a_request_past_its_work_deadline_is_answered_503_too_much_work() {
     refused(&r, 503, "too_much_work");
     assert!(r.text.contains("ms of work"), "{}", r.text);
     refused(&s.get(ENTITIES, &["w"], ADMIN), 503, "too_much_work");
+    // Regex inspection too (it read whole trajectories unchecked): one page, one line.
+    let page = "ab".repeat(1 << 16);
+    ok(&s.post(
+        TRAJECTORIES,
+        &["w"],
+        ADMIN,
+        &json!({"trajectories": [{"id": "t", "goal": "g", "states": [{"url": "u", "observation": page}]}]}),
+    ));
+    let regex = "?pattern=a%5Bab%5D%7B900%7D%5B%5Eab%5D&mode=regex";
+    for route in [
+        "/v1/spaces/{space}/trajectories/{id}/match",
+        "/v1/spaces/{space}/trajectory-search",
+    ] {
+        let r = s.call("GET", route, &["w", "t"], regex, Some(ADMIN), None);
+        refused(&r, 503, "too_much_work");
+    }
     // Without a deadline the same requests answer.
     let Some((_d2, s2)) = server_with(|c| c.limits.max_request_time = None) else {
         return;

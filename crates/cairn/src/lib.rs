@@ -68,7 +68,11 @@ pub use cairn_core::{EmbedError, Embedder};
 pub use cairn_embed::{Backend as EmbedBackend, BertEmbedder, EmbedConfig, DEFAULT_MODEL};
 /// What the agent controller tells its model, and the schema of one step.
 pub use cairn_engine::agent::{step_schema as agent_step_schema, AGENT_WORKFLOW};
-pub use cairn_engine::budget::{within as with_deadline, OutOfTime};
+/// A request's bound on work: a deadline, and a cancellation by whoever waits for it;
+/// `check_deadline` is the check the engine's loops make (for callers' own loops).
+pub use cairn_engine::budget::{
+    check as check_deadline, within as with_deadline, Cancel, OutOfTime,
+};
 /// How recall reads a question before it searches: its content words, the period it
 /// names ("last week", resolved against a time), whether it asks for advice, whom it
 /// asks about.

@@ -11,6 +11,8 @@ use cairn_core::{
 use super::ingest::Planned;
 use super::receipt::{Request, WriteOptions};
 use super::{Engine, EngineError, IngestReport};
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 impl Engine {
@@ -71,23 +73,49 @@ impl Engine {
 
     /// Writes a batch of appends; every one of them gets its answer. The caller holds
     /// the write lock.
+    ///
+    /// Exactly once per idempotency key: receipts are written with the batch, so a
+    /// retry queued in the same batch as its first try finds no receipt yet. The first
+    /// append of a key in the batch is written; a later one with the same input gets
+    /// its answer (as a replay), one with another input is refused.
     fn append_batch(&self, batch: &[Arc<Pending>]) {
         let mut groups: Vec<Group> = Vec::new();
+        let mut firsts: HashMap<(&SpaceId, &str), &Arc<Pending>> = HashMap::new();
+        let mut retries: Vec<(&Arc<Pending>, &Arc<Pending>)> = Vec::new();
         for p in batch {
             match p.request.as_ref().map(|r| self.replay(r)).transpose() {
                 Ok(Some(Some(report))) => p.answer(Ok(report)),
                 Err(e) => p.answer(Err(e)),
-                _ => match groups
-                    .iter_mut()
-                    .find(|g| g.space == p.space && g.session == p.input.session_id)
-                {
-                    Some(g) => g.members.push(p.clone()),
-                    None => groups.push(Group {
-                        space: p.space.clone(),
-                        session: p.input.session_id.clone(),
-                        members: vec![p.clone()],
-                    }),
-                },
+                _ => {
+                    if let Some(r) = &p.request {
+                        match firsts.entry((&p.space, r.key())) {
+                            Entry::Occupied(first) => {
+                                let first = *first.get();
+                                match first.request.as_ref().is_some_and(|f| f.same_input(r)) {
+                                    true => retries.push((p, first)),
+                                    false => p.answer(Err(EngineError::IdempotencyKeyReused(
+                                        r.key().to_string(),
+                                    ))),
+                                }
+                                continue;
+                            }
+                            Entry::Vacant(v) => {
+                                v.insert(p);
+                            }
+                        }
+                    }
+                    match groups
+                        .iter_mut()
+                        .find(|g| g.space == p.space && g.session == p.input.session_id)
+                    {
+                        Some(g) => g.members.push(p.clone()),
+                        None => groups.push(Group {
+                            space: p.space.clone(),
+                            session: p.input.session_id.clone(),
+                            members: vec![p.clone()],
+                        }),
+                    }
+                }
             }
         }
         let sessions: Vec<Merged> = groups.into_iter().filter_map(|g| self.merged(g)).collect();
@@ -95,6 +123,18 @@ impl Engine {
             for (p, _, _) in sessions.iter().flat_map(|s| &s.members) {
                 p.answer(Err(e.clone()));
             }
+        }
+        for (retry, first) in retries {
+            retry.answer(match first.peek() {
+                Some(Ok(mut report)) => {
+                    report.replayed = true;
+                    Ok(report)
+                }
+                Some(Err(e)) => Err(e),
+                None => {
+                    Err(cairn_core::StoreError::Backend("append left unanswered".into()).into())
+                }
+            });
         }
     }
 
@@ -229,6 +269,14 @@ impl Pending {
         *self.answer.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
     }
 
+    /// The answer, left in place (a retry of this append gets it too).
+    fn peek(&self) -> Option<Result<IngestReport, EngineError>> {
+        self.answer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     fn take(&self) -> Option<Result<IngestReport, EngineError>> {
         self.answer.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
@@ -241,6 +289,12 @@ pub(super) struct Queue(Mutex<Vec<Arc<Pending>>>);
 impl Queue {
     fn push(&self, p: Arc<Pending>) {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).push(p);
+    }
+
+    /// Appends waiting now.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     fn drain(&self) -> Vec<Arc<Pending>> {

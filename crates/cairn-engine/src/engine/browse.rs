@@ -3,6 +3,9 @@
 //! recall alike, so every surface filters the same way.
 use cairn_core::filter::{session_document, Filter};
 use cairn_core::{SessionHeader, SessionRecord, SpaceId, Unit, UnitPage, UnitQuery};
+use std::collections::HashSet;
+
+use crate::budget::Ticker;
 
 use super::{Engine, EngineError};
 
@@ -46,15 +49,18 @@ impl Engine {
         filter: &Filter,
         within: Option<&[String]>,
     ) -> Result<Vec<String>, EngineError> {
-        Ok(self
-            .b
-            .records
-            .session_headers(space)?
-            .into_iter()
-            .filter(|h| within.is_none_or(|w| w.contains(&h.id)))
-            .filter(|h| filter.matches(&session_document(h)))
-            .map(|h| h.id)
-            .collect())
+        let within: Option<HashSet<&str>> = within.map(|w| w.iter().map(String::as_str).collect());
+        let mut ticker = Ticker::new("sessions a filter admits");
+        let mut ids = Vec::new();
+        for h in self.b.records.session_headers(space)? {
+            ticker.tick()?;
+            if within.as_ref().is_none_or(|w| w.contains(h.id.as_str()))
+                && filter.matches(&session_document(&h))
+            {
+                ids.push(h.id);
+            }
+        }
+        Ok(ids)
     }
 
     /// A page of a space's units (see [`UnitQuery`] for the order), keeping only units of
@@ -83,12 +89,14 @@ impl Engine {
         limit: usize,
     ) -> Result<SessionPage, EngineError> {
         self.require_space(space)?;
-        let headers = self.b.records.session_headers(space)?;
-        let ids: Vec<String> = headers
-            .into_iter()
-            .filter(|h| filter.is_none_or(|f| f.matches(&session_document(h))))
-            .map(|h| h.id)
-            .collect();
+        let mut ticker = Ticker::new("sessions a filter admits");
+        let mut ids: Vec<String> = Vec::new();
+        for h in self.b.records.session_headers(space)? {
+            ticker.tick()?;
+            if filter.is_none_or(|f| f.matches(&session_document(&h))) {
+                ids.push(h.id);
+            }
+        }
         let mut sessions = Vec::new();
         for id in ids.iter().skip(offset).take(limit) {
             sessions.extend(self.b.records.get_session(space, id)?);

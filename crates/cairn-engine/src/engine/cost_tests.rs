@@ -9,7 +9,7 @@ use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
 
-fn engine(dir: &Path) -> Engine {
+pub(super) fn engine(dir: &Path) -> Engine {
     let store = cairn_store::EmbeddedStore::open(dir, HASH_MODEL).expect("store");
     let cache = cairn_store::SqliteEmbeddingCache::open(&dir.join("cache.sqlite3")).expect("cache");
     let backends = EngineBackends {

@@ -162,7 +162,7 @@ impl Engine {
         let p = Pattern::new(pattern, mode)?;
         let limit = bounded(limit, DEFAULT_MATCHES, MAX_RESULTS, "limit")?;
         let t = self.stored_trajectory(space, id)?.trajectory;
-        Ok(match_states(&t, &p, limit))
+        Ok(match_states(&t, &p, limit)?)
     }
 
     /// (trajectory, state) pairs of the whole space holding a pattern.
@@ -177,7 +177,7 @@ impl Engine {
         let limit = bounded(limit, DEFAULT_SEARCH_HITS, MAX_RESULTS, "limit")?;
         self.require_space(space)?;
         let all = self.b.records.trajectories(space)?;
-        Ok(search(&all, &p, limit))
+        Ok(search(&all, &p, limit)?)
     }
 
     /// A note and spans rendered within the request's token budget. Every span must name
@@ -288,7 +288,7 @@ impl Engine {
                 records.push(r.trajectory);
             }
         }
-        let spans = choose_spans(&records, &recall.hits, &words, opts);
+        let spans = choose_spans(&records, &recall.hits, &words, opts)?;
         let inspect_ms = ms(t);
         let t = Instant::now();
         let pairs: Vec<(ContextSpan, &TrajectoryInput)> = spans
@@ -334,7 +334,7 @@ fn choose_spans(
     hits: &[cairn_core::Hit],
     words: &[String],
     opts: &InspectRecallOptions,
-) -> Vec<ContextSpan> {
+) -> Result<Vec<ContextSpan>, crate::budget::OutOfTime> {
     let mut picked: Vec<(String, usize)> = Vec::new();
     for h in hits {
         if picked.len() >= opts.max_states.max(1) {
@@ -353,7 +353,7 @@ fn choose_spans(
         }
     }
     for t in records {
-        let counts = state_word_counts(t, words);
+        let counts = state_word_counts(t, words)?;
         let taken = picked
             .iter()
             .filter(|(pt, _)| *pt == t.id)
@@ -401,5 +401,5 @@ fn choose_spans(
             None => merged.push(sp),
         }
     }
-    merged
+    Ok(merged)
 }

@@ -15,6 +15,8 @@
 //! opening, healing, checking, indexing.
 pub(crate) mod agent;
 mod append;
+#[cfg(test)]
+mod append_tests;
 mod browse;
 mod committer;
 #[cfg(test)]

@@ -70,6 +70,15 @@ impl Request {
         }))
     }
 
+    pub(super) fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Whether `other` is this request again: the same operation and input.
+    pub(super) fn same_input(&self, other: &Request) -> bool {
+        self.fingerprint == other.fingerprint
+    }
+
     pub(super) fn receipt(&self, report: &IngestReport) -> Receipt {
         Receipt {
             space: self.space.clone(),

@@ -113,15 +113,19 @@ impl Engine {
             return Ok(a);
         }
         let catalog = self.catalog(space)?;
-        let mut ids: Vec<String> = catalog
-            .headers
-            .iter()
-            .filter(|(h, doc)| {
-                scope.admits_session(&h.id, h.group.as_deref())
-                    && scope.filter.as_ref().is_none_or(|(f, _)| f.matches(doc))
-            })
-            .map(|(h, _)| h.id.clone())
-            .collect();
+        // Checked as it goes: a filter's cost per session grows with the metadata it
+        // reads, and this runs before any other stage of a request.
+        let mut ticker = crate::budget::Ticker::new("sessions a filter admits");
+        let lists = scope.session_lists();
+        let mut ids: Vec<String> = Vec::new();
+        for (h, doc) in &catalog.headers {
+            ticker.tick()?;
+            if lists.admits(&h.id, h.group.as_deref())
+                && scope.filter.as_ref().is_none_or(|(f, _)| f.matches(doc))
+            {
+                ids.push(h.id.clone());
+            }
+        }
         ids.sort_unstable();
         let admitted = Admitted {
             set: Arc::new(ids.iter().cloned().collect()),
