@@ -473,3 +473,78 @@ fn an_import_refused_at_any_line_writes_nothing_and_a_key_covers_trajectories() 
     let other = import(&s, "j", &[trajectory_line("x")], Some("k-1"));
     refused(&other, 422, "idempotency_key_reused");
 }
+
+/// A session is bounded as a whole (issue 54, finding 8): each request stays within the
+/// body, message and text limits, but an append that would take the stored session past
+/// `MAX_SESSION_BYTES` is answered 413 `session_too_large` naming `messages`, and writes
+/// nothing. Before, a session grew without bound, and each append to it cost CPU in
+/// proportion to its size under the write lock.
+#[test]
+fn an_append_past_the_session_size_bound_is_answered_413() {
+    // Bodies up to 16 MiB, so that a whole session over the bound can be sent at once.
+    let Some((_d, s)) = server_with(|c| c.limits.max_body_bytes = 16 << 20) else {
+        return;
+    };
+    let mib = |c: char| c.to_string().repeat(cairn::MAX_TEXT_BYTES);
+    // Five messages of about 1 MiB (one request body of about 5 MiB): stored.
+    let five: Vec<Value> = ['a', 'b', 'c', 'd', 'e']
+        .into_iter()
+        .map(|c| json!({"role": "user", "text": mib(c)}))
+        .collect();
+    ok(&s.post(
+        MESSAGES,
+        &["big"],
+        ADMIN,
+        &json!({"session_id": "long", "messages": five}),
+    ));
+    // Three more (a body of about 3 MiB, within every per-request limit) would make
+    // the session hold about 8 MiB of messages: refused by its size.
+    let three: Vec<Value> = ['f', 'g', 'h']
+        .into_iter()
+        .map(|c| json!({"role": "user", "text": mib(c)}))
+        .collect();
+    let r = s.post(
+        MESSAGES,
+        &["big"],
+        ADMIN,
+        &json!({"session_id": "long", "messages": three}),
+    );
+    refused(&r, 413, "session_too_large");
+    assert_eq!(r.body["field"], "messages", "{}", r.text);
+    assert!(
+        r.text
+            .contains(&cairn::bounds::MAX_SESSION_BYTES.to_string()),
+        "{}",
+        r.text
+    );
+    // Nothing was written, and the session still takes what fits.
+    let stored = s.get(SESSION, &["big", "long"], ADMIN);
+    ok(&stored);
+    assert_eq!(
+        stored.body["session"]["messages"].as_array().map(Vec::len),
+        Some(5),
+        "{}",
+        &stored.text[..stored.text.len().min(300)]
+    );
+    ok(&s.post(
+        MESSAGES,
+        &["big"],
+        ADMIN,
+        &json!({"session_id": "long", "messages": [{"role": "user", "text": "one more"}]}),
+    ));
+    // A whole session over the bound sent at once is refused the same way, naming its
+    // place in the batch.
+    let eight: Vec<Value> = "abcdefgh"
+        .chars()
+        .map(|c| json!({"role": "user", "text": mib(c)}))
+        .collect();
+    let r = s.post(
+        "/v1/spaces/{space}/sessions/batch",
+        &["big"],
+        ADMIN,
+        &json!({"sessions": [{"id": "whole", "messages": eight}]}),
+    );
+    refused(&r, 413, "session_too_large");
+    assert_eq!(r.body["field"], "sessions[0].messages", "{}", r.text);
+    assert_eq!(s.get(SESSION, &["big", "whole"], ADMIN).status, 404);
+}

@@ -207,3 +207,69 @@ fn distinct_large_filters_do_not_grow_the_derived_cache_past_its_bytes() {
     }
     assert!(e.derived.len() > 0, "nothing was kept");
 }
+
+/// A stored session is bounded as a whole (issue 54, finding 8): an append that would take
+/// it past `MAX_SESSION_BYTES` is refused as a size error naming `messages`, and writes
+/// nothing; so is a group message joining a day that full. Before, a session grew
+/// without bound, and every append to it cost CPU in proportion to its size under the
+/// write lock.
+#[test]
+fn an_append_past_the_session_size_bound_is_refused_and_writes_nothing() {
+    use cairn_core::bounds::MAX_SESSION_BYTES;
+    use cairn_core::{AppendInput, GroupMessage, TooLarge, MAX_TEXT_BYTES};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = engine(dir.path());
+    let space = SpaceId::new("long").expect("space");
+    let opts = WriteOptions::default();
+    let texts = |n: usize| -> Vec<serde_json::Value> {
+        (0..n)
+            .map(|i| json!({"role": "user", "text": format!("{i}").repeat(MAX_TEXT_BYTES)}))
+            .collect()
+    };
+    let append = |messages: Vec<serde_json::Value>| {
+        let input: AppendInput =
+            serde_json::from_value(json!({"session_id": "s", "messages": messages}))
+                .expect("append input");
+        e.append(&space, input, &opts)
+    };
+    // Seven messages of 1 MiB: within the bound.
+    append(texts(7)).expect("seven MiB");
+    // Two more would make 9 MiB.
+    let err = append(texts(2)).expect_err("past the bound");
+    let super::EngineError::Input(i) = err else {
+        panic!("not an input error: {err}");
+    };
+    assert_eq!(i.too_large, Some(TooLarge::Session), "{i}");
+    assert_eq!(i.field.as_deref(), Some("messages"), "{i}");
+    assert!(
+        i.to_string().contains(&MAX_SESSION_BYTES.to_string()),
+        "{i}"
+    );
+    let stored = e.b.records.get_session(&space, "s").expect("read");
+    assert_eq!(stored.map(|r| r.session.messages.len()), Some(7));
+    // What still fits is taken.
+    append(vec![json!({"role": "user", "text": "one more"})]).expect("a short append");
+    // A group's day is a session too: a message that would take it past the bound is
+    // refused the same way.
+    let day = |text: String| -> GroupMessage {
+        serde_json::from_value(json!({
+            "group": "team", "speaker": "Ana", "time": "2024-03-01T10:00:00Z", "text": text
+        }))
+        .expect("group message")
+    };
+    for i in 0..8 {
+        e.ingest_group_messages(
+            &space,
+            vec![day(format!("{i}").repeat(MAX_TEXT_BYTES - 100))],
+            &opts,
+        )
+        .expect("a day's message within the bound");
+    }
+    let err = e
+        .ingest_group_messages(&space, vec![day("9".repeat(MAX_TEXT_BYTES))], &opts)
+        .expect_err("a day past the bound");
+    assert!(
+        matches!(&err, super::EngineError::Input(i) if i.too_large == Some(TooLarge::Session)),
+        "{err}"
+    );
+}
