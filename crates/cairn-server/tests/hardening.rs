@@ -548,3 +548,69 @@ fn an_append_past_the_session_size_bound_is_answered_413() {
     assert_eq!(r.body["field"], "sessions[0].messages", "{}", r.text);
     assert_eq!(s.get(SESSION, &["big", "whole"], ADMIN).status, 404);
 }
+
+/// The export is streamed (issue 54, finding 8) and writes the bytes it wrote when it
+/// read the space whole: every session in ingest order (`Memory::sessions` reads them
+/// in one query, as the export did), then every trajectory, one JSON line each. The
+/// space here exports as many chunks (about 1.5 MiB against 64 KiB ones), and a space
+/// that does not exist is still a 404, not a cut answer. The bytes are the same before
+/// and after the change; what fails without it is the chunked answer.
+#[test]
+fn a_streamed_export_writes_what_the_whole_read_wrote() {
+    let Some((_d, s)) = server_with(|_| {}) else {
+        return;
+    };
+    for i in 0..12 {
+        // Ingested out of id order: the export keeps the order of ingest.
+        let id = format!("s{}", (i * 7) % 12);
+        let long = format!("{i} ").repeat(60_000);
+        ok(&s.post(
+            SESSIONS,
+            &["x"],
+            ADMIN,
+            &session(&id, &long, "Noted.", json!({"n": i})),
+        ));
+    }
+    ok(&s.post(
+        TRAJECTORIES,
+        &["x"],
+        ADMIN,
+        &json!({"trajectories": [{"id": "run", "goal": "book a table",
+            "states": [{"url": "http://b/", "action": "click"}]}]}),
+    ));
+    let r = s.get("/v1/spaces/{space}/export", &["x"], ADMIN);
+    ok(&r);
+    let memory = &s.state.as_ref().expect("state").memory;
+    let mut whole = String::new();
+    for rec in memory.sessions("x").expect("sessions") {
+        whole += &serde_json::to_string(&rec).expect("json");
+        whole.push('\n');
+    }
+    let run = memory.trajectory("x", "run").expect("read").expect("run");
+    whole += &serde_json::to_string(&run).expect("json");
+    whole.push('\n');
+    assert!(whole.len() > 1 << 20, "{} bytes", whole.len());
+    assert_eq!(r.text.len(), whole.len());
+    assert!(
+        r.text == whole,
+        "the streamed export differs from the whole read"
+    );
+    // Streamed: sent in chunks as it is read, its length unknown when the answer starts
+    // (a body read whole first is sent with its `Content-Length`).
+    let raw = cairn_load::client::send(
+        &cairn_load::client::agent(Duration::from_secs(120)),
+        "GET",
+        &format!("{}/v1/spaces/x/export", s.base),
+        &[("Authorization", &format!("Bearer {ADMIN}"))],
+        None,
+    )
+    .expect("export");
+    assert_eq!(raw.status, 200);
+    assert_eq!(raw.header("transfer-encoding"), Some("chunked"));
+    assert_eq!(raw.header("content-length"), None);
+    refused(
+        &s.get("/v1/spaces/{space}/export", &["nowhere"], ADMIN),
+        404,
+        "space_not_found",
+    );
+}
