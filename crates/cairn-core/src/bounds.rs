@@ -18,6 +18,17 @@ pub const MAX_AGENT_TIME_MS: u64 = 600_000;
 /// Trajectories one recall + inspection may shortlist.
 pub const MAX_INSPECT_TRAJECTORIES: usize = 100;
 
+/// Largest a stored session may grow: 8 MiB of its messages (their texts, ids, speakers
+/// and metadata as JSON), what one request body may carry at the server's default
+/// (`max_body_bytes`). An ingest, append, group message or import that would make a
+/// session larger is refused (`InputError` on `messages`, [`crate::TooLarge::Session`];
+/// 413 `session_too_large` over HTTP); a longer conversation goes on in a new session.
+/// Why: every write to a session and every forget of one of its messages reads,
+/// re-checks and rewrites the whole record under the write lock (13 ms of CPU per MiB
+/// measured for an append), so an unbounded session made each write to it slower and
+/// held every other writer back.
+pub const MAX_SESSION_BYTES: usize = 8 << 20;
+
 /// Largest page of a listing (`limit`), and the page size when none is asked for.
 pub const MAX_PAGE: usize = 1000;
 pub const DEFAULT_PAGE: usize = 50;

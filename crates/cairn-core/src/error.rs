@@ -15,6 +15,17 @@ pub struct InputError {
     pub field: Option<String>,
     /// What is wrong with it, naming the field.
     pub problem: String,
+    /// The bound the input is over, when its size is what is wrong (`None` otherwise):
+    /// a surface that answers by size (HTTP's 413) tells it by this, not by the words.
+    pub too_large: Option<TooLarge>,
+}
+
+/// A bound on the size of what is stored, which an input would pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TooLarge {
+    /// A session's messages past [`crate::bounds::MAX_SESSION_BYTES`].
+    Session,
 }
 
 impl InputError {
@@ -23,7 +34,14 @@ impl InputError {
             record: record.into(),
             field: None,
             problem: problem.into(),
+            too_large: None,
         }
+    }
+
+    /// The same error, saying which size bound the input is over.
+    pub fn over(mut self, bound: TooLarge) -> Self {
+        self.too_large = Some(bound);
+        self
     }
 
     /// An error about one field of a call's arguments (`limit`, `spans[2].end_state`): the

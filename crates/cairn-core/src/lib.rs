@@ -35,7 +35,7 @@ pub use enrich::{EnrichError, EnrichInput, EnrichedFact, Enricher, Enrichment, E
 pub use entity::{
     EdgeKind, EntityDetail, EntityKind, EntityMention, EntityRelation, EntitySummary, TimelineEntry,
 };
-pub use error::{ConflictError, CoreError, InputError};
+pub use error::{ConflictError, CoreError, InputError, TooLarge};
 pub use fact::{FactCategory, FactDetail, FactHistory, FactSubject, FactVersion};
 pub use filter::Filter;
 pub use group::GroupMessage;

@@ -1,7 +1,8 @@
 //! The verbatim record: what users hand to Cairn. Ground state; everything else is derived
 //! from it and can be rebuilt from it.
+use crate::bounds::MAX_SESSION_BYTES;
 use crate::time::{serde_time, Timestamp};
-use crate::{InputError, SpaceId};
+use crate::{InputError, SpaceId, TooLarge};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -204,6 +205,8 @@ impl SessionInput {
         }
         check_metadata(&self.metadata, &rec, "metadata")?;
         let mut seen = std::collections::HashSet::new();
+        // What the messages hold as stored (see `MAX_SESSION_BYTES`).
+        let mut bytes = 0usize;
         for (i, m) in self.messages.iter_mut().enumerate() {
             let mrec = format!("{rec} message {i}");
             let at = format!("messages[{i}]");
@@ -224,7 +227,22 @@ impl SessionInput {
                 check_speaker(s, &mrec).map_err(|e| e.nested(&at))?;
             }
             check_text(&m.text, &mrec).map_err(|e| e.nested(&at))?;
-            check_metadata(&m.metadata, &mrec, "metadata").map_err(|e| e.nested(&at))?;
+            let metadata =
+                check_metadata(&m.metadata, &mrec, "metadata").map_err(|e| e.nested(&at))?;
+            bytes += m.id.len()
+                + m.speaker.as_ref().map_or(0, String::len)
+                + m.text.len()
+                + if m.metadata.is_null() { 0 } else { metadata };
+        }
+        if bytes > MAX_SESSION_BYTES {
+            return Err(InputError::new(
+                rec,
+                format!(
+                    "its messages would hold {bytes} bytes (at most {MAX_SESSION_BYTES}: texts, ids, speakers and metadata); continue the conversation in a new session"
+                ),
+            )
+            .at("messages")
+            .over(TooLarge::Session));
         }
         Ok(self)
     }
@@ -334,7 +352,9 @@ pub const MAX_METADATA_BYTES: usize = 64 << 10;
 /// most [`MAX_METADATA_DEPTH`] deep and at most [`MAX_METADATA_BYTES`] long: filters
 /// address it by key, every store must keep it byte for byte, and every reader must read
 /// it back.
-pub(crate) fn check_metadata(v: &Value, rec: &str, field: &str) -> Result<(), InputError> {
+///
+/// Returns about how many bytes of JSON it is (at most what it serializes to).
+pub(crate) fn check_metadata(v: &Value, rec: &str, field: &str) -> Result<usize, InputError> {
     match v {
         Value::Null | Value::Object(_) => {}
         other => {
@@ -355,7 +375,9 @@ pub(crate) fn check_metadata(v: &Value, rec: &str, field: &str) -> Result<(), In
 /// string, at most [`MAX_METADATA_DEPTH`] deep, at most [`MAX_METADATA_BYTES`] long.
 /// Walked with a stack of its own, so a value built deeper than any parser allows (the
 /// library takes `serde_json::Value`s) is refused, not a stack overflow.
-pub(crate) fn check_json_value(v: &Value, rec: &str, field: &str) -> Result<(), InputError> {
+///
+/// Returns about how many bytes of JSON it is (at most what it serializes to).
+pub(crate) fn check_json_value(v: &Value, rec: &str, field: &str) -> Result<usize, InputError> {
     // (value, depth, path of the value)
     let mut todo: Vec<(&Value, usize, String)> = vec![(v, 1, field.to_string())];
     let mut bytes = 0usize;
@@ -415,7 +437,7 @@ pub(crate) fn check_json_value(v: &Value, rec: &str, field: &str) -> Result<(), 
             _ => {}
         }
     }
-    Ok(())
+    Ok(bytes)
 }
 
 fn json_kind(v: &Value) -> &'static str {
@@ -483,6 +505,49 @@ mod tests {
         ))
         .unwrap_err();
         assert!(e.to_string().contains("bytes"));
+    }
+
+    /// A session is bounded as a whole (issue 54, finding 8): its messages together hold
+    /// at most `MAX_SESSION_BYTES`, each message counting its text, id, speaker and
+    /// metadata; past it the error names `messages` and says it is a size bound, so the
+    /// server answers 413 without reading the words.
+    #[test]
+    fn a_session_over_its_size_bound_is_refused_by_size() {
+        let of = |texts: usize, len: usize, metadata: Value| SessionInput {
+            id: "s1".into(),
+            occurred_at: None,
+            group: None,
+            metadata: Value::Null,
+            messages: (0..texts)
+                .map(|i| Message {
+                    id: format!("m{i}"),
+                    role: Some(Role::User),
+                    speaker: Some("Ana".into()),
+                    text: "x".repeat(len),
+                    occurred_at: None,
+                    metadata: metadata.clone(),
+                })
+                .collect(),
+        };
+        // Eight texts of 1 MiB less 64 bytes (ids and speakers fit beside them): at the
+        // bound, kept.
+        let fits = of(8, MAX_TEXT_BYTES - 64, Value::Null);
+        assert!(fits.validate().is_ok());
+        // Nine texts of 1 MiB, each one allowed: 9 MiB together, refused.
+        let e = of(9, MAX_TEXT_BYTES, Value::Null).validate().unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("messages"));
+        assert_eq!(e.too_large, Some(TooLarge::Session));
+        assert!(
+            e.to_string().contains(&MAX_SESSION_BYTES.to_string()),
+            "{e}"
+        );
+        // Metadata counts: the texts that fit alone do not with 60 KiB of it each...
+        let meta = serde_json::json!({"k": "y".repeat(60 << 10)});
+        let e = of(8, MAX_TEXT_BYTES - 64, meta).validate().unwrap_err();
+        assert_eq!(e.too_large, Some(TooLarge::Session));
+        // ... and other invalid input is not a size error.
+        let e = of(1, 0, Value::Null).validate().unwrap_err();
+        assert_eq!(e.too_large, None);
     }
 
     #[test]

@@ -796,6 +796,41 @@ impl FactIndex {
         }
     }
 
+    /// About how many bytes the index holds beyond the facts it shares with the cached
+    /// fact list (ids, messages and subjects by fact, their slots), what the engine's
+    /// derived cache counts it as (`engine/cache.rs`).
+    pub fn approx_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let ids: usize = self
+            .by_id
+            .keys()
+            .map(|k| size_of::<(String, usize)>() + k.len())
+            .sum();
+        let messages: usize = self
+            .by_message
+            .iter()
+            .map(|((s, m), v)| {
+                size_of::<((String, String), Vec<usize>)>()
+                    + s.len()
+                    + m.len()
+                    + v.len() * size_of::<usize>()
+            })
+            .sum();
+        // Subjects and aliases: a subject, its key words and a few list slots per fact,
+        // counted by its text rather than walked.
+        let subjects: usize = self
+            .facts
+            .iter()
+            .map(|f| 4 * size_of::<String>() + 4 * size_of::<usize>() + f.key.len())
+            .sum();
+        size_of::<Self>() + ids + messages + subjects + self.place.len() * size_of::<usize>()
+    }
+
+    /// The facts it indexes.
+    pub fn facts(&self) -> &Arc<Vec<Unit>> {
+        &self.facts
+    }
+
     /// Whether this index was built from `facts` (the same read of the store).
     pub fn is_of(&self, facts: &Arc<Vec<Unit>>) -> bool {
         Arc::ptr_eq(&self.facts, facts)

@@ -217,6 +217,57 @@ impl EntityGraph {
         Ok(g)
     }
 
+    /// About how many bytes the graph holds (its strings and collection slots), what
+    /// the engine's derived cache counts it as (`engine/cache.rs`).
+    pub fn approx_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        let link = |l: &Link| {
+            size_of::<Link>()
+                + l.unit_id.len()
+                + opt(&l.session_id)
+                + opt(&l.group)
+                + opt(&l.part_of)
+                + l.surface.len()
+                + l.message_ids
+                    .iter()
+                    .map(|m| size_of::<String>() + m.len())
+                    .sum::<usize>()
+        };
+        let entities: usize = self
+            .entities
+            .iter()
+            .map(|e| {
+                size_of::<Entity>()
+                    + opt(&e.partition)
+                    + e.name.len()
+                    + e.aliases
+                        .iter()
+                        .map(|a| size_of::<String>() + a.len())
+                        .sum::<usize>()
+                    + e.links.iter().map(link).sum::<usize>()
+            })
+            .sum();
+        let by_name: usize = self
+            .by_name
+            .iter()
+            .map(|(k, v)| {
+                size_of::<(String, Vec<usize>)>() + k.len() + v.len() * size_of::<usize>()
+            })
+            .sum();
+        let by_message: usize = self
+            .by_message
+            .iter()
+            .map(|((s, m), v)| {
+                size_of::<((String, String), Vec<(usize, EdgeKind)>)>()
+                    + s.len()
+                    + m.len()
+                    + v.len() * size_of::<(usize, EdgeKind)>()
+            })
+            .sum();
+        size_of::<Self>() + entities + by_name + by_message
+    }
+
     /// The partition of entity `e`.
     pub fn partition_of(&self, e: usize) -> Option<&str> {
         self.entities.get(e)?.partition.as_deref()

@@ -47,7 +47,7 @@ pub struct Problem<'a> {
     pub kind: &'static str,
     pub title: &'a str,
     pub status: u16,
-    /// Stable: malformed_json, invalid_field, invalid_input, invalid_query, batch_too_large, text_too_long, payload_too_large, unsupported_media_type, unauthorized, forbidden, read_only_key, space_not_found, not_found, memory_not_found, not_deletable, conflict, route_not_found, method_not_allowed, invalid_path, not_ready, internal.
+    /// Stable: malformed_json, invalid_field, invalid_input, invalid_query, batch_too_large, text_too_long, session_too_large, payload_too_large, unsupported_media_type, unauthorized, forbidden, read_only_key, space_not_found, not_found, memory_not_found, not_deletable, conflict, route_not_found, method_not_allowed, invalid_path, not_ready, internal.
     pub code: &'static str,
     pub detail: &'a str,
     /// The input field at fault (JSON path, query parameter, or validated record).
@@ -121,11 +121,20 @@ impl From<MemoryError> for ApiError {
         use cairn::StoreError::{NoSuchSpace, NotFound};
         match e {
             MemoryError::Input(i) => {
-                let err = ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "invalid_input",
-                    i.to_string(),
-                );
+                let err = match i.too_large {
+                    // A session past `MAX_SESSION_BYTES`: the write is refused by its size,
+                    // like a body or a text past theirs.
+                    Some(cairn::TooLarge::Session) => ApiError::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "session_too_large",
+                        i.to_string(),
+                    ),
+                    _ => ApiError::new(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "invalid_input",
+                        i.to_string(),
+                    ),
+                };
                 match i.field {
                     Some(f) => err.with_field(f),
                     None => err,

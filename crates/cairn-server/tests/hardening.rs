@@ -489,3 +489,144 @@ fn an_import_refused_at_any_line_writes_nothing_and_a_key_covers_trajectories() 
     let other = import(&s, "j", &[trajectory_line("x")], Some("k-1"));
     refused(&other, 422, "idempotency_key_reused");
 }
+
+/// A session is bounded as a whole (issue 54, finding 8): each request stays within the
+/// body, message and text limits, but an append that would take the stored session past
+/// `MAX_SESSION_BYTES` is answered 413 `session_too_large` naming `messages`, and writes
+/// nothing. Before, a session grew without bound, and each append to it cost CPU in
+/// proportion to its size under the write lock.
+#[test]
+fn an_append_past_the_session_size_bound_is_answered_413() {
+    // Bodies up to 16 MiB, so that a whole session over the bound can be sent at once.
+    let Some((_d, s)) = server_with(|c| c.limits.max_body_bytes = 16 << 20) else {
+        return;
+    };
+    let mib = |c: char| c.to_string().repeat(cairn::MAX_TEXT_BYTES);
+    // Five messages of about 1 MiB (one request body of about 5 MiB): stored.
+    let five: Vec<Value> = ['a', 'b', 'c', 'd', 'e']
+        .into_iter()
+        .map(|c| json!({"role": "user", "text": mib(c)}))
+        .collect();
+    ok(&s.post(
+        MESSAGES,
+        &["big"],
+        ADMIN,
+        &json!({"session_id": "long", "messages": five}),
+    ));
+    // Three more (a body of about 3 MiB, within every per-request limit) would make
+    // the session hold about 8 MiB of messages: refused by its size.
+    let three: Vec<Value> = ['f', 'g', 'h']
+        .into_iter()
+        .map(|c| json!({"role": "user", "text": mib(c)}))
+        .collect();
+    let r = s.post(
+        MESSAGES,
+        &["big"],
+        ADMIN,
+        &json!({"session_id": "long", "messages": three}),
+    );
+    refused(&r, 413, "session_too_large");
+    assert_eq!(r.body["field"], "messages", "{}", r.text);
+    assert!(
+        r.text
+            .contains(&cairn::bounds::MAX_SESSION_BYTES.to_string()),
+        "{}",
+        r.text
+    );
+    // Nothing was written, and the session still takes what fits.
+    let stored = s.get(SESSION, &["big", "long"], ADMIN);
+    ok(&stored);
+    assert_eq!(
+        stored.body["session"]["messages"].as_array().map(Vec::len),
+        Some(5),
+        "{}",
+        &stored.text[..stored.text.len().min(300)]
+    );
+    ok(&s.post(
+        MESSAGES,
+        &["big"],
+        ADMIN,
+        &json!({"session_id": "long", "messages": [{"role": "user", "text": "one more"}]}),
+    ));
+    // A whole session over the bound sent at once is refused the same way, naming its
+    // place in the batch.
+    let eight: Vec<Value> = "abcdefgh"
+        .chars()
+        .map(|c| json!({"role": "user", "text": mib(c)}))
+        .collect();
+    let r = s.post(
+        "/v1/spaces/{space}/sessions/batch",
+        &["big"],
+        ADMIN,
+        &json!({"sessions": [{"id": "whole", "messages": eight}]}),
+    );
+    refused(&r, 413, "session_too_large");
+    assert_eq!(r.body["field"], "sessions[0].messages", "{}", r.text);
+    assert_eq!(s.get(SESSION, &["big", "whole"], ADMIN).status, 404);
+}
+
+/// The export is streamed (issue 54, finding 8) and writes the bytes it wrote when it
+/// read the space whole: every session in ingest order (`Memory::sessions` reads them
+/// in one query, as the export did), then every trajectory, one JSON line each. The
+/// space here exports as many chunks (about 1.5 MiB against 64 KiB ones), and a space
+/// that does not exist is still a 404, not a cut answer. The bytes are the same before
+/// and after the change; what fails without it is the chunked answer.
+#[test]
+fn a_streamed_export_writes_what_the_whole_read_wrote() {
+    let Some((_d, s)) = server_with(|_| {}) else {
+        return;
+    };
+    for i in 0..12 {
+        // Ingested out of id order: the export keeps the order of ingest.
+        let id = format!("s{}", (i * 7) % 12);
+        let long = format!("{i} ").repeat(60_000);
+        ok(&s.post(
+            SESSIONS,
+            &["x"],
+            ADMIN,
+            &session(&id, &long, "Noted.", json!({"n": i})),
+        ));
+    }
+    ok(&s.post(
+        TRAJECTORIES,
+        &["x"],
+        ADMIN,
+        &json!({"trajectories": [{"id": "run", "goal": "book a table",
+            "states": [{"url": "http://b/", "action": "click"}]}]}),
+    ));
+    let r = s.get("/v1/spaces/{space}/export", &["x"], ADMIN);
+    ok(&r);
+    let memory = &s.state.as_ref().expect("state").memory;
+    let mut whole = String::new();
+    for rec in memory.sessions("x").expect("sessions") {
+        whole += &serde_json::to_string(&rec).expect("json");
+        whole.push('\n');
+    }
+    let run = memory.trajectory("x", "run").expect("read").expect("run");
+    whole += &serde_json::to_string(&run).expect("json");
+    whole.push('\n');
+    assert!(whole.len() > 1 << 20, "{} bytes", whole.len());
+    assert_eq!(r.text.len(), whole.len());
+    assert!(
+        r.text == whole,
+        "the streamed export differs from the whole read"
+    );
+    // Streamed: sent in chunks as it is read, its length unknown when the answer starts
+    // (a body read whole first is sent with its `Content-Length`).
+    let raw = cairn_load::client::send(
+        &cairn_load::client::agent(Duration::from_secs(120)),
+        "GET",
+        &format!("{}/v1/spaces/x/export", s.base),
+        &[("Authorization", &format!("Bearer {ADMIN}"))],
+        None,
+    )
+    .expect("export");
+    assert_eq!(raw.status, 200);
+    assert_eq!(raw.header("transfer-encoding"), Some("chunked"));
+    assert_eq!(raw.header("content-length"), None);
+    refused(
+        &s.get("/v1/spaces/{space}/export", &["nowhere"], ADMIN),
+        404,
+        "space_not_found",
+    );
+}

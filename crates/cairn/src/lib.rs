@@ -52,9 +52,9 @@ pub use cairn_core::{
     FactHistory, FactSubject, FactVersion, Format, GroupMessage, Hit, HitPart, InputError,
     KeyRecords, KeyRow, Memo, Message, ProfileFact, Recall, RecallOptions, RememberInput, Role,
     Scope, ScopeOptions, SessionHeader, SessionInput, SessionRecord, SpaceId, SpaceStats,
-    SpeakerProfile, StoreError, Style, TimelineEntry, Timestamp, Timings, TrajectoryInput,
-    TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage, UnitQuery,
-    MAX_TEXT_BYTES, PARTITION_KEYS,
+    SpeakerProfile, StoreError, Style, TimelineEntry, Timestamp, Timings, TooLarge,
+    TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage,
+    UnitQuery, MAX_TEXT_BYTES, PARTITION_KEYS,
 };
 /// Trajectory inspection: the verbs' answers, context requests, the agent controller's
 /// options and runs (see `Memory::trajectory_summary` and its neighbours).

@@ -354,28 +354,24 @@ impl Memory {
     }
 
     /// Writes a space as JSONL: one [`SessionRecord`] per line, then one
-    /// [`TrajectoryRecord`] per line; returns the line count.
+    /// [`TrajectoryRecord`] per line; returns the line count. Records are read and
+    /// written one at a time ([`cairn_engine::Engine::export_each`]): the export holds one
+    /// record's line, never the whole space.
     pub fn export(&self, space_name: &str, mut out: impl Write) -> Result<usize, Error> {
         let sp = space(space_name)?;
-        let sessions = self.engine.export(&sp)?;
-        let trajectories = self.engine.trajectories(&sp)?;
-        let mut write = |line: serde_json::Result<String>| -> Result<(), Error> {
-            let line = line.map_err(|e| Error::Io {
-                context: "export".into(),
-                source: e.into(),
-            })?;
-            writeln!(out, "{line}").map_err(|e| Error::Io {
-                context: "export".into(),
-                source: e,
-            })
+        let io = |source: std::io::Error| Error::Io {
+            context: "export".into(),
+            source,
         };
-        for r in &sessions {
-            write(serde_json::to_string(r))?;
-        }
-        for r in &trajectories {
-            write(serde_json::to_string(r))?;
-        }
-        Ok(sessions.len() + trajectories.len())
+        self.engine.export_each(&sp, |record| {
+            let line = match &record {
+                cairn_engine::Exported::Session(r) => serde_json::to_vec(r),
+                cairn_engine::Exported::Trajectory(r) => serde_json::to_vec(r),
+            }
+            .map_err(|e| io(e.into()))?;
+            out.write_all(&line).map_err(io)?;
+            out.write_all(b"\n").map_err(io)
+        })
     }
 
     /// Reads an export back (session and trajectory lines), each record into the space

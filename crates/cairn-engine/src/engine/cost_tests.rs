@@ -129,3 +129,147 @@ fn a_write_to_another_space_leaves_this_spaces_fact_index_built() {
         "mine's own write left its old fact index current"
     );
 }
+
+/// Many reads with distinct large metadata filters (issue 54, finding 7): the derived
+/// cache counts what each keeps, keys by a hash of the scope, never its text, and holds
+/// no more than its byte budget. Before, the admitted-sessions and entity-graph caches
+/// kept each scope's whole serialized filter as their key (a 6 MiB filter, a 6 MiB key),
+/// bounded only by a count of entries, so 150 such recalls held over a GiB.
+#[test]
+fn distinct_large_filters_do_not_grow_the_derived_cache_past_its_bytes() {
+    use cairn_core::ScopeOptions;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut e = engine(dir.path());
+    let space = SpaceId::new("users").expect("space");
+    let sessions: Vec<SessionInput> = (0..4)
+        .map(|i| {
+            serde_json::from_value(json!({
+                "id": format!("s{i}"), "date": "2024-03-01",
+                "metadata": {"user_id": format!("u{i}")},
+                "messages": [
+                    {"role": "user", "text": format!("I moved to Lisbon with Maya in year {i}.")},
+                    {"role": "assistant", "text": "Noted."}]
+            }))
+            .expect("session")
+        })
+        .collect();
+    e.ingest_sessions(&space, sessions, &WriteOptions::default())
+        .expect("ingest");
+    // A filter admitting u1 with a filler of `len` bytes, distinct per `i`.
+    let scope = |i: usize, len: usize| {
+        let filler = format!("{i}-{}", "x".repeat(len));
+        ScopeOptions {
+            filter: Some(json!({"user_id": {"in": ["u1", filler]}})),
+            ..Default::default()
+        }
+        .scope()
+        .expect("scope")
+    };
+    let read = |e: &Engine, i: usize, len: usize| {
+        let entities = e.entities(&space, None, &scope(i, len)).expect("entities");
+        assert!(
+            entities.iter().any(|x| x.name == "Lisbon"),
+            "the filter admits u1's session"
+        );
+    };
+    // Forty distinct filters of 10 bytes, then forty of 64 KiB (2.5 MiB of filter text):
+    // the cache keeps each one's admitted sessions and entity graph, and the same bytes
+    // for both, since nothing it keeps holds a filter's text.
+    let large = 64 << 10;
+    let held = |e: &mut Engine, len: usize| {
+        e.derived = super::cache::SpaceCache::default();
+        for i in 0..40 {
+            read(e, i, len);
+        }
+        assert!(
+            e.derived.len() > 80,
+            "{} entries: the scopes' reads were not cached",
+            e.derived.len()
+        );
+        e.derived.bytes()
+    };
+    let (small_held, large_held) = (held(&mut e, 10), held(&mut e, large));
+    assert_eq!(
+        small_held, large_held,
+        "the cache holds {small_held} bytes after 40 filters of 10 bytes, {large_held} after 40 of {large}"
+    );
+    // Under a budget smaller than what those reads cache, the total stays under it and
+    // the latest entries are kept.
+    let budget = large_held / 4;
+    e.derived = super::cache::SpaceCache::with_budget(budget);
+    for i in 0..40 {
+        read(&e, i, large);
+        assert!(
+            e.derived.bytes() <= budget,
+            "{} bytes held under a budget of {budget}",
+            e.derived.bytes()
+        );
+    }
+    assert!(e.derived.len() > 0, "nothing was kept");
+}
+
+/// A stored session is bounded as a whole (issue 54, finding 8): an append that would take
+/// it past `MAX_SESSION_BYTES` is refused as a size error naming `messages`, and writes
+/// nothing; so is a group message joining a day that full. Before, a session grew
+/// without bound, and every append to it cost CPU in proportion to its size under the
+/// write lock.
+#[test]
+fn an_append_past_the_session_size_bound_is_refused_and_writes_nothing() {
+    use cairn_core::bounds::MAX_SESSION_BYTES;
+    use cairn_core::{AppendInput, GroupMessage, TooLarge, MAX_TEXT_BYTES};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = engine(dir.path());
+    let space = SpaceId::new("long").expect("space");
+    let opts = WriteOptions::default();
+    let texts = |n: usize| -> Vec<serde_json::Value> {
+        (0..n)
+            .map(|i| json!({"role": "user", "text": format!("{i}").repeat(MAX_TEXT_BYTES)}))
+            .collect()
+    };
+    let append = |messages: Vec<serde_json::Value>| {
+        let input: AppendInput =
+            serde_json::from_value(json!({"session_id": "s", "messages": messages}))
+                .expect("append input");
+        e.append(&space, input, &opts)
+    };
+    // Seven messages of 1 MiB: within the bound.
+    append(texts(7)).expect("seven MiB");
+    // Two more would make 9 MiB.
+    let err = append(texts(2)).expect_err("past the bound");
+    let super::EngineError::Input(i) = err else {
+        panic!("not an input error: {err}");
+    };
+    assert_eq!(i.too_large, Some(TooLarge::Session), "{i}");
+    assert_eq!(i.field.as_deref(), Some("messages"), "{i}");
+    assert!(
+        i.to_string().contains(&MAX_SESSION_BYTES.to_string()),
+        "{i}"
+    );
+    let stored = e.b.records.get_session(&space, "s").expect("read");
+    assert_eq!(stored.map(|r| r.session.messages.len()), Some(7));
+    // What still fits is taken.
+    append(vec![json!({"role": "user", "text": "one more"})]).expect("a short append");
+    // A group's day is a session too: a message that would take it past the bound is
+    // refused the same way.
+    let day = |text: String| -> GroupMessage {
+        serde_json::from_value(json!({
+            "group": "team", "speaker": "Ana", "time": "2024-03-01T10:00:00Z", "text": text
+        }))
+        .expect("group message")
+    };
+    for i in 0..8 {
+        e.ingest_group_messages(
+            &space,
+            vec![day(format!("{i}").repeat(MAX_TEXT_BYTES - 100))],
+            &opts,
+        )
+        .expect("a day's message within the bound");
+    }
+    let err = e
+        .ingest_group_messages(&space, vec![day("9".repeat(MAX_TEXT_BYTES))], &opts)
+        .expect_err("a day past the bound");
+    assert!(
+        matches!(&err, super::EngineError::Input(i) if i.too_large == Some(TooLarge::Session)),
+        "{err}"
+    );
+}

@@ -11,19 +11,21 @@ use cairn_core::{
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use super::cache::{Key, Weigh};
 use super::scope::View;
 use super::{Engine, EngineError};
 
-/// Spaces whose graphs are kept; beyond it the cache starts over.
-const KEPT: usize = 64;
+impl Weigh for EntityGraph {
+    fn weight(&self) -> usize {
+        self.approx_bytes()
+    }
+}
+
 /// Units the graph may add to a recall that neither index found (before their cosines
 /// are computed): a name said in every session must not turn recall into a scan.
 const MAX_REACHED: usize = 400;
 /// Entities of the second hop followed per entity named in the question.
 const SECOND_HOP: usize = 3;
-
-/// Graphs by (space, scope fingerprint), with the space's generation they were built at.
-pub(super) type GraphCache = HashMap<(SpaceId, String), (u64, Arc<EntityGraph>)>;
 
 /// How the graph linked each hit to the question, by unit id.
 pub(super) type Via = HashMap<String, String>;
@@ -38,19 +40,13 @@ impl Engine {
         space: &SpaceId,
         view: &View,
     ) -> Result<Arc<EntityGraph>, EngineError> {
-        let key = (space.clone(), view.scope.fingerprint());
-        let cached = |generation: u64| {
-            self.graph_cache
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&key)
-                .filter(|(g, _)| *g == generation)
-                .map(|(_, g)| g.clone())
-        };
+        // The derived cache's key: the space and a hash of the scope (never its text).
+        let key = Key::new(space, "graph", &view.scope.fingerprint());
+        let cached = |generation: u64| self.derived.get::<EntityGraph>(&key, generation);
         if let Some(g) = cached(self.b.records.generation(space)?) {
             return Ok(g);
         }
-        self.graph_flights.one_at_a_time(&key, || {
+        self.flights.one_at_a_time(&key, || {
             let generation = self.b.records.generation(space)?;
             if let Some(g) = cached(generation) {
                 return Ok(g);
@@ -66,11 +62,7 @@ impl Engine {
             )?;
             let units: Vec<Unit> = page.units.into_iter().filter(|u| view.sees(u)).collect();
             let graph = Arc::new(EntityGraph::build(&units)?);
-            let mut cache = self.graph_cache.lock().unwrap_or_else(|p| p.into_inner());
-            if cache.len() >= KEPT {
-                cache.clear();
-            }
-            cache.insert(key.clone(), (generation, graph.clone()));
+            self.derived.insert(key.clone(), generation, graph.clone());
             Ok(graph)
         })
     }

@@ -9,8 +9,36 @@ use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
+use super::cache::{json_len, Key, Weigh};
 use super::scope::View;
 use super::{Engine, EngineError};
+
+/// The derived cache's key of a space's units under a topic prefix (`fact:`, `speaker:`).
+fn topic_key(space: &SpaceId, prefix: &str) -> Key {
+    Key::new(space, "topic", &prefix)
+}
+
+/// The derived cache's key of a space's fact index.
+fn fact_index_key(space: &SpaceId) -> Key {
+    Key::new(space, "fact_index", &())
+}
+
+impl Weigh for Vec<Unit> {
+    /// Each unit by its JSON text (its heap is mostly strings) and its struct.
+    fn weight(&self) -> usize {
+        self.iter()
+            .map(|u| std::mem::size_of::<Unit>() + json_len(u))
+            .sum()
+    }
+}
+
+impl Weigh for facts::FactIndex {
+    /// Its own maps and the facts it holds: counted again though the cached list shares
+    /// them, so the budget still holds when that list is evicted and the index keeps it.
+    fn weight(&self) -> usize {
+        self.approx_bytes() + self.facts().weight()
+    }
+}
 use crate::derive::{partition_of, partitions};
 
 impl Engine {
@@ -32,29 +60,40 @@ impl Engine {
 
     /// Every fact of a space (see [`Engine::topic_units_cached`]).
     pub(super) fn all_facts(&self, space: &SpaceId) -> Result<Arc<Vec<Unit>>, EngineError> {
-        self.topic_units_cached(space, "fact:")
+        Ok(self.topic_units_cached(space, "fact:")?.1)
     }
 
     /// The space's facts indexed for recall, rebuilt when the space's generation moves.
     pub(super) fn fact_index(&self, space: &SpaceId) -> Result<Arc<facts::FactIndex>, EngineError> {
-        let facts = self.all_facts(space)?;
-        let mut cache = self.fact_index.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(index) = cache.get(space).filter(|i| i.is_of(&facts)) {
-            return Ok(index.clone());
+        let (generation, facts) = self.topic_units_cached(space, "fact:")?;
+        let key = fact_index_key(space);
+        // An index of another read of the facts (the list was evicted and read again)
+        // is not this one's.
+        let cached = || {
+            self.derived
+                .get::<facts::FactIndex>(&key, generation)
+                .filter(|i| i.is_of(&facts))
+        };
+        if let Some(index) = cached() {
+            return Ok(index);
         }
-        let (started, n) = (std::time::Instant::now(), facts.len());
-        let index = Arc::new(facts::FactIndex::new(facts));
-        tracing::debug!(
-            space = %space,
-            facts = n,
-            ms = started.elapsed().as_secs_f64() * 1e3,
-            "built the fact index"
-        );
-        if cache.len() >= 64 {
-            cache.clear();
-        }
-        cache.insert(space.clone(), index.clone());
-        Ok(index)
+        // One build at a time per space; a caller that waited finds it cached.
+        self.flights.one_at_a_time(&key, || {
+            if let Some(index) = cached() {
+                return Ok(index);
+            }
+            let (started, n) = (std::time::Instant::now(), facts.len());
+            let index = Arc::new(facts::FactIndex::new(facts.clone()));
+            tracing::debug!(
+                space = %space,
+                facts = n,
+                ms = started.elapsed().as_secs_f64() * 1e3,
+                "built the fact index"
+            );
+            // Stored at the generation its facts were read at: stale as soon as they are.
+            self.derived.insert(key.clone(), generation, index.clone());
+            Ok(index)
+        })
     }
 
     /// The space's fact index if one is built for the store's current state, reading
@@ -64,52 +103,42 @@ impl Engine {
         space: &SpaceId,
     ) -> Result<Option<Arc<facts::FactIndex>>, EngineError> {
         let generation = self.b.records.generation(space)?;
-        let facts = self
-            .topic_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&(space.clone(), "fact:"))
-            .filter(|(g, _)| *g == generation)
-            .map(|(_, u)| u.clone());
-        let Some(facts) = facts else {
+        let Some(facts) = self
+            .derived
+            .get::<Vec<Unit>>(&topic_key(space, "fact:"), generation)
+        else {
             return Ok(None);
         };
-        let cache = self.fact_index.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(cache.get(space).filter(|i| i.is_of(&facts)).cloned())
+        Ok(self
+            .derived
+            .get::<facts::FactIndex>(&fact_index_key(space), generation)
+            .filter(|i| i.is_of(&facts)))
     }
 
     /// Every profile contribution of a space (see [`Engine::topic_units_cached`]).
     pub(super) fn contributions(&self, space: &SpaceId) -> Result<Arc<Vec<Unit>>, EngineError> {
-        self.topic_units_cached(space, "speaker:")
+        Ok(self.topic_units_cached(space, "speaker:")?.1)
     }
 
     /// The units filed under a topic prefix, read from the store once per store
-    /// generation: recall consults fact chains and profiles on every call, and a large
-    /// space holds tens of thousands of each.
+    /// generation (returned with it): recall consults fact chains and profiles on every
+    /// call, and a large space holds tens of thousands of each.
     fn topic_units_cached(
         &self,
         space: &SpaceId,
         prefix: &'static str,
-    ) -> Result<Arc<Vec<Unit>>, EngineError> {
-        /// Entries kept; beyond it the cache starts over.
-        const KEPT: usize = 128;
-        let key = (space.clone(), prefix);
-        let cached = |generation: u64| {
-            self.topic_cache
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&key)
-                .filter(|(g, _)| *g == generation)
-                .map(|(_, u)| u.clone())
-        };
-        if let Some(units) = cached(self.b.records.generation(space)?) {
-            return Ok(units);
+    ) -> Result<(u64, Arc<Vec<Unit>>), EngineError> {
+        let key = topic_key(space, prefix);
+        let cached = |generation: u64| self.derived.get::<Vec<Unit>>(&key, generation);
+        let generation = self.b.records.generation(space)?;
+        if let Some(units) = cached(generation) {
+            return Ok((generation, units));
         }
         // One read at a time per space and topic; a caller that waited finds it cached.
-        self.topic_flights.one_at_a_time(&key, || {
+        self.flights.one_at_a_time(&key, || {
             let generation = self.b.records.generation(space)?;
             if let Some(units) = cached(generation) {
-                return Ok(units);
+                return Ok((generation, units));
             }
             // Read after the generation: a write landing meanwhile moves it, so this copy
             // is replaced on the next call rather than kept stale.
@@ -124,12 +153,8 @@ impl Engine {
                 ms = started.elapsed().as_secs_f64() * 1e3,
                 "read a topic's units"
             );
-            let mut cache = self.topic_cache.lock().unwrap_or_else(|p| p.into_inner());
-            if cache.len() >= KEPT {
-                cache.clear();
-            }
-            cache.insert(key.clone(), (generation, units.clone()));
-            Ok(units)
+            self.derived.insert(key.clone(), generation, units.clone());
+            Ok((generation, units))
         })
     }
 

@@ -11,13 +11,15 @@
 //! stages), `knowledge.rs` (fact histories, profiles), `browse.rs` (listings and metadata
 //! filters), `scope.rs` (what a request sees: its scope resolved against a space, and the
 //! error of a name several partitions know), `inspect.rs` (the trajectory inspection
-//! verbs), `agent.rs` (the agent controller: a model working through them), `flight.rs` (one build at a time of a space's derived caches). This file:
+//! verbs), `agent.rs` (the agent controller: a model working through them), `cache.rs` (the one cache of derived reads: by space and a hash of the scope, for one
+//! generation of the space, bounded in bytes), `flight.rs` (one build at a time of what it holds). This file:
 //! opening, healing, checking, indexing.
 pub(crate) mod agent;
 mod append;
 #[cfg(test)]
 mod append_tests;
 mod browse;
+mod cache;
 mod committer;
 #[cfg(test)]
 mod cost_tests;
@@ -48,10 +50,11 @@ use cairn_core::{
 pub use committer::TextCommitter;
 pub use enrich::{enrichment_units, llm_fact_id, EnrichReport};
 pub use forget::ForgetReport;
+pub use ingest::Exported;
 use ingest::WriteMode;
 pub use receipt::{WriteOptions, MAX_IDEMPOTENCY_KEY};
 pub use remember::{Remembered, NOTE_SPEAKER};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -214,23 +217,12 @@ pub struct Engine {
     write: Mutex<()>,
     /// Highest unit sequence handed to the text index (committed or not).
     text_seq: AtomicU64,
-    /// Facts and profile contributions of recently recalled spaces, by (space, topic
-    /// prefix), with the space's generation they were read at.
-    topic_cache: Mutex<TopicCache>,
-    /// The fact index of each cached fact list (built from the same `Arc`: same
-    /// generation).
-    fact_index: Mutex<HashMap<SpaceId, Arc<crate::facts::FactIndex>>>,
-    /// The entity graph of recently used (space, scope)s, with the space's generation it
-    /// was built at (`graph.rs`).
-    graph_cache: Mutex<graph::GraphCache>,
-    /// One build at a time per (space, scope) of what the two caches above hold
-    /// (`flight.rs`).
-    graph_flights: flight::Flights<(SpaceId, String)>,
-    topic_flights: flight::Flights<(SpaceId, &'static str)>,
-    /// Session headers of recently read spaces (`scope.rs`).
-    catalog_cache: Mutex<scope::CatalogCache>,
-    /// The sessions recent scopes admit (`scope.rs`).
-    admitted_cache: Mutex<scope::AdmittedCache>,
+    /// Derived reads of recently used spaces and scopes (session catalogs, the sessions
+    /// a scope admits, entity graphs, facts and profile contributions, fact indexes),
+    /// each valid for one generation of its space, bounded in bytes (`cache.rs`).
+    derived: cache::SpaceCache,
+    /// One build at a time per key of what `derived` holds (`flight.rs`).
+    flights: flight::Flights<cache::Key>,
     /// Appends waiting for the write lock; whoever takes it writes all of them in one
     /// transaction (group commit, see `append.rs`).
     appends: append::Queue,
@@ -245,13 +237,8 @@ impl Engine {
             b,
             cfg,
             write: Mutex::new(()),
-            topic_cache: Mutex::new(HashMap::new()),
-            fact_index: Mutex::new(HashMap::new()),
-            graph_cache: Mutex::new(HashMap::new()),
-            graph_flights: flight::Flights::default(),
-            topic_flights: flight::Flights::default(),
-            catalog_cache: Mutex::new(HashMap::new()),
-            admitted_cache: Mutex::new(HashMap::new()),
+            derived: cache::SpaceCache::default(),
+            flights: flight::Flights::default(),
             text_seq: AtomicU64::new(0),
             appends: append::Queue::default(),
             staged: staged::Staged::default(),
@@ -656,8 +643,6 @@ impl Engine {
         Ok(self.b.records.disk_bytes()?)
     }
 }
-
-type TopicCache = HashMap<(SpaceId, &'static str), (u64, Arc<Vec<Unit>>)>;
 
 /// `(unit id, vector)` pairs.
 type UnitVectors = Vec<(String, Vec<f32>)>;

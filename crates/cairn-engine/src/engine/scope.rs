@@ -6,9 +6,11 @@
 use cairn_core::filter::session_document;
 use cairn_core::{InputError, Scope, SessionHeader, SpaceId, Unit, UnitKind};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+use std::mem::size_of;
 use std::sync::Arc;
 
+use super::cache::{json_len, Key, Weigh};
 use super::{Engine, EngineError};
 
 /// A space's session headers with the document the metadata filter reads, as of one store
@@ -17,17 +19,30 @@ pub(super) struct Catalog {
     headers: Vec<(SessionHeader, Value)>,
 }
 
-/// Catalogs of recently read spaces, by space, with their generation.
-pub(super) type CatalogCache = HashMap<SpaceId, (u64, Arc<Catalog>)>;
-/// Sessions admitted by recent scopes, by (space, scope's session part), with the
-/// generation they were resolved at.
-pub(super) type AdmittedCache = HashMap<(SpaceId, String), (u64, Admitted)>;
+impl Weigh for Catalog {
+    /// Each header and its filter document, by their JSON text (their heap is mostly
+    /// strings).
+    fn weight(&self) -> usize {
+        self.headers
+            .iter()
+            .map(|(h, doc)| size_of::<(SessionHeader, Value)>() + json_len(h) + json_len(doc))
+            .sum()
+    }
+}
 
 /// The sessions a scope admits (sorted, and as a set).
 #[derive(Clone)]
 pub(crate) struct Admitted {
     pub(crate) ids: Arc<Vec<String>>,
     set: Arc<HashSet<String>>,
+}
+
+impl Weigh for Admitted {
+    /// Each id twice (the list and the set), with a string and a set slot per id.
+    fn weight(&self) -> usize {
+        let per_id = 2 * size_of::<String>() + size_of::<u64>();
+        self.ids.iter().map(|id| per_id + 2 * id.len()).sum()
+    }
 }
 
 /// What one request sees of one space.
@@ -88,29 +103,21 @@ impl Engine {
         })
     }
 
-    /// The sessions `scope` admits, resolved once per space generation and scope.
+    /// The sessions `scope` admits, resolved once per space generation and scope (keyed
+    /// by a hash of the scope's session part, never its text: see `cache.rs`).
     fn admitted(&self, space: &SpaceId, scope: &Scope) -> Result<Admitted, EngineError> {
-        /// Entries kept; beyond it the cache starts over.
-        const KEPT: usize = 256;
         let generation = self.b.records.generation(space)?;
-        let key = (
-            space.clone(),
-            serde_json::json!([
-                scope.sessions,
-                scope.groups,
-                scope.filter.as_ref().map(|(_, v)| v)
-            ])
-            .to_string(),
+        let key = Key::new(
+            space,
+            "admitted",
+            &(
+                &scope.sessions,
+                &scope.groups,
+                scope.filter.as_ref().map(|(_, v)| v),
+            ),
         );
-        let cached = self
-            .admitted_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-            .filter(|(g, _)| *g == generation)
-            .map(|(_, a)| a.clone());
-        if let Some(a) = cached {
-            return Ok(a);
+        if let Some(a) = self.derived.get::<Admitted>(&key, generation) {
+            return Ok((*a).clone());
         }
         let catalog = self.catalog(space)?;
         // Checked as it goes: a filter's cost per session grows with the metadata it
@@ -131,14 +138,8 @@ impl Engine {
             set: Arc::new(ids.iter().cloned().collect()),
             ids: Arc::new(ids),
         };
-        let mut cache = self
-            .admitted_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= KEPT {
-            cache.clear();
-        }
-        cache.insert(key, (generation, admitted.clone()));
+        self.derived
+            .insert(key, generation, Arc::new(admitted.clone()));
         Ok(admitted)
     }
 
@@ -146,17 +147,9 @@ impl Engine {
     /// generation (a shared space holds thousands of sessions; every scoped request
     /// reads them).
     fn catalog(&self, space: &SpaceId) -> Result<Arc<Catalog>, EngineError> {
-        /// Spaces kept; beyond it the cache starts over.
-        const KEPT: usize = 64;
         let generation = self.b.records.generation(space)?;
-        let cached = self
-            .catalog_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(space)
-            .filter(|(g, _)| *g == generation)
-            .map(|(_, c)| c.clone());
-        if let Some(c) = cached {
+        let key = Key::new(space, "catalog", &());
+        if let Some(c) = self.derived.get::<Catalog>(&key, generation) {
             return Ok(c);
         }
         let headers = self
@@ -170,11 +163,7 @@ impl Engine {
             })
             .collect();
         let catalog = Arc::new(Catalog { headers });
-        let mut cache = self.catalog_cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= KEPT {
-            cache.clear();
-        }
-        cache.insert(space.clone(), (generation, catalog.clone()));
+        self.derived.insert(key, generation, catalog.clone());
         Ok(catalog)
     }
 }

@@ -141,7 +141,7 @@ problem_responses! {
     Forbidden => "The key may not touch this space (`forbidden`) or is read-only (`read_only_key`)";
     NotFound => "`space_not_found`, `not_found`, `memory_not_found`";
     Conflict => "The input contradicts what is stored (`conflict`): a stored message id sent with other content, a session header that differs from the stored one, a trajectory id stored with other states. `field` names the part in conflict; nothing was written.";
-    TooLarge => "The request asks for more work than one request may (`payload_too_large`: the body; `batch_too_large`: sessions or trajectories; `too_much_work`: messages and states; `text_too_long`: one text field). `field` names what to split; send it in several requests.";
+    TooLarge => "The request asks for more work than one request may (`payload_too_large`: the body; `batch_too_large`: sessions or trajectories; `too_much_work`: messages and states; `text_too_long`: one text field; `session_too_large`: the session it writes to would hold more than 8 MiB of messages, `cairn::bounds::MAX_SESSION_BYTES`, so continue in a new session). `field` names what to split; send it in several requests.";
     UnsupportedMediaType => "Body is not JSON (`unsupported_media_type`)";
     Invalid => "Well-formed but invalid: wrong type or unknown field (`invalid_field`), failed validation (`invalid_input`), limits (`batch_too_large`, `text_too_long`); `field` names the input `field` is the JSON path of the field at fault (`messages[2].text`, `sessions[1].date`, `filter.and[0].op`); `idempotency_key_reused` when an `Idempotency-Key` came with a different body.";
     Internal => "Server failure (`internal`); details only in the server log";
