@@ -143,12 +143,13 @@ impl MergePolicy for CappedMerges {
 
 /// What the next [`TextIndex::scrub`] must rewrite: the committed segments that held
 /// removed entries, and the segments committed before the first of those removals (any
-/// other segment with deletions is newer: it may hold an entry removed before it was
-/// committed, or be a merge of a target).
+/// other segment is newer: a merge of a target, or, when an entry was removed before
+/// any commit held it (`uncommitted`), the segment that holds it deleted).
 #[derive(Default)]
 struct ScrubPlan {
     targets: HashSet<SegmentId>,
     older: Option<HashSet<SegmentId>>,
+    uncommitted: bool,
 }
 
 /// BM25 over units with tantivy: one index for all spaces; words are indexed and
@@ -250,17 +251,28 @@ impl TantivyTextIndex {
                     .collect(),
             );
         }
+        let mut found = vec![false; terms.len()];
         for r in searcher.segment_readers() {
-            let holds = match r.inverted_index(terms[0].field()) {
-                Ok(inverted) => terms
-                    .iter()
-                    .any(|t| inverted.doc_freq(t).map_or(true, |n| n > 0)),
+            let mut holds = false;
+            match r.inverted_index(terms[0].field()) {
+                Ok(inverted) => {
+                    for (t, found) in terms.iter().zip(found.iter_mut()) {
+                        if inverted.doc_freq(t).map_or(true, |n| n > 0) {
+                            holds = true;
+                            *found = true;
+                        }
+                    }
+                }
                 // Unreadable: rewritten anyway, rather than leave a removal behind.
-                Err(_) => true,
-            };
+                Err(_) => holds = true,
+            }
             if holds {
                 plan.targets.insert(r.segment_id());
             }
+        }
+        // An entry no committed segment holds may be waiting for the next commit.
+        if found.contains(&false) {
+            plan.uncommitted = true;
         }
     }
 
@@ -457,27 +469,45 @@ impl TextIndex for TantivyTextIndex {
         };
         // A background merge may hold some of those segments: retried until it is done
         // (its result is newer than the plan, so it is rewritten if it kept deletions).
+        // Each segment is merged alone, so a rewrite never makes a larger segment.
+        let mut done: HashSet<SegmentId> = HashSet::new();
         for attempt in 0.. {
             let metas = self.index.searchable_segment_metas().map_err(te)?;
             let todo: Vec<&SegmentMeta> = metas
                 .iter()
                 .filter(|m| {
-                    m.has_deletes() && (plan.targets.contains(&m.id()) || !older.contains(&m.id()))
+                    let id = m.id();
+                    m.has_deletes()
+                        && !done.contains(&id)
+                        && (plan.targets.contains(&id)
+                            || (!older.contains(&id) && (plan.uncommitted || attempt > 0)))
                 })
                 .collect();
             if todo.is_empty() {
                 break;
             }
-            let ids: Vec<SegmentId> = todo.iter().map(|m| m.id()).collect();
-            let docs: u64 = todo.iter().map(|m| u64::from(m.max_doc())).sum();
-            let merge = self.writer().merge(&ids);
-            match merge.wait() {
-                Ok(_) => {
-                    self.rewritten.fetch_add(docs, Ordering::SeqCst);
-                    break;
+            let merges: Vec<_> = {
+                let mut writer = self.writer();
+                todo.iter()
+                    .map(|m| (m.id(), u64::from(m.max_doc()), writer.merge(&[m.id()])))
+                    .collect()
+            };
+            let mut failed = None;
+            for (id, docs, merge) in merges {
+                match merge.wait() {
+                    Ok(_) => {
+                        self.rewritten.fetch_add(docs, Ordering::SeqCst);
+                        done.insert(id);
+                    }
+                    Err(e) => failed = Some(e),
                 }
-                Err(_) if attempt < 100 => std::thread::sleep(std::time::Duration::from_millis(20)),
-                Err(e) => return Err(te(e)),
+            }
+            match failed {
+                None => break,
+                Some(_) if attempt < 100 => {
+                    std::thread::sleep(std::time::Duration::from_millis(20))
+                }
+                Some(e) => return Err(te(e)),
             }
         }
         // The reader lets go of the old segments, then their files go.
