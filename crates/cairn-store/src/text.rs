@@ -87,8 +87,8 @@ fn te(e: tantivy::TantivyError) -> StoreError {
 /// one forget rewrites however large the index, whoever else's documents share the
 /// segment. A merge never makes a larger one ([`CappedMerges`]), and a write of more
 /// documents (an import, a rebuild) commits every this many. Measured in
-/// docs/benchmarks/forget-cost.md: rewriting 5,000 units takes a few tens of
-/// milliseconds, where an uncapped index's forget rewrote segments of 100k+ units.
+/// docs/benchmarks/forget-cost.md. A smaller cap rewrites less per forget and leaves
+/// more segments for every search to read; the value is not settled (see there).
 pub const SEGMENT_DOCS: usize = 5_000;
 
 /// tantivy's log merge policy, whose merges are cut into groups of at most `cap`
