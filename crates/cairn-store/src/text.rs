@@ -82,7 +82,7 @@ fn te(e: tantivy::TantivyError) -> StoreError {
     StoreError::Backend(format!("tantivy: {e}"))
 }
 
-/// The most documents a segment holds, give or take one write's batch: a forget rewrites
+/// The most documents a segment holds (a commit of more is cut, a merge capped): a forget rewrites
 /// the segments holding what it removed (see [`TextIndex::scrub`]), so this bounds what
 /// one forget rewrites however large the index, whoever else's documents share the
 /// segment. A merge never makes a larger one ([`CappedMerges`]), and a write of more

@@ -696,6 +696,9 @@ impl Engine {
             // its watermark only moves up, so a recall never waits on other servers.
             let _w = self.write.lock().unwrap_or_else(|p| p.into_inner());
             self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+            // Writes' stale units log removals too: pruned as the watermarks pass them,
+            // not only by forgets and on open.
+            self.prune_removals()?;
         }
         Ok(())
     }
