@@ -349,7 +349,23 @@ pub trait RecordStore: Send + Sync {
     fn topic_units(&self, space: &SpaceId, prefix: &str) -> Result<Vec<Unit>, StoreError>;
     /// Distinct topics of a space starting with `prefix`.
     fn topics(&self, space: &SpaceId, prefix: &str) -> Result<Vec<String>, StoreError>;
+    /// The last sequence number handed out: to a unit written, and, where the backend
+    /// logs removals ([`RecordStore::removals_since`]), to a unit removed.
     fn last_seq(&self) -> Result<u64, StoreError>;
+    /// Units removed after sequence `seq`, oldest first: `(sequence, space, unit id)`.
+    /// A backend whose indexes are not removed from in the removal's own transaction logs
+    /// every removal of a unit (a forget, a re-derivation dropping a stale unit, a
+    /// dropped space) in that transaction, with a sequence number of its own, so an index
+    /// whose watermark is behind it still holds the unit and healing removes it: a crash
+    /// between the record's removal and the indexes' cannot leave it searchable. Ids
+    /// only, never text. Default: none logged.
+    fn removals_since(&self, _seq: u64) -> Result<Vec<(u64, SpaceId, String)>, StoreError> {
+        Ok(Vec::new())
+    }
+    /// Drops the removals logged up to `seq` (every index has applied them).
+    fn prune_removals(&self, _seq: u64) -> Result<(), StoreError> {
+        Ok(())
+    }
     /// A number that grows whenever a row of `space` (the space itself, a session, a
     /// unit, a trajectory) is written or removed, by any process sharing the store, so
     /// caches of a space's derived reads can tell they are stale. It moves for that space
@@ -424,6 +440,14 @@ pub trait TextIndex: Send + Sync {
     /// Adds or replaces units. Visible to search after [`TextIndex::commit`].
     fn upsert(&self, units: &[Unit]) -> Result<(), StoreError>;
     fn remove(&self, space: &SpaceId, unit_ids: &[String]) -> Result<(), StoreError>;
+    /// [`TextIndex::remove`] of what a forget removes (also entries replaced by the
+    /// forget's re-derivation: their old text is forgotten), which the next
+    /// [`TextIndex::scrub`] must make unreadable; a plain removal (a stale unit whose
+    /// source is still stored) need not be. Default: a removal.
+    fn remove_forgotten(&self, space: &SpaceId, unit_ids: &[String]) -> Result<(), StoreError> {
+        self.remove(space, unit_ids)
+    }
+    /// Removes a whole space, forgotten like [`TextIndex::remove_forgotten`].
     fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError>;
     /// Makes pending changes durable and searchable, recording `watermark` (the highest
     /// unit sequence number absorbed).
@@ -438,8 +462,8 @@ pub trait TextIndex: Send + Sync {
     fn count(&self, _space: &SpaceId) -> Result<Option<usize>, StoreError> {
         Ok(None)
     }
-    /// Rewrites what holds committed removals so that their words are gone from the
-    /// index's files (see [`RecordStore::scrub`]). Default: nothing.
+    /// Rewrites what holds committed forgotten removals so that their words are gone from
+    /// the index's files (see [`RecordStore::scrub`]). Default: nothing.
     fn scrub(&self) -> Result<(), StoreError> {
         Ok(())
     }

@@ -97,6 +97,26 @@ CREATE TABLE IF NOT EXISTS receipts(
 const SPACE_WRITES: &str = "
 CREATE TABLE IF NOT EXISTS space_writes(space TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;";
 
+/// Every unit removed, by whatever statement (a forget, a re-derivation's stale units, a
+/// trajectory written again, a dropped space's cascade), logged in the removal's own
+/// transaction with a sequence number of its own from `last_seq`: the text index and the
+/// vectors are separate commits after it, so a process killed between them leaves their
+/// watermarks behind this number, and healing on open removes the unit from them (see
+/// [`RecordStore::removals_since`]). A trigger, so that no write path can forget it.
+/// `INSERT OR REPLACE` of a unit fires no delete trigger (`recursive_triggers` is off):
+/// a unit written again is not removed. Ids only, never text; pruned once both
+/// watermarks have passed.
+const UNIT_REMOVALS: &str = "
+CREATE TABLE IF NOT EXISTS unit_removals(
+    seq INTEGER PRIMARY KEY,
+    space TEXT NOT NULL,
+    unit_id TEXT NOT NULL);
+CREATE TRIGGER IF NOT EXISTS units_delete_logged AFTER DELETE ON units BEGIN
+    UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'last_seq';
+    INSERT INTO unit_removals(seq, space, unit_id)
+        SELECT CAST(value AS INTEGER), OLD.space, OLD.id FROM meta WHERE key = 'last_seq';
+END;";
+
 /// The triggers of [`SPACE_WRITES`], one per table and event. No conflict clause in
 /// their bodies: SQLite applies the outer statement's instead (the `INSERT OR REPLACE`
 /// of a unit would make an `INSERT OR IGNORE` here replace the count with 0).
@@ -153,6 +173,7 @@ impl SqliteRecordStore {
         be(db.lock().execute_batch(LATE_INDEXES))?;
         be(db.lock().execute_batch(SPACE_WRITES))?;
         be(db.lock().execute_batch(&space_write_triggers()))?;
+        be(db.lock().execute_batch(UNIT_REMOVALS))?;
         let version = version()?;
         if version != SCHEMA_VERSION {
             return Err(StoreError::Corrupt(format!(
@@ -701,6 +722,30 @@ impl RecordStore for SqliteRecordStore {
                 }))?;
         last.parse()
             .map_err(|_| StoreError::Corrupt(format!("meta.last_seq = {last:?}")))
+    }
+
+    fn removals_since(&self, seq: u64) -> Result<Vec<(u64, SpaceId, String)>, StoreError> {
+        let conn = self.db.lock();
+        let mut stmt = be(conn
+            .prepare("SELECT seq, space, unit_id FROM unit_removals WHERE seq > ?1 ORDER BY seq"))?;
+        let rows: Vec<(i64, String, String)> = be(stmt
+            .query_map([seq as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .and_then(|r| r.collect()))?;
+        rows.into_iter()
+            .map(|(seq, space, id)| {
+                let space =
+                    SpaceId::stored(space).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                Ok((seq.max(0) as u64, space, id))
+            })
+            .collect()
+    }
+
+    fn prune_removals(&self, seq: u64) -> Result<(), StoreError> {
+        be(self
+            .db
+            .lock()
+            .execute("DELETE FROM unit_removals WHERE seq <= ?1", [seq as i64]))?;
+        Ok(())
     }
 
     fn scrub(&self) -> Result<(), StoreError> {

@@ -1,9 +1,12 @@
 use crate::text_query::{top_docs, PresentTerms};
 use crate::text_reach::Reach;
 use cairn_core::{SpaceId, StoreError, TextIndex, TextQuery, Unit};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
+use tantivy::index::{SegmentId, SegmentMeta};
+use tantivy::indexer::{LogMergePolicy, MergeCandidate, MergePolicy};
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
@@ -79,6 +82,76 @@ fn te(e: tantivy::TantivyError) -> StoreError {
     StoreError::Backend(format!("tantivy: {e}"))
 }
 
+/// The most documents a segment holds (a commit of more is cut, a merge capped): a forget rewrites
+/// the segments holding what it removed (see [`TextIndex::scrub`]), so this bounds what
+/// one forget rewrites however large the index, whoever else's documents share the
+/// segment. A merge never makes a larger one ([`CappedMerges`]), and a write of more
+/// documents (an import, a rebuild) commits every this many. Measured in
+/// docs/benchmarks/forget-cost.md. A smaller cap rewrites less per forget and leaves
+/// more segments for every search to read; the value is not settled (see there).
+pub const SEGMENT_DOCS: usize = 5_000;
+
+/// tantivy's log merge policy, whose merges are cut into groups of at most `cap`
+/// documents (its own setting only stops a large segment from being merged again, not
+/// many small ones from making a large one).
+#[derive(Debug)]
+struct CappedMerges {
+    log: LogMergePolicy,
+    cap: u32,
+}
+
+impl CappedMerges {
+    fn new(cap: usize) -> Self {
+        let mut log = LogMergePolicy::default();
+        log.set_max_docs_before_merge(cap);
+        Self {
+            log,
+            cap: u32::try_from(cap).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+impl MergePolicy for CappedMerges {
+    fn compute_merge_candidates(&self, segments: &[SegmentMeta]) -> Vec<MergeCandidate> {
+        let docs: HashMap<SegmentId, u32> =
+            segments.iter().map(|m| (m.id(), m.max_doc())).collect();
+        let mut out = Vec::new();
+        for MergeCandidate(mut ids) in self.log.compute_merge_candidates(segments) {
+            // Smallest first, so most segments find a group.
+            ids.sort_by_key(|id| docs.get(id).copied().unwrap_or(0));
+            let mut group: Vec<SegmentId> = Vec::new();
+            let mut size = 0u32;
+            for id in ids {
+                let n = docs.get(&id).copied().unwrap_or(0);
+                if !group.is_empty() && size.saturating_add(n) > self.cap {
+                    if group.len() > 1 {
+                        out.push(MergeCandidate(std::mem::take(&mut group)));
+                    }
+                    group.clear();
+                    size = 0;
+                }
+                group.push(id);
+                size = size.saturating_add(n);
+            }
+            if group.len() > 1 {
+                out.push(MergeCandidate(group));
+            }
+        }
+        out
+    }
+}
+
+/// What the next [`TextIndex::scrub`] must rewrite: the committed segments that held
+/// removed entries, and the segments committed before the first of those removals (any
+/// other segment is newer: a merge of a target, or, when an entry was removed before
+/// any commit held it (`uncommitted`), the segment that holds it deleted).
+#[derive(Default)]
+struct ScrubPlan {
+    targets: HashSet<SegmentId>,
+    older: Option<HashSet<SegmentId>>,
+    uncommitted: bool,
+}
+
 /// BM25 over units with tantivy: one index for all spaces; words are indexed and
 /// searched as space-prefixed terms (see [`in_space`]), so no query can reach another
 /// space.
@@ -88,6 +161,15 @@ pub struct TantivyTextIndex {
     writer: Mutex<IndexWriter>,
     reader: IndexReader,
     pending: AtomicBool,
+    /// Documents added since the last commit (see [`SEGMENT_DOCS`]).
+    uncommitted: AtomicUsize,
+    segment_docs: usize,
+    plan: Mutex<ScrubPlan>,
+    /// One scrub at a time: a forget whose removals another's scrub took into its plan
+    /// waits for that rewrite before it is acknowledged.
+    scrubbing: Mutex<()>,
+    /// Documents (live or deleted) in the segments scrubs rewrote, since opening.
+    rewritten: AtomicU64,
 }
 
 impl TantivyTextIndex {
@@ -95,6 +177,13 @@ impl TantivyTextIndex {
     /// is emptied: its watermark is then 0, so the engine re-indexes every unit from the
     /// records on start.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        Self::open_with(dir, SEGMENT_DOCS)
+    }
+
+    /// [`TantivyTextIndex::open`] with segments of at most `segment_docs` documents
+    /// (tests use small ones).
+    pub fn open_with(dir: &Path, segment_docs: usize) -> Result<Self, StoreError> {
+        let segment_docs = segment_docs.max(1);
         std::fs::create_dir_all(dir).map_err(|e| crate::io_err(dir, e))?;
         let format_file = dir.join(FORMAT_FILE);
         let format = std::fs::read_to_string(&format_file).unwrap_or_default();
@@ -122,6 +211,7 @@ impl TantivyTextIndex {
                 )),
                 other => te(other),
             })?;
+        writer.set_merge_policy(Box::new(CappedMerges::new(segment_docs)));
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -133,7 +223,91 @@ impl TantivyTextIndex {
             writer: Mutex::new(writer),
             reader,
             pending: AtomicBool::new(false),
+            uncommitted: AtomicUsize::new(0),
+            segment_docs,
+            plan: Mutex::new(ScrubPlan::default()),
+            scrubbing: Mutex::new(()),
+            rewritten: AtomicU64::new(0),
         })
+    }
+
+    /// Documents (live or deleted) in the segments that scrubs rewrote since opening:
+    /// what forgets cost the index.
+    pub fn docs_rewritten(&self) -> u64 {
+        self.rewritten.load(Ordering::SeqCst)
+    }
+
+    /// Notes, before `term` is deleted, which committed segments hold documents with it:
+    /// those the next scrub rewrites.
+    fn plan_scrub(&self, terms: &[Term]) {
+        let searcher = self.reader.searcher();
+        let mut plan = self.plan.lock().unwrap_or_else(|p| p.into_inner());
+        if plan.older.is_none() {
+            plan.older = Some(
+                searcher
+                    .segment_readers()
+                    .iter()
+                    .map(|r| r.segment_id())
+                    .collect(),
+            );
+        }
+        let mut found = vec![false; terms.len()];
+        for r in searcher.segment_readers() {
+            let mut holds = false;
+            match r.inverted_index(terms[0].field()) {
+                Ok(inverted) => {
+                    for (t, found) in terms.iter().zip(found.iter_mut()) {
+                        if inverted.doc_freq(t).map_or(true, |n| n > 0) {
+                            holds = true;
+                            *found = true;
+                        }
+                    }
+                }
+                // Unreadable: rewritten anyway, rather than leave a removal behind.
+                Err(_) => holds = true,
+            }
+            if holds {
+                plan.targets.insert(r.segment_id());
+            }
+        }
+        // An entry no committed segment holds may be waiting for the next commit.
+        if found.contains(&false) {
+            plan.uncommitted = true;
+        }
+    }
+
+    /// Deletes the documents of `unit_ids`; `forgotten`: noted for the next scrub.
+    fn remove_keys(
+        &self,
+        space: &SpaceId,
+        unit_ids: &[String],
+        forgotten: bool,
+    ) -> Result<(), StoreError> {
+        let terms: Vec<Term> = unit_ids
+            .iter()
+            .map(|id| Term::from_field_text(self.fields.doc_key, &in_space(space.as_str(), id)))
+            .collect();
+        if terms.is_empty() {
+            return Ok(());
+        }
+        let writer = self.writer();
+        if forgotten {
+            self.plan_scrub(&terms);
+        }
+        for t in terms {
+            writer.delete_term(t);
+        }
+        self.pending.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Commits with the writer held; `watermark` as in [`TextIndex::commit`].
+    fn commit_with(&self, writer: &mut IndexWriter, watermark: u64) -> Result<(), StoreError> {
+        let mut prepared = writer.prepare_commit().map_err(te)?;
+        prepared.set_payload(&watermark.to_string());
+        prepared.commit().map_err(te)?;
+        self.uncommitted.store(0, Ordering::SeqCst);
+        Ok(())
     }
 
     fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
@@ -217,7 +391,7 @@ impl TantivyTextIndex {
 impl TextIndex for TantivyTextIndex {
     fn upsert(&self, units: &[Unit]) -> Result<(), StoreError> {
         let f = &self.fields;
-        let writer = self.writer();
+        let mut writer = self.writer();
         for u in units {
             let key = in_space(u.space.as_str(), &u.id);
             writer.delete_term(Term::from_field_text(f.doc_key, &key));
@@ -232,26 +406,32 @@ impl TextIndex for TantivyTextIndex {
                     f.text => Self::space_tokens(u.space.as_str(), &u.text),
                 ))
                 .map_err(te)?;
+            self.pending.store(true, Ordering::SeqCst);
+            if self.uncommitted.fetch_add(1, Ordering::SeqCst) + 1 >= self.segment_docs {
+                // One commit makes one segment (one indexing thread): a write larger
+                // than a segment may hold (an import, a rebuild) is cut here. At the
+                // watermark already committed: these units' records are stored, and a
+                // crash before the write's own commit indexes them again on open.
+                let committed = self.watermark()?;
+                self.commit_with(&mut writer, committed)?;
+            }
         }
-        self.pending.store(true, Ordering::SeqCst);
         Ok(())
     }
 
     fn remove(&self, space: &SpaceId, unit_ids: &[String]) -> Result<(), StoreError> {
-        let writer = self.writer();
-        for id in unit_ids {
-            writer.delete_term(Term::from_field_text(
-                self.fields.doc_key,
-                &in_space(space.as_str(), id),
-            ));
-        }
-        self.pending.store(true, Ordering::SeqCst);
-        Ok(())
+        self.remove_keys(space, unit_ids, false)
+    }
+
+    fn remove_forgotten(&self, space: &SpaceId, unit_ids: &[String]) -> Result<(), StoreError> {
+        self.remove_keys(space, unit_ids, true)
     }
 
     fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError> {
-        self.writer()
-            .delete_term(Term::from_field_text(self.fields.space, space.as_str()));
+        let term = Term::from_field_text(self.fields.space, space.as_str());
+        let writer = self.writer();
+        self.plan_scrub(std::slice::from_ref(&term));
+        writer.delete_term(term);
         self.pending.store(true, Ordering::SeqCst);
         Ok(())
     }
@@ -260,9 +440,7 @@ impl TextIndex for TantivyTextIndex {
         // The watermark never moves back (like the vector index's), whoever commits.
         let watermark = watermark.max(self.watermark()?);
         let mut writer = self.writer();
-        let mut prepared = writer.prepare_commit().map_err(te)?;
-        prepared.set_payload(&watermark.to_string());
-        prepared.commit().map_err(te)?;
+        self.commit_with(&mut writer, watermark)?;
         self.pending.store(false, Ordering::SeqCst);
         drop(writer);
         self.reader.reload().map_err(te)
@@ -277,34 +455,65 @@ impl TextIndex for TantivyTextIndex {
         Ok(metas.payload.and_then(|p| p.parse().ok()).unwrap_or(0))
     }
 
-    /// Merges every segment holding deleted documents into one without them (a merge
-    /// drops the terms only deleted documents held), then deletes the files nothing
-    /// uses any more. Costs a rewrite of those segments: a forget is rare, and its text
-    /// must not stay in the index's files.
+    /// Merges the segments holding the committed removals into one without them (a merge
+    /// drops the terms only deleted documents held), then deletes the files nothing uses
+    /// any more. Costs a rewrite of those segments only, each of at most
+    /// [`SEGMENT_DOCS`] documents: not of every segment with deletions (other spaces'
+    /// replaced entries), which made a forget's cost the whole server's (issue 54).
+    /// The merge is waited for without the writer's lock, so other writes go on.
     fn scrub(&self) -> Result<(), StoreError> {
-        let mut writer = self.writer();
-        // A background merge may hold some of those segments: retried until it is done.
+        let _one = self.scrubbing.lock().unwrap_or_else(|p| p.into_inner());
+        let plan = std::mem::take(&mut *self.plan.lock().unwrap_or_else(|p| p.into_inner()));
+        let Some(older) = plan.older else {
+            return Ok(()); // nothing removed since the last scrub
+        };
+        // A background merge may hold some of those segments: retried until it is done
+        // (its result is newer than the plan, so it is rewritten if it kept deletions).
+        // Each segment is merged alone, so a rewrite never makes a larger segment.
+        let mut done: HashSet<SegmentId> = HashSet::new();
         for attempt in 0.. {
-            let with_deletes: Vec<tantivy::index::SegmentId> = self
-                .index
-                .searchable_segment_metas()
-                .map_err(te)?
+            let metas = self.index.searchable_segment_metas().map_err(te)?;
+            let todo: Vec<&SegmentMeta> = metas
                 .iter()
-                .filter(|m| m.has_deletes())
-                .map(|m| m.id())
+                .filter(|m| {
+                    let id = m.id();
+                    m.has_deletes()
+                        && !done.contains(&id)
+                        && (plan.targets.contains(&id)
+                            || (!older.contains(&id) && (plan.uncommitted || attempt > 0)))
+                })
                 .collect();
-            if with_deletes.is_empty() {
+            if todo.is_empty() {
                 break;
             }
-            match writer.merge(&with_deletes).wait() {
-                Ok(_) => {}
-                Err(_) if attempt < 100 => std::thread::sleep(std::time::Duration::from_millis(20)),
-                Err(e) => return Err(te(e)),
+            let merges: Vec<_> = {
+                let mut writer = self.writer();
+                todo.iter()
+                    .map(|m| (m.id(), u64::from(m.max_doc()), writer.merge(&[m.id()])))
+                    .collect()
+            };
+            let mut failed = None;
+            for (id, docs, merge) in merges {
+                match merge.wait() {
+                    Ok(_) => {
+                        self.rewritten.fetch_add(docs, Ordering::SeqCst);
+                        done.insert(id);
+                    }
+                    Err(e) => failed = Some(e),
+                }
+            }
+            match failed {
+                None => break,
+                Some(_) if attempt < 100 => {
+                    std::thread::sleep(std::time::Duration::from_millis(20))
+                }
+                Some(e) => return Err(te(e)),
             }
         }
         // The reader lets go of the old segments, then their files go.
         self.reader.reload().map_err(te)?;
-        writer.garbage_collect_files().wait().map_err(te)?;
+        let collect = self.writer().garbage_collect_files();
+        collect.wait().map_err(te)?;
         Ok(())
     }
 

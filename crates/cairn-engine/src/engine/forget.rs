@@ -4,7 +4,7 @@
 use cairn_core::{InputError, SpaceId, StoreError, Unit, UnitKind};
 use std::sync::atomic::Ordering;
 
-use super::{Engine, EngineError};
+use super::{Engine, EngineError, WriteLock};
 
 /// Ids of profile units (stored contributions and the profiles recall computes) start so.
 pub(crate) const PROFILE_PREFIX: &str = "profile:";
@@ -30,19 +30,25 @@ impl Engine {
     /// Forgets a whole session: its record, units, vectors and index entries.
     pub fn forget_session(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
         self.require_space(space)?;
-        let _w = self.lock()?;
+        let w = self.lock()?;
         let removed = self.delete_session_locked(space, session)?;
-        self.scrub()?;
+        self.scrub(w)?;
         Ok(removed)
     }
 
     /// After a forget's deletions are committed, before it is acknowledged: the stores
     /// make them unreadable in their files (the embedded one checkpoints and empties its
     /// write-ahead logs and merges away the text index's deleted documents; see
-    /// `RecordStore::scrub`). The caller holds the write lock.
-    pub(super) fn scrub(&self) -> Result<(), EngineError> {
+    /// `RecordStore::scrub`). Takes the write lock `w` the forget held and releases it
+    /// before the text index's rewrite: that waits for a merge of the segments holding
+    /// the forgotten entries, which other writes (another space's append) need not wait
+    /// for; the forget is still acknowledged only once it is done (issue 54).
+    pub(super) fn scrub(&self, w: WriteLock<'_>) -> Result<(), EngineError> {
+        // Before the checkpoint, so the log of the ids removed is gone from the files too.
+        self.prune_removals()?;
         self.b.records.scrub()?;
         self.b.cache.scrub()?;
+        drop(w);
         self.b.text.scrub()?;
         Ok(())
     }
@@ -53,9 +59,9 @@ impl Engine {
         let before = self.b.records.session_units(space, session)?;
         let ids = self.b.records.delete_session(space, session)?;
         self.purge_cached(&before, &[])?;
-        self.b.text.remove(space, &ids)?;
+        self.b.text.remove_forgotten(space, &ids)?;
         self.b.vectors.remove(space, &ids)?;
-        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        self.removals_applied(space)?;
         Ok(ids.len())
     }
 
@@ -82,9 +88,9 @@ impl Engine {
         self.require_space(space)?;
         // Held from the read on: a concurrent append must not be overwritten by the
         // session as read here.
-        let _w = self.lock()?;
+        let w = self.lock()?;
         let forgotten = self.forget_messages_locked(space, session, messages)?;
-        self.scrub()?;
+        self.scrub(w)?;
         Ok(forgotten)
     }
 
@@ -125,7 +131,11 @@ impl Engine {
             .map(|u| u.id.clone())
             .filter(|id| !units.iter().any(|u| &u.id == id))
             .collect();
-        self.b.text.remove(space, &stale)?;
+        // Every entry of the session, not only the stale ones: a unit derived again
+        // (a round that held a forgotten message) replaces an entry holding forgotten
+        // text, which the scrub must rewrite too; the new ones are added after.
+        let old: Vec<String> = before.iter().map(|u| u.id.clone()).collect();
+        self.b.text.remove_forgotten(space, &old)?;
         self.b.vectors.remove(space, &stale)?;
         self.index_vectors(&units, last)?;
         units.retain(Unit::is_searchable);
@@ -142,7 +152,7 @@ impl Engine {
     /// the error says what to forget instead.
     pub fn forget_unit(&self, space: &SpaceId, unit_id: &str) -> Result<ForgetReport, EngineError> {
         self.require_space(space)?;
-        let _w = self.lock()?;
+        let w = self.lock()?;
         let unit = self
             .b
             .records
@@ -190,7 +200,7 @@ impl Engine {
                 .into())
             }
         }
-        self.scrub()?;
+        self.scrub(w)?;
         Ok(report)
     }
 }

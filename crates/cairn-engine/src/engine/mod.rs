@@ -322,8 +322,11 @@ impl Engine {
             ..Default::default()
         };
         if tw.min(vw) < last {
-            // One read serves both indexes: each takes the units past its own watermark.
-            let pending = self.b.records.units_since(tw.min(vw))?;
+            // One read serves both indexes: each takes the units and removals past its
+            // own watermark.
+            let from = tw.min(vw);
+            let pending = self.b.records.units_since(from)?;
+            let removed = self.b.records.removals_since(from)?;
             let past = |w: u64| -> Vec<Unit> {
                 pending
                     .iter()
@@ -331,21 +334,78 @@ impl Engine {
                     .map(|(_, u)| u.clone())
                     .collect()
             };
+            let removed_past = |w: u64| -> BTreeMap<&SpaceId, Vec<String>> {
+                let mut by_space: BTreeMap<&SpaceId, Vec<String>> = BTreeMap::new();
+                for (_, space, id) in removed.iter().filter(|(seq, _, _)| *seq > w) {
+                    by_space.entry(space).or_default().push(id.clone());
+                }
+                by_space
+            };
+            // Removals before writes: a unit removed and written again has a later
+            // sequence number than its removal and is still stored, so it is indexed
+            // again below.
             if tw < last {
+                let gone = removed_past(tw);
+                for (space, ids) in &gone {
+                    self.b.text.remove(space, ids)?;
+                }
                 let units: Vec<Unit> = past(tw).into_iter().filter(Unit::is_searchable).collect();
-                tracing::info!(units = units.len(), "healing text index");
+                tracing::info!(
+                    units = units.len(),
+                    removed = gone.values().map(Vec::len).sum::<usize>(),
+                    "healing text index"
+                );
                 self.b.text.upsert(&units)?;
                 self.b.text.commit(last)?;
                 report.text_reindexed = units.len();
             }
             if vw < last {
+                let gone = removed_past(vw);
+                for (space, ids) in &gone {
+                    self.b.vectors.remove(space, ids)?;
+                }
                 let units = past(vw);
-                tracing::info!(units = units.len(), "healing vectors");
+                tracing::info!(
+                    units = units.len(),
+                    removed = gone.values().map(Vec::len).sum::<usize>(),
+                    "healing vectors"
+                );
                 report.vectors_rebuilt = self.index_vectors(&units, last)?.computed;
+                if units.is_empty() {
+                    // Only removals past the watermark: nothing written moves it.
+                    if let Some(space) = gone.keys().next() {
+                        self.b.vectors.upsert(space, &[], last)?;
+                    }
+                }
             }
         }
         self.text_seq.store(last, Ordering::SeqCst);
+        self.prune_removals()?;
         Ok(report)
+    }
+
+    /// Drops the logged removals both indexes have applied (their committed watermarks
+    /// are past them).
+    fn prune_removals(&self) -> Result<(), EngineError> {
+        let applied = self.b.text.watermark()?.min(self.b.vectors.watermark()?);
+        self.b.records.prune_removals(applied)?;
+        Ok(())
+    }
+
+    /// After a forget removed units from the record (which logged each removal with a
+    /// sequence number past both watermarks, see [`RecordStore::removals_since`]) and
+    /// then from both indexes: commits the text index and moves both watermarks to the
+    /// record's last sequence number, so the removal is done and healing has nothing
+    /// left of it. The caller holds the write lock, so every unit written before was
+    /// handed to both indexes.
+    fn removals_applied(&self, space: &SpaceId) -> Result<(), EngineError> {
+        let last = self.b.records.last_seq()?;
+        if self.b.vectors.watermark()? < last {
+            self.b.vectors.upsert(space, &[], last)?;
+        }
+        self.text_seq.fetch_max(last, Ordering::SeqCst);
+        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        Ok(())
     }
 
     /// Verifies that the derived state matches the record; with `rebuild`, recomputes all
@@ -446,15 +506,18 @@ impl Engine {
 
     /// Deletes a space and everything derived from it.
     pub fn drop_space(&self, space: &SpaceId) -> Result<bool, EngineError> {
-        let _w = self.lock()?;
+        let w = self.lock()?;
         if self.b.records.space_exists(space)? {
             self.purge_cached(&self.b.records.space_units(space)?, &[])?;
         }
+        // The record first: its removals are logged, so a crash before the indexes
+        // commit theirs heals on open (the other order left indexes emptied of units
+        // still stored).
+        let existed = self.b.records.drop_space(space)?;
         self.b.text.drop_space(space)?;
         self.b.vectors.drop_space(space)?;
-        let existed = self.b.records.drop_space(space)?;
-        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
-        self.scrub()?;
+        self.removals_applied(space)?;
+        self.scrub(w)?;
         Ok(existed)
     }
 
@@ -622,6 +685,9 @@ impl Engine {
             // its watermark only moves up, so a recall never waits on other servers.
             let _w = self.write.lock().unwrap_or_else(|p| p.into_inner());
             self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+            // Writes' stale units log removals too: pruned as the watermarks pass them,
+            // not only by forgets and on open.
+            self.prune_removals()?;
         }
         Ok(())
     }

@@ -3,7 +3,6 @@ use crate::trajectory::derive_trajectory_units;
 use cairn_core::{
     AgentState, ConflictError, SpaceId, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit,
 };
-use std::sync::atomic::Ordering;
 
 use super::receipt::{Request, WriteOptions};
 use super::{Engine, EngineError, IngestReport};
@@ -119,9 +118,9 @@ impl Engine {
     /// observations no other trajectory shares.
     pub fn forget_trajectory(&self, space: &SpaceId, id: &str) -> Result<usize, EngineError> {
         self.require_space(space)?;
-        let _w = self.lock()?;
+        let w = self.lock()?;
         let removed = self.delete_trajectory_locked(space, id)?;
-        self.scrub()?;
+        self.scrub(w)?;
         Ok(removed)
     }
 
@@ -137,9 +136,9 @@ impl Engine {
             self.purge_cached(&units, &[])?;
         }
         let ids = self.b.records.delete_trajectory(space, id)?;
-        self.b.text.remove(space, &ids)?;
+        self.b.text.remove_forgotten(space, &ids)?;
         self.b.vectors.remove(space, &ids)?;
-        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        self.removals_applied(space)?;
         Ok(ids.len())
     }
 
