@@ -75,8 +75,21 @@ fn in_space(space: &str, s: &str) -> String {
 const FORMAT: &str = "2: space-prefixed terms";
 const FORMAT_FILE: &str = "cairn-format";
 
+/// A tantivy error; one caused by a full or read-only disk is told apart (see `disk.rs`).
 fn te(e: tantivy::TantivyError) -> StoreError {
-    StoreError::Backend(format!("tantivy: {e}"))
+    use tantivy::directory::error::{OpenDirectoryError, OpenReadError, OpenWriteError};
+    use tantivy::TantivyError as T;
+    let io = match &e {
+        T::IoError(io)
+        | T::OpenWriteError(OpenWriteError::IoError { io_error: io, .. })
+        | T::OpenReadError(OpenReadError::IoError { io_error: io, .. })
+        | T::OpenDirectoryError(OpenDirectoryError::IoError { io_error: io, .. }) => Some(io),
+        _ => None,
+    };
+    match io.and_then(|io| crate::disk::io_kind(io)) {
+        Some(kind) => crate::disk::unwritable(kind, format_args!("text index: {e}")),
+        None => StoreError::Backend(format!("tantivy: {e}")),
+    }
 }
 
 /// BM25 over units with tantivy: one index for all spaces; words are indexed and
@@ -107,8 +120,7 @@ impl TantivyTextIndex {
             std::fs::write(&format_file, FORMAT).map_err(|e| crate::io_err(&format_file, e))?;
         }
         let (schema, fields) = schema();
-        let mmap = tantivy::directory::MmapDirectory::open(dir)
-            .map_err(|e| StoreError::Backend(format!("{}: {e}", dir.display())))?;
+        let mmap = tantivy::directory::MmapDirectory::open(dir).map_err(|e| te(e.into()))?;
         let index = Index::open_or_create(mmap, schema).map_err(te)?;
         index.tokenizers().register(ANALYZER, analyzer());
         // One indexing thread: ingest is already serialized by the engine, and the other
@@ -134,6 +146,17 @@ impl TantivyTextIndex {
             reader,
             pending: AtomicBool::new(false),
         })
+    }
+
+    /// After a failed commit or a dead indexing thread (a full disk): the writer is
+    /// replaced by one at the last commit, so the next writes and commits can succeed.
+    /// What was pending is dropped; the index's watermark is still that commit's, and
+    /// the engine indexes again every unit past it (`TextIndex::commit`).
+    fn discard(&self, writer: &mut IndexWriter) {
+        if let Err(e) = writer.rollback() {
+            tracing::warn!(error = %e, "rolling the text index writer back failed");
+        }
+        self.pending.store(false, Ordering::SeqCst);
     }
 
     fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
@@ -217,12 +240,11 @@ impl TantivyTextIndex {
 impl TextIndex for TantivyTextIndex {
     fn upsert(&self, units: &[Unit]) -> Result<(), StoreError> {
         let f = &self.fields;
-        let writer = self.writer();
+        let mut writer = self.writer();
         for u in units {
             let key = in_space(u.space.as_str(), &u.id);
             writer.delete_term(Term::from_field_text(f.doc_key, &key));
-            writer
-                .add_document(doc!(
+            let added = writer.add_document(doc!(
                     f.doc_key => key,
                     f.unit_id => u.id.clone(),
                     f.space => u.space.as_str(),
@@ -230,8 +252,13 @@ impl TextIndex for TantivyTextIndex {
                     f.session => u.provenance.session_id.clone().unwrap_or_default(),
                     f.key => Self::space_tokens(u.space.as_str(), &u.key),
                     f.text => Self::space_tokens(u.space.as_str(), &u.text),
-                ))
-                .map_err(te)?;
+            ));
+            if let Err(e) = added {
+                // The indexing thread died (it could not write a segment): the writer
+                // takes nothing more until it is replaced.
+                self.discard(&mut writer);
+                return Err(te(e));
+            }
         }
         self.pending.store(true, Ordering::SeqCst);
         Ok(())
@@ -260,9 +287,15 @@ impl TextIndex for TantivyTextIndex {
         // The watermark never moves back (like the vector index's), whoever commits.
         let watermark = watermark.max(self.watermark()?);
         let mut writer = self.writer();
-        let mut prepared = writer.prepare_commit().map_err(te)?;
-        prepared.set_payload(&watermark.to_string());
-        prepared.commit().map_err(te)?;
+        let committed = (|w: &mut IndexWriter| {
+            let mut prepared = w.prepare_commit()?;
+            prepared.set_payload(&watermark.to_string());
+            prepared.commit()
+        })(&mut writer);
+        if let Err(e) = committed {
+            self.discard(&mut writer);
+            return Err(te(e));
+        }
         self.pending.store(false, Ordering::SeqCst);
         drop(writer);
         self.reader.reload().map_err(te)
