@@ -30,9 +30,10 @@ impl Engine {
     /// Forgets a whole session: its record, units, vectors and index entries.
     pub fn forget_session(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
         self.require_space(space)?;
-        let _w = self.lock()?;
+        let _w = self.lock_to_forget()?;
         let removed = self.delete_session_locked(space, session)?;
         self.scrub()?;
+        self.forgotten();
         Ok(removed)
     }
 
@@ -55,7 +56,7 @@ impl Engine {
         self.purge_cached(&before, &[])?;
         self.b.text.remove(space, &ids)?;
         self.b.vectors.remove(space, &ids)?;
-        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        self.commit_text(self.text_seq.load(Ordering::SeqCst))?;
         Ok(ids.len())
     }
 
@@ -82,9 +83,10 @@ impl Engine {
         self.require_space(space)?;
         // Held from the read on: a concurrent append must not be overwritten by the
         // session as read here.
-        let _w = self.lock()?;
+        let _w = self.lock_to_forget()?;
         let forgotten = self.forget_messages_locked(space, session, messages)?;
         self.scrub()?;
+        self.forgotten();
         Ok(forgotten)
     }
 
@@ -127,11 +129,12 @@ impl Engine {
             .collect();
         self.b.text.remove(space, &stale)?;
         self.b.vectors.remove(space, &stale)?;
-        self.index_vectors(&units, last)?;
+        let (text_mark, vector_mark) = self.forget_marks(last)?;
+        self.index_vectors(&units, vector_mark)?;
         units.retain(Unit::is_searchable);
-        self.b.text.upsert(&units)?;
-        self.text_seq.store(last, Ordering::SeqCst);
-        self.b.text.commit(last)?;
+        self.b.text.upsert(&units).inspect_err(|_| self.lagging())?;
+        self.text_seq.store(text_mark, Ordering::SeqCst);
+        self.commit_text(text_mark)?;
         Ok((stale.len(), false))
     }
 
@@ -142,7 +145,7 @@ impl Engine {
     /// the error says what to forget instead.
     pub fn forget_unit(&self, space: &SpaceId, unit_id: &str) -> Result<ForgetReport, EngineError> {
         self.require_space(space)?;
-        let _w = self.lock()?;
+        let _w = self.lock_to_forget()?;
         let unit = self
             .b
             .records
@@ -191,6 +194,7 @@ impl Engine {
             }
         }
         self.scrub()?;
+        self.forgotten();
         Ok(report)
     }
 }

@@ -105,6 +105,9 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let mut written = Vec::new();
         let mut last = 0;
+        if !planned.is_empty() {
+            self.hold_reserve()?;
+        }
         for r in planned {
             let units = derive_trajectory_units(&r.space, &r.trajectory, r.recorded_at);
             last = self.b.records.put_trajectory(&r, &units)?;
@@ -119,9 +122,10 @@ impl Engine {
     /// observations no other trajectory shares.
     pub fn forget_trajectory(&self, space: &SpaceId, id: &str) -> Result<usize, EngineError> {
         self.require_space(space)?;
-        let _w = self.lock()?;
+        let _w = self.lock_to_forget()?;
         let removed = self.delete_trajectory_locked(space, id)?;
         self.scrub()?;
+        self.forgotten();
         Ok(removed)
     }
 
@@ -139,7 +143,7 @@ impl Engine {
         let ids = self.b.records.delete_trajectory(space, id)?;
         self.b.text.remove(space, &ids)?;
         self.b.vectors.remove(space, &ids)?;
-        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+        self.commit_text(self.text_seq.load(Ordering::SeqCst))?;
         Ok(ids.len())
     }
 
