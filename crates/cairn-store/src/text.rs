@@ -255,9 +255,11 @@ impl TextIndex for TantivyTextIndex {
             ));
             if let Err(e) = added {
                 // The indexing thread died (it could not write a segment): the writer
-                // takes nothing more until it is replaced.
+                // takes nothing more until it is replaced. Its own error says why (the
+                // writer's says only "killed"); preparing a commit joins it for that.
+                let cause = writer.prepare_commit().err().unwrap_or(e);
                 self.discard(&mut writer);
-                return Err(te(e));
+                return Err(te(cause));
             }
         }
         self.pending.store(true, Ordering::SeqCst);

@@ -753,19 +753,18 @@ impl Engine {
         Ok(())
     }
 
-    /// [`Engine::flush`] before a read: on a disk that cannot be written the read answers
-    /// from what the indexes committed (a write acknowledged since may be missing from
-    /// its text search until the disk has room), logged once until a commit succeeds.
+    /// [`Engine::flush`] before a read. The text index is derived state: when it cannot
+    /// commit (a full or read-only disk; a writer whose indexing thread died of one, which
+    /// tantivy reports as "killed", not as the disk's error) the read answers from what
+    /// it committed, and a write acknowledged since may be missing from its text search
+    /// until the index heals. Logged once until a commit succeeds.
     pub(super) fn flush_for_read(&self) -> Result<(), EngineError> {
-        match self.flush() {
-            Err(EngineError::Store(e)) if e.is_unwritable() => {
-                if !self.read_warned.swap(true, Ordering::SeqCst) {
-                    tracing::warn!(error = %e, "the text index cannot commit; reads answer from what it committed");
-                }
-                Ok(())
+        if let Err(e) = self.flush() {
+            if !self.read_warned.swap(true, Ordering::SeqCst) {
+                tracing::warn!(error = %e, "the text index cannot commit; reads answer from what it committed");
             }
-            other => other,
         }
+        Ok(())
     }
 
     fn require_space(&self, space: &SpaceId) -> Result<(), EngineError> {
