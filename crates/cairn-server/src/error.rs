@@ -236,3 +236,30 @@ impl IntoResponse for ApiError {
         resp
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full disk and a read-only one each answer a code of their own (not `internal`),
+    /// and the detail names no file: the cause, with its path, goes to the log only.
+    #[test]
+    fn full_and_read_only_disks_answer_their_own_codes() {
+        let full = ApiError::from(MemoryError::Store(cairn::StoreError::Full(
+            "the store's disk is full (/srv/cairn/records.sqlite3: ...)".into(),
+        )));
+        assert_eq!(full.status, StatusCode::INSUFFICIENT_STORAGE);
+        assert_eq!(full.code, "insufficient_storage");
+        assert!(!full.detail.contains("/srv/cairn"), "{}", full.detail);
+        let read_only = ApiError::from(MemoryError::Store(cairn::StoreError::ReadOnly(
+            "cannot be written (/srv/cairn/text: ...)".into(),
+        )));
+        assert_eq!(read_only.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(read_only.code, "storage_read_only");
+        assert!(
+            !read_only.detail.contains("/srv/cairn"),
+            "{}",
+            read_only.detail
+        );
+    }
+}

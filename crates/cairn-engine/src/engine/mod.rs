@@ -754,10 +754,10 @@ impl Engine {
     }
 
     /// [`Engine::flush`] before a read. The text index is derived state: when it cannot
-    /// commit (a full or read-only disk; a writer whose indexing thread died of one, which
-    /// tantivy reports as "killed", not as the disk's error) the read answers from what
-    /// it committed, and a write acknowledged since may be missing from its text search
-    /// until the index heals. Logged once until a commit succeeds.
+    /// commit or heal (a full or read-only disk, or any other failure of its own) the
+    /// read answers from what it committed, and a write acknowledged since may be
+    /// missing from its text search until the index heals. Logged once until a commit
+    /// succeeds.
     pub(super) fn flush_for_read(&self) -> Result<(), EngineError> {
         if let Err(e) = self.flush() {
             if !self.read_warned.swap(true, Ordering::SeqCst) {
