@@ -20,8 +20,23 @@ pub enum StoreError {
     /// The store is held by another process (the embedded store has one owner).
     #[error("{0}")]
     Busy(String),
+    /// The store's disk (or quota) is full: nothing of the failed write was stored.
+    /// The message names where and says what the operator can do.
+    #[error("{0}")]
+    Full(String),
+    /// The store's files cannot be written (a read-only file system or directory).
+    #[error("{0}")]
+    ReadOnly(String),
     #[error("storage backend: {0}")]
     Backend(String),
+}
+
+impl StoreError {
+    /// The store could not write for lack of space or permission (not a fault of the
+    /// request, nor of what is stored): reads of what is committed still answer.
+    pub fn is_unwritable(&self) -> bool {
+        matches!(self, StoreError::Full(_) | StoreError::ReadOnly(_))
+    }
 }
 
 /// Errors of embedding backends.
@@ -420,6 +435,19 @@ pub trait RecordStore: Send + Sync {
     fn scrub(&self) -> Result<(), StoreError> {
         Ok(())
     }
+    /// Makes sure the store's reserve of disk space is held before a write: a backend
+    /// that keeps one (the embedded store: a file in its data directory) re-creates it
+    /// when it is missing, and answers [`StoreError::Full`] when the disk has no room
+    /// for it, so writes stop while a forget still has room to run. Default: nothing
+    /// (a database server manages its own disk).
+    fn hold_reserve(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+    /// Gives the reserve's space back to the file system, for a forget to run in on a
+    /// full disk; [`RecordStore::hold_reserve`] takes it again. Default: nothing.
+    fn release_reserve(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// What to look for in the lexical index. Every query names its space: there is no way
@@ -450,7 +478,9 @@ pub trait TextIndex: Send + Sync {
     /// Removes a whole space, forgotten like [`TextIndex::remove_forgotten`].
     fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError>;
     /// Makes pending changes durable and searchable, recording `watermark` (the highest
-    /// unit sequence number absorbed).
+    /// unit sequence number absorbed). A failed commit (or upsert) may drop what was
+    /// pending: the index is then as of its last commit, and its watermark says so, so
+    /// the caller indexes again every unit past it.
     fn commit(&self, watermark: u64) -> Result<(), StoreError>;
     /// True if there are changes not yet committed.
     fn has_pending(&self) -> bool;

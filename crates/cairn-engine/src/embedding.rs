@@ -160,7 +160,15 @@ pub fn embed_keyed_staged(
             .zip(&computed)
             .map(|(&i, v)| (keys[i], v.clone()))
             .collect();
-        cache.put(model, &items)?;
+        match cache.put(model, &items) {
+            Ok(()) => {}
+            // A cache only saves work: a disk too full to keep these vectors must not
+            // fail the read (a recall's question) or write they were computed for.
+            Err(e) if e.is_unwritable() => {
+                tracing::warn!(error = %e, "the embedding cache could not keep new vectors");
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
     let vectors = found
         .into_iter()

@@ -47,7 +47,7 @@ pub struct Problem<'a> {
     pub kind: &'static str,
     pub title: &'a str,
     pub status: u16,
-    /// Stable: malformed_json, invalid_field, invalid_input, invalid_query, batch_too_large, text_too_long, session_too_large, payload_too_large, unsupported_media_type, unauthorized, forbidden, read_only_key, space_not_found, not_found, memory_not_found, not_deletable, conflict, route_not_found, method_not_allowed, invalid_path, not_ready, internal.
+    /// Stable: malformed_json, invalid_field, invalid_input, invalid_query, batch_too_large, text_too_long, session_too_large, payload_too_large, unsupported_media_type, unauthorized, forbidden, read_only_key, space_not_found, not_found, memory_not_found, not_deletable, conflict, route_not_found, method_not_allowed, invalid_path, not_ready, too_much_work, insufficient_storage, storage_read_only, internal.
     pub code: &'static str,
     pub detail: &'a str,
     /// The input field at fault (JSON path, query parameter, or validated record).
@@ -164,6 +164,25 @@ impl From<MemoryError> for ApiError {
             MemoryError::Store(NotFound(what)) => {
                 ApiError::not_found("not_found", format!("{what} not found"))
             }
+            // The operator's to fix, not the client's: said plainly (the message names
+            // no file, only what to do), and distinct from `internal` so a client knows
+            // nothing of the write was stored and a retry later may succeed.
+            MemoryError::Store(cairn::StoreError::Full(cause)) => {
+                tracing::error!(error = %cause, "the store's disk is full");
+                ApiError::new(
+                    StatusCode::INSUFFICIENT_STORAGE,
+                    "insufficient_storage",
+                    "the server's disk is full: nothing of this request was stored; reads still answer, and forgetting memories still works. The operator must free space (the server log has the cause)",
+                )
+            }
+            MemoryError::Store(cairn::StoreError::ReadOnly(cause)) => {
+                tracing::error!(error = %cause, "the store cannot be written");
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "storage_read_only",
+                    "the server's storage cannot be written: nothing of this request was stored; reads still answer. The operator must make the data directory writable (the server log has the cause)",
+                )
+            }
             other => ApiError::internal(other),
         }
     }
@@ -224,5 +243,32 @@ impl IntoResponse for ApiError {
             );
         }
         resp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full disk and a read-only one each answer a code of their own (not `internal`),
+    /// and the detail names no file: the cause, with its path, goes to the log only.
+    #[test]
+    fn full_and_read_only_disks_answer_their_own_codes() {
+        let full = ApiError::from(MemoryError::Store(cairn::StoreError::Full(
+            "the store's disk is full (/srv/cairn/records.sqlite3: ...)".into(),
+        )));
+        assert_eq!(full.status, StatusCode::INSUFFICIENT_STORAGE);
+        assert_eq!(full.code, "insufficient_storage");
+        assert!(!full.detail.contains("/srv/cairn"), "{}", full.detail);
+        let read_only = ApiError::from(MemoryError::Store(cairn::StoreError::ReadOnly(
+            "cannot be written (/srv/cairn/text: ...)".into(),
+        )));
+        assert_eq!(read_only.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(read_only.code, "storage_read_only");
+        assert!(
+            !read_only.detail.contains("/srv/cairn"),
+            "{}",
+            read_only.detail
+        );
     }
 }

@@ -10,6 +10,7 @@
 //!   word carries its space as a prefix, so a query reaches only its space's units and
 //!   BM25 statistics are per space.
 //! - `keys.sqlite3`: API key rows (SQLite; hashes only, never a token).
+//! - `disk-reserve`: room kept for forgets on a full disk (`disk.rs`).
 //! - the embedding cache, a SQLite file that may live elsewhere so several data
 //!   directories (e.g. benchmark runs) share it.
 //!
@@ -19,6 +20,7 @@
 
 mod ann;
 mod cache;
+mod disk;
 mod enrich;
 mod exact;
 mod graph_file;
@@ -36,6 +38,7 @@ mod vectors;
 
 pub use ann::{AnnBuilder, AnnVectorIndex};
 pub use cache::SqliteEmbeddingCache;
+pub use disk::{RESERVE_BYTES, RESERVE_FILE};
 pub use enrich::SqliteEnrichmentStore;
 pub use exact::{ExactBuilder, ExactVectorIndex};
 pub use keys::{SqliteKeyRecords, KEYS_FILE};
@@ -71,6 +74,7 @@ impl EmbeddedStore {
         ann_threshold: usize,
     ) -> Result<Self, StoreError> {
         std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+        disk::check_writable(dir)?;
         let records = Arc::new(SqliteRecordStore::open(&dir.join("records.sqlite3"))?);
         let vectors = Arc::new(
             SqliteVectorIndex::new(records.connection(), vector_model, Some(dir.join("hnsw")))?
@@ -122,5 +126,5 @@ impl EmbeddedStore {
 }
 
 pub(crate) fn io_err(path: &Path, e: std::io::Error) -> StoreError {
-    StoreError::Backend(format!("{}: {e}", path.display()))
+    disk::io_error(path, e)
 }

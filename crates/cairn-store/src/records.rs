@@ -146,6 +146,8 @@ fn space_write_triggers() -> String {
 /// input exactly (metadata included).
 pub struct SqliteRecordStore {
     db: Shared,
+    /// The data directory's reserve of disk space (`disk.rs`), beside the database.
+    reserve: crate::disk::Reserve,
 }
 
 impl SqliteRecordStore {
@@ -181,7 +183,11 @@ impl SqliteRecordStore {
                 path.display()
             )));
         }
-        Ok(Self { db })
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Ok(Self {
+            db,
+            reserve: crate::disk::Reserve::new(dir),
+        })
     }
 
     /// The row `sql` selects (parameters: the space, a unit id, then `extra`), read by
@@ -750,6 +756,14 @@ impl RecordStore for SqliteRecordStore {
 
     fn scrub(&self) -> Result<(), StoreError> {
         self.db.checkpoint()
+    }
+
+    fn hold_reserve(&self) -> Result<(), StoreError> {
+        self.reserve.hold()
+    }
+
+    fn release_reserve(&self) -> Result<(), StoreError> {
+        self.reserve.release()
     }
 
     fn space_bytes(&self, space: &SpaceId) -> Result<u64, StoreError> {

@@ -60,8 +60,24 @@ impl Shared {
     }
 }
 
+/// A SQLite error, with a full disk (`SQLITE_FULL`, and the shared-memory file that
+/// could not grow) and a read-only file or directory (`SQLITE_READONLY`) told apart.
 pub fn db_err(ctx: impl std::fmt::Display, e: rusqlite::Error) -> StoreError {
-    StoreError::Backend(format!("sqlite ({ctx}): {e}"))
+    use crate::disk::{unwritable, Unwritable};
+    use rusqlite::ffi;
+    let kind = match &e {
+        rusqlite::Error::SqliteFailure(f, _) => match f.code {
+            ffi::ErrorCode::DiskFull => Some(Unwritable::Full),
+            ffi::ErrorCode::ReadOnly => Some(Unwritable::ReadOnly),
+            _ if f.extended_code == ffi::SQLITE_IOERR_SHMSIZE => Some(Unwritable::Full),
+            _ => None,
+        },
+        _ => None,
+    };
+    match kind {
+        Some(kind) => unwritable(kind, format_args!("sqlite ({ctx}): {e}")),
+        None => StoreError::Backend(format!("sqlite ({ctx}): {e}")),
+    }
 }
 
 pub fn be<T>(r: rusqlite::Result<T>) -> Result<T, StoreError> {

@@ -78,8 +78,21 @@ fn in_space(space: &str, s: &str) -> String {
 const FORMAT: &str = "2: space-prefixed terms";
 const FORMAT_FILE: &str = "cairn-format";
 
+/// A tantivy error; one caused by a full or read-only disk is told apart (see `disk.rs`).
 fn te(e: tantivy::TantivyError) -> StoreError {
-    StoreError::Backend(format!("tantivy: {e}"))
+    use tantivy::directory::error::{OpenDirectoryError, OpenReadError, OpenWriteError};
+    use tantivy::TantivyError as T;
+    let io = match &e {
+        T::IoError(io)
+        | T::OpenWriteError(OpenWriteError::IoError { io_error: io, .. })
+        | T::OpenReadError(OpenReadError::IoError { io_error: io, .. })
+        | T::OpenDirectoryError(OpenDirectoryError::IoError { io_error: io, .. }) => Some(io),
+        _ => None,
+    };
+    match io.and_then(|io| crate::disk::io_kind(io)) {
+        Some(kind) => crate::disk::unwritable(kind, format_args!("text index: {e}")),
+        None => StoreError::Backend(format!("tantivy: {e}")),
+    }
 }
 
 /// The most documents a segment holds (a commit of more is cut, a merge capped): a forget rewrites
@@ -196,8 +209,7 @@ impl TantivyTextIndex {
             std::fs::write(&format_file, FORMAT).map_err(|e| crate::io_err(&format_file, e))?;
         }
         let (schema, fields) = schema();
-        let mmap = tantivy::directory::MmapDirectory::open(dir)
-            .map_err(|e| StoreError::Backend(format!("{}: {e}", dir.display())))?;
+        let mmap = tantivy::directory::MmapDirectory::open(dir).map_err(|e| te(e.into()))?;
         let index = Index::open_or_create(mmap, schema).map_err(te)?;
         index.tokenizers().register(ANALYZER, analyzer());
         // One indexing thread: ingest is already serialized by the engine, and the other
@@ -301,13 +313,32 @@ impl TantivyTextIndex {
         Ok(())
     }
 
-    /// Commits with the writer held; `watermark` as in [`TextIndex::commit`].
+    /// Commits with the writer held; `watermark` as in [`TextIndex::commit`]. A failed
+    /// commit discards what was pending ([`Self::discard`]).
     fn commit_with(&self, writer: &mut IndexWriter, watermark: u64) -> Result<(), StoreError> {
-        let mut prepared = writer.prepare_commit().map_err(te)?;
-        prepared.set_payload(&watermark.to_string());
-        prepared.commit().map_err(te)?;
+        let committed = (|w: &mut IndexWriter| {
+            let mut prepared = w.prepare_commit()?;
+            prepared.set_payload(&watermark.to_string());
+            prepared.commit()
+        })(writer);
+        if let Err(e) = committed {
+            self.discard(writer);
+            return Err(te(e));
+        }
         self.uncommitted.store(0, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// After a failed commit or a dead indexing thread (a full disk): the writer is
+    /// replaced by one at the last commit, so the next writes and commits can succeed.
+    /// What was pending is dropped; the index's watermark is still that commit's, and
+    /// the engine indexes again every unit past it (`TextIndex::commit`).
+    fn discard(&self, writer: &mut IndexWriter) {
+        if let Err(e) = writer.rollback() {
+            tracing::warn!(error = %e, "rolling the text index writer back failed");
+        }
+        self.pending.store(false, Ordering::SeqCst);
+        self.uncommitted.store(0, Ordering::SeqCst);
     }
 
     fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
@@ -395,8 +426,7 @@ impl TextIndex for TantivyTextIndex {
         for u in units {
             let key = in_space(u.space.as_str(), &u.id);
             writer.delete_term(Term::from_field_text(f.doc_key, &key));
-            writer
-                .add_document(doc!(
+            let added = writer.add_document(doc!(
                     f.doc_key => key,
                     f.unit_id => u.id.clone(),
                     f.space => u.space.as_str(),
@@ -404,8 +434,15 @@ impl TextIndex for TantivyTextIndex {
                     f.session => u.provenance.session_id.clone().unwrap_or_default(),
                     f.key => Self::space_tokens(u.space.as_str(), &u.key),
                     f.text => Self::space_tokens(u.space.as_str(), &u.text),
-                ))
-                .map_err(te)?;
+            ));
+            if let Err(e) = added {
+                // The indexing thread died (it could not write a segment): the writer
+                // takes nothing more until it is replaced. Its own error says why (the
+                // writer's says only "killed"); preparing a commit joins it for that.
+                let cause = writer.prepare_commit().err().unwrap_or(e);
+                self.discard(&mut writer);
+                return Err(te(cause));
+            }
             self.pending.store(true, Ordering::SeqCst);
             if self.uncommitted.fetch_add(1, Ordering::SeqCst) + 1 >= self.segment_docs {
                 // One commit makes one segment (one indexing thread): a write larger

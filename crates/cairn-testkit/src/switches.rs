@@ -7,6 +7,8 @@
 //! - `CAIRN_REQUIRE_POSTGRES`: a missing `CAIRN_TEST_DATABASE_URL` fails the test.
 //! - `CAIRN_REQUIRE_DATA`: a missing benchmark data file fails the test
 //!   ([`crate::fixtures::data_file`]).
+//! - `CAIRN_REQUIRE_MOUNT`: a test that mounts a small file system (a full disk) and
+//!   cannot (not root) fails ([`mount_missing`]).
 //!
 //! A switch is on when its variable is set to anything but the empty string or `0`.
 use std::collections::HashSet;
@@ -16,6 +18,7 @@ use std::sync::Mutex;
 pub const REQUIRE_MODEL: &str = "CAIRN_REQUIRE_MODEL";
 pub const REQUIRE_POSTGRES: &str = "CAIRN_REQUIRE_POSTGRES";
 pub const REQUIRE_DATA: &str = "CAIRN_REQUIRE_DATA";
+pub const REQUIRE_MOUNT: &str = "CAIRN_REQUIRE_MOUNT";
 /// The PostgreSQL database (with pgvector) the backend tests use.
 pub const DATABASE_URL: &str = "CAIRN_TEST_DATABASE_URL";
 
@@ -42,6 +45,18 @@ pub fn model_missing(why: impl Display) {
         "SKIPPED: embedding model not installed ({why}); run ./scripts/setup.sh \
          ({REQUIRE_MODEL}=1 makes this a failure)"
     );
+}
+
+/// Call where a test could not mount the file system it needs (`why`: the error that
+/// said so), then return from the test: it prints `SKIPPED`, or panics under
+/// `CAIRN_REQUIRE_MOUNT`.
+#[track_caller]
+pub fn mount_missing(why: impl Display) {
+    assert!(
+        !switch_on(REQUIRE_MOUNT),
+        "{REQUIRE_MOUNT} is set but the test could not mount its file system: {why}"
+    );
+    eprintln!("SKIPPED: needs root to mount tmpfs ({why}); {REQUIRE_MOUNT}=1 makes this a failure");
 }
 
 /// `CAIRN_TEST_DATABASE_URL`, or `None` after saying `SKIPPED: <what>` (once per `what`

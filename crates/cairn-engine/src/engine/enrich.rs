@@ -231,6 +231,7 @@ impl Engine {
         let Some(rec) = self.b.records.get_session(space, session)? else {
             return Ok(()); // forgotten meanwhile
         };
+        self.hold_reserve()?;
         let old: Vec<String> = self
             .b
             .records
@@ -244,12 +245,15 @@ impl Engine {
             .into_iter()
             .filter(|id| !units.iter().any(|u| &u.id == id))
             .collect();
-        self.b.text.remove(space, &stale)?;
-        self.b.vectors.remove(space, &stale)?;
-        self.index_vectors(&units, last)?;
-        units.retain(Unit::is_searchable);
-        self.b.text.upsert(&units)?;
-        self.text_seq.store(last, Ordering::SeqCst);
+        self.index_after_commit(|| {
+            self.b.text.remove(space, &stale)?;
+            self.b.vectors.remove(space, &stale)?;
+            self.index_vectors(&units, last)?;
+            units.retain(Unit::is_searchable);
+            self.b.text.upsert(&units)?;
+            self.text_seq.store(last, Ordering::SeqCst);
+            Ok(())
+        });
         Ok(())
     }
 }

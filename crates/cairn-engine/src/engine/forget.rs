@@ -30,9 +30,10 @@ impl Engine {
     /// Forgets a whole session: its record, units, vectors and index entries.
     pub fn forget_session(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
         self.require_space(space)?;
-        let w = self.lock()?;
+        let w = self.lock_to_forget()?;
         let removed = self.delete_session_locked(space, session)?;
         self.scrub(w)?;
+        self.forgotten();
         Ok(removed)
     }
 
@@ -88,9 +89,10 @@ impl Engine {
         self.require_space(space)?;
         // Held from the read on: a concurrent append must not be overwritten by the
         // session as read here.
-        let w = self.lock()?;
+        let w = self.lock_to_forget()?;
         let forgotten = self.forget_messages_locked(space, session, messages)?;
         self.scrub(w)?;
+        self.forgotten();
         Ok(forgotten)
     }
 
@@ -137,11 +139,12 @@ impl Engine {
         let old: Vec<String> = before.iter().map(|u| u.id.clone()).collect();
         self.b.text.remove_forgotten(space, &old)?;
         self.b.vectors.remove(space, &stale)?;
-        self.index_vectors(&units, last)?;
+        let (text_mark, vector_mark) = self.forget_marks(last)?;
+        self.index_vectors(&units, vector_mark)?;
         units.retain(Unit::is_searchable);
-        self.b.text.upsert(&units)?;
-        self.text_seq.store(last, Ordering::SeqCst);
-        self.b.text.commit(last)?;
+        self.b.text.upsert(&units).inspect_err(|_| self.lagging())?;
+        self.text_seq.store(text_mark, Ordering::SeqCst);
+        self.commit_text(text_mark)?;
         Ok((stale.len(), false))
     }
 
@@ -152,7 +155,7 @@ impl Engine {
     /// the error says what to forget instead.
     pub fn forget_unit(&self, space: &SpaceId, unit_id: &str) -> Result<ForgetReport, EngineError> {
         self.require_space(space)?;
-        let w = self.lock()?;
+        let w = self.lock_to_forget()?;
         let unit = self
             .b
             .records
@@ -201,6 +204,7 @@ impl Engine {
             }
         }
         self.scrub(w)?;
+        self.forgotten();
         Ok(report)
     }
 }

@@ -412,19 +412,24 @@ impl Engine {
                 stale: Stale::Only(&c.stale),
             })
             .collect();
+        self.hold_reserve()?;
         let last = self.b.records.put_sessions(&writes, receipts)?;
-        for c in changes.iter().filter(|c| !c.stale.is_empty()) {
-            self.b.text.remove(&c.record.space, &c.stale)?;
-            self.b.vectors.remove(&c.record.space, &c.stale)?;
-        }
-        let written: Vec<Unit> = changes.iter().flat_map(|c| c.units.clone()).collect();
-        if written.is_empty() {
-            return Ok(());
-        }
-        self.store_vectors(&written, embedded, last)?;
-        let searchable: Vec<Unit> = written.into_iter().filter(Unit::is_searchable).collect();
-        self.b.text.upsert(&searchable)?;
-        self.text_seq.store(last, Ordering::SeqCst);
+        // Acknowledged from here: what follows is derived state (`index_after_commit`).
+        self.index_after_commit(|| {
+            for c in changes.iter().filter(|c| !c.stale.is_empty()) {
+                self.b.text.remove(&c.record.space, &c.stale)?;
+                self.b.vectors.remove(&c.record.space, &c.stale)?;
+            }
+            let written: Vec<Unit> = changes.iter().flat_map(|c| c.units.clone()).collect();
+            if written.is_empty() {
+                return Ok(());
+            }
+            self.store_vectors(&written, embedded, last)?;
+            let searchable: Vec<Unit> = written.into_iter().filter(Unit::is_searchable).collect();
+            self.b.text.upsert(&searchable)?;
+            self.text_seq.store(last, Ordering::SeqCst);
+            Ok(())
+        });
         Ok(())
     }
 

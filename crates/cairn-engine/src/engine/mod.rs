@@ -55,7 +55,7 @@ use ingest::WriteMode;
 pub use receipt::{WriteOptions, MAX_IDEMPOTENCY_KEY};
 pub use remember::{Remembered, NOTE_SPEAKER};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use thiserror::Error;
@@ -223,6 +223,13 @@ pub struct Engine {
     derived: cache::SpaceCache,
     /// One build at a time per key of what `derived` holds (`flight.rs`).
     flights: flight::Flights<cache::Key>,
+    /// An index update failed after its records were committed (a full disk): the
+    /// indexes lag the record store, and no write moves their watermarks until a heal
+    /// has indexed what they lack (`Engine::index_after_commit`).
+    behind: AtomicBool,
+    /// A read already logged that the text index could not commit (see
+    /// `Engine::flush_for_read`); cleared by the next commit that succeeds.
+    read_warned: AtomicBool,
     /// Appends waiting for the write lock; whoever takes it writes all of them in one
     /// transaction (group commit, see `append.rs`).
     appends: append::Queue,
@@ -240,10 +247,21 @@ impl Engine {
             derived: cache::SpaceCache::default(),
             flights: flight::Flights::default(),
             text_seq: AtomicU64::new(0),
+            behind: AtomicBool::new(false),
+            read_warned: AtomicBool::new(false),
             appends: append::Queue::default(),
             staged: staged::Staged::default(),
         };
-        engine.heal()?;
+        match engine.heal() {
+            Ok(_) => {}
+            // A full or read-only disk must not keep what is committed from being read:
+            // the indexes serve what they hold, and heal when the disk can be written.
+            Err(EngineError::Store(e)) if e.is_unwritable() => {
+                tracing::warn!(error = %e, "the indexes could not be brought up to the record store; they heal when the disk can be written");
+                engine.behind.store(true, Ordering::SeqCst);
+            }
+            Err(e) => return Err(e),
+        }
         engine.rederive_if_rules_changed()?;
         Ok(engine)
     }
@@ -288,7 +306,58 @@ impl Engine {
             tracing::warn!("another process left units unindexed; healing");
             self.heal_locked()?;
         }
+        self.heal_if_behind();
         Ok(guard)
+    }
+
+    /// Before a write of new records, under the write lock (after a retried request is
+    /// answered from its receipt, which needs no room): the store's reserve of disk space
+    /// must be held (re-created if a forget used it), so a full disk refuses the write
+    /// with `StoreError::Full` while a forget still has room (`cairn-store`'s `disk.rs`).
+    pub(super) fn hold_reserve(&self) -> Result<(), EngineError> {
+        Ok(self.b.records.hold_reserve()?)
+    }
+
+    /// The write lock for a forget: the store's reserve is given back to the disk for the
+    /// forget's deletions to run in; [`Engine::forgotten`] takes it again.
+    fn lock_to_forget(&self) -> Result<WriteLock<'_>, EngineError> {
+        let guard = self.lock()?;
+        self.b.records.release_reserve()?;
+        Ok(guard)
+    }
+
+    /// After a forget, under its lock: the reserve is taken again when the disk has room
+    /// for it (if not, the next write tries again, and is refused until it can).
+    fn forgotten(&self) {
+        if let Err(e) = self.b.records.hold_reserve() {
+            tracing::warn!(error = %e, "the disk reserve could not be re-created after a forget; writes are refused until there is room for it");
+        }
+    }
+
+    /// Indexes what an earlier failure left out, if one did; the caller holds the write
+    /// lock. A failure is logged and left for the next try: the write that takes the
+    /// lock is not refused for it (its records do not depend on the indexes).
+    fn heal_if_behind(&self) {
+        if self.behind.load(Ordering::SeqCst) {
+            if let Err(e) = self.heal_locked() {
+                tracing::warn!(error = %e, "the indexes still lag the record store; will retry");
+            }
+        }
+    }
+
+    /// The index updates of a write whose records are committed (acknowledged: the
+    /// record store is the ground truth). A failure (a full disk) does not fail the
+    /// write: it is logged, and the indexes heal from their watermarks at the next write
+    /// lock, text commit or open. While they lag, later writes leave their updates to
+    /// that heal too: an update past a missing one would move a watermark over it.
+    pub(super) fn index_after_commit(&self, update: impl FnOnce() -> Result<(), EngineError>) {
+        if self.behind.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Err(e) = update() {
+            tracing::warn!(error = %e, "indexing a committed write failed; the indexes heal from the record store");
+            self.lagging();
+        }
     }
 
     fn lock_only(&self) -> Result<(WriteLock<'_>, bool), EngineError> {
@@ -312,6 +381,42 @@ impl Engine {
     }
 
     fn heal_locked(&self) -> Result<CheckReport, EngineError> {
+        self.heal_inner().inspect_err(|_| self.lagging())
+    }
+
+    /// The indexes lag the record store after a failed update: no write moves their
+    /// watermarks until a heal succeeds, and the text entries handed to the index since
+    /// its last commit may have been dropped (`TextIndex::commit`), so the next commit's
+    /// watermark is the committed one.
+    pub(super) fn lagging(&self) {
+        self.behind.store(true, Ordering::SeqCst);
+        match self.b.text.watermark() {
+            Ok(w) => self.text_seq.store(w, Ordering::SeqCst),
+            Err(e) => tracing::warn!(error = %e, "reading the text index's watermark failed"),
+        }
+    }
+
+    /// Commits the text index at `watermark`; a failure leaves the indexes lagging
+    /// ([`Engine::lagging`]).
+    pub(super) fn commit_text(&self, watermark: u64) -> Result<(), EngineError> {
+        self.b.text.commit(watermark).map_err(|e| {
+            self.lagging();
+            e.into()
+        })
+    }
+
+    /// The watermarks (text, vectors) a forget's re-derived units are indexed at: the
+    /// write's `last`, or while the indexes lag, the ones they have (a forget must not
+    /// move them over units a heal has yet to index).
+    pub(super) fn forget_marks(&self, last: u64) -> Result<(u64, u64), EngineError> {
+        if self.behind.load(Ordering::SeqCst) {
+            Ok((self.b.text.watermark()?, self.b.vectors.watermark()?))
+        } else {
+            Ok((last, last))
+        }
+    }
+
+    fn heal_inner(&self) -> Result<CheckReport, EngineError> {
         let last = self.b.records.last_seq()?;
         let tw = self.b.text.watermark()?;
         let vw = self.b.vectors.watermark()?;
@@ -380,6 +485,7 @@ impl Engine {
             }
         }
         self.text_seq.store(last, Ordering::SeqCst);
+        self.behind.store(false, Ordering::SeqCst);
         self.prune_removals()?;
         Ok(report)
     }
@@ -399,13 +505,16 @@ impl Engine {
     /// left of it. The caller holds the write lock, so every unit written before was
     /// handed to both indexes.
     fn removals_applied(&self, space: &SpaceId) -> Result<(), EngineError> {
-        let last = self.b.records.last_seq()?;
-        if self.b.vectors.watermark()? < last {
-            self.b.vectors.upsert(space, &[], last)?;
+        if !self.behind.load(Ordering::SeqCst) {
+            let last = self.b.records.last_seq()?;
+            if self.b.vectors.watermark()? < last {
+                self.b.vectors.upsert(space, &[], last)?;
+            }
+            self.text_seq.fetch_max(last, Ordering::SeqCst);
         }
-        self.text_seq.fetch_max(last, Ordering::SeqCst);
-        self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
-        Ok(())
+        // While the indexes lag, the watermarks stay: the heal that indexes what they
+        // lack applies this removal again from the log (it is idempotent).
+        self.commit_text(self.text_seq.load(Ordering::SeqCst))
     }
 
     /// Verifies that the derived state matches the record; with `rebuild`, recomputes all
@@ -506,7 +615,7 @@ impl Engine {
 
     /// Deletes a space and everything derived from it.
     pub fn drop_space(&self, space: &SpaceId) -> Result<bool, EngineError> {
-        let w = self.lock()?;
+        let w = self.lock_to_forget()?;
         if self.b.records.space_exists(space)? {
             self.purge_cached(&self.b.records.space_units(space)?, &[])?;
         }
@@ -518,6 +627,7 @@ impl Engine {
         self.b.vectors.drop_space(space)?;
         self.removals_applied(space)?;
         self.scrub(w)?;
+        self.forgotten();
         Ok(existed)
     }
 
@@ -532,12 +642,15 @@ impl Engine {
         if written.is_empty() {
             return Ok(());
         }
-        let counts = self.index_vectors(&written, last)?;
-        report.vectors_computed += counts.computed;
-        report.vectors_cached += counts.cached;
-        written.retain(Unit::is_searchable);
-        self.b.text.upsert(&written)?;
-        self.text_seq.store(last, Ordering::SeqCst);
+        self.index_after_commit(|| {
+            let counts = self.index_vectors(&written, last)?;
+            report.vectors_computed += counts.computed;
+            report.vectors_cached += counts.cached;
+            written.retain(Unit::is_searchable);
+            self.b.text.upsert(&written)?;
+            self.text_seq.store(last, Ordering::SeqCst);
+            Ok(())
+        });
         Ok(())
     }
 
@@ -680,14 +793,34 @@ impl Engine {
 
     /// Makes every ingested unit searchable and the text index durable.
     pub fn flush(&self) -> Result<(), EngineError> {
+        if self.behind.load(Ordering::SeqCst) {
+            self.heal()?;
+        }
         if self.b.text.has_pending() {
             // Only this process's mutex: committing the text index moves no record and
             // its watermark only moves up, so a recall never waits on other servers.
             let _w = self.write.lock().unwrap_or_else(|p| p.into_inner());
-            self.b.text.commit(self.text_seq.load(Ordering::SeqCst))?;
+            // On failure the pending entries are dropped (`TextIndex::commit`): a heal
+            // indexes them again from the index's watermark.
+            self.commit_text(self.text_seq.load(Ordering::SeqCst))?;
             // Writes' stale units log removals too: pruned as the watermarks pass them,
             // not only by forgets and on open.
             self.prune_removals()?;
+        }
+        self.read_warned.store(false, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// [`Engine::flush`] before a read. The text index is derived state: when it cannot
+    /// commit or heal (a full or read-only disk, or any other failure of its own) the
+    /// read answers from what it committed, and a write acknowledged since may be
+    /// missing from its text search until the index heals. Logged once until a commit
+    /// succeeds.
+    pub(super) fn flush_for_read(&self) -> Result<(), EngineError> {
+        if let Err(e) = self.flush() {
+            if !self.read_warned.swap(true, Ordering::SeqCst) {
+                tracing::warn!(error = %e, "the text index cannot commit; reads answer from what it committed");
+            }
         }
         Ok(())
     }

@@ -368,7 +368,7 @@ impl Engine {
                 .into());
         }
         self.require_space(space)?;
-        self.flush()?;
+        self.flush_for_read()?;
         self.view(space, &scope)
     }
 

@@ -104,6 +104,9 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let mut written = Vec::new();
         let mut last = 0;
+        if !planned.is_empty() {
+            self.hold_reserve()?;
+        }
         for r in planned {
             let units = derive_trajectory_units(&r.space, &r.trajectory, r.recorded_at);
             last = self.b.records.put_trajectory(&r, &units)?;
@@ -118,9 +121,10 @@ impl Engine {
     /// observations no other trajectory shares.
     pub fn forget_trajectory(&self, space: &SpaceId, id: &str) -> Result<usize, EngineError> {
         self.require_space(space)?;
-        let w = self.lock()?;
+        let w = self.lock_to_forget()?;
         let removed = self.delete_trajectory_locked(space, id)?;
         self.scrub(w)?;
+        self.forgotten();
         Ok(removed)
     }
 
