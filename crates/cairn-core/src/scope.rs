@@ -282,9 +282,11 @@ mod tests {
             let e = o.scope().unwrap_err();
             assert_eq!(e.field.as_deref(), Some(field), "{e}");
         }
-        let mut o = ScopeOptions::default();
-        o.sessions = Some(many[..crate::filter::MAX_LIST_VALUES].to_vec());
-        o.groups = Some(vec!["g".into()]);
+        let o = ScopeOptions {
+            sessions: Some(many[..crate::filter::MAX_LIST_VALUES].to_vec()),
+            groups: Some(vec!["g".into()]),
+            ..Default::default()
+        };
         let scope = o.scope().unwrap();
         let lists = scope.session_lists();
         assert!(lists.admits("s9999", Some("g")));

@@ -99,10 +99,11 @@ fn te(e: tantivy::TantivyError) -> StoreError {
 /// the segments holding what it removed (see [`TextIndex::scrub`]), so this bounds what
 /// one forget rewrites however large the index, whoever else's documents share the
 /// segment. A merge never makes a larger one ([`CappedMerges`]), and a write of more
-/// documents (an import, a rebuild) commits every this many. Measured in
-/// docs/benchmarks/forget-cost.md. A smaller cap rewrites less per forget and leaves
-/// more segments for every search to read; the value is not settled (see there).
-pub const SEGMENT_DOCS: usize = 5_000;
+/// documents (an import, a rebuild) commits every this many. A smaller cap rewrites less
+/// per forget and leaves more segments for every search to read: 5,000 left 32 segments
+/// at 100,000 units and a recall that looked twice as slow, so the cap is 20,000 (about 50
+/// segments at a million units); measured in docs/benchmarks/forget-cost.md, not settled.
+pub const SEGMENT_DOCS: usize = 20_000;
 
 /// tantivy's log merge policy, whose merges are cut into groups of at most `cap`
 /// documents (its own setting only stops a large segment from being merged again, not
