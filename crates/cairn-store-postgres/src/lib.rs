@@ -121,7 +121,44 @@ fn migrator() -> Migrator {
 use sqlx::SqlSafeStr;
 
 pub(crate) fn pe(e: sqlx::Error) -> StoreError {
-    StoreError::Backend(format!("postgres: {e}"))
+    let code = e.as_database_error().and_then(|d| d.code());
+    by_sqlstate(code.as_deref(), &e)
+}
+
+/// The server's disk full (SQLSTATE class 53 `disk_full`, 53100) or the database read
+/// only (25006 `read_only_sql_transaction`, a hot standby or
+/// `default_transaction_read_only`) are told apart, as the embedded store's are, so the
+/// caller answers a code the operator can act on (507, 503) instead of `internal`.
+fn by_sqlstate(code: Option<&str>, e: &dyn std::fmt::Display) -> StoreError {
+    match code {
+        Some("53100") => StoreError::Full(format!(
+            "the database server's disk is full (postgres: {e}); the write was not stored, and reads still answer. Free space on the database server"
+        )),
+        Some("25006") => StoreError::ReadOnly(format!(
+            "the database takes no writes (postgres: {e}); the write was not stored, and reads still answer. Point the server at a primary that accepts writes"
+        )),
+        _ => StoreError::Backend(format!("postgres: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    #[test]
+    fn a_full_or_read_only_database_is_told_apart_from_other_failures() {
+        assert!(matches!(
+            by_sqlstate(Some("53100"), &"x"),
+            StoreError::Full(_)
+        ));
+        assert!(matches!(
+            by_sqlstate(Some("25006"), &"x"),
+            StoreError::ReadOnly(_)
+        ));
+        for other in [Some("23505"), Some("53200"), None] {
+            assert!(matches!(by_sqlstate(other, &"x"), StoreError::Backend(_)));
+        }
+    }
 }
 
 /// Wakes the thread blocked in [`PgStore::block_on`].
