@@ -96,10 +96,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "space writes",
         include_str!("../migrations/0007_space_writes.sql"),
     ),
+    (
+        8,
+        "unit removals",
+        include_str!("../migrations/0008_unit_removals.sql"),
+    ),
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 fn migrator() -> Migrator {
     Migrator::with_migrations(

@@ -795,6 +795,32 @@ impl RecordStore for PgRecordStore {
         Ok(Some(n.max(0) as u64))
     }
 
+    fn removals_since(&self, seq: u64) -> Result<Vec<(u64, SpaceId, String)>, StoreError> {
+        let rows: Vec<(i64, String, String)> = self.db.block_on(
+            sqlx::query_as(
+                "SELECT seq, space, unit_id FROM unit_removals WHERE seq > $1 ORDER BY seq",
+            )
+            .bind(seq as i64)
+            .fetch_all(self.db.pool()),
+        )?;
+        rows.into_iter()
+            .map(|(seq, space, id)| {
+                let space =
+                    SpaceId::stored(space).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                Ok((seq.max(0) as u64, space, id))
+            })
+            .collect()
+    }
+
+    fn prune_removals(&self, seq: u64) -> Result<(), StoreError> {
+        self.db.block_on(
+            sqlx::query("DELETE FROM unit_removals WHERE seq <= $1")
+                .bind(seq as i64)
+                .execute(self.db.pool()),
+        )?;
+        Ok(())
+    }
+
     fn last_seq(&self) -> Result<u64, StoreError> {
         Ok(self.meta_num("last_seq")? as u64)
     }

@@ -1938,3 +1938,50 @@ fn one_stored_state_is_the_runs_state_at_its_index() {
         assert!(m.stored_state("st", "nope", 0).unwrap().is_none());
     });
 }
+
+/// A committed forget always completes (issue 54, finding 4): the record's removal
+/// committed, the process gone before the text index and the vectors removed the unit
+/// (left here exactly so, through the store), the next opening finishes the removal:
+/// `check` agrees and the forgotten word is not found.
+#[test]
+fn a_removal_committed_before_the_indexes_heard_of_it_completes_on_open() {
+    each(|b| {
+        let canary = "zuvefadi";
+        let p = sp("removed");
+        {
+            let m = b.memory();
+            m.ingest_session("removed", budget("keep", "2024-01-05", "$120,000"))
+                .unwrap();
+            let s1: SessionInput = serde_json::from_value(serde_json::json!({
+                "id": "s1", "messages": [{"role": "user", "text": format!("My code word is {canary}.")}]
+            }))
+            .unwrap();
+            m.ingest_session("removed", s1).unwrap();
+            m.flush().unwrap();
+            assert!(m.check(false).unwrap().consistent, "{}", b.name());
+        }
+        {
+            let s = b.open(cairn_testkit::HASH_MODEL, cairn_testkit::HASH_DIM);
+            let gone = s.records.delete_session(&p, "s1").unwrap();
+            assert!(!gone.is_empty());
+            let stored = s.records.space_units(&p).unwrap();
+            let expected = stored.iter().filter(|u| u.embed_text.is_some()).count();
+            assert!(
+                s.vectors.len(&p).unwrap() > expected,
+                "{}: the vectors still hold the removed units (else this proves nothing)",
+                b.name()
+            );
+        }
+        let m = b.memory();
+        let report = m.check(false).unwrap();
+        assert!(report.consistent, "{}: {report:?}", b.name());
+        let r = m
+            .recall("removed", canary, &RecallOptions::default())
+            .unwrap();
+        assert!(
+            r.hits.iter().all(|h| !h.text.contains(canary)),
+            "{}: the forgotten word is still found",
+            b.name()
+        );
+    });
+}
