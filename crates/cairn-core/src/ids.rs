@@ -35,6 +35,12 @@ impl SpaceId {
         Self::stored(name)
     }
 
+    /// A space name a store's own row holds: [`SpaceId::stored`], an unreadable name
+    /// being the store's corruption, not the caller's input.
+    pub fn from_store(name: impl Into<String>) -> Result<Self, crate::StoreError> {
+        Self::stored(name).map_err(|e| crate::StoreError::Corrupt(e.to_string()))
+    }
+
     /// A space name read back from a store (or a record naming its space): the character
     /// rules only, so a space created before `.` and `..` were refused stays readable.
     pub fn stored(name: impl Into<String>) -> Result<Self, InputError> {

@@ -134,10 +134,7 @@ impl EnrichmentStore for PgEnrichmentStore {
             sqlx::query_scalar("SELECT space FROM enrich_spaces ORDER BY space")
                 .fetch_all(self.db.pool()),
         )?;
-        names
-            .into_iter()
-            .map(|n| SpaceId::stored(n).map_err(|e| StoreError::Corrupt(e.to_string())))
-            .collect()
+        names.into_iter().map(SpaceId::from_store).collect()
     }
 
     fn put(&self, e: &Enrichment) -> Result<(), StoreError> {

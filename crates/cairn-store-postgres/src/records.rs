@@ -321,10 +321,7 @@ impl RecordStore for PgRecordStore {
         let names: Vec<String> = self.db.block_on(
             sqlx::query_scalar("SELECT space FROM spaces ORDER BY space").fetch_all(self.db.pool()),
         )?;
-        names
-            .into_iter()
-            .map(|n| SpaceId::stored(n).map_err(|e| StoreError::Corrupt(e.to_string())))
-            .collect()
+        names.into_iter().map(SpaceId::from_store).collect()
     }
 
     fn drop_space(&self, space: &SpaceId) -> Result<bool, StoreError> {
@@ -804,11 +801,7 @@ impl RecordStore for PgRecordStore {
             .fetch_all(self.db.pool()),
         )?;
         rows.into_iter()
-            .map(|(seq, space, id)| {
-                let space =
-                    SpaceId::stored(space).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                Ok((seq.max(0) as u64, space, id))
-            })
+            .map(|(seq, space, id)| Ok((seq.max(0) as u64, SpaceId::from_store(space)?, id)))
             .collect()
     }
 

@@ -62,10 +62,7 @@ impl EnrichmentStore for SqliteEnrichmentStore {
         let conn = self.db.lock();
         let mut stmt = be(conn.prepare("SELECT space FROM enrich_spaces ORDER BY space"))?;
         let names: Vec<String> = be(be(stmt.query_map([], |r| r.get(0)))?.collect())?;
-        names
-            .into_iter()
-            .map(|n| SpaceId::stored(n).map_err(|e| StoreError::Corrupt(e.to_string())))
-            .collect()
+        names.into_iter().map(SpaceId::from_store).collect()
     }
 
     fn put(&self, e: &Enrichment) -> Result<(), StoreError> {

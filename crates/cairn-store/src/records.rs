@@ -379,10 +379,7 @@ impl RecordStore for SqliteRecordStore {
         let conn = self.db.lock();
         let mut stmt = be(conn.prepare("SELECT name FROM spaces ORDER BY name"))?;
         let names: Vec<String> = be(stmt.query_map([], |r| r.get(0)).and_then(|r| r.collect()))?;
-        names
-            .into_iter()
-            .map(|n| SpaceId::stored(n).map_err(|e| StoreError::Corrupt(e.to_string())))
-            .collect()
+        names.into_iter().map(SpaceId::from_store).collect()
     }
 
     fn drop_space(&self, space: &SpaceId) -> Result<bool, StoreError> {
@@ -738,11 +735,7 @@ impl RecordStore for SqliteRecordStore {
             .query_map([seq as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .and_then(|r| r.collect()))?;
         rows.into_iter()
-            .map(|(seq, space, id)| {
-                let space =
-                    SpaceId::stored(space).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                Ok((seq.max(0) as u64, space, id))
-            })
+            .map(|(seq, space, id)| Ok((seq.max(0) as u64, SpaceId::from_store(space)?, id)))
             .collect()
     }
 
