@@ -91,11 +91,11 @@ impl Engine {
                         match firsts.entry((&p.space, r.key())) {
                             Entry::Occupied(first) => {
                                 let first = *first.get();
-                                match first.request.as_ref().is_some_and(|f| f.same_input(r)) {
-                                    true => retries.push((p, first)),
-                                    false => p.answer(Err(EngineError::IdempotencyKeyReused(
-                                        r.key().to_string(),
-                                    ))),
+                                if first.request.as_ref().is_some_and(|f| f.same_input(r)) {
+                                    retries.push((p, first));
+                                } else {
+                                    let key = r.key().to_string();
+                                    p.answer(Err(EngineError::IdempotencyKeyReused(key)));
                                 }
                                 continue;
                             }

@@ -38,8 +38,16 @@ impl TextCommitter {
             .spawn(move || {
                 while !stopped.load(Ordering::SeqCst) {
                     std::thread::park_timeout(every);
+                    let pending = engine.b.text.has_pending();
                     if let Err(e) = engine.flush() {
                         tracing::warn!(error = %e, "committing the text index failed; will retry");
+                    } else if pending {
+                        // Writes' stale units log removals too: pruned here, as the
+                        // watermarks pass them, not by a recall's commit (a read must
+                        // not write), nor only by forgets and on open.
+                        if let Err(e) = engine.prune_removals() {
+                            tracing::warn!(error = %e, "pruning the removal log failed; will retry");
+                        }
                     }
                 }
             })

@@ -803,9 +803,6 @@ impl Engine {
             // On failure the pending entries are dropped (`TextIndex::commit`): a heal
             // indexes them again from the index's watermark.
             self.commit_text(self.text_seq.load(Ordering::SeqCst))?;
-            // Writes' stale units log removals too: pruned as the watermarks pass them,
-            // not only by forgets and on open.
-            self.prune_removals()?;
         }
         self.read_warned.store(false, Ordering::SeqCst);
         Ok(())
