@@ -110,6 +110,7 @@ impl RecallOptions {
             groups: self.groups.clone(),
             kinds: self.kinds.clone(),
             filter: self.filter.clone(),
+            partition: None,
         }
     }
 

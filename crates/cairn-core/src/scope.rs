@@ -62,6 +62,11 @@ pub struct ScopeOptions {
     /// Only units of sessions whose header matches this metadata filter
     /// ([`crate::filter`]).
     pub filter: Option<Value>,
+    /// Only sessions of this end-user partition: an object of [`PARTITION_KEYS`] and
+    /// values (`{"user_id":"u1"}`), admitting the sessions whose metadata holds each
+    /// value. A key pinned to a partition sets it on every request it makes, whatever
+    /// the request says; a request may set it too.
+    pub partition: Option<Value>,
 }
 
 impl ScopeOptions {
@@ -102,6 +107,7 @@ impl ScopeOptions {
             .as_ref()
             .map(crate::Filter::parse_sessions)
             .transpose()?;
+        let partition = self.partition.as_ref().map(Partition::parse).transpose()?;
         Ok(Scope {
             as_of: self.as_of,
             since: self.since,
@@ -110,7 +116,78 @@ impl ScopeOptions {
             groups: self.groups.clone(),
             kinds: self.kinds.clone(),
             filter: filter.map(|f| (f, self.filter.clone().unwrap_or(Value::Null))),
+            partition,
         })
+    }
+}
+
+/// An end-user partition as a scope names it ([`ScopeOptions::partition`]): some of the
+/// [`PARTITION_KEYS`] with their values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Partition(serde_json::Map<String, Value>);
+
+impl Partition {
+    /// Checks a partition: a non-empty object of [`PARTITION_KEYS`] with non-null values
+    /// (errors name `partition` and the key).
+    pub fn parse(v: &Value) -> Result<Self, InputError> {
+        let bad = |msg: String| Err(InputError::new("scope", msg).at("partition"));
+        let Value::Object(m) = v else {
+            return bad(format!(
+                "a partition is an object of {} and their values, e.g. {{\"user_id\": \"u1\"}}",
+                PARTITION_KEYS.join(", ")
+            ));
+        };
+        if m.is_empty() {
+            return bad("a partition names at least one of its keys".into());
+        }
+        for (k, val) in m {
+            if !PARTITION_KEYS.contains(&k.as_str()) {
+                return bad(format!(
+                    "{k:?} is not a partition key ({})",
+                    PARTITION_KEYS.join(", ")
+                ));
+            }
+            if val.is_null() {
+                return bad(format!("partition key {k:?} has no value"));
+            }
+        }
+        Ok(Self(m.clone()))
+    }
+
+    /// Whether a session with this metadata is in the partition: it holds each value.
+    pub fn holds(&self, metadata: &Value) -> bool {
+        self.0.iter().all(|(k, v)| metadata.get(k) == Some(v))
+    }
+
+    /// The partition as JSON (its keys sorted).
+    pub fn to_value(&self) -> Value {
+        Value::Object(self.0.clone())
+    }
+
+    /// The values a session written through this partition must carry: its own metadata
+    /// with the partition's keys added. A metadata naming another value of one of them
+    /// is refused (naming the key).
+    pub fn stamp(&self, metadata: &Value) -> Result<Value, InputError> {
+        let mut out = match metadata {
+            Value::Null => serde_json::Map::new(),
+            Value::Object(m) => m.clone(),
+            _ => return Ok(metadata.clone()),
+        };
+        for (k, v) in &self.0 {
+            match out.get(k) {
+                Some(have) if have != v => {
+                    return Err(InputError::new(
+                        "metadata",
+                        format!("this key writes only to its own partition; {k:?} names another"),
+                    )
+                    .at(k))
+                }
+                _ => {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        Ok(Value::Object(out))
     }
 }
 
@@ -142,6 +219,8 @@ pub struct Scope {
     pub kinds: Option<Vec<UnitKind>>,
     /// The parsed metadata filter, with the JSON it was parsed from.
     pub filter: Option<(crate::Filter, Value)>,
+    /// Only sessions of this end-user partition (a pinned key's).
+    pub partition: Option<Partition>,
 }
 
 impl Scope {
@@ -168,7 +247,20 @@ impl Scope {
 
     /// Whether only some sessions are seen (and so no trajectory).
     pub fn narrows_sessions(&self) -> bool {
-        self.sessions.is_some() || self.groups.is_some() || self.filter.is_some()
+        self.sessions.is_some()
+            || self.groups.is_some()
+            || self.filter.is_some()
+            || self.partition.is_some()
+    }
+
+    /// Whether a session's filter document (see [`crate::filter::session_document`]) passes
+    /// the metadata filter and the partition.
+    pub fn admits_document(&self, doc: &Value) -> bool {
+        self.filter.as_ref().is_none_or(|(f, _)| f.matches(doc))
+            && self
+                .partition
+                .as_ref()
+                .is_none_or(|p| p.holds(doc.get("metadata").unwrap_or(&Value::Null)))
     }
 
     /// Whether a session with this id and group may be seen, the metadata filter aside
@@ -257,6 +349,7 @@ impl Scope {
             self.groups,
             self.kinds,
             self.filter.as_ref().map(|(_, v)| v.to_string()),
+            self.partition.as_ref().map(Partition::to_value),
         ])
         .to_string()
     }

@@ -114,6 +114,7 @@ impl Engine {
                 &scope.sessions,
                 &scope.groups,
                 scope.filter.as_ref().map(|(_, v)| v),
+                scope.partition.as_ref().map(cairn_core::Partition::to_value),
             ),
         );
         if let Some(a) = self.derived.get::<Admitted>(&key, generation) {
@@ -127,8 +128,7 @@ impl Engine {
         let mut ids: Vec<String> = Vec::new();
         for (h, doc) in &catalog.headers {
             ticker.tick()?;
-            if lists.admits(&h.id, h.group.as_deref())
-                && scope.filter.as_ref().is_none_or(|(f, _)| f.matches(doc))
+            if lists.admits(&h.id, h.group.as_deref()) && scope.admits_document(doc)
             {
                 ids.push(h.id.clone());
             }
