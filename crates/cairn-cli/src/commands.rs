@@ -110,6 +110,7 @@ impl RecallArgs {
                 .as_deref()
                 .map(|f| serde_json::from_str(f).context("--filter is not JSON"))
                 .transpose()?,
+            partition: None,
             min_relevance: self.min_relevance,
             explain: self.explain,
         })

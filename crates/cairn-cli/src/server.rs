@@ -151,6 +151,11 @@ pub struct McpArgs {
     /// entities, spaces: what a chat agent needs) or all (those and the trajectory tools).
     #[arg(long, default_value = "all", value_parser = parse_tools)]
     pub tools: McpTools,
+    /// Serve one end user's partition only, as JSON (`'{"user_id":"u1"}'`): every tool
+    /// reads that partition's memories and `remember` tags what it keeps with it, as a
+    /// key pinned to it would over HTTP.
+    #[arg(long)]
+    pub partition: Option<String>,
 }
 
 #[derive(clap::Subcommand)]
@@ -166,6 +171,11 @@ pub enum KeysCommand {
         /// A note to tell keys apart.
         #[arg(long)]
         label: Option<String>,
+        /// Pin the key to one end user's partition, as JSON (`'{"user_id":"u1"}'`; keys:
+        /// user_id, agent_id, namespace): everything it reads is that partition's,
+        /// everything it writes is tagged with it.
+        #[arg(long)]
+        partition: Option<String>,
     },
     /// List keys (never their tokens).
     List,
@@ -245,6 +255,14 @@ pub fn serve(memory: Memory, args: &ServeArgs, file: ServerFile) -> Result<()> {
 }
 
 pub fn mcp(memory: Memory, args: &McpArgs) -> Result<()> {
+    let partition = args
+        .partition
+        .as_deref()
+        .map(|j| -> Result<cairn::Partition> {
+            let v = serde_json::from_str(j).context("--partition is not JSON")?;
+            Ok(cairn::Partition::parse(&v)?)
+        })
+        .transpose()?;
     let state = AppState::new(
         Arc::new(memory),
         ServerConfig {
@@ -256,6 +274,7 @@ pub fn mcp(memory: Memory, args: &McpArgs) -> Result<()> {
         state,
         args.space.clone(),
         args.tools,
+        partition,
     ))?;
     Ok(())
 }
@@ -282,8 +301,14 @@ pub fn keys(dir: &Path, store: Option<&str>, cmd: &KeysCommand, json: bool) -> R
             spaces,
             read_only,
             label,
+            partition,
         } => {
-            let k = store.create(spaces, *read_only, label.as_deref())?;
+            let partition: Option<serde_json::Value> = partition
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()
+                .context("--partition is not JSON")?;
+            let k = store.create(spaces, *read_only, label.as_deref(), partition.as_ref())?;
             if json {
                 let mut v = serde_json::to_value(&k)?;
                 v["data_dir"] = home.into();
@@ -291,10 +316,15 @@ pub fn keys(dir: &Path, store: Option<&str>, cmd: &KeysCommand, json: bool) -> R
             } else {
                 outln!("{}", k.token);
                 eprintln!(
-                    "key {} for space(s) {}{} of {home}; the token above is shown only now",
+                    "key {} for space(s) {}{}{} of {home}; the token above is shown only now",
                     k.info.id,
                     k.info.spaces.join(", "),
-                    if k.info.read_only { " (read-only)" } else { "" }
+                    if k.info.read_only { " (read-only)" } else { "" },
+                    k.info
+                        .partition
+                        .as_ref()
+                        .map(|p| format!(", pinned to {p}"))
+                        .unwrap_or_default()
                 );
             }
         }
@@ -305,7 +335,7 @@ pub fn keys(dir: &Path, store: Option<&str>, cmd: &KeysCommand, json: bool) -> R
             } else {
                 for k in keys {
                     outln!(
-                        "{}  {}  {}{}{}",
+                        "{}  {}  {}{}{}{}",
                         k.id,
                         k.spaces.join(","),
                         if k.read_only {
@@ -313,6 +343,9 @@ pub fn keys(dir: &Path, store: Option<&str>, cmd: &KeysCommand, json: bool) -> R
                         } else {
                             "read-write"
                         },
+                        k.partition
+                            .map(|p| format!("  pinned {p}"))
+                            .unwrap_or_default(),
                         k.label.map(|l| format!("  {l}")).unwrap_or_default(),
                         k.revoked_at
                             .map(|r| format!("  revoked {r}"))

@@ -361,3 +361,180 @@ fn a_real_mcp_client_handshakes_with_cairn_mcp_over_stdio() {
         client.cancel().await.unwrap();
     });
 }
+
+/// The JSON-RPC answers `cairn mcp` gives to `lines` written to it at once, without
+/// waiting for any answer (a pipelining client), by request id; None without the model.
+fn pipelined(
+    dir: &Path,
+    args: &[&str],
+    lines: &[serde_json::Value],
+) -> Option<Vec<serde_json::Value>> {
+    use std::io::Write;
+    let probe = cairn(dir).args(PROBE).output().unwrap();
+    if !probe.status.success() {
+        cairn_testkit::model_missing(String::from_utf8_lossy(&probe.stderr).trim());
+        return None;
+    }
+    let mut child = cairn(dir)
+        .arg("mcp")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "1"}}});
+    let ready = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let mut all = vec![init, ready];
+    all.extend(lines.iter().cloned());
+    let text: String = all.iter().map(|l| format!("{l}\n")).collect();
+    stdin.write_all(text.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    // Every request is answered before stdin closes: the answers are read first.
+    let wanted = lines.iter().filter(|l| l.get("id").is_some()).count() + 1;
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut answers = Vec::new();
+    let mut line = String::new();
+    while answers.len() < wanted {
+        line.clear();
+        if out.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        answers.push(serde_json::from_str::<serde_json::Value>(&line).unwrap());
+    }
+    drop(stdin);
+    child.wait().unwrap();
+    answers.sort_by_key(|a| a["id"].as_i64());
+    Some(answers)
+}
+
+fn call(id: i64, name: &str, arguments: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                       "params": {"name": name, "arguments": arguments}})
+}
+
+/// What a tool answered, as JSON.
+fn tool_answer(a: &serde_json::Value) -> serde_json::Value {
+    let text = a["result"]["content"][0]["text"].as_str().unwrap_or("null");
+    serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
+}
+
+#[test]
+fn mcp_requests_pipelined_on_one_connection_take_effect_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let note = "The user is allergic to peanuts.";
+    let q = "What is the user allergic to?";
+    // remember, recall, forget, recall, remember, recall: each recall must see exactly
+    // what the requests before it left.
+    let Some(a) = pipelined(
+        &dir,
+        &["--space", "me", "--tools", "memory"],
+        &[
+            call(
+                1,
+                "remember",
+                serde_json::json!({"note": note, "session_id": "n1"}),
+            ),
+            call(2, "recall", serde_json::json!({"query": q, "top_k": 1})),
+            call(3, "forget", serde_json::json!({"session_id": "n1"})),
+            call(4, "recall", serde_json::json!({"query": q, "top_k": 1})),
+            call(
+                5,
+                "remember",
+                serde_json::json!({"note": "The user is allergic to shellfish."}),
+            ),
+            call(6, "recall", serde_json::json!({"query": q, "top_k": 1})),
+        ],
+    ) else {
+        return;
+    };
+    let recalled = |i: usize| {
+        tool_answer(&a[i])["context"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(recalled(2).contains("peanuts"), "{}", a[2]);
+    assert!(!recalled(4).contains("peanuts"), "{}", a[4]);
+    assert!(recalled(6).contains("shellfish"), "{}", a[6]);
+}
+
+#[test]
+fn mcp_over_stdio_pinned_to_a_partition_keeps_its_user_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let as_user = |u: &str| format!(r#"{{"user_id":"{u}"}}"#);
+    let (u1, u2) = (as_user("u1"), as_user("u2"));
+    let Some(a) = pipelined(
+        &dir,
+        &["--space", "app", "--tools", "memory", "--partition", &u1],
+        &[
+            call(
+                1,
+                "remember",
+                serde_json::json!({"note": "My locker code is zqlockone."}),
+            ),
+            // Naming another user's partition in the metadata is refused.
+            call(
+                2,
+                "remember",
+                serde_json::json!({"note": "x", "metadata": {"user_id": "u2"}}),
+            ),
+        ],
+    ) else {
+        return;
+    };
+    assert_eq!(
+        tool_answer(&a[1])["units"].as_u64().map(|n| n > 0),
+        Some(true),
+        "{}",
+        a[1]
+    );
+    assert_eq!(
+        a[2]["result"]["isError"],
+        serde_json::json!(true),
+        "{}",
+        a[2]
+    );
+    let recall = call(
+        1,
+        "recall",
+        serde_json::json!({"query": "locker code", "min_relevance": -1}),
+    );
+    let mine = pipelined(
+        &dir,
+        &["--space", "app", "--partition", &u1],
+        &[recall.clone()],
+    )
+    .unwrap();
+    assert!(
+        tool_answer(&mine[1])["context"]
+            .as_str()
+            .unwrap_or("")
+            .contains("zqlockone"),
+        "{}",
+        mine[1]
+    );
+    // Another user's connection sees none of it, even asking for u1 by filter.
+    let theirs = pipelined(
+        &dir,
+        &["--space", "app", "--partition", &u2],
+        &[
+            recall,
+            call(
+                2,
+                "recall",
+                serde_json::json!({"query": "locker code", "min_relevance": -1,
+                                                  "filter": {"user_id": "u1"}}),
+            ),
+        ],
+    )
+    .unwrap();
+    for t in &theirs[1..] {
+        assert!(!t.to_string().contains("zqlockone"), "{t}");
+    }
+}

@@ -62,6 +62,9 @@ pub struct RecallOptions {
     /// [`crate::filter`]: the fields of [`crate::filter::session_document`]). Kept as
     /// JSON so options stay plain data; [`RecallOptions::validate`] parses it.
     pub filter: Option<serde_json::Value>,
+    /// Only units of one end-user partition's sessions ([`crate::ScopeOptions::partition`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<serde_json::Value>,
     /// The relevance floor: a recall none of whose places reaches it (their
     /// [`Hit::relevance`], the cosine of query and hit) has no hits and answers
     /// [`Recall::no_relevant_memory`]; otherwise the hits are those without a floor (a
@@ -89,6 +92,7 @@ impl Default for RecallOptions {
             kinds: None,
             quotas: None,
             filter: None,
+            partition: None,
             min_relevance: DEFAULT_MIN_RELEVANCE,
             explain: false,
         }
@@ -110,7 +114,7 @@ impl RecallOptions {
             groups: self.groups.clone(),
             kinds: self.kinds.clone(),
             filter: self.filter.clone(),
-            partition: None,
+            partition: self.partition.clone(),
         }
     }
 

@@ -123,7 +123,7 @@ impl ScopeOptions {
 
 /// An end-user partition as a scope names it ([`ScopeOptions::partition`]): some of the
 /// [`PARTITION_KEYS`] with their values.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Partition(serde_json::Map<String, Value>);
 
 impl Partition {
@@ -180,7 +180,7 @@ impl Partition {
                         "metadata",
                         format!("this key writes only to its own partition; {k:?} names another"),
                     )
-                    .at(k))
+                    .at(format!("metadata.{k}")))
                 }
                 _ => {
                     out.insert(k.clone(), v.clone());

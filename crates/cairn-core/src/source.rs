@@ -130,6 +130,9 @@ pub struct RememberInput {
     /// When it happened: the time of every message that has none of its own. Without
     /// one the memory dates each message when it records it.
     pub occurred_at: Option<Timestamp>,
+    /// The session's metadata (`{"user_id": "u1"}` keeps it in that end user's
+    /// partition); for a stored session, `Null` or what is stored.
+    pub metadata: Value,
 }
 
 /// What is kept: a single thing in plain words, or conversation turns verbatim.

@@ -591,6 +591,9 @@ pub struct KeyRow {
     pub label: Option<String>,
     pub created_at: String,
     pub revoked_at: Option<String>,
+    /// The end-user partition the key is pinned to, as canonical JSON
+    /// (`{"user_id":"u1"}`); `None`: the key sees its spaces whole.
+    pub partition: Option<String>,
 }
 
 /// API key rows kept by a storage backend (PostgreSQL: every server on the database

@@ -6,6 +6,14 @@
 //! storage backend (`cairn::KeyRecords`: `keys.sqlite3` in an embedded data directory,
 //! PostgreSQL's `api_keys` shared by every server) and are read on every request, so keys
 //! created or revoked by `cairn keys` while the server runs take effect at once.
+//!
+//! A key may be **pinned to an end-user partition** (`{"user_id":"u1"}`): a chat product
+//! that keeps its users in one space gives each user's agent such a key, and the scope is
+//! no longer the caller's to remember. A route takes a pinned key only through
+//! [`Principal::require_in`], which hands it the [`Pin`] to apply: reads are scoped to the
+//! partition whatever the request says, writes are tagged with it (naming another value
+//! is refused), a record outside it is answered as absent. Every other route refuses a
+//! pinned key ([`Principal::require`]), so a route cannot leak by forgetting the pin.
 use crate::error::{ApiError, ServerError};
 use axum::http::StatusCode;
 use cairn::{KeyRecords, KeyRow};
@@ -36,6 +44,90 @@ pub struct Principal {
     pub key_id: String,
     pub access: Access,
     pub read_only: bool,
+    /// The end-user partition the key is pinned to (see the module docs).
+    #[serde(serialize_with = "partition_json")]
+    pub partition: Option<cairn::Partition>,
+}
+
+fn partition_json<S: serde::Serializer>(
+    p: &Option<cairn::Partition>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    p.as_ref().map(cairn::Partition::to_value).serialize(s)
+}
+
+/// What a pinned key adds to every request of a route that takes one (see the module
+/// docs); nothing for any other key.
+#[derive(Debug, Clone, Default)]
+pub struct Pin(Option<cairn::Partition>);
+
+impl Pin {
+    /// The partition, if the key is pinned.
+    pub fn partition(&self) -> Option<&cairn::Partition> {
+        self.0.as_ref()
+    }
+
+    /// A read's scope held inside the partition. A request that names a partition itself
+    /// must name the key's own (it learns nothing of another).
+    pub fn scope(&self, mut o: cairn::ScopeOptions) -> Result<cairn::ScopeOptions, ApiError> {
+        let Some(p) = &self.0 else {
+            return Ok(o);
+        };
+        if let Some(asked) = &o.partition {
+            let asked = cairn::Partition::parse(asked).map_err(cairn::Error::from)?;
+            if &asked != p {
+                return Err(outside());
+            }
+        }
+        o.partition = Some(p.to_value());
+        Ok(o)
+    }
+
+    /// A recall's options held inside the partition (as [`Pin::scope`]).
+    pub fn scope_recall(&self, o: &mut cairn::RecallOptions) -> Result<(), ApiError> {
+        let scope = self.scope(cairn::ScopeOptions {
+            partition: o.partition.take(),
+            ..Default::default()
+        })?;
+        o.partition = scope.partition;
+        Ok(())
+    }
+
+    /// A written session's metadata tagged with the partition (see
+    /// [`cairn::Partition::stamp`]).
+    pub fn metadata(&self, m: serde_json::Value) -> Result<serde_json::Value, ApiError> {
+        match &self.0 {
+            None => Ok(m),
+            Some(p) => Ok(p.stamp(&m).map_err(cairn::Error::from)?),
+        }
+    }
+
+    /// Whether a session with this metadata is the caller's to see.
+    pub fn holds(&self, metadata: &serde_json::Value) -> bool {
+        self.0.as_ref().is_none_or(|p| p.holds(metadata))
+    }
+
+    /// Whether a unit is the caller's to see: its session's partition (stamped on the
+    /// unit) is in the pin's. A trajectory's units belong to no partition.
+    pub fn holds_unit(&self, u: &cairn::Unit) -> bool {
+        let Some(p) = &self.0 else {
+            return true;
+        };
+        u.provenance
+            .partition
+            .as_deref()
+            .and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok())
+            .is_some_and(|m| p.holds(&m))
+    }
+}
+
+/// The refusal of a request that names a partition other than its key's.
+fn outside() -> ApiError {
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        "outside_partition",
+        "this key is pinned to a partition; the request names another",
+    )
 }
 
 /// What a request needs of a space.
@@ -51,6 +143,7 @@ impl Principal {
             key_id: name.to_string(),
             access: Access::All,
             read_only: false,
+            partition: None,
         }
     }
 
@@ -61,10 +154,25 @@ impl Principal {
         }
     }
 
-    /// Refuses with 403 unless the caller may do `need` in `space`. A space outside the
-    /// key's list is refused the same way whether or not it exists, so a key cannot probe
-    /// for other tenants' spaces.
+    /// Refuses with 403 unless the caller may do `need` in `space` with the whole space in
+    /// view: a key pinned to a partition is refused (`pinned_key`), as on every route that
+    /// has no partition-aware form.
     pub fn require(&self, space: &str, need: Need) -> Result<(), ApiError> {
+        self.require_in(space, need)?;
+        if self.partition.is_some() {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "pinned_key",
+                "this key is pinned to a partition and this request reads or writes the whole space",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Refuses with 403 unless the caller may do `need` in `space`; the [`Pin`] is what the
+    /// route must apply. A space outside the key's list is refused the same way whether or
+    /// not it exists, so a key cannot probe for other tenants' spaces.
+    pub fn require_in(&self, space: &str, need: Need) -> Result<Pin, ApiError> {
         if !self.can_see(space) {
             return Err(ApiError::new(
                 StatusCode::FORBIDDEN,
@@ -79,23 +187,26 @@ impl Principal {
                 "this key is read-only",
             ));
         }
-        Ok(())
+        Ok(Pin(self.partition.clone()))
     }
 }
 
 /// A key as listed (never with its secret).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct KeyInfo {
     pub id: String,
     pub spaces: Vec<String>,
     pub read_only: bool,
+    /// The end-user partition the key is pinned to (`{"user_id":"u1"}`), if any.
+    #[schema(value_type = Option<Object>)]
+    pub partition: Option<serde_json::Value>,
     pub label: Option<String>,
     pub created_at: String,
     pub revoked_at: Option<String>,
 }
 
 /// A key just created: the only moment its token exists outside the caller's hands.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct NewKey {
     pub token: String,
     #[serde(flatten)]
@@ -143,12 +254,14 @@ impl KeyStore {
         Self::with_records(memory.key_records())
     }
 
-    /// Creates a key for `spaces` (at least one; names are validated as space names).
+    /// Creates a key for `spaces` (at least one; names are validated as space names),
+    /// pinned to `partition` when given (checked as [`cairn::Partition::parse`]).
     pub fn create(
         &self,
         spaces: &[String],
         read_only: bool,
         label: Option<&str>,
+        partition: Option<&serde_json::Value>,
     ) -> Result<NewKey, ServerError> {
         if spaces.is_empty() {
             return Err(ServerError::Config(
@@ -158,6 +271,11 @@ impl KeyStore {
         for s in spaces {
             cairn::SpaceId::new(s.as_str()).map_err(|e| ServerError::Config(e.to_string()))?;
         }
+        let partition = partition
+            .map(cairn::Partition::parse)
+            .transpose()
+            .map_err(|e| ServerError::Config(e.to_string()))?
+            .map(|p| p.to_value());
         let id = hex::encode(&random(6)?);
         let token = format!("cairn_{id}_{}", hex::encode(&random(32)?));
         let created_at = chrono::Utc::now().to_rfc3339();
@@ -169,6 +287,7 @@ impl KeyStore {
             label: label.map(str::to_string),
             created_at: created_at.clone(),
             revoked_at: None,
+            partition: partition.as_ref().map(|p| p.to_string()),
         })?;
         Ok(NewKey {
             token,
@@ -176,6 +295,7 @@ impl KeyStore {
                 id,
                 spaces: spaces.to_vec(),
                 read_only,
+                partition,
                 label: label.map(str::to_string),
                 created_at,
                 revoked_at: None,
@@ -189,6 +309,10 @@ impl KeyStore {
             .list()?
             .into_iter()
             .map(|k| KeyInfo {
+                partition: k
+                    .partition
+                    .as_deref()
+                    .and_then(|j| serde_json::from_str(j).ok()),
                 id: k.id,
                 spaces: k.spaces,
                 read_only: k.read_only,
@@ -215,20 +339,30 @@ impl KeyStore {
         else {
             return Ok(None);
         };
-        let row = self
-            .records
-            .live(id)?
-            .map(|k| (k.hash, k.spaces, k.read_only));
-        let Some((stored, spaces, read_only)) = row else {
+        let Some(row) = self.records.live(id)? else {
             return Ok(None);
         };
-        if !bool::from(stored.as_slice().ct_eq(&hash(token)[..])) {
+        if !bool::from(row.hash.as_slice().ct_eq(&hash(token)[..])) {
             return Ok(None);
         }
+        // A stored pin that no longer reads as one fails closed: the key is refused, never
+        // widened to its whole spaces.
+        let partition = match row.partition.as_deref() {
+            None => None,
+            Some(j) => Some(
+                serde_json::from_str(j)
+                    .ok()
+                    .and_then(|v| cairn::Partition::parse(&v).ok())
+                    .ok_or_else(|| {
+                        ServerError::Config(format!("key {id}: its partition {j:?} is unreadable"))
+                    })?,
+            ),
+        };
         Ok(Some(Principal {
             key_id: id.to_string(),
-            access: Access::Spaces(spaces),
-            read_only,
+            access: Access::Spaces(row.spaces),
+            read_only: row.read_only,
+            partition,
         }))
     }
 }
@@ -241,7 +375,9 @@ mod tests {
     fn keys_are_hashed_scoped_and_revocable() {
         let dir = tempfile::tempdir().unwrap();
         let ks = KeyStore::open(dir.path()).unwrap();
-        let k = ks.create(&["alice".into()], true, Some("bot")).unwrap();
+        let k = ks
+            .create(&["alice".into()], true, Some("bot"), None)
+            .unwrap();
         let p = ks.authenticate(&k.token).unwrap().unwrap();
         assert_eq!(p.access, Access::Spaces(vec!["alice".into()]));
         assert!(p.read_only);
@@ -262,8 +398,42 @@ mod tests {
         assert!(ks.revoke(&k.info.id).unwrap());
         assert!(ks.authenticate(&k.token).unwrap().is_none());
         assert!(!ks.revoke(&k.info.id).unwrap());
-        assert!(ks.create(&[], false, None).is_err());
-        assert!(ks.create(&["a/b".into()], false, None).is_err());
+        assert!(ks.create(&[], false, None, None).is_err());
+        assert!(ks.create(&["a/b".into()], false, None, None).is_err());
         assert!(secrets_equal("abc", "abc") && !secrets_equal("abc", "abd"));
+    }
+
+    #[test]
+    fn a_pinned_key_is_refused_where_the_whole_space_is_read_and_pins_its_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let ks = KeyStore::open(dir.path()).unwrap();
+        let pin = serde_json::json!({"user_id": "u1"});
+        let k = ks.create(&["app".into()], false, None, Some(&pin)).unwrap();
+        assert_eq!(k.info.partition, Some(pin.clone()));
+        assert_eq!(ks.list().unwrap()[0].partition, Some(pin.clone()));
+        let p = ks.authenticate(&k.token).unwrap().unwrap();
+        assert_eq!(p.require("app", Need::Read).unwrap_err().code, "pinned_key");
+        let held = p.require_in("app", Need::Read).unwrap();
+        let scope = held.scope(cairn::ScopeOptions::default()).unwrap();
+        assert_eq!(scope.partition, Some(pin.clone()));
+        let other = cairn::ScopeOptions {
+            partition: Some(serde_json::json!({"user_id": "u2"})),
+            ..Default::default()
+        };
+        assert_eq!(held.scope(other).unwrap_err().code, "outside_partition");
+        let tagged = held
+            .metadata(serde_json::json!({"source": "chat"}))
+            .unwrap();
+        assert_eq!(
+            tagged,
+            serde_json::json!({"source": "chat", "user_id": "u1"})
+        );
+        assert!(held.metadata(serde_json::json!({"user_id": "u2"})).is_err());
+        assert!(held.holds(&serde_json::json!({"user_id": "u1", "agent_id": "a"})));
+        assert!(!held.holds(&serde_json::json!({"user_id": "u2"})));
+        assert!(!held.holds(&serde_json::Value::Null));
+        // A partition must name partition keys.
+        let bad = serde_json::json!({"userid": "u1"});
+        assert!(ks.create(&["app".into()], false, None, Some(&bad)).is_err());
     }
 }

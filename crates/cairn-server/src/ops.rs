@@ -63,7 +63,7 @@ pub async fn history(
     subject: String,
     scope: cairn::ScopeOptions,
 ) -> Result<cairn::FactHistory, ApiError> {
-    who.require(space, Need::Read)?;
+    let scope = who.require_in(space, Need::Read)?.scope(scope)?;
     let sp = space.to_string();
     let asked = subject.clone();
     blocking(state, move |m| m.history(&sp, &asked, &scope))
@@ -79,7 +79,7 @@ pub async fn profile(
     speaker: String,
     scope: cairn::ScopeOptions,
 ) -> Result<cairn::SpeakerProfile, ApiError> {
-    who.require(space, Need::Read)?;
+    let scope = who.require_in(space, Need::Read)?.scope(scope)?;
     let sp = space.to_string();
     let name = speaker.clone();
     blocking(state, move |m| m.profile(&sp, &name, &scope))
@@ -94,7 +94,7 @@ pub async fn speakers(
     space: &str,
     scope: cairn::ScopeOptions,
 ) -> Result<Vec<String>, ApiError> {
-    who.require(space, Need::Read)?;
+    let scope = who.require_in(space, Need::Read)?.scope(scope)?;
     let sp = space.to_string();
     blocking(state, move |m| m.speakers(&sp, &scope)).await
 }
@@ -108,8 +108,9 @@ pub async fn add_messages(
     req: AddMessages,
     opts: WriteOptions,
 ) -> Result<cairn::IngestReport, ApiError> {
-    who.require(space, Need::Write)?;
-    let input = req.into_input()?;
+    let pin = who.require_in(space, Need::Write)?;
+    let mut input = req.into_input()?;
+    input.metadata = pin.metadata(input.metadata)?;
     let probe = cairn::SessionInput {
         id: input.session_id.clone(),
         occurred_at: None,
@@ -132,9 +133,10 @@ pub async fn remember(
     state: &Arc<AppState>,
     who: &Principal,
     space: &str,
-    input: cairn::RememberInput,
+    mut input: cairn::RememberInput,
 ) -> Result<cairn::Remembered, ApiError> {
-    who.require(space, Need::Write)?;
+    let pin = who.require_in(space, Need::Write)?;
+    input.metadata = pin.metadata(input.metadata)?;
     state.config.limits.check_memo(&input.memo)?;
     let sp = space.to_string();
     blocking(state, move |m| {
@@ -150,9 +152,10 @@ pub async fn recall(
     space: &str,
     req: RecallRequest,
 ) -> Result<RecallOut, ApiError> {
-    who.require(space, Need::Read)?;
+    let pin = who.require_in(space, Need::Read)?;
     state.config.limits.check_query(&req.query)?;
-    let options = req.options()?;
+    let mut options = req.options()?;
+    pin.scope_recall(&mut options)?;
     let space = space.to_string();
     let query = req.query;
     let r = blocking(state, move |m| m.recall(&space, &query, &options)).await?;
@@ -167,15 +170,23 @@ pub async fn forget_memory(
     space: &str,
     id: String,
 ) -> Result<crate::wire::out::ForgotMemory, ApiError> {
-    who.require(space, Need::Write)?;
+    let pin = who.require_in(space, Need::Write)?;
     let sp = space.to_string();
-    let report = blocking(state, move |m| m.forget_unit(&sp, &id))
-        .await
-        .map_err(|e| match e.code {
-            "not_found" => ApiError::not_found("memory_not_found", e.detail),
-            "invalid_input" => ApiError::new(e.status, "not_deletable", e.detail),
-            _ => e,
-        })?;
+    let report = blocking(state, move |m| {
+        // A memory outside the key's partition is absent to it: the same 404 as an
+        // unknown id, from the same call.
+        let unit = m.units(&sp, std::slice::from_ref(&id))?.pop();
+        if unit.as_ref().is_some_and(|u| !pin.holds_unit(u)) {
+            return Err(cairn::StoreError::NotFound(format!("memory {id:?}")).into());
+        }
+        m.forget_unit(&sp, &id)
+    })
+    .await
+    .map_err(|e| match e.code {
+        "not_found" => ApiError::not_found("memory_not_found", e.detail),
+        "invalid_input" => ApiError::new(e.status, "not_deletable", e.detail),
+        _ => e,
+    })?;
     Ok(report.into())
 }
 
@@ -187,17 +198,36 @@ pub async fn forget(
     session: &str,
     message: Option<&str>,
 ) -> Result<usize, ApiError> {
-    who.require(space, Need::Write)?;
+    let pin = who.require_in(space, Need::Write)?;
     let (sp, s, msg) = (
         space.to_string(),
         session.to_string(),
         message.map(str::to_string),
     );
-    blocking(state, move |m| match msg {
-        Some(msg) => m.forget_message(&sp, &s, &msg),
-        None => m.forget_session(&sp, &s),
+    blocking(state, move |m| {
+        if pin.partition().is_some() && !session_held(m, &pin, &sp, &s)? {
+            return Err(
+                cairn::StoreError::NotFound(format!("session {s:?} in space {sp:?}")).into(),
+            );
+        }
+        match msg {
+            Some(msg) => m.forget_message(&sp, &s, &msg),
+            None => m.forget_session(&sp, &s),
+        }
     })
     .await
+}
+
+/// Whether session `id` is stored and inside the pin's partition (a session outside it is
+/// absent to a pinned key).
+pub fn session_held(
+    m: &Memory,
+    pin: &crate::auth::Pin,
+    space: &str,
+    id: &str,
+) -> Result<bool, cairn::Error> {
+    Ok(m.session(space, id)?
+        .is_some_and(|r| pin.holds(&r.session.metadata)))
 }
 
 /// Who the caller is and what it sees.
@@ -231,6 +261,7 @@ pub async fn me(st: &S, who: &Principal) -> Result<Me, ApiError> {
             Access::All => None,
             Access::Spaces(s) => Some(s.clone()),
         },
+        partition: who.partition.as_ref().map(cairn::Partition::to_value),
     })
 }
 
@@ -241,7 +272,7 @@ pub async fn subjects(
     space: &str,
     scope: cairn::ScopeOptions,
 ) -> Result<Subjects, ApiError> {
-    who.require(space, Need::Read)?;
+    let scope = who.require_in(space, Need::Read)?.scope(scope)?;
     let sp = space.to_string();
     let subjects = blocking(st, move |m| m.fact_subjects(&sp, &scope)).await?;
     Ok(Subjects {
@@ -257,7 +288,7 @@ pub async fn entities(
     search: Option<String>,
     scope: cairn::ScopeOptions,
 ) -> Result<Entities, ApiError> {
-    who.require(space, Need::Read)?;
+    let scope = who.require_in(space, Need::Read)?.scope(scope)?;
     let sp = space.to_string();
     let entities = blocking(st, move |m| m.entities(&sp, search.as_deref(), &scope)).await?;
     Ok(Entities {
@@ -273,7 +304,7 @@ pub async fn entity(
     name: String,
     scope: cairn::ScopeOptions,
 ) -> Result<EntityDetailOut, ApiError> {
-    who.require(space, Need::Read)?;
+    let scope = who.require_in(space, Need::Read)?.scope(scope)?;
     let sp = space.to_string();
     let asked = name.clone();
     blocking(st, move |m| m.entity(&sp, &asked, &scope))

@@ -8,6 +8,10 @@
 //! records. Runs on the embedded store and, with `CAIRN_TEST_DATABASE_URL`, on
 //! PostgreSQL: each pushes the scope down its own way. A model-free embedder (word
 //! hashing) keeps it fast: which words embed close is beside the point.
+//!
+//! Issue 53 adds keys pinned to a user's partition: the same routes through such a key,
+//! with no filter or with a filter naming another user, see that user's records alone,
+//! and records of others asked for by id (sessions, memories) or in an export are absent.
 mod common;
 use cairn::{Memory, MemoryConfig};
 use cairn_store_postgres::PgStore;
@@ -129,6 +133,9 @@ struct Scope {
     as_of: Option<String>,
     /// Recall's own narrowing (`groups`, `sessions`), equal to the filter's.
     recall_extra: Value,
+    /// Through a key pinned to this user's partition (made when the world is stored).
+    pin: Option<usize>,
+    key: Option<String>,
 }
 
 fn admits(scope: &Scope, s: &Sess) -> bool {
@@ -148,7 +155,8 @@ fn admits(scope: &Scope, s: &Sess) -> bool {
         (Some(a), Some(d)) => d.as_str() <= &a[..10],
         (Some(a), None) => a.as_str() >= "2100",
     };
-    user_ok && group_ok && session_ok && time_ok
+    let pin_ok = scope.pin.is_none_or(|u| u == s.user);
+    user_ok && group_ok && session_ok && time_ok && pin_ok
 }
 
 fn scopes(world: &[Sess], pick: usize) -> Vec<Scope> {
@@ -158,6 +166,12 @@ fn scopes(world: &[Sess], pick: usize) -> Vec<Scope> {
         filter,
         as_of,
         recall_extra: json!({}),
+        pin: None,
+        key: None,
+    };
+    let pinned = |u: usize, filter: Value, as_of: Option<String>| Scope {
+        pin: Some(u),
+        ..plain(filter, as_of)
     };
     let mut out = Vec::new();
     for u in 0..USERS {
@@ -168,13 +182,21 @@ fn scopes(world: &[Sess], pick: usize) -> Vec<Scope> {
         ));
     }
     out.push(plain(json!({}), Some(mid.clone())));
+    // A pinned key that forgets the filter, or names another user's.
+    let u = pick % USERS;
+    out.push(pinned(u, json!({}), None));
+    out.push(pinned(u, json!({}), Some(mid.clone())));
+    out.push(pinned(
+        u,
+        json!({"user_id": format!("u{}", (u + 1) % USERS)}),
+        None,
+    ));
     out.push(plain(json!({"user_id": "u0"}), Some(future)));
     let groups: BTreeSet<&str> = world.iter().filter_map(|s| s.group.as_deref()).collect();
     if let Some(g) = groups.iter().nth(pick % groups.len().max(1)) {
         out.push(Scope {
-            filter: json!({"group": g}),
-            as_of: None,
             recall_extra: json!({"groups": [g]}),
+            ..plain(json!({"group": g}), None)
         });
     }
     let some: Vec<&str> = world
@@ -184,9 +206,8 @@ fn scopes(world: &[Sess], pick: usize) -> Vec<Scope> {
         .map(|(_, s)| s.id.as_str())
         .collect();
     out.push(Scope {
-        filter: json!({"session_id": {"in": some}}),
-        as_of: None,
         recall_extra: json!({"sessions": some}),
+        ..plain(json!({"session_id": {"in": some}}), None)
     });
     out
 }
@@ -259,6 +280,7 @@ fn check_scope(
     scope: &Scope,
 ) -> Result<(), TestCaseError> {
     let (seen, forbidden) = split(world, scope);
+    let key = scope.key.as_deref().unwrap_or(ADMIN);
     SEEN_BYTES.with(|b| b.borrow_mut().clear());
     let probe = forbidden.first().cloned().unwrap_or_default();
     let queries = [
@@ -269,7 +291,7 @@ fn check_scope(
     for q in &queries {
         for format in ["raw", "synthesized"] {
             let body = recall_body(q, format, scope);
-            let r = s.post("/v1/spaces/{space}/recall", &[shared], ADMIN, &body);
+            let r = s.post("/v1/spaces/{space}/recall", &[shared], key, &body);
             prop_assert_eq!(r.status, 200, "{}", r.text);
             clean(
                 &format!("recall {q:?} {format} {scope:?}"),
@@ -352,7 +374,7 @@ fn check_scope(
     }
     for (route, args, q) in &gets {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let r = s.call("GET", route, &args, q, Some(ADMIN), None);
+        let r = s.call("GET", route, &args, q, Some(key), None);
         // An answer about a name the scope does not see must not find it (its 404 names
         // what was asked, nothing else).
         if args.iter().any(|a| forbidden.iter().any(|f| f == a)) {
@@ -397,8 +419,11 @@ fn check_scope(
         tools.push(("profile", with(json!({"speaker": n}))));
     }
     for (name, args) in tools {
-        let (_, out) = tool(s, ADMIN, name, args.clone());
+        let (_, out) = tool(s, key, name, args.clone());
         clean(&format!("tool {name} {args}"), &out.to_string(), &forbidden)?;
+    }
+    if scope.pin.is_some() {
+        check_pinned_reads(s, shared, world, scope, key)?;
     }
     // The answers show what the scope sees: a check of answers that show nothing could
     // not fail.
@@ -414,6 +439,63 @@ fn check_scope(
         held == 0 || shown * 2 >= held,
         "the answers of {scope:?} show {shown} of the {held} canaries it sees"
     );
+    Ok(())
+}
+
+/// What only a pinned key is held to: another user's records asked for by id are absent
+/// (the same 404 as an unknown id), and its export holds its own sessions alone.
+fn check_pinned_reads(
+    s: &Server,
+    shared: &str,
+    world: &[Sess],
+    scope: &Scope,
+    key: &str,
+) -> Result<(), TestCaseError> {
+    for other in world.iter().filter(|x| Some(x.user) != scope.pin) {
+        let r = s.call(
+            "GET",
+            "/v1/spaces/{space}/sessions/{session}",
+            &[shared, &other.id],
+            "",
+            Some(key),
+            None,
+        );
+        prop_assert_eq!(r.status, 404, "another user's session: {}", r.text);
+        let unit = format!("turn:{}:0", other.id);
+        let r = s.call(
+            "GET",
+            "/v1/spaces/{space}/memories/{id}",
+            &[shared, &unit],
+            "",
+            Some(key),
+            None,
+        );
+        // The same answer as an id nobody stored (it names the id asked, nothing else).
+        prop_assert_eq!(r.status, 404, "another user's memory: {}", r.text);
+        prop_assert_eq!(&r.body["code"], &json!("memory_not_found"));
+    }
+    // An export is the partition's whole (no time, no filter): it holds no other user's.
+    let pinned = Scope {
+        pin: scope.pin,
+        ..Scope {
+            filter: json!({}),
+            as_of: None,
+            recall_extra: json!({}),
+            pin: None,
+            key: None,
+        }
+    };
+    let (_, others) = split(world, &pinned);
+    let r = s.call(
+        "GET",
+        "/v1/spaces/{space}/export",
+        &[shared],
+        "",
+        Some(key),
+        None,
+    );
+    prop_assert_eq!(r.status, 200, "{}", r.text);
+    clean("export through a pinned key", &r.text, &others)?;
     Ok(())
 }
 
@@ -454,7 +536,18 @@ fn run_cases(s: &Server, cases: u32) {
                 &json!({ "sessions": all }),
             );
             prop_assert!(r.status < 300, "{}", r.text);
-            for (i, scope) in scopes(&world, pick).iter().enumerate() {
+            for (i, mut scope) in scopes(&world, pick).into_iter().enumerate() {
+                if let Some(u) = scope.pin {
+                    let k = s.post(
+                        "/v1/keys",
+                        &[],
+                        ADMIN,
+                        &json!({"spaces": [&shared], "partition": {"user_id": format!("u{u}")}}),
+                    );
+                    prop_assert_eq!(k.status, 201, "{}", k.text);
+                    scope.key = k.body["token"].as_str().map(str::to_string);
+                }
+                let scope = &scope;
                 let only = format!("c{case}-only{i}");
                 let (seen, _) = split(&world, scope);
                 if !seen.is_empty() {

@@ -522,6 +522,19 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
         "{v}"
     );
 
+    // The key admin API (tests/pinned.rs holds what a pinned key does).
+    let made = s.post(
+        "/v1/keys",
+        &[],
+        k,
+        &json!({"spaces": ["alice"], "partition": {"user_id": "u1"}}),
+    );
+    assert_eq!(made.status, 201, "{}", made.text);
+    let id = made.body["id"].as_str().unwrap().to_string();
+    let listed = s.call("GET", "/v1/keys", &[], "", Some(k), None);
+    assert!(listed.text.contains(&id), "{}", listed.text);
+    assert_eq!(s.delete("/v1/keys/{id}", &[&id], k).status, 200);
+
     // Every route of the router was exercised, and the spec lists exactly those routes.
     let served: BTreeSet<(String, String)> = cairn_server::route_table(s.state.as_ref().unwrap())
         .into_iter()
@@ -564,9 +577,9 @@ fn a_key_sees_only_its_spaces_on_every_route() {
         return;
     };
     let keys = &s.state.as_ref().unwrap().keys;
-    let a = keys.create(&["a".into()], false, None).unwrap().token;
-    let a_ro = keys.create(&["a".into()], true, None).unwrap().token;
-    let b = keys.create(&["b".into()], false, None).unwrap().token;
+    let a = keys.create(&["a".into()], false, None, None).unwrap().token;
+    let a_ro = keys.create(&["a".into()], true, None, None).unwrap().token;
+    let b = keys.create(&["b".into()], false, None, None).unwrap().token;
     let secret = "The vault combination is 31-7-22.";
     ok(&s.post(
         SESSIONS,

@@ -403,7 +403,7 @@ fn mcp_serves_a_single_space_key_and_answers_bad_json_rpc_in_kind() {
         let state = s.state.as_ref().expect("state");
         state
             .keys
-            .create(&["solo".to_string()], false, None)
+            .create(&["solo".to_string()], false, None, None)
             .expect("key")
             .token
     };

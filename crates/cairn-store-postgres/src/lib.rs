@@ -101,10 +101,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "unit removals",
         include_str!("../migrations/0008_unit_removals.sql"),
     ),
+    (
+        9,
+        "key partition",
+        include_str!("../migrations/0009_key_partition.sql"),
+    ),
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 fn migrator() -> Migrator {
     Migrator::with_migrations(

@@ -212,6 +212,7 @@ type KeyTuple = (
     Option<String>,
     String,
     Option<String>,
+    Option<String>,
 );
 
 fn key_row(t: KeyTuple) -> KeyRow {
@@ -223,6 +224,7 @@ fn key_row(t: KeyTuple) -> KeyRow {
         label: t.4,
         created_at: t.5,
         revoked_at: t.6,
+        partition: t.7,
     }
 }
 
@@ -230,8 +232,9 @@ impl KeyRecords for PgKeyRecords {
     fn insert(&self, row: &KeyRow) -> Result<(), StoreError> {
         self.db.block_on(
             sqlx::query(
-                "INSERT INTO api_keys(id, hash, spaces, read_only, label, created_at, revoked_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                "INSERT INTO api_keys(id, hash, spaces, read_only, label, created_at, revoked_at,
+                                      partition)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             )
             .bind(&row.id)
             .bind(&row.hash)
@@ -240,6 +243,7 @@ impl KeyRecords for PgKeyRecords {
             .bind(&row.label)
             .bind(&row.created_at)
             .bind(&row.revoked_at)
+            .bind(&row.partition)
             .execute(self.db.pool()),
         )?;
         Ok(())
@@ -248,7 +252,7 @@ impl KeyRecords for PgKeyRecords {
     fn list(&self) -> Result<Vec<KeyRow>, StoreError> {
         let rows: Vec<KeyTuple> = self.db.block_on(
             sqlx::query_as(
-                "SELECT id, hash, spaces, read_only, label, created_at, revoked_at
+                "SELECT id, hash, spaces, read_only, label, created_at, revoked_at, partition
                    FROM api_keys ORDER BY created_at, id",
             )
             .fetch_all(self.db.pool()),
@@ -269,7 +273,7 @@ impl KeyRecords for PgKeyRecords {
     fn live(&self, id: &str) -> Result<Option<KeyRow>, StoreError> {
         let row: Option<KeyTuple> = self.db.block_on(
             sqlx::query_as(
-                "SELECT id, hash, spaces, read_only, label, created_at, revoked_at
+                "SELECT id, hash, spaces, read_only, label, created_at, revoked_at, partition
                    FROM api_keys WHERE id = $1 AND revoked_at IS NULL",
             )
             .bind(id)

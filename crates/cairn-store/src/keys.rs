@@ -16,7 +16,7 @@ pub struct SqliteKeyRecords {
     path: PathBuf,
 }
 
-const COLUMNS: &str = "id, hash, spaces, read_only, label, created_at, revoked_at";
+const COLUMNS: &str = "id, hash, spaces, read_only, label, created_at, revoked_at, partition";
 
 impl SqliteKeyRecords {
     /// Opens (creating if needed) `keys.sqlite3` in `dir`.
@@ -33,6 +33,7 @@ impl SqliteKeyRecords {
                 revoked_at TEXT);",
         )
         .map_err(|e| db_err(path.display(), e))?;
+        add_partition_column(&conn).map_err(|e| db_err(path.display(), e))?;
         Ok(Self {
             conn: Mutex::new(conn),
             path,
@@ -49,6 +50,20 @@ impl SqliteKeyRecords {
     }
 }
 
+/// Files made before keys could be pinned to a partition gain its column (NULL: not
+/// pinned), so their keys keep working.
+fn add_partition_column(conn: &Connection) -> rusqlite::Result<()> {
+    let has: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM pragma_table_info('keys') WHERE name = 'partition'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has {
+        conn.execute_batch("ALTER TABLE keys ADD COLUMN partition TEXT")?;
+    }
+    Ok(())
+}
+
 fn row(r: &Row<'_>) -> rusqlite::Result<(KeyRow, String)> {
     Ok((
         KeyRow {
@@ -59,6 +74,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<(KeyRow, String)> {
             label: r.get(4)?,
             created_at: r.get(5)?,
             revoked_at: r.get(6)?,
+            partition: r.get(7)?,
         },
         r.get(2)?,
     ))
@@ -77,8 +93,9 @@ impl KeyRecords for SqliteKeyRecords {
             .map_err(|e| StoreError::Backend(format!("key {}: {e}", k.id)))?;
         self.conn()
             .execute(
-                "INSERT INTO keys(id, hash, spaces, read_only, label, created_at, revoked_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO keys(id, hash, spaces, read_only, label, created_at, revoked_at,
+                                  partition)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     k.id,
                     k.hash,
@@ -86,7 +103,8 @@ impl KeyRecords for SqliteKeyRecords {
                     k.read_only,
                     k.label,
                     k.created_at,
-                    k.revoked_at
+                    k.revoked_at,
+                    k.partition
                 ],
             )
             .map_err(|e| self.err(e))?;

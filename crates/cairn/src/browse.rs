@@ -33,34 +33,33 @@ impl Memory {
         Ok(self.engine.session_headers(&space(space_name)?)?)
     }
 
-    /// A page of a space's sessions in ingest order; with a metadata filter (see
-    /// [`cairn_core::filter`]), only the sessions whose header matches it.
+    /// A page of a space's sessions in ingest order, only those `sessions` admits: its
+    /// `sessions` and `groups` lists, metadata filter (see [`cairn_core::filter`]) and
+    /// end-user partition (its times and speakers do not apply to a listing).
     pub fn list_sessions(
         &self,
         space_name: &str,
-        filter: Option<&Value>,
+        sessions: &ScopeOptions,
         offset: usize,
         limit: usize,
     ) -> Result<SessionPage, Error> {
-        let filter = filter.map(parse_filter).transpose()?;
         Ok(self
             .engine
-            .list_sessions(&space(space_name)?, filter.as_ref(), offset, limit)?)
+            .list_sessions(&space(space_name)?, &sessions.scope()?, offset, limit)?)
     }
 
     /// A page of a space's units, filtered and ordered by the store (occurrence time,
-    /// session, position, id; undated units last), so offset pages are stable; with a
-    /// metadata filter, only units of sessions whose header matches it.
+    /// session, position, id; undated units last), so offset pages are stable; only
+    /// units of the sessions `sessions` admits (as for [`Memory::list_sessions`]).
     pub fn list_units(
         &self,
         space_name: &str,
         query: &UnitQuery,
-        filter: Option<&Value>,
+        sessions: &ScopeOptions,
     ) -> Result<UnitPage, Error> {
-        let filter = filter.map(parse_filter).transpose()?;
         Ok(self
             .engine
-            .list_units(&space(space_name)?, query, filter.as_ref())?)
+            .list_units(&space(space_name)?, query, &sessions.scope()?)?)
     }
 
     /// Every unit of a space, in the listing order (see [`Memory::list_units`]).
@@ -69,7 +68,9 @@ impl Memory {
             limit: usize::MAX >> 1,
             ..Default::default()
         };
-        Ok(self.list_units(space_name, &query, None)?.units)
+        Ok(self
+            .list_units(space_name, &query, &ScopeOptions::default())?
+            .units)
     }
 
     /// Units by id, in the order asked; unknown ids are skipped.

@@ -50,9 +50,9 @@ pub use cairn_core::{
     time::parse_timestamp, AgentState, AppendInput, ConflictError, EdgeKind, EntityDetail,
     EntityKind, EntityMention, EntityRelation, EntitySummary, Evidence, FactCategory, FactDetail,
     FactHistory, FactSubject, FactVersion, Format, GroupMessage, Hit, HitPart, InputError,
-    KeyRecords, KeyRow, Memo, Message, ProfileFact, Recall, RecallOptions, RememberInput, Role,
-    Scope, ScopeOptions, SessionHeader, SessionInput, SessionRecord, SpaceId, SpaceStats,
-    SpeakerProfile, StoreError, Style, TimelineEntry, Timestamp, Timings, TooLarge,
+    KeyRecords, KeyRow, Memo, Message, Partition, ProfileFact, Recall, RecallOptions,
+    RememberInput, Role, Scope, ScopeOptions, SessionHeader, SessionInput, SessionRecord, SpaceId,
+    SpaceStats, SpeakerProfile, StoreError, Style, TimelineEntry, Timestamp, Timings, TooLarge,
     TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage,
     UnitQuery, MAX_TEXT_BYTES, PARTITION_KEYS,
 };

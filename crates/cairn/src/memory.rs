@@ -1,9 +1,9 @@
 use crate::Error;
 use cairn_core::{
     AgentState, AppendInput, Embedder, EntityDetail, EntitySummary, FactHistory, GroupMessage,
-    InputError, KeyRecords, Recall, RecallOptions, RememberInput, ScopeOptions, SessionInput,
-    SessionRecord, SpaceId, SpaceStats, SpeakerProfile, TrajectoryInput, TrajectoryRecord,
-    TrajectorySummary,
+    InputError, KeyRecords, Partition, Recall, RecallOptions, RememberInput, ScopeOptions,
+    SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile, TrajectoryInput,
+    TrajectoryRecord, TrajectorySummary,
 };
 use cairn_embed::EmbedConfig;
 use cairn_engine::{
@@ -357,13 +357,24 @@ impl Memory {
     /// [`TrajectoryRecord`] per line; returns the line count. Records are read and
     /// written one at a time ([`cairn_engine::Engine::export_each`]): the export holds one
     /// record's line, never the whole space.
-    pub fn export(&self, space_name: &str, mut out: impl Write) -> Result<usize, Error> {
+    pub fn export(&self, space_name: &str, out: impl Write) -> Result<usize, Error> {
+        self.export_within(space_name, None, out)
+    }
+
+    /// [`Memory::export`] of one end-user partition's sessions only (no trajectory: a
+    /// trajectory belongs to no partition), when `within` is given.
+    pub fn export_within(
+        &self,
+        space_name: &str,
+        within: Option<&Partition>,
+        mut out: impl Write,
+    ) -> Result<usize, Error> {
         let sp = space(space_name)?;
         let io = |source: std::io::Error| Error::Io {
             context: "export".into(),
             source,
         };
-        self.engine.export_each(&sp, |record| {
+        self.engine.export_each(&sp, within, |record| {
             let line = match &record {
                 cairn_engine::Exported::Session(r) => serde_json::to_vec(r),
                 cairn_engine::Exported::Trajectory(r) => serde_json::to_vec(r),
@@ -386,6 +397,19 @@ impl Memory {
         &self,
         input: impl BufRead,
         into: Option<&str>,
+        opts: &WriteOptions,
+    ) -> Result<IngestReport, Error> {
+        self.import_within(input, into, None, opts)
+    }
+
+    /// [`Memory::import_with`] into one end-user partition when `within` is given: every
+    /// session is tagged with it (one naming another value of its keys is refused, naming
+    /// the line) and a trajectory line is refused (a trajectory belongs to no partition).
+    pub fn import_within(
+        &self,
+        input: impl BufRead,
+        into: Option<&str>,
+        within: Option<&Partition>,
         opts: &WriteOptions,
     ) -> Result<IngestReport, Error> {
         let into = into.map(space).transpose()?;
@@ -417,6 +441,14 @@ impl Memory {
                 }
             };
             if v.get("trajectory").is_some() {
+                if within.is_some() {
+                    return Err(InputError::new(
+                        format!("line {}", i + 1),
+                        "a trajectory belongs to no end-user partition; this import is into one",
+                    )
+                    .at(format!("lines[{i}]"))
+                    .into());
+                }
                 let mut r = serde_json::from_value::<TrajectoryRecord>(v).map_err(bad)?;
                 r.space = named(&r.space)?;
                 trajectories.push(r);
@@ -424,6 +456,12 @@ impl Memory {
             } else {
                 let mut r = serde_json::from_value::<SessionRecord>(v).map_err(bad)?;
                 r.space = named(&r.space)?;
+                if let Some(p) = within {
+                    r.session.metadata = p.stamp(&r.session.metadata).map_err(|e| {
+                        e.within(format!("line {}", i + 1))
+                            .nested(&format!("lines[{i}].session"))
+                    })?;
+                }
                 sessions.push(r);
                 session_lines.push(i);
             }

@@ -272,7 +272,8 @@ fn readable(m: &Memory, space: &str) {
     let check = m.check(false).expect("check");
     assert!(check.unreadable.is_empty(), "{:?}", check.unreadable);
     assert!(check.consistent, "{check:?}");
-    m.list_sessions(space, None, 0, 100).expect("sessions list");
+    m.list_sessions(space, &Default::default(), 0, 100)
+        .expect("sessions list");
     m.space_units(space).expect("units list");
     m.stats(space).expect("stats");
     m.recall(space, "hello Lisbon", &RecallOptions::default())

@@ -951,6 +951,7 @@ fn key_rows_insert_list_revoke_and_read_live() {
             label: Some(format!("label {id}")),
             created_at: at.into(),
             revoked_at: None,
+            partition: (id == "a").then(|| r#"{"user_id":"u1"}"#.to_string()),
         };
         keys.insert(&row("b", "2024-01-02T00:00:00+00:00")).unwrap();
         keys.insert(&row("a", "2024-01-01T00:00:00+00:00")).unwrap();
@@ -958,6 +959,12 @@ fn key_rows_insert_list_revoke_and_read_live() {
         let listed = keys.list().unwrap();
         let ids: Vec<&str> = listed.iter().map(|k| k.id.as_str()).collect();
         assert_eq!(ids, ["a", "b"], "{}: by creation time", b.name());
+        assert_eq!(
+            keys.live("a").unwrap(),
+            Some(row("a", "2024-01-01T00:00:00+00:00")),
+            "{}: a key's partition is kept",
+            b.name()
+        );
         assert_eq!(
             keys.live("b").unwrap(),
             Some(row("b", "2024-01-02T00:00:00+00:00"))
@@ -1833,11 +1840,11 @@ fn a_listing_offset_past_every_row_is_an_empty_page() {
                 limit: 10,
                 ..Default::default()
             };
-            let page = m.list_units("o", &q, None).unwrap();
+            let page = m.list_units("o", &q, &Default::default()).unwrap();
             assert!(page.units.is_empty(), "{} offset {offset}", b.name());
             assert!(page.total > 0);
             assert!(m
-                .list_sessions("o", None, offset, 10)
+                .list_sessions("o", &Default::default(), offset, 10)
                 .unwrap()
                 .sessions
                 .is_empty());
@@ -1870,7 +1877,7 @@ fn listing_pages_are_slices_of_one_order_across_dated_and_undated_units() {
                     limit,
                     ..Default::default()
                 };
-                m.list_units("l", &q, None).unwrap()
+                m.list_units("l", &q, &Default::default()).unwrap()
             };
             let all = list(0, 10_000);
             let n = all.units.len();

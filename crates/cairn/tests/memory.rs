@@ -327,6 +327,7 @@ fn remember_keeps_a_note_and_turns_as_the_engine_decides() {
                 memo: Memo::Note("The user is allergic to peanuts.".into()),
                 session_id: None,
                 occurred_at: Some(when),
+                metadata: serde_json::Value::Null,
             },
             &WriteOptions::default(),
         )
@@ -359,6 +360,7 @@ fn remember_keeps_a_note_and_turns_as_the_engine_decides() {
                 ]),
                 session_id: Some("chat".into()),
                 occurred_at: Some(when),
+                metadata: serde_json::Value::Null,
             },
             &WriteOptions::default(),
         )
@@ -379,6 +381,7 @@ fn remember_keeps_a_note_and_turns_as_the_engine_decides() {
                 memo: Memo::Messages(vec![turn("And then to Braga.", None)]),
                 session_id: None,
                 occurred_at: None,
+                metadata: serde_json::Value::Null,
             },
             &WriteOptions::default(),
         )

@@ -1,9 +1,7 @@
 //! Reads for clients that browse a space: sessions and units by id, pages of them, and
 //! the metadata filter, which is evaluated here (on session headers) for listings and
 //! recall alike, so every surface filters the same way.
-use cairn_core::filter::{session_document, Filter};
-use cairn_core::{SessionHeader, SessionRecord, SpaceId, Unit, UnitPage, UnitQuery};
-use std::collections::HashSet;
+use cairn_core::{Scope, SessionHeader, SessionRecord, SpaceId, Unit, UnitPage, UnitQuery};
 
 use crate::budget::Ticker;
 
@@ -42,58 +40,45 @@ impl Engine {
         Ok(self.b.records.session_headers(space)?)
     }
 
-    /// The ids of the sessions whose header matches `filter`, among `within` when given.
-    pub fn matching_sessions(
-        &self,
-        space: &SpaceId,
-        filter: &Filter,
-        within: Option<&[String]>,
-    ) -> Result<Vec<String>, EngineError> {
-        let within: Option<HashSet<&str>> = within.map(|w| w.iter().map(String::as_str).collect());
-        let mut ticker = Ticker::new("sessions a filter admits");
-        let mut ids = Vec::new();
-        for h in self.b.records.session_headers(space)? {
-            ticker.tick()?;
-            if within.as_ref().is_none_or(|w| w.contains(h.id.as_str()))
-                && filter.matches(&session_document(&h))
-            {
-                ids.push(h.id);
-            }
-        }
-        Ok(ids)
-    }
-
     /// A page of a space's units (see [`UnitQuery`] for the order), keeping only units of
-    /// sessions that match `filter` when one is given.
+    /// the sessions `scope` admits (its `sessions`, `groups`, metadata filter and
+    /// partition; the query's own times apply, not the scope's).
     pub fn list_units(
         &self,
         space: &SpaceId,
         query: &UnitQuery,
-        filter: Option<&Filter>,
+        scope: &Scope,
     ) -> Result<UnitPage, EngineError> {
         self.require_space(space)?;
         let mut query = query.clone();
-        if let Some(f) = filter {
-            query.sessions = Some(self.matching_sessions(space, f, query.sessions.as_deref())?);
+        if let Some(admitted) = self.view(space, scope)?.sessions() {
+            query.sessions = Some(match query.sessions.take() {
+                None => admitted.to_vec(),
+                Some(asked) => asked
+                    .into_iter()
+                    .filter(|s| admitted.binary_search(s).is_ok())
+                    .collect(),
+            });
         }
         Ok(self.b.records.list_units(space, &query)?)
     }
 
-    /// A page of a space's sessions in ingest order, keeping only those matching
-    /// `filter`; only the page's sessions are read whole.
+    /// A page of a space's sessions in ingest order, keeping only those `scope` admits
+    /// (as for [`Engine::list_units`]); only the page's sessions are read whole.
     pub fn list_sessions(
         &self,
         space: &SpaceId,
-        filter: Option<&Filter>,
+        scope: &Scope,
         offset: usize,
         limit: usize,
     ) -> Result<SessionPage, EngineError> {
         self.require_space(space)?;
+        let view = self.view(space, scope)?;
         let mut ticker = Ticker::new("sessions a filter admits");
         let mut ids: Vec<String> = Vec::new();
         for h in self.b.records.session_headers(space)? {
             ticker.tick()?;
-            if filter.is_none_or(|f| f.matches(&session_document(&h))) {
+            if view.admits(Some(&h.id)) {
                 ids.push(h.id);
             }
         }

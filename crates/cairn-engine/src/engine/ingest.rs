@@ -530,6 +530,7 @@ impl Engine {
     pub fn export_each<E: From<EngineError>>(
         &self,
         space: &SpaceId,
+        within: Option<&cairn_core::Partition>,
         mut each: impl FnMut(Exported) -> Result<(), E>,
     ) -> Result<usize, E> {
         let store = |e: cairn_core::StoreError| E::from(EngineError::from(e));
@@ -537,11 +538,18 @@ impl Engine {
         let mut n = 0;
         let headers = self.b.records.session_headers(space).map_err(store)?;
         for h in headers {
+            if within.is_some_and(|p| !p.holds(&h.metadata)) {
+                continue;
+            }
             // None: forgotten since the headers were read.
             if let Some(r) = self.b.records.get_session(space, &h.id).map_err(store)? {
                 each(Exported::Session(r))?;
                 n += 1;
             }
+        }
+        // A trajectory belongs to no end-user partition.
+        if within.is_some() {
+            return Ok(n);
         }
         let summaries = self.b.records.trajectory_summaries(space).map_err(store)?;
         for t in summaries {

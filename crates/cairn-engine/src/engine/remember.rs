@@ -58,7 +58,7 @@ impl Engine {
                 messages,
                 occurred_at: None,
                 group: None,
-                metadata: serde_json::Value::Null,
+                metadata: input.metadata,
             },
             opts,
         )?;

@@ -114,7 +114,10 @@ impl Engine {
                 &scope.sessions,
                 &scope.groups,
                 scope.filter.as_ref().map(|(_, v)| v),
-                scope.partition.as_ref().map(cairn_core::Partition::to_value),
+                scope
+                    .partition
+                    .as_ref()
+                    .map(cairn_core::Partition::to_value),
             ),
         );
         if let Some(a) = self.derived.get::<Admitted>(&key, generation) {
@@ -128,8 +131,7 @@ impl Engine {
         let mut ids: Vec<String> = Vec::new();
         for (h, doc) in &catalog.headers {
             ticker.tick()?;
-            if lists.admits(&h.id, h.group.as_deref()) && scope.admits_document(doc)
-            {
+            if lists.admits(&h.id, h.group.as_deref()) && scope.admits_document(doc) {
                 ids.push(h.id.clone());
             }
         }

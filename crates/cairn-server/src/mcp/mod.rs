@@ -25,6 +25,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
+mod order;
 mod schema;
 // The trajectory tools: a second router on the same server, combined in the constructors.
 mod trajectories;
@@ -107,6 +108,13 @@ pub struct RememberArgs {
     /// `occurred_at` keep it.
     #[serde(default)]
     pub occurred_at: Option<String>,
+    /// Who the memory belongs to, as conversation metadata, e.g. `{"user_id": "u1"}`. An
+    /// agent serving several users passes each user's id here, and the same
+    /// `{"user_id": "u1"}` as `filter` to `recall`, `history`, `profile` and the others,
+    /// so one user's memories never answer another. For an existing `session_id`, omit it
+    /// or pass what the session already has.
+    #[serde(default)]
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -299,7 +307,8 @@ const INSTRUCTIONS: &str = "Cairn is long-term memory. Call `recall` before answ
     `memory_id` when asked to delete something; call `history` for how a value (budget, \
     date, owner) changed and what it is now (`subjects` lists what facts it holds); call \
     `profile` for what is known about a person; `spaces` names the spaces this connection \
-    may use. When the trajectory tools are offered, answer questions about a web \
+    may use. Serving several users in one space, pass the user's id as `remember`'s \
+    `metadata` and as the other tools' `filter` (`{\"user_id\": \"u1\"}`) on every call. When the trajectory tools are offered, answer questions about a web \
     environment that agents explored by working through the stored trajectories: \
     `trajectory_manifest` to shortlist runs, `trajectory_summary` and `trajectory_match` to \
     find the state, `trajectory_state` or `trajectory_span` to read it, then \
@@ -316,8 +325,20 @@ fn portable<S>(mut router: ToolRouter<S>) -> ToolRouter<S> {
 #[tool_router]
 impl CairnMcp {
     /// A server for a local, trusted client (stdio): the caller is admin.
-    pub fn local(state: Arc<AppState>, default_space: Option<String>, tools: McpTools) -> Self {
-        Self::new(state, Some(Principal::admin("local")), default_space, tools)
+    /// A server whose caller is the local user (stdio): every space, or one end user's
+    /// partition of them when `partition` is given (`cairn mcp --partition`), as a key
+    /// pinned to it.
+    pub fn local(
+        state: Arc<AppState>,
+        default_space: Option<String>,
+        tools: McpTools,
+        partition: Option<cairn::Partition>,
+    ) -> Self {
+        let who = Principal {
+            partition,
+            ..Principal::admin("local")
+        };
+        Self::new(state, Some(who), default_space, tools)
     }
 
     /// A server whose caller is the key of each HTTP request; the tools it offers are the
@@ -395,7 +416,7 @@ impl CairnMcp {
     ) -> Result<String, ApiError> {
         let space = self.space(asked, who)?;
         // Authorization first: whether a space exists is not for a key outside it to learn.
-        who.require(&space, crate::auth::Need::Write)?;
+        who.require_in(&space, crate::auth::Need::Write)?;
         let expected = self.default_space.as_deref() == Some(space.as_str())
             || matches!(&who.access, Access::Spaces(s) if s.contains(&space));
         if expected {
@@ -472,6 +493,7 @@ impl CairnMcp {
                 memo,
                 session_id: args.session_id,
                 occurred_at,
+                metadata: args.metadata.map_or(Value::Null, Value::Object),
             };
             let kept = ops::remember(&self.state, &who, &space, input).await?;
             Ok(json!({
@@ -519,6 +541,7 @@ impl CairnMcp {
                 kinds: None::<Vec<UnitKind>>,
                 quotas: None,
                 filter: args.filter.map(serde_json::Value::Object),
+                partition: None,
                 min_relevance: args.min_relevance.unwrap_or(stock.min_relevance),
                 explain: false,
             };
@@ -722,6 +745,12 @@ impl ServerHandler for CairnMcp {
         request: rmcp::model::CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        // On stdio, a call takes effect after every request sent before it (`order.rs`);
+        // the turn ends when this call does.
+        let turn = ctx.extensions.get::<order::Turn>().cloned();
+        if let Some(t) = &turn {
+            t.wait().await;
+        }
         let router = self.router(&ctx)?;
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, ctx);
         router.call(tcc).await
@@ -809,14 +838,21 @@ fn rpc_error(id: serde_json::Value, code: i64, message: &str) -> axum::response:
     (status, axum::Json(body)).into_response()
 }
 
-/// Serves the MCP tools on stdin/stdout until the client disconnects.
+/// Serves the MCP tools on stdin/stdout until the client disconnects, the requests taking
+/// effect in the order they were sent (`order.rs`); within one end user's partition when
+/// `partition` is given (see [`CairnMcp::local`]).
 pub async fn serve_stdio(
     state: Arc<AppState>,
     default_space: Option<String>,
     tools: McpTools,
+    partition: Option<cairn::Partition>,
 ) -> Result<(), ServerError> {
-    let service = CairnMcp::local(state, default_space, tools)
-        .serve(rmcp::transport::stdio())
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let transport = order::InOrder::new(rmcp::transport::async_rw::AsyncRwTransport::new_server(
+        stdin, stdout,
+    ));
+    let service = CairnMcp::local(state, default_space, tools, partition)
+        .serve(transport)
         .await
         .map_err(|e| ServerError::Mcp(e.to_string()))?;
     service

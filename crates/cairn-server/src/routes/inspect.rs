@@ -62,7 +62,6 @@ pub async fn subjects(
     Path(space): Path<String>,
     q: Result<Query<ScopeQuery>, QueryRejection>,
 ) -> Result<Json<Subjects>, ApiError> {
-    who.require(&space, Need::Read)?;
     let Query(q) = q.map_err(|e| ApiError::invalid("as_of", e.body_text()))?;
     Ok(Json(ops::subjects(&st, &who, &space, q.options()?).await?))
 }
@@ -90,10 +89,11 @@ pub async fn session_units(
     Extension(who): Extension<Principal>,
     Path((space, session)): Path<(String, String)>,
 ) -> Result<Json<Units>, ApiError> {
-    who.require(&space, Need::Read)?;
+    let pin = who.require_in(&space, Need::Read)?;
     let (sp, id) = (space.clone(), session.clone());
     let found = blocking(&st, move |m| {
         m.session(&sp, &id)?
+            .filter(|r| pin.holds(&r.session.metadata))
             .map(|_| m.session_units(&sp, &id))
             .transpose()
     })

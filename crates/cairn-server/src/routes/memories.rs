@@ -37,7 +37,7 @@ pub(super) async fn list_memories(
     Path(space): Path<String>,
     q: Result<Query<ListMemories>, QueryRejection>,
 ) -> ApiResult<Json<Page<MemoryOut>>> {
-    who.require(&space, Need::Read)?;
+    let pin = who.require_in(&space, Need::Read)?;
     let q = query(q)?;
     let kinds = match q.kind.as_deref() {
         None => Some(UnitKind::MEMORIES.to_vec()),
@@ -57,12 +57,12 @@ pub(super) async fn list_memories(
         offset: q.offset.unwrap_or(0),
         limit: page_limit(q.limit)?,
     };
-    let filter = super::filter_param(q.filter.as_deref())?;
+    let sessions = pin.scope(cairn::ScopeOptions {
+        filter: super::filter_param(q.filter.as_deref())?,
+        ..Default::default()
+    })?;
     let offset = listing.offset;
-    let page = blocking(&st, move |m| {
-        m.list_units(&space, &listing, filter.as_ref())
-    })
-    .await?;
+    let page = blocking(&st, move |m| m.list_units(&space, &listing, &sessions)).await?;
     let items = page.units.into_iter().map(MemoryOut::from).collect();
     Ok(Json(Page::new(items, page.total, offset)))
 }
@@ -89,12 +89,12 @@ pub(super) async fn get_memory(
     Extension(who): Extension<Principal>,
     Path((space, id)): Path<(String, String)>,
 ) -> ApiResult<Json<MemoryOut>> {
-    who.require(&space, Need::Read)?;
+    let pin = who.require_in(&space, Need::Read)?;
     let uid = id.clone();
     blocking(&st, move |m| m.units(&space, &[uid]))
         .await?
         .into_iter()
-        .next()
+        .find(|u| pin.holds_unit(u))
         .map(|u| Json(u.into()))
         .ok_or_else(|| ApiError::not_found("memory_not_found", format!("memory {id:?} not found")))
 }

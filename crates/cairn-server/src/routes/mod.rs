@@ -8,6 +8,7 @@
 //! rejections, the `Host` check (DNS rebinding), then per route the key check.
 pub(crate) mod entities;
 pub(crate) mod inspect;
+mod keys;
 mod memories;
 mod openapi;
 mod recall;
@@ -77,6 +78,9 @@ fn table(state: &S) -> Vec<Route> {
         public(Method::GET, "/ui/", get(crate::ui::index_slash)),
         public(Method::GET, "/ui/{file}", get(crate::ui::file)),
         r(Method::GET, "/v1/me", get(crate::routes::inspect::me)),
+        r(Method::GET, "/v1/keys", get(keys::list)),
+        r(Method::POST, "/v1/keys", post(keys::create)),
+        r(Method::DELETE, "/v1/keys/{id}", delete(keys::revoke)),
         r(Method::GET, "/v1/spaces", get(list_spaces)),
         r(Method::POST, "/v1/spaces", post(create_space)),
         r(Method::DELETE, "/v1/spaces/{space}", delete(delete_space)),

@@ -23,6 +23,7 @@ use utoipa::{Modify, OpenApi};
     tags(
         (name = "service"),
         (name = "spaces"),
+        (name = "keys"),
         (name = "ingest"),
         (name = "sessions"),
         (name = "recall"),
@@ -39,6 +40,9 @@ use utoipa::{Modify, OpenApi};
         super::spaces::health,
         super::spaces::ready,
         super::spaces::openapi,
+        super::keys::list,
+        super::keys::create,
+        super::keys::revoke,
         super::spaces::list_spaces,
         super::spaces::create_space,
         super::spaces::delete_space,

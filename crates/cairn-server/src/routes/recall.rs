@@ -1,6 +1,6 @@
 //! Recall, and what is known beyond single memories: fact histories, speakers, profiles.
 use super::{ApiResult, S};
-use crate::auth::{Need, Principal};
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::ops;
 use crate::wire::doc::*;
@@ -64,7 +64,6 @@ pub(super) async fn history(
     Path(space): Path<String>,
     q: Result<Query<HistoryQuery>, QueryRejection>,
 ) -> ApiResult<Json<FactHistoryOut>> {
-    who.require(&space, Need::Read)?;
     let Query(q) = q.map_err(|e| ApiError::invalid("subject", e.body_text()))?;
     let scope = scope_of(q.filter.as_deref(), q.as_of.as_deref())?;
     Ok(Json(
@@ -97,7 +96,6 @@ pub(super) async fn speakers(
     Path(space): Path<String>,
     q: Result<Query<ScopeQuery>, QueryRejection>,
 ) -> ApiResult<Json<SpeakerList>> {
-    who.require(&space, Need::Read)?;
     let scope = super::query(q)?.options()?;
     let speakers = ops::speakers(&st, &who, &space, scope).await?;
     Ok(Json(SpeakerList { speakers }))
@@ -126,7 +124,6 @@ pub(super) async fn profile(
     Path((space, speaker)): Path<(String, String)>,
     q: Result<Query<ScopeQuery>, QueryRejection>,
 ) -> ApiResult<Json<SpeakerProfileOut>> {
-    who.require(&space, Need::Read)?;
     let scope = super::query(q)?.options()?;
     let profile = ops::profile(&st, &who, &space, speaker, scope).await?;
     Ok(Json(profile.into()))

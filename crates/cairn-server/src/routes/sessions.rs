@@ -42,8 +42,9 @@ pub(super) async fn ingest_session(
     headers: HeaderMap,
     WireJson(session): WireJson<SessionInputWire>,
 ) -> ApiResult<Response> {
-    who.require(&space, Need::Write)?;
-    let session = cairn::SessionInput::from(session);
+    let pin = who.require_in(&space, Need::Write)?;
+    let mut session = cairn::SessionInput::from(session);
+    session.metadata = pin.metadata(session.metadata)?;
     st.config
         .limits
         .check_sessions(std::slice::from_ref(&session), "")?;
@@ -84,8 +85,13 @@ pub(super) async fn ingest_batch(
     headers: HeaderMap,
     WireJson(body): WireJson<BatchIngest>,
 ) -> ApiResult<Response> {
-    who.require(&space, Need::Write)?;
-    let sessions = body.into_sessions();
+    let pin = who.require_in(&space, Need::Write)?;
+    let mut sessions = body.into_sessions();
+    for (i, s) in sessions.iter_mut().enumerate() {
+        s.metadata = pin
+            .metadata(std::mem::take(&mut s.metadata))
+            .map_err(|e| e.nested(&format!("sessions[{i}]")))?;
+    }
     st.config.limits.check_sessions(&sessions, "sessions")?;
     let opts = write_options(&headers)?;
     let report = blocking(&st, move |m| {
@@ -192,13 +198,16 @@ pub(super) async fn list_sessions(
     Path(space): Path<String>,
     q: Result<Query<ListSessions>, QueryRejection>,
 ) -> ApiResult<Json<Page<SessionOut>>> {
-    who.require(&space, Need::Read)?;
+    let pin = who.require_in(&space, Need::Read)?;
     let q = query(q)?;
     let limit = page_limit(q.limit)?;
     let offset = q.offset.unwrap_or(0);
-    let filter = super::filter_param(q.filter.as_deref())?;
+    let sessions = pin.scope(cairn::ScopeOptions {
+        filter: super::filter_param(q.filter.as_deref())?,
+        ..Default::default()
+    })?;
     let page = blocking(&st, move |m| {
-        m.list_sessions(&space, filter.as_ref(), offset, limit)
+        m.list_sessions(&space, &sessions, offset, limit)
     })
     .await?;
     let items = page.sessions.into_iter().map(SessionOut::from).collect();
@@ -227,10 +236,11 @@ pub(super) async fn get_session(
     Extension(who): Extension<Principal>,
     Path((space, session)): Path<(String, String)>,
 ) -> ApiResult<Json<SessionOut>> {
-    who.require(&space, Need::Read)?;
+    let pin = who.require_in(&space, Need::Read)?;
     let id = session.clone();
     blocking(&st, move |m| m.session(&space, &id))
         .await?
+        .filter(|r| pin.holds(&r.session.metadata))
         .map(|r| Json(r.into()))
         .ok_or_else(|| ApiError::not_found("not_found", format!("session {session:?} not found")))
 }

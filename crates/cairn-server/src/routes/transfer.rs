@@ -37,7 +37,7 @@ pub(super) async fn export(
     Extension(who): Extension<Principal>,
     Path(space): Path<String>,
 ) -> ApiResult<Response> {
-    who.require(&space, Need::Read)?;
+    let pin = who.require_in(&space, Need::Read)?;
     // The export runs on the blocking pool and hands its lines over in chunks through a
     // small channel as the client reads them, so an export holds a few chunks and one
     // record, not the whole space (issue 54, finding 8: eight concurrent exports held
@@ -49,7 +49,10 @@ pub(super) async fn export(
             tx: tx.clone(),
             buf: Vec::with_capacity(CHUNK_BYTES),
         };
-        let end = match memory.export(&space, &mut w).and_then(|_| w.send()) {
+        let end = match memory
+            .export_within(&space, pin.partition(), &mut w)
+            .and_then(|_| w.send())
+        {
             Ok(()) => Piece::Done,
             Err(e) => Piece::Failed(e),
         };
@@ -112,13 +115,18 @@ pub(super) async fn import(
     Path(space): Path<String>,
     req: Request,
 ) -> ApiResult<Response> {
-    who.require(&space, Need::Write)?;
+    let pin = who.require_in(&space, Need::Write)?;
     require_media_type(req.headers(), NDJSON, "application/x-ndjson")?;
     let opts = write_options(req.headers())?;
     let bytes = read_body(req, &st.config).await?;
     check_import(&st, &bytes)?;
     let report = blocking(&st, move |m| {
-        m.import_with(std::io::Cursor::new(bytes), Some(&space), &opts)
+        m.import_within(
+            std::io::Cursor::new(bytes),
+            Some(&space),
+            pin.partition(),
+            &opts,
+        )
     })
     .await?;
     Ok(ingested(report))

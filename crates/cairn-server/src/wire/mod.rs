@@ -161,6 +161,25 @@ pub struct CreateSpace {
     pub name: String,
 }
 
+/// `POST /v1/keys`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateKey {
+    /// The spaces the key may use (at least one).
+    pub spaces: Vec<String>,
+    /// The key may read but not write.
+    #[serde(default)]
+    pub read_only: bool,
+    /// A note to tell keys apart.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// Pin the key to one end user's partition: `{"user_id": "u1"}` (keys `user_id`,
+    /// `agent_id`, `namespace`).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub partition: Option<serde_json::Value>,
+}
+
 /// `POST /v1/spaces/{space}/sessions/batch`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -356,6 +375,10 @@ pub struct RecallRequest {
     #[serde(default)]
     #[schema(value_type = Option<FilterDoc>)]
     pub filter: Option<Value>,
+    /// Only sessions of this end user's partition, e.g. `{"user_id": "u1"}` (keys `user_id`, `agent_id`, `namespace`; a session is in it when its metadata holds each value). A key pinned to a partition is held in it whatever this says, and naming another is refused (403 `outside_partition`).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub partition: Option<Value>,
     /// The relevance floor: a recall none of whose places reaches it (their relevance, the cosine of query and hit) has no hits, an empty context and `no_relevant_memory: true`; otherwise the hits are those without a floor. -1 turns it off.
     #[serde(default = "default_min_relevance")]
     pub min_relevance: f32,
@@ -381,6 +404,7 @@ impl RecallRequest {
             kinds: self.kinds.clone(),
             quotas: self.quotas.clone(),
             filter: self.filter.clone(),
+            partition: self.partition.clone(),
             min_relevance: self.min_relevance,
             explain: self.explain,
         })

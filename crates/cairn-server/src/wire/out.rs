@@ -409,6 +409,11 @@ pub struct Me {
     /// Spaces the key is for (absent for admin).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<Vec<String>>,
+    /// The end-user partition the key is pinned to (`{"user_id": "u1"}`): every read is
+    /// that partition's, every write is tagged with it. Absent for a key that is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub partition: Option<serde_json::Value>,
 }
 
 /// `GET /v1/spaces/{space}/subjects`.
