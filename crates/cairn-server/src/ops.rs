@@ -179,25 +179,48 @@ pub async fn forget_memory(
     Ok(report.into())
 }
 
-/// Forgets a session, or one message of it. Returns the units removed.
-pub async fn forget(
+/// Forgets a session. Returns the units removed.
+pub async fn forget_session(
     state: &Arc<AppState>,
     who: &Principal,
     space: &str,
     session: &str,
-    message: Option<&str>,
 ) -> Result<usize, ApiError> {
     who.require(space, Need::Write)?;
-    let (sp, s, msg) = (
-        space.to_string(),
-        session.to_string(),
-        message.map(str::to_string),
-    );
-    blocking(state, move |m| match msg {
-        Some(msg) => m.forget_message(&sp, &s, &msg),
-        None => m.forget_session(&sp, &s),
+    let (sp, s) = (space.to_string(), session.to_string());
+    blocking(state, move |m| m.forget_session(&sp, &s)).await
+}
+
+/// Forgets one message of a session, with `exchange` the reply to it too.
+pub async fn forget_message(
+    state: &Arc<AppState>,
+    who: &Principal,
+    space: &str,
+    session: &str,
+    message: &str,
+    exchange: bool,
+) -> Result<crate::wire::out::ForgotMessages, ApiError> {
+    who.require(space, Need::Write)?;
+    let (sp, s, msg) = (space.to_string(), session.to_string(), message.to_string());
+    let r = blocking(state, move |m| {
+        m.forget_message_with(&sp, &s, &msg, exchange)
     })
-    .await
+    .await?;
+    Ok(r.into())
+}
+
+/// Forgets every session of an end-user partition (a data-protection request). The
+/// caller parsed the partition, so a key pinned to one can check it before this runs.
+pub async fn forget_partition(
+    state: &Arc<AppState>,
+    who: &Principal,
+    space: &str,
+    partition: cairn::Partition,
+) -> Result<crate::wire::out::ForgotPartition, ApiError> {
+    who.require(space, Need::Write)?;
+    let sp = space.to_string();
+    let r = blocking(state, move |m| m.forget_partition(&sp, &partition)).await?;
+    Ok(r.into())
 }
 
 /// Who the caller is and what it sees.

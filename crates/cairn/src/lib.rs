@@ -50,9 +50,9 @@ pub use cairn_core::{
     time::parse_timestamp, AgentState, AppendInput, ConflictError, EdgeKind, EntityDetail,
     EntityKind, EntityMention, EntityRelation, EntitySummary, Evidence, FactCategory, FactDetail,
     FactHistory, FactSubject, FactVersion, Format, GroupMessage, Hit, HitPart, InputError,
-    KeyRecords, KeyRow, Memo, Message, ProfileFact, Recall, RecallOptions, RememberInput, Role,
-    Scope, ScopeOptions, SessionHeader, SessionInput, SessionRecord, SpaceId, SpaceStats,
-    SpeakerProfile, StoreError, Style, TimelineEntry, Timestamp, Timings, TooLarge,
+    KeyRecords, KeyRow, Memo, Message, Partition, ProfileFact, Recall, RecallOptions,
+    RememberInput, Role, Scope, ScopeOptions, SessionHeader, SessionInput, SessionRecord, SpaceId,
+    SpaceStats, SpeakerProfile, StoreError, Style, TimelineEntry, Timestamp, Timings, TooLarge,
     TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage,
     UnitQuery, MAX_TEXT_BYTES, PARTITION_KEYS,
 };
@@ -79,8 +79,8 @@ pub use cairn_engine::budget::{
 pub use cairn_engine::{analyze_query, QueryAnalysis, TimeRange};
 pub use cairn_engine::{
     CheckReport, EngineConfig, EnrichReport, Features as RankFeatures, ForgetReport, IngestReport,
-    RankConfig, Remembered, SessionPage, SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY,
-    NOTE_SPEAKER,
+    MessageForgetReport, PartitionForgetReport, RankConfig, Remembered, SessionPage,
+    SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY, NOTE_SPEAKER,
 };
 pub use cairn_llm::{LlmConfig, Usage as LlmUsage};
 /// File name of the API key rows inside an embedded data directory.
