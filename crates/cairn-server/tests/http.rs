@@ -523,6 +523,20 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
         "{v}"
     );
 
+    // An end user with nothing stored: zeros, not 404.
+    let r = s.post(
+        PARTITION,
+        &["alice"],
+        k,
+        &json!({"partition": {"user_id": "nobody"}}),
+    );
+    assert_eq!(
+        r.body,
+        json!({"sessions": 0, "messages": 0, "units": 0}),
+        "{}",
+        r.text
+    );
+
     // Every route of the router was exercised, and the spec lists exactly those routes.
     let served: BTreeSet<(String, String)> = cairn_server::route_table(s.state.as_ref().unwrap())
         .into_iter()
@@ -1250,4 +1264,28 @@ fn forgetting_a_user_and_an_exchange_over_http() {
     let r = s.delete(MESSAGE, &["p", "move", "2"], k);
     assert_eq!(r.body["forgotten_messages"], json!(["2"]), "{}", r.text);
     assert_eq!(r.body["forgotten_session"], true);
+    // The MCP tool forgets an exchange too, and refuses `exchange` without a message.
+    ok(&s.post(
+        SESSIONS,
+        &["p"],
+        k,
+        &session(
+            "pet",
+            "My cat is Pixelwhisk.",
+            "Pixelwhisk is cute!",
+            json!({}),
+        ),
+    ));
+    ok(&mcp_init(&s, k));
+    let args = json!({"space": "p", "session_id": "pet", "message_id": "0", "exchange": true});
+    let (err, v) = tool(&s, k, "forget", args);
+    assert!(!err && v["forgotten_messages"] == json!(["0", "1"]), "{v}");
+    assert!(!s.get(EXPORT, &["p"], k).text.contains("Pixelwhisk"));
+    let (err, _) = tool(
+        &s,
+        k,
+        "forget",
+        json!({"space": "p", "session_id": "b1", "exchange": true}),
+    );
+    assert!(err);
 }
