@@ -276,10 +276,28 @@ def forget_session(space: str, session_id: str) -> Call[int]:
 
 
 @route("DELETE /v1/spaces/{space}/sessions/{session}/messages/{message}")
-def forget_message(space: str, session_id: str, message_id: str) -> Call[int]:
-    """Forgets one message (the session is re-derived without it)."""
-    return _call("DELETE", "/v1/spaces/{space}/sessions/{session}/messages/{message}", _removed,
-                 Safety.UNSAFE, space=space, session=session_id, message=message_id)
+def forget_message(space: str, session_id: str, message_id: str, *,
+                   exchange: bool = False) -> Call[int]:
+    """Forgets one message (the session is re-derived without it); the units removed. With
+    ``exchange=True`` the reply to it goes too: the next message, when the other party
+    wrote it (so "Congratulations on the move to Lisbon!" goes with "I moved to Lisbon")."""
+    c = _call("DELETE", "/v1/spaces/{space}/sessions/{session}/messages/{message}", _removed,
+              Safety.UNSAFE, space=space, session=session_id, message=message_id)
+    if exchange:
+        c.params = {"exchange": "true"}
+    return c
+
+
+@route("POST /v1/spaces/{space}/partitions/forget")
+def forget_partition(space: str, partition: Mapping[str, Any]) -> Call[t.ForgotPartition]:
+    """Forgets an end user (a data-protection request, Mem0's ``delete_all(user_id=...)``):
+    every session whose metadata holds the partition's values (``{"user_id": "u1"}``; keys
+    ``user_id``, ``agent_id``, ``namespace``) and everything derived from them. A partition
+    holding no session answers zeros, not an error, so repeating it is harmless."""
+    c = _call("POST", "/v1/spaces/{space}/partitions/forget", _json_body(t.ForgotPartition),
+              Safety.UNSAFE, space=space)
+    c.json = {"partition": dict(partition)}
+    return c
 
 
 # ---- memories --------------------------------------------------------------------------

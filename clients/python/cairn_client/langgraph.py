@@ -17,7 +17,10 @@ mixes two). So:
   stores do (equality and ``$eq $ne $gt $gte $lt $lte``), with plain equalities also sent
   to the server to narrow the candidates;
 - ``list_namespaces`` reads the namespaces of the items (prefix, suffix, ``*`` wildcards,
-  ``max_depth``).
+  ``max_depth``);
+- ``forget_namespace`` (not LangGraph's API: a data-protection request) forgets every
+  item of a namespace and of the namespaces under it, as Cairn partition forgets (the
+  namespace is the partition), so everything derived from them goes too.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from langgraph.store.base import (
 
 from ._steps import Clients, Steps, call
 from .errors import ApiError
-from .types import SessionRecord
+from .types import ForgotPartition, SessionRecord
 
 Namespace = Tuple[str, ...]
 PAGE = 1000
@@ -226,6 +229,28 @@ class CairnStore(BaseStore):
                 if e.code != "conflict" or attempt == 2:
                     raise
         return None
+
+    # --- beyond LangGraph's API ---------------------------------------------------------
+
+    def forget_namespace(self, namespace: Sequence[str]) -> ForgotPartition:
+        """Forgets every item of ``namespace`` and of the namespaces under it (a user's
+        everything when namespaces are per user, e.g. ``("users", "u1")``) with all Cairn
+        derived from them (facts, profiles, entities, index entries), gone from its files
+        when this returns. One partition forget per namespace found; the counts summed."""
+        return self._clients.run(self._forget_namespace(tuple(namespace)))
+
+    async def aforget_namespace(self, namespace: Sequence[str]) -> ForgotPartition:
+        """:meth:`forget_namespace`, asynchronously."""
+        return await self._clients.arun(self._forget_namespace(tuple(namespace)))
+
+    def _forget_namespace(self, prefix: Namespace) -> Steps[ForgotPartition]:
+        recs = yield from self._matching(prefix, None)
+        found = sorted({tuple(r.session.metadata["langgraph"]["namespace"]) for r in recs})
+        sessions = messages = units = 0
+        for ns in found:
+            r = yield call("forget_partition", self.space, {"namespace": list(ns)})
+            sessions, messages, units = sessions + r.sessions, messages + r.messages, units + r.units
+        return ForgotPartition(sessions=sessions, messages=messages, units=units)
 
     def _matching(self, prefix: Namespace, flt: Optional[Dict[str, Any]]) -> Steps[List[SessionRecord]]:
         """Every session of the store under ``prefix`` whose value passes ``flt``."""

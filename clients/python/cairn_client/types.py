@@ -257,6 +257,15 @@ class ForgotMemory:
     forgotten_trajectory: bool = False
 
 
+@dataclass(frozen=True)
+class ForgotPartition:
+    """What forgetting an end user (a partition) removed; all zero when it held nothing."""
+
+    sessions: int
+    messages: int
+    units: int
+
+
 #: The name of :class:`ForgotMemory` before 0.3.0.
 MemoryDeleted = ForgotMemory
 
@@ -744,7 +753,7 @@ SCHEMAS: Dict[str, type] = {
     for c in (SpaceStats, IngestReport, Message, SessionInput, SessionRecord, SessionPage,
               GroupMessage, Hit, Recall, Provenance, Unit, UnitPage, AgentState,
               TrajectoryInput, TrajectoryRecord, TrajectorySummary, FactVersion, FactHistory,
-              Evidence, Style, ProfileFact, SpeakerProfile, Timings, ForgotMemory, Health, Ready, Me,
+              Evidence, Style, ProfileFact, SpeakerProfile, Timings, ForgotMemory, ForgotPartition, Health, Ready, Me,
               FactSubject, StepLine, ManifestEntry, Manifest, TrajectoryOverview, StateView,
               SpanView, MatchLine, StateMatch, Matches, ContextSpan, RenderedSpan,
               RenderedContext, InspectedRecall, AgentStep, AgentRun, ListScore, HitExplanation,

@@ -189,3 +189,30 @@ def test_typed_inputs_mcp_and_the_error_hierarchy(admin):
     out = admin.mcp({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                      "params": {"name": "recall", "arguments": {"space": sp, "query": "Where does Ana live?"}}})
     assert "Porto" in out["result"]["content"][0]["text"]
+
+
+def test_forget_a_user_and_an_exchange(admin):
+    sp = "py-forget"
+    admin.ingest_sessions(sp, [
+        session("a1", "My locker code is zuvefadi.", "Noted zuvefadi.", user_id="u1"),
+        session("a2", "I work at Quenbrix.", "Nice.", user_id="u1", agent_id="a1"),
+        session("b1", "My locker code is zobakilu.", "Noted.", user_id="u2"),
+    ])
+    gone = admin.forget_partition(sp, {"user_id": "u1"})
+    assert (gone.sessions, gone.messages) == (2, 4) and gone.units > 0
+    again = admin.forget_partition(sp, {"user_id": "u1"})
+    assert (again.sessions, again.messages, again.units) == (0, 0, 0)
+    shown = admin.export(sp) + admin.recall(sp, "locker code Quenbrix", top_k=10).context
+    assert "zuvefadi" not in shown and "Quenbrix" not in shown and "zobakilu" in shown
+    with pytest.raises(ApiError) as e:
+        admin.forget_partition(sp, {"email": "x@y"})
+    assert e.value.status == 422 and e.value.field == "partition"
+
+    admin.ingest_session(sp, {"id": "move", "messages": [
+        {"role": "user", "text": "I moved to Lisbon."},
+        {"role": "assistant", "text": "Congratulations on the move to Lisbon!"},
+        {"role": "user", "text": "Thanks."}]})
+    assert admin.forget_message(sp, "move", "0", exchange=True) >= 0
+    assert [m.id for m in admin.session(sp, "move").session.messages] == ["2"]
+    assert "Lisbon" not in admin.export(sp)
+    assert all(e.name != "Lisbon" for e in admin.entities(sp))

@@ -70,6 +70,23 @@ def test_list_namespaces(store):
     assert store.list_namespaces(prefix=("a",), limit=2, offset=1) == [("a", "b", "d", "e"), ("a", "b", "d", "i")]
 
 
+def test_forget_namespace_forgets_a_users_everything(server):
+    with Cairn(server["url"], api_key=server["admin"]) as c:
+        s = CairnStore("py-lg-forget", client=c)
+        s.put(("users", "u1"), "home", {"text": "Lives in Zorvantha"})
+        s.put(("users", "u1", "prefs"), "food", {"text": "Likes pelliwog stew"})
+        s.put(("users", "u2"), "home", {"text": "Lives in Tamberlune"})
+        gone = s.forget_namespace(("users", "u1"))
+        assert (gone.sessions, gone.messages) == (2, 2) and gone.units > 0
+        assert s.get(("users", "u1"), "home") is None and s.get(("users", "u1", "prefs"), "food") is None
+        assert s.list_namespaces() == [("users", "u2")]
+        shown = c.export("py-lg-forget") + c.recall("py-lg-forget", "Zorvantha pelliwog", top_k=10).context
+        assert "Zorvantha" not in shown and "pelliwog" not in shown and "Tamberlune" in shown
+        again = s.forget_namespace(("users", "u1"))
+        assert (again.sessions, again.units) == (0, 0)
+        assert CairnStore("py-lg-none", client=c).forget_namespace(("x",)).sessions == 0
+
+
 def test_an_empty_store_answers_empty(server):
     with Cairn(server["url"], api_key=server["admin"]) as c:
         s = CairnStore("py-lg-empty", client=c)

@@ -208,10 +208,24 @@ export class Cairn {
     return this.run(call("DELETE", "/v1/spaces/{space}/sessions/{session}", field<number>("removed_units"),
       { space, session: sessionId }, "unsafe"), o);
   }
-  /** Forgets one message (the session is re-derived without it). */
-  async forgetMessage(space: string, sessionId: string, messageId: string, o?: CallOptions): Promise<number> {
-    return this.run(call("DELETE", "/v1/spaces/{space}/sessions/{session}/messages/{message}",
-      field<number>("removed_units"), { space, session: sessionId, message: messageId }, "unsafe"), o);
+  /** Forgets one message (the session is re-derived without it); the units removed. With
+   *  `exchange: true` the reply to it goes too: the next message, when the other party wrote
+   *  it (so "Congratulations on the move to Lisbon!" goes with "I moved to Lisbon"). */
+  async forgetMessage(space: string, sessionId: string, messageId: string,
+    options: T.ForgetMessageOptions = {}, o?: CallOptions): Promise<number> {
+    const c = call("DELETE", "/v1/spaces/{space}/sessions/{session}/messages/{message}",
+      field<number>("removed_units"), { space, session: sessionId, message: messageId }, "unsafe");
+    if (options.exchange) c.query = { exchange: "true" };
+    return this.run(c, o);
+  }
+  /** Forgets an end user (a data-protection request, Mem0's `delete_all(user_id=...)`):
+   *  every session whose metadata holds the partition's values (`{ user_id: "u1" }`; keys
+   *  `user_id`, `agent_id`, `namespace`) and everything derived from them. A partition
+   *  holding no session answers zeros, not an error. */
+  async forgetPartition(space: string, partition: T.Partition, o?: CallOptions): Promise<T.ForgotPartition> {
+    const c = call("POST", "/v1/spaces/{space}/partitions/forget", json<T.ForgotPartition>(), { space }, "unsafe");
+    c.json = { partition };
+    return this.run(c, o);
   }
 
   // ---- memories

@@ -29,6 +29,7 @@ export const ROUTES = {
   "GET /v1/spaces/{space}/sessions/{session}/units": "sessionUnits",
   "DELETE /v1/spaces/{space}/sessions/{session}": "forgetSession",
   "DELETE /v1/spaces/{space}/sessions/{session}/messages/{message}": "forgetMessage",
+  "POST /v1/spaces/{space}/partitions/forget": "forgetPartition",
   "GET /v1/spaces/{space}/memories": "memories",
   "GET /v1/spaces/{space}/memories/{id}": "memory",
   "DELETE /v1/spaces/{space}/memories/{id}": "deleteMemory",

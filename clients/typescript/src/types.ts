@@ -39,6 +39,33 @@ export interface SpaceCreated {
 export interface Removed {
   removed_units: number;
 }
+/** An end-user partition: some of `user_id`, `agent_id`, `namespace` with their values. */
+export interface Partition {
+  user_id?: unknown;
+  agent_id?: unknown;
+  namespace?: unknown;
+}
+/** The body of `forgetPartition`. */
+export interface ForgetPartition {
+  partition: Partition;
+}
+/** What forgetting an end user (a partition) removed; all zero when it held nothing. */
+export interface ForgotPartition {
+  sessions: number;
+  messages: number;
+  units: number;
+}
+/** What forgetting a message (with `exchange`, and its reply) removed. */
+export interface ForgotMessages {
+  session_id: string;
+  forgotten_messages: string[];
+  forgotten_session: boolean;
+  removed_units: number;
+}
+export interface ForgetMessageOptions {
+  /** Also forget the reply to the message (the next message, when the other party wrote it). */
+  exchange?: boolean;
+}
 
 export interface IngestReport {
   sessions: number;

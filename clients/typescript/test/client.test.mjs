@@ -70,6 +70,33 @@ test("ingest, recall, list, export/import and forget", { skip }, async () => {
   assert.ok(!(await c.spaces()).includes("ts-copy"));
 });
 
+test("forget an end user (a partition) and an exchange", { skip }, async () => {
+  const c = admin();
+  const sp = "ts-forget";
+  await c.ingestSessions(sp, [
+    session("a1", "My locker code is zuvefadi.", "Noted zuvefadi.", { user_id: "u1" }),
+    session("a2", "I work at Quenbrix.", "Nice.", { user_id: "u1", agent_id: "a1" }),
+    session("b1", "My locker code is zobakilu.", "Noted.", { user_id: "u2" }),
+  ]);
+  const gone = await c.forgetPartition(sp, { user_id: "u1" });
+  assert.deepEqual([gone.sessions, gone.messages], [2, 4]);
+  assert.ok(gone.units > 0);
+  assert.deepEqual(await c.forgetPartition(sp, { user_id: "u1" }), { sessions: 0, messages: 0, units: 0 });
+  const shown = (await c.export(sp)) + (await c.recall(sp, "locker code Quenbrix", { top_k: 10 })).context;
+  assert.doesNotMatch(shown, /zuvefadi|Quenbrix/);
+  assert.match(shown, /zobakilu/);
+  await assert.rejects(c.forgetPartition(sp, { email: "x@y" }), (e) =>
+    e instanceof ApiError && e.status === 422 && e.field === "partition");
+
+  await c.ingestSession(sp, { id: "move", messages: [
+    { role: "user", text: "I moved to Lisbon." },
+    { role: "assistant", text: "Congratulations on the move to Lisbon!" },
+    { role: "user", text: "Thanks." }] });
+  assert.ok((await c.forgetMessage(sp, "move", "0", { exchange: true })) >= 0);
+  assert.deepEqual((await c.session(sp, "move")).session.messages.map((m) => m.id), ["2"]);
+  assert.doesNotMatch(await c.export(sp), /Lisbon/);
+});
+
 test("errors carry status, code and field", { skip }, async () => {
   const c = admin();
   await assert.rejects(c.recall("ts-nobody", "anything"), (e) =>

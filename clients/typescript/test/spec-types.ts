@@ -51,6 +51,9 @@ type Ours = {
   SpeakerProfile: T.SpeakerProfile;
   ProfileFact: T.ProfileFact;
   ForgotMemory: T.ForgotMemory;
+  ForgotMessages: T.ForgotMessages;
+  ForgotPartition: T.ForgotPartition;
+  ForgetPartition: T.ForgetPartition;
   ListScore: T.ListScore;
   HitExplanation: T.HitExplanation;
   RecallExplanation: T.RecallExplanation;

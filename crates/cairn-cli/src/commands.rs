@@ -249,6 +249,14 @@ pub struct ForgetArgs {
     /// Forget only this message of --session.
     #[arg(long, requires = "session")]
     message: Option<String>,
+    /// With --message: forget the reply to it too (the next message, when another
+    /// speaker wrote it).
+    #[arg(long, requires = "message")]
+    exchange: bool,
+    /// Forget an end user: every session of this partition, as JSON
+    /// ('{"user_id":"u1"}'), and everything derived from them.
+    #[arg(long, conflicts_with_all = ["session", "trajectory", "memory", "all"])]
+    partition: Option<String>,
     /// Forget one trajectory.
     #[arg(long, conflicts_with = "session")]
     trajectory: Option<String>,
@@ -270,19 +278,52 @@ pub fn forget(m: &Memory, a: &ForgetArgs, json: bool) -> Result<()> {
         outln!("forgotten ({} removed)", report.removed_units);
         return Ok(());
     }
-    let removed = match (&a.session, &a.message, &a.trajectory, a.all) {
-        (_, _, _, true) => usize::from(m.forget_space(space)?),
-        (Some(s), Some(msg), _, _) => m.forget_message(space, s, msg)?,
-        (Some(s), None, _, _) => m.forget_session(space, s)?,
-        (None, _, Some(t), _) => m.forget_trajectory(space, t)?,
-        (None, _, None, false) => bail!(
-            "say what to forget: --session ID [--message ID], --trajectory ID, --memory ID, or --all"
+    if let Some(p) = &a.partition {
+        return forget_partition(m, space, p, json);
+    }
+    if let (Some(s), Some(msg)) = (&a.session, &a.message) {
+        let report = m.forget_message_with(space, s, msg, a.exchange)?;
+        if json {
+            return print::json(&report);
+        }
+        let ids = report.forgotten_messages.join(", ");
+        outln!(
+            "forgotten messages {ids} ({} removed)",
+            report.removed_units
+        );
+        return Ok(());
+    }
+    let removed = match (&a.session, &a.trajectory, a.all) {
+        (_, _, true) => usize::from(m.forget_space(space)?),
+        (Some(s), _, _) => m.forget_session(space, s)?,
+        (None, Some(t), _) => m.forget_trajectory(space, t)?,
+        (None, None, false) => bail!(
+            "say what to forget: --session ID [--message ID [--exchange]], --trajectory ID, --memory ID, --partition JSON, or --all"
         ),
     };
     if json {
         return print::json(&serde_json::json!({ "removed": removed }));
     }
     outln!("forgotten ({removed} removed)");
+    Ok(())
+}
+
+/// `forget --partition '{"user_id":"u1"}'`: every session of an end user.
+fn forget_partition(m: &Memory, space: &str, text: &str, json: bool) -> Result<()> {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .context("--partition is not JSON (e.g. '{\"user_id\":\"u1\"}')")?;
+    let partition =
+        cairn::Partition::parse(&value).map_err(|e| anyhow::anyhow!("--partition: {e}"))?;
+    let r = m.forget_partition(space, &partition)?;
+    if json {
+        return print::json(&r);
+    }
+    outln!(
+        "forgotten {} sessions, {} messages ({} units removed)",
+        r.sessions,
+        r.messages,
+        r.units
+    );
     Ok(())
 }
 

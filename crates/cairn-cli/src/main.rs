@@ -78,7 +78,8 @@ enum Command {
     /// The entity graph: the people, places, organizations and things a space names
     /// (`--search` to filter), or one of them with its mentions, relations and timeline.
     Entities(commands::EntitiesArgs),
-    /// Forget a session, one message, a memory, a trajectory, or a whole space.
+    /// Forget a session, one message (or an exchange), a memory, a trajectory, an end user
+    /// (a partition), or a whole space.
     Forget(commands::ForgetArgs),
     /// Export a space as JSONL (exactly what was ingested).
     Export(commands::ExportArgs),

@@ -534,3 +534,53 @@ fn ingest_tells_formats_apart_by_their_records() {
         "{err}"
     );
 }
+
+/// Issue 53: `forget --partition` forgets an end user's sessions and says how many;
+/// `--message --exchange` takes the reply too; a bad partition is refused naming it.
+#[test]
+fn forget_a_partition_and_an_exchange() {
+    let Some((tmp, dir)) = model_data_dir() else {
+        return;
+    };
+    let f = tmp.path().join("users.jsonl");
+    std::fs::write(
+        &f,
+        concat!(
+            r#"{"id":"a","metadata":{"user_id":"u1"},"messages":[{"role":"user","text":"I live in Zorvantha."},{"role":"assistant","text":"Nice."}]}"#,
+            "\n",
+            r#"{"id":"b","metadata":{"user_id":"u2"},"messages":[{"role":"user","text":"I moved to Lisbon."},{"role":"assistant","text":"Congratulations on Lisbon!"},{"role":"user","text":"Thanks."}]}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    run_ok(cairn(&dir).args(["ingest", "--space", "s"]).arg(&f));
+    let forget = |args: &[&str]| {
+        let mut c = cairn(&dir);
+        c.args(["--json", "forget", "--space", "s"]).args(args);
+        c.output().unwrap()
+    };
+    let out = forget(&["--partition", r#"{"user_id":"u1"}"#]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["sessions"].as_u64(), v["messages"].as_u64()),
+        (Some(1), Some(2)),
+        "{v}"
+    );
+    let out = forget(&["--partition", r#"{"email":"x"}"#]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("partition"));
+    let out = forget(&["--session", "b", "--message", "0", "--exchange"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["forgotten_messages"],
+        serde_json::json!(["0", "1"]),
+        "{v}"
+    );
+    let export = run_ok(cairn(&dir).args(["export", "--space", "s"]));
+    let export = String::from_utf8_lossy(&export.stdout);
+    assert!(
+        !export.contains("Zorvantha") && !export.contains("Lisbon"),
+        "{export}"
+    );
+    assert!(export.contains("Thanks."));
+}

@@ -54,8 +54,9 @@ pub use derive::{derive_session_units, segment, Window, DERIVE_VERSION};
 pub use embedding::{cache_key, cache_key_in, cache_key_within};
 pub use engine::{
     enrichment_units, llm_fact_id, CheckReport, Engine, EngineBackends, EngineConfig, EngineError,
-    EnrichReport, Exported, ForgetReport, IngestReport, Remembered, SessionPage, SpaceIndexCheck,
-    TextCommitter, WriteOptions, MAX_IDEMPOTENCY_KEY, NOTE_SPEAKER,
+    EnrichReport, Exported, ForgetReport, IngestReport, MessageForgetReport, PartitionForgetReport,
+    Remembered, SessionPage, SpaceIndexCheck, TextCommitter, WriteOptions, MAX_IDEMPOTENCY_KEY,
+    NOTE_SPEAKER,
 };
 pub use learned::Features;
 pub use pack::{pack, PackInput};

@@ -190,44 +190,77 @@ pub async fn forget_memory(
     Ok(report.into())
 }
 
-/// Forgets a session, or one message of it. Returns the units removed.
-pub async fn forget(
+/// Forgets a session. Returns the units removed.
+pub async fn forget_session(
     state: &Arc<AppState>,
     who: &Principal,
     space: &str,
     session: &str,
-    message: Option<&str>,
 ) -> Result<usize, ApiError> {
     let pin = who.require_in(space, Need::Write)?;
-    let (sp, s, msg) = (
-        space.to_string(),
-        session.to_string(),
-        message.map(str::to_string),
-    );
+    let (sp, s) = (space.to_string(), session.to_string());
     blocking(state, move |m| {
-        if pin.partition().is_some() && !session_held(m, &pin, &sp, &s)? {
-            return Err(
-                cairn::StoreError::NotFound(format!("session {s:?} in space {sp:?}")).into(),
-            );
-        }
-        match msg {
-            Some(msg) => m.forget_message(&sp, &s, &msg),
-            None => m.forget_session(&sp, &s),
-        }
+        require_held(m, &pin, &sp, &s)?;
+        m.forget_session(&sp, &s)
     })
     .await
 }
 
-/// Whether session `id` is stored and inside the pin's partition (a session outside it is
-/// absent to a pinned key).
-pub fn session_held(
+/// Forgets one message of a session, with `exchange` the reply to it too.
+pub async fn forget_message(
+    state: &Arc<AppState>,
+    who: &Principal,
+    space: &str,
+    session: &str,
+    message: &str,
+    exchange: bool,
+) -> Result<crate::wire::out::ForgotMessages, ApiError> {
+    let pin = who.require_in(space, Need::Write)?;
+    let (sp, s, msg) = (space.to_string(), session.to_string(), message.to_string());
+    let r = blocking(state, move |m| {
+        require_held(m, &pin, &sp, &s)?;
+        m.forget_message_with(&sp, &s, &msg, exchange)
+    })
+    .await?;
+    Ok(r.into())
+}
+
+/// Forgets every session of an end-user partition (a data-protection request). The
+/// caller parsed the partition, so a key pinned to one can check it before this runs.
+pub async fn forget_partition(
+    state: &Arc<AppState>,
+    who: &Principal,
+    space: &str,
+    partition: cairn::Partition,
+) -> Result<crate::wire::out::ForgotPartition, ApiError> {
+    // A pinned key forgets its own partition only (403 `outside_partition` otherwise).
+    who.require_in(space, Need::Write)?.scope(cairn::ScopeOptions {
+        partition: Some(partition.to_value()),
+        ..Default::default()
+    })?;
+    let sp = space.to_string();
+    let r = blocking(state, move |m| m.forget_partition(&sp, &partition)).await?;
+    Ok(r.into())
+}
+
+/// Refuses, as the store does an unknown session, a session outside a pinned key's
+/// partition (absent to it).
+fn require_held(
     m: &Memory,
     pin: &crate::auth::Pin,
     space: &str,
     id: &str,
-) -> Result<bool, cairn::Error> {
-    Ok(m.session(space, id)?
-        .is_some_and(|r| pin.holds(&r.session.metadata)))
+) -> Result<(), cairn::Error> {
+    if pin.partition().is_none() {
+        return Ok(());
+    }
+    let held = m
+        .session(space, id)?
+        .is_some_and(|r| pin.holds(&r.session.metadata));
+    if !held {
+        return Err(cairn::StoreError::NotFound(format!("session {id:?} in space {space:?}")).into());
+    }
+    Ok(())
 }
 
 /// Who the caller is and what it sees.

@@ -31,6 +31,7 @@ const SPEAKERS: &str = "/v1/spaces/{space}/speakers";
 const PROFILE: &str = "/v1/spaces/{space}/profiles/{speaker}";
 const ENTITIES: &str = "/v1/spaces/{space}/entities";
 const ENTITY: &str = "/v1/spaces/{space}/entities/{name}";
+const PARTITION: &str = "/v1/spaces/{space}/partitions/forget";
 
 fn team_day() -> Value {
     json!({"messages": [
@@ -535,6 +536,20 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
     assert!(listed.text.contains(&id), "{}", listed.text);
     assert_eq!(s.delete("/v1/keys/{id}", &[&id], k).status, 200);
 
+    // An end user with nothing stored: zeros, not 404.
+    let r = s.post(
+        PARTITION,
+        &["alice"],
+        k,
+        &json!({"partition": {"user_id": "nobody"}}),
+    );
+    assert_eq!(
+        r.body,
+        json!({"sessions": 0, "messages": 0, "units": 0}),
+        "{}",
+        r.text
+    );
+
     // Every route of the router was exercised, and the spec lists exactly those routes.
     let served: BTreeSet<(String, String)> = cairn_server::route_table(s.state.as_ref().unwrap())
         .into_iter()
@@ -606,6 +621,12 @@ fn a_key_sees_only_its_spaces_on_every_route() {
         s.get(SESSION, &["b", "s"], &a),
         s.delete(SESSION, &["b", "s"], &a),
         s.delete(MESSAGE, &["b", "s", "0"], &a),
+        s.post(
+            PARTITION,
+            &["b"],
+            &a,
+            &json!({"partition": {"user_id": "u1"}}),
+        ),
         s.post(
             MESSAGES,
             &["b"],
@@ -683,6 +704,13 @@ fn a_key_sees_only_its_spaces_on_every_route() {
         s.delete(SESSION, &["a", "s"], &a_ro).code(),
         "read_only_key"
     );
+    let r = s.post(
+        PARTITION,
+        &["a"],
+        &a_ro,
+        &json!({"partition": {"user_id": "u1"}}),
+    );
+    assert_eq!(r.code(), "read_only_key");
     // No key, a forged key, a revoked key: 401 on every guarded route.
     assert_eq!(s.call("GET", SPACES, &[], "", None, None).status, 401);
     // Change the last character (to one it is not: the key is random).
@@ -1129,4 +1157,148 @@ fn concurrent_writes_and_reads_of_different_spaces_all_succeed() {
             r.text
         );
     }
+}
+
+/// Issue 53 over HTTP: forgetting an end user answers what went (zeros for a user with
+/// nothing, not 404), leaves nothing of theirs in any answer, and refuses a bad partition
+/// naming the field; forgetting a message with `exchange=true` takes its reply.
+#[test]
+fn forgetting_a_user_and_an_exchange_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(s) = start(dir.path(), admin_config()) else {
+        return;
+    };
+    let k = ADMIN;
+    for (id, user, text, reply) in [
+        ("a1", "u1", "My locker code is zuvefadi.", "Noted zuvefadi."),
+        ("a2", "u1", "I moved to Zorvantha.", "Welcome to Zorvantha!"),
+        ("b1", "u2", "My locker code is zobakilu.", "Noted."),
+    ] {
+        ok(&s.post(
+            SESSIONS,
+            &["p"],
+            k,
+            &session(id, text, reply, json!({"user_id": user})),
+        ));
+    }
+    let r = s.post(
+        PARTITION,
+        &["p"],
+        k,
+        &json!({"partition": {"user_id": "u1"}}),
+    );
+    ok(&r);
+    assert_eq!(
+        r.body,
+        json!({"sessions": 2, "messages": 4, "units": r.body["units"]})
+    );
+    assert!(r.body["units"].as_u64().unwrap() > 0, "{}", r.text);
+    let r = s.post(
+        PARTITION,
+        &["p"],
+        k,
+        &json!({"partition": {"user_id": "u1"}}),
+    );
+    assert_eq!(
+        (r.status, r.body.clone()),
+        (200, json!({"sessions": 0, "messages": 0, "units": 0}))
+    );
+    let shown = [
+        s.post(
+            RECALL,
+            &["p"],
+            k,
+            &json!({"query": "locker code Zorvantha", "top_k": 20}),
+        )
+        .text,
+        s.call("GET", MEMORIES, &["p"], "?kind=all", Some(k), None)
+            .text,
+        s.get(EXPORT, &["p"], k).text,
+        s.get(ENTITIES, &["p"], k).text,
+    ]
+    .concat();
+    assert!(
+        !shown.contains("zuvefadi") && !shown.contains("Zorvantha"),
+        "{shown}"
+    );
+    assert!(shown.contains("zobakilu"));
+    for body in [
+        json!({"partition": {"email": "x"}}),
+        json!({"partition": {}}),
+        json!({"partition": "u1"}),
+    ] {
+        let r = s.post(PARTITION, &["p"], k, &body);
+        assert_eq!(r.status, 422, "{body}: {}", r.text);
+        assert_eq!(r.body["field"], "partition", "{body}: {}", r.text);
+    }
+    assert_eq!(s.post(PARTITION, &["p"], k, &json!({})).status, 422);
+    assert_eq!(
+        s.post(
+            PARTITION,
+            &["nobody"],
+            k,
+            &json!({"partition": {"user_id": "u1"}})
+        )
+        .status,
+        404
+    );
+    // An exchange: the message and the reply to it.
+    ok(&s.post(
+        SESSIONS,
+        &["p"],
+        k,
+        &json!({"id": "move", "messages": [
+        {"role": "user", "text": "I moved to Lisbon."},
+        {"role": "assistant", "text": "Congratulations on the move to Lisbon!"},
+        {"role": "user", "text": "Thanks."}]}),
+    ));
+    let r = s.call(
+        "DELETE",
+        MESSAGE,
+        &["p", "move", "0"],
+        "?exchange=true",
+        Some(k),
+        None,
+    );
+    ok(&r);
+    assert_eq!(
+        r.body["forgotten_messages"],
+        json!(["0", "1"]),
+        "{}",
+        r.text
+    );
+    assert_eq!(r.body["forgotten_session"], false);
+    let shown = [
+        s.get(EXPORT, &["p"], k).text,
+        s.get(ENTITIES, &["p"], k).text,
+    ]
+    .concat();
+    assert!(!shown.contains("Lisbon"), "{shown}");
+    let r = s.delete(MESSAGE, &["p", "move", "2"], k);
+    assert_eq!(r.body["forgotten_messages"], json!(["2"]), "{}", r.text);
+    assert_eq!(r.body["forgotten_session"], true);
+    // The MCP tool forgets an exchange too, and refuses `exchange` without a message.
+    ok(&s.post(
+        SESSIONS,
+        &["p"],
+        k,
+        &session(
+            "pet",
+            "My cat is Pixelwhisk.",
+            "Pixelwhisk is cute!",
+            json!({}),
+        ),
+    ));
+    ok(&mcp_init(&s, k));
+    let args = json!({"space": "p", "session_id": "pet", "message_id": "0", "exchange": true});
+    let (err, v) = tool(&s, k, "forget", args);
+    assert!(!err && v["forgotten_messages"] == json!(["0", "1"]), "{v}");
+    assert!(!s.get(EXPORT, &["p"], k).text.contains("Pixelwhisk"));
+    let (err, _) = tool(
+        &s,
+        k,
+        "forget",
+        json!({"space": "p", "session_id": "b1", "exchange": true}),
+    );
+    assert!(err);
 }

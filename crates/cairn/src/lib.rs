@@ -79,8 +79,8 @@ pub use cairn_engine::budget::{
 pub use cairn_engine::{analyze_query, QueryAnalysis, TimeRange};
 pub use cairn_engine::{
     CheckReport, EngineConfig, EnrichReport, Features as RankFeatures, ForgetReport, IngestReport,
-    RankConfig, Remembered, SessionPage, SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY,
-    NOTE_SPEAKER,
+    MessageForgetReport, PartitionForgetReport, RankConfig, Remembered, SessionPage,
+    SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY, NOTE_SPEAKER,
 };
 pub use cairn_llm::{LlmConfig, Usage as LlmUsage};
 /// File name of the API key rows inside an embedded data directory.

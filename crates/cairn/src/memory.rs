@@ -7,8 +7,8 @@ use cairn_core::{
 };
 use cairn_embed::EmbedConfig;
 use cairn_engine::{
-    CheckReport, Engine, EngineBackends, EngineConfig, ForgetReport, IngestReport, Remembered,
-    TextCommitter, WriteOptions,
+    CheckReport, Engine, EngineBackends, EngineConfig, ForgetReport, IngestReport,
+    MessageForgetReport, PartitionForgetReport, Remembered, TextCommitter, WriteOptions,
 };
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
@@ -341,6 +341,33 @@ impl Memory {
         Ok(self
             .engine
             .forget_message(&space(space_name)?, session, message)?)
+    }
+
+    /// Forgets one message and, with `exchange`, the reply to it (the next message, when
+    /// another speaker wrote it); the report names the messages that went.
+    pub fn forget_message_with(
+        &self,
+        space_name: &str,
+        session: &str,
+        message: &str,
+        exchange: bool,
+    ) -> Result<MessageForgetReport, Error> {
+        Ok(self
+            .engine
+            .forget_message_with(&space(space_name)?, session, message, exchange)?)
+    }
+
+    /// Forgets every session of an end-user partition (`{"user_id": "u1"}`: a user's
+    /// data-protection request) and everything derived from them, in one write; a
+    /// partition holding no session answers a report of zeros.
+    pub fn forget_partition(
+        &self,
+        space_name: &str,
+        partition: &Partition,
+    ) -> Result<PartitionForgetReport, Error> {
+        Ok(self
+            .engine
+            .forget_partition(&space(space_name)?, partition)?)
     }
 
     /// Forgets a whole space; false if it did not exist.

@@ -1992,3 +1992,237 @@ fn a_removal_committed_before_the_indexes_heard_of_it_completes_on_open() {
         );
     });
 }
+
+/// Everything a space's reads show, as one lowercase text: recall for `queries` (context
+/// and hits), the memories listing, subjects and their histories, every speaker's
+/// profile, entities with their details, sessions and the export.
+fn everything_shown(m: &Memory, space: &str, queries: &[&str]) -> String {
+    let all = cairn::ScopeOptions::default();
+    let mut out = String::new();
+    for q in queries {
+        out += &format!("{:?}", m.recall(space, q, &RecallOptions::default()));
+    }
+    out += &format!("{:?}", m.space_units(space));
+    let subjects = m.fact_subjects(space, &all).unwrap();
+    for s in &subjects {
+        out += &format!("{:?}", m.history(space, &s.subject, &all));
+    }
+    out += &format!("{subjects:?}");
+    for speaker in m.speakers(space, &all).unwrap() {
+        out += &format!("{speaker} {:?}", m.profile(space, &speaker, &all));
+    }
+    let entities = m.entities(space, None, &all).unwrap();
+    for e in &entities {
+        out += &format!("{:?}", m.entity(space, &e.name, &all));
+    }
+    out += &format!("{entities:?}{:?}", m.session_headers(space));
+    let mut export = Vec::new();
+    m.export(space, &mut export).unwrap();
+    out += &String::from_utf8_lossy(&export);
+    out.to_lowercase()
+}
+
+/// Whether a file under `dir` holds `needle`'s bytes.
+fn on_disk(dir: &std::path::Path, needle: &str) -> bool {
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+fn user_session(id: &str, user: &str, lines: &[&str]) -> SessionInput {
+    let messages: Vec<serde_json::Value> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            serde_json::json!({"role": role, "text": t})
+        })
+        .collect();
+    serde_json::from_value(
+        serde_json::json!({"id": id, "occurred_at": "2026-03-01T10:00:00Z",
+        "metadata": {"user_id": user, "topic": id}, "messages": messages}),
+    )
+    .unwrap()
+}
+
+/// Issue 53: forgetting an end user (a partition) leaves no read showing any word of
+/// theirs, and no file holding it (embedded), while another user of the space keeps
+/// everything; a partition holding nothing answers zeros.
+#[test]
+fn forgetting_a_partition_leaves_nothing_of_that_user_and_all_of_the_other() {
+    each(|b| {
+        let m = b.memory();
+        let u1 = ["zorvantha", "pelliwog", "quenbrix", "vermilionkq"];
+        let u2 = ["tamberlune", "oskivar", "drumwell"];
+        m.ingest_sessions(
+            "app",
+            vec![
+                user_session(
+                    "a1",
+                    "u1",
+                    &[
+                        "I live in Zorvantha now.",
+                        "Zorvantha sounds lovely!",
+                        "My dog is named Pelliwog.",
+                        "Pelliwog is a great name.",
+                    ],
+                ),
+                user_session(
+                    "a2",
+                    "u1",
+                    &[
+                        "I work at Quenbrix.",
+                        "Quenbrix, nice.",
+                        "My favorite color is vermilionkq.",
+                        "Noted.",
+                    ],
+                ),
+                user_session(
+                    "b1",
+                    "u2",
+                    &[
+                        "I live in Tamberlune now.",
+                        "Tamberlune sounds lovely!",
+                        "My dog is named Oskivar.",
+                        "Oskivar is a great name.",
+                        "I work at Drumwell.",
+                        "Drumwell, nice.",
+                    ],
+                ),
+            ],
+        )
+        .unwrap();
+        // u1 in another space is another tenant's: untouched.
+        m.ingest_session(
+            "other",
+            user_session("c1", "u1", &["I live in Zorvantha.", "Ok."]),
+        )
+        .unwrap();
+        let queries = [
+            "Where do I live?",
+            "What is my dog's name?",
+            "Where do I work?",
+            "favorite color",
+            "Zorvantha Pelliwog Quenbrix vermilionkq",
+        ];
+        let before = everything_shown(&m, "app", &queries);
+        for c in u1.iter().chain(&u2) {
+            assert!(
+                before.contains(c),
+                "{}: {c} is shown before the forget",
+                b.name()
+            );
+        }
+        let partition = cairn::Partition::parse(&serde_json::json!({"user_id": "u1"})).unwrap();
+        let r = m.forget_partition("app", &partition).unwrap();
+        assert_eq!((r.sessions, r.messages), (2, 8), "{}: {r:?}", b.name());
+        assert!(r.units > 0, "{}: {r:?}", b.name());
+        let after = everything_shown(&m, "app", &queries);
+        for c in u1 {
+            assert!(!after.contains(c), "{}: {c} is still shown", b.name());
+        }
+        for c in u2 {
+            assert!(after.contains(c), "{}: {c} of u2 is gone", b.name());
+        }
+        assert!(everything_shown(&m, "other", &["Zorvantha"]).contains("zorvantha"));
+        // Nothing left to forget: zeros, not an error.
+        let again = m.forget_partition("app", &partition).unwrap();
+        assert_eq!(
+            again,
+            cairn::PartitionForgetReport::default(),
+            "{}",
+            b.name()
+        );
+        assert!(m.forget_partition("nowhere", &partition).is_err());
+        let check = m.check(false).unwrap();
+        assert!(check.consistent, "{}: {check:?}", b.name());
+        if b.name() == "embedded" {
+            m.flush().unwrap();
+            for c in ["pelliwog", "quenbrix", "vermilionkq"] {
+                assert!(!on_disk(m.dir(), c), "{c} is still in a file");
+            }
+            assert!(on_disk(m.dir(), "Oskivar"));
+        }
+    });
+}
+
+/// Issue 53: forgetting a message with its reply (`exchange`) takes the reply's words
+/// out of the memories, the export and recall, and an entity only they named out of the
+/// entities; an entity named elsewhere too stays.
+#[test]
+fn forgetting_an_exchange_takes_the_reply_and_what_only_it_named() {
+    each(|b| {
+        let m = b.memory();
+        let s = |id: &str, lines: &[&str]| user_session(id, "u1", lines);
+        m.ingest_sessions(
+            "x",
+            vec![
+                s(
+                    "move",
+                    &[
+                        "I moved to Lisbon last month.",
+                        "Congratulations on the move to Lisbon!",
+                        "My sister loves visiting Porto.",
+                        "Porto is a beautiful city.",
+                    ],
+                ),
+                s(
+                    "trip",
+                    &["We drove to Porto for the weekend.", "Sounds fun."],
+                ),
+            ],
+        )
+        .unwrap();
+        let names = |m: &Memory| -> Vec<String> {
+            m.entities("x", None, &cairn::ScopeOptions::default())
+                .unwrap()
+                .into_iter()
+                .map(|e| e.name.to_lowercase())
+                .collect()
+        };
+        let before = names(&m);
+        assert!(
+            before.contains(&"lisbon".into()),
+            "{}: {before:?}",
+            b.name()
+        );
+        assert!(before.contains(&"porto".into()), "{}: {before:?}", b.name());
+        let r = m.forget_message_with("x", "move", "0", true).unwrap();
+        assert_eq!(r.forgotten_messages, ["0", "1"], "{}", b.name());
+        assert!(!r.forgotten_session);
+        let shown = everything_shown(&m, "x", &["Lisbon", "congratulations on the move"]);
+        assert!(
+            !shown.contains("lisbon"),
+            "{}: Lisbon is still shown",
+            b.name()
+        );
+        assert!(!shown.contains("congratulations"), "{}", b.name());
+        assert!(!names(&m).contains(&"lisbon".into()), "{}", b.name());
+        // Porto's exchange goes, but another session names Porto too: it stays.
+        m.forget_message_with("x", "move", "2", true).unwrap();
+        assert!(
+            names(&m).contains(&"porto".into()),
+            "{}: {:?}",
+            b.name(),
+            names(&m)
+        );
+        assert!(
+            m.session("x", "move").unwrap().is_none(),
+            "{}: no message was left",
+            b.name()
+        );
+        let check = m.check(false).unwrap();
+        assert!(check.consistent, "{}: {check:?}", b.name());
+    });
+}

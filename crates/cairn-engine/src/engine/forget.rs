@@ -1,7 +1,8 @@
-//! Forgetting: a session, some of its messages, or a memory unit, each in one write under
-//! the write lock, with every derived copy (units, index entries, vectors, cached vectors
-//! of the text) removed too.
-use cairn_core::{InputError, SpaceId, StoreError, Unit, UnitKind};
+//! Forgetting: a session, some of its messages (one, or an exchange: a message and the
+//! reply to it), a memory unit, or every session of an end-user partition, each in one
+//! write under the write lock, with every derived copy (units, index entries, vectors,
+//! cached vectors of the text) removed too.
+use cairn_core::{InputError, Message, Partition, SpaceId, StoreError, Unit, UnitKind};
 use std::sync::atomic::Ordering;
 
 use super::{Engine, EngineError, WriteLock};
@@ -26,7 +27,68 @@ pub struct ForgetReport {
     pub removed_units: usize,
 }
 
+/// What forgetting a message (or an exchange) removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MessageForgetReport {
+    pub session_id: String,
+    /// The messages forgotten, in session order: the one named, and with `exchange` the
+    /// reply to it when it has one.
+    pub forgotten_messages: Vec<String>,
+    /// The session was forgotten whole: it had no message left.
+    pub forgotten_session: bool,
+    /// Units removed (units derived again without the messages are not counted).
+    pub removed_units: usize,
+}
+
+/// What forgetting an end-user partition removed (all zero when it held no session).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PartitionForgetReport {
+    /// Sessions forgotten: every session whose metadata the partition holds.
+    pub sessions: usize,
+    /// Messages those sessions held.
+    pub messages: usize,
+    /// Units removed (turns, rounds, episodes, facts, profile contributions...).
+    pub units: usize,
+}
+
 impl Engine {
+    /// Forgets every session of an end-user partition of a space (a data-protection
+    /// request: Mem0's `delete_all(user_id=...)`), and so everything derived from them:
+    /// units, facts, profile contributions, entity mentions, vectors, index entries and
+    /// cached vectors. One write lock and one scrub for all of them, so N sessions do not
+    /// cost N rewrites of the text index. A partition holding no session is no error: the
+    /// report is all zero (the user may have been forgotten already).
+    pub fn forget_partition(
+        &self,
+        space: &SpaceId,
+        partition: &Partition,
+    ) -> Result<PartitionForgetReport, EngineError> {
+        self.require_space(space)?;
+        // Held from the listing on: a session of the partition ingested meanwhile would
+        // otherwise be missed, or one read here be rewritten by a concurrent append.
+        let w = self.lock_to_forget()?;
+        let held: Vec<_> = self
+            .b
+            .records
+            .session_headers(space)?
+            .into_iter()
+            .filter(|h| partition.holds(&h.metadata))
+            .collect();
+        if held.is_empty() {
+            self.forgotten();
+            return Ok(PartitionForgetReport::default());
+        }
+        let ids: Vec<String> = held.iter().map(|h| h.id.clone()).collect();
+        let report = PartitionForgetReport {
+            sessions: held.len(),
+            messages: held.iter().map(|h| h.messages).sum(),
+            units: self.delete_sessions_locked(space, &ids)?,
+        };
+        self.scrub(w)?;
+        self.forgotten();
+        Ok(report)
+    }
+
     /// Forgets a whole session: its record, units, vectors and index entries.
     pub fn forget_session(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
         self.require_space(space)?;
@@ -57,9 +119,23 @@ impl Engine {
     /// Deletes a session and everything derived from it, cached vectors of its text
     /// included; the caller holds the write lock.
     fn delete_session_locked(&self, space: &SpaceId, session: &str) -> Result<usize, EngineError> {
-        let before = self.b.records.session_units(space, session)?;
-        let ids = self.b.records.delete_session(space, session)?;
-        self.purge_cached(&before, &[])?;
+        self.delete_sessions_locked(space, &[session.to_string()])
+    }
+
+    /// Deletes sessions and everything derived from them: each record with its units in
+    /// a transaction of its own, then the index entries of all of them at once (one text
+    /// commit, not one per session). The caller holds the write lock.
+    fn delete_sessions_locked(
+        &self,
+        space: &SpaceId,
+        sessions: &[String],
+    ) -> Result<usize, EngineError> {
+        let mut ids = Vec::new();
+        for session in sessions {
+            let before = self.b.records.session_units(space, session)?;
+            ids.extend(self.b.records.delete_session(space, session)?);
+            self.purge_cached(&before, &[])?;
+        }
         self.b.text.remove_forgotten(space, &ids)?;
         self.b.vectors.remove(space, &ids)?;
         self.removals_applied(space)?;
@@ -75,6 +151,51 @@ impl Engine {
     ) -> Result<usize, EngineError> {
         self.forget_messages(space, session, &[message.to_string()])
             .map(|(removed, _)| removed)
+    }
+
+    /// Forgets one message and, with `exchange`, the reply to it: the next message of the
+    /// session when another speaker wrote it (another role; for messages without one,
+    /// another speaker name). So "I moved to Lisbon" takes "Congratulations on the move
+    /// to Lisbon!" with it, and nothing the reply repeated stays in memories, export or
+    /// entities. A message with no reply after it is forgotten alone.
+    pub fn forget_message_with(
+        &self,
+        space: &SpaceId,
+        session: &str,
+        message: &str,
+        exchange: bool,
+    ) -> Result<MessageForgetReport, EngineError> {
+        self.require_space(space)?;
+        let w = self.lock_to_forget()?;
+        let Some(rec) = self.b.records.get_session(space, session)? else {
+            return Err(
+                StoreError::NotFound(format!("session {session:?} in space {space:?}")).into(),
+            );
+        };
+        let messages = &rec.session.messages;
+        let Some(at) = messages.iter().position(|m| m.id == message) else {
+            return Err(StoreError::NotFound(format!(
+                "message {message:?} of session {session:?}"
+            ))
+            .into());
+        };
+        let mut ids = vec![message.to_string()];
+        if let Some(reply) = messages
+            .get(at + 1)
+            .filter(|r| exchange && answers(r, &messages[at]))
+        {
+            ids.push(reply.id.clone());
+        }
+        let (removed_units, forgotten_session) =
+            self.forget_messages_locked(space, session, &ids)?;
+        self.scrub(w)?;
+        self.forgotten();
+        Ok(MessageForgetReport {
+            session_id: session.to_string(),
+            forgotten_messages: ids,
+            forgotten_session,
+            removed_units,
+        })
     }
 
     /// Forgets messages of one session in one write: the session is rewritten without
@@ -206,5 +327,14 @@ impl Engine {
         self.scrub(w)?;
         self.forgotten();
         Ok(report)
+    }
+}
+
+/// Whether `next` is a reply to `m`: written by another speaker (another role when both
+/// have one, else another speaker name).
+fn answers(next: &Message, m: &Message) -> bool {
+    match (next.role, m.role) {
+        (Some(a), Some(b)) => a != b,
+        _ => next.speaker_name() != m.speaker_name(),
     }
 }

@@ -49,7 +49,7 @@ use cairn_core::{
 };
 pub use committer::TextCommitter;
 pub use enrich::{enrichment_units, llm_fact_id, EnrichReport};
-pub use forget::ForgetReport;
+pub use forget::{ForgetReport, MessageForgetReport, PartitionForgetReport};
 pub use ingest::Exported;
 use ingest::WriteMode;
 pub use receipt::{WriteOptions, MAX_IDEMPOTENCY_KEY};

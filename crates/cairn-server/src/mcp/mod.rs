@@ -180,6 +180,10 @@ pub struct ForgetArgs {
     /// With `session_id`: forget only this message of it (one of a hit's `turn_ids`).
     #[serde(default)]
     pub message_id: Option<String>,
+    /// With `message_id`: forget the reply to it too (the next message, when the other
+    /// party wrote it), so nothing the reply repeated stays.
+    #[serde(default)]
+    pub exchange: bool,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -573,7 +577,7 @@ impl CairnMcp {
     }
 
     #[tool(
-        description = "Permanently delete from long-term memory: a memory `recall` returned (`memory_id`: the messages it was drawn from are deleted, and the answer lists them), a whole conversation (`session_id`), or one message of it (`session_id` and `message_id`). The words and everything derived from them are removed and can no longer be recalled. Use when the user asks to forget something or information is wrong; it cannot be undone."
+        description = "Permanently delete from long-term memory: a memory `recall` returned (`memory_id`: the messages it was drawn from are deleted, and the answer lists them), a whole conversation (`session_id`), or one message of it (`session_id` and `message_id`; with `exchange: true` the reply to it too). The words and everything derived from them are removed and can no longer be recalled. Use when the user asks to forget something or information is wrong; it cannot be undone."
     )]
     async fn forget(
         &self,
@@ -583,6 +587,12 @@ impl CairnMcp {
         let run = async {
             let who = self.caller(&ctx)?;
             let space = self.space(args.space, &who)?;
+            if args.exchange && args.message_id.is_none() {
+                return Err(ApiError::invalid(
+                    "exchange",
+                    "`exchange` forgets a message's reply with it: pass it with `session_id` and `message_id`",
+                ));
+            }
             match (args.memory_id, args.session_id) {
                 (Some(id), None) if args.message_id.is_none() => {
                     let r = ops::forget_memory(&self.state, &who, &space, id).await?;
@@ -590,17 +600,26 @@ impl CairnMcp {
                     v["forgotten"] = json!(true);
                     Ok(v)
                 }
-                (None, Some(session)) => {
-                    let n = ops::forget(
-                        &self.state,
-                        &who,
-                        &space,
-                        &session,
-                        args.message_id.as_deref(),
-                    )
-                    .await?;
-                    Ok(json!({"forgotten": true, "removed_units": n}))
-                }
+                (None, Some(session)) => match args.message_id.as_deref() {
+                    Some(message) => {
+                        let r = ops::forget_message(
+                            &self.state,
+                            &who,
+                            &space,
+                            &session,
+                            message,
+                            args.exchange,
+                        )
+                        .await?;
+                        let mut v = serde_json::to_value(r).map_err(ApiError::internal)?;
+                        v["forgotten"] = json!(true);
+                        Ok(v)
+                    }
+                    None => {
+                        let n = ops::forget_session(&self.state, &who, &space, &session).await?;
+                        Ok(json!({"forgotten": true, "removed_units": n}))
+                    }
+                },
                 _ => Err(ApiError::invalid(
                     "memory_id",
                     "pass `memory_id` (a recall hit's), or `session_id` with an optional `message_id`",

@@ -84,6 +84,11 @@ fn table(state: &S) -> Vec<Route> {
         r(Method::GET, "/v1/spaces", get(list_spaces)),
         r(Method::POST, "/v1/spaces", post(create_space)),
         r(Method::DELETE, "/v1/spaces/{space}", delete(delete_space)),
+        r(
+            Method::POST,
+            "/v1/spaces/{space}/partitions/forget",
+            post(forget_partition),
+        ),
         r(Method::GET, "/v1/stats", get(all_stats)),
         r(Method::GET, "/v1/spaces/{space}/stats", get(space_stats)),
         r(

@@ -46,6 +46,7 @@ use utoipa::{Modify, OpenApi};
         super::spaces::list_spaces,
         super::spaces::create_space,
         super::spaces::delete_space,
+        super::spaces::forget_partition,
         super::spaces::all_stats,
         super::spaces::space_stats,
         super::sessions::ingest_session,

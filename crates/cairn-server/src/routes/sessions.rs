@@ -6,8 +6,10 @@ use crate::error::ApiError;
 use crate::ops::{self, blocking};
 use crate::wire::doc::*;
 use crate::wire::formats::SessionInputWire;
-use crate::wire::out::{Removed, SessionOut};
-use crate::wire::{AddMessages, BatchIngest, GroupIngest, ListSessions, Page, WireJson};
+use crate::wire::out::{ForgotMessages, Removed, SessionOut};
+use crate::wire::{
+    AddMessages, BatchIngest, ForgetMessageQuery, GroupIngest, ListSessions, Page, WireJson,
+};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
@@ -267,7 +269,7 @@ pub(super) async fn delete_session(
     Extension(who): Extension<Principal>,
     Path((space, session)): Path<(String, String)>,
 ) -> ApiResult<Json<Removed>> {
-    let removed_units = ops::forget(&st, &who, &space, &session, None).await?;
+    let removed_units = ops::forget_session(&st, &who, &space, &session).await?;
     Ok(Json(Removed { removed_units }))
 }
 
@@ -277,10 +279,10 @@ pub(super) async fn delete_session(
     operation_id = "deleteMessage",
     tag = "sessions",
     summary = "Forget one message",
-    description = "The session is re-derived without it; forgetting the last message forgets the session.",
-    params(SpacePath, SessionPath, MessagePath),
+    description = "The session is re-derived without it; forgetting the last message forgets the session. With `exchange=true` the reply to it goes too: the next message of the session when another speaker (another role) wrote it, so what the reply repeated (\"Congratulations on the move to Lisbon!\") leaves memories, export and entities with it. The answer lists the messages forgotten.",
+    params(SpacePath, SessionPath, MessagePath, ForgetMessageQuery),
     responses(
-        (status = 200, description = "OK", body = crate::wire::out::Removed),
+        (status = 200, description = "OK", body = crate::wire::out::ForgotMessages),
         (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden),
         (status = 404, response = NotFound),
@@ -292,7 +294,9 @@ pub(super) async fn delete_message(
     State(st): State<S>,
     Extension(who): Extension<Principal>,
     Path((space, session, message)): Path<(String, String, String)>,
-) -> ApiResult<Json<Removed>> {
-    let removed_units = ops::forget(&st, &who, &space, &session, Some(&message)).await?;
-    Ok(Json(Removed { removed_units }))
+    q: Result<Query<ForgetMessageQuery>, QueryRejection>,
+) -> ApiResult<Json<ForgotMessages>> {
+    let exchange = query(q)?.exchange.unwrap_or(false);
+    let r = ops::forget_message(&st, &who, &space, &session, &message, exchange).await?;
+    Ok(Json(r))
 }

@@ -2,10 +2,12 @@
 use super::{ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
-use crate::ops::blocking;
+use crate::ops::{self, blocking};
 use crate::wire::doc::*;
-use crate::wire::out::{AllStats, Deleted, Health, Ready, SpaceCreated, SpaceList, StatsOut};
-use crate::wire::{CreateSpace, WireJson};
+use crate::wire::out::{
+    AllStats, Deleted, ForgotPartition, Health, Ready, SpaceCreated, SpaceList, StatsOut,
+};
+use crate::wire::{CreateSpace, ForgetPartition, WireJson};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
@@ -170,6 +172,39 @@ pub(super) async fn delete_space(
         return Err(no_space(&space));
     }
     Ok(Json(Deleted { deleted: true }))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/spaces/{space}/partitions/forget",
+    operation_id = "forgetPartition",
+    tag = "spaces",
+    summary = "Forget an end user (a partition)",
+    description = "A data-protection request (Mem0's `delete_all(user_id=...)`): forgets every session of the space whose metadata holds the partition's values (`{\"user_id\": \"u1\"}` takes u1's sessions whatever their other keys) and everything derived from them (units, facts, profile contributions, entity mentions, vectors, index entries, cached vectors), in one write, scrubbed from the files before it answers. Needs write access. A partition holding no session answers 200 with zeros, not 404, so the request can be repeated.",
+    params(SpacePath),
+    request_body = crate::wire::ForgetPartition,
+    responses(
+        (status = 200, description = "OK", body = crate::wire::out::ForgotPartition),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Invalid),
+        (status = 500, response = Internal),
+    ),
+)]
+pub(super) async fn forget_partition(
+    State(st): State<S>,
+    Extension(who): Extension<Principal>,
+    Path(space): Path<String>,
+    WireJson(body): WireJson<ForgetPartition>,
+) -> ApiResult<Json<ForgotPartition>> {
+    let partition = cairn::Partition::parse(&body.partition)
+        .map_err(|e| ApiError::from(cairn::Error::from(e)))?;
+    Ok(Json(
+        ops::forget_partition(&st, &who, &space, partition).await?,
+    ))
 }
 
 pub(super) fn no_space(space: &str) -> ApiError {

@@ -180,6 +180,25 @@ pub struct CreateKey {
     pub partition: Option<serde_json::Value>,
 }
 
+/// `POST /v1/spaces/{space}/partitions/forget`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetPartition {
+    /// The end-user partition: an object of `user_id`, `agent_id`, `namespace` and their values, e.g. `{"user_id": "u1"}`. Every session whose metadata holds each value is forgotten, whatever its other keys.
+    #[schema(value_type = Object)]
+    pub partition: Value,
+}
+
+/// Query of `DELETE /v1/spaces/{space}/sessions/{session}/messages/{message}`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetMessageQuery {
+    /// Also forget the reply to the message: the next message of the session, when another speaker (another role) wrote it.
+    #[param(required = false)]
+    pub exchange: Option<bool>,
+}
+
 /// `POST /v1/spaces/{space}/sessions/batch`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -317,6 +317,49 @@ impl From<cairn::ForgetReport> for ForgotMemory {
     }
 }
 
+/// What forgetting a message (with `exchange`, the message and its reply) removed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ForgotMessages {
+    pub session_id: String,
+    /// The messages forgotten, in session order.
+    pub forgotten_messages: Vec<String>,
+    /// The session went: it had no message left.
+    pub forgotten_session: bool,
+    pub removed_units: usize,
+}
+
+impl From<cairn::MessageForgetReport> for ForgotMessages {
+    fn from(r: cairn::MessageForgetReport) -> Self {
+        Self {
+            session_id: r.session_id,
+            forgotten_messages: r.forgotten_messages,
+            forgotten_session: r.forgotten_session,
+            removed_units: r.removed_units,
+        }
+    }
+}
+
+/// What forgetting an end-user partition removed; all zero when it held no session.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ForgotPartition {
+    /// Sessions forgotten.
+    pub sessions: usize,
+    /// Messages they held.
+    pub messages: usize,
+    /// Units removed.
+    pub units: usize,
+}
+
+impl From<cairn::PartitionForgetReport> for ForgotPartition {
+    fn from(r: cairn::PartitionForgetReport) -> Self {
+        Self {
+            sessions: r.sessions,
+            messages: r.messages,
+            units: r.units,
+        }
+    }
+}
+
 /// Units removed by a forget.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Removed {
