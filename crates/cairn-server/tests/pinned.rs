@@ -227,6 +227,20 @@ fn a_pinned_key_writes_into_its_partition_and_forgets_only_there() {
             .status,
         200
     );
+    // Forgetting a user: its own partition only.
+    let forget = |user: &str| {
+        s.post(
+            "/v1/spaces/{space}/partitions/forget",
+            &["app"],
+            &k,
+            &json!({"partition": {"user_id": user}}),
+        )
+    };
+    let r = forget("u2");
+    assert_eq!((r.status, r.code()), (403, "outside_partition"), "{}", r.text);
+    let r = forget("u1");
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["sessions"], 1, "p1 (a1 went above): {}", r.text);
     // MCP remember through the key is tagged too, and cannot name another user.
     let (err, v) = tool(
         &s,
