@@ -508,7 +508,7 @@ fn mcp_over_stdio_pinned_to_a_partition_keeps_its_user_apart() {
     let mine = pipelined(
         &dir,
         &["--space", "app", "--partition", &u1],
-        &[recall.clone()],
+        std::slice::from_ref(&recall),
     )
     .unwrap();
     assert!(

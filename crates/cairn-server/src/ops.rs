@@ -234,10 +234,11 @@ pub async fn forget_partition(
     partition: cairn::Partition,
 ) -> Result<crate::wire::out::ForgotPartition, ApiError> {
     // A pinned key forgets its own partition only (403 `outside_partition` otherwise).
-    who.require_in(space, Need::Write)?.scope(cairn::ScopeOptions {
-        partition: Some(partition.to_value()),
-        ..Default::default()
-    })?;
+    who.require_in(space, Need::Write)?
+        .scope(cairn::ScopeOptions {
+            partition: Some(partition.to_value()),
+            ..Default::default()
+        })?;
     let sp = space.to_string();
     let r = blocking(state, move |m| m.forget_partition(&sp, &partition)).await?;
     Ok(r.into())
@@ -258,7 +259,9 @@ fn require_held(
         .session(space, id)?
         .is_some_and(|r| pin.holds(&r.session.metadata));
     if !held {
-        return Err(cairn::StoreError::NotFound(format!("session {id:?} in space {space:?}")).into());
+        return Err(
+            cairn::StoreError::NotFound(format!("session {id:?} in space {space:?}")).into(),
+        );
     }
     Ok(())
 }

@@ -237,7 +237,12 @@ fn a_pinned_key_writes_into_its_partition_and_forgets_only_there() {
         )
     };
     let r = forget("u2");
-    assert_eq!((r.status, r.code()), (403, "outside_partition"), "{}", r.text);
+    assert_eq!(
+        (r.status, r.code()),
+        (403, "outside_partition"),
+        "{}",
+        r.text
+    );
     let r = forget("u1");
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["sessions"], 1, "p1 (a1 went above): {}", r.text);

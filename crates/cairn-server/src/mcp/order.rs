@@ -91,19 +91,17 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for InOrder<T> {
         self.inner.send(item)
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
-        async move {
-            let mut m = self.inner.receive().await?;
-            if let JsonRpcMessage::Request(r) = &mut m {
-                let turn = Turn(Arc::new(Ticket {
-                    n: self.issued,
-                    finished: self.finished.clone(),
-                }));
-                self.issued += 1;
-                r.request.extensions_mut().insert(turn);
-            }
-            Some(m)
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let mut m = self.inner.receive().await?;
+        if let JsonRpcMessage::Request(r) = &mut m {
+            let turn = Turn(Arc::new(Ticket {
+                n: self.issued,
+                finished: self.finished.clone(),
+            }));
+            self.issued += 1;
+            r.request.extensions_mut().insert(turn);
         }
+        Some(m)
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
