@@ -59,12 +59,11 @@ pub(super) async fn list_memories(
     };
     let filter = super::filter_param(q.filter.as_deref())?;
     let offset = listing.offset;
-    let page = blocking(&st, move |m| {
-        m.list_units(&space, &listing, filter.as_ref())
-    })
-    .await?;
+    let (sp, asked) = (space.clone(), filter.clone());
+    let page = blocking(&st, move |m| m.list_units(&sp, &listing, asked.as_ref())).await?;
+    let warnings = crate::ops::listing_warnings(&st, &space, filter).await?;
     let items = page.units.into_iter().map(MemoryOut::from).collect();
-    Ok(Json(Page::new(items, page.total, offset)))
+    Ok(Json(Page::new(items, page.total, offset).warned(warnings)))
 }
 
 #[utoipa::path(

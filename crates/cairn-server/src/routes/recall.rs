@@ -67,11 +67,11 @@ pub(super) async fn history(
     who.require(&space, Need::Read)?;
     let Query(q) = q.map_err(|e| ApiError::invalid("subject", e.body_text()))?;
     let scope = scope_of(q.filter.as_deref(), q.as_of.as_deref())?;
-    Ok(Json(
-        ops::history(&st, &who, &space, q.subject, scope)
-            .await?
-            .into(),
-    ))
+    let w = ops::history(&st, &who, &space, q.subject, scope).await?;
+    Ok(Json(FactHistoryOut {
+        warnings: w.warnings,
+        ..w.answer.into()
+    }))
 }
 
 #[utoipa::path(
@@ -99,8 +99,11 @@ pub(super) async fn speakers(
 ) -> ApiResult<Json<SpeakerList>> {
     who.require(&space, Need::Read)?;
     let scope = super::query(q)?.options()?;
-    let speakers = ops::speakers(&st, &who, &space, scope).await?;
-    Ok(Json(SpeakerList { speakers }))
+    let w = ops::speakers(&st, &who, &space, scope).await?;
+    Ok(Json(SpeakerList {
+        speakers: w.answer,
+        warnings: w.warnings,
+    }))
 }
 
 #[utoipa::path(
@@ -128,6 +131,9 @@ pub(super) async fn profile(
 ) -> ApiResult<Json<SpeakerProfileOut>> {
     who.require(&space, Need::Read)?;
     let scope = super::query(q)?.options()?;
-    let profile = ops::profile(&st, &who, &space, speaker, scope).await?;
-    Ok(Json(profile.into()))
+    let w = ops::profile(&st, &who, &space, speaker, scope).await?;
+    Ok(Json(SpeakerProfileOut {
+        warnings: w.warnings,
+        ..w.answer.into()
+    }))
 }

@@ -197,12 +197,14 @@ pub(super) async fn list_sessions(
     let limit = page_limit(q.limit)?;
     let offset = q.offset.unwrap_or(0);
     let filter = super::filter_param(q.filter.as_deref())?;
+    let (sp, asked) = (space.clone(), filter.clone());
     let page = blocking(&st, move |m| {
-        m.list_sessions(&space, filter.as_ref(), offset, limit)
+        m.list_sessions(&sp, asked.as_ref(), offset, limit)
     })
     .await?;
+    let warnings = crate::ops::listing_warnings(&st, &space, filter).await?;
     let items = page.sessions.into_iter().map(SessionOut::from).collect();
-    Ok(Json(Page::new(items, page.total, offset)))
+    Ok(Json(Page::new(items, page.total, offset).warned(warnings)))
 }
 
 #[utoipa::path(
