@@ -422,11 +422,11 @@ fn after(before: &[PathBuf]) -> String {
     match before {
         [] => "no other page".to_string(),
         [one] => one.display().to_string(),
-        [.., last] => format!(
-            "{} (and the {} pages before it)",
-            last.display(),
-            before.len() - 1
-        ),
+        [.., last] => {
+            let n = before.len() - 1;
+            let pages = if n == 1 { "page" } else { "pages" };
+            format!("{} (and the {n} {pages} before it)", last.display())
+        }
     }
 }
 
