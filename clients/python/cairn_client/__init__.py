@@ -10,7 +10,7 @@ Framework adapters are optional extras, imported from their own modules:
 from ._api import ROUTES
 from ._core import RetryPolicy
 from .client import AsyncCairn, Cairn
-from .errors import ApiError, CairnError, ConnectionError, TimeoutError
+from .errors import ApiError, CairnError, CairnWarning, ConnectionError, TimeoutError
 from .types import (
     AgentRun,
     AgentState,
@@ -71,7 +71,7 @@ from .version import __version__
 
 __all__ = [
     "ROUTES", "RetryPolicy", "Cairn", "AsyncCairn",
-    "CairnError", "ApiError", "ConnectionError", "TimeoutError",
+    "CairnError", "CairnWarning", "ApiError", "ConnectionError", "TimeoutError",
     "AgentRun", "AgentState", "AgentStep", "ContextSpan", "EntityDetail", "EntityMention",
     "EntityRelation", "EntitySummary", "Evidence", "FactHistory",
     "FactSubject", "FactVersion", "ForgotMemory", "ForgotPartition", "GroupMessage", "Health", "Hit",

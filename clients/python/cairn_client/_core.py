@@ -14,13 +14,14 @@ import random
 import re
 import time
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Generic, Mapping, Optional, Tuple, TypeVar, Union
 from urllib.parse import quote
 
 import httpx
 
-from .errors import ApiError, CairnError, ConnectionError, TimeoutError
+from .errors import ApiError, CairnError, CairnWarning, ConnectionError, TimeoutError
 
 T = TypeVar("T")
 
@@ -166,7 +167,9 @@ def settle(call: Call[T], outcome: Outcome, attempt: int, policy: RetryPolicy) -
     when the error is to be raised now."""
     if isinstance(outcome, httpx.Response) and outcome.status_code < 400:
         try:
-            return call.parse(outcome), None
+            value = call.parse(outcome)
+            warn_of(outcome)
+            return value, None
         except (ValueError, KeyError, TypeError) as e:
             # A 2xx that is not the documented shape (a proxy's page, another server).
             bad = CairnError(f"unexpected answer to {call.method} {call.path}: {e}")
@@ -191,6 +194,18 @@ def settle(call: Call[T], outcome: Outcome, attempt: int, policy: RetryPolicy) -
     if policy.on_retry is not None:
         policy.on_retry(attempt + 1, delay, err)
     return err, delay
+
+
+def warn_of(response: httpx.Response) -> None:
+    """Emits each of an answer's ``warnings`` as a :class:`CairnWarning` (a method that
+    returns a bare list has no field to carry them)."""
+    if not response.headers.get("content-type", "").startswith("application/json"):
+        return
+    body = response.json()
+    for w in body.get("warnings", []) if isinstance(body, dict) else []:
+        if isinstance(w, dict):
+            message = f"{w.get('message', '')} ({w.get('field', '')})"
+            warnings.warn(CairnWarning(message, w.get("code", ""), w.get("field", "")), stacklevel=4)
 
 
 def client_headers(api_key: Optional[str], extra: Optional[Mapping[str, str]], version: str) -> Dict[str, str]:

@@ -16,6 +16,20 @@ class CairnError(Exception):
     """Base of every error raised by the Cairn clients."""
 
 
+class CairnWarning(UserWarning):
+    """A warning the server answered beside a result (``warnings`` in its JSON), emitted
+    with :func:`warnings.warn` by every call, including those that return a bare list
+    (``subjects``, ``entities``, ``speakers``): ``code`` (``unknown_filter_key``: a
+    ``filter`` names a metadata key no session carries, most often a misspelling) and
+    ``field`` (``filter.userid``). Turn it into an error with
+    ``warnings.simplefilter("error", CairnWarning)``."""
+
+    def __init__(self, message: str, code: str = "", field: str = ""):
+        super().__init__(message)
+        self.code = code
+        self.field = field
+
+
 class ApiError(CairnError):
     """The server answered with an error: RFC 9457 problem details with a stable ``code``
     (``space_not_found``, ``invalid_field``, ``idempotency_key_reused``, ...), the HTTP

@@ -84,6 +84,18 @@ class SessionInput:
 
 
 @dataclass(frozen=True)
+class Warning:  # noqa: A001 (the spec's name; Python's own is ``builtins.Warning``)
+    """Something a read answered but wants its caller to know: ``code``
+    (``unknown_filter_key``: a ``filter`` names a metadata key no session the request may
+    see carries, most often a misspelling), the request's ``field`` (``filter.userid``)
+    and a ``message``."""
+
+    code: str
+    field: str
+    message: str
+
+
+@dataclass(frozen=True)
 class SessionRecord:
     space: str
     recorded_at: str
@@ -96,6 +108,9 @@ class SessionPage:
     total: int
     offset: int
     next_offset: Optional[int] = None
+    #: What the server wants the caller to know about the request (a ``filter`` key no
+    #: session carries); every one is also emitted as a :class:`cairn_client.CairnWarning`.
+    warnings: List[Warning] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -205,6 +220,9 @@ class Recall:
     no_relevant_memory: bool = False
     timings: Timings = field(default_factory=Timings)
     explain: Optional[RecallExplanation] = None
+    #: What the server wants the caller to know about the request (a ``filter`` key no
+    #: session carries); every one is also emitted as a :class:`cairn_client.CairnWarning`.
+    warnings: List[Warning] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -242,6 +260,9 @@ class UnitPage:
     total: int
     offset: int
     next_offset: Optional[int] = None
+    #: What the server wants the caller to know about the request (a ``filter`` key no
+    #: session carries); every one is also emitted as a :class:`cairn_client.CairnWarning`.
+    warnings: List[Warning] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -340,6 +361,9 @@ class FactHistory:
     subject: str
     #: Oldest first; the last is current.
     versions: List[FactVersion]
+    #: What the server wants the caller to know about the request (a ``filter`` key no
+    #: session carries); every one is also emitted as a :class:`cairn_client.CairnWarning`.
+    warnings: List[Warning] = field(default_factory=list)
 
     @property
     def current(self) -> Optional[FactVersion]:
@@ -394,6 +418,9 @@ class SpeakerProfile:
     skills: List[Evidence] = field(default_factory=list)
     topics: List[str] = field(default_factory=list)
     facts: List[ProfileFact] = field(default_factory=list)
+    #: What the server wants the caller to know about the request (a ``filter`` key no
+    #: session carries); every one is also emitted as a :class:`cairn_client.CairnWarning`.
+    warnings: List[Warning] = field(default_factory=list)
 
 
 # ---- the caller, fact subjects ---------------------------------------------------------
@@ -491,6 +518,9 @@ class EntityDetail:
     mentions: List[EntityMention] = field(default_factory=list)
     relations: List[EntityRelation] = field(default_factory=list)
     timeline: List[TimelineEntry] = field(default_factory=list)
+    #: What the server wants the caller to know about the request (a ``filter`` key no
+    #: session carries); every one is also emitted as a :class:`cairn_client.CairnWarning`.
+    warnings: List[Warning] = field(default_factory=list)
 
 
 # ---- trajectory inspection -------------------------------------------------------------
@@ -758,5 +788,5 @@ SCHEMAS: Dict[str, type] = {
               SpanView, MatchLine, StateMatch, Matches, ContextSpan, RenderedSpan,
               RenderedContext, InspectedRecall, AgentStep, AgentRun, ListScore, HitExplanation,
               RecallExplanation, EntitySummary, EntityMention, EntityRelation, TimelineEntry,
-              EntityDetail, HitPart)
+              EntityDetail, HitPart, Warning)
 }

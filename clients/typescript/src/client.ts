@@ -21,6 +21,10 @@ export interface CairnOptions {
   headers?: Record<string, string>;
   /** A `fetch` to use instead of the global one (proxies, tests, older runtimes). */
   fetch?: typeof fetch;
+  /** Called with each warning an answer carries (`warnings`: a `filter` key no session
+   * carries, ...), also for the methods that return a bare list (`subjects`, `entities`,
+   * `speakers`). Default: none (the answers' own `warnings` still hold them). */
+  onWarning?: (w: T.Warning) => void;
 }
 
 /** Options every method takes last: `signal` cancels the call (and its retries). */
@@ -91,6 +95,7 @@ export class Cairn {
       timeoutMs: options.timeoutMs ?? 60_000,
       retry: options.retry ?? {},
       fetch: (...args) => f(...args),
+      onWarning: options.onWarning,
     };
   }
 

@@ -5,6 +5,7 @@
  * Node 18+, Deno, Bun and browsers.
  */
 import { ApiError, CairnError, ConnectionError, TimeoutError } from "./errors.js";
+import type { Warning } from "./types.js";
 
 /** How a call may be repeated when an attempt's outcome is unknown. */
 export type Safety =
@@ -129,6 +130,17 @@ export interface Transport {
   timeoutMs: number;
   retry: RetryPolicy;
   fetch: typeof fetch;
+  onWarning?: ((w: Warning) => void) | undefined;
+}
+
+/** Hands each of an answer's `warnings` to `onWarning` (read from a copy of the body: a
+ * method that returns a bare list has no field to carry them). */
+async function warnOf(t: Transport, response: Response): Promise<void> {
+  if (!t.onWarning || !(response.headers.get("content-type") ?? "").startsWith("application/json")) return;
+  const body: unknown = await response.clone().json();
+  const ws = (body as { warnings?: unknown } | null)?.warnings;
+  if (!Array.isArray(ws)) return;
+  for (const w of ws) t.onWarning(w as Warning);
 }
 
 interface Failure {
@@ -160,7 +172,10 @@ async function attempt<T>(t: Transport, call: Call<T>, signal?: AbortSignal): Pr
   let response: Response;
   try {
     response = await t.fetch(url(t, call), { method: call.method, headers, body, signal: both });
-    if (response.ok) return { ok: true, value: await call.read(response) };
+    if (response.ok) {
+      await warnOf(t, response);
+      return { ok: true, value: await call.read(response) };
+    }
   } catch (e) {
     if (e instanceof SyntaxError) {
       // A 2xx that is not JSON (a proxy's page, another server): not worth repeating.

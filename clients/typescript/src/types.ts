@@ -109,12 +109,24 @@ export interface SessionRecord {
   session: SessionInput;
 }
 
+/** Something a read answered but wants its caller to know: `code` (`unknown_filter_key`:
+ * a `filter` names a metadata key no session the request may see carries, most often a
+ * misspelling), the request's `field` (`filter.userid`) and a `message`. */
+export interface Warning {
+  code: string;
+  field: string;
+  message: string;
+}
+
 export interface Page<T> {
   items: T[];
   total: number;
   offset: number;
   /** Where the next page starts; absent on the last page. */
   next_offset?: number;
+  /** What the server wants the caller to know about the request (a `filter` key no session
+   * carries); also handed to `CairnOptions.onWarning`. Absent when there is nothing to say. */
+  warnings?: Warning[];
 }
 export type SessionPage = Page<SessionRecord>;
 export type UnitPage = Page<Unit>;
@@ -255,6 +267,9 @@ export interface Recall {
   context_unit_ids: string[];
   timings: Record<string, number>;
   explain?: RecallExplanation;
+  /** What the server wants the caller to know about the request (a `filter` key no session
+   * carries); also handed to `CairnOptions.onWarning`. Absent when there is nothing to say. */
+  warnings?: Warning[];
 }
 
 export interface Provenance {
@@ -359,6 +374,9 @@ export interface FactHistory {
   subject: string;
   /** Oldest first; the last is current. */
   versions: FactVersion[];
+  /** What the server wants the caller to know about the request (a `filter` key no session
+   * carries); also handed to `CairnOptions.onWarning`. Absent when there is nothing to say. */
+  warnings?: Warning[];
 }
 
 export interface Evidence {
@@ -392,6 +410,9 @@ export interface SpeakerProfile {
   /** What the speaker said of themself that still holds in the request's scope. */
   facts: ProfileFact[];
   summary: string;
+  /** What the server wants the caller to know about the request (a `filter` key no session
+   * carries); also handed to `CairnOptions.onWarning`. Absent when there is nothing to say. */
+  warnings?: Warning[];
 }
 
 /** A personal fact in a profile: the current value of one of the speaker's chains. */
@@ -490,6 +511,9 @@ export interface EntityDetail extends EntitySummary {
   mentions: EntityMention[];
   relations: EntityRelation[];
   timeline: TimelineEntry[];
+  /** What the server wants the caller to know about the request (a `filter` key no session
+   * carries); also handed to `CairnOptions.onWarning`. Absent when there is nothing to say. */
+  warnings?: Warning[];
 }
 
 // ---- the caller, fact subjects

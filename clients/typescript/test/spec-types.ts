@@ -34,6 +34,7 @@ type Ours = {
   Hit: T.Hit;
   HitPart: T.HitPart;
   Recall: T.Recall;
+  Warning: T.Warning;
   Unit: T.Unit;
   SpaceStats: T.SpaceStats;
   SpaceCreated: T.SpaceCreated;

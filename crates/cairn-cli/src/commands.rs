@@ -119,10 +119,21 @@ impl RecallArgs {
 
 pub fn recall(m: &Memory, a: &RecallArgs, json: bool) -> Result<()> {
     let r = m.recall(&a.space, &a.query, &a.options()?)?;
+    print::warnings(&r.warnings, json);
     if json {
         return print::json(&r);
     }
     print::recall(&r);
+    Ok(())
+}
+
+/// Tells the user, on stderr, what a read with `scope` warns of (a filter key no session
+/// carries): `warning: ...`, or under `--json` one JSON object per warning, so stdout
+/// stays the answer.
+fn warn(m: &Memory, space: &str, scope: &cairn::ScopeOptions, json: bool) -> Result<()> {
+    if scope.filter.is_some() {
+        print::warnings(&m.filter_warnings(space, scope)?, json);
+    }
     Ok(())
 }
 
@@ -163,7 +174,10 @@ pub struct HistoryArgs {
 }
 
 pub fn history(m: &Memory, a: &HistoryArgs, json: bool) -> Result<()> {
-    let Some(h) = m.history(&a.space, &a.subject, &a.scope.options()?)? else {
+    let scope = a.scope.options()?;
+    let found = m.history(&a.space, &a.subject, &scope)?;
+    warn(m, &a.space, &scope, json)?;
+    let Some(h) = found else {
         bail!("no fact about {:?} in space {:?}", a.subject, a.space);
     };
     if json {
@@ -191,13 +205,16 @@ pub fn entities(m: &Memory, a: &EntitiesArgs, json: bool) -> Result<()> {
     let scope = a.scope.options()?;
     let Some(name) = &a.name else {
         let list = m.entities(&a.space, a.search.as_deref(), &scope)?;
+        warn(m, &a.space, &scope, json)?;
         if json {
             return print::json(&list);
         }
         print::entities(&list);
         return Ok(());
     };
-    let Some(e) = m.entity(&a.space, name, &scope)? else {
+    let found = m.entity(&a.space, name, &scope)?;
+    warn(m, &a.space, &scope, json)?;
+    let Some(e) = found else {
         bail!("no entity {name:?} in space {:?}", a.space);
     };
     if json {
@@ -222,13 +239,16 @@ pub fn profile(m: &Memory, a: &ProfileArgs, json: bool) -> Result<()> {
     let scope = a.scope.options()?;
     let Some(speaker) = &a.speaker else {
         let speakers = m.speakers(&a.space, &scope)?;
+        warn(m, &a.space, &scope, json)?;
         if json {
             return print::json(&speakers);
         }
         speakers.iter().for_each(|s| outln!("{s}"));
         return Ok(());
     };
-    let Some(p) = m.profile(&a.space, speaker, &scope)? else {
+    let found = m.profile(&a.space, speaker, &scope)?;
+    warn(m, &a.space, &scope, json)?;
+    let Some(p) = found else {
         bail!("no speaker {speaker:?} in space {:?}", a.space);
     };
     if json {

@@ -198,17 +198,32 @@ pub fn run(memory: &Memory, args: &IngestArgs, json: bool) -> Result<()> {
     let (format, detected) = format_of(args)?;
     let start = Instant::now();
     let result = ingest(memory, args, format);
-    // A file read as the wrong shape fails on its first record; say how it was read.
-    let (report, spaces) = result.with_context(|| match detected {
-        true => format!(
-            "{} was read as --format {format} (detected from its first record); pass --format to read it as another ({})",
-            args.file.display(),
-            InputFormat::names()
-        ),
-        false => format!("{} read as --format {format}", args.file.display()),
+    // A file read as the wrong shape fails on its first record; say how it was read. A
+    // write the store refused (a conflict with what it holds, a full disk) read the file
+    // fine, and a hint about the format would only mislead.
+    let (report, spaces) = result.map_err(|e| match misread(&e) {
+        false => e,
+        true => e.context(match detected {
+            true => format!(
+                "{} was read as --format {format} (detected from its first record); pass --format to read it as another ({})",
+                args.file.display(),
+                InputFormat::names()
+            ),
+            false => format!("{} read as --format {format}", args.file.display()),
+        }),
     })?;
     memory.flush()?;
     print_report(&report, &spaces, start, json)
+}
+
+/// Whether an ingest's error may come from reading the file as the wrong shape: anything
+/// but an answer of the memory to a write it could read (a conflict, an idempotency
+/// key, the store, the embedder, the deadline).
+fn misread(e: &anyhow::Error) -> bool {
+    !e.chain().any(|c| {
+        c.downcast_ref::<cairn::Error>()
+            .is_some_and(|e| !matches!(e, cairn::Error::Input(_) | cairn::Error::Io { .. }))
+    })
 }
 
 /// Ingests the file; returns the report and the spaces written.
@@ -288,5 +303,22 @@ mod tests {
         let one = batches(vec![session(0, 1000)]);
         assert_eq!(one.len(), 1);
         assert_eq!(one[0].0, 1000);
+    }
+
+    /// The store refusing a write of a file read fine is no reason to suggest another
+    /// `--format` (it misled readers of the docs: issue 53); a file that does not parse,
+    /// or holds records the library refuses, may be.
+    #[test]
+    fn a_refused_write_is_not_blamed_on_the_format() {
+        let conflict = cairn::Error::Conflict(cairn::ConflictError::new(
+            "session s1",
+            "message 0 differs from the store",
+        ));
+        let e = anyhow::Context::context(Err::<(), _>(conflict), "ingesting into space \"alice\"")
+            .unwrap_err();
+        assert!(!misread(&e), "{e:#}");
+        let bad = cairn::Error::Input(cairn::InputError::new("line 1", "no `messages`"));
+        assert!(misread(&anyhow::Error::new(bad)));
+        assert!(misread(&anyhow::anyhow!("line 1: not JSON")));
     }
 }

@@ -181,6 +181,20 @@ pub fn stats(stats: &[SpaceStats]) {
     }
 }
 
+/// A read's warnings on stderr (stdout is the answer): `warning: MESSAGE (FIELD)`, or
+/// under `--json` one object per line, `{"warning": message, "code": ..., "field": ...}`.
+pub fn warnings(ws: &[cairn::Warning], json: bool) {
+    for w in ws {
+        match json {
+            true => eprintln!(
+                "{}",
+                serde_json::json!({"warning": w.message, "code": w.code, "field": w.field})
+            ),
+            false => eprintln!("warning: {} ({})", w.message, w.field),
+        }
+    }
+}
+
 /// Ends the process after a failed command: the error on stderr, as `error: ...` or, under
 /// `--json`, as one JSON object `{"error": message, "field": path?}`, then status 1.
 pub fn fail(e: &anyhow::Error, json: bool) -> ! {

@@ -9,6 +9,17 @@
 //! block is rewritten to it, so pages never meet another server. Whatever a page started
 //! (a `cairn serve &`) is stopped when the page ends.
 //!
+//! Readers follow the pages in order on one machine, so a page must also run after the
+//! others: `docs_in_sequence` runs every page in the reading order of docs/README.md (the
+//! README first, then the pages its list links, then the rest by name) in ONE folder, so
+//! one data directory: each page a new terminal there (variables and directory afresh,
+//! what the previous page started stopped, a port of its own), what the pages before it
+//! stored still stored. Blocks that need the benchmark data or PostgreSQL run only in the
+//! per-page test (their stores are their own). A failure says `in sequence` and which
+//! page it came after. With `CAIRN_DOC_PAGE`, the sequence stops after that page (what a
+//! reader who arrives there has run). The two tests take turns (`TURNS`): together they
+//! would race for the CPU, and for the PostgreSQL schema of this process.
+//!
 //! How a block runs comes from its language: `sh`/`bash`/`console` run in bash (`-e`,
 //! `pipefail`), `python` in python3 with the checkout's client, `ts`/`js` in node with the
 //! checkout's TypeScript client (transpiled by its own `typescript`), `json` and `toml`
@@ -30,7 +41,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 use std::time::Instant;
+
+/// The doc tests run one at a time (see the module docs).
+static TURNS: Mutex<()> = Mutex::new(());
 
 pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -59,6 +74,44 @@ fn pages() -> Vec<PathBuf> {
         }
     }
     out.sort();
+    out
+}
+
+/// The pages in the order a reader meets them: the README, the pages docs/README.md
+/// links (in its order), then the rest by name.
+fn reading_order() -> Vec<PathBuf> {
+    let all = pages();
+    let index = std::fs::read_to_string(repo().join("docs/README.md")).unwrap();
+    let mut order = vec![PathBuf::from("README.md")];
+    for link in index.split("](").skip(1) {
+        let Some(target) = link.split(')').next() else {
+            continue;
+        };
+        let page = normalize(&Path::new("docs").join(target.split('#').next().unwrap()));
+        if all.contains(&page) && !order.contains(&page) {
+            order.push(page);
+        }
+    }
+    for p in all {
+        if !order.contains(&p) {
+            order.push(p);
+        }
+    }
+    order
+}
+
+/// A relative path with its `..` segments resolved (`docs/../README.md` -> `README.md`).
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
     out
 }
 
@@ -204,7 +257,13 @@ fn included_as_doctest(page: &Path) -> bool {
     lib.contains(&format!("include_str!(\"../../../{}\")", page.display()))
 }
 
-fn run_page(page: &Path, rt: &Runtimes, tally: &mut Tally) {
+/// How a page runs: alone, in a fresh folder, or in sequence after the pages named.
+enum Run<'a> {
+    Alone,
+    After(&'a [PathBuf]),
+}
+
+fn run_page(page: &Path, session: &mut Session, how: &Run, rt: &Runtimes, tally: &mut Tally) {
     let text = std::fs::read_to_string(repo().join(page)).unwrap();
     let blocks = match parse(&text) {
         Ok(b) => b,
@@ -213,11 +272,18 @@ fn run_page(page: &Path, rt: &Runtimes, tally: &mut Tally) {
             return;
         }
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let mut session = Session::new(tmp.path(), rt);
     let require = std::env::var_os("CAIRN_REQUIRE_DOCS").is_some();
     for b in &blocks {
-        let at = format!("{}:{} (```{})", page.display(), b.line, b.lang);
+        let at = match how {
+            Run::Alone => format!("{}:{} (```{})", page.display(), b.line, b.lang),
+            Run::After(before) => format!(
+                "in sequence, {}:{} (```{}) after {}",
+                page.display(),
+                b.line,
+                b.lang,
+                after(before)
+            ),
+        };
         let skip = |tally: &mut Tally, reason: String, fatal: bool| {
             if fatal {
                 tally.failures.push(format!("{at}: cannot run: {reason}"));
@@ -268,6 +334,16 @@ fn run_page(page: &Path, rt: &Runtimes, tally: &mut Tally) {
             Plan::Shell => {}
         }
         match b.needs.as_deref() {
+            Some(_) if matches!(how, Run::After(_)) => {
+                // Their stores are their own (benchmark spaces, a PostgreSQL schema, fixed
+                // ports): the per-page test runs them.
+                skip(
+                    tally,
+                    "in sequence: runs in the per-page test".into(),
+                    false,
+                );
+                continue;
+            }
             Some("data") if rt.data.is_none() => {
                 skip(
                     tally,
@@ -307,9 +383,13 @@ fn run_page(page: &Path, rt: &Runtimes, tally: &mut Tally) {
                 // Later blocks of the page build on this one.
                 let left = blocks.iter().filter(|x| x.line > b.line).count();
                 if left > 0 {
+                    let prefix = match how {
+                        Run::Alone => "",
+                        Run::After(_) => "in sequence, ",
+                    };
                     *tally
                         .skipped
-                        .entry(format!("after a failure in {}", page.display()))
+                        .entry(format!("{prefix}after a failure in {}", page.display()))
                         .or_default() += left;
                 }
                 return;
@@ -337,8 +417,27 @@ fn model_installed() -> bool {
     true
 }
 
+/// The pages a page ran after, for its failures: the last one and how many before it.
+fn after(before: &[PathBuf]) -> String {
+    match before {
+        [] => "no other page".to_string(),
+        [one] => one.display().to_string(),
+        [.., last] => {
+            let n = before.len() - 1;
+            let pages = if n == 1 { "page" } else { "pages" };
+            format!("{} (and the {n} {pages} before it)", last.display())
+        }
+    }
+}
+
+/// Whether `CAIRN_DOC_PAGE` (when set) names this page.
+fn asked_for(page: &Path, only: Option<&str>) -> bool {
+    only.is_none_or(|o| page.to_string_lossy().contains(o))
+}
+
 #[test]
 fn every_documented_example_runs() {
+    let _turn = TURNS.lock().unwrap_or_else(|e| e.into_inner());
     if !model_installed() {
         return;
     }
@@ -346,16 +445,55 @@ fn every_documented_example_runs() {
     let only = std::env::var("CAIRN_DOC_PAGE").ok();
     let mut tally = Tally::default();
     for page in pages() {
-        if only
-            .as_deref()
-            .is_some_and(|o| !page.to_string_lossy().contains(o))
-        {
+        if !asked_for(&page, only.as_deref()) {
             continue;
         }
-        run_page(&page, &rt, &mut tally);
+        let tmp = tempfile::tempdir().unwrap();
+        let mut session = Session::new(tmp.path(), &rt);
+        run_page(&page, &mut session, &Run::Alone, &rt, &mut tally);
     }
+    report("doc examples", &tally);
+}
+
+/// Every page after the pages before it in the reading order, in one folder and data
+/// directory (see the module docs).
+#[test]
+fn docs_in_sequence() {
+    let _turn = TURNS.lock().unwrap_or_else(|e| e.into_inner());
+    if !model_installed() {
+        return;
+    }
+    let rt = Runtimes::probe();
+    let only = std::env::var("CAIRN_DOC_PAGE").ok();
+    let order = reading_order();
+    let last = match &only {
+        Some(o) => order.iter().position(|p| asked_for(p, Some(o))),
+        None => order.len().checked_sub(1),
+    };
+    let Some(last) = last else {
+        return;
+    };
+    let mut tally = Tally::default();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut session = Session::new(tmp.path(), &rt);
+    for (i, page) in order[..=last].iter().enumerate() {
+        eprintln!("in sequence: {}", page.display());
+        run_page(
+            page,
+            &mut session,
+            &Run::After(&order[..i]),
+            &rt,
+            &mut tally,
+        );
+        session.next_page();
+    }
+    report("doc examples in sequence", &tally);
+}
+
+/// Prints what ran and why the rest did not; fails on any failure.
+fn report(what: &str, tally: &Tally) {
     eprintln!(
-        "doc examples: {} ran, {} checked, {} output shown, {} not run:",
+        "{what}: {} ran, {} checked, {} output shown, {} not run:",
         tally.ran,
         tally.checked,
         tally.output,

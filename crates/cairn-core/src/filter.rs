@@ -177,6 +177,16 @@ struct Parser<'a> {
     fields: &'a [&'a str],
     conditions: usize,
     list_values: usize,
+    /// Each condition's metadata field, as [`Filter::metadata_fields`] gives them.
+    named: Vec<MetadataField>,
+}
+
+/// A metadata key a filter names: where in the filter (`filter.and[1].field`,
+/// `filter.userid`) and its path under `metadata` (`["userid"]`, `["profile", "tier"]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataField {
+    pub at: String,
+    pub key: Vec<String>,
 }
 
 impl Filter {
@@ -188,12 +198,25 @@ impl Filter {
     }
 
     pub fn parse(v: &Value, fields: &[&str]) -> Result<Filter, InputError> {
-        Parser {
-            fields,
-            conditions: 0,
-            list_values: 0,
+        Parser::new(fields).node(v, "filter", 0)
+    }
+
+    /// The metadata keys a session filter names, each once, in the order written (none
+    /// for the document's own fields, or for `metadata` compared whole). Read again from
+    /// the filter's JSON by the parser itself, so it names exactly the keys the filter
+    /// reads; a filter that does not parse names none.
+    pub fn metadata_fields(v: &Value) -> Vec<MetadataField> {
+        let mut p = Parser::new(SESSION_FIELDS);
+        if p.node(v, "filter", 0).is_err() {
+            return Vec::new();
         }
-        .node(v, "filter", 0)
+        let mut out: Vec<MetadataField> = Vec::new();
+        for f in p.named {
+            if !out.iter().any(|o| o.key == f.key && o.at == f.at) {
+                out.push(f);
+            }
+        }
+        out
     }
 
     /// True if the document satisfies the filter.
@@ -212,7 +235,16 @@ impl Filter {
     }
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
+    fn new(fields: &'a [&'a str]) -> Self {
+        Parser {
+            fields,
+            conditions: 0,
+            list_values: 0,
+            named: Vec::new(),
+        }
+    }
+
     fn node(&mut self, v: &Value, path: &str, depth: usize) -> Result<Filter, InputError> {
         if depth > MAX_DEPTH {
             return Err(err(path, format!("nested deeper than {MAX_DEPTH} levels")));
@@ -288,7 +320,8 @@ impl Parser<'_> {
             _ => return Err(err(&format!("{path}.op"), "must be a string")),
         };
         let value = map.get("value").cloned().unwrap_or(Value::Null);
-        self.cond(field, op, value, &format!("{path}.value"))
+        let named_at = format!("{path}.field");
+        self.cond(field, op, value, &format!("{path}.value"), &named_at)
     }
 
     fn shorthand(
@@ -302,7 +335,7 @@ impl Parser<'_> {
             Value::Object(ops) if !ops.is_empty() && ops.keys().all(|k| Op::parse(k).is_some()) => {
                 for (o, v) in ops {
                     let op = Op::parse(o).expect("checked above");
-                    out.push(self.cond(field, op, v.clone(), &format!("{path}.{o}"))?);
+                    out.push(self.cond(field, op, v.clone(), &format!("{path}.{o}"), path)?);
                 }
                 Ok(())
             }
@@ -314,18 +347,21 @@ impl Parser<'_> {
                 None => Err(err(path, "operator object is empty")),
             },
             v => {
-                out.push(self.cond(field, Op::Eq, v.clone(), path)?);
+                out.push(self.cond(field, Op::Eq, v.clone(), path, path)?);
                 Ok(())
             }
         }
     }
 
+    /// A condition; `path` is where its value is (errors name it), `named_at` where its
+    /// field is named.
     fn cond(
         &mut self,
         field: &str,
         op: Op,
         value: Value,
         path: &str,
+        named_at: &str,
     ) -> Result<Filter, InputError> {
         self.conditions += 1;
         if self.conditions > MAX_CONDITIONS {
@@ -363,6 +399,12 @@ impl Parser<'_> {
         } else {
             format!("metadata.{field}")
         };
+        if let Some(key) = field.strip_prefix("metadata.") {
+            self.named.push(MetadataField {
+                at: named_at.to_string(),
+                key: key.split('.').map(str::to_string).collect(),
+            });
+        }
         Ok(Filter::Cond {
             field,
             op,
@@ -527,6 +569,35 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("compares with an object"), "{e}");
+    }
+
+    #[test]
+    fn metadata_fields_are_named_where_the_filter_names_them() {
+        let v = json!({
+            "userid": "u1",
+            "session_id": "s1",
+            "metadata": {"ne": null},
+            "metadata.profile.tier": {"gte": 2, "lt": 5},
+            "$or": [{"field": "source", "op": "eq", "value": "x"}, {"not": {"userid": 2}}],
+        });
+        let named: Vec<(String, String)> = Filter::metadata_fields(&v)
+            .into_iter()
+            .map(|f| (f.at, f.key.join(".")))
+            .collect();
+        let want = [
+            ("filter.$or[0].field", "source"),
+            ("filter.$or[1].not.userid", "userid"),
+            ("filter.metadata.profile.tier", "profile.tier"),
+            ("filter.userid", "userid"),
+        ];
+        let mut named_sorted = named.clone();
+        named_sorted.sort();
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(a, k)| (a.to_string(), k.to_string()))
+            .collect();
+        assert_eq!(named_sorted, want, "{named:?}");
+        assert!(Filter::metadata_fields(&json!({"a": {"near": 1}})).is_empty());
     }
 
     #[test]

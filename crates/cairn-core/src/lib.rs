@@ -26,6 +26,7 @@ pub mod time;
 pub mod traits;
 pub mod trajectory;
 pub mod unit;
+pub mod warning;
 
 pub use agent::{
     AgentFallback, AgentMessage, AgentMode, AgentModel, AgentModelError, AgentOptions, AgentRun,
@@ -60,3 +61,4 @@ pub use traits::{
 };
 pub use trajectory::{AgentState, TrajectoryInput, TrajectoryRecord, TrajectorySummary};
 pub use unit::{Provenance, Unit, UnitDetail, UnitKind, KEY_HEAD_BYTES};
+pub use warning::{Warning, UNKNOWN_FILTER_KEY};

@@ -251,4 +251,7 @@ pub struct Recall {
     /// What the stages kept and packing did (only with `RecallOptions::explain`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<RecallExplanation>,
+    /// What the caller should know about its request (a filter key no session carries).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<crate::Warning>,
 }

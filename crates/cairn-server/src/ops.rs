@@ -5,7 +5,7 @@
 use crate::auth::{Access, Need, Principal};
 use crate::error::ApiError;
 use crate::wire::entities::EntityDetailOut;
-use crate::wire::out::{Entities, Me, RecallOut, Subjects};
+use crate::wire::out::{warnings_out, Entities, Me, RecallOut, Subjects, WarningOut};
 use crate::wire::{AddMessages, RecallRequest};
 use crate::AppState;
 use cairn::{Memory, WriteOptions};
@@ -54,6 +54,71 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// A read's answer with the warnings of its request (`Memory::filter_warnings`), which
+/// every route and tool that takes a filter answers beside it.
+pub struct Warned<T> {
+    pub answer: T,
+    pub warnings: Vec<WarningOut>,
+}
+
+impl<T> Warned<T> {
+    /// The answer, or a 404 (`what` not found) whose detail carries the warnings: a
+    /// misspelt filter key is the likely reason nothing was found.
+    fn found(self, what: String) -> Result<Warned<T::Item>, ApiError>
+    where
+        T: IntoIterator,
+    {
+        match self.answer.into_iter().next() {
+            Some(answer) => Ok(Warned {
+                answer,
+                warnings: self.warnings,
+            }),
+            None => {
+                let notes: Vec<&str> = self.warnings.iter().map(|w| w.message.as_str()).collect();
+                let detail = match notes.is_empty() {
+                    true => what,
+                    false => format!("{what} (warning: {})", notes.join("; ")),
+                };
+                Err(ApiError::not_found("not_found", detail))
+            }
+        }
+    }
+}
+
+/// `read` and the warnings of its scope, in one call on the blocking pool (the read
+/// first: a missing space is its error).
+async fn warned<T: Send + 'static>(
+    state: &Arc<AppState>,
+    space: &str,
+    scope: cairn::ScopeOptions,
+    read: impl FnOnce(&Memory, &str, &cairn::ScopeOptions) -> Result<T, cairn::Error> + Send + 'static,
+) -> Result<Warned<T>, ApiError> {
+    let sp = space.to_string();
+    let (answer, warnings) = blocking(state, move |m| {
+        let answer = read(m, &sp, &scope)?;
+        Ok((answer, m.filter_warnings(&sp, &scope)?))
+    })
+    .await?;
+    Ok(Warned {
+        answer,
+        warnings: warnings_out(warnings),
+    })
+}
+
+/// The warnings of a listing's metadata filter (`sessions`: the listing's filter and a
+/// pinned key's partition, which bounds the keys the warning may name).
+pub async fn listing_warnings(
+    state: &Arc<AppState>,
+    space: &str,
+    sessions: cairn::ScopeOptions,
+) -> Result<Vec<cairn::Warning>, ApiError> {
+    if sessions.filter.is_none() {
+        return Ok(Vec::new());
+    }
+    let sp = space.to_string();
+    blocking(state, move |m| m.filter_warnings(&sp, &sessions)).await
+}
+
 /// The version history of a fact subject among what `scope` sees; 404 when no fact it
 /// sees has it.
 pub async fn history(
@@ -62,13 +127,14 @@ pub async fn history(
     space: &str,
     subject: String,
     scope: cairn::ScopeOptions,
-) -> Result<cairn::FactHistory, ApiError> {
+) -> Result<Warned<cairn::FactHistory>, ApiError> {
     let scope = who.require_in(space, Need::Read)?.scope(scope)?;
-    let sp = space.to_string();
     let asked = subject.clone();
-    blocking(state, move |m| m.history(&sp, &asked, &scope))
-        .await?
-        .ok_or_else(|| ApiError::not_found("not_found", format!("no fact about {subject:?}")))
+    warned(state, space, scope, move |m, sp, scope| {
+        m.history(sp, &asked, scope)
+    })
+    .await?
+    .found(format!("no fact about {subject:?}"))
 }
 
 /// A speaker's profile as `scope` shows it; 404 for a name it does not know.
@@ -78,13 +144,14 @@ pub async fn profile(
     space: &str,
     speaker: String,
     scope: cairn::ScopeOptions,
-) -> Result<cairn::SpeakerProfile, ApiError> {
+) -> Result<Warned<cairn::SpeakerProfile>, ApiError> {
     let scope = who.require_in(space, Need::Read)?.scope(scope)?;
-    let sp = space.to_string();
     let name = speaker.clone();
-    blocking(state, move |m| m.profile(&sp, &name, &scope))
-        .await?
-        .ok_or_else(|| ApiError::not_found("not_found", format!("no speaker {speaker:?}")))
+    warned(state, space, scope, move |m, sp, scope| {
+        m.profile(sp, &name, scope)
+    })
+    .await?
+    .found(format!("no speaker {speaker:?}"))
 }
 
 /// The speakers of what `scope` sees.
@@ -93,10 +160,9 @@ pub async fn speakers(
     who: &Principal,
     space: &str,
     scope: cairn::ScopeOptions,
-) -> Result<Vec<String>, ApiError> {
+) -> Result<Warned<Vec<String>>, ApiError> {
     let scope = who.require_in(space, Need::Read)?.scope(scope)?;
-    let sp = space.to_string();
-    blocking(state, move |m| m.speakers(&sp, &scope)).await
+    warned(state, space, scope, |m, sp, scope| m.speakers(sp, scope)).await
 }
 
 /// Appends messages to a session, creating it on first use: one engine call, atomic
@@ -309,10 +375,10 @@ pub async fn subjects(
     scope: cairn::ScopeOptions,
 ) -> Result<Subjects, ApiError> {
     let scope = who.require_in(space, Need::Read)?.scope(scope)?;
-    let sp = space.to_string();
-    let subjects = blocking(st, move |m| m.fact_subjects(&sp, &scope)).await?;
+    let w = warned(st, space, scope, |m, sp, scope| m.fact_subjects(sp, scope)).await?;
     Ok(Subjects {
-        subjects: subjects.into_iter().map(Into::into).collect(),
+        subjects: w.answer.into_iter().map(Into::into).collect(),
+        warnings: w.warnings,
     })
 }
 
@@ -325,10 +391,13 @@ pub async fn entities(
     scope: cairn::ScopeOptions,
 ) -> Result<Entities, ApiError> {
     let scope = who.require_in(space, Need::Read)?.scope(scope)?;
-    let sp = space.to_string();
-    let entities = blocking(st, move |m| m.entities(&sp, search.as_deref(), &scope)).await?;
+    let w = warned(st, space, scope, move |m, sp, scope| {
+        m.entities(sp, search.as_deref(), scope)
+    })
+    .await?;
     Ok(Entities {
-        entities: entities.into_iter().map(Into::into).collect(),
+        entities: w.answer.into_iter().map(Into::into).collect(),
+        warnings: w.warnings,
     })
 }
 
@@ -341,12 +410,16 @@ pub async fn entity(
     scope: cairn::ScopeOptions,
 ) -> Result<EntityDetailOut, ApiError> {
     let scope = who.require_in(space, Need::Read)?.scope(scope)?;
-    let sp = space.to_string();
     let asked = name.clone();
-    blocking(st, move |m| m.entity(&sp, &asked, &scope))
-        .await?
-        .map(EntityDetailOut::from)
-        .ok_or_else(|| ApiError::not_found("not_found", format!("no entity {name:?}")))
+    let w = warned(st, space, scope, move |m, sp, scope| {
+        m.entity(sp, &asked, scope)
+    })
+    .await?
+    .found(format!("no entity {name:?}"))?;
+    Ok(EntityDetailOut {
+        warnings: w.warnings,
+        ..w.answer.into()
+    })
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ pub use cairn_core::{
     RememberInput, Role, Scope, ScopeOptions, SessionHeader, SessionInput, SessionRecord, SpaceId,
     SpaceStats, SpeakerProfile, StoreError, Style, TimelineEntry, Timestamp, Timings, TooLarge,
     TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage,
-    UnitQuery, MAX_TEXT_BYTES, PARTITION_KEYS,
+    UnitQuery, Warning, MAX_TEXT_BYTES, PARTITION_KEYS, UNKNOWN_FILTER_KEY,
 };
 /// Trajectory inspection: the verbs' answers, context requests, the agent controller's
 /// options and runs (see `Memory::trajectory_summary` and its neighbours).

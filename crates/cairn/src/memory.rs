@@ -3,7 +3,7 @@ use cairn_core::{
     AgentState, AppendInput, Embedder, EntityDetail, EntitySummary, FactHistory, GroupMessage,
     InputError, KeyRecords, Partition, Recall, RecallOptions, RememberInput, ScopeOptions,
     SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile, TrajectoryInput,
-    TrajectoryRecord, TrajectorySummary,
+    TrajectoryRecord, TrajectorySummary, Warning,
 };
 use cairn_embed::EmbedConfig;
 use cairn_engine::{
@@ -295,6 +295,20 @@ impl Memory {
     /// Everyone who wrote in, or was described in, what `scope` sees of a space.
     pub fn speakers(&self, space_name: &str, scope: &ScopeOptions) -> Result<Vec<String>, Error> {
         Ok(self.engine.speakers(&space(space_name)?, &scope.scope()?)?)
+    }
+
+    /// What a read with `scope` should tell its caller (`Recall::warnings` holds them for
+    /// recall): a key of its metadata filter that no session it may see carries
+    /// (`unknown_filter_key`; a misspelt key matches nothing, silently, without it). Every
+    /// read route and tool that takes a filter answers these beside its answer.
+    pub fn filter_warnings(
+        &self,
+        space_name: &str,
+        scope: &ScopeOptions,
+    ) -> Result<Vec<Warning>, Error> {
+        Ok(self
+            .engine
+            .filter_warnings(&space(space_name)?, &scope.scope()?)?)
     }
 
     pub fn recall(

@@ -1,5 +1,8 @@
 //! A page's terminal session: a fresh folder, the variables and directory carried from
-//! block to block, a free port, and whatever the page started stopped at its end.
+//! block to block, a free port, and whatever the page started stopped at its end. In
+//! sequence (`docs_in_sequence`) the folder, and so the data directory, is kept from page
+//! to page ([`Session::next_page`]), as for a reader who opens a new terminal in the same
+//! folder for each page.
 use super::markdown::{Block, Plan};
 use super::{repo, Runtimes};
 use std::path::{Path, PathBuf};
@@ -39,6 +42,30 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 impl Session {
+    /// Ends a page and opens the next in the same folder: whatever the page started is
+    /// stopped (waited for: a server flushes its indexes on SIGTERM, and the next page's
+    /// opens the same data directory), the variables and directory start afresh, and the
+    /// next page gets a port of its own.
+    pub(crate) fn next_page(&mut self) {
+        self.stop(Duration::from_secs(20));
+        std::fs::write(&self.state, format!("cd {}\n", shell_quote(&self.dir))).unwrap();
+        self.port = free_port();
+    }
+
+    /// Stops what the session started: SIGTERM, up to `grace` to end, then SIGKILL.
+    fn stop(&mut self, grace: Duration) {
+        for g in &self.groups {
+            kill_group(*g, "TERM");
+        }
+        let start = Instant::now();
+        while start.elapsed() < grace && self.groups.iter().any(|g| group_alive(*g)) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for g in self.groups.drain(..) {
+            kill_group(g, "KILL");
+        }
+    }
+
     pub(crate) fn new(root: &Path, rt: &Runtimes) -> Self {
         let dir = root.to_path_buf();
         copy_dir(&repo().join("examples"), &dir.join("examples"));
@@ -210,15 +237,19 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        for g in &self.groups {
-            kill_group(*g, "TERM");
-        }
         // A server flushes its indexes on SIGTERM; give it a moment, then end the rest.
-        std::thread::sleep(Duration::from_millis(300));
-        for g in &self.groups {
-            kill_group(*g, "KILL");
-        }
+        self.stop(Duration::from_millis(300));
     }
+}
+
+/// Whether any process of a group is left.
+fn group_alive(pgid: u32) -> bool {
+    Command::new("kill")
+        .args(["-0", "--"])
+        .arg(format!("-{pgid}"))
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 fn kill_group(pgid: u32, signal: &str) {

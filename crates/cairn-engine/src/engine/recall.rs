@@ -193,6 +193,7 @@ impl Engine {
     ) -> Result<Recall, EngineError> {
         let t0 = Instant::now();
         let view = self.check_recall(space, query, opts)?;
+        let warnings = self.filter_warnings(space, &view.scope)?;
         let mut timings = Timings::default();
         let analysis = analyze_query(query, opts.as_of.unwrap_or_else(chrono::Utc::now));
         let rc = &self.cfg.rank;
@@ -304,6 +305,7 @@ impl Engine {
             context_unit_ids: packed.unit_ids,
             timings,
             explain,
+            warnings,
         })
     }
 

@@ -3,10 +3,12 @@
 //! space generation), and the one rule of what the request sees ([`View::sees`]). Every
 //! read stage and route takes a [`View`]: candidates, facts and their chains, profiles,
 //! entities, listings, counts.
-use cairn_core::filter::session_document;
-use cairn_core::{InputError, Scope, SessionHeader, SpaceId, Unit, UnitKind};
+use cairn_core::filter::{session_document, MetadataField};
+use cairn_core::{
+    Filter, InputError, Scope, SessionHeader, SpaceId, Unit, UnitKind, Warning, UNKNOWN_FILTER_KEY,
+};
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::mem::size_of;
 use std::sync::Arc;
 
@@ -42,6 +44,100 @@ impl Weigh for Admitted {
     fn weight(&self) -> usize {
         let per_id = 2 * size_of::<String>() + size_of::<u64>();
         self.ids.iter().map(|id| per_id + 2 * id.len()).sum()
+    }
+}
+
+/// The metadata keys carried by the sessions a request may see whatever its filter (those
+/// of its partition, `sessions` and `groups`), as paths through objects (`["profile",
+/// "tier"]`), for telling a filter that names a key none carries (a misspelling matches
+/// nothing, silently). Never those of sessions outside the partition: a key pinned to
+/// one end user learns nothing of another's, not even the names of their keys.
+pub(super) struct MetadataKeys {
+    paths: BTreeSet<Vec<String>>,
+}
+
+/// How many keys a warning lists (a space of generated keys could list thousands).
+const LISTED_KEYS: usize = 20;
+
+impl Weigh for MetadataKeys {
+    /// Each path's segments, with a string slot and a tree slot each.
+    fn weight(&self) -> usize {
+        self.paths
+            .iter()
+            .map(|p| {
+                size_of::<Vec<String>>()
+                    + 2 * size_of::<usize>()
+                    + p.iter()
+                        .map(|k| size_of::<String>() + k.len())
+                        .sum::<usize>()
+            })
+            .sum()
+    }
+}
+
+impl MetadataKeys {
+    /// Adds every key path of one session's metadata (objects only: a filter's path never
+    /// reads into an array).
+    fn add(&mut self, metadata: &Value) {
+        let mut stack: Vec<(Vec<String>, &Value)> = vec![(Vec::new(), metadata)];
+        while let Some((at, v)) = stack.pop() {
+            let Value::Object(m) = v else { continue };
+            for (k, child) in m {
+                let mut path = at.clone();
+                path.push(k.clone());
+                if child.is_object() {
+                    stack.push((path.clone(), child));
+                }
+                self.paths.insert(path);
+            }
+        }
+    }
+
+    fn carries(&self, key: &[String]) -> bool {
+        self.paths.contains(key)
+    }
+
+    /// The warning for a field none carries: where it is named, and the keys seen beside
+    /// it (under its longest carried prefix), at most [`LISTED_KEYS`] of them.
+    fn warning(&self, field: &MetadataField, scoped: bool) -> Warning {
+        let key = &field.key;
+        let under = (0..key.len())
+            .rev()
+            .map(|n| &key[..n])
+            .find(|p| p.is_empty() || self.carries(p))
+            .unwrap_or(&[]);
+        let seen: Vec<&str> = self
+            .paths
+            .iter()
+            .filter(|p| p.len() == under.len() + 1 && p.starts_with(under))
+            .map(|p| p[under.len()].as_str())
+            .collect();
+        let mut listed = seen
+            .iter()
+            .take(LISTED_KEYS)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if seen.len() > LISTED_KEYS {
+            listed.push_str(&format!(", and {} more", seen.len() - LISTED_KEYS));
+        }
+        let place = match under.is_empty() {
+            true => String::new(),
+            false => format!(" under {:?}", under.join(".")),
+        };
+        let seen = match seen.is_empty() {
+            true => format!("no keys seen{place}"),
+            false => format!("keys seen{place}: {listed}"),
+        };
+        let whose = match scoped {
+            true => "no session this request may see",
+            false => "no session of this space",
+        };
+        Warning {
+            code: UNKNOWN_FILTER_KEY.to_string(),
+            field: field.at.clone(),
+            message: format!("{whose} carries metadata key {:?} ({seen})", key.join(".")),
+        }
     }
 }
 
@@ -143,6 +239,75 @@ impl Engine {
         self.derived
             .insert(key, generation, Arc::new(admitted.clone()));
         Ok(admitted)
+    }
+
+    /// The warnings of a request's metadata filter: one per key it names that no session
+    /// the request may see carries (see [`MetadataKeys`]). A warning, not a refusal: a
+    /// filter on a key about to be written is correct (docs/scope.md).
+    pub fn filter_warnings(
+        &self,
+        space: &SpaceId,
+        scope: &Scope,
+    ) -> Result<Vec<Warning>, EngineError> {
+        let Some((_, raw)) = &scope.filter else {
+            return Ok(Vec::new());
+        };
+        let named = Filter::metadata_fields(raw);
+        if named.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys = self.metadata_keys(space, scope)?;
+        let scoped =
+            scope.partition.is_some() || scope.sessions.is_some() || scope.groups.is_some();
+        Ok(named
+            .iter()
+            .filter(|f| !keys.carries(&f.key))
+            .map(|f| keys.warning(f, scoped))
+            .collect())
+    }
+
+    /// The metadata keys of the sessions `scope` may see, its filter aside: computed from
+    /// the cached catalog once per space generation and (partition, `sessions`, `groups`).
+    fn metadata_keys(
+        &self,
+        space: &SpaceId,
+        scope: &Scope,
+    ) -> Result<Arc<MetadataKeys>, EngineError> {
+        let generation = self.b.records.generation(space)?;
+        let key = Key::new(
+            space,
+            "metadata_keys",
+            &(
+                &scope.sessions,
+                &scope.groups,
+                scope
+                    .partition
+                    .as_ref()
+                    .map(cairn_core::Partition::to_value),
+            ),
+        );
+        if let Some(k) = self.derived.get::<MetadataKeys>(&key, generation) {
+            return Ok(k);
+        }
+        let catalog = self.catalog(space)?;
+        let mut ticker = crate::budget::Ticker::new("metadata keys a filter may name");
+        let lists = scope.session_lists();
+        let mut keys = MetadataKeys {
+            paths: BTreeSet::new(),
+        };
+        for (h, _) in &catalog.headers {
+            ticker.tick()?;
+            let in_partition = scope
+                .partition
+                .as_ref()
+                .is_none_or(|p| p.holds(&h.metadata));
+            if in_partition && lists.admits(&h.id, h.group.as_deref()) {
+                keys.add(&h.metadata);
+            }
+        }
+        let keys = Arc::new(keys);
+        self.derived.insert(key, generation, keys.clone());
+        Ok(keys)
     }
 
     /// The space's session headers with their filter documents, read once per store

@@ -267,6 +267,17 @@ fn tool_error(e: ApiError) -> CallToolResult {
     ))])
 }
 
+/// A library answer as a tool answers it, with its request's warnings (`warnings`, as
+/// over HTTP) when there are any.
+fn warned<T: serde::Serialize>(w: ops::Warned<T>) -> Result<Value, ApiError> {
+    let mut v = serde_json::to_value(&w.answer).map_err(ApiError::internal)?;
+    if let (Value::Object(m), false) = (&mut v, w.warnings.is_empty()) {
+        let warnings = serde_json::to_value(&w.warnings).map_err(ApiError::internal)?;
+        m.insert("warnings".into(), warnings);
+    }
+    Ok(v)
+}
+
 fn json_text(v: &impl serde::Serialize) -> ContentBlock {
     ContentBlock::text(serde_json::to_string_pretty(v).unwrap_or_default())
 }
@@ -515,7 +526,7 @@ impl CairnMcp {
     }
 
     #[tool(
-        description = "Search long-term memory for evidence relevant to a question, before answering anything about the user's past, preferences, plans or earlier conversations. Returns `context` (the evidence as text, dated and attributed, within `token_budget` tokens: quote from it), `hits` (ranked memories with their session_id, turn ids, speakers, dates and `relevance`, for citing or forgetting), `extra_hits` (further memories the context shows because the budget had room), `hits_cut` (memories the context shows only in part or not at all) and `no_relevant_memory` (true when nothing stored bears on the question: say you do not know rather than guess). Relative dates in the query (\"last week\") resolve against `as_of` (default now)."
+        description = "Search long-term memory for evidence relevant to a question, before answering anything about the user's past, preferences, plans or earlier conversations. Returns `context` (the evidence as text, dated and attributed, within `token_budget` tokens: quote from it), `hits` (ranked memories with their session_id, turn ids, speakers, dates and `relevance`, for citing or forgetting), `extra_hits` (further memories the context shows because the budget had room), `hits_cut` (memories the context shows only in part or not at all) `no_relevant_memory` (true when nothing stored bears on the question: say you do not know rather than guess) and, when `filter` names a metadata key no conversation carries, `warnings` (check the key's spelling). Relative dates in the query (\"last week\") resolve against `as_of` (default now)."
     )]
     async fn recall(
         &self,
@@ -562,13 +573,17 @@ impl CairnMcp {
                     })
                     .collect()
             };
-            Ok(json!({
+            let mut v = json!({
                 "context": r.context,
                 "hits": cited(&r.hits),
                 "extra_hits": cited(&r.extra_hits),
                 "no_relevant_memory": r.no_relevant_memory,
                 "hits_cut": r.hits_cut_ids,
-            }))
+            });
+            if !r.warnings.is_empty() {
+                v["warnings"] = json!(r.warnings);
+            }
+            Ok(v)
         };
         Ok(match run.await {
             Ok(v) => CallToolResult::success(vec![json_text(&v)]),
@@ -644,7 +659,7 @@ impl CairnMcp {
             let who = self.caller(&ctx)?;
             let space = self.space(args.space, &who)?;
             let scope = scope_with(args.filter.map(Value::Object), args.as_of.as_deref())?;
-            ops::history(&self.state, &who, &space, args.subject, scope).await
+            warned(ops::history(&self.state, &who, &space, args.subject, scope).await?)
         };
         Ok(match run.await {
             Ok(v) => CallToolResult::success(vec![json_text(&v)]),
@@ -664,7 +679,7 @@ impl CairnMcp {
             let who = self.caller(&ctx)?;
             let space = self.space(args.space, &who)?;
             let scope = scope_with(args.filter.map(Value::Object), args.as_of.as_deref())?;
-            ops::profile(&self.state, &who, &space, args.speaker, scope).await
+            warned(ops::profile(&self.state, &who, &space, args.speaker, scope).await?)
         };
         Ok(match run.await {
             Ok(v) => CallToolResult::success(vec![json_text(&v)]),

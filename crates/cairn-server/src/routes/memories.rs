@@ -62,9 +62,11 @@ pub(super) async fn list_memories(
         ..Default::default()
     })?;
     let offset = listing.offset;
-    let page = blocking(&st, move |m| m.list_units(&space, &listing, &sessions)).await?;
+    let (sp, asked) = (space.clone(), sessions.clone());
+    let page = blocking(&st, move |m| m.list_units(&sp, &listing, &asked)).await?;
+    let warnings = crate::ops::listing_warnings(&st, &space, sessions).await?;
     let items = page.units.into_iter().map(MemoryOut::from).collect();
-    Ok(Json(Page::new(items, page.total, offset)))
+    Ok(Json(Page::new(items, page.total, offset).warned(warnings)))
 }
 
 #[utoipa::path(

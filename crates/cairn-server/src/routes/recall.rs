@@ -66,11 +66,11 @@ pub(super) async fn history(
 ) -> ApiResult<Json<FactHistoryOut>> {
     let Query(q) = q.map_err(|e| ApiError::invalid("subject", e.body_text()))?;
     let scope = scope_of(q.filter.as_deref(), q.as_of.as_deref())?;
-    Ok(Json(
-        ops::history(&st, &who, &space, q.subject, scope)
-            .await?
-            .into(),
-    ))
+    let w = ops::history(&st, &who, &space, q.subject, scope).await?;
+    Ok(Json(FactHistoryOut {
+        warnings: w.warnings,
+        ..w.answer.into()
+    }))
 }
 
 #[utoipa::path(
@@ -97,8 +97,11 @@ pub(super) async fn speakers(
     q: Result<Query<ScopeQuery>, QueryRejection>,
 ) -> ApiResult<Json<SpeakerList>> {
     let scope = super::query(q)?.options()?;
-    let speakers = ops::speakers(&st, &who, &space, scope).await?;
-    Ok(Json(SpeakerList { speakers }))
+    let w = ops::speakers(&st, &who, &space, scope).await?;
+    Ok(Json(SpeakerList {
+        speakers: w.answer,
+        warnings: w.warnings,
+    }))
 }
 
 #[utoipa::path(
@@ -125,6 +128,9 @@ pub(super) async fn profile(
     q: Result<Query<ScopeQuery>, QueryRejection>,
 ) -> ApiResult<Json<SpeakerProfileOut>> {
     let scope = super::query(q)?.options()?;
-    let profile = ops::profile(&st, &who, &space, speaker, scope).await?;
-    Ok(Json(profile.into()))
+    let w = ops::profile(&st, &who, &space, speaker, scope).await?;
+    Ok(Json(SpeakerProfileOut {
+        warnings: w.warnings,
+        ..w.answer.into()
+    }))
 }

@@ -208,12 +208,11 @@ pub(super) async fn list_sessions(
         filter: super::filter_param(q.filter.as_deref())?,
         ..Default::default()
     })?;
-    let page = blocking(&st, move |m| {
-        m.list_sessions(&space, &sessions, offset, limit)
-    })
-    .await?;
+    let (sp, asked) = (space.clone(), sessions.clone());
+    let page = blocking(&st, move |m| m.list_sessions(&sp, &asked, offset, limit)).await?;
+    let warnings = crate::ops::listing_warnings(&st, &space, sessions).await?;
     let items = page.sessions.into_iter().map(SessionOut::from).collect();
-    Ok(Json(Page::new(items, page.total, offset)))
+    Ok(Json(Page::new(items, page.total, offset).warned(warnings)))
 }
 
 #[utoipa::path(

@@ -74,6 +74,9 @@ pub struct EntityDetailOut {
     /// Strongest first.
     pub relations: Vec<EntityRelationOut>,
     pub timeline: Vec<TimelineEntryOut>,
+    /// What the caller should know about its request: a `filter` key no session it may see carries (`unknown_filter_key`). Absent when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<crate::wire::out::WarningOut>,
 }
 
 impl From<cairn::EntityDetail> for EntityDetailOut {
@@ -104,6 +107,7 @@ impl From<cairn::EntityDetail> for EntityDetailOut {
             mentions: mentions.into_iter().map(Into::into).collect(),
             relations: relations.into_iter().map(Into::into).collect(),
             timeline: timeline.into_iter().map(Into::into).collect(),
+            warnings: Vec::new(),
         }
     }
 }

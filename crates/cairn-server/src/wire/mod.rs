@@ -490,6 +490,9 @@ pub struct Page<T> {
     /// Where the next page starts; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
+    /// What the caller should know about its request (a `filter` key no session carries).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<out::WarningOut>,
 }
 
 impl<T> Page<T> {
@@ -501,6 +504,13 @@ impl<T> Page<T> {
             items,
             total,
             offset,
+            warnings: Vec::new(),
         }
+    }
+
+    /// The page with the warnings of its request.
+    pub fn warned(mut self, warnings: Vec<cairn::Warning>) -> Self {
+        self.warnings = out::warnings_out(warnings);
+        self
     }
 }

@@ -208,6 +208,40 @@ pub struct RecallOut {
     /// What each stage kept and what packing did (with `explain: true`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<RecallExplanationOut>,
+    /// What the caller should know about its request: a `filter` key no session it may see carries (`unknown_filter_key`). Absent when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<WarningOut>,
+}
+
+/// Something a read answered but wants its caller to know (see `cairn::Warning`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = Warning)]
+pub struct WarningOut {
+    /// Stable: unknown_filter_key.
+    pub code: String,
+    /// The request's field it is about, a JSON path (`filter.userid`).
+    pub field: String,
+    pub message: String,
+}
+
+impl From<cairn::Warning> for WarningOut {
+    fn from(w: cairn::Warning) -> Self {
+        let cairn::Warning {
+            code,
+            field,
+            message,
+        } = w;
+        Self {
+            code,
+            field,
+            message,
+        }
+    }
+}
+
+/// The warnings of a read, as the wire writes them.
+pub fn warnings_out(ws: Vec<cairn::Warning>) -> Vec<WarningOut> {
+    ws.into_iter().map(WarningOut::from).collect()
 }
 
 impl From<cairn::Recall> for RecallOut {
@@ -231,6 +265,7 @@ impl From<cairn::Recall> for RecallOut {
                 total_ms: t.total_ms,
             },
             explain: r.explain.map(RecallExplanationOut::from),
+            warnings: warnings_out(r.warnings),
         }
     }
 }
@@ -382,6 +417,8 @@ pub struct SessionPage {
     total: usize,
     offset: usize,
     next_offset: Option<usize>,
+    /// A `filter` key no session carries (`unknown_filter_key`); absent when none.
+    warnings: Option<Vec<WarningOut>>,
 }
 
 #[derive(ToSchema)]
@@ -391,6 +428,8 @@ pub struct UnitPage {
     total: usize,
     offset: usize,
     next_offset: Option<usize>,
+    /// A `filter` key no session carries (`unknown_filter_key`); absent when none.
+    warnings: Option<Vec<WarningOut>>,
 }
 
 /// `GET /v1/health`.
@@ -435,6 +474,9 @@ pub struct TrajectoryList {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SpeakerList {
     pub speakers: Vec<String>,
+    /// What the caller should know about its request: a `filter` key no session it may see carries (`unknown_filter_key`). Absent when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<WarningOut>,
 }
 
 /// `GET /v1/me`: the caller as the server sees it.
@@ -463,6 +505,9 @@ pub struct Me {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Subjects {
     pub subjects: Vec<FactSubjectOut>,
+    /// What the caller should know about its request: a `filter` key no session it may see carries (`unknown_filter_key`). Absent when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<WarningOut>,
 }
 
 /// A list of units.
@@ -475,4 +520,7 @@ pub struct Units {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Entities {
     pub entities: Vec<super::entities::EntitySummaryOut>,
+    /// What the caller should know about its request: a `filter` key no session it may see carries (`unknown_filter_key`). Absent when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<WarningOut>,
 }

@@ -85,6 +85,9 @@ pub struct FactHistoryOut {
     pub subject: String,
     /// Oldest first; the last is current.
     pub versions: Vec<FactVersionOut>,
+    /// What the caller should know about its request: a `filter` key no session it may see carries (`unknown_filter_key`). Absent when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<crate::wire::out::WarningOut>,
 }
 
 impl From<cairn::FactHistory> for FactHistoryOut {
@@ -93,6 +96,7 @@ impl From<cairn::FactHistory> for FactHistoryOut {
         Self {
             subject,
             versions: versions.into_iter().map(FactVersionOut::from).collect(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -241,6 +245,9 @@ pub struct SpeakerProfileOut {
     pub facts: Vec<ProfileFactOut>,
     /// The profile as a paragraph, for contexts.
     pub summary: String,
+    /// What the caller should know about its request: a `filter` key no session it may see carries (`unknown_filter_key`). Absent when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<crate::wire::out::WarningOut>,
 }
 
 impl From<cairn::SpeakerProfile> for SpeakerProfileOut {
@@ -271,6 +278,7 @@ impl From<cairn::SpeakerProfile> for SpeakerProfileOut {
             topics,
             facts: facts.into_iter().map(ProfileFactOut::from).collect(),
             summary,
+            warnings: Vec::new(),
         }
     }
 }
