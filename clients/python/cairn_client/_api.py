@@ -115,6 +115,32 @@ def me() -> Call[t.Me]:
     return _call("GET", "/v1/me", _json_body(t.Me))
 
 
+# ---- keys (the admin key's) ------------------------------------------------------------
+
+@route("POST /v1/keys")
+def create_key(spaces: Sequence[str], *, read_only: bool = False, label: Optional[str] = None,
+               partition: Optional[Mapping[str, Any]] = None) -> Call[t.NewKey]:
+    """Makes a key for ``spaces`` (the admin key only); its ``token`` is in this answer
+    alone. With ``partition`` (``{"user_id": "u1"}``) the key is pinned to that end user:
+    everything it reads is theirs and everything it writes is tagged with it."""
+    c = _call("POST", "/v1/keys", _json_body(t.NewKey), Safety.UNSAFE)
+    c.json = _opts(spaces=list(spaces), read_only=read_only, label=label,
+                   partition=None if partition is None else dict(partition))
+    return c
+
+
+@route("GET /v1/keys")
+def keys() -> Call[List[t.KeyInfo]]:
+    """Every key, revoked ones included, never with its token (the admin key only)."""
+    return _call("GET", "/v1/keys", lambda r: [t.parse_as(t.KeyInfo, k) for k in r.json()])
+
+
+@route("DELETE /v1/keys/{id}")
+def revoke_key(key_id: str) -> Call[None]:
+    """Revokes a key by id (the admin key only); it stops working on its next request."""
+    return _call("DELETE", "/v1/keys/{id}", lambda r: None, Safety.UNSAFE, id=key_id)
+
+
 @route("POST /v1/spaces")
 def create_space(name: str) -> Call[bool]:
     """Creates a space: True if created, False if it existed (so repeating is safe)."""

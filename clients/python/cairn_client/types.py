@@ -438,6 +438,36 @@ class Me:
     spaces: List[str] = field(default_factory=list)
     label: Optional[str] = None
     scope: Optional[List[str]] = None
+    #: The end-user partition the key is pinned to (``{"user_id": "u1"}``), if any.
+    partition: Optional[Dict[str, Any]] = None
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    """A key as listed (never its token): its spaces, whether read-only, its label, the
+    end-user partition it is pinned to, when it was made and revoked."""
+
+    id: str
+    spaces: List[str]
+    read_only: bool
+    created_at: str
+    label: Optional[str] = None
+    partition: Optional[Dict[str, Any]] = None
+    revoked_at: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class NewKey:
+    """A key just made: its ``token`` (shown this once) and what :class:`KeyInfo` lists."""
+
+    token: str
+    id: str
+    spaces: List[str]
+    read_only: bool
+    created_at: str
+    label: Optional[str] = None
+    partition: Optional[Dict[str, Any]] = None
+    revoked_at: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -788,5 +818,5 @@ SCHEMAS: Dict[str, type] = {
               SpanView, MatchLine, StateMatch, Matches, ContextSpan, RenderedSpan,
               RenderedContext, InspectedRecall, AgentStep, AgentRun, ListScore, HitExplanation,
               RecallExplanation, EntitySummary, EntityMention, EntityRelation, TimelineEntry,
-              EntityDetail, HitPart, Warning)
+              EntityDetail, HitPart, Warning, KeyInfo, NewKey)
 }

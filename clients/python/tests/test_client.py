@@ -216,3 +216,39 @@ def test_forget_a_user_and_an_exchange(admin):
     assert [m.id for m in admin.session(sp, "move").session.messages] == ["2"]
     assert "Lisbon" not in admin.export(sp)
     assert all(e.name != "Lisbon" for e in admin.entities(sp))
+
+
+def test_a_key_pinned_to_a_user_reads_and_writes_that_user_alone(server, admin):
+    sp = "py-pinned"
+    admin.ingest_sessions(sp, [
+        session("u1-s", "My locker code is Quenlockone.", "Noted.", user_id="u1"),
+        session("u2-s", "My locker code is Quenlocktwo.", "Noted.", user_id="u2"),
+    ])
+    made = admin.create_key([sp], partition={"user_id": "u1"}, label="u1's agent")
+    assert made.partition == {"user_id": "u1"} and made.token.startswith("cairn_")
+    assert any(k.id == made.id and k.partition == {"user_id": "u1"} for k in admin.keys())
+    with Cairn(server["url"], api_key=made.token) as u1:
+        assert u1.me().partition == {"user_id": "u1"}
+        # No filter, or another user's: the key reads u1's memories alone.
+        for filter in (None, {"user_id": "u2"}):
+            shown = u1.recall(sp, "locker code", top_k=10, min_relevance=-1, filter=filter).context
+            assert "Quenlocktwo" not in shown
+        assert "Quenlockone" in u1.recall(sp, "locker code", top_k=10, min_relevance=-1).context
+        assert [s.session.id for s in u1.sessions(sp).items] == ["u1-s"]
+        with pytest.raises(ApiError) as e:
+            u1.session(sp, "u2-s")
+        assert e.value.status == 404
+        # What it writes is u1's, and it cannot write as another user.
+        u1.add_messages(sp, "u1-new", [{"role": "user", "text": "I moved to Oslo."}])
+        assert admin.session(sp, "u1-new").session.metadata == {"user_id": "u1"}
+        with pytest.raises(ApiError) as e:
+            u1.ingest_session(sp, session("x", "hi", "hello", user_id="u2"))
+        assert e.value.status == 422
+        with pytest.raises(ApiError) as e:
+            u1.stats(sp)
+        assert e.value.code == "pinned_key"
+    admin.revoke_key(made.id)
+    with Cairn(server["url"], api_key=made.token) as gone:
+        with pytest.raises(ApiError) as e:
+            gone.me()
+        assert e.value.status == 401

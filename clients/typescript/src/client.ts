@@ -136,6 +136,22 @@ export class Cairn {
   async me(o?: CallOptions): Promise<T.Me> {
     return this.run(call("GET", "/v1/me", json<T.Me>()), o);
   }
+  /** Makes a key for `spaces` (the admin key only); its `token` is in this answer alone.
+   * With `partition` (`{ user_id: "u1" }`) the key is pinned to that end user. */
+  async createKey(spaces: string[], opts: { read_only?: boolean; label?: string; partition?: T.Partition } = {},
+    o?: CallOptions): Promise<T.NewKey> {
+    const c = call("POST", "/v1/keys", json<T.NewKey>(), {}, "unsafe");
+    c.json = { spaces, ...opts } satisfies T.CreateKey;
+    return this.run(c, o);
+  }
+  /** Every key, revoked ones included, never with its token (the admin key only). */
+  async keys(o?: CallOptions): Promise<T.KeyInfo[]> {
+    return this.run(call("GET", "/v1/keys", json<T.KeyInfo[]>()), o);
+  }
+  /** Revokes a key by id (the admin key only); it stops working on its next request. */
+  async revokeKey(keyId: string, o?: CallOptions): Promise<void> {
+    await this.run(call("DELETE", "/v1/keys/{id}", json<unknown>(), { id: keyId }, "unsafe"), o);
+  }
   /** Creates a space: true if created, false if it existed (so repeating is safe). */
   async createSpace(name: string, o?: CallOptions): Promise<boolean> {
     const c = call("POST", "/v1/spaces", field<boolean>("created"));

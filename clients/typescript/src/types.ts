@@ -166,6 +166,9 @@ export interface RecallOptions {
   groups?: string[];
   kinds?: UnitKind[];
   filter?: Filter;
+  /** Only one end user's partition (`{ user_id: "u1" }`); a key pinned to a partition is
+   * held in its own whatever this says. */
+  partition?: Partition;
   /** The relevance floor (cosine of query and hit, -1..1; the server's stock floor when
    * absent, -1 turns it off): when no hit reaches it, there are none and
    * `no_relevant_memory` is true. */
@@ -530,6 +533,8 @@ export interface Me {
   spaces: string[];
   /** The spaces the key is for, existing or not (absent for admin). */
   scope?: string[];
+  /** The end-user partition the key is pinned to (`{ user_id: "u1" }`), if any. */
+  partition?: Partition;
 }
 
 /** The kinds of personal fact. */
@@ -761,4 +766,31 @@ export interface AgentRun {
   steps: AgentStep[];
   model_calls: number;
   elapsed_ms: number;
+}
+
+/** A key as listed (never its token). */
+export interface KeyInfo {
+  id: string;
+  spaces: string[];
+  read_only: boolean;
+  label?: string;
+  /** The end-user partition the key is pinned to, if any. */
+  partition?: Partition;
+  created_at: string;
+  revoked_at?: string;
+}
+
+/** A key just made: its `token`, shown this once, and what `KeyInfo` lists. */
+export interface NewKey extends KeyInfo {
+  token: string;
+}
+
+/** The body of `createKey`. */
+export interface CreateKey {
+  spaces: string[];
+  read_only?: boolean;
+  label?: string;
+  /** Pin the key to one end user: everything it reads is theirs, everything it writes is
+   * tagged with it. */
+  partition?: Partition;
 }

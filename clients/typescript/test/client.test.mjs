@@ -126,6 +126,29 @@ test("a key sees only its space", { skip }, async () => {
   await assert.rejects(new Cairn({ baseUrl: server.url }).spaces(), (e) => e.status === 401);
 });
 
+test("a key pinned to a user reads and writes that user alone", { skip }, async () => {
+  const sp = "ts-pinned";
+  await admin().ingestSessions(sp, [
+    session("u1-s", "My locker code is Quenlockone.", "Noted.", { user_id: "u1" }),
+    session("u2-s", "My locker code is Quenlocktwo.", "Noted.", { user_id: "u2" }),
+  ]);
+  const made = await admin().createKey([sp], { partition: { user_id: "u1" } });
+  assert.deepEqual(made.partition, { user_id: "u1" });
+  assert.ok((await admin().keys()).some((k) => k.id === made.id));
+  const u1 = new Cairn({ baseUrl: server.url, apiKey: made.token });
+  assert.deepEqual((await u1.me()).partition, { user_id: "u1" });
+  for (const filter of [undefined, { user_id: "u2" }]) {
+    const r = await u1.recall(sp, "locker code", { top_k: 10, min_relevance: -1, filter });
+    assert.doesNotMatch(r.context, /Quenlocktwo/);
+  }
+  await assert.rejects(u1.session(sp, "u2-s"), (e) => e.status === 404);
+  await u1.addMessages(sp, "u1-new", [{ role: "user", text: "I moved to Oslo." }]);
+  assert.deepEqual((await admin().session(sp, "u1-new")).session.metadata, { user_id: "u1" });
+  await assert.rejects(u1.stats(sp), (e) => e.code === "pinned_key");
+  await admin().revokeKey(made.id);
+  await assert.rejects(u1.me(), (e) => e.status === 401);
+});
+
 test("group chats, versions, profiles, trajectories and MCP", { skip }, async () => {
   const c = admin();
   const sp = "ts-team";

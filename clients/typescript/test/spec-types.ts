@@ -59,6 +59,9 @@ type Ours = {
   HitExplanation: T.HitExplanation;
   RecallExplanation: T.RecallExplanation;
   Me: T.Me;
+  KeyInfo: T.KeyInfo;
+  NewKey: T.NewKey;
+  CreateKey: T.CreateKey;
   FactSubject: T.FactSubject;
   EntitySummary: T.EntitySummary;
   EntityMention: T.EntityMention;
