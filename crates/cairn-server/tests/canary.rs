@@ -12,6 +12,8 @@
 //! Issue 53 adds keys pinned to a user's partition: the same routes through such a key,
 //! with no filter or with a filter naming another user, see that user's records alone,
 //! and records of others asked for by id (sessions, memories) or in an export are absent.
+//! Then forgets: of an exchange (a message and the reply to it) and of a whole user (a
+//! partition); no answer may carry what went, and the other users stay.
 mod common;
 use cairn::{Memory, MemoryConfig};
 use cairn_store_postgres::PgStore;
@@ -499,6 +501,105 @@ fn check_pinned_reads(
     Ok(())
 }
 
+/// Fails when any answer about the space carries one of `gone` (forgotten text), or when
+/// none carries one of `kept` (a check of empty answers could not fail).
+fn check_gone(
+    s: &Server,
+    shared: &str,
+    gone: &[String],
+    kept: &[String],
+) -> Result<(), TestCaseError> {
+    let mut all = String::new();
+    for q in gone.iter().take(3).chain(kept.iter().take(1)) {
+        for format in ["raw", "synthesized"] {
+            let body = json!({"query": format!("code word lead {q}"), "top_k": 20,
+                              "token_budget": 4000, "format": format, "min_relevance": -1});
+            let r = s.post("/v1/spaces/{space}/recall", &[shared], ADMIN, &body);
+            prop_assert_eq!(r.status, 200, "{}", r.text);
+            all += &r.text;
+        }
+    }
+    for (route, q) in [
+        ("/v1/spaces/{space}/memories", "?limit=1000&kind=all"),
+        ("/v1/spaces/{space}/sessions", "?limit=1000"),
+        ("/v1/spaces/{space}/subjects", ""),
+        ("/v1/spaces/{space}/entities", ""),
+        ("/v1/spaces/{space}/speakers", ""),
+        ("/v1/spaces/{space}/export", ""),
+    ] {
+        let r = s.call("GET", route, &[shared], q, Some(ADMIN), None);
+        prop_assert_eq!(r.status, 200, "{} {}", route, r.text);
+        all += &r.text;
+    }
+    let (_, out) = tool(
+        s,
+        ADMIN,
+        "recall",
+        json!({"space": shared, "query": "code word", "top_k": 20}),
+    );
+    all += &out.to_string();
+    let lower = all.to_lowercase();
+    for t in gone {
+        prop_assert!(
+            !lower.contains(&t.to_lowercase()),
+            "{t} was forgotten, yet an answer carries it"
+        );
+    }
+    prop_assert!(
+        kept.is_empty() || kept.iter().any(|t| lower.contains(&t.to_lowercase())),
+        "no answer shows what was kept"
+    );
+    Ok(())
+}
+
+/// Forgets an exchange of one of the user's one-to-one sessions (its third message, a
+/// statement, and the assistant's reply that echoes a word of its own), then the user
+/// whole; after each, nothing forgotten is in any answer and the others' records stay.
+fn forget_and_check(
+    s: &Server,
+    shared: &str,
+    world: &[Sess],
+    user: usize,
+) -> Result<(), TestCaseError> {
+    let others: Vec<String> = world
+        .iter()
+        .filter(|x| x.user != user)
+        .map(|x| x.id.clone())
+        .collect();
+    if let Some(one) = world.iter().find(|x| x.user == user && x.group.is_none()) {
+        let r = s.call(
+            "DELETE",
+            "/v1/spaces/{space}/sessions/{session}/messages/{message}",
+            &[shared, &one.id, "2"],
+            "?exchange=true",
+            Some(ADMIN),
+            None,
+        );
+        prop_assert_eq!(r.status, 200, "{}", r.text);
+        // tokens: id, tag, then the four messages' words; the third and fourth went.
+        check_gone(s, shared, &one.tokens[4..6], &one.tokens[2..4])?;
+    }
+    let r = s.post(
+        "/v1/spaces/{space}/partitions/forget",
+        &[shared],
+        ADMIN,
+        &json!({"partition": {"user_id": format!("u{user}")}}),
+    );
+    prop_assert_eq!(r.status, 200, "{}", r.text);
+    let mine: BTreeSet<&String> = world
+        .iter()
+        .filter(|x| x.user == user)
+        .flat_map(|x| &x.tokens)
+        .collect();
+    let theirs: BTreeSet<&String> = world
+        .iter()
+        .filter(|x| x.user != user)
+        .flat_map(|x| &x.tokens)
+        .collect();
+    let gone: Vec<String> = mine.difference(&theirs).map(|t| (*t).clone()).collect();
+    check_gone(s, shared, &gone, &others)
+}
+
 thread_local! {
     /// Every answer of the scope being checked, lowercased.
     static SEEN_BYTES: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
@@ -562,7 +663,7 @@ fn run_cases(s: &Server, cases: u32) {
                 }
                 check_scope(s, &shared, &only, &world, scope)?;
             }
-            Ok(())
+            forget_and_check(s, &shared, &world, pick % USERS)
         },
     );
     if let Err(e) = result {

@@ -55,7 +55,10 @@ fn server() -> (tempfile::TempDir, Server) {
 fn only_the_admin_key_manages_keys() {
     let (_dir, s) = server();
     let k = pinned_key(&s, "u1");
-    for key in [k.as_str()] {
+    let whole = s.post("/v1/keys", &[], ADMIN, &json!({"spaces": ["app"]}));
+    assert_eq!(whole.status, 201, "{}", whole.text);
+    let whole = whole.body["token"].as_str().unwrap().to_string();
+    for key in [k.as_str(), whole.as_str()] {
         let r = s.post("/v1/keys", &[], key, &json!({"spaces": ["app"]}));
         assert_eq!((r.status, r.code()), (403, "admin_only"), "{}", r.text);
         assert_eq!(get(&s, "/v1/keys", &[], "", key).status, 403);
@@ -71,6 +74,7 @@ fn only_the_admin_key_manages_keys() {
     let listed = get(&s, "/v1/keys", &[], "", ADMIN);
     let id = listed.body[0]["id"].as_str().unwrap().to_string();
     assert_eq!(listed.body[0]["partition"], json!({"user_id": "u1"}));
+    assert_eq!(listed.body[1]["partition"], json!(null));
     assert!(!listed.text.contains(&k), "a listing never holds a token");
     assert_eq!(s.delete("/v1/keys/{id}", &[&id], ADMIN).status, 200);
     assert_eq!(get(&s, "/v1/me", &[], "", &k).status, 401, "revoked");
