@@ -121,6 +121,46 @@ fn serve_with_keys_made_and_revoked_while_running_and_the_load_command() {
     let (status, _) = request("GET", &format!("{url}/v1/spaces"), Some(token), None);
     assert_eq!(status, 401);
 
+    // A key pinned to an end user: made by the CLI while the server runs, it reads that
+    // user's sessions alone (s1 has no user) and tags what it writes.
+    let pinned = run_ok(cairn(&dir).args([
+        "keys",
+        "create",
+        "--space",
+        "a",
+        "--partition",
+        r#"{"user_id": "u1"}"#,
+    ]));
+    let pinned = pinned.trim();
+    let (_, me) = request("GET", &format!("{url}/v1/me"), Some(pinned), None);
+    assert_eq!(
+        me["partition"],
+        serde_json::json!({"user_id": "u1"}),
+        "{me}"
+    );
+    let (_, page) = request(
+        "GET",
+        &format!("{url}/v1/spaces/a/sessions"),
+        Some(pinned),
+        None,
+    );
+    assert_eq!(page["total"], 0, "{page}");
+    let listed = run_ok(cairn(&dir).args(["keys", "list"]));
+    assert!(listed.contains(r#"pinned {"user_id":"u1"}"#), "{listed}");
+    let bad = cairn(&dir)
+        .args([
+            "keys",
+            "create",
+            "--space",
+            "a",
+            "--partition",
+            r#"{"userid": "u1"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("partition"));
+
     // SIGTERM: the server drains and exits cleanly.
     run_ok(Command::new("kill").args(["-TERM", &server.id().to_string()]));
     assert!(server.wait().unwrap().success());
