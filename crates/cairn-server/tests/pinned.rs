@@ -247,6 +247,13 @@ fn a_pinned_key_writes_into_its_partition_and_forgets_only_there() {
         "{}",
         r.text
     );
+    let (err, v) = tool(
+        &s,
+        &k,
+        "forget",
+        json!({"space": "app", "partition": {"user_id": "u2"}}),
+    );
+    assert!(err && v.to_string().contains("outside_partition"), "{v}");
     let r = forget("u1");
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["sessions"], 1, "p1 (a1 went above): {}", r.text);
@@ -279,6 +286,14 @@ fn a_pinned_key_writes_into_its_partition_and_forgets_only_there() {
         json!({"space": "app", "note": "x", "metadata": {"user_id": "u2"}}),
     );
     assert!(err);
+    // Over MCP, a user forgets themself whole.
+    let (err, v) = tool(
+        &s,
+        &k,
+        "forget",
+        json!({"space": "app", "partition": {"user_id": "u1"}}),
+    );
+    assert!(!err && v["sessions"] == 1, "the note above: {v}");
     // Import: sessions tagged, a trajectory line refused.
     let line = json!({"space": "elsewhere", "recorded_at": "2024-03-01T00:00:00Z",
                       "session": {"id": "imp", "messages": [{"role": "user", "text": "imported"}]}});

@@ -184,6 +184,11 @@ pub struct ForgetArgs {
     /// party wrote it), so nothing the reply repeated stays.
     #[serde(default)]
     pub exchange: bool,
+    /// An end user to forget whole, when they ask to be forgotten: every conversation
+    /// whose metadata holds these values (`{"user_id": "u1"}`) and everything drawn from
+    /// them. Give this alone.
+    #[serde(default)]
+    pub partition: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -592,7 +597,7 @@ impl CairnMcp {
     }
 
     #[tool(
-        description = "Permanently delete from long-term memory: a memory `recall` returned (`memory_id`: the messages it was drawn from are deleted, and the answer lists them), a whole conversation (`session_id`), or one message of it (`session_id` and `message_id`; with `exchange: true` the reply to it too). The words and everything derived from them are removed and can no longer be recalled. Use when the user asks to forget something or information is wrong; it cannot be undone."
+        description = "Permanently delete from long-term memory: a memory `recall` returned (`memory_id`: the messages it was drawn from are deleted, and the answer lists them), a whole conversation (`session_id`), one message of it (`session_id` and `message_id`; with `exchange: true` the reply to it too), or an end user whole (`partition`: `{\"user_id\": \"u1\"}`, when a user asks to be forgotten). The words and everything derived from them are removed and can no longer be recalled. Use when the user asks to forget something or information is wrong; it cannot be undone."
     )]
     async fn forget(
         &self,
@@ -607,6 +612,19 @@ impl CairnMcp {
                     "exchange",
                     "`exchange` forgets a message's reply with it: pass it with `session_id` and `message_id`",
                 ));
+            }
+            if let Some(p) = args.partition {
+                if args.memory_id.is_some() || args.session_id.is_some() {
+                    return Err(ApiError::invalid(
+                        "partition",
+                        "`partition` forgets an end user whole: give it alone",
+                    ));
+                }
+                let p = cairn::Partition::parse(&Value::Object(p)).map_err(cairn::Error::from)?;
+                let r = ops::forget_partition(&self.state, &who, &space, p).await?;
+                let mut v = serde_json::to_value(r).map_err(ApiError::internal)?;
+                v["forgotten"] = json!(true);
+                return Ok(v);
             }
             match (args.memory_id, args.session_id) {
                 (Some(id), None) if args.message_id.is_none() => {
@@ -637,7 +655,7 @@ impl CairnMcp {
                 },
                 _ => Err(ApiError::invalid(
                     "memory_id",
-                    "pass `memory_id` (a recall hit's), or `session_id` with an optional `message_id`",
+                    "pass `memory_id` (a recall hit's), `session_id` with an optional `message_id`, or `partition`",
                 )),
             }
         };
