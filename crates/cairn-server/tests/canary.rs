@@ -107,8 +107,10 @@ fn world(seed: u64, shapes: &[Vec<Shape>]) -> Vec<Sess> {
                     (m, Some(g))
                 }
             };
+            // A metadata key of this user's alone: what a filter warning may name.
             let mut json = json!({"id": id, "messages": messages,
-                                  "metadata": {"user_id": format!("u{user}"), "tag": tag}});
+                                  "metadata": {"user_id": format!("u{user}"), "tag": tag,
+                                               format!("plan_u{user}"): "basic"}});
             if let Some(d) = &date {
                 json["date"] = json!(d);
             }
@@ -453,6 +455,31 @@ fn check_pinned_reads(
     scope: &Scope,
     key: &str,
 ) -> Result<(), TestCaseError> {
+    // A filter on a metadata key only another user's sessions carry: the admin key sees
+    // it carried; the pinned key is warned that nothing it may see carries it, as if the
+    // other users' sessions (and their key names) were not in the space.
+    let me = scope.pin.unwrap_or(0);
+    let warned = |key: &str, field: String| -> Result<bool, TestCaseError> {
+        let body = json!({"query": "code word", "filter": {field: "basic"}});
+        let r = s.post("/v1/spaces/{space}/recall", &[shared], key, &body);
+        prop_assert_eq!(r.status, 200, "{}", r.text);
+        Ok(r.body["warnings"][0]["code"] == json!("unknown_filter_key"))
+    };
+    for u in 0..USERS {
+        let plan = format!("plan_u{u}");
+        let held = world.iter().any(|x| x.user == u);
+        prop_assert_eq!(warned(ADMIN, plan.clone())?, !held, "admin, {}", plan);
+        prop_assert_eq!(
+            warned(key, plan.clone())?,
+            u != me || !held,
+            "pinned, {}",
+            plan
+        );
+    }
+    prop_assert!(
+        warned(ADMIN, "userid".into())?,
+        "a misspelt key is warned of"
+    );
     for other in world.iter().filter(|x| Some(x.user) != scope.pin) {
         let r = s.call(
             "GET",
