@@ -74,13 +74,19 @@ impl Pin {
             return Ok(o);
         };
         if let Some(asked) = &o.partition {
-            let asked = cairn::Partition::parse(asked).map_err(cairn::Error::from)?;
-            if &asked != p {
-                return Err(outside());
-            }
+            self.admits(&cairn::Partition::parse(asked).map_err(cairn::Error::from)?)?;
         }
         o.partition = Some(p.to_value());
         Ok(o)
+    }
+
+    /// Refuses a partition a pinned key may not name: any but its own (`403
+    /// outside_partition`). Any partition for a key that is not pinned.
+    pub fn admits(&self, asked: &cairn::Partition) -> Result<(), ApiError> {
+        match &self.0 {
+            Some(p) if p != asked => Err(outside()),
+            _ => Ok(()),
+        }
     }
 
     /// A recall's options held inside the partition (as [`Pin::scope`]).

@@ -239,11 +239,13 @@ pub async fn forget_memory(
     let pin = who.require_in(space, Need::Write)?;
     let sp = space.to_string();
     let report = blocking(state, move |m| {
-        // A memory outside the key's partition is absent to it: the same 404 as an
-        // unknown id, from the same call.
-        let unit = m.units(&sp, std::slice::from_ref(&id))?.pop();
-        if unit.as_ref().is_some_and(|u| !pin.holds_unit(u)) {
-            return Err(cairn::StoreError::NotFound(format!("memory {id:?}")).into());
+        // A memory outside a pinned key's partition is absent to it: the same 404 as an
+        // unknown id. (Only a pinned key pays for reading the unit first.)
+        if pin.partition().is_some() {
+            let unit = m.units(&sp, std::slice::from_ref(&id))?.pop();
+            if unit.as_ref().is_some_and(|u| !pin.holds_unit(u)) {
+                return Err(cairn::StoreError::NotFound(format!("memory {id:?}")).into());
+            }
         }
         m.forget_unit(&sp, &id)
     })
@@ -300,11 +302,7 @@ pub async fn forget_partition(
     partition: cairn::Partition,
 ) -> Result<crate::wire::out::ForgotPartition, ApiError> {
     // A pinned key forgets its own partition only (403 `outside_partition` otherwise).
-    who.require_in(space, Need::Write)?
-        .scope(cairn::ScopeOptions {
-            partition: Some(partition.to_value()),
-            ..Default::default()
-        })?;
+    who.require_in(space, Need::Write)?.admits(&partition)?;
     let sp = space.to_string();
     let r = blocking(state, move |m| m.forget_partition(&sp, &partition)).await?;
     Ok(r.into())

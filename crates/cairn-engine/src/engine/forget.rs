@@ -2,7 +2,9 @@
 //! reply to it), a memory unit, or every session of an end-user partition, each in one
 //! write under the write lock, with every derived copy (units, index entries, vectors,
 //! cached vectors of the text) removed too.
-use cairn_core::{InputError, Message, Partition, SpaceId, StoreError, Unit, UnitKind};
+use cairn_core::{
+    InputError, Message, Partition, SessionRecord, SpaceId, StoreError, Unit, UnitKind,
+};
 use std::sync::atomic::Ordering;
 
 use super::{Engine, EngineError, WriteLock};
@@ -167,27 +169,17 @@ impl Engine {
     ) -> Result<MessageForgetReport, EngineError> {
         self.require_space(space)?;
         let w = self.lock_to_forget()?;
-        let Some(rec) = self.b.records.get_session(space, session)? else {
-            return Err(
-                StoreError::NotFound(format!("session {session:?} in space {space:?}")).into(),
-            );
-        };
+        let rec = self.stored_session(space, session)?;
         let messages = &rec.session.messages;
-        let Some(at) = messages.iter().position(|m| m.id == message) else {
-            return Err(StoreError::NotFound(format!(
-                "message {message:?} of session {session:?}"
-            ))
-            .into());
-        };
         let mut ids = vec![message.to_string()];
-        if let Some(reply) = messages
-            .get(at + 1)
-            .filter(|r| exchange && answers(r, &messages[at]))
-        {
-            ids.push(reply.id.clone());
-        }
-        let (removed_units, forgotten_session) =
-            self.forget_messages_locked(space, session, &ids)?;
+        // An unknown message is refused by `forget_from`, as for any forget of messages.
+        let reply = messages
+            .iter()
+            .position(|m| m.id == message)
+            .filter(|_| exchange)
+            .and_then(|at| messages.get(at + 1).filter(|r| answers(r, &messages[at])));
+        ids.extend(reply.map(|r| r.id.clone()));
+        let (removed_units, forgotten_session) = self.forget_from(space, rec, &ids)?;
         self.scrub(w)?;
         self.forgotten();
         Ok(MessageForgetReport {
@@ -223,11 +215,26 @@ impl Engine {
         session: &str,
         messages: &[String],
     ) -> Result<(usize, bool), EngineError> {
-        let Some(mut rec) = self.b.records.get_session(space, session)? else {
-            return Err(
-                StoreError::NotFound(format!("session {session:?} in space {space:?}")).into(),
-            );
-        };
+        let rec = self.stored_session(space, session)?;
+        self.forget_from(space, rec, messages)
+    }
+
+    /// A stored session, or the store's `NotFound` naming it.
+    fn stored_session(&self, space: &SpaceId, session: &str) -> Result<SessionRecord, EngineError> {
+        self.b.records.get_session(space, session)?.ok_or_else(|| {
+            StoreError::NotFound(format!("session {session:?} in space {space:?}")).into()
+        })
+    }
+
+    /// [`Engine::forget_messages_locked`] of a session already read (`rec`).
+    fn forget_from(
+        &self,
+        space: &SpaceId,
+        mut rec: SessionRecord,
+        messages: &[String],
+    ) -> Result<(usize, bool), EngineError> {
+        let session = rec.session.id.clone();
+        let session = session.as_str();
         if let Some(m) = messages
             .iter()
             .find(|m| !rec.session.messages.iter().any(|x| &x.id == *m))
