@@ -23,6 +23,18 @@ fn get(s: &Server, route: &str, args: &[&str], q: &str, key: &str) -> common::Re
     s.call("GET", route, args, q, Some(key), None)
 }
 
+/// One export line imported into `app` through `key`.
+fn import(s: &Server, key: &str, line: &Value) -> common::Resp {
+    s.call(
+        "POST",
+        "/v1/spaces/{space}/import",
+        &["app"],
+        "",
+        Some(key),
+        Some(("application/x-ndjson", &format!("{line}\n"))),
+    )
+}
+
 fn pinned_key(s: &Server, user: &str) -> String {
     let r = s.post(
         "/v1/keys",
@@ -297,14 +309,7 @@ fn a_pinned_key_writes_into_its_partition_and_forgets_only_there() {
     // Import: sessions tagged, a trajectory line refused.
     let line = json!({"space": "elsewhere", "recorded_at": "2024-03-01T00:00:00Z",
                       "session": {"id": "imp", "messages": [{"role": "user", "text": "imported"}]}});
-    let r = s.call(
-        "POST",
-        "/v1/spaces/{space}/import",
-        &["app"],
-        "",
-        Some(&k),
-        Some(("application/x-ndjson", &format!("{line}\n"))),
-    );
+    let r = import(&s, &k, &line);
     assert!(r.status < 300, "{}", r.text);
     let stored = get(
         &s,
@@ -321,13 +326,6 @@ fn a_pinned_key_writes_into_its_partition_and_forgets_only_there() {
     );
     let traj = json!({"space": "x", "recorded_at": "2024-03-01T00:00:00Z",
                       "trajectory": {"id": "t", "goal": "g", "states": []}});
-    let r = s.call(
-        "POST",
-        "/v1/spaces/{space}/import",
-        &["app"],
-        "",
-        Some(&k),
-        Some(("application/x-ndjson", &format!("{traj}\n"))),
-    );
+    let r = import(&s, &k, &traj);
     assert_eq!(r.status, 422, "{}", r.text);
 }

@@ -93,3 +93,26 @@ pub fn text_query<'a>(space: &'a SpaceId, text: &'a str) -> TextQuery<'a> {
         limit: 10,
     }
 }
+
+/// Every file under `dir` (recursively) whose bytes hold `needle`, as paths relative to
+/// `dir`: what a forget test greps a data directory with.
+pub fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                let n = needle.as_bytes();
+                if bytes.windows(n.len()).any(|w| w == n) {
+                    let shown = p.strip_prefix(dir).unwrap_or(&p);
+                    found.push(shown.display().to_string());
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}

@@ -18,4 +18,5 @@ pub mod llm_stub;
 pub mod switches;
 
 pub use embedder::{HashEmbedder, HASH_DIM, HASH_MODEL};
+pub use fixtures::files_holding;
 pub use switches::{database_url, model_missing, model_required};

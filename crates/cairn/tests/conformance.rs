@@ -2022,24 +2022,6 @@ fn everything_shown(m: &Memory, space: &str, queries: &[&str]) -> String {
     out.to_lowercase()
 }
 
-/// Whether a file under `dir` holds `needle`'s bytes.
-fn on_disk(dir: &std::path::Path, needle: &str) -> bool {
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else if let Ok(bytes) = std::fs::read(&p) {
-                if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
-                    return true;
-                }
-            }
-        }
-    }
-    false
-}
-
 fn user_session(id: &str, user: &str, lines: &[&str]) -> SessionInput {
     let messages: Vec<serde_json::Value> = lines
         .iter()
@@ -2150,9 +2132,12 @@ fn forgetting_a_partition_leaves_nothing_of_that_user_and_all_of_the_other() {
         if b.name() == "embedded" {
             m.flush().unwrap();
             for c in ["pelliwog", "quenbrix", "vermilionkq"] {
-                assert!(!on_disk(m.dir(), c), "{c} is still in a file");
+                assert!(
+                    cairn_testkit::files_holding(m.dir(), c).is_empty(),
+                    "{c} is still in a file"
+                );
             }
-            assert!(on_disk(m.dir(), "Oskivar"));
+            assert!(!cairn_testkit::files_holding(m.dir(), "Oskivar").is_empty());
         }
     });
 }

@@ -5,29 +5,7 @@
 use cairn::{Memory, MemoryConfig, WriteOptions};
 use cairn_testkit::HashEmbedder;
 use serde_json::json;
-use std::path::Path;
 use std::sync::Arc;
-
-/// Every file under `dir` whose bytes hold `needle`.
-fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else if let Ok(bytes) = std::fs::read(&p) {
-                let n = needle.as_bytes();
-                if bytes.windows(n.len()).any(|w| w == n) {
-                    found.push(p.strip_prefix(dir).unwrap().display().to_string());
-                }
-            }
-        }
-    }
-    found.sort();
-    found
-}
 
 fn session(id: &str, text: &str) -> cairn::SessionInput {
     serde_json::from_value(json!({"id": id, "messages": [
@@ -64,7 +42,7 @@ fn a_forgotten_text_is_in_no_file_once_the_forget_returns() {
     m.flush().unwrap();
     for c in canaries {
         assert!(
-            !files_holding(dir.path(), c).is_empty(),
+            !cairn_testkit::files_holding(dir.path(), c).is_empty(),
             "{c} is on disk before the forget (else the search proves nothing)"
         );
     }
@@ -74,10 +52,14 @@ fn a_forgotten_text_is_in_no_file_once_the_forget_returns() {
     m.forget_trajectory("p", "t").unwrap();
     m.forget_space("q").unwrap();
     for c in canaries {
-        assert_eq!(files_holding(dir.path(), c), Vec::<String>::new(), "{c}");
+        assert_eq!(
+            cairn_testkit::files_holding(dir.path(), c),
+            Vec::<String>::new(),
+            "{c}"
+        );
     }
     // What was not forgotten is still there, and the store agrees with itself.
-    assert!(!files_holding(dir.path(), keep).is_empty());
+    assert!(!cairn_testkit::files_holding(dir.path(), keep).is_empty());
     let check = m.check(false).unwrap();
     assert!(check.consistent, "{check:?}");
     let hits = m

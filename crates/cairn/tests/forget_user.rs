@@ -7,24 +7,6 @@ use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Whether a file under `dir` holds `needle`'s bytes.
-fn on_disk(dir: &Path, needle: &str) -> bool {
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else if let Ok(bytes) = std::fs::read(&p) {
-                if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
-                    return true;
-                }
-            }
-        }
-    }
-    false
-}
-
 fn open(dir: &Path) -> Memory {
     Memory::open_with_embedder(dir, MemoryConfig::default(), Arc::new(HashEmbedder)).unwrap()
 }
@@ -69,16 +51,16 @@ fn a_forgotten_user_is_in_no_file_and_many_sessions_are_one_forget() {
     m.ingest_sessions("p", sessions).unwrap();
     m.flush().unwrap();
     assert!(
-        on_disk(dir.path(), "zuvefadi"),
+        !cairn_testkit::files_holding(dir.path(), "zuvefadi").is_empty(),
         "on disk before (else the search proves nothing)"
     );
     let r = m
         .forget_partition("p", &partition(json!({"user_id": "u1"})))
         .unwrap();
     assert_eq!((r.sessions, r.messages), (12, 24), "{r:?}");
-    assert!(!on_disk(dir.path(), "zuvefadi"));
-    assert!(on_disk(dir.path(), "zobakilu"));
-    assert!(on_disk(dir.path(), "zimopera"));
+    assert!(cairn_testkit::files_holding(dir.path(), "zuvefadi").is_empty());
+    assert!(!cairn_testkit::files_holding(dir.path(), "zobakilu").is_empty());
+    assert!(!cairn_testkit::files_holding(dir.path(), "zimopera").is_empty());
     let left: Vec<String> = m
         .session_headers("p")
         .unwrap()
@@ -149,13 +131,13 @@ fn a_forgotten_exchange_is_in_no_file_and_a_message_alone_keeps_its_reply() {
     // Alone: the reply stays.
     let r = m.forget_message_with("p", "s", "2", false).unwrap();
     assert_eq!(r.forgotten_messages, ["2"]);
-    assert!(on_disk(dir.path(), "zodigaso"));
-    assert!(!on_disk(dir.path(), "zarutemi"));
+    assert!(!cairn_testkit::files_holding(dir.path(), "zodigaso").is_empty());
+    assert!(cairn_testkit::files_holding(dir.path(), "zarutemi").is_empty());
     // With the reply.
     let r = m.forget_message_with("p", "s", "0", true).unwrap();
     assert_eq!(r.forgotten_messages, ["0", "1"]);
-    assert!(!on_disk(dir.path(), "zelanoku"));
-    assert!(!on_disk(dir.path(), "Lisbon"));
+    assert!(cairn_testkit::files_holding(dir.path(), "zelanoku").is_empty());
+    assert!(cairn_testkit::files_holding(dir.path(), "Lisbon").is_empty());
     let e = m.entities("p", None, &ScopeOptions::default()).unwrap();
     assert!(e.iter().all(|e| e.name != "Lisbon"), "{e:?}");
     // The last message has no reply: it goes alone; an unknown one is not found.
