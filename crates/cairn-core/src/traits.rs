@@ -484,6 +484,12 @@ pub trait TextIndex: Send + Sync {
     fn commit(&self, watermark: u64) -> Result<(), StoreError>;
     /// True if there are changes not yet committed.
     fn has_pending(&self) -> bool;
+    /// Whether a search reads what is pending without a commit first (the embedded
+    /// index keeps it searchable up to a size, `text_pending.rs` in `cairn-store`); a
+    /// reader commits first when this says no.
+    fn searches_pending(&self) -> bool {
+        false
+    }
     fn watermark(&self) -> Result<u64, StoreError>;
     /// Unit ids with BM25 scores, best first.
     fn search(&self, query: &TextQuery<'_>) -> Result<Vec<(String, f32)>, StoreError>;

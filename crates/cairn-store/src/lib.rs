@@ -31,6 +31,7 @@ mod records;
 mod rows;
 mod sqlite;
 mod text;
+mod text_pending;
 mod text_query;
 mod text_reach;
 mod trajectories;

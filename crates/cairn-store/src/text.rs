@@ -1,13 +1,15 @@
+use crate::text_pending::{Pending, PendingDoc};
 use crate::text_query::{top_docs, PresentTerms};
 use crate::text_reach::Reach;
 use cairn_core::{SpaceId, StoreError, TextIndex, TextQuery, Unit};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use tantivy::collector::DocSetCollector;
 use tantivy::index::{SegmentId, SegmentMeta};
 use tantivy::indexer::{LogMergePolicy, MergeCandidate, MergePolicy};
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
 };
@@ -175,6 +177,10 @@ pub struct TantivyTextIndex {
     writer: Mutex<IndexWriter>,
     reader: IndexReader,
     pending: AtomicBool,
+    /// What was written since the last commit, searchable before it (`text_pending.rs`).
+    /// Taken after the writer, and by a search before its searcher: a commit clears it
+    /// only once the reader shows the commit.
+    written: RwLock<Pending>,
     /// Documents added since the last commit (see [`SEGMENT_DOCS`]).
     uncommitted: AtomicUsize,
     segment_docs: usize,
@@ -236,6 +242,7 @@ impl TantivyTextIndex {
             writer: Mutex::new(writer),
             reader,
             pending: AtomicBool::new(false),
+            written: RwLock::new(Pending::default()),
             uncommitted: AtomicUsize::new(0),
             segment_docs,
             plan: Mutex::new(ScrubPlan::default()),
@@ -307,7 +314,11 @@ impl TantivyTextIndex {
         if forgotten {
             self.plan_scrub(&terms);
         }
+        let mut written = self.written_mut();
         for t in terms {
+            if let Some(key) = t.value().as_str() {
+                written.delete(key);
+            }
             writer.delete_term(t);
         }
         self.pending.store(true, Ordering::SeqCst);
@@ -327,6 +338,10 @@ impl TantivyTextIndex {
             return Err(te(e));
         }
         self.uncommitted.store(0, Ordering::SeqCst);
+        // Searches see the commit before the pending set it made durable is cleared.
+        let mut written = self.written_mut();
+        self.reader.reload().map_err(te)?;
+        written.clear();
         Ok(())
     }
 
@@ -340,6 +355,40 @@ impl TantivyTextIndex {
         }
         self.pending.store(false, Ordering::SeqCst);
         self.uncommitted.store(0, Ordering::SeqCst);
+        self.written_mut().clear();
+    }
+
+    // A panic while holding it leaves the set whole (each change is one map operation).
+    fn written(&self) -> RwLockReadGuard<'_, Pending> {
+        self.written.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn written_mut(&self) -> RwLockWriteGuard<'_, Pending> {
+        self.written.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A unit as the pending set keeps it: its filter fields and its fields' terms.
+    fn pending_doc(
+        &self,
+        u: &Unit,
+        key: &PreTokenizedString,
+        text: &PreTokenizedString,
+    ) -> PendingDoc {
+        let count = |t: &PreTokenizedString| {
+            let mut terms: HashMap<String, u32> = HashMap::new();
+            for tok in &t.tokens {
+                *terms.entry(tok.text.clone()).or_default() += 1;
+            }
+            (terms, t.tokens.len() as u32)
+        };
+        let ((k, kn), (x, xn)) = (count(key), count(text));
+        PendingDoc {
+            unit_id: u.id.clone(),
+            space: u.space.as_str().to_string(),
+            kind: u.kind.as_str().to_string(),
+            session: u.provenance.session_id.clone().unwrap_or_default(),
+            fields: vec![(self.fields.key, k, kn), (self.fields.text, x, xn)],
+        }
     }
 
     fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
@@ -384,6 +433,7 @@ impl TantivyTextIndex {
         space: &SpaceId,
         filters: &[(Occur, Box<dyn Query>)],
         terms: &[Term],
+        hidden: &HashSet<tantivy::DocAddress>,
     ) -> Result<Reach, StoreError> {
         let f = &self.fields;
         let mut within: Vec<(Occur, Box<dyn Query>)> =
@@ -400,8 +450,29 @@ impl TantivyTextIndex {
             &BooleanQuery::new(within),
             &[f.key, f.text],
             terms,
+            hidden,
         )
         .map_err(te)
+    }
+
+    /// The committed documents of `space` that the pending set replaced or deleted.
+    fn hidden(
+        &self,
+        searcher: &tantivy::Searcher,
+        written: &Pending,
+        space: &str,
+    ) -> Result<HashSet<tantivy::DocAddress>, StoreError> {
+        let prefix = in_space(space, "");
+        let keys: Vec<Term> = written
+            .hidden_in(&prefix)
+            .map(|k| Term::from_field_text(self.fields.doc_key, k))
+            .collect();
+        if keys.is_empty() {
+            return Ok(HashSet::new());
+        }
+        searcher
+            .search(&TermSetQuery::new(keys), &DocSetCollector)
+            .map_err(te)
     }
 
     fn any_of(&self, field: Field, values: &[String]) -> Box<dyn Query> {
@@ -427,14 +498,19 @@ impl TextIndex for TantivyTextIndex {
         for u in units {
             let key = in_space(u.space.as_str(), &u.id);
             writer.delete_term(Term::from_field_text(f.doc_key, &key));
+            let (key_tokens, text_tokens) = (
+                Self::space_tokens(u.space.as_str(), &u.key),
+                Self::space_tokens(u.space.as_str(), &u.text),
+            );
+            let pending = self.pending_doc(u, &key_tokens, &text_tokens);
             let added = writer.add_document(doc!(
-                    f.doc_key => key,
+                    f.doc_key => key.clone(),
                     f.unit_id => u.id.clone(),
                     f.space => u.space.as_str(),
                     f.kind => u.kind.as_str(),
                     f.session => u.provenance.session_id.clone().unwrap_or_default(),
-                    f.key => Self::space_tokens(u.space.as_str(), &u.key),
-                    f.text => Self::space_tokens(u.space.as_str(), &u.text),
+                    f.key => key_tokens,
+                    f.text => text_tokens,
             ));
             if let Err(e) = added {
                 // The indexing thread died (it could not write a segment): the writer
@@ -444,6 +520,7 @@ impl TextIndex for TantivyTextIndex {
                 self.discard(&mut writer);
                 return Err(te(cause));
             }
+            self.written_mut().add(key, pending);
             self.pending.store(true, Ordering::SeqCst);
             if self.uncommitted.fetch_add(1, Ordering::SeqCst) + 1 >= self.segment_docs {
                 // One commit makes one segment (one indexing thread): a write larger
@@ -470,6 +547,7 @@ impl TextIndex for TantivyTextIndex {
         let writer = self.writer();
         self.plan_scrub(std::slice::from_ref(&term));
         writer.delete_term(term);
+        self.written_mut().drop_space(space.as_str());
         self.pending.store(true, Ordering::SeqCst);
         Ok(())
     }
@@ -480,12 +558,15 @@ impl TextIndex for TantivyTextIndex {
         let mut writer = self.writer();
         self.commit_with(&mut writer, watermark)?;
         self.pending.store(false, Ordering::SeqCst);
-        drop(writer);
-        self.reader.reload().map_err(te)
+        Ok(())
     }
 
     fn has_pending(&self) -> bool {
         self.pending.load(Ordering::SeqCst)
+    }
+
+    fn searches_pending(&self) -> bool {
+        self.written().searchable()
     }
 
     fn watermark(&self) -> Result<u64, StoreError> {
@@ -581,36 +662,72 @@ impl TextIndex for TantivyTextIndex {
             matches.push((Term::from_field_text(f.text, t), q.text_weight));
         }
         let terms: Vec<Term> = matches.iter().map(|(t, _)| t.clone()).collect();
-        // The words alone when nothing else narrows the search: a pure disjunction of
-        // terms is what tantivy can prune (block-max WAND, kept by `PresentTerms`).
-        let words = PresentTerms::new(matches);
         let mut filters: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        if let Some(kinds) = q.kinds {
-            let names: Vec<String> = kinds.iter().map(|k| k.as_str().to_string()).collect();
-            filters.push((Occur::Must, self.any_of(f.kind, &names)));
+        let kinds: Option<Vec<String>> = q
+            .kinds
+            .map(|kinds| kinds.iter().map(|k| k.as_str().to_string()).collect());
+        if let Some(names) = &kinds {
+            filters.push((Occur::Must, self.any_of(f.kind, names)));
         }
         if let Some(sessions) = q.sessions {
             filters.push((Occur::Must, self.any_of(f.session, sessions)));
         }
+        // The pending set before the searcher: a commit clears it only after the reader
+        // shows what it made durable (see `written`).
+        let written = self.written();
         let searcher = self.reader.searcher();
-        let reach = self.reach(&searcher, q.space, &filters, &terms)?;
+        let space = q.space.as_str();
+        let sessions: Option<HashSet<&str>> =
+            q.sessions.map(|s| s.iter().map(String::as_str).collect());
+        let pending: Vec<&PendingDoc> = written
+            .of_space(space)
+            .filter(|d| kinds.as_ref().is_none_or(|k| k.contains(&d.kind)))
+            .filter(|d| {
+                sessions
+                    .as_ref()
+                    .is_none_or(|s| s.contains(d.session.as_str()))
+            })
+            .collect();
+        let committed = !written.dropped(space);
+        let hidden = match committed {
+            true => self.hidden(&searcher, &written, space)?,
+            false => HashSet::new(),
+        };
+        let mut reach = match committed {
+            true => self.reach(&searcher, q.space, &filters, &terms, &hidden)?,
+            false => Reach::empty(&[f.key, f.text], &terms),
+        };
+        reach.add_pending(&pending);
         if reach.is_empty() {
             return Ok(Vec::new());
         }
-        let query: Box<dyn Query> = if filters.is_empty() {
-            Box::new(words)
-        } else {
-            filters.push((Occur::Must, Box::new(words)));
-            Box::new(BooleanQuery::new(filters))
-        };
-        let top = top_docs(&searcher, &*query, q.limit, &reach).map_err(te)?;
-        let mut out = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            let d: TantivyDocument = searcher.doc(addr).map_err(te)?;
-            if let Some(id) = d.get_first(f.unit_id).and_then(|v| v.as_str()) {
-                out.push((id.to_string(), score));
+        let mut out: Vec<(String, f32)> = Vec::with_capacity(q.limit + pending.len());
+        for d in &pending {
+            if let Some(score) = d.score(&matches, &reach).map_err(te)? {
+                out.push((d.unit_id.clone(), score));
             }
         }
+        if committed {
+            // The words alone when nothing else narrows the search: a pure disjunction
+            // of terms is what tantivy can prune (block-max WAND, kept by `PresentTerms`).
+            let words = PresentTerms::new(matches);
+            let query: Box<dyn Query> = if filters.is_empty() {
+                Box::new(words)
+            } else {
+                filters.push((Occur::Must, Box::new(words)));
+                Box::new(BooleanQuery::new(filters))
+            };
+            let top = top_docs(&searcher, &*query, q.limit, &reach, &hidden).map_err(te)?;
+            for (score, addr) in top {
+                let d: TantivyDocument = searcher.doc(addr).map_err(te)?;
+                if let Some(id) = d.get_first(f.unit_id).and_then(|v| v.as_str()) {
+                    out.push((id.to_string(), score));
+                }
+            }
+        }
+        // Committed hits came best first; pending ones join them by score.
+        out.sort_by(|a, b| b.1.total_cmp(&a.1));
+        out.truncate(q.limit);
         Ok(out)
     }
 }

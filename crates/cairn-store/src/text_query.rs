@@ -8,7 +8,7 @@
 //! holding any of the others. [`PresentTerms`] gives each segment only the terms it
 //! holds; the scores are those of the plain disjunction (an absent term adds nothing).
 //! [`top_docs`] then carries the threshold from segment to segment.
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
 use tantivy::query::{
     Bm25StatisticsProvider, BooleanWeight, EnableScoring, Explanation, Occur, Query, Scorer,
@@ -146,6 +146,7 @@ pub(crate) fn top_docs(
     query: &dyn Query,
     limit: usize,
     statistics: &dyn Bm25StatisticsProvider,
+    hidden: &HashSet<DocAddress>,
 ) -> tantivy::Result<Vec<(Score, DocAddress)>> {
     if limit == 0 {
         return Ok(Vec::new());
@@ -159,16 +160,16 @@ pub(crate) fn top_docs(
         let alive = reader.alive_bitset();
         let mut threshold = bar(&top, limit);
         weight.for_each_pruning(threshold, reader, &mut |doc, score| {
-            if alive.is_some_and(|a| a.is_deleted(doc)) {
+            let address = DocAddress {
+                segment_ord,
+                doc_id: doc,
+            };
+            let gone = alive.is_some_and(|a| a.is_deleted(doc))
+                || (!hidden.is_empty() && hidden.contains(&address));
+            if gone {
                 return threshold;
             }
-            top.push(Worst(
-                score,
-                DocAddress {
-                    segment_ord,
-                    doc_id: doc,
-                },
-            ));
+            top.push(Worst(score, address));
             if top.len() > limit {
                 top.pop();
             }
@@ -296,7 +297,14 @@ mod tests {
                 }
             }
             let limit = 1 + r.below(30) as usize;
-            let ours = top_docs(&searcher, &PresentTerms::new(terms), limit, &searcher).unwrap();
+            let ours = top_docs(
+                &searcher,
+                &PresentTerms::new(terms),
+                limit,
+                &searcher,
+                &Default::default(),
+            )
+            .unwrap();
             let all = searcher
                 .search(&BooleanQuery::new(plain), &TopDocs::with_limit(100_000))
                 .unwrap();

@@ -11,10 +11,11 @@
 //!
 //! The cost is one walk of the reachable documents and of the query terms' postings
 //! among them: linear in the scope, as the search itself is at worst.
-use std::collections::HashMap;
+use crate::text_pending::PendingDoc;
+use std::collections::{HashMap, HashSet};
 use tantivy::query::{Bm25StatisticsProvider, EnableScoring, Query};
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{DocId, DocSet, Searcher, Term, TERMINATED};
+use tantivy::{DocAddress, DocId, DocSet, Searcher, Term, TERMINATED};
 
 /// Document count, tokens per field and term frequencies of a search's reach.
 pub(crate) struct Reach {
@@ -24,21 +25,35 @@ pub(crate) struct Reach {
 }
 
 impl Reach {
-    /// Counts the live documents `reach` matches, the tokens `fields` hold in them and,
-    /// for each of `terms`, how many of them hold it.
+    /// Nothing reached yet: the statistics of an empty index.
+    pub(crate) fn empty(fields: &[Field], terms: &[Term]) -> Self {
+        Reach {
+            docs: 0,
+            tokens: fields.iter().map(|f| (*f, 0)).collect(),
+            doc_freq: terms.iter().map(|t| (t.clone(), 0)).collect(),
+        }
+    }
+
+    /// Counts the live documents `reach` matches, except those `hidden` (replaced or
+    /// deleted since the last commit, see `text_pending.rs`), the tokens `fields` hold in
+    /// them and, for each of `terms`, how many of them hold it.
     pub(crate) fn count(
         searcher: &Searcher,
         reach: &dyn Query,
         fields: &[Field],
         terms: &[Term],
+        hidden: &HashSet<DocAddress>,
     ) -> tantivy::Result<Self> {
         let weight = reach.weight(EnableScoring::disabled_from_searcher(searcher))?;
-        let mut out = Reach {
-            docs: 0,
-            tokens: fields.iter().map(|f| (*f, 0)).collect(),
-            doc_freq: terms.iter().map(|t| (t.clone(), 0)).collect(),
-        };
-        for reader in searcher.segment_readers() {
+        let mut out = Self::empty(fields, terms);
+        for (ord, reader) in searcher.segment_readers().iter().enumerate() {
+            let hides = |doc_id: DocId| {
+                !hidden.is_empty()
+                    && hidden.contains(&DocAddress {
+                        segment_ord: ord as u32,
+                        doc_id,
+                    })
+            };
             let alive = reader.alive_bitset();
             // The reachable documents in order: a list of the reach, not a bitmap of the
             // segment, so a search costs what its space holds whatever the index holds.
@@ -49,7 +64,7 @@ impl Reach {
                 .collect::<tantivy::Result<Vec<_>>>()?;
             weight.for_each_no_score(reader, &mut |docs: &[DocId]| {
                 for &doc in docs {
-                    if alive.is_some_and(|a| a.is_deleted(doc)) {
+                    if alive.is_some_and(|a| a.is_deleted(doc)) || hides(doc) {
                         continue;
                     }
                     within.push(doc);
@@ -73,6 +88,20 @@ impl Reach {
             }
         }
         Ok(out)
+    }
+
+    /// Counts the documents written since the last commit that the search reaches as
+    /// the committed ones are counted (lengths as field norms).
+    pub(crate) fn add_pending(&mut self, docs: &[&PendingDoc]) {
+        for d in docs {
+            self.docs += 1;
+            for (field, total) in self.tokens.iter_mut() {
+                *total += u64::from(d.norm(*field));
+            }
+            for (term, n) in self.doc_freq.iter_mut() {
+                *n += u64::from(d.holds(term));
+            }
+        }
     }
 
     /// Whether the search can reach no document (it then finds nothing).

@@ -6,7 +6,7 @@ use rusqlite::{params, types::Type, OptionalExtension};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS vectors(
@@ -25,9 +25,17 @@ CREATE TABLE IF NOT EXISTS vector_spaces(
 ";
 
 /// One space's vectors in memory: scanned exactly while small, through HNSW once large.
+/// Both take a write in place (searches wait for it only while it is applied).
 pub enum SpaceVectors {
-    Exact(ExactVectorIndex),
+    Exact(RwLock<ExactVectorIndex>),
     Ann(Box<AnnVectorIndex>),
+}
+
+/// A write a loaded space's vectors take in place.
+#[derive(Clone, Copy)]
+enum Change<'a> {
+    Upsert(&'a [(String, Vec<f32>)]),
+    Remove(&'a [String]),
 }
 
 /// Spaces with more vectors than this are searched through HNSW. Exact search over
@@ -39,13 +47,13 @@ impl SpaceVectors {
         Ok(if exact.len() > ann_threshold {
             SpaceVectors::Ann(Box::new(AnnVectorIndex::build(exact)?))
         } else {
-            SpaceVectors::Exact(exact)
+            SpaceVectors::Exact(RwLock::new(exact))
         })
     }
 
     pub fn len(&self) -> usize {
         match self {
-            SpaceVectors::Exact(e) => e.len(),
+            SpaceVectors::Exact(e) => read(e).len(),
             SpaceVectors::Ann(a) => a.len(),
         }
     }
@@ -56,10 +64,35 @@ impl SpaceVectors {
 
     pub fn search(&self, query: &[f32], limit: usize) -> Result<Vec<(String, f32)>, StoreError> {
         match self {
-            SpaceVectors::Exact(e) => Ok(e.search(query, limit)),
+            SpaceVectors::Exact(e) => Ok(read(e).search(query, limit)),
             SpaceVectors::Ann(a) => a.search(query, limit),
         }
     }
+
+    fn apply(&self, change: Change<'_>) -> Result<(), StoreError> {
+        match (self, change) {
+            (SpaceVectors::Ann(a), Change::Upsert(items)) => a.upsert(items),
+            (SpaceVectors::Ann(a), Change::Remove(ids)) => a.remove(ids),
+            (SpaceVectors::Exact(e), Change::Upsert(items)) => {
+                write(e).upsert(items);
+                Ok(())
+            }
+            (SpaceVectors::Exact(e), Change::Remove(ids)) => {
+                write(e).remove(ids);
+                Ok(())
+            }
+        }
+    }
+}
+
+// A panic while the lock was held leaves the index whole: every change is applied row by
+// row, each row complete before the next.
+fn read(e: &RwLock<ExactVectorIndex>) -> RwLockReadGuard<'_, ExactVectorIndex> {
+    e.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write(e: &RwLock<ExactVectorIndex>) -> RwLockWriteGuard<'_, ExactVectorIndex> {
+    e.write().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A space's vectors in memory, with the vector state they reflect.
@@ -192,50 +225,44 @@ impl SqliteVectorIndex {
         self.writes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// After a write to `space` committed (as vector change `changed`, of `rows` rows): a
-    /// loaded HNSW index takes it in place (indexing a large space again would take
-    /// minutes) and is saved once enough writes have accumulated; anything else is
-    /// dropped and reloaded on the next search. The caller holds the write lock.
-    fn refresh_loaded(
-        &self,
-        space: &SpaceId,
-        changed: u64,
-        rows: usize,
-        apply: impl FnOnce(&AnnVectorIndex) -> Result<(), StoreError>,
-    ) {
+    /// After a write to `space` committed (as vector change `changed`, of `rows` rows):
+    /// the loaded vectors take it in place (reading a space's vectors again, or indexing
+    /// a large space again, would cost the next search the whole space); an HNSW graph is
+    /// saved once enough writes have accumulated. An exact index grown past the HNSW
+    /// threshold, or one whose update failed, is dropped and reloaded by the next search.
+    /// The caller holds the write lock.
+    fn refresh_loaded(&self, space: &SpaceId, changed: u64, rows: usize, change: Change<'_>) {
         let mut loaded = self.loaded();
-        let kept = match loaded.get_mut(space) {
-            Some(l) => match l.vectors.as_ref() {
-                SpaceVectors::Ann(a) => match apply(a) {
-                    Ok(()) => {
-                        l.changed = changed;
-                        l.unsaved += rows;
-                        Some((l.unsaved >= save_after(a.len())).then(|| l.vectors.clone()))
-                    }
-                    Err(e) => {
-                        tracing::warn!(%space, error = %e, "vector index update failed: reloading");
-                        None
-                    }
-                },
-                SpaceVectors::Exact(_) => None,
-            },
-            None => None,
+        let Some(l) = loaded.get_mut(space) else {
+            return;
         };
-        match kept {
-            None => {
-                loaded.remove(space);
+        if let Err(e) = l.vectors.apply(change) {
+            tracing::warn!(%space, error = %e, "vector index update failed: reloading");
+            loaded.remove(space);
+            return;
+        }
+        l.changed = changed;
+        let save = match l.vectors.as_ref() {
+            SpaceVectors::Exact(e) => {
+                if read(e).len() > self.ann_threshold {
+                    loaded.remove(space);
+                }
+                return;
             }
-            Some(Some(vectors)) => {
-                drop(loaded);
-                if let SpaceVectors::Ann(a) = vectors.as_ref() {
-                    if self.save_graph(space, a, changed) {
-                        if let Some(l) = self.loaded().get_mut(space) {
-                            l.unsaved = 0;
-                        }
+            SpaceVectors::Ann(a) => {
+                l.unsaved += rows;
+                (l.unsaved >= save_after(a.len())).then(|| l.vectors.clone())
+            }
+        };
+        drop(loaded);
+        if let Some(vectors) = save {
+            if let SpaceVectors::Ann(a) = vectors.as_ref() {
+                if self.save_graph(space, a, changed) {
+                    if let Some(l) = self.loaded().get_mut(space) {
+                        l.unsaved = 0;
                     }
                 }
             }
-            Some(None) => {}
         }
     }
 
@@ -294,7 +321,7 @@ impl SqliteVectorIndex {
                 b.push(id.to_string(), v);
                 Ok(())
             })?;
-            Ok(SpaceVectors::Exact(b.finish()))
+            Ok(SpaceVectors::Exact(RwLock::new(b.finish())))
         }
     }
 
@@ -421,7 +448,7 @@ impl VectorIndex for SqliteVectorIndex {
             be(conn.pragma_update(None, "synchronous", "FULL"))?;
             written?
         };
-        self.refresh_loaded(space, changed, items.len(), |a| a.upsert(items));
+        self.refresh_loaded(space, changed, items.len(), Change::Upsert(items));
         Ok(())
     }
 
@@ -442,7 +469,7 @@ impl VectorIndex for SqliteVectorIndex {
             be(tx.commit())?;
             changed
         };
-        self.refresh_loaded(space, changed, unit_ids.len(), |a| a.remove(unit_ids));
+        self.refresh_loaded(space, changed, unit_ids.len(), Change::Remove(unit_ids));
         Ok(())
     }
 

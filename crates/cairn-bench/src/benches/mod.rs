@@ -10,4 +10,5 @@ pub mod locomo;
 pub mod longmemeval;
 pub mod personal;
 pub mod scale;
+pub mod scale_loop;
 pub mod trajectories_scale;

@@ -81,6 +81,12 @@ pub struct ScaleBenchArgs {
     /// templates alone give a 1M-unit space ~39k distinct vectors).
     #[arg(long)]
     pub distinct_text: bool,
+    /// Iterations of the live loop measured at each point after its queries (appends,
+    /// then recall, knowledge routes and forgets right after them, beside read-only
+    /// recalls; see `scale_loop.rs`); 0 for none. The loop writes to the space, so a
+    /// later `--queries-only` run on kept data finds these exchanges in it.
+    #[arg(long = "loop", default_value_t = 0, value_name = "N")]
+    pub loop_iterations: usize,
 }
 
 /// `cairn bench scale --embedder`.
@@ -310,6 +316,17 @@ impl Ctx<'_> {
             }
         }
         (p.serving_rss_bytes, p.serving_peak_rss_bytes) = rss();
+        if args.loop_iterations > 0 {
+            let l = super::scale_loop::measure(
+                &memory,
+                &space,
+                &options,
+                args.loop_iterations,
+                args.seed,
+            )?;
+            eprintln!("{}", super::scale_loop::line(&l));
+            p.live_loop = Some(l);
+        }
         p.queries = questions.len();
         p.latency_ms = percentiles(&with);
         p.latency_without_embedding_ms = percentiles(&without);

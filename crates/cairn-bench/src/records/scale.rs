@@ -49,6 +49,9 @@ pub struct ScalePoint {
     /// texts, and vectors, do not repeat.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub distinct_text: bool,
+    /// The live loop measured after the queries (`--loop N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_loop: Option<crate::benches::scale_loop::LoopPoint>,
 }
 
 impl ScalePoint {
@@ -94,6 +97,7 @@ impl ScalePoint {
             ingest_skipped: false,
             embedder: String::new(),
             distinct_text: false,
+            live_loop: None,
         }
     }
 }

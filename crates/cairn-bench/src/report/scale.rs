@@ -125,7 +125,44 @@ pub fn render_summary(s: &ScaleBenchSummary) -> String {
             st("pack")
         );
     }
+    render_loop(&mut o, &s.points);
     o
+}
+
+/// The live loop's table (`--loop N`): p50 milliseconds of each step, the recall right
+/// after a write beside the read-only one.
+fn render_loop(o: &mut String, points: &[ScalePoint]) {
+    let with: Vec<_> = points
+        .iter()
+        .filter_map(|p| Some((p, p.live_loop.as_ref()?)))
+        .collect();
+    if with.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\nThe live loop, p50 ms over its iterations:\n");
+    let _ = writeln!(
+        o,
+        "| store | units | iterations | recall read-only | append | recall after append | ratio | \
+            subjects after append | profile after append | forget | recall after forget |"
+    );
+    let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (p, l) in with {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {:.2}x | {} | {} | {} | {} |",
+            store_label(p),
+            p.units,
+            l.iterations,
+            ms(l.recall_read_only_ms.p50),
+            ms(l.append_ms.p50),
+            ms(l.recall_after_append_ms.p50),
+            l.after_append_ratio,
+            ms(l.subjects_after_append_ms.p50),
+            ms(l.profile_after_append_ms.p50),
+            ms(l.forget_ms.p50),
+            ms(l.recall_after_forget_ms.p50),
+        );
+    }
 }
 
 pub fn render_methodology(s: &ScaleBenchSummary) -> String {

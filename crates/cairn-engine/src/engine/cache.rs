@@ -170,6 +170,19 @@ impl SpaceCache {
         value
     }
 
+    /// The value cached under `key` at `generation`, taken out of the cache (a write
+    /// advancing it to its next generation, see `advance.rs`, puts it back); an entry of
+    /// another generation is dropped.
+    pub(super) fn take<V: Any + Send + Sync>(&self, key: &Key, generation: u64) -> Option<Arc<V>> {
+        let mut inner = self.inner();
+        let current = inner.entries.get(key)?.generation == generation;
+        let e = inner.entries.remove(key)?;
+        inner.order.remove(&e.used);
+        inner.bytes -= e.bytes;
+        // A value of another type under the key: a miss (see `get`).
+        current.then(|| e.value.downcast::<V>().ok()).flatten()
+    }
+
     /// Keeps `value` under `key` for `generation`, evicting the least recently used
     /// entries while the total is over the budget; a value that alone weighs more than
     /// the budget is not kept.

@@ -186,11 +186,11 @@ type Derived = (Vec<Unit>, Vec<Unit>);
 
 /// A session's units against the stored ones: what to write, what stays, what goes.
 pub(super) struct Changes {
-    record: SessionRecord,
+    pub(super) record: SessionRecord,
     /// New or changed units.
     pub(super) units: Vec<Unit>,
     /// Stored units no longer derived (removed from the indexes; the store drops them).
-    stale: Vec<String>,
+    pub(super) stale: Vec<String>,
 }
 
 impl Changes {
@@ -413,7 +413,11 @@ impl Engine {
             })
             .collect();
         self.hold_reserve()?;
+        let before = self.before_write(changes)?;
         let last = self.b.records.put_sessions(&writes, receipts)?;
+        // What is cached of the spaces follows the write (`advance.rs`), before the next
+        // request can need it.
+        self.advance_derived(before, changes);
         // Acknowledged from here: what follows is derived state (`index_after_commit`).
         self.index_after_commit(|| {
             for c in changes.iter().filter(|c| !c.stale.is_empty()) {

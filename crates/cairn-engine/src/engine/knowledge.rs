@@ -13,13 +13,17 @@ use super::cache::{json_len, Key, Weigh};
 use super::scope::View;
 use super::{Engine, EngineError};
 
+/// The topic prefixes whose units are cached whole per space: facts and profile
+/// contributions.
+pub(super) const TOPICS: [&str; 2] = ["fact:", "speaker:"];
+
 /// The derived cache's key of a space's units under a topic prefix (`fact:`, `speaker:`).
-fn topic_key(space: &SpaceId, prefix: &str) -> Key {
+pub(super) fn topic_key(space: &SpaceId, prefix: &str) -> Key {
     Key::new(space, "topic", &prefix)
 }
 
 /// The derived cache's key of a space's fact index.
-fn fact_index_key(space: &SpaceId) -> Key {
+pub(super) fn fact_index_key(space: &SpaceId) -> Key {
     Key::new(space, "fact_index", &())
 }
 
@@ -123,7 +127,7 @@ impl Engine {
     /// The units filed under a topic prefix, read from the store once per store
     /// generation (returned with it): recall consults fact chains and profiles on every
     /// call, and a large space holds tens of thousands of each.
-    fn topic_units_cached(
+    pub(super) fn topic_units_cached(
         &self,
         space: &SpaceId,
         prefix: &'static str,

@@ -6,7 +6,8 @@
 //! as an append to a new or named session), `receipt.rs` (idempotency keys: the receipts that make any
 //! write safe to retry), `staged.rs` (vectors embedded before the write lock), `forget.rs`
 //! (and scrubbing what was forgotten from the stores' files), `trajectories.rs`,
-//! `enrich.rs`, `committer.rs` (when the text index commits). Read side (recall and
+//! `enrich.rs`, `committer.rs` (when the text index commits), `advance.rs` (a session
+//! write bringing its space's cached derived state to the new generation). Read side (recall and
 //! browsing): `recall.rs`, `graph.rs` (the entity graph: its cache, listings, recall
 //! stages), `knowledge.rs` (fact histories, profiles), `browse.rs` (listings and metadata
 //! filters), `scope.rs` (what a request sees: its scope resolved against a space, and the
@@ -14,6 +15,9 @@
 //! verbs), `agent.rs` (the agent controller: a model working through them), `cache.rs` (the one cache of derived reads: by space and a hash of the scope, for one
 //! generation of the space, bounded in bytes), `flight.rs` (one build at a time of what it holds). This file:
 //! opening, healing, checking, indexing.
+mod advance;
+#[cfg(test)]
+mod advance_tests;
 pub(crate) mod agent;
 mod append;
 #[cfg(test)]
@@ -813,7 +817,14 @@ impl Engine {
     /// read answers from what it committed, and a write acknowledged since may be
     /// missing from its text search until the index heals. Logged once until a commit
     /// succeeds.
+    ///
+    /// A text index that searches what is pending without a commit (the embedded one,
+    /// up to a size) is not committed here: a read after a write then costs what a read
+    /// costs, and the committer makes the write durable within `text_commit_ms`.
     pub(super) fn flush_for_read(&self) -> Result<(), EngineError> {
+        if self.b.text.searches_pending() && !self.behind.load(Ordering::SeqCst) {
+            return Ok(());
+        }
         if let Err(e) = self.flush() {
             if !self.read_warned.swap(true, Ordering::SeqCst) {
                 tracing::warn!(error = %e, "the text index cannot commit; reads answer from what it committed");

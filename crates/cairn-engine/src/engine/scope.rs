@@ -17,8 +17,32 @@ use super::{Engine, EngineError};
 
 /// A space's session headers with the document the metadata filter reads, as of one store
 /// generation.
+#[derive(Clone)]
 pub(super) struct Catalog {
     headers: Vec<(SessionHeader, Value)>,
+}
+
+impl Catalog {
+    /// The catalog after a write of the session `h` heads: its header replaced in place,
+    /// or added last (the store's order: a session keeps its place, a new one goes last).
+    pub(super) fn put(&mut self, h: SessionHeader) {
+        let doc = session_document(&h);
+        match self.headers.iter_mut().find(|(x, _)| x.id == h.id) {
+            Some(slot) => *slot = (h, doc),
+            None => self.headers.push((h, doc)),
+        }
+    }
+
+    /// The headers, in the store's order.
+    #[cfg(test)]
+    pub(super) fn headers(&self) -> Vec<&SessionHeader> {
+        self.headers.iter().map(|(h, _)| h).collect()
+    }
+}
+
+/// The derived cache's key of a space's session catalog.
+pub(super) fn catalog_key(space: &SpaceId) -> Key {
+    Key::new(space, "catalog", &())
 }
 
 impl Weigh for Catalog {
@@ -313,9 +337,9 @@ impl Engine {
     /// The space's session headers with their filter documents, read once per store
     /// generation (a shared space holds thousands of sessions; every scoped request
     /// reads them).
-    fn catalog(&self, space: &SpaceId) -> Result<Arc<Catalog>, EngineError> {
+    pub(super) fn catalog(&self, space: &SpaceId) -> Result<Arc<Catalog>, EngineError> {
         let generation = self.b.records.generation(space)?;
-        let key = Key::new(space, "catalog", &());
+        let key = catalog_key(space);
         if let Some(c) = self.derived.get::<Catalog>(&key, generation) {
             return Ok(c);
         }

@@ -1,0 +1,170 @@
+//! Derived state advanced by the write that changed it (issue 52): a session write knows
+//! what it wrote and what it removed, so, still under the write lock, it brings the
+//! space's cached fact and profile-contribution lists, its fact index and its session
+//! catalog from the generation before the write to the one after, instead of leaving
+//! the next request to read and index the whole space again. A recall right after a
+//! write then costs what a recall costs.
+//!
+//! Only an entry cached at exactly the generation read before the write is advanced:
+//! under the write lock (which spans processes, see `lock_writers`) nothing else writes
+//! the space between the two reads, so the delta is the whole difference. Everything
+//! else a write leaves stale as before, rebuilt on demand by the next request that needs
+//! it: entries of another generation, the caches built per scope (admitted sessions,
+//! metadata keys, entity graphs: computed from the catalog in memory), and every cache
+//! after a write of another kind (trajectories, forgets, enrichment), or on another
+//! server of the same database.
+//!
+//! Advancing is idempotent, so an entry a request read after the write committed (and
+//! cached under the earlier generation) is advanced correctly too: units the write
+//! rewrote or removed are dropped by id, then what it wrote is added in write order, the
+//! order the store reads them back in.
+use cairn_core::{SpaceId, Unit};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::cache::{Key, Weigh};
+use super::ingest::Changes;
+use super::knowledge::{fact_index_key, topic_key, TOPICS};
+use super::scope::{catalog_key, Catalog};
+use super::{Engine, EngineError};
+use crate::facts::FactIndex;
+
+/// Each space a write touches, with its generation before the write.
+pub(super) struct Before(Vec<(SpaceId, u64)>);
+
+impl Engine {
+    /// Under the write lock, right before a session write: the generation of every space
+    /// `changes` touch.
+    pub(super) fn before_write(&self, changes: &[Changes]) -> Result<Before, EngineError> {
+        let mut spaces: Vec<&SpaceId> = changes.iter().map(|c| &c.record.space).collect();
+        spaces.sort_unstable();
+        spaces.dedup();
+        let generations = spaces
+            .into_iter()
+            .map(|s| Ok((s.clone(), self.b.records.generation(s)?)))
+            .collect::<Result<_, EngineError>>()?;
+        Ok(Before(generations))
+    }
+
+    /// Right after the session write of `changes` committed, still under the write lock:
+    /// advances the entries cached at the generation before it. A failure to read a
+    /// generation advances nothing (the entries go stale, as they would without this).
+    pub(super) fn advance_derived(&self, before: Before, changes: &[Changes]) {
+        for (space, from) in before.0 {
+            let Ok(to) = self.b.records.generation(&space) else {
+                continue;
+            };
+            if to == from {
+                continue;
+            }
+            let delta = Delta::of(&space, changes);
+            let mut facts = None;
+            for prefix in TOPICS {
+                let advanced = self.advance(
+                    topic_key(&space, prefix),
+                    (from, to),
+                    |list: &Vec<Unit>| delta.changes(prefix, list),
+                    |list| delta.apply(prefix, list),
+                );
+                if prefix == "fact:" {
+                    facts = advanced;
+                }
+            }
+            if let Some(facts) = facts {
+                self.advance_fact_index(&space, (from, to), facts);
+            }
+            self.advance(
+                catalog_key(&space),
+                (from, to),
+                |_: &Catalog| true,
+                |c| delta.records.iter().for_each(|r| c.put(r.header())),
+            );
+        }
+    }
+
+    /// Moves the entry under `key` from generation `from` to `to`: the same value when
+    /// `changes` says the write leaves it as it is, else the value `apply` makes of it
+    /// (in place when no request holds it, else of a copy). Returns the value now cached
+    /// at `to`, or `None` when none was cached at `from`.
+    fn advance<V: Weigh + Clone + Send + Sync + 'static>(
+        &self,
+        key: Key,
+        (from, to): (u64, u64),
+        changes: impl FnOnce(&V) -> bool,
+        apply: impl FnOnce(&mut V),
+    ) -> Option<Arc<V>> {
+        let old = self.derived.take::<V>(&key, from)?;
+        let new = match changes(&old) {
+            false => old,
+            true => {
+                let mut v = Arc::try_unwrap(old).unwrap_or_else(|shared| (*shared).clone());
+                apply(&mut v);
+                Arc::new(v)
+            }
+        };
+        self.derived.insert(key, to, new.clone());
+        Some(new)
+    }
+
+    /// The fact index at `to` for the advanced fact list: the same index when the list
+    /// did not change, else one built from the list in memory (no read of the store).
+    fn advance_fact_index(&self, space: &SpaceId, (from, to): (u64, u64), facts: Arc<Vec<Unit>>) {
+        let key = fact_index_key(space);
+        let Some(index) = self.derived.take::<FactIndex>(&key, from) else {
+            return;
+        };
+        let index = match index.is_of(&facts) {
+            true => index,
+            false => Arc::new(FactIndex::new(facts)),
+        };
+        self.derived.insert(key, to, index);
+    }
+}
+
+/// What one write changed in one space.
+struct Delta<'a> {
+    /// Units written (new or rewritten), in write order.
+    written: Vec<&'a Unit>,
+    /// Ids of the units written or removed: an entry's copies of them are replaced.
+    touched: HashSet<&'a str>,
+    records: Vec<&'a cairn_core::SessionRecord>,
+}
+
+impl<'a> Delta<'a> {
+    fn of(space: &SpaceId, changes: &'a [Changes]) -> Self {
+        let mine: Vec<&Changes> = changes
+            .iter()
+            .filter(|c| &c.record.space == space)
+            .collect();
+        let written: Vec<&Unit> = mine.iter().flat_map(|c| &c.units).collect();
+        let touched = written
+            .iter()
+            .map(|u| u.id.as_str())
+            .chain(mine.iter().flat_map(|c| c.stale.iter().map(String::as_str)))
+            .collect();
+        Self {
+            written,
+            touched,
+            records: mine.iter().map(|c| &c.record).collect(),
+        }
+    }
+
+    /// Whether the write changes a topic's list: it wrote units of the topic, or holds
+    /// units the write rewrote or removed.
+    fn changes(&self, prefix: &str, list: &[Unit]) -> bool {
+        self.written.iter().any(|u| in_topic(u, prefix))
+            || list.iter().any(|u| self.touched.contains(u.id.as_str()))
+    }
+
+    /// A topic's list after the write: its units the write did not touch, in their
+    /// order, then the topic's units the write wrote.
+    fn apply(&self, prefix: &str, list: &mut Vec<Unit>) {
+        list.retain(|u| !self.touched.contains(u.id.as_str()));
+        let added = self.written.iter().copied().filter(|u| in_topic(u, prefix));
+        list.extend(added.cloned());
+    }
+}
+
+fn in_topic(u: &Unit, prefix: &str) -> bool {
+    u.topic().is_some_and(|t| t.starts_with(prefix))
+}

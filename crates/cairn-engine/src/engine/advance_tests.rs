@@ -1,0 +1,163 @@
+//! A write advances what is cached of its space (`advance.rs`): after any sequence of
+//! appends, ingests and group messages, the fact and contribution lists, the fact index
+//! and the session catalog are cached at the space's new generation (the next request
+//! reads nothing again) and equal what a fresh read of the store gives; after a forget
+//! (not advanced) they are rebuilt equal to it too.
+use super::cost_tests::engine;
+use super::knowledge::{topic_key, TOPICS};
+use super::{Engine, WriteOptions};
+use cairn_core::{AppendInput, GroupMessage, SessionInput, SpaceId, Unit};
+use proptest::prelude::*;
+use serde_json::json;
+
+const STATEMENTS: &[&str] = &[
+    "I moved to {} last month.",
+    "I work at {} these days.",
+    "My favourite food is {}.",
+    "Actually, scratch that: I live in {} now.",
+];
+const VALUES: &[&str] = &["Lisbon", "Oslo", "Kyoto", "Acme", "Globex", "ramen"];
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// An exchange appended to one of three live sessions.
+    Append {
+        session: u8,
+        statement: u8,
+        value: u8,
+    },
+    /// A new dated session of one exchange.
+    Ingest { statement: u8, value: u8 },
+    /// A group chat message by a named speaker.
+    Group { speaker: u8, value: u8 },
+    /// The first message of a live session forgotten (a write that is not advanced).
+    Forget { session: u8 },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..3u8, 0..4u8, 0..6u8).prop_map(|(session, statement, value)| Op::Append { session, statement, value }),
+        2 => (0..4u8, 0..6u8).prop_map(|(statement, value)| Op::Ingest { statement, value }),
+        1 => (0..3u8, 0..6u8).prop_map(|(speaker, value)| Op::Group { speaker, value }),
+        1 => (0..3u8).prop_map(|session| Op::Forget { session }),
+    ]
+}
+
+fn said(statement: u8, value: u8) -> String {
+    STATEMENTS[statement as usize].replace("{}", VALUES[value as usize])
+}
+
+fn run(e: &Engine, space: &SpaceId, k: usize, op: &Op) {
+    let w = WriteOptions::default();
+    match *op {
+        Op::Append {
+            session,
+            statement,
+            value,
+        } => {
+            let input: AppendInput = serde_json::from_value(json!({
+                "session_id": format!("live{session}"),
+                "messages": [
+                    {"role": "user", "text": said(statement, value)},
+                    {"role": "assistant", "text": "Noted."}]
+            }))
+            .expect("append");
+            e.append(space, input, &w).expect("append");
+        }
+        Op::Ingest { statement, value } => {
+            let s: SessionInput = serde_json::from_value(json!({
+                "id": format!("new{k}"), "date": format!("2025-03-{:02} 10:00", 1 + k % 28),
+                "messages": [{"role": "user", "text": said(statement, value)}]
+            }))
+            .expect("session");
+            e.ingest_sessions(space, vec![s], &w).expect("ingest");
+        }
+        Op::Group { speaker, value } => {
+            let name = ["Ana", "Rui", "Mei"][speaker as usize];
+            let m: GroupMessage = serde_json::from_value(json!({
+                "group": "team", "speaker": name,
+                "time": format!("2025-04-01T10:{:02}:00Z", k % 60),
+                "text": format!("I moved to {} last week.", VALUES[value as usize])
+            }))
+            .expect("group message");
+            e.ingest_group_messages(space, vec![m], &w).expect("group");
+        }
+        Op::Forget { session } => {
+            let id = format!("live{session}");
+            let first =
+                e.b.records
+                    .get_session(space, &id)
+                    .expect("read")
+                    .and_then(|r| r.session.messages.first().map(|m| m.id.clone()));
+            if let Some(m) = first {
+                e.forget_message(space, &id, &m).expect("forget");
+            }
+        }
+    }
+}
+
+/// Reads every cache a write advances, so that the next write has entries to advance.
+fn warm(e: &Engine, space: &SpaceId) {
+    e.fact_index(space).expect("fact index");
+    e.contributions(space).expect("contributions");
+    e.catalog(space).expect("catalog");
+}
+
+/// What is cached at the space's current generation equals a fresh read; `advanced`:
+/// it must be there before anything is read.
+fn agrees(e: &Engine, space: &SpaceId, advanced: bool, what: &str) {
+    let generation = e.b.records.generation(space).expect("generation");
+    for prefix in TOPICS {
+        let fresh = e.b.records.topic_units(space, prefix).expect("topic");
+        let cached = e
+            .derived
+            .get::<Vec<Unit>>(&topic_key(space, prefix), generation);
+        if advanced {
+            let cached = cached.unwrap_or_else(|| panic!("{what}: {prefix} not advanced"));
+            assert_eq!(*cached, fresh, "{what}: {prefix} list");
+        }
+        let served = e.topic_units_cached(space, prefix).expect("served").1;
+        assert_eq!(*served, fresh, "{what}: {prefix} served");
+    }
+    if advanced {
+        let index = e
+            .built_fact_index(space)
+            .expect("index")
+            .unwrap_or_else(|| panic!("{what}: fact index not advanced"));
+        assert_eq!(
+            index.facts().as_slice(),
+            e.b.records.topic_units(space, "fact:").expect("facts"),
+            "{what}: fact index"
+        );
+    }
+    let headers = e.b.records.session_headers(space).expect("headers");
+    let catalog = e.catalog(space).expect("catalog");
+    assert_eq!(
+        catalog.headers(),
+        headers.iter().collect::<Vec<_>>(),
+        "{what}: catalog"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_write_advances_the_cached_state_to_what_a_fresh_read_gives(
+        ops in proptest::collection::vec(op(), 1..14)
+    ) {
+        let dir = tempfile::tempdir().expect("dir");
+        let e = engine(dir.path());
+        let space = SpaceId::new("live").expect("space");
+        run(&e, &space, 0, &Op::Append { session: 0, statement: 0, value: 0 });
+        warm(&e, &space);
+        for (k, op) in ops.iter().enumerate() {
+            run(&e, &space, k + 1, op);
+            let advanced = !matches!(op, Op::Forget { .. });
+            agrees(&e, &space, advanced, &format!("after {op:?} (step {k})"));
+            warm(&e, &space);
+        }
+        let facts = e.all_facts(&space).expect("facts");
+        prop_assert!(!facts.is_empty(), "the statements made no facts");
+    }
+}
