@@ -5,8 +5,8 @@
 //! - a recall with nothing written since the last one (the read-only twin),
 //! - an append of one exchange (a user's statement about themself and the reply), then the
 //!   same recall right after it,
-//! - another append, then the fact subjects (a knowledge route), and another, then the
-//!   user's profile,
+//! - the fact subjects and the user's profile (two knowledge routes) with nothing written
+//!   since they were last asked, then each right after another append,
 //! - a forget of the first exchange, then the same recall right after it.
 //!
 //! Every recall asks an iteration's question twice before it is timed read-only, so the
@@ -32,8 +32,14 @@ pub struct LoopPoint {
     pub recall_after_append_ms: Percentiles,
     /// p50 after an append over p50 read-only.
     pub after_append_ratio: f64,
+    /// The fact subjects with no write since they were last asked.
+    #[serde(default)]
+    pub subjects_read_only_ms: Percentiles,
     /// The fact subjects right after an append.
     pub subjects_after_append_ms: Percentiles,
+    /// The user's profile with no write since it was last asked.
+    #[serde(default)]
+    pub profile_read_only_ms: Percentiles,
     /// The user's profile right after an append.
     pub profile_after_append_ms: Percentiles,
     /// Forgetting an exchange appended earlier (both its messages).
@@ -107,7 +113,9 @@ pub fn measure(
     let mut append = Vec::new();
     let mut after_append = Vec::new();
     let mut subjects = Vec::new();
+    let mut subjects_read_only = Vec::new();
     let mut profile = Vec::new();
+    let mut profile_read_only = Vec::new();
     let mut forget = Vec::new();
     let mut after_forget = Vec::new();
     for i in 0..iterations {
@@ -121,6 +129,10 @@ pub fn measure(
         let (session, said) = (first.session_id.clone(), first.messages[0].id.clone());
         append.push(timed(|| memory.append(space, first, &write))?.1);
         after_append.push(timed(|| memory.recall(space, &q, options))?.1);
+        memory.fact_subjects(space, &scope)?;
+        subjects_read_only.push(timed(|| memory.fact_subjects(space, &scope))?.1);
+        memory.profile(space, "user", &scope)?;
+        profile_read_only.push(timed(|| memory.profile(space, "user", &scope))?.1);
         memory.append(space, exchange(i, 3 * i + 1), &write)?;
         subjects.push(timed(|| memory.fact_subjects(space, &scope))?.1);
         memory.append(space, exchange(i, 3 * i + 2), &write)?;
@@ -136,7 +148,9 @@ pub fn measure(
         recall_read_only_ms: read_only,
         append_ms: percentiles(&append),
         recall_after_append_ms: after_append,
+        subjects_read_only_ms: percentiles(&subjects_read_only),
         subjects_after_append_ms: percentiles(&subjects),
+        profile_read_only_ms: percentiles(&profile_read_only),
         profile_after_append_ms: percentiles(&profile),
         forget_ms: percentiles(&forget),
         recall_after_forget_ms: percentiles(&after_forget),
@@ -146,13 +160,15 @@ pub fn measure(
 /// The loop's line of a point's summary.
 pub fn line(l: &LoopPoint) -> String {
     format!(
-        "loop x{}: recall p50 {:.1} ms read-only, {:.1} ms after an append ({:.2}x); append {:.1}; subjects {:.1}, profile {:.1} after an append; forget {:.1}, recall after it {:.1}",
+        "loop x{}: recall p50 {:.1} ms read-only, {:.1} ms after an append ({:.2}x); append {:.1}; subjects {:.1} / {:.1}, profile {:.1} / {:.1} (read-only / after an append); forget {:.1}, recall after it {:.1}",
         l.iterations,
         l.recall_read_only_ms.p50,
         l.recall_after_append_ms.p50,
         l.after_append_ratio,
         l.append_ms.p50,
+        l.subjects_read_only_ms.p50,
         l.subjects_after_append_ms.p50,
+        l.profile_read_only_ms.p50,
         l.profile_after_append_ms.p50,
         l.forget_ms.p50,
         l.recall_after_forget_ms.p50,

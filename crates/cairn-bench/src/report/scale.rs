@@ -143,13 +143,14 @@ fn render_loop(o: &mut String, points: &[ScalePoint]) {
     let _ = writeln!(
         o,
         "| store | units | iterations | recall read-only | append | recall after append | ratio | \
-            subjects after append | profile after append | forget | recall after forget |"
+            subjects read-only / after append | profile read-only / after append | forget | \
+            recall after forget |"
     );
     let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (p, l) in with {
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {} | {:.2}x | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {:.2}x | {} / {} | {} / {} | {} | {} |",
             store_label(p),
             p.units,
             l.iterations,
@@ -157,7 +158,9 @@ fn render_loop(o: &mut String, points: &[ScalePoint]) {
             ms(l.append_ms.p50),
             ms(l.recall_after_append_ms.p50),
             l.after_append_ratio,
+            ms(l.subjects_read_only_ms.p50),
             ms(l.subjects_after_append_ms.p50),
+            ms(l.profile_read_only_ms.p50),
             ms(l.profile_after_append_ms.p50),
             ms(l.forget_ms.p50),
             ms(l.recall_after_forget_ms.p50),

@@ -11,19 +11,19 @@
 //! else a write leaves stale as before, rebuilt on demand by the next request that needs
 //! it: entries of another generation, the caches built per scope (admitted sessions,
 //! metadata keys, entity graphs: computed from the catalog in memory), and every cache
-//! after a write of another kind (trajectories, forgets, enrichment), or on another
-//! server of the same database.
+//! after a write of another kind (trajectories, enrichment), or on another server of the
+//! same database. Session writes are ingests, appends, group messages and forgets
+//! (`Written` says what each changed).
 //!
 //! Advancing is idempotent, so an entry a request read after the write committed (and
 //! cached under the earlier generation) is advanced correctly too: units the write
 //! rewrote or removed are dropped by id, then what it wrote is added in write order, the
 //! order the store reads them back in.
-use cairn_core::{SpaceId, Unit};
+use cairn_core::{SessionRecord, SpaceId, Unit};
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::cache::{Key, Weigh};
-use super::ingest::Changes;
 use super::knowledge::{fact_index_key, topic_key, TOPICS};
 use super::scope::{catalog_key, Catalog};
 use super::{Engine, EngineError};
@@ -32,11 +32,26 @@ use crate::facts::FactIndex;
 /// Each space a write touches, with its generation before the write.
 pub(super) struct Before(Vec<(SpaceId, u64)>);
 
+/// One session's write, as the store took it.
+pub(super) struct Written<'a> {
+    pub space: &'a SpaceId,
+    pub session: &'a str,
+    /// The session as stored now; `None` when the write deleted it.
+    pub record: Option<&'a SessionRecord>,
+    /// Units written (new or rewritten), in write order.
+    pub units: &'a [Unit],
+    /// Ids of the units removed.
+    pub removed: &'a [String],
+}
+
 impl Engine {
     /// Under the write lock, right before a session write: the generation of every space
-    /// `changes` touch.
-    pub(super) fn before_write(&self, changes: &[Changes]) -> Result<Before, EngineError> {
-        let mut spaces: Vec<&SpaceId> = changes.iter().map(|c| &c.record.space).collect();
+    /// in `spaces`.
+    pub(super) fn before_write<'a>(
+        &self,
+        spaces: impl IntoIterator<Item = &'a SpaceId>,
+    ) -> Result<Before, EngineError> {
+        let mut spaces: Vec<&SpaceId> = spaces.into_iter().collect();
         spaces.sort_unstable();
         spaces.dedup();
         let generations = spaces
@@ -46,10 +61,10 @@ impl Engine {
         Ok(Before(generations))
     }
 
-    /// Right after the session write of `changes` committed, still under the write lock:
-    /// advances the entries cached at the generation before it. A failure to read a
+    /// Right after the session writes `written` committed, still under the write lock:
+    /// advances the entries cached at the generation before them. A failure to read a
     /// generation advances nothing (the entries go stale, as they would without this).
-    pub(super) fn advance_derived(&self, before: Before, changes: &[Changes]) {
+    pub(super) fn advance_derived(&self, before: Before, written: &[Written<'_>]) {
         for (space, from) in before.0 {
             let Ok(to) = self.b.records.generation(&space) else {
                 continue;
@@ -57,7 +72,7 @@ impl Engine {
             if to == from {
                 continue;
             }
-            let delta = Delta::of(&space, changes);
+            let delta = Delta::of(&space, written);
             let mut facts = None;
             for prefix in TOPICS {
                 let advanced = self.advance(
@@ -77,7 +92,14 @@ impl Engine {
                 catalog_key(&space),
                 (from, to),
                 |_: &Catalog| true,
-                |c| delta.records.iter().for_each(|r| c.put(r.header())),
+                |c| {
+                    for w in &delta.sessions {
+                        match w.record {
+                            Some(r) => c.put(r.header()),
+                            None => c.remove(w.session),
+                        }
+                    }
+                },
             );
         }
     }
@@ -127,25 +149,25 @@ struct Delta<'a> {
     written: Vec<&'a Unit>,
     /// Ids of the units written or removed: an entry's copies of them are replaced.
     touched: HashSet<&'a str>,
-    records: Vec<&'a cairn_core::SessionRecord>,
+    sessions: Vec<&'a Written<'a>>,
 }
 
 impl<'a> Delta<'a> {
-    fn of(space: &SpaceId, changes: &'a [Changes]) -> Self {
-        let mine: Vec<&Changes> = changes
-            .iter()
-            .filter(|c| &c.record.space == space)
-            .collect();
-        let written: Vec<&Unit> = mine.iter().flat_map(|c| &c.units).collect();
-        let touched = written
+    fn of(space: &SpaceId, written: &'a [Written<'a>]) -> Self {
+        let mine: Vec<&Written> = written.iter().filter(|w| w.space == space).collect();
+        let units: Vec<&Unit> = mine.iter().flat_map(|w| w.units).collect();
+        let touched = units
             .iter()
             .map(|u| u.id.as_str())
-            .chain(mine.iter().flat_map(|c| c.stale.iter().map(String::as_str)))
+            .chain(
+                mine.iter()
+                    .flat_map(|w| w.removed.iter().map(String::as_str)),
+            )
             .collect();
         Self {
-            written,
+            written: units,
             touched,
-            records: mine.iter().map(|c| &c.record).collect(),
+            sessions: mine,
         }
     }
 

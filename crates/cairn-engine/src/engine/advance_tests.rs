@@ -1,8 +1,8 @@
 //! A write advances what is cached of its space (`advance.rs`): after any sequence of
-//! appends, ingests and group messages, the fact and contribution lists, the fact index
-//! and the session catalog are cached at the space's new generation (the next request
-//! reads nothing again) and equal what a fresh read of the store gives; after a forget
-//! (not advanced) they are rebuilt equal to it too.
+//! appends, ingests, group messages and forgets (of a message, or of a session's last
+//! one), the fact and contribution lists, the fact index and the session catalog are
+//! cached at the space's new generation (the next request reads nothing again) and equal
+//! what a fresh read of the store gives.
 use super::cost_tests::engine;
 use super::knowledge::{topic_key, TOPICS};
 use super::{Engine, WriteOptions};
@@ -30,7 +30,8 @@ enum Op {
     Ingest { statement: u8, value: u8 },
     /// A group chat message by a named speaker.
     Group { speaker: u8, value: u8 },
-    /// The first message of a live session forgotten (a write that is not advanced).
+    /// The first message of a live session forgotten (the session with it when it was
+    /// the last).
     Forget { session: u8 },
 }
 
@@ -103,33 +104,29 @@ fn warm(e: &Engine, space: &SpaceId) {
     e.catalog(space).expect("catalog");
 }
 
-/// What is cached at the space's current generation equals a fresh read; `advanced`:
-/// it must be there before anything is read.
-fn agrees(e: &Engine, space: &SpaceId, advanced: bool, what: &str) {
+/// What is cached at the space's current generation is there before anything is read,
+/// and equals a fresh read.
+fn agrees(e: &Engine, space: &SpaceId, what: &str) {
     let generation = e.b.records.generation(space).expect("generation");
     for prefix in TOPICS {
         let fresh = e.b.records.topic_units(space, prefix).expect("topic");
         let cached = e
             .derived
-            .get::<Vec<Unit>>(&topic_key(space, prefix), generation);
-        if advanced {
-            let cached = cached.unwrap_or_else(|| panic!("{what}: {prefix} not advanced"));
-            assert_eq!(*cached, fresh, "{what}: {prefix} list");
-        }
+            .get::<Vec<Unit>>(&topic_key(space, prefix), generation)
+            .unwrap_or_else(|| panic!("{what}: {prefix} not advanced"));
+        assert_eq!(*cached, fresh, "{what}: {prefix} list");
         let served = e.topic_units_cached(space, prefix).expect("served").1;
         assert_eq!(*served, fresh, "{what}: {prefix} served");
     }
-    if advanced {
-        let index = e
-            .built_fact_index(space)
-            .expect("index")
-            .unwrap_or_else(|| panic!("{what}: fact index not advanced"));
-        assert_eq!(
-            index.facts().as_slice(),
-            e.b.records.topic_units(space, "fact:").expect("facts"),
-            "{what}: fact index"
-        );
-    }
+    let index = e
+        .built_fact_index(space)
+        .expect("index")
+        .unwrap_or_else(|| panic!("{what}: fact index not advanced"));
+    assert_eq!(
+        index.facts().as_slice(),
+        e.b.records.topic_units(space, "fact:").expect("facts"),
+        "{what}: fact index"
+    );
     let headers = e.b.records.session_headers(space).expect("headers");
     let catalog = e.catalog(space).expect("catalog");
     assert_eq!(
@@ -153,8 +150,7 @@ proptest! {
         warm(&e, &space);
         for (k, op) in ops.iter().enumerate() {
             run(&e, &space, k + 1, op);
-            let advanced = !matches!(op, Op::Forget { .. });
-            agrees(&e, &space, advanced, &format!("after {op:?} (step {k})"));
+            agrees(&e, &space, &format!("after {op:?} (step {k})"));
             warm(&e, &space);
         }
         let facts = e.all_facts(&space).expect("facts");

@@ -7,6 +7,7 @@ use cairn_core::{
 };
 use std::sync::atomic::Ordering;
 
+use super::advance::Written;
 use super::{Engine, EngineError, WriteLock};
 
 /// Ids of profile units (stored contributions and the profiles recall computes) start so.
@@ -135,7 +136,19 @@ impl Engine {
         let mut ids = Vec::new();
         for session in sessions {
             let before = self.b.records.session_units(space, session)?;
-            ids.extend(self.b.records.delete_session(space, session)?);
+            let generation = self.before_write([space])?;
+            let removed = self.b.records.delete_session(space, session)?;
+            self.advance_derived(
+                generation,
+                &[Written {
+                    space,
+                    session,
+                    record: None,
+                    units: &[],
+                    removed: &removed,
+                }],
+            );
+            ids.extend(removed);
             self.purge_cached(&before, &[])?;
         }
         self.b.text.remove_forgotten(space, &ids)?;
@@ -254,13 +267,24 @@ impl Engine {
             }
         }
         let mut units = self.derive_units(&rec)?;
-        let last = self.b.records.put_session(&rec, &units)?;
-        self.purge_cached(&before, &units)?;
         let stale: Vec<String> = before
             .iter()
             .map(|u| u.id.clone())
             .filter(|id| !units.iter().any(|u| &u.id == id))
             .collect();
+        let generation = self.before_write([space])?;
+        let last = self.b.records.put_session(&rec, &units)?;
+        self.advance_derived(
+            generation,
+            &[Written {
+                space,
+                session,
+                record: Some(&rec),
+                units: &units,
+                removed: &stale,
+            }],
+        );
+        self.purge_cached(&before, &units)?;
         // Every entry of the session, not only the stale ones: a unit derived again
         // (a round that held a forgotten message) replaces an entry holding forgotten
         // text, which the scrub must rewrite too; the new ones are added after.

@@ -8,6 +8,7 @@ use cairn_core::{
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
+use super::advance::Written;
 use super::receipt::{Request, WriteOptions};
 use super::{EmbeddedUnits, Engine, EngineError, IngestReport};
 
@@ -186,11 +187,11 @@ type Derived = (Vec<Unit>, Vec<Unit>);
 
 /// A session's units against the stored ones: what to write, what stays, what goes.
 pub(super) struct Changes {
-    pub(super) record: SessionRecord,
+    record: SessionRecord,
     /// New or changed units.
     pub(super) units: Vec<Unit>,
     /// Stored units no longer derived (removed from the indexes; the store drops them).
-    pub(super) stale: Vec<String>,
+    stale: Vec<String>,
 }
 
 impl Changes {
@@ -213,6 +214,19 @@ impl Changes {
             record,
             units,
             stale,
+        }
+    }
+}
+
+impl Changes {
+    /// The write as the derived caches follow it (`advance.rs`).
+    fn written(&self) -> Written<'_> {
+        Written {
+            space: &self.record.space,
+            session: &self.record.session.id,
+            record: Some(&self.record),
+            units: &self.units,
+            removed: &self.stale,
         }
     }
 }
@@ -413,11 +427,12 @@ impl Engine {
             })
             .collect();
         self.hold_reserve()?;
-        let before = self.before_write(changes)?;
+        let before = self.before_write(changes.iter().map(|c| &c.record.space))?;
         let last = self.b.records.put_sessions(&writes, receipts)?;
         // What is cached of the spaces follows the write (`advance.rs`), before the next
         // request can need it.
-        self.advance_derived(before, changes);
+        let written: Vec<Written<'_>> = changes.iter().map(Changes::written).collect();
+        self.advance_derived(before, &written);
         // Acknowledged from here: what follows is derived state (`index_after_commit`).
         self.index_after_commit(|| {
             for c in changes.iter().filter(|c| !c.stale.is_empty()) {

@@ -33,6 +33,11 @@ impl Catalog {
         }
     }
 
+    /// The catalog after the session `id` was deleted.
+    pub(super) fn remove(&mut self, id: &str) {
+        self.headers.retain(|(h, _)| h.id != id);
+    }
+
     /// The headers, in the store's order.
     #[cfg(test)]
     pub(super) fn headers(&self) -> Vec<&SessionHeader> {
