@@ -1,4 +1,4 @@
-use crate::text_pending::{Pending, PendingDoc};
+use crate::text_pending::{Hidden, Pending, PendingDoc};
 use crate::text_query::{top_docs, PresentTerms};
 use crate::text_reach::Reach;
 use cairn_core::{SpaceId, StoreError, TextIndex, TextQuery, Unit};
@@ -433,7 +433,7 @@ impl TantivyTextIndex {
         space: &SpaceId,
         filters: &[(Occur, Box<dyn Query>)],
         terms: &[Term],
-        hidden: &HashSet<tantivy::DocAddress>,
+        hidden: &Hidden,
     ) -> Result<Reach, StoreError> {
         let f = &self.fields;
         let mut within: Vec<(Occur, Box<dyn Query>)> =
@@ -461,18 +461,19 @@ impl TantivyTextIndex {
         searcher: &tantivy::Searcher,
         written: &Pending,
         space: &str,
-    ) -> Result<HashSet<tantivy::DocAddress>, StoreError> {
+    ) -> Result<Hidden, StoreError> {
         let prefix = in_space(space, "");
         let keys: Vec<Term> = written
             .hidden_in(&prefix)
             .map(|k| Term::from_field_text(self.fields.doc_key, k))
             .collect();
         if keys.is_empty() {
-            return Ok(HashSet::new());
+            return Ok(Hidden::default());
         }
-        searcher
+        let found = searcher
             .search(&TermSetQuery::new(keys), &DocSetCollector)
-            .map_err(te)
+            .map_err(te)?;
+        Ok(Hidden::of(found))
     }
 
     fn any_of(&self, field: Field, values: &[String]) -> Box<dyn Query> {
@@ -691,7 +692,7 @@ impl TextIndex for TantivyTextIndex {
         let committed = !written.dropped(space);
         let hidden = match committed {
             true => self.hidden(&searcher, &written, space)?,
-            false => HashSet::new(),
+            false => Hidden::default(),
         };
         let mut reach = match committed {
             true => self.reach(&searcher, q.space, &filters, &terms, &hidden)?,

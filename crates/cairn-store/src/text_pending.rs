@@ -18,7 +18,37 @@ use std::collections::{HashMap, HashSet};
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight};
 use tantivy::schema::Field;
+use tantivy::{DocAddress, DocId};
 use tantivy::{Score, Term};
+
+/// The committed documents a search must skip (replaced or deleted since the last
+/// commit), by segment, each segment's in order: a segment with none costs nothing per
+/// document, one with some a binary search.
+#[derive(Default)]
+pub(crate) struct Hidden(HashMap<u32, Vec<DocId>>);
+
+impl Hidden {
+    pub(crate) fn of(addresses: impl IntoIterator<Item = DocAddress>) -> Self {
+        let mut by_segment: HashMap<u32, Vec<DocId>> = HashMap::new();
+        for a in addresses {
+            by_segment.entry(a.segment_ord).or_default().push(a.doc_id);
+        }
+        by_segment
+            .values_mut()
+            .for_each(|docs| docs.sort_unstable());
+        Self(by_segment)
+    }
+
+    /// The hidden documents of one segment (by its place in the searcher), in order.
+    pub(crate) fn in_segment(&self, segment_ord: u32) -> &[DocId] {
+        self.0.get(&segment_ord).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Whether `doc` is among `hidden` (one segment's, in order).
+pub(crate) fn hides(hidden: &[DocId], doc: DocId) -> bool {
+    !hidden.is_empty() && hidden.binary_search(&doc).is_ok()
+}
 
 /// Beyond this many pending documents a search commits first rather than scan them all
 /// (an import or a rebuild writes thousands at once; a live agent writes a few a turn).

@@ -8,7 +8,8 @@
 //! holding any of the others. [`PresentTerms`] gives each segment only the terms it
 //! holds; the scores are those of the plain disjunction (an absent term adds nothing).
 //! [`top_docs`] then carries the threshold from segment to segment.
-use std::collections::{BinaryHeap, HashSet};
+use crate::text_pending::{hides, Hidden};
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 use tantivy::query::{
     Bm25StatisticsProvider, BooleanWeight, EnableScoring, Explanation, Occur, Query, Scorer,
@@ -146,7 +147,7 @@ pub(crate) fn top_docs(
     query: &dyn Query,
     limit: usize,
     statistics: &dyn Bm25StatisticsProvider,
-    hidden: &HashSet<DocAddress>,
+    hidden: &Hidden,
 ) -> tantivy::Result<Vec<(Score, DocAddress)>> {
     if limit == 0 {
         return Ok(Vec::new());
@@ -158,14 +159,14 @@ pub(crate) fn top_docs(
     for (ord, reader) in searcher.segment_readers().iter().enumerate() {
         let segment_ord = ord as u32;
         let alive = reader.alive_bitset();
+        let hidden = hidden.in_segment(segment_ord);
         let mut threshold = bar(&top, limit);
         weight.for_each_pruning(threshold, reader, &mut |doc, score| {
             let address = DocAddress {
                 segment_ord,
                 doc_id: doc,
             };
-            let gone = alive.is_some_and(|a| a.is_deleted(doc))
-                || (!hidden.is_empty() && hidden.contains(&address));
+            let gone = alive.is_some_and(|a| a.is_deleted(doc)) || hides(hidden, doc);
             if gone {
                 return threshold;
             }

@@ -11,11 +11,11 @@
 //!
 //! The cost is one walk of the reachable documents and of the query terms' postings
 //! among them: linear in the scope, as the search itself is at worst.
-use crate::text_pending::PendingDoc;
-use std::collections::{HashMap, HashSet};
+use crate::text_pending::{hides, Hidden, PendingDoc};
+use std::collections::HashMap;
 use tantivy::query::{Bm25StatisticsProvider, EnableScoring, Query};
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{DocAddress, DocId, DocSet, Searcher, Term, TERMINATED};
+use tantivy::{DocId, DocSet, Searcher, Term, TERMINATED};
 
 /// Document count, tokens per field and term frequencies of a search's reach.
 pub(crate) struct Reach {
@@ -42,18 +42,12 @@ impl Reach {
         reach: &dyn Query,
         fields: &[Field],
         terms: &[Term],
-        hidden: &HashSet<DocAddress>,
+        hidden: &Hidden,
     ) -> tantivy::Result<Self> {
         let weight = reach.weight(EnableScoring::disabled_from_searcher(searcher))?;
         let mut out = Self::empty(fields, terms);
         for (ord, reader) in searcher.segment_readers().iter().enumerate() {
-            let hides = |doc_id: DocId| {
-                !hidden.is_empty()
-                    && hidden.contains(&DocAddress {
-                        segment_ord: ord as u32,
-                        doc_id,
-                    })
-            };
+            let hidden = hidden.in_segment(ord as u32);
             let alive = reader.alive_bitset();
             // The reachable documents in order: a list of the reach, not a bitmap of the
             // segment, so a search costs what its space holds whatever the index holds.
@@ -64,7 +58,7 @@ impl Reach {
                 .collect::<tantivy::Result<Vec<_>>>()?;
             weight.for_each_no_score(reader, &mut |docs: &[DocId]| {
                 for &doc in docs {
-                    if alive.is_some_and(|a| a.is_deleted(doc)) || hides(doc) {
+                    if alive.is_some_and(|a| a.is_deleted(doc)) || hides(hidden, doc) {
                         continue;
                     }
                     within.push(doc);

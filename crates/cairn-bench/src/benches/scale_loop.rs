@@ -9,9 +9,10 @@
 //!   since they were last asked, then each right after another append,
 //! - a forget of the first exchange, then the same recall right after it.
 //!
-//! Every recall asks an iteration's question twice before it is timed read-only, so the
-//! query's embedding is cached and the pairs differ only by the write between them. The
-//! appends go to a live session per ten iterations, as a chat agent's would.
+//! Every step timed read-only is asked once before (the query's embedding is then cached)
+//! and another question is recalled in between, as a write comes in between for its
+//! twin: the pairs differ only by the write. The appends go to a live session per ten
+//! iterations, as a chat agent's would.
 use crate::datasets::chat_history::topic_query;
 use crate::run::stopped;
 use anyhow::bail;
@@ -123,15 +124,20 @@ pub fn measure(
             bail!("interrupted");
         }
         let q = topic_query(10_000 + i, seed);
+        let other = topic_query(20_000 + i, seed);
+        let between = || memory.recall(space, &other, options).map(drop);
         memory.recall(space, &q, options)?;
+        between()?;
         read_only.push(timed(|| memory.recall(space, &q, options))?.1);
         let first = exchange(i, 3 * i);
         let (session, said) = (first.session_id.clone(), first.messages[0].id.clone());
         append.push(timed(|| memory.append(space, first, &write))?.1);
         after_append.push(timed(|| memory.recall(space, &q, options))?.1);
         memory.fact_subjects(space, &scope)?;
+        between()?;
         subjects_read_only.push(timed(|| memory.fact_subjects(space, &scope))?.1);
         memory.profile(space, "user", &scope)?;
+        between()?;
         profile_read_only.push(timed(|| memory.profile(space, "user", &scope))?.1);
         memory.append(space, exchange(i, 3 * i + 1), &write)?;
         subjects.push(timed(|| memory.fact_subjects(space, &scope))?.1);

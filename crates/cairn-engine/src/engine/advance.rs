@@ -73,20 +73,33 @@ impl Engine {
                 continue;
             }
             let delta = Delta::of(&space, written);
+            // Taken out and detached from its facts first, so the fact list is held by
+            // the cache alone and is changed in place.
+            let index = self
+                .derived
+                .take::<FactIndex>(&fact_index_key(&space), from)
+                .map(FactIndex::detach);
+            let mut appended_only = true;
             let mut facts = None;
             for prefix in TOPICS {
                 let advanced = self.advance(
                     topic_key(&space, prefix),
                     (from, to),
                     |list: &Vec<Unit>| delta.changes(prefix, list),
-                    |list| delta.apply(prefix, list),
+                    |list| {
+                        let kept_all = delta.apply(prefix, list);
+                        appended_only &= kept_all || prefix != "fact:";
+                    },
                 );
                 if prefix == "fact:" {
                     facts = advanced;
                 }
             }
-            if let Some(facts) = facts {
-                self.advance_fact_index(&space, (from, to), facts);
+            if let (Some(index), Some(facts)) = (index, facts) {
+                let extended = appended_only.then(|| index.extended(facts.clone()));
+                let index = extended.flatten().unwrap_or_else(|| FactIndex::new(facts));
+                self.derived
+                    .insert(fact_index_key(&space), to, Arc::new(index));
             }
             self.advance(
                 catalog_key(&space),
@@ -127,20 +140,6 @@ impl Engine {
         self.derived.insert(key, to, new.clone());
         Some(new)
     }
-
-    /// The fact index at `to` for the advanced fact list: the same index when the list
-    /// did not change, else one built from the list in memory (no read of the store).
-    fn advance_fact_index(&self, space: &SpaceId, (from, to): (u64, u64), facts: Arc<Vec<Unit>>) {
-        let key = fact_index_key(space);
-        let Some(index) = self.derived.take::<FactIndex>(&key, from) else {
-            return;
-        };
-        let index = match index.is_of(&facts) {
-            true => index,
-            false => Arc::new(FactIndex::new(facts)),
-        };
-        self.derived.insert(key, to, index);
-    }
 }
 
 /// What one write changed in one space.
@@ -179,11 +178,15 @@ impl<'a> Delta<'a> {
     }
 
     /// A topic's list after the write: its units the write did not touch, in their
-    /// order, then the topic's units the write wrote.
-    fn apply(&self, prefix: &str, list: &mut Vec<Unit>) {
+    /// order, then the topic's units the write wrote. Returns whether it kept every unit
+    /// it held (the write only added to it).
+    fn apply(&self, prefix: &str, list: &mut Vec<Unit>) -> bool {
+        let held = list.len();
         list.retain(|u| !self.touched.contains(u.id.as_str()));
+        let kept_all = list.len() == held;
         let added = self.written.iter().copied().filter(|u| in_topic(u, prefix));
         list.extend(added.cloned());
+        kept_all
     }
 }
 

@@ -6,6 +6,7 @@
 use super::cost_tests::engine;
 use super::knowledge::{topic_key, TOPICS};
 use super::{Engine, WriteOptions};
+use crate::facts::FactIndex;
 use cairn_core::{AppendInput, GroupMessage, SessionInput, SpaceId, Unit};
 use proptest::prelude::*;
 use serde_json::json;
@@ -122,11 +123,30 @@ fn agrees(e: &Engine, space: &SpaceId, what: &str) {
         .built_fact_index(space)
         .expect("index")
         .unwrap_or_else(|| panic!("{what}: fact index not advanced"));
-    assert_eq!(
-        index.facts().as_slice(),
-        e.b.records.topic_units(space, "fact:").expect("facts"),
-        "{what}: fact index"
-    );
+    let fresh = e.b.records.topic_units(space, "fact:").expect("facts");
+    assert_eq!(index.facts().as_slice(), fresh, "{what}: fact index");
+    // The advanced index (a core and a tail of appended facts) answers as one built
+    // from the fresh read: every fact's chain, and what each message states.
+    let built = FactIndex::new(std::sync::Arc::new(fresh.clone()));
+    let ids = |chain: Vec<&Unit>| chain.iter().map(|u| u.id.clone()).collect::<Vec<_>>();
+    for f in &fresh {
+        assert_eq!(
+            ids(index.chain_of(f, |_| true)),
+            ids(built.chain_of(f, |_| true)),
+            "{what}: the chain of {}",
+            f.id
+        );
+        let (s, m) = (
+            f.provenance.session_id.as_deref().unwrap_or_default(),
+            &f.provenance.message_ids[0],
+        );
+        assert_eq!(
+            ids(index.stated_in(s, m).collect()),
+            ids(built.stated_in(s, m).collect()),
+            "{what}: facts of {s}/{m}"
+        );
+        assert_eq!(index.get(&f.id), Some(f), "{what}: {}", f.id);
+    }
     let headers = e.b.records.session_headers(space).expect("headers");
     let catalog = e.catalog(space).expect("catalog");
     assert_eq!(

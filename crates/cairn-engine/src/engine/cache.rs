@@ -91,6 +91,31 @@ pub(super) fn json_len(v: &impl Serialize) -> usize {
     c.0
 }
 
+/// What a unit counts against the budget: its struct and its strings, each counted by
+/// its length plus a slot; its detail (a fact's or a profile's few fields) by a flat
+/// share. Summed per unit, never serialized: a write advances lists of tens of
+/// thousands of units (`advance.rs`) and weighs them again each time.
+pub(super) fn unit_weight(u: &cairn_core::Unit) -> usize {
+    const SLOT: usize = size_of::<String>();
+    const DETAIL: usize = 256;
+    let strings = |xs: &[String]| xs.iter().map(|x| SLOT + x.len()).sum::<usize>();
+    let opt = |x: &Option<String>| x.as_ref().map_or(0, |x| SLOT + x.len());
+    let p = &u.provenance;
+    size_of::<cairn_core::Unit>()
+        + u.id.len()
+        + u.text.len()
+        + u.key.len()
+        + opt(&u.embed_text)
+        + opt(&u.part_of)
+        + opt(&p.session_id)
+        + opt(&p.group)
+        + opt(&p.trajectory_id)
+        + opt(&p.partition)
+        + strings(&p.message_ids)
+        + strings(&p.speakers)
+        + u.detail.as_ref().map_or(0, |_| DETAIL)
+}
+
 /// Per entry beyond its key and value: the entry itself, its map slots and its place in
 /// the recency order.
 const ENTRY_OVERHEAD: usize = size_of::<Entry>() + size_of::<Key>() + 64;

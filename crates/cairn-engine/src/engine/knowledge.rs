@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
-use super::cache::{json_len, Key, Weigh};
+use super::cache::{unit_weight, Key, Weigh};
 use super::scope::View;
 use super::{Engine, EngineError};
 
@@ -28,11 +28,9 @@ pub(super) fn fact_index_key(space: &SpaceId) -> Key {
 }
 
 impl Weigh for Vec<Unit> {
-    /// Each unit by its JSON text (its heap is mostly strings) and its struct.
+    /// Each unit by its struct and strings ([`unit_weight`]).
     fn weight(&self) -> usize {
-        self.iter()
-            .map(|u| std::mem::size_of::<Unit>() + json_len(u))
-            .sum()
+        self.iter().map(unit_weight).sum()
     }
 }
 

@@ -16,26 +16,45 @@ use super::cache::{json_len, Key, Weigh};
 use super::{Engine, EngineError};
 
 /// A space's session headers with the document the metadata filter reads, as of one store
-/// generation.
+/// generation, and what they weigh (kept as headers are put and removed, so a write that
+/// advances the catalog does not weigh every header again).
 #[derive(Clone)]
 pub(super) struct Catalog {
     headers: Vec<(SessionHeader, Value)>,
+    bytes: usize,
+}
+
+/// A header and its filter document, by their JSON text (their heap is mostly strings).
+fn header_weight((h, doc): &(SessionHeader, Value)) -> usize {
+    size_of::<(SessionHeader, Value)>() + json_len(h) + json_len(doc)
 }
 
 impl Catalog {
+    fn new(headers: Vec<(SessionHeader, Value)>) -> Self {
+        let bytes = headers.iter().map(header_weight).sum();
+        Self { headers, bytes }
+    }
+
     /// The catalog after a write of the session `h` heads: its header replaced in place,
     /// or added last (the store's order: a session keeps its place, a new one goes last).
     pub(super) fn put(&mut self, h: SessionHeader) {
         let doc = session_document(&h);
-        match self.headers.iter_mut().find(|(x, _)| x.id == h.id) {
-            Some(slot) => *slot = (h, doc),
-            None => self.headers.push((h, doc)),
+        let entry = (h, doc);
+        self.bytes += header_weight(&entry);
+        match self.headers.iter_mut().find(|(x, _)| x.id == entry.0.id) {
+            Some(slot) => {
+                self.bytes -= header_weight(slot);
+                *slot = entry;
+            }
+            None => self.headers.push(entry),
         }
     }
 
     /// The catalog after the session `id` was deleted.
     pub(super) fn remove(&mut self, id: &str) {
-        self.headers.retain(|(h, _)| h.id != id);
+        if let Some(at) = self.headers.iter().position(|(h, _)| h.id == id) {
+            self.bytes -= header_weight(&self.headers.remove(at));
+        }
     }
 
     /// The headers, in the store's order.
@@ -51,13 +70,8 @@ pub(super) fn catalog_key(space: &SpaceId) -> Key {
 }
 
 impl Weigh for Catalog {
-    /// Each header and its filter document, by their JSON text (their heap is mostly
-    /// strings).
     fn weight(&self) -> usize {
-        self.headers
-            .iter()
-            .map(|(h, doc)| size_of::<(SessionHeader, Value)>() + json_len(h) + json_len(doc))
-            .sum()
+        self.bytes
     }
 }
 
@@ -358,7 +372,7 @@ impl Engine {
                 (h, doc)
             })
             .collect();
-        let catalog = Arc::new(Catalog { headers });
+        let catalog = Arc::new(Catalog::new(headers));
         self.derived.insert(key, generation, catalog.clone());
         Ok(catalog)
     }

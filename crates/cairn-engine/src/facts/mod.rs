@@ -16,8 +16,13 @@ use cairn_core::{
     SpaceId, Timestamp, Unit, UnitDetail, UnitKind,
 };
 use regex::Regex;
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, LazyLock};
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+mod index;
+pub use index::FactIndex;
+#[cfg(test)]
+use index::SubjectIndex;
 
 /// Words that qualify a subject without naming it: "the final budget" is the budget.
 const GENERIC: &[&str] = &[
@@ -728,240 +733,6 @@ fn subject_match(a: &Subject, b: &Subject) -> SubjectMatch {
     }
 }
 
-/// A space's facts indexed for recall, which asks two things of every hit: which facts
-/// its messages state, and each one's version chain. Built once per space generation;
-/// linear scans per hit cost tens of milliseconds at a million units.
-pub struct FactIndex {
-    facts: Arc<Vec<Unit>>,
-    by_id: HashMap<String, usize>,
-    by_message: HashMap<(String, String), Vec<usize>>,
-    /// Per end-user partition, its distinct subjects with the facts filed under each (a
-    /// chain never leaves its partition, so finding one reads only its partition's
-    /// subjects, however many users the space holds).
-    by_subject: HashMap<Option<String>, SubjectIndex>,
-    /// Each fact's place in chain order (time, then id), so a chain of thousands is
-    /// put in order by integers.
-    place: Vec<usize>,
-    aliases: Aliases,
-}
-
-impl FactIndex {
-    pub fn new(facts: Arc<Vec<Unit>>) -> Self {
-        let mut by_id = HashMap::new();
-        let mut by_message: HashMap<(String, String), Vec<usize>> = HashMap::new();
-        let mut subjects: HashMap<(Option<String>, Subject), Vec<usize>> = HashMap::new();
-        let aliases = aliases(&facts);
-        for (i, f) in facts.iter().enumerate() {
-            by_id.insert(f.id.clone(), i);
-            if let (Some(s), Some(m)) = (&f.provenance.session_id, f.provenance.message_ids.first())
-            {
-                by_message
-                    .entry((s.clone(), m.clone()))
-                    .or_default()
-                    .push(i);
-            }
-            if let Some(d) = detail(f) {
-                let partition = f.provenance.partition.as_deref();
-                let key = (
-                    f.provenance.partition.clone(),
-                    Subject::of_in(d, partition, &aliases),
-                );
-                subjects.entry(key).or_default().push(i);
-            }
-        }
-        let mut in_order: Vec<usize> = (0..facts.len()).collect();
-        in_order.sort_by(|&a, &b| chain_order(&facts[a], &facts[b]));
-        let mut place = vec![0; facts.len()];
-        for (p, &i) in in_order.iter().enumerate() {
-            place[i] = p;
-        }
-        let mut per_partition: HashMap<Option<String>, Vec<(Subject, Vec<usize>)>> = HashMap::new();
-        for ((partition, subject), ids) in subjects {
-            per_partition
-                .entry(partition)
-                .or_default()
-                .push((subject, ids));
-        }
-        let by_subject = per_partition
-            .into_iter()
-            .map(|(partition, subjects)| (partition, SubjectIndex::new(subjects)))
-            .collect();
-        Self {
-            by_id,
-            by_message,
-            by_subject,
-            place,
-            facts,
-            aliases,
-        }
-    }
-
-    /// About how many bytes the index holds beyond the facts it shares with the cached
-    /// fact list (ids, messages and subjects by fact, their slots), what the engine's
-    /// derived cache counts it as (`engine/cache.rs`).
-    pub fn approx_bytes(&self) -> usize {
-        use std::mem::size_of;
-        let ids: usize = self
-            .by_id
-            .keys()
-            .map(|k| size_of::<(String, usize)>() + k.len())
-            .sum();
-        let messages: usize = self
-            .by_message
-            .iter()
-            .map(|((s, m), v)| {
-                size_of::<((String, String), Vec<usize>)>()
-                    + s.len()
-                    + m.len()
-                    + v.len() * size_of::<usize>()
-            })
-            .sum();
-        // Subjects and aliases: a subject, its key words and a few list slots per fact,
-        // counted by its text rather than walked.
-        let subjects: usize = self
-            .facts
-            .iter()
-            .map(|f| 4 * size_of::<String>() + 4 * size_of::<usize>() + f.key.len())
-            .sum();
-        size_of::<Self>() + ids + messages + subjects + self.place.len() * size_of::<usize>()
-    }
-
-    /// The facts it indexes.
-    pub fn facts(&self) -> &Arc<Vec<Unit>> {
-        &self.facts
-    }
-
-    /// Whether this index was built from `facts` (the same read of the store).
-    pub fn is_of(&self, facts: &Arc<Vec<Unit>>) -> bool {
-        Arc::ptr_eq(&self.facts, facts)
-    }
-
-    pub fn get(&self, id: &str) -> Option<&Unit> {
-        self.by_id.get(id).map(|&i| &self.facts[i])
-    }
-
-    /// Facts stated by one message.
-    pub fn stated_in<'a>(&'a self, session: &str, message: &str) -> impl Iterator<Item = &'a Unit> {
-        self.by_message
-            .get(&(session.to_string(), message.to_string()))
-            .into_iter()
-            .flatten()
-            .map(|&i| &self.facts[i])
-    }
-
-    /// The chain `fact` belongs to, oldest first, among the facts `visible` keeps (those
-    /// the request sees): every fact of `fact`'s end-user partition about the same
-    /// subject (see [`subject_match`]; a subject that only matches within a group joins
-    /// facts of `fact`'s group). A chain never joins two partitions: one user's value
-    /// never supersedes another's.
-    pub fn chain_of(&self, fact: &Unit, visible: impl Fn(&Unit) -> bool) -> Vec<&Unit> {
-        let Some(d) = detail(fact) else {
-            return Vec::new();
-        };
-        let subject = Subject::of_in(d, fact.provenance.partition.as_deref(), &self.aliases);
-        let mut chain: Vec<usize> = Vec::new();
-        let Some(partition) = self.by_subject.get(&fact.provenance.partition) else {
-            return Vec::new();
-        };
-        for (other, ids) in partition.candidates(&subject) {
-            let m = subject_match(&subject, other);
-            if m == SubjectMatch::No {
-                continue;
-            }
-            chain.extend(ids.iter().copied().filter(|&i| {
-                let f = &self.facts[i];
-                (m == SubjectMatch::Same || f.provenance.group == fact.provenance.group)
-                    && visible(f)
-            }));
-        }
-        chain.sort_unstable_by_key(|&i| self.place[i]);
-        chain.into_iter().map(|i| &self.facts[i]).collect()
-    }
-}
-
-/// One partition's distinct subjects, indexed so that the subjects that may match one
-/// (see [`subject_match`]: the same person, and one key holding every word of the other,
-/// or both keys empty) are found in a few lists: listing every subject's chain then
-/// costs what the subjects cost, not their square (issue 38: 3x CPU per doubling of a
-/// space's speakers, each with a personal fact).
-struct SubjectIndex {
-    subjects: Vec<(Subject, Vec<usize>)>,
-    by_person: HashMap<Option<(String, FactCategory)>, PersonSubjects>,
-}
-
-/// The subjects of one person (or of things, `None`) by their key words.
-#[derive(Default)]
-struct PersonSubjects {
-    /// Key word -> the subjects whose key holds it: a key holding every word of another
-    /// is in the list of each of those words.
-    with_word: HashMap<String, Vec<usize>>,
-    /// Key word -> the subjects whose rarest key word it is: a key whose words all lie
-    /// in another key is in the list of one of that key's words.
-    by_rarest: HashMap<String, Vec<usize>>,
-    /// The subjects with an empty key.
-    empty: Vec<usize>,
-}
-
-impl SubjectIndex {
-    fn new(subjects: Vec<(Subject, Vec<usize>)>) -> Self {
-        let mut by_person: HashMap<Option<(String, FactCategory)>, PersonSubjects> = HashMap::new();
-        for (i, (s, _)) in subjects.iter().enumerate() {
-            let p = by_person.entry(s.person.clone()).or_default();
-            if s.key.is_empty() {
-                p.empty.push(i);
-            }
-            let words: HashSet<&String> = s.key.iter().collect();
-            for w in words {
-                p.with_word.entry(w.clone()).or_default().push(i);
-            }
-        }
-        for (i, (s, _)) in subjects.iter().enumerate() {
-            let Some(p) = by_person.get_mut(&s.person) else {
-                continue;
-            };
-            let holding = |w: &String| p.with_word.get(w).map_or(0, Vec::len);
-            let rarest = s
-                .key
-                .iter()
-                .min_by_key(|w| (holding(w), w.as_str()))
-                .cloned();
-            if let Some(w) = rarest {
-                p.by_rarest.entry(w).or_default().push(i);
-            }
-        }
-        Self {
-            subjects,
-            by_person,
-        }
-    }
-
-    /// Every subject that may match `s` (all that [`subject_match`] accepts, and a few
-    /// it refuses), each once.
-    fn candidates(&self, s: &Subject) -> impl Iterator<Item = &(Subject, Vec<usize>)> {
-        let mut found: Vec<usize> = Vec::new();
-        if let Some(p) = self.by_person.get(&s.person) {
-            if s.key.is_empty() {
-                found.extend(&p.empty);
-            } else {
-                // Keys holding all of `s`'s words: the shortest list of one of them (none
-                // when a word is in no key).
-                let lists: Option<Vec<&Vec<usize>>> =
-                    s.key.iter().map(|w| p.with_word.get(w)).collect();
-                if let Some(shortest) = lists.into_iter().flatten().min_by_key(|l| l.len()) {
-                    found.extend(shortest);
-                }
-                // Keys whose words all lie in `s`'s key.
-                for w in &s.key {
-                    found.extend(p.by_rarest.get(w).into_iter().flatten());
-                }
-            }
-        }
-        found.sort_unstable();
-        found.dedup();
-        found.into_iter().map(|i| &self.subjects[i])
-    }
-}
-
 /// Whether one key equals the other or holds every word of it (non-empty): what
 /// [`subject_match`] needs of two subjects' keys before it can call them the same.
 fn keys_nest(a: &[String], b: &[String]) -> bool {
@@ -1118,6 +889,8 @@ pub fn shown_value(d: &FactDetail) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
+    use std::sync::Arc;
 
     fn said(speaker: &str, text: &str) -> Message {
         Message {

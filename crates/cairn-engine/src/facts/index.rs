@@ -1,0 +1,364 @@
+//! A space's facts indexed for recall, which asks two things of every hit: which facts
+//! its messages state, and each one's version chain.
+//!
+//! The index is a core built from every fact (maps by id, message and subject, the chain
+//! order) and a short tail of facts appended since (issue 52): a write that only adds
+//! facts extends the tail ([`Detached::extended`]) instead of building the core again,
+//! so an append costs its own facts, not the space's. A chain scans the tail; past
+//! [`MAX_TAIL`] facts (or when a write removes or rewrites one, or adds a name that
+//! aliases a person) the core is built again from the whole list.
+use super::{aliases, chain_order, detail, subject_match, Aliases, Subject, SubjectMatch};
+use cairn_core::{FactCategory, Unit};
+use std::collections::{HashMap, HashSet};
+use std::mem::size_of;
+use std::sync::Arc;
+
+/// Facts a tail holds at most before the core is built again: a chain request scans
+/// them, so this bounds what an unbuilt append costs each later request.
+pub const MAX_TAIL: usize = 512;
+
+/// The facts of a space, indexed (see the module's documentation).
+pub struct FactIndex {
+    facts: Arc<Vec<Unit>>,
+    core: Arc<Core>,
+    /// `facts[core.len..]` by id and by message; by subject, they are scanned.
+    tail_by_id: HashMap<String, usize>,
+    tail_by_message: HashMap<(String, String), Vec<usize>>,
+}
+
+/// A [`FactIndex`] without its facts: what it knew of them.
+pub struct Detached {
+    len: usize,
+    first: Option<String>,
+    last: Option<String>,
+    core: Arc<Core>,
+    tail_by_id: HashMap<String, usize>,
+    tail_by_message: HashMap<(String, String), Vec<usize>>,
+}
+
+impl Detached {
+    /// The index of `facts`, which must be the detached index's facts, unchanged and in
+    /// order, with more appended after them (or none): the core kept, the new facts
+    /// added to the tail. `None` when the core must be built again instead: the tail
+    /// would pass [`MAX_TAIL`], a new fact names a person's relative (it changes the
+    /// aliases every subject is read with), or `facts` does not start as the index's did.
+    pub fn extended(self, facts: Arc<Vec<Unit>>) -> Option<FactIndex> {
+        let old = self.len;
+        let starts_alike = facts.len() >= old
+            && facts.first().map(|u| &u.id) == self.first.as_ref()
+            && facts[..old].last().map(|u| &u.id) == self.last.as_ref();
+        if !starts_alike || facts.len() - self.core.len > MAX_TAIL {
+            return None;
+        }
+        let added = &facts[old..];
+        if !aliases(added).is_empty() {
+            return None;
+        }
+        let (mut tail_by_id, mut tail_by_message) = (self.tail_by_id, self.tail_by_message);
+        for (i, f) in added.iter().enumerate() {
+            tail_by_id.insert(f.id.clone(), old + i);
+            if let Some(key) = message_of(f) {
+                tail_by_message.entry(key).or_default().push(old + i);
+            }
+        }
+        Some(FactIndex {
+            facts,
+            core: self.core,
+            tail_by_id,
+            tail_by_message,
+        })
+    }
+}
+
+/// The index of the first `len` facts of a list.
+struct Core {
+    len: usize,
+    by_id: HashMap<String, usize>,
+    by_message: HashMap<(String, String), Vec<usize>>,
+    /// Per end-user partition, its distinct subjects with the facts filed under each (a
+    /// chain never leaves its partition, so finding one reads only its partition's
+    /// subjects, however many users the space holds).
+    by_subject: HashMap<Option<String>, SubjectIndex>,
+    /// Each fact's place in chain order (time, then id), so a chain of thousands is
+    /// put in order by integers.
+    place: Vec<usize>,
+    aliases: Aliases,
+    /// What its maps hold, about (see [`FactIndex::approx_bytes`]), counted once built.
+    bytes: usize,
+}
+
+/// The message a fact is stated in, the key of `by_message`.
+fn message_of(f: &Unit) -> Option<(String, String)> {
+    let (s, m) = (&f.provenance.session_id, f.provenance.message_ids.first());
+    Some((s.clone()?, m?.clone()))
+}
+
+impl Core {
+    fn new(facts: &[Unit]) -> Self {
+        let mut by_id = HashMap::new();
+        let mut by_message: HashMap<(String, String), Vec<usize>> = HashMap::new();
+        let mut subjects: HashMap<(Option<String>, Subject), Vec<usize>> = HashMap::new();
+        let aliases = aliases(facts);
+        for (i, f) in facts.iter().enumerate() {
+            by_id.insert(f.id.clone(), i);
+            if let Some(key) = message_of(f) {
+                by_message.entry(key).or_default().push(i);
+            }
+            if let Some(d) = detail(f) {
+                let partition = f.provenance.partition.as_deref();
+                let key = (
+                    f.provenance.partition.clone(),
+                    Subject::of_in(d, partition, &aliases),
+                );
+                subjects.entry(key).or_default().push(i);
+            }
+        }
+        let mut in_order: Vec<usize> = (0..facts.len()).collect();
+        in_order.sort_by(|&a, &b| chain_order(&facts[a], &facts[b]));
+        let mut place = vec![0; facts.len()];
+        for (p, &i) in in_order.iter().enumerate() {
+            place[i] = p;
+        }
+        let mut per_partition: HashMap<Option<String>, Vec<(Subject, Vec<usize>)>> = HashMap::new();
+        for ((partition, subject), ids) in subjects {
+            per_partition
+                .entry(partition)
+                .or_default()
+                .push((subject, ids));
+        }
+        let by_subject = per_partition
+            .into_iter()
+            .map(|(partition, subjects)| (partition, SubjectIndex::new(subjects)))
+            .collect();
+        // Subjects and aliases: a subject, its key words and a few list slots per fact,
+        // counted by its text rather than walked.
+        let subjects: usize = facts
+            .iter()
+            .map(|f| 4 * size_of::<String>() + 4 * size_of::<usize>() + f.key.len())
+            .sum();
+        let bytes = id_bytes(&by_id)
+            + message_bytes(&by_message)
+            + subjects
+            + place.len() * size_of::<usize>();
+        Self {
+            len: facts.len(),
+            by_id,
+            by_message,
+            by_subject,
+            place,
+            aliases,
+            bytes,
+        }
+    }
+}
+
+fn id_bytes(m: &HashMap<String, usize>) -> usize {
+    m.keys()
+        .map(|k| size_of::<(String, usize)>() + k.len())
+        .sum()
+}
+
+fn message_bytes(m: &HashMap<(String, String), Vec<usize>>) -> usize {
+    m.iter()
+        .map(|((s, m), v)| {
+            size_of::<((String, String), Vec<usize>)>()
+                + s.len()
+                + m.len()
+                + v.len() * size_of::<usize>()
+        })
+        .sum()
+}
+
+impl FactIndex {
+    pub fn new(facts: Arc<Vec<Unit>>) -> Self {
+        Self {
+            core: Arc::new(Core::new(&facts)),
+            facts,
+            tail_by_id: HashMap::new(),
+            tail_by_message: HashMap::new(),
+        }
+    }
+
+    /// The index without its fact list, to follow the list when a write changes it in
+    /// place (the list is then held by the cache alone): see [`Detached::extended`].
+    pub fn detach(index: Arc<FactIndex>) -> Detached {
+        let FactIndex {
+            facts,
+            core,
+            tail_by_id,
+            tail_by_message,
+        } = Arc::try_unwrap(index).unwrap_or_else(|shared| FactIndex {
+            facts: shared.facts.clone(),
+            core: shared.core.clone(),
+            tail_by_id: shared.tail_by_id.clone(),
+            tail_by_message: shared.tail_by_message.clone(),
+        });
+        Detached {
+            len: facts.len(),
+            first: facts.first().map(|u| u.id.clone()),
+            last: facts.last().map(|u| u.id.clone()),
+            core,
+            tail_by_id,
+            tail_by_message,
+        }
+    }
+
+    /// About how many bytes the index holds beyond the facts it shares with the cached
+    /// fact list (ids, messages and subjects by fact, their slots), what the engine's
+    /// derived cache counts it as (`engine/cache.rs`).
+    pub fn approx_bytes(&self) -> usize {
+        size_of::<Self>()
+            + self.core.bytes
+            + id_bytes(&self.tail_by_id)
+            + message_bytes(&self.tail_by_message)
+    }
+
+    /// The facts it indexes.
+    pub fn facts(&self) -> &Arc<Vec<Unit>> {
+        &self.facts
+    }
+
+    /// Whether this index was built from `facts` (the same read of the store).
+    pub fn is_of(&self, facts: &Arc<Vec<Unit>>) -> bool {
+        Arc::ptr_eq(&self.facts, facts)
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Unit> {
+        let at = self.core.by_id.get(id).or_else(|| self.tail_by_id.get(id));
+        at.map(|&i| &self.facts[i])
+    }
+
+    /// Facts stated by one message.
+    pub fn stated_in<'a>(&'a self, session: &str, message: &str) -> impl Iterator<Item = &'a Unit> {
+        let key = (session.to_string(), message.to_string());
+        let core = self.core.by_message.get(&key).into_iter().flatten();
+        let tail = self.tail_by_message.get(&key).into_iter().flatten();
+        core.chain(tail).map(|&i| &self.facts[i])
+    }
+
+    /// The chain `fact` belongs to, oldest first, among the facts `visible` keeps (those
+    /// the request sees): every fact of `fact`'s end-user partition about the same
+    /// subject (see [`subject_match`]; a subject that only matches within a group joins
+    /// facts of `fact`'s group). A chain never joins two partitions: one user's value
+    /// never supersedes another's.
+    pub fn chain_of(&self, fact: &Unit, visible: impl Fn(&Unit) -> bool) -> Vec<&Unit> {
+        let Some(d) = detail(fact) else {
+            return Vec::new();
+        };
+        let core = &self.core;
+        let partition = fact.provenance.partition.as_deref();
+        let subject = Subject::of_in(d, partition, &core.aliases);
+        let joins = |m: SubjectMatch, f: &Unit| {
+            m != SubjectMatch::No
+                && (m == SubjectMatch::Same || f.provenance.group == fact.provenance.group)
+                && visible(f)
+        };
+        let mut chain: Vec<usize> = Vec::new();
+        if let Some(subjects) = core.by_subject.get(&fact.provenance.partition) {
+            for (other, ids) in subjects.candidates(&subject) {
+                let m = subject_match(&subject, other);
+                chain.extend(ids.iter().copied().filter(|&i| joins(m, &self.facts[i])));
+            }
+        }
+        let in_core = chain.len();
+        for (i, f) in self.facts.iter().enumerate().skip(core.len) {
+            let Some(d) = detail(f).filter(|_| f.provenance.partition.as_deref() == partition)
+            else {
+                continue;
+            };
+            let other = Subject::of_in(d, partition, &core.aliases);
+            if joins(subject_match(&subject, &other), f) {
+                chain.push(i);
+            }
+        }
+        if chain.len() == in_core {
+            chain.sort_unstable_by_key(|&i| core.place[i]);
+        } else {
+            chain.sort_by(|&a, &b| chain_order(&self.facts[a], &self.facts[b]));
+        }
+        chain.into_iter().map(|i| &self.facts[i]).collect()
+    }
+}
+
+/// One partition's distinct subjects, indexed so that the subjects that may match one
+/// (see [`subject_match`]: the same person, and one key holding every word of the other,
+/// or both keys empty) are found in a few lists: listing every subject's chain then
+/// costs what the subjects cost, not their square (issue 38: 3x CPU per doubling of a
+/// space's speakers, each with a personal fact).
+pub(super) struct SubjectIndex {
+    subjects: Vec<(Subject, Vec<usize>)>,
+    by_person: HashMap<Option<(String, FactCategory)>, PersonSubjects>,
+}
+
+/// The subjects of one person (or of things, `None`) by their key words.
+#[derive(Default)]
+struct PersonSubjects {
+    /// Key word -> the subjects whose key holds it: a key holding every word of another
+    /// is in the list of each of those words.
+    with_word: HashMap<String, Vec<usize>>,
+    /// Key word -> the subjects whose rarest key word it is: a key whose words all lie
+    /// in another key is in the list of one of that key's words.
+    by_rarest: HashMap<String, Vec<usize>>,
+    /// The subjects with an empty key.
+    empty: Vec<usize>,
+}
+
+impl SubjectIndex {
+    pub(super) fn new(subjects: Vec<(Subject, Vec<usize>)>) -> Self {
+        let mut by_person: HashMap<Option<(String, FactCategory)>, PersonSubjects> = HashMap::new();
+        for (i, (s, _)) in subjects.iter().enumerate() {
+            let p = by_person.entry(s.person.clone()).or_default();
+            if s.key.is_empty() {
+                p.empty.push(i);
+            }
+            let words: HashSet<&String> = s.key.iter().collect();
+            for w in words {
+                p.with_word.entry(w.clone()).or_default().push(i);
+            }
+        }
+        for (i, (s, _)) in subjects.iter().enumerate() {
+            let Some(p) = by_person.get_mut(&s.person) else {
+                continue;
+            };
+            let holding = |w: &String| p.with_word.get(w).map_or(0, Vec::len);
+            let rarest = s
+                .key
+                .iter()
+                .min_by_key(|w| (holding(w), w.as_str()))
+                .cloned();
+            if let Some(w) = rarest {
+                p.by_rarest.entry(w).or_default().push(i);
+            }
+        }
+        Self {
+            subjects,
+            by_person,
+        }
+    }
+
+    /// Every subject that may match `s` (all that [`subject_match`] accepts, and a few
+    /// it refuses), each once.
+    pub(super) fn candidates(&self, s: &Subject) -> impl Iterator<Item = &(Subject, Vec<usize>)> {
+        let mut found: Vec<usize> = Vec::new();
+        if let Some(p) = self.by_person.get(&s.person) {
+            if s.key.is_empty() {
+                found.extend(&p.empty);
+            } else {
+                // Keys holding all of `s`'s words: the shortest list of one of them (none
+                // when a word is in no key).
+                let lists: Option<Vec<&Vec<usize>>> =
+                    s.key.iter().map(|w| p.with_word.get(w)).collect();
+                if let Some(shortest) = lists.into_iter().flatten().min_by_key(|l| l.len()) {
+                    found.extend(shortest);
+                }
+                // Keys whose words all lie in `s`'s key.
+                for w in &s.key {
+                    found.extend(p.by_rarest.get(w).into_iter().flatten());
+                }
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        found.into_iter().map(|i| &self.subjects[i])
+    }
+}
