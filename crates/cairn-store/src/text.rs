@@ -1,4 +1,4 @@
-use crate::text_pending::{Hidden, Pending, PendingDoc};
+use crate::text_pending::{weights, Hidden, Pending, PendingDoc};
 use crate::text_query::{top_docs, PresentTerms};
 use crate::text_reach::Reach;
 use cairn_core::{SpaceId, StoreError, TextIndex, TextQuery, Unit};
@@ -6,10 +6,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use tantivy::collector::DocSetCollector;
 use tantivy::index::{SegmentId, SegmentMeta};
 use tantivy::indexer::{LogMergePolicy, MergeCandidate, MergePolicy};
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
 };
@@ -17,7 +16,7 @@ use tantivy::tokenizer::{
     Language, LowerCaser, PreTokenizedString, RemoveLongFilter, SimpleTokenizer, Stemmer,
     StopWordFilter, TextAnalyzer, Token, TokenStream,
 };
-use tantivy::{doc, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{doc, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 /// Name of Cairn's English analyzer: simple tokenizer, long-token removal, lowercasing,
 /// English stop words, Porter-style stemming.
@@ -470,9 +469,28 @@ impl TantivyTextIndex {
         if keys.is_empty() {
             return Ok(Hidden::default());
         }
-        let found = searcher
-            .search(&TermSetQuery::new(keys), &DocSetCollector)
-            .map_err(te)?;
+        // Each key looked up in each segment's term dictionary: a set query would walk
+        // the dictionary, which holds a key per document of the index.
+        let mut found = Vec::new();
+        for (ord, reader) in searcher.segment_readers().iter().enumerate() {
+            let keys_of = reader.inverted_index(self.fields.doc_key).map_err(te)?;
+            let alive = reader.alive_bitset();
+            for key in &keys {
+                let Some(mut postings) = keys_of
+                    .read_postings(key, IndexRecordOption::Basic)
+                    .map_err(|e| te(e.into()))?
+                else {
+                    continue;
+                };
+                let mut doc = postings.doc();
+                while doc != tantivy::TERMINATED {
+                    if !alive.is_some_and(|a| a.is_deleted(doc)) {
+                        found.push(tantivy::DocAddress::new(ord as u32, doc));
+                    }
+                    doc = postings.advance();
+                }
+            }
+        }
         Ok(Hidden::of(found))
     }
 
@@ -703,9 +721,10 @@ impl TextIndex for TantivyTextIndex {
             return Ok(Vec::new());
         }
         let mut out: Vec<(String, f32)> = Vec::with_capacity(q.limit + pending.len());
-        for d in &pending {
-            if let Some(score) = d.score(&matches, &reach).map_err(te)? {
-                out.push((d.unit_id.clone(), score));
+        if !pending.is_empty() {
+            let weights = weights(&matches, &reach).map_err(te)?;
+            for d in &pending {
+                out.extend(d.score(&weights).map(|s| (d.unit_id.clone(), s)));
             }
         }
         if committed {

@@ -86,24 +86,39 @@ impl PendingDoc {
         self.term_freq(term).is_some()
     }
 
-    /// The document's BM25 score for `terms` (each with its boost), weighed by
-    /// `statistics`, as the committed segments are scored: `None` when it holds none.
-    pub(crate) fn score(
-        &self,
-        terms: &[(Term, Score)],
-        statistics: &dyn Bm25StatisticsProvider,
-    ) -> tantivy::Result<Option<Score>> {
+    /// The document's BM25 score for `weights` (each query term's weight, boost
+    /// applied, see [`weights`]), as the committed segments are scored: `None` when it
+    /// holds none of the terms.
+    pub(crate) fn score(&self, weights: &[(Term, Bm25Weight)]) -> Option<Score> {
         let mut total: Option<Score> = None;
-        for (term, boost) in terms {
+        for (term, weight) in weights {
             let Some((tf, len)) = self.term_freq(term) else {
                 continue;
             };
-            let weight = Bm25Weight::for_terms(statistics, std::slice::from_ref(term))?;
             let norm = FieldNormReader::fieldnorm_to_id(len);
-            *total.get_or_insert(0.0) += weight.boost_by(*boost).score(norm, tf);
+            *total.get_or_insert(0.0) += weight.score(norm, tf);
         }
-        Ok(total)
+        total
     }
+}
+
+/// Each of `terms`' BM25 weight (with its boost) under `statistics`, as tantivy weighs
+/// a term query: computed once per search, not per pending document.
+pub(crate) fn weights(
+    terms: &[(Term, Score)],
+    statistics: &dyn Bm25StatisticsProvider,
+) -> tantivy::Result<Vec<(Term, Bm25Weight)>> {
+    terms
+        .iter()
+        .map(|(term, boost)| {
+            let field = term.field();
+            let docs = statistics.total_num_docs()?;
+            let average = statistics.total_num_tokens(field)? as Score / docs as Score;
+            let weight =
+                Bm25Weight::for_one_term_without_explain(statistics.doc_freq(term)?, docs, average);
+            Ok((term.clone(), weight.boost_by(*boost)))
+        })
+        .collect()
 }
 
 /// What was written since the last commit.
