@@ -59,7 +59,7 @@ const TOPIC_CUES: &[&str] = &[
 ///   episode runs to the first user message after [`MAX_EPISODE`] messages (so a session
 ///   of up to that many messages is one episode); for named speakers, the coherent
 ///   stretches found by [`segment`] (silences, topic changes);
-/// - a `fact` per statement of a subject's value (see `facts.rs`);
+/// - a `fact` per statement of a subject's value (see `facts/`);
 /// - a `profile` contribution per speaker and block of messages (see `profile.rs`).
 ///
 /// Keys (the lexically boosted words) and embedded text favour what a person said, since

@@ -96,6 +96,13 @@ fn te(e: tantivy::TantivyError) -> StoreError {
     }
 }
 
+/// What of the pending set one search sees (see `searcher_with_pending`).
+struct SeenPending {
+    docs: Vec<PendingDoc>,
+    hidden: Vec<Term>,
+    dropped: bool,
+}
+
 /// The most documents a segment holds (a commit of more is cut, a merge capped): a forget rewrites
 /// the segments holding what it removed (see [`TextIndex::scrub`]), so this bounds what
 /// one forget rewrites however large the index, whoever else's documents share the
@@ -454,18 +461,35 @@ impl TantivyTextIndex {
         .map_err(te)
     }
 
-    /// The committed documents of `space` that the pending set replaced or deleted.
-    fn hidden(
+    /// A searcher, and what of the pending set a search of `space` sees: the documents
+    /// `reaches` keeps, the keys hidden, whether the space was dropped. Taken together
+    /// (the set before the searcher: a commit clears it only after the reader shows what
+    /// it made durable) and copied, so writers wait for no search.
+    fn searcher_with_pending(
         &self,
-        searcher: &tantivy::Searcher,
-        written: &Pending,
         space: &str,
-    ) -> Result<Hidden, StoreError> {
+        reaches: impl Fn(&PendingDoc) -> bool,
+    ) -> (tantivy::Searcher, SeenPending) {
+        let written = self.written();
+        let searcher = self.reader.searcher();
         let prefix = in_space(space, "");
-        let keys: Vec<Term> = written
-            .hidden_in(&prefix)
-            .map(|k| Term::from_field_text(self.fields.doc_key, k))
-            .collect();
+        let seen = SeenPending {
+            docs: written
+                .of_space(space)
+                .filter(|d| reaches(d))
+                .cloned()
+                .collect(),
+            hidden: written
+                .hidden_in(&prefix)
+                .map(|k| Term::from_field_text(self.fields.doc_key, k))
+                .collect(),
+            dropped: written.dropped(space),
+        };
+        (searcher, seen)
+    }
+
+    /// The committed documents the pending set replaced or deleted (`keys`).
+    fn hidden(&self, searcher: &tantivy::Searcher, keys: &[Term]) -> Result<Hidden, StoreError> {
         if keys.is_empty() {
             return Ok(Hidden::default());
         }
@@ -475,7 +499,7 @@ impl TantivyTextIndex {
         for (ord, reader) in searcher.segment_readers().iter().enumerate() {
             let keys_of = reader.inverted_index(self.fields.doc_key).map_err(te)?;
             let alive = reader.alive_bitset();
-            for key in &keys {
+            for key in keys {
                 let Some(mut postings) = keys_of
                     .read_postings(key, IndexRecordOption::Basic)
                     .map_err(|e| te(e.into()))?
@@ -691,25 +715,20 @@ impl TextIndex for TantivyTextIndex {
         if let Some(sessions) = q.sessions {
             filters.push((Occur::Must, self.any_of(f.session, sessions)));
         }
-        // The pending set before the searcher: a commit clears it only after the reader
-        // shows what it made durable (see `written`).
-        let written = self.written();
-        let searcher = self.reader.searcher();
         let space = q.space.as_str();
         let sessions: Option<HashSet<&str>> =
             q.sessions.map(|s| s.iter().map(String::as_str).collect());
-        let pending: Vec<&PendingDoc> = written
-            .of_space(space)
-            .filter(|d| kinds.as_ref().is_none_or(|k| k.contains(&d.kind)))
-            .filter(|d| {
-                sessions
+        let reaches = |d: &PendingDoc| {
+            kinds.as_ref().is_none_or(|k| k.contains(&d.kind))
+                && sessions
                     .as_ref()
                     .is_none_or(|s| s.contains(d.session.as_str()))
-            })
-            .collect();
-        let committed = !written.dropped(space);
+        };
+        let (searcher, seen) = self.searcher_with_pending(space, reaches);
+        let pending: Vec<&PendingDoc> = seen.docs.iter().collect();
+        let committed = !seen.dropped;
         let hidden = match committed {
-            true => self.hidden(&searcher, &written, space)?,
+            true => self.hidden(&searcher, &seen.hidden)?,
             false => Hidden::default(),
         };
         let mut reach = match committed {

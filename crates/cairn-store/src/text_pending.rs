@@ -55,6 +55,7 @@ pub(crate) fn hides(hidden: &[DocId], doc: DocId) -> bool {
 pub(crate) const SEARCHABLE_PENDING: usize = 1_024;
 
 /// One document written since the last commit.
+#[derive(Clone)]
 pub(crate) struct PendingDoc {
     pub unit_id: String,
     pub space: String,

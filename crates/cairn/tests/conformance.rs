@@ -2211,3 +2211,91 @@ fn forgetting_an_exchange_takes_the_reply_and_what_only_it_named() {
         assert!(check.consistent, "{}: {check:?}", b.name());
     });
 }
+
+/// A write advances what recall keeps of its space (facts, profile contributions, the
+/// fact index, the catalog: issue 52) rather than leaving the next request to read it
+/// again; the text index answers before it commits. Whatever that kept, a memory that
+/// served every request of a sequence of appends, ingests and forgets answers each
+/// question as one opened afresh on the same store answers it: the same hits in the same
+/// order with the same versions, the same context, subjects and profile.
+#[test]
+fn a_memory_that_followed_the_writes_answers_as_a_fresh_one() {
+    let said = |k: usize| {
+        let place = ["Lisbon", "Oslo", "Kyoto", "Lima"][k % 4];
+        match k % 3 {
+            0 => format!("I moved to {place} last month."),
+            1 => format!("These days I work at {place} Labs."),
+            _ => format!("Actually, my favourite city is {place} now."),
+        }
+    };
+    let exchange = |session: &str, k: usize| -> cairn::AppendInput {
+        serde_json::from_value(serde_json::json!({
+            "session_id": session,
+            "messages": [
+                {"id": format!("m{k}"), "role": "user", "text": said(k)},
+                {"id": format!("r{k}"), "role": "assistant", "text": "Noted."}]
+        }))
+        .unwrap()
+    };
+    let questions = [
+        "Where do I live now?",
+        "Where do I work?",
+        "What is my favourite city?",
+    ];
+    let opts = RecallOptions {
+        top_k: 5,
+        ..Default::default()
+    };
+    let answers = |m: &Memory| {
+        let scope = cairn::ScopeOptions::default();
+        let mut out: Vec<String> = questions
+            .iter()
+            .map(|q| {
+                let r = m.recall("live", q, &opts).unwrap();
+                let hits: Vec<_> = r
+                    .hits
+                    .iter()
+                    .map(|h| (&h.unit_id, &h.superseded_by, &h.text))
+                    .collect();
+                format!("{hits:?}\n{}", r.context)
+            })
+            .collect();
+        out.push(format!("{:?}", m.fact_subjects("live", &scope).unwrap()));
+        out.push(format!("{:?}", m.profile("live", "user", &scope).unwrap()));
+        out
+    };
+    each(|b| {
+        let mut m = b.memory();
+        let w = WriteOptions::default();
+        for k in 0..9 {
+            match k % 4 {
+                3 => {
+                    let id = format!("old{k}");
+                    let s: SessionInput = serde_json::from_value(serde_json::json!({
+                        "id": id, "date": format!("2024-0{}-01", 1 + k / 4),
+                        "messages": [{"role": "user", "text": said(k + 1)}]
+                    }))
+                    .unwrap();
+                    m.ingest_session("live", s).unwrap();
+                }
+                2 => {
+                    m.forget_message_with("live", "chat", &format!("m{}", k - 1), true)
+                        .unwrap();
+                }
+                _ => {
+                    m.append("live", exchange("chat", k), &w).unwrap();
+                }
+            }
+            let warm = answers(&m);
+            drop(m);
+            // The same store opened afresh: nothing cached, every index read as stored.
+            m = b.memory();
+            assert_eq!(
+                warm,
+                answers(&m),
+                "{}: after write {k}, the memory that followed the writes answers otherwise",
+                b.name()
+            );
+        }
+    });
+}

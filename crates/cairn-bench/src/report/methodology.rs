@@ -198,6 +198,7 @@ mod tests {
                 "top_k",
                 "token_budget",
                 "earlier_points",
+                "live_loop",
             ],
         ),
         (

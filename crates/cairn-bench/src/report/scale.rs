@@ -187,7 +187,26 @@ pub fn render_methodology(s: &ScaleBenchSummary) -> String {
             ("top_k", s.top_k.to_string()),
             ("token_budget", s.token_budget.to_string()),
             ("earlier_points", earlier),
+            ("live_loop", live_loop_notes(s)),
         ],
+    )
+}
+
+/// The methodology's bullet on the live loop, when the run measured it (`--loop N`).
+fn live_loop_notes(s: &ScaleBenchSummary) -> String {
+    let Some(n) = s.points.iter().find_map(|p| p.live_loop.as_ref()) else {
+        return String::new();
+    };
+    format!(
+        "- **Live loop.** After the queries, in the same memory, {} iterations of: a recall \
+        read-only (its question asked once before, then another question in between), an \
+        append of one exchange (a user's statement about themself that changes a value, and \
+        the reply) to a live session (one per ten iterations), the same recall right after \
+        it; the fact subjects and the user's profile read-only, then each right after \
+        another append; a forget of the first exchange (both messages) and the recall right \
+        after it. Every step is the wall time of one library call; p50 over the iterations \
+        (nearest rank). The ratio is recall p50 after an append over recall p50 read-only.\n",
+        n.iterations
     )
 }
 
