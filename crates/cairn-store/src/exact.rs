@@ -210,7 +210,7 @@ mod tests {
         for step in 0..400u64 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
             let id = format!("u{}", (x >> 33) % 60);
-            if (x >> 20) % 3 == 0 {
+            if (x >> 20).is_multiple_of(3) {
                 index.remove(std::slice::from_ref(&id));
                 live.remove(&id);
             } else {

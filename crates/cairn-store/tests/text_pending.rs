@@ -5,6 +5,7 @@
 //! pay for a commit.
 use cairn_core::{SpaceId, TextIndex, TextQuery, Unit, UnitKind};
 use cairn_store::EmbeddedStore;
+use cairn_testkit::words::Words;
 
 const WORDS: &[&str] = &[
     "salary",
@@ -21,27 +22,8 @@ const WORDS: &[&str] = &[
     "train",
 ];
 
-/// A small deterministic generator (xorshift), so a failure reruns the same corpus.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-
-    /// A word, the first ones far more often than the last (so frequencies differ).
-    fn words(&mut self, n: usize) -> String {
-        (0..n)
-            .map(|_| {
-                let upto = 1 + self.below(WORDS.len());
-                WORDS[self.below(upto)]
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
+fn rng(seed: u64) -> Words {
+    Words::new(seed, WORDS)
 }
 
 fn unit(space: &SpaceId, session: usize, i: usize, text: &str) -> Unit {
@@ -52,7 +34,7 @@ fn unit(space: &SpaceId, session: usize, i: usize, text: &str) -> Unit {
         &text[..text.find(' ').unwrap_or(text.len())],
         text,
     );
-    u.kind = if i % 3 == 0 {
+    u.kind = if i.is_multiple_of(3) {
         UnitKind::Round
     } else {
         UnitKind::Turn
@@ -62,7 +44,7 @@ fn unit(space: &SpaceId, session: usize, i: usize, text: &str) -> Unit {
 
 /// Every query's hits (all of them: the limit is above what any space holds), sorted by
 /// score then id, so ties compare equal whatever order they came in.
-fn searches(store: &EmbeddedStore, spaces: &[SpaceId], rng: &mut Rng) -> Vec<Vec<(String, f32)>> {
+fn searches(store: &EmbeddedStore, spaces: &[SpaceId], rng: &mut Words) -> Vec<Vec<(String, f32)>> {
     let mut out = Vec::new();
     for q in 0..40 {
         let query = rng.words(1 + q % 3);
@@ -121,7 +103,7 @@ fn a_search_before_a_commit_answers_as_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let store = EmbeddedStore::open(dir.path(), "m").unwrap();
     let spaces = [SpaceId::new("a").unwrap(), SpaceId::new("b").unwrap()];
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut rng = rng(0x2545_f491_4f6c_dd1d);
     let mut watermark = 0;
     let mut compared = 0;
     for round in 0..12 {
@@ -153,11 +135,11 @@ fn a_search_before_a_commit_answers_as_after_it() {
                 .unwrap();
         }
         assert!(store.text.has_pending() && store.text.searches_pending());
-        let seed = rng.0;
+        let seed = rng.state();
         let before = searches(&store, &spaces, &mut rng);
         watermark += 1;
         store.text.commit(watermark).unwrap();
-        let after = searches(&store, &spaces, &mut Rng(seed));
+        let after = searches(&store, &spaces, &mut Words::new(seed, WORDS));
         agree(&before, &after, round);
         compared += before.iter().filter(|h| !h.is_empty()).count();
     }

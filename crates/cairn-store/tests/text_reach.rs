@@ -3,6 +3,7 @@
 //! the statistics of what the search may reach (`text_reach.rs`).
 use cairn_core::{SpaceId, TextIndex, TextQuery, Unit, UnitKind};
 use cairn_store::EmbeddedStore;
+use cairn_testkit::words::Words;
 
 const WORDS: &[&str] = &[
     "salary",
@@ -23,26 +24,8 @@ const WORDS: &[&str] = &[
     "marathon",
 ];
 
-/// A small deterministic generator (xorshift), so a failure reruns the same corpus.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-
-    /// A word, the first ones far more often than the last (so frequencies differ).
-    fn word(&mut self) -> &'static str {
-        let upto = 1 + self.below(WORDS.len());
-        WORDS[self.below(upto)]
-    }
-
-    fn words(&mut self, n: usize) -> String {
-        (0..n).map(|_| self.word()).collect::<Vec<_>>().join(" ")
-    }
+fn rng(seed: u64) -> Words {
+    Words::new(seed, WORDS)
 }
 
 fn unit(space: &SpaceId, session: usize, i: usize, text: &str, kind: UnitKind) -> Unit {
@@ -84,7 +67,7 @@ fn a_scoped_search_scores_as_a_space_of_its_scope_alone() {
     let shared = SpaceId::new("shared").unwrap();
     let alone = SpaceId::new("alone").unwrap();
     let other = SpaceId::new("other").unwrap();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = rng(0x9e37_79b9_7f4a_7c15);
     let scope: Vec<String> = vec!["s0".into(), "s3".into()];
     for session in 0..8 {
         for i in 0..3 + rng.below(8) {

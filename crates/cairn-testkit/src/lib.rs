@@ -9,6 +9,7 @@
 //! - [`llm_stub`]: a scripted OpenAI-compatible server on loopback, for everything that
 //!   talks to an LLM (`cairn-llm`'s client, enrichment); `scripts/llm-server.mjs` is its
 //!   counterpart for manual runs against a real small model.
+//! - [`words`]: deterministic word salad over a vocabulary (the text index's tests).
 //!
 //! Percentiles are not here: they are reported by the harnesses themselves, so their one
 //! definition lives in `cairn_load::stats`.
@@ -16,6 +17,7 @@ pub mod embedder;
 pub mod fixtures;
 pub mod llm_stub;
 pub mod switches;
+pub mod words;
 
 pub use embedder::{HashEmbedder, HASH_DIM, HASH_MODEL};
 pub use fixtures::files_holding;
