@@ -457,17 +457,10 @@ class KeyInfo:
 
 
 @dataclass(frozen=True)
-class NewKey:
+class NewKey(KeyInfo):
     """A key just made: its ``token`` (shown this once) and what :class:`KeyInfo` lists."""
 
-    token: str
-    id: str
-    spaces: List[str]
-    read_only: bool
-    created_at: str
-    label: Optional[str] = None
-    partition: Optional[Dict[str, Any]] = None
-    revoked_at: Optional[str] = None
+    token: str = field(kw_only=True)
 
 
 @dataclass(frozen=True)

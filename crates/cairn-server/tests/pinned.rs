@@ -23,6 +23,23 @@ fn get(s: &Server, route: &str, args: &[&str], q: &str, key: &str) -> common::Re
     s.call("GET", route, args, q, Some(key), None)
 }
 
+/// The session `id` of `app` (read with the admin key) is tagged with user u1.
+fn assert_tagged_u1(s: &Server, id: &str) {
+    let stored = get(
+        s,
+        "/v1/spaces/{space}/sessions/{session}",
+        &["app", id],
+        "",
+        ADMIN,
+    );
+    assert_eq!(
+        stored.body["session"]["metadata"],
+        json!({"user_id": "u1"}),
+        "{}",
+        stored.text
+    );
+}
+
 /// One export line imported into `app` through `key`.
 fn import(s: &Server, key: &str, line: &Value) -> common::Resp {
     s.call(
@@ -178,19 +195,7 @@ fn a_pinned_key_writes_into_its_partition_and_forgets_only_there() {
         &json!({"session_id": "p1", "messages": [{"role": "user", "text": "I moved to Oslo."}]}),
     );
     assert!(r.status < 300, "{}", r.text);
-    let stored = get(
-        &s,
-        "/v1/spaces/{space}/sessions/{session}",
-        &["app", "p1"],
-        "",
-        ADMIN,
-    );
-    assert_eq!(
-        stored.body["session"]["metadata"],
-        json!({"user_id": "u1"}),
-        "{}",
-        stored.text
-    );
+    assert_tagged_u1(&s, "p1");
     let r = s.post(
         "/v1/spaces/{space}/sessions",
         &["app"],
@@ -278,19 +283,7 @@ fn a_pinned_key_writes_into_its_partition_and_forgets_only_there() {
     );
     assert!(!err, "{v}");
     let note = v["session_id"].as_str().unwrap().to_string();
-    let stored = get(
-        &s,
-        "/v1/spaces/{space}/sessions/{session}",
-        &["app", &note],
-        "",
-        ADMIN,
-    );
-    assert_eq!(
-        stored.body["session"]["metadata"],
-        json!({"user_id": "u1"}),
-        "{}",
-        stored.text
-    );
+    assert_tagged_u1(&s, &note);
     let (err, _) = tool(
         &s,
         &k,
@@ -311,19 +304,7 @@ fn a_pinned_key_writes_into_its_partition_and_forgets_only_there() {
                       "session": {"id": "imp", "messages": [{"role": "user", "text": "imported"}]}});
     let r = import(&s, &k, &line);
     assert!(r.status < 300, "{}", r.text);
-    let stored = get(
-        &s,
-        "/v1/spaces/{space}/sessions/{session}",
-        &["app", "imp"],
-        "",
-        ADMIN,
-    );
-    assert_eq!(
-        stored.body["session"]["metadata"],
-        json!({"user_id": "u1"}),
-        "{}",
-        stored.text
-    );
+    assert_tagged_u1(&s, "imp");
     let traj = json!({"space": "x", "recorded_at": "2024-03-01T00:00:00Z",
                       "trajectory": {"id": "t", "goal": "g", "states": []}});
     let r = import(&s, &k, &traj);

@@ -9,6 +9,7 @@
 //! `cargo run --release -p cairn --example forget_cost -- [--units N] [--forgets K] [--dir D]`
 //! (the hash embedder: no model; the store is the embedded one).
 use cairn::{AppendInput, Memory, MemoryConfig, WriteOptions};
+use cairn_testkit::words::Words;
 use cairn_testkit::HashEmbedder;
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,34 +65,26 @@ const WORDS: &[&str] = &[
     "orange",
 ];
 
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-    fn sentence(&mut self, words: usize) -> String {
-        let mut s = String::from("I think");
-        for _ in 0..words {
-            s.push(' ');
-            s.push_str(WORDS[self.below(WORDS.len())]);
-            // Rare words too, so the term dictionary grows with the index.
-            if self.below(4) == 0 {
-                s.push_str(&format!(" w{}", self.below(50_000)));
-            }
+/// "I think" and `words` words drawn evenly from [`WORDS`], a rare word after about one
+/// in four (so the term dictionary grows with the index).
+fn sentence(rng: &mut Words, words: usize) -> String {
+    let mut s = String::from("I think");
+    for _ in 0..words {
+        s.push(' ');
+        s.push_str(WORDS[rng.below(WORDS.len())]);
+        if rng.below(4) == 0 {
+            s.push_str(&format!(" w{}", rng.below(50_000)));
         }
-        s.push('.');
-        s
     }
+    s.push('.');
+    s
 }
 
-fn session(id: &str, rng: &mut Rng, messages: usize) -> cairn::SessionInput {
+fn session(id: &str, rng: &mut Words, messages: usize) -> cairn::SessionInput {
     let msgs: Vec<serde_json::Value> = (0..messages)
         .map(|i| {
             json!({"role": if i % 2 == 0 { "user" } else { "assistant" },
-                   "text": rng.sentence(12)})
+                   "text": sentence(rng, 12)})
         })
         .collect();
     serde_json::from_value(json!({"id": id, "messages": msgs})).expect("session")
@@ -137,10 +130,10 @@ fn beside(m: &Arc<Memory>, sessions: usize, work: impl FnOnce()) -> Vec<Duration
     let big = {
         let (m, stop) = (m.clone(), stop.clone());
         std::thread::spawn(move || {
-            let mut rng = Rng(7);
+            let mut rng = Words::new(7, WORDS);
             while !stop.load(Ordering::SeqCst) {
                 let s = format!("b{}", rng.below(sessions));
-                append(&m, "big", &s, &rng.sentence(12));
+                append(&m, "big", &s, &sentence(&mut rng, 12));
                 std::thread::sleep(Duration::from_millis(10));
             }
         })
@@ -148,10 +141,10 @@ fn beside(m: &Arc<Memory>, sessions: usize, work: impl FnOnce()) -> Vec<Duration
     let third = {
         let (m, stop) = (m.clone(), stop.clone());
         std::thread::spawn(move || {
-            let mut rng = Rng(11);
+            let mut rng = Words::new(11, WORDS);
             let mut out = Vec::new();
             while !stop.load(Ordering::SeqCst) {
-                out.push(append(&m, "c", "c1", &rng.sentence(12)));
+                out.push(append(&m, "c", "c1", &sentence(&mut rng, 12)));
                 std::thread::sleep(Duration::from_millis(20));
             }
             out
@@ -189,7 +182,7 @@ fn main() {
         Memory::open_with_embedder(&dir, MemoryConfig::default(), Arc::new(HashEmbedder))
             .expect("open"),
     );
-    let mut rng = Rng(3);
+    let mut rng = Words::new(3, WORDS);
     let t = Instant::now();
     let mut sessions = 0;
     while m.stats("big").map(|s| s.units).unwrap_or(0) < units_wanted {
