@@ -192,7 +192,7 @@ export interface ListScore {
 export interface ScoreAdjustment {
   step: "container_credit" | "session_evidence" | "question_penalty" | "time_boost" | "session_decay"
     | "version_placement" | "profile_placement" | "fact_folded" | "personal_fact"
-    | "preference_placement" | "graph_link" | "learned";
+    | "preference_placement" | "newest_placement" | "graph_link" | "learned";
   op: "add" | "multiply" | "set";
   by: number;
   score_after: number;

@@ -43,11 +43,40 @@ fn the_suite_runs_and_holds_its_numbers() {
     }
     assert!(all.all.precision >= 0.93, "{:?}", all.all);
     assert!(all.all.recall >= 0.80, "{:?}", all.all);
-    // .875 on the branch that built the suite; .830 once merged with issue 40's context
-    // (a fact folds into the turn that states it) and the scope work: held there until
-    // the cause is found (docs/benchmarks/personal.md).
-    assert!(all.first_hit_current >= 0.82, "{}", all.first_hit_current);
+    // .830 before issue 51; .875 with the newest statement first for a question about
+    // the present (docs/benchmarks/personal.md).
+    assert!(all.first_hit_current >= 0.86, "{}", all.first_hit_current);
     assert!(all.context_current >= 0.95, "{}", all.context_current);
+}
+
+/// The second suite (`fixtures/personal/dev2.txt`, issue 51), written apart from the
+/// code: changes said in passing, corrections, third-person notes, questions that share
+/// no word with their answer. Its extraction is far from the first suite's (that is what
+/// it shows); the first hit is held to the floor measured when the newest statement
+/// came first (.782; .564 before).
+#[test]
+fn the_second_suite_holds_its_first_hit() {
+    if !model_installed() {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/personal/dev2.txt");
+    bench(&[
+        "personal",
+        "--suite",
+        suite,
+        "--out",
+        out.path().to_str().unwrap(),
+        "--run-label",
+        "dev2",
+    ])
+    .unwrap();
+    let json = std::fs::read_to_string(out.path().join("dev2/summary.json")).unwrap();
+    let s: Summary = serde_json::from_str(&json).unwrap();
+    let all = &s.rows["patterns"]["all"];
+    assert!(all.conversations >= 30, "{}", all.conversations);
+    assert!(all.first_hit_current >= 0.76, "{}", all.first_hit_current);
+    assert!(all.context_current >= 0.90, "{}", all.context_current);
 }
 
 /// `--llm` adds the `patterns+llm` row beside the patterns: each conversation's space is

@@ -48,6 +48,9 @@ pub enum Step {
     /// In a request for advice, the asker's personal fact closest in meaning to it
     /// (a liking, a habit, a belonging), placed first with the best hit's score.
     PreferencePlacement,
+    /// For a question about the present, the newest of the places scoring close to the
+    /// best, placed first with the best's score (`engine/present.rs`).
+    NewestPlacement,
     /// The entity graph linked the hit to an entity the question names (a multiplied
     /// score), or found it alone (its score set from its cosine).
     GraphLink,

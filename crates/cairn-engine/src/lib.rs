@@ -40,6 +40,7 @@ mod learned;
 mod pack;
 mod personal;
 mod places;
+mod present;
 mod profile;
 mod query;
 mod query_embed;

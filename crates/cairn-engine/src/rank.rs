@@ -80,6 +80,9 @@ pub struct RankConfig {
     /// Share a personal fact about the person a question asks about (the asker for
     /// "where do I live?", the sister for "where does my sister live?") gains.
     pub focus_boost: f32,
+    /// For a question about the present, the newest of the first places scoring at
+    /// least this share of the best is placed first (`present.rs`); 0 turns it off.
+    pub newest_ratio: f32,
 }
 
 impl Default for RankConfig {
@@ -110,6 +113,7 @@ impl Default for RankConfig {
             request_boost: 0.6,
             request_question_penalty: 0.45,
             focus_boost: 0.3,
+            newest_ratio: 0.5,
         }
     }
 }
@@ -450,7 +454,7 @@ fn adjust(
 
 /// The share of `text`'s sentences that are questions (of a key, read from its head:
 /// what a lean read returns of it).
-fn asking_share(text: &str) -> f32 {
+pub(crate) fn asking_share(text: &str) -> f32 {
     let s = crate::text::sentences(text);
     if s.is_empty() {
         return 0.0;

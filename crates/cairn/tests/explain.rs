@@ -220,6 +220,7 @@ fn explain_adds_up_and_changes_nothing_else() {
                 "versions",
                 "places",
                 "floor",
+                "newest",
                 "quotas",
                 "preference",
                 "profiles",

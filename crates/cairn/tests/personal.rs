@@ -281,3 +281,106 @@ fn a_users_profile_holds_their_current_facts_and_preferences_with_evidence() {
     );
     assert!(!before.summary.contains("paramedic"), "{}", before.summary);
 }
+
+/// Issue 51: a message that starts one job and ends another leaves the new one current,
+/// whichever the sentence says first.
+#[test]
+fn a_new_job_stated_beside_the_old_one_left_is_the_current_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let s = "carol";
+    m.ingest_session(
+        s,
+        said("jan", "2025-01-10", "I work at Acme as a designer."),
+    )
+    .unwrap();
+    m.ingest_session(
+        s,
+        said(
+            "mar",
+            "2025-03-03",
+            "I started at Globex today, I left Acme on Friday.",
+        ),
+    )
+    .unwrap();
+    let subjects = m.fact_subjects(s, &ScopeOptions::default()).unwrap();
+    let work: Vec<_> = subjects
+        .iter()
+        .filter(|f| f.person.as_deref() == Some("user") && f.versions > 1)
+        .collect();
+    assert!(
+        !work.is_empty(),
+        "a chain of the user's workplace: {subjects:#?}"
+    );
+    for w in work {
+        assert!(
+            w.current_value.contains("Globex") && !w.negated,
+            "Globex is current: {w:?}"
+        );
+    }
+}
+
+/// Issue 51: a question about the present is answered by the newest statement about
+/// the same thing, however it was worded (no pattern reads "these days I'm based in"),
+/// and one in the past tense keeps its ranking.
+#[test]
+fn the_newest_statement_answers_a_present_question_and_a_past_one_keeps_its_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let s = "dave";
+    for (id, date, text) in [
+        (
+            "jan",
+            "2025-01-05",
+            "I live in Porto, in a small flat near the river.",
+        ),
+        ("feb", "2025-02-11", "My sister is visiting next week."),
+        (
+            "may",
+            "2025-05-20",
+            "These days I'm based in Lisbon, in a flat near the river.",
+        ),
+    ] {
+        m.ingest_session(s, said(id, date, text)).unwrap();
+    }
+    let first = |q: &str| {
+        let r = m.recall(s, q, &RecallOptions::default()).unwrap();
+        let hit = r.hits.first().expect("a hit").clone();
+        hit.session_id.clone().unwrap_or_default()
+    };
+    assert_eq!(first("Where do I live?"), "may");
+    assert_eq!(first("Where did I live?"), "jan");
+}
+
+/// Issue 51: a note an agent saves about "the user", in the third person, is the user's
+/// statement: it supersedes what the user said, in the same chain.
+#[test]
+fn a_third_person_note_about_the_user_is_the_users_fact() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let s = "erin";
+    m.ingest_session(s, said("jan", "2025-01-10", "I live in Porto."))
+        .unwrap();
+    let note = |text: &str, date: &str| cairn::RememberInput {
+        memo: cairn::Memo::Note(text.into()),
+        session_id: None,
+        occurred_at: Some(cairn::parse_timestamp(date).unwrap()),
+        metadata: serde_json::Value::Null,
+    };
+    for (text, date) in [
+        ("The user moved to Oslo in March.", "2025-03-20"),
+        ("Note: the user is allergic to peanuts.", "2025-03-21"),
+    ] {
+        m.remember(s, note(text, date), &WriteOptions::default())
+            .unwrap();
+    }
+    let subjects = m.fact_subjects(s, &ScopeOptions::default()).unwrap();
+    let mine = |word: &str| {
+        subjects
+            .iter()
+            .find(|f| f.person.as_deref() == Some("user") && f.current_value.contains(word))
+            .unwrap_or_else(|| panic!("no fact of the user's naming {word}: {subjects:#?}"))
+    };
+    assert_eq!(mine("Oslo").versions, 2, "Oslo supersedes Porto");
+    mine("peanuts");
+}

@@ -259,9 +259,10 @@ impl Engine {
             true => with_preference(&analysis, &found, &loaded, opts, top),
             false => top,
         };
+        let present = crate::present::asks_present(query, &analysis);
         let (top, hits) = self.places(
             space,
-            query,
+            (query, present),
             &view,
             ranked,
             (qv, &mut cosines),
@@ -310,7 +311,8 @@ impl Engine {
     }
 
     /// The ranked units as places (a fact folded into the unit showing its message), those
-    /// above the relevance floor, the first `top_k` (`prefer` placing a personal fact, then
+    /// above the relevance floor (the newest close to the best first when the query asks
+    /// about the `present`), the first `top_k` (`prefer` placing a personal fact, then
     /// profiles) and then the places
     /// that may fill what the budget leaves, with their texts; and how many are hits
     /// (none: no relevant memory).
@@ -318,7 +320,7 @@ impl Engine {
     fn places(
         &self,
         space: &SpaceId,
-        query: &str,
+        (query, present): (&str, bool),
         view: &View,
         ranked: Vec<Ranked>,
         (qv, cosines): (Option<&[f32]>, &mut Cosines),
@@ -331,6 +333,8 @@ impl Engine {
         trace.stage("places");
         let ranked = self.above_floor(space, qv, ranked, cosines, opts)?;
         trace.stage("floor");
+        let ranked = self.newest_first(space, qv, ranked, cosines, present)?;
+        trace.stage("newest");
         let mut top = take_with_quotas(ranked, opts, opts.top_k * FILL, trace);
         let fill = top.split_off(top.len().min(opts.top_k));
         trace.stage("quotas");

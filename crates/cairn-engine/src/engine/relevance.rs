@@ -105,4 +105,60 @@ impl Engine {
             _ => places,
         })
     }
+
+    /// [`crate::present::newest_first`] over `places`, judged by their cosines with the
+    /// query (those of its window not at hand are computed: one vector read) and with
+    /// the place closest to the query (its anchor: what the question is about).
+    pub(super) fn newest_first(
+        &self,
+        space: &SpaceId,
+        query_vector: Option<&[f32]>,
+        places: Vec<Ranked>,
+        cosines: &mut Cosines,
+        present: bool,
+    ) -> Result<Vec<Ranked>, EngineError> {
+        let rank = &self.cfg.rank;
+        if !present || rank.newest_ratio <= 0.0 {
+            return Ok(places);
+        }
+        let (near, anchor_cosine) = {
+            let window: Vec<&Ranked> = places.iter().take(crate::present::WINDOW).collect();
+            self.complete_cosines(space, query_vector, window.iter().copied(), cosines)?;
+            let anchor = window
+                .iter()
+                .filter_map(|r| Some((relevance(r, cosines)?, *r)))
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            let Some((anchor_cosine, anchor)) = anchor else {
+                return Ok(places);
+            };
+            (self.near_anchor(space, anchor, &window)?, anchor_cosine)
+        };
+        Ok(crate::present::newest_first(
+            places,
+            present,
+            rank,
+            |r| relevance(r, cosines),
+            // As close to the anchor as the question is: about what the question is
+            // about, not merely worded like it.
+            |r| relevance(r, &near).is_some_and(|c| c >= anchor_cosine),
+        ))
+    }
+
+    /// Cosines of the units of `window`'s places with the anchor place's best unit (its
+    /// vector from the embedding cache, where its ingest left it).
+    fn near_anchor(
+        &self,
+        space: &SpaceId,
+        anchor: &Ranked,
+        window: &[&Ranked],
+    ) -> Result<Cosines, EngineError> {
+        let best = anchor.parts.first().map_or(&anchor.unit, |p| &p.unit);
+        let text = best.embed_text.as_deref().unwrap_or(&best.text);
+        let Some(v) = self.embed(space, &[text], false)?.pop() else {
+            return Ok(Cosines::new());
+        };
+        let mut near = Cosines::new();
+        self.complete_cosines(space, Some(&v), window.iter().copied(), &mut near)?;
+        Ok(near)
+    }
 }

@@ -740,13 +740,20 @@ fn keys_nest(a: &[String], b: &[String]) -> bool {
     a == b || (!small.is_empty() && small.iter().all(|w| big.contains(w)))
 }
 
-/// Oldest first; ties in time keep id order.
+/// Oldest first (see [`chain_order`]).
 fn sort_chain(chain: &mut [&Unit]) {
     chain.sort_by(|a, b| chain_order(a, b));
 }
 
+/// Oldest first. Of facts stated at one time (one message), a denied value comes before
+/// a stated one: "I started at Globex today, left Acme on Friday" leaves Globex current,
+/// not "no longer Acme", whichever the sentence said first. Further ties keep id order.
 fn chain_order(a: &Unit, b: &Unit) -> std::cmp::Ordering {
-    a.occurred_at.cmp(&b.occurred_at).then(a.id.cmp(&b.id))
+    let affirmed = |u: &Unit| detail(u).is_some_and(|d| !d.negated);
+    a.occurred_at
+        .cmp(&b.occurred_at)
+        .then(affirmed(a).cmp(&affirmed(b)))
+        .then(a.id.cmp(&b.id))
 }
 
 /// The history of the subject best matching `subject` among `facts`: every fact about
@@ -838,6 +845,11 @@ const CURRENT_NOTE: &str = "[current value; earlier: ";
 /// Whether a line of a hit's text is a note [`version_note`] wrote.
 pub fn is_version_note(line: &str) -> bool {
     line.starts_with(SUPERSEDED_NOTE) || line.starts_with(CURRENT_NOTE)
+}
+
+/// Whether a hit's text carries a note that a newer value replaced what it states.
+pub fn is_marked_superseded(text: &str) -> bool {
+    text.lines().any(|l| l.starts_with(SUPERSEDED_NOTE))
 }
 
 /// A note for a fact in a context: superseded by what, or current since when and what

@@ -12,12 +12,14 @@
 //!
 //! `clause.rs` splits sentences into clauses and reads their subject, auxiliaries,
 //! negation and tense; `predicates.rs` reads what each kind of verb says;
+//! `reported.rs` turns a note about "the user" into the user's own words;
 //! `phrase.rs` has the words and phrases; `lexicon.rs` the word classes; `when.rs`
 //! dates a change.
 mod clause;
 mod lexicon;
 mod phrase;
 mod predicates;
+mod reported;
 mod when;
 
 use cairn_core::{FactCategory, Timestamp};
@@ -119,7 +121,16 @@ pub fn read(text: &str, speaking: &Speaking<'_>) -> Vec<(String, Personal)> {
     let mut ctx = Context::default();
     let mut out: Vec<(String, Personal)> = Vec::new();
     for sentence in sentences(text) {
-        let toks = phrase::tokens(&sentence);
+        // A note about "the user" is read as the user saying it.
+        let reported = reported::in_first_person(&sentence);
+        let user = Speaking {
+            speaker: reported::USER,
+            ..*speaking
+        };
+        let (toks, speaking) = match &reported {
+            Some(said) => (phrase::tokens(said), &user),
+            None => (phrase::tokens(&sentence), speaking),
+        };
         ctx.last_subject = None;
         ctx.skipped = false;
         // "my partner Ana": said in any clause, a question's too.

@@ -58,6 +58,7 @@ pub enum StepOut {
     FactFolded,
     PersonalFact,
     PreferencePlacement,
+    NewestPlacement,
     GraphLink,
     Learned,
 }
@@ -76,6 +77,7 @@ impl From<lib::Step> for StepOut {
             S::FactFolded => Self::FactFolded,
             S::PersonalFact => Self::PersonalFact,
             S::PreferencePlacement => Self::PreferencePlacement,
+            S::NewestPlacement => Self::NewestPlacement,
             S::GraphLink => Self::GraphLink,
             S::Learned => Self::Learned,
         }
