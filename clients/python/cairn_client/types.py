@@ -339,6 +339,8 @@ class FactVersion:
     subject: str
     value: str
     text: str
+    #: The value as a reader says it ("dislikes jazz", "no longer Acme").
+    statement: Optional[str] = None
     valid_from: Optional[str] = None
     valid_to: Optional[str] = None
     superseded_by: Optional[str] = None
@@ -470,6 +472,8 @@ class FactSubject:
     subject: str
     versions: int = 0
     current_value: Optional[str] = None
+    #: The newest statement as a reader says it ("dislikes jazz", "no longer Acme").
+    statement: Optional[str] = None
     last_stated: Optional[str] = None
     #: A personal fact's person (the speaker, or a relation of theirs: "user's sister").
     person: Optional[str] = None

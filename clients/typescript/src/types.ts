@@ -355,6 +355,8 @@ export interface FactVersion {
   unit_id: string;
   subject: string;
   value: string;
+  /** The value as a reader says it ("dislikes jazz", "no longer Acme"). */
+  statement: string;
   valid_from: string | null;
   valid_to: string | null;
   superseded_by: string | null;
@@ -547,6 +549,8 @@ export interface FactSubject {
   subject: string;
   versions: number;
   current_value: string;
+  /** The newest statement as a reader says it ("dislikes jazz", "no longer Acme"). */
+  statement: string;
   last_stated?: string;
   /** A personal fact's person (the speaker, or a relation of theirs: "user's sister"). */
   person?: string;

@@ -104,7 +104,7 @@ pub fn history(h: &FactHistory) {
         };
         outln!(
             "  {:<30} from {} to {to}  ({}, {} {})",
-            v.value,
+            v.statement,
             day(v.valid_from, "%Y-%m-%d %H:%M"),
             v.speaker.as_deref().unwrap_or("-"),
             v.session_id.as_deref().unwrap_or("-"),

@@ -112,6 +112,10 @@ pub struct FactVersion {
     pub unit_id: String,
     pub subject: String,
     pub value: String,
+    /// The value as a reader says it: a denied one as such ("dislikes jazz", "no longer
+    /// Acme"), else the value.
+    #[serde(default)]
+    pub statement: String,
     /// When it was stated.
     pub valid_from: Option<Timestamp>,
     /// When the next version was stated (`None`: still current).
@@ -163,6 +167,10 @@ pub struct FactSubject {
     pub versions: usize,
     /// The newest statement's value.
     pub current_value: String,
+    /// The newest statement as a reader says it: a denied value as such ("dislikes
+    /// jazz", "no longer Acme"), else the value.
+    #[serde(default)]
+    pub statement: String,
     /// When the newest statement was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_stated: Option<Timestamp>,

@@ -21,7 +21,7 @@ export async function render(main, ctx) {
           { href: ctx.link(ctx.space, "facts", s.subject), "aria-current": s.subject === ctx.id ? "true" : false },
           s.subject,
         ),
-        h("span", { class: "muted" }, ` · ${s.versions} stated · now ${s.current_value}`),
+        h("span", { class: "muted" }, ` · ${s.versions} stated · now ${s.statement}`),
       ),
     ),
   );
@@ -65,9 +65,9 @@ async function renderSubject(detail, ctx, subject) {
       {
         class: `bar${v.valid_to ? "" : " current"}`,
         dataset: { version: String(i) },
-        title: `${v.value}: ${fmtTime(v.valid_from)} → ${v.valid_to ? fmtTime(v.valid_to) : "now"}`,
+        title: `${v.statement}: ${fmtTime(v.valid_from)} → ${v.valid_to ? fmtTime(v.valid_to) : "now"}`,
       },
-      h("span", {}, v.value),
+      h("span", {}, v.statement),
     ),
   );
   // Positions are set through the CSSOM (the policy forbids inline style attributes).
@@ -80,7 +80,7 @@ async function renderSubject(detail, ctx, subject) {
   const marker = h("div", { class: "marker", "aria-hidden": "true" });
   const axis = h("div", { class: "axis" }, h("span", {}, fmtDay(lo)), h("span", {}, fmtDay(hi)));
   const timeline = h("div", { class: "timeline", id: "timeline", role: "img", "aria-label": `Timeline of ${hist.subject}` }, bars, marker);
-  const value = h("strong", { id: "as-of-value" }, hist.versions[hist.versions.length - 1].value);
+  const value = h("strong", { id: "as-of-value" }, hist.versions[hist.versions.length - 1].statement);
   const when = h("output", { id: "as-of-date", for: "as-of" }, "now");
   // The slider moves by hours; its range is a whole number of them, so its end (now) is
   // a value it can take.
@@ -101,7 +101,7 @@ async function renderSubject(detail, ctx, subject) {
       h(
         "li",
         { class: "version", dataset: { version: String(i) } },
-        h("div", { class: "unit-head" }, h("strong", {}, v.value), v.valid_to ? h("span", { class: "badge" }, "superseded") : h("span", { class: "badge ok" }, "current")),
+        h("div", { class: "unit-head" }, h("strong", {}, v.statement), v.valid_to ? h("span", { class: "badge" }, "superseded") : h("span", { class: "badge ok" }, "current")),
         h("p", { class: "muted" }, `valid ${fmtTime(v.valid_from)} → ${v.valid_to ? fmtTime(v.valid_to) : "now"}`),
         h("blockquote", {}, v.text),
         h(
@@ -129,7 +129,7 @@ async function renderSubject(detail, ctx, subject) {
       const then = await history(ctx.space, hist.subject, asOf);
       if (ticket !== pending) return;
       const known = then ? then.versions.map((v) => v.unit_id) : [];
-      fill(value, then ? then.versions[then.versions.length - 1].value : "not stated yet");
+      fill(value, then ? then.versions[then.versions.length - 1].statement : "not stated yet");
       hist.versions.forEach((v, i) => {
         const on = known.includes(v.unit_id);
         bars[i].classList.toggle("unknown", !on);

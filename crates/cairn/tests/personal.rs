@@ -384,3 +384,32 @@ fn a_third_person_note_about_the_user_is_the_users_fact() {
     assert_eq!(mine("Oslo").versions, 2, "Oslo supersedes Porto");
     mine("peanuts");
 }
+
+/// Issue 51: listings and histories say a denied value as such ("dislikes jazz"), not
+/// as the value ("jazz").
+#[test]
+fn a_denied_value_reads_as_denied_in_listings_and_histories() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let s = "fay";
+    m.ingest_session(s, said("jan", "2025-01-10", "I love jazz."))
+        .unwrap();
+    m.ingest_session(
+        s,
+        said("mar", "2025-03-25", "Honestly I don't like jazz anymore."),
+    )
+    .unwrap();
+    let subjects = m.fact_subjects(s, &ScopeOptions::default()).unwrap();
+    let jazz = subjects
+        .iter()
+        .find(|f| f.current_value.contains("jazz"))
+        .unwrap_or_else(|| panic!("no jazz in {subjects:#?}"));
+    assert!(jazz.negated, "{jazz:?}");
+    assert_eq!(jazz.statement, "dislikes jazz", "{jazz:?}");
+    let h = m
+        .history(s, &jazz.subject, &ScopeOptions::default())
+        .unwrap()
+        .unwrap();
+    let said: Vec<&str> = h.versions.iter().map(|v| v.statement.as_str()).collect();
+    assert_eq!(said, ["jazz", "dislikes jazz"], "{h:#?}");
+}

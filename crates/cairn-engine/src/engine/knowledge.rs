@@ -335,6 +335,7 @@ impl Engine {
                 subject: d.subject.clone(),
                 versions: chain.len(),
                 current_value: d.value.clone(),
+                statement: facts::shown_value(d),
                 last_stated: newest.occurred_at,
                 person: d.person.clone(),
                 category: d.category,

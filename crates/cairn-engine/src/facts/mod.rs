@@ -822,6 +822,7 @@ pub fn versions(chain: &[&Unit]) -> Vec<FactVersion> {
                 unit_id: u.id.clone(),
                 subject: d.subject.clone(),
                 value: d.value.clone(),
+                statement: shown_value(d),
                 valid_from: u.occurred_at,
                 valid_to: next.and_then(|n| n.occurred_at),
                 superseded_by: next.map(|n| n.id.clone()),

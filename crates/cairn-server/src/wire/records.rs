@@ -108,6 +108,9 @@ pub struct FactVersionOut {
     pub unit_id: String,
     pub subject: String,
     pub value: String,
+    /// The value as a reader says it: a denied one as such ("dislikes jazz", "no longer
+    /// Acme"), else the value.
+    pub statement: String,
     /// When it was stated.
     #[schema(value_type = Option<String>, format = DateTime)]
     pub valid_from: Option<Time>,
@@ -144,6 +147,7 @@ impl From<cairn::FactVersion> for FactVersionOut {
             unit_id,
             subject,
             value,
+            statement,
             valid_from,
             valid_to,
             superseded_by,
@@ -161,6 +165,7 @@ impl From<cairn::FactVersion> for FactVersionOut {
             unit_id,
             subject,
             value,
+            statement,
             valid_from,
             valid_to,
             superseded_by,
@@ -184,6 +189,9 @@ pub struct FactSubjectOut {
     pub subject: String,
     pub versions: usize,
     pub current_value: String,
+    /// The newest statement as a reader says it: a denied value as such ("dislikes
+    /// jazz", "no longer Acme"), else the value.
+    pub statement: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub last_stated: Option<Time>,
@@ -205,6 +213,7 @@ impl From<cairn::FactSubject> for FactSubjectOut {
             subject,
             versions,
             current_value,
+            statement,
             last_stated,
             person,
             category,
@@ -214,6 +223,7 @@ impl From<cairn::FactSubject> for FactSubjectOut {
             subject,
             versions,
             current_value,
+            statement,
             last_stated,
             person,
             category,
@@ -375,6 +385,7 @@ mod tests {
             unit_id: "fact:s:0".into(),
             subject: "user's city".into(),
             value: "Lisbon".into(),
+            statement: "Lisbon".into(),
             valid_from: Some(at),
             valid_to: None,
             superseded_by: None,
@@ -414,6 +425,7 @@ mod tests {
             subject: "user's diet".into(),
             versions: 2,
             current_value: "meat".into(),
+            statement: "no longer meat".into(),
             last_stated: Some(at),
             person: Some("user".into()),
             category: Some(cairn::FactCategory::ALL[0]),
