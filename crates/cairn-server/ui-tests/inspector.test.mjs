@@ -241,6 +241,9 @@ test("an entity: searched, with its relations and mentions", { skip }, async () 
   await page.locator("#entity-search").click();
   await page.locator("#entities a", { hasText: "Project Atlas" }).click();
   await page.locator("#entity h2", { hasText: "Project Atlas" }).waitFor();
+  // The mentions are filled after the heading: wait for the second rather than count
+  // what has arrived so far (a loaded machine saw one).
+  await page.locator("#mentions li").nth(1).waitFor();
   assert.ok((await page.locator("#mentions li").count()) >= 2);
   assert.match(await page.locator("#entity").innerText(), /Maya/);
   await page.locator("#mentions a").first().click();
