@@ -21,7 +21,7 @@ fn cairn(dir: &Path) -> Cairn {
 }
 
 #[test]
-fn sigkill_during_http_ingest_loses_nothing_acknowledged() {
+fn sigkill_during_http_ingest_and_forgets_loses_nothing_acknowledged() {
     let tmp = tempfile::tempdir().unwrap();
     let opts = crash::CrashOptions {
         kills: 4,
@@ -40,6 +40,10 @@ fn sigkill_during_http_ingest_loses_nothing_acknowledged() {
     assert!(r.passed(), "{r:#?}");
     assert_eq!(r.kills, 4);
     assert!(r.acknowledged_writes > 0, "{r:#?}");
+    assert!(
+        r.acknowledged_forgets > 0,
+        "forgets ran between the kills: {r:#?}"
+    );
     assert_eq!(r.check_runs, 5);
 }
 

@@ -1,8 +1,10 @@
 //! Crash safety: writers ingest through the HTTP API (sessions, batches, group messages)
-//! while `cairn serve` is killed with SIGKILL at random moments (seeded). After each kill
-//! `cairn check` must find the indexes in agreement with the record, and after each restart
-//! every acknowledged write must be readable exactly as sent and recallable; a write in
-//! flight at the kill is either absent or whole.
+//! and forget sessions they wrote while `cairn serve` is killed with SIGKILL at random
+//! moments (seeded). After each kill `cairn check` must find the indexes in agreement with
+//! the record (a kill inside a forget must not leave its units in an index), and after each
+//! restart every acknowledged write must be readable exactly as sent and recallable, every
+//! acknowledged forget must stay forgotten (not readable, not recalled), a write in flight
+//! at the kill is either absent or whole, and a forget in flight either done or not.
 use crate::corpus;
 use crate::fuzz::Rng;
 use crate::serve::{encode, Cairn, Client, Server};
@@ -54,6 +56,13 @@ pub struct CrashReport {
     /// Writes cut off by a kill: found whole afterwards / absent.
     pub in_flight_found_whole: usize,
     pub in_flight_absent: usize,
+    /// Session forgets answered 2xx; forgets cut off by a kill: done afterwards / not.
+    pub acknowledged_forgets: usize,
+    pub forgets_in_flight_done: usize,
+    pub forgets_in_flight_undone: usize,
+    /// Acknowledged forgets whose session could be read or recalled after a restart
+    /// (must be 0).
+    pub forgotten_found: usize,
     /// Reads of acknowledged writes after restarts (each compared with what was sent).
     pub verified_reads: usize,
     pub recall_checks: usize,
@@ -88,8 +97,61 @@ enum Write {
 struct Ledger {
     acked: Vec<Write>,
     in_flight: Vec<Write>,
+    /// Sessions whose forget was acknowledged / cut off by the kill.
+    forgotten: Vec<Write>,
+    forgetting: Vec<Write>,
     writes: usize,
     errors: Vec<String>,
+}
+
+impl Ledger {
+    /// Takes the session `w` out of the acknowledged writes (it is being forgotten).
+    fn unack(&mut self, w: &Write) {
+        let id = session_id(w);
+        self.acked.retain(|a| session_id(a) != id);
+    }
+}
+
+/// The session a write stored (`None` for a group message).
+fn session_id(w: &Write) -> Option<&str> {
+    match w {
+        Write::Session { id, .. } => Some(id),
+        Write::Group { .. } => None,
+    }
+}
+
+/// Forgets one of the writer's acknowledged sessions (`mine`): `false` when the server
+/// is gone.
+fn forget_one(
+    client: &Client,
+    mine: &mut Vec<Write>,
+    rng: &mut Rng,
+    ledger: &Mutex<Ledger>,
+) -> bool {
+    let w = mine.swap_remove(rng.below(mine.len()));
+    let Some(id) = session_id(&w) else {
+        return true;
+    };
+    let path = format!("/v1/spaces/{SESSION_SPACE}/sessions/{}", encode(id));
+    let answer = client.delete(&path);
+    let mut l = ledger.lock().unwrap_or_else(|p| p.into_inner());
+    match answer {
+        Ok(r) if matches!(r.status, 200 | 204) => {
+            l.unack(&w);
+            l.forgotten.push(w);
+            true
+        }
+        Ok(r) => {
+            l.errors
+                .push(format!("DELETE {path}: {} {}", r.status, r.text));
+            true
+        }
+        Err(_) => {
+            l.unack(&w);
+            l.forgetting.push(w);
+            false
+        }
+    }
 }
 
 fn writer(
@@ -102,9 +164,18 @@ fn writer(
 ) {
     let mut rng = Rng(seed ^ ((round as u64) << 20) ^ w as u64);
     let mut i = 0usize;
+    // This writer's acknowledged sessions of this round: what it may forget.
+    let mut mine: Vec<Write> = Vec::new();
     while !stop.load(Ordering::SeqCst) {
         i += 1;
-        let (path, body, writes) = match rng.below(10) {
+        let op = rng.below(10);
+        if op == 9 && !mine.is_empty() {
+            if !forget_one(&client, &mut mine, &mut rng, &ledger) {
+                return;
+            }
+            continue;
+        }
+        let (path, body, writes) = match op {
             0..=5 => {
                 let id = format!("r{round}-w{w}-{i}");
                 let nonce = corpus::nonce(&mut rng);
@@ -148,6 +219,7 @@ fn writer(
         };
         match client.post(&path, &body) {
             Ok(r) if r.status == 200 => {
+                mine.extend(writes.iter().filter(|w| session_id(w).is_some()).cloned());
                 let mut l = ledger.lock().unwrap_or_else(|p| p.into_inner());
                 l.writes += 1;
                 l.acked.extend(writes);
@@ -233,6 +305,50 @@ fn recalled(client: &Client, id: &str, nonce: &str) -> Result<bool> {
         .is_some_and(|hs| hs.iter().any(|h| h["session_id"].as_str() == Some(id))))
 }
 
+/// Whether a forgotten session can still be read, or recalled by its nonce.
+fn still_there(client: &Client, w: &Write) -> Result<bool> {
+    let Write::Session { id, nonce, .. } = w else {
+        return Ok(false);
+    };
+    Ok(!matches!(read_back(client, w), Ok(false)) || recalled(client, id, nonce)?)
+}
+
+/// After a restart: every acknowledged forget stays forgotten; a forget cut off by the
+/// kill is done or not done, never torn. Returns the sessions whose forget was not done:
+/// they are acknowledged writes again.
+fn verify_forgets(
+    client: &Client,
+    ledger: &Ledger,
+    report: &mut CrashReport,
+) -> Result<Vec<Write>> {
+    for w in &ledger.forgotten {
+        if still_there(client, w)? {
+            report.forgotten_found += 1;
+            report
+                .failures
+                .push(format!("acknowledged forget undone: {w:?}"));
+        }
+    }
+    let mut kept = Vec::new();
+    for w in &ledger.forgetting {
+        match read_back(client, w) {
+            Ok(true) => {
+                report.forgets_in_flight_undone += 1;
+                kept.push(w.clone());
+            }
+            Ok(false) => report.forgets_in_flight_done += 1,
+            Err(e) => {
+                report.lost += 1;
+                report
+                    .failures
+                    .push(format!("torn in-flight forget: {e:#}"));
+            }
+        }
+    }
+    report.acknowledged_forgets += ledger.forgotten.len();
+    Ok(kept)
+}
+
 fn check(cairn: &Cairn, report: &mut CrashReport) -> Result<()> {
     let c: Value = cairn.json(&["check"])?;
     report.check_runs += 1;
@@ -269,6 +385,7 @@ pub fn run(
         }
     }
     let mut acked: Vec<Write> = Vec::new();
+    let mut forgotten: Vec<Write> = Vec::new();
     for round in 0..opts.kills {
         let ledger = Arc::new(Mutex::new(Ledger::default()));
         let stop = Arc::new(AtomicBool::new(false));
@@ -349,7 +466,10 @@ pub fn run(
                 }
             }
         }
+        let kept = verify_forgets(&server.client, &ledger, &mut report)?;
         acked.extend(ledger.acked);
+        acked.extend(kept);
+        forgotten.extend(ledger.forgotten);
         progress(&format!(
             "kill {}/{} after {delay} ms: {} acknowledged so far, {} lost",
             round + 1,
@@ -371,6 +491,14 @@ pub fn run(
                 .push(format!("acknowledged write lost at the end: {w:?}"));
         }
     }
+    for w in &forgotten {
+        if still_there(&server.client, w)? {
+            report.forgotten_found += 1;
+            report
+                .failures
+                .push(format!("acknowledged forget undone at the end: {w:?}"));
+        }
+    }
     server.stop()?;
     report.acknowledged_sessions = acked
         .iter()
@@ -386,9 +514,11 @@ pub fn run(
 }
 
 impl CrashReport {
-    /// Nothing lost, nothing torn, indexes in agreement, no errors.
+    /// Nothing lost, nothing forgotten come back, nothing torn, indexes in agreement, no
+    /// errors.
     pub fn passed(&self) -> bool {
         self.lost == 0
+            && self.forgotten_found == 0
             && self.index_disagreements == 0
             && self.recall_misses == 0
             && self.errors == 0
