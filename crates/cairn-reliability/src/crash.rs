@@ -350,13 +350,18 @@ fn verify_forgets(
 }
 
 fn check(cairn: &Cairn, report: &mut CrashReport) -> Result<()> {
-    let c: Value = cairn.json(&["check"])?;
     report.check_runs += 1;
-    if c["consistent"] != Value::Bool(true) {
+    // `check` exits non-zero when the indexes disagree: a finding, not the driver's error.
+    let failed = match cairn.json(&["check"]) {
+        Ok(c) if c["consistent"] == Value::Bool(true) => None,
+        Ok(c) => Some(c.to_string()),
+        Err(e) => Some(format!("{e:#}")),
+    };
+    if let Some(why) = failed {
         report.index_disagreements += 1;
-        report.failures.push(format!(
-            "cairn check: indexes disagree with the record: {c}"
-        ));
+        report
+            .failures
+            .push(format!("cairn check: indexes disagree with the record: {why}"));
     }
     Ok(())
 }

@@ -38,8 +38,10 @@ impl Cairn {
     pub fn json(&self, args: &[&str]) -> Result<Value> {
         let out = self.command().arg("--json").args(args).output()?;
         if !out.status.success() {
+            // What it printed says why (`check` prints what disagrees, then fails).
+            let said: String = String::from_utf8_lossy(&out.stdout).chars().take(2000).collect();
             bail!(
-                "cairn {}: {}",
+                "cairn {}: {} {said}",
                 args.join(" "),
                 String::from_utf8_lossy(&out.stderr).trim()
             );
