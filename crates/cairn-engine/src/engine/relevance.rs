@@ -145,7 +145,8 @@ impl Engine {
     }
 
     /// Cosines of the units of `window`'s places with the anchor place's best unit (its
-    /// vector from the embedding cache, where its ingest left it).
+    /// vector from the embedding cache under the unit's own key, where its ingest left
+    /// it; a unit without one, a fact, is embedded).
     fn near_anchor(
         &self,
         space: &SpaceId,
@@ -154,7 +155,13 @@ impl Engine {
     ) -> Result<Cosines, EngineError> {
         let best = anchor.parts.first().map_or(&anchor.unit, |p| &p.unit);
         let text = best.embed_text.as_deref().unwrap_or(&best.text);
-        let Some(v) = self.embed(space, &[text], false)?.pop() else {
+        let (mut vectors, _) = crate::embedding::embed_cached(
+            self.b.embedder.as_ref(),
+            self.b.cache.as_ref(),
+            |t| self.unit_cache_key(best, t),
+            &[text],
+        )?;
+        let Some(v) = vectors.pop() else {
             return Ok(Cosines::new());
         };
         let mut near = Cosines::new();
