@@ -359,9 +359,9 @@ fn check(cairn: &Cairn, report: &mut CrashReport) -> Result<()> {
     };
     if let Some(why) = failed {
         report.index_disagreements += 1;
-        report
-            .failures
-            .push(format!("cairn check: indexes disagree with the record: {why}"));
+        report.failures.push(format!(
+            "cairn check: indexes disagree with the record: {why}"
+        ));
     }
     Ok(())
 }

@@ -39,7 +39,10 @@ impl Cairn {
         let out = self.command().arg("--json").args(args).output()?;
         if !out.status.success() {
             // What it printed says why (`check` prints what disagrees, then fails).
-            let said: String = String::from_utf8_lossy(&out.stdout).chars().take(2000).collect();
+            let said: String = String::from_utf8_lossy(&out.stdout)
+                .chars()
+                .take(2000)
+                .collect();
             bail!(
                 "cairn {}: {} {said}",
                 args.join(" "),
