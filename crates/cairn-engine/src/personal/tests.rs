@@ -19,16 +19,59 @@ fn facts(text: &str) -> Vec<(String, String, String, bool)> {
         .collect()
 }
 
+/// The module doc's examples, read as it says.
 #[test]
-fn smoke() {
-    for t in [
-        "I live in Porto with my partner Ana, and I work as a nurse.",
-        "My sister lives in Rome and she works as a lawyer.",
-        "I moved to Lisbon last month, and I switched jobs, I am a paramedic now.",
-        "I love spicy Thai food but I really dislike olives.",
-        "If I moved to Paris, would I need to learn French first?",
-    ] {
-        println!("{t}\n  {:?}", facts(t));
+fn the_module_docs_examples_read_as_documented() {
+    let f = |c: &str, subject: &str, value: &str, negated: bool| {
+        (
+            c.to_string(),
+            subject.to_string(),
+            value.to_string(),
+            negated,
+        )
+    };
+    let cases = [
+        (
+            "I live in Porto with my partner Ana, and I work as a nurse.",
+            vec![
+                f("family", "user's partner", "Ana", false),
+                f("home", "user's home", "Porto", false),
+                f("role", "user's occupation", "nurse", false),
+            ],
+        ),
+        (
+            "My sister lives in Rome and she works as a lawyer.",
+            vec![
+                f("home", "user's sister's home", "Rome", false),
+                f("role", "user's sister's occupation", "lawyer", false),
+            ],
+        ),
+        (
+            "I moved to Lisbon last month, and I switched jobs, I am a paramedic now.",
+            vec![
+                f("home", "user's home", "Lisbon", false),
+                f("role", "user's occupation", "paramedic", false),
+            ],
+        ),
+        (
+            "I love spicy Thai food but I really dislike olives.",
+            vec![
+                f(
+                    "preference",
+                    "user's taste: spicy Thai food",
+                    "spicy Thai food",
+                    false,
+                ),
+                f("preference", "user's taste: olives", "olives", true),
+            ],
+        ),
+        (
+            "If I moved to Paris, would I need to learn French first?",
+            vec![],
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(facts(text), want, "{text}");
     }
 }
 
