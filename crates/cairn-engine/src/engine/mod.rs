@@ -8,7 +8,9 @@
 //! (and scrubbing what was forgotten from the stores' files), `trajectories.rs`,
 //! `enrich.rs`, `committer.rs` (when the text index commits), `advance.rs` (a session
 //! write bringing its space's cached derived state to the new generation). Read side (recall and
-//! browsing): `recall.rs`, `graph.rs` (the entity graph: its cache, listings, recall
+//! browsing): `recall.rs` (with `versions.rs`: fact versions among the hits; `profiles.rs`:
+//! profiles of the people a question names; `relevance.rs`: the relevance floor and the
+//! newest statement first), `graph.rs` (the entity graph: its cache, listings, recall
 //! stages), `knowledge.rs` (fact histories, profiles), `browse.rs` (listings and metadata
 //! filters), `scope.rs` (what a request sees: its scope resolved against a space, and the
 //! error of a name several partitions know), `inspect.rs` (the trajectory inspection
@@ -35,6 +37,7 @@ mod import;
 mod ingest;
 mod inspect;
 mod knowledge;
+mod profiles;
 mod recall;
 mod receipt;
 mod relevance;
@@ -42,6 +45,7 @@ mod remember;
 mod scope;
 mod staged;
 mod trajectories;
+mod versions;
 
 use crate::derive::DERIVE_VERSION;
 use crate::embedding::{self, cache_key_within, embed_keyed_staged, CachedEmbedError, EmbedCounts};

@@ -7,10 +7,10 @@ use crate::budget::check;
 use crate::embedding::embed_cached;
 use crate::learned::Signals;
 use crate::pack::{pack, PackInput, PackItem, Packed};
+use crate::places;
 use crate::query::{analyze_query, QueryAnalysis};
 use crate::query_embed::QueryEmbedder;
 use crate::rank::{convex_gives, fuse, gives, second_pass, Fusion, RankConfig, Ranked};
-use crate::{facts, places, profile};
 use cairn_core::explain::{
     HitExplanation, ListScore, Op, PackingExplanation, RecallExplanation, StageCounts, StageTime,
     Step,
@@ -584,37 +584,6 @@ impl Engine {
         Ok(Loaded { units, containers })
     }
 
-    /// Puts the profiles of the people a question is about first, with the best hit's
-    /// score, keeping `top_k`.
-    fn with_profiles(
-        &self,
-        space: &SpaceId,
-        query: &str,
-        view: &View,
-        opts: &RecallOptions,
-        mut top: Vec<Ranked>,
-    ) -> Result<Vec<Ranked>, EngineError> {
-        let Some(profiles) = self.profiles_for(space, query, view)? else {
-            return Ok(top);
-        };
-        let best = top.first().map_or(1.0, |r| r.score);
-        for p in profiles.into_iter().rev() {
-            let mut r = Ranked {
-                unit: p,
-                score: best,
-                why: opts.explain.then(Box::<HitExplanation>::default),
-                parts: Vec::new(),
-                more: Vec::new(),
-            };
-            r.record(Step::ProfilePlacement, Op::Set, best, || {
-                "a profile of the person asked about, placed first".to_string()
-            });
-            top.insert(0, r);
-        }
-        top.truncate(opts.top_k.max(1));
-        Ok(top)
-    }
-
     /// Writes the hits (the first `hits` of `top`, then places that may fill what is
     /// left) into a context within the token budget.
     fn pack_hits(
@@ -645,198 +614,6 @@ impl Engine {
             explain: opts.explain,
         })
     }
-
-    /// Puts what each hit states into its version chain (as of the recall time): a hit
-    /// stating a value that was later replaced gets the current version ranked just
-    /// above it (unless a better hit already shows it), and every hit stating a
-    /// versioned value gets a note saying whether it is current or superseded. Returns
-    /// the superseded hits with the fact unit that replaced them.
-    pub(super) fn resolve_versions(
-        &self,
-        space: &SpaceId,
-        ranked: Vec<Ranked>,
-        view: &View,
-        top_k: usize,
-    ) -> Result<(Vec<Ranked>, HashMap<String, String>), EngineError> {
-        let mut superseded = HashMap::new();
-        // Hits far below the cut cannot reach the context; only the window that can is
-        // resolved.
-        let window = top_k * 2;
-        // An index already built answers which hits state facts by itself; otherwise
-        // the store is asked first, so the space's facts are read only when they matter.
-        let index = match self.built_fact_index(space)? {
-            Some(index) => index,
-            None if self.any_states_a_fact(space, &ranked[..window.min(ranked.len())])? => {
-                self.fact_index(space)?
-            }
-            None => return Ok((ranked, superseded)),
-        };
-        // A chain is made of the facts this recall sees (and of one partition: the
-        // index's rule), so its notes say nothing the scope does not see.
-        let in_view = |f: &Unit| view.sees(f);
-        let shown = |out: &[Ranked], f: &Unit| {
-            out.iter().any(|o| {
-                o.unit.provenance.session_id == f.provenance.session_id
-                    && f.provenance
-                        .message_ids
-                        .iter()
-                        .all(|m| o.unit.provenance.message_ids.contains(m))
-            })
-        };
-        let mut out: Vec<Ranked> = Vec::with_capacity(ranked.len() + 2);
-        for (i, mut r) in ranked.into_iter().enumerate() {
-            let sid = r.unit.provenance.session_id.clone().unwrap_or_default();
-            let stated: Vec<&Unit> = if i >= window {
-                Vec::new()
-            } else if r.unit.kind == UnitKind::Fact {
-                index
-                    .get(&r.unit.id)
-                    .filter(|f| in_view(f))
-                    .into_iter()
-                    .collect()
-            } else {
-                r.unit
-                    .provenance
-                    .message_ids
-                    .iter()
-                    .flat_map(|m| index.stated_in(&sid, m))
-                    .filter(|f| in_view(f))
-                    .collect()
-            };
-            let mut notes: Vec<String> = Vec::new();
-            for f in stated {
-                let chain = index.chain_of(f, in_view);
-                let Some(note) = facts::version_note(f, &chain) else {
-                    continue;
-                };
-                if !notes.contains(&note) {
-                    notes.push(note);
-                }
-                let Some(newest) = chain.last().filter(|n| n.id != f.id && view.shows(n)) else {
-                    continue;
-                };
-                superseded.insert(r.unit.id.clone(), newest.id.clone());
-                if !shown(&out, newest) {
-                    out.push(placed_version(&r, newest, &chain));
-                }
-            }
-            if !notes.is_empty() {
-                r.unit.text = format!("{}\n{}", r.unit.text, notes.join("\n"));
-                if let Some(why) = &mut r.why {
-                    why.version_notes = notes;
-                }
-            }
-            out.push(r);
-        }
-        // A unit met again later in the list keeps its first place only.
-        let mut seen = std::collections::HashSet::new();
-        out.retain(|r| seen.insert(r.unit.id.clone()));
-        Ok((out, superseded))
-    }
-
-    /// Whether any of `hits` is or contains a message that states a fact: a point lookup
-    /// of the first fact id each message would have, so recall reads the space's facts
-    /// only when they matter.
-    pub(super) fn any_states_a_fact(
-        &self,
-        space: &SpaceId,
-        hits: &[Ranked],
-    ) -> Result<bool, EngineError> {
-        let mut ids = Vec::new();
-        for r in hits {
-            if r.unit.kind == UnitKind::Fact {
-                return Ok(true);
-            }
-            if let Some(sid) = &r.unit.provenance.session_id {
-                for m in &r.unit.provenance.message_ids {
-                    ids.push(facts::first_fact_id(sid, m));
-                    ids.push(super::llm_fact_id(sid, m, 0));
-                }
-            }
-        }
-        Ok(!self.b.records.units(space, &ids)?.is_empty())
-    }
-
-    /// Profiles of the people a question is about (named in it, or given as `speakers`),
-    /// computed from what the view sees, as units for the context; `None` when the
-    /// question is not about a person. A name known in several partitions of the view
-    /// gets no profile: a profile never joins two end users.
-    pub(super) fn profiles_for(
-        &self,
-        space: &SpaceId,
-        query: &str,
-        view: &View,
-    ) -> Result<Option<Vec<Unit>>, EngineError> {
-        if !profile::asks_about_person(query) {
-            return Ok(None);
-        }
-        let contributions = self.contributions_in(space, view)?;
-        let known = profile::speakers_of(&contributions);
-        let mut named = profile::named_speakers(query, &known);
-        if named.is_empty() {
-            named = view.scope.speakers.clone().unwrap_or_default();
-        }
-        let parts = crate::derive::partitions(&contributions);
-        let profiles: Vec<_> = if named.is_empty() {
-            // The best match of each partition would be two people of two users; only
-            // a view of one partition looks for one.
-            match &parts[..] {
-                [one] => profile::best_matching_person(query, one)?
-                    .map(|p| (p, crate::derive::partition_of(one)))
-                    .into_iter()
-                    .collect(),
-                _ => Vec::new(),
-            }
-        } else {
-            named
-                .iter()
-                .take(2)
-                .filter_map(|name| {
-                    one_partition(&parts, |c| {
-                        Some((
-                            profile::build_profile(name, c)?,
-                            crate::derive::partition_of(c),
-                        ))
-                    })
-                })
-                .collect()
-        };
-        let profiles = profiles
-            .into_iter()
-            .map(|(p, partition)| self.with_facts(space, view, p, partition.as_deref()))
-            .collect::<Result<Vec<_>, _>>()?;
-        let units: Vec<Unit> = profiles
-            .into_iter()
-            .map(|p| Unit {
-                id: format!("profile:{}", p.speaker),
-                space: space.clone(),
-                kind: UnitKind::Profile,
-                text: p.summary.clone(),
-                key: String::new(),
-                embed_text: None,
-                provenance: cairn_core::Provenance {
-                    speakers: vec![p.speaker.clone()],
-                    group: None,
-                    ..Default::default()
-                },
-                part_of: None,
-                occurred_at: p.last_seen,
-                recorded_at: chrono::Utc::now(),
-                detail: None,
-            })
-            .collect();
-        Ok((!units.is_empty()).then_some(units))
-    }
-}
-
-/// What `f` finds in exactly one partition (`None` when none or several find one).
-pub(super) fn one_partition<T>(
-    parts: &[std::borrow::Cow<'_, [Unit]>],
-    f: impl Fn(&[Unit]) -> Option<T>,
-) -> Option<T> {
-    let mut found = parts.iter().filter_map(|p| f(p));
-    let first = found.next()?;
-    found.next().is_none().then_some(first)
 }
 
 /// In a request for advice, the asker's personal fact closest in meaning to the request
@@ -916,31 +693,6 @@ fn with_preference(
     top.insert(0, placed);
     top.truncate(opts.top_k.max(1));
     top
-}
-
-/// The current version of what `r` states, to be ranked just above it with its score
-/// (and its note of the earlier values).
-fn placed_version(r: &Ranked, newest: &Unit, chain: &[&Unit]) -> Ranked {
-    let mut current = newest.clone();
-    if let Some(n) = facts::version_note(newest, chain) {
-        current.text = format!("{}\n{n}", current.text);
-    }
-    let mut placed = Ranked {
-        unit: current,
-        score: r.score,
-        why: r.why.as_ref().map(|_| {
-            Box::new(HitExplanation {
-                placed_above: Some(r.unit.id.clone()),
-                ..Default::default()
-            })
-        }),
-        parts: Vec::new(),
-        more: Vec::new(),
-    };
-    placed.record(Step::VersionPlacement, Op::Set, r.score, || {
-        format!("the current version of what {} states", r.unit.id)
-    });
-    placed
 }
 
 /// How many places a recall may pack per hit asked for (`top_k`): the hits, then places
