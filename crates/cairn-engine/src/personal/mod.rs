@@ -121,8 +121,12 @@ pub fn read(text: &str, speaking: &Speaking<'_>) -> Vec<(String, Personal)> {
     let mut ctx = Context::default();
     let mut out: Vec<(String, Personal)> = Vec::new();
     for sentence in sentences(text) {
-        // A note about "the user" is read as the user saying it.
-        let reported = reported::in_first_person(&sentence);
+        // A note about "the user" is read as the user saying it: in a note, or in a chat
+        // with an assistant. In a chat of named speakers "the user" is more often a
+        // product's user than the one speaking ("the user clicks Save and it crashes").
+        let reported = (speaking.with_assistant || speaking.speaker == crate::NOTE_SPEAKER)
+            .then(|| reported::in_first_person(&sentence))
+            .flatten();
         let user = Speaking {
             speaker: reported::USER,
             ..*speaking

@@ -217,3 +217,24 @@ fn sample() {
         }
     }
 }
+
+/// "The user" is the one speaking in a note or a chat with an assistant, not in a chat
+/// of named speakers, where it is more often a product's user.
+#[test]
+fn the_user_is_the_speaker_only_in_notes_and_assistant_chats() {
+    let read_as = |speaker: &str, with_assistant: bool| {
+        let s = Speaking {
+            speaker,
+            at: cairn_core::time::parse_timestamp("2024-06-15").ok(),
+            with_assistant,
+        };
+        read("The user lives in Oslo.", &s)
+            .into_iter()
+            .map(|(_, p)| (p.person, p.value))
+            .collect::<Vec<_>>()
+    };
+    let mine = vec![("user".to_string(), "Oslo".to_string())];
+    assert_eq!(read_as(crate::NOTE_SPEAKER, false), mine);
+    assert_eq!(read_as("user", true), mine);
+    assert_eq!(read_as("maya", false), vec![]);
+}
