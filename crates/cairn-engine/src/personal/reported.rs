@@ -39,11 +39,16 @@ pub fn in_first_person(sentence: &str) -> Option<String> {
     Some(out.join(" "))
 }
 
-/// Makes the first verb of `words` (at most a few words in: "the user no longer lives")
-/// agree with "I": "is" -> "am", "has" -> "have", "does" -> "do", "works" -> "work",
-/// "studies" -> "study", "watches" -> "watch". A past form agrees already.
+/// Makes the verb after "I" agree with it: "is" -> "am", "has" -> "have", "does" ->
+/// "do", "works" -> "work", "studies" -> "study", "watches" -> "watch", with adverbs
+/// between them ("the user no longer lives", "still works"). A past form agrees already;
+/// the first other word ends the search, so an object ("bought 3 bikes") is left as it
+/// is.
 fn agree(words: &mut [String]) {
-    for w in words.iter_mut().take(3) {
+    const BETWEEN: &[&str] = &[
+        "no", "longer", "also", "still", "now", "just", "never", "always", "often",
+    ];
+    for w in words.iter_mut() {
         let low = w.to_lowercase();
         let fixed = match low.as_str() {
             "is" => Some("am".to_string()),
@@ -52,11 +57,13 @@ fn agree(words: &mut [String]) {
             "hasn't" => Some("haven't".to_string()),
             "does" => Some("do".to_string()),
             "doesn't" => Some("don't".to_string()),
-            "was" | "wasn't" | "were" => return,
             _ => third_person_stem(&low),
         };
         if let Some(f) = fixed {
             *w = f;
+            return;
+        }
+        if !(BETWEEN.contains(&low.as_str()) || low.ends_with("ly")) {
             return;
         }
     }
@@ -111,6 +118,8 @@ mod tests {
                 "I moved to Bergen in June.",
             ),
             ("The user studies law.", "I study law."),
+            ("The user still works in Bergen.", "I still work in Bergen."),
+            ("The user bought 3 bikes.", "I bought 3 bikes."),
         ];
         for (note, first) in cases {
             assert_eq!(in_first_person(note).as_deref(), Some(first), "{note}");
