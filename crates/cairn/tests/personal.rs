@@ -350,6 +350,60 @@ fn the_newest_statement_answers_a_present_question_and_a_past_one_keeps_its_rank
     };
     assert_eq!(first("Where do I live?"), "may");
     assert_eq!(first("Where did I live?"), "jan");
+    // As of March the newer statement was not said yet: the newest seen is January's.
+    let march = RecallOptions {
+        as_of: Some(cairn::parse_timestamp("2025-03-01").unwrap()),
+        ..RecallOptions::default()
+    };
+    let r = m.recall(s, "Where do I live?", &march).unwrap();
+    assert_eq!(r.hits[0].session_id.as_deref(), Some("jan"));
+}
+
+/// A canary: another end user's newer statement in the same space is not the newest
+/// statement a partition's recall sees.
+#[test]
+fn the_newest_statement_is_the_partitions_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let s = "shared";
+    let of = |user: &str, id: &str, date: &str, text: &str| {
+        session(&format!(
+            r#"{{"id": "{id}", "date": "{date}", "metadata": {{"user_id": "{user}"}}, "messages": [
+            {{"role": "user", "text": "{text}"}},
+            {{"role": "assistant", "text": "Thanks for telling me."}}]}}"#
+        ))
+    };
+    m.ingest_session(
+        s,
+        of(
+            "u1",
+            "u1-jan",
+            "2025-01-05",
+            "I live in Porto, in a small flat near the river.",
+        ),
+    )
+    .unwrap();
+    m.ingest_session(
+        s,
+        of(
+            "u2",
+            "u2-may",
+            "2025-05-20",
+            "These days I'm based in Lisbon, in a flat near the river.",
+        ),
+    )
+    .unwrap();
+    let opts = RecallOptions {
+        partition: Some(serde_json::json!({"user_id": "u1"})),
+        ..RecallOptions::default()
+    };
+    let r = m.recall(s, "Where do I live?", &opts).unwrap();
+    let sessions: Vec<_> = r.hits.iter().map(|h| h.session_id.clone()).collect();
+    assert_eq!(
+        sessions.first().cloned().flatten().as_deref(),
+        Some("u1-jan")
+    );
+    assert!(!r.context.contains("Lisbon"), "{}", r.context);
 }
 
 /// Issue 51: a note an agent saves about "the user", in the third person, is the user's
