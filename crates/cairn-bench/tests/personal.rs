@@ -79,6 +79,36 @@ fn the_second_suite_holds_its_first_hit() {
     assert!(all.context_current >= 0.90, "{}", all.context_current);
 }
 
+/// The as-of suite (`fixtures/personal/asof.txt`, issue 51, by another author): a
+/// question dated with `@` is recalled as of that date and must get the value of then.
+/// Held to the floors measured when it was committed (first hit .719 of all 32, .688 of
+/// the 16 dated; context .812 of the dated).
+#[test]
+fn the_as_of_suite_asks_its_dated_questions_as_of_their_date() {
+    if !model_installed() {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/personal/asof.txt");
+    bench(&[
+        "personal",
+        "--suite",
+        suite,
+        "--out",
+        out.path().to_str().unwrap(),
+        "--run-label",
+        "asof",
+    ])
+    .unwrap();
+    let json = std::fs::read_to_string(out.path().join("asof/summary.json")).unwrap();
+    let s: Summary = serde_json::from_str(&json).unwrap();
+    let all = &s.rows["patterns"]["all"];
+    assert_eq!((all.questions, all.as_of_questions), (32, 16));
+    assert!(all.first_hit_current >= 0.70, "{}", all.first_hit_current);
+    assert!(all.as_of_first_hit >= 0.68, "{}", all.as_of_first_hit);
+    assert!(all.as_of_context >= 0.80, "{}", all.as_of_context);
+}
+
 /// `--llm` adds the `patterns+llm` row beside the patterns: each conversation's space is
 /// enriched once it exists, by a scripted OpenAI-compatible stub here, and the facts it
 /// read are counted. (The row once failed before its first write: enrichment was

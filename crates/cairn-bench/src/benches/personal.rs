@@ -241,10 +241,15 @@ fn converse(
         .questions
         .iter()
         .map(|q| {
-            let r = memory.recall(&space, &q.question, &row.options)?;
+            let options = RecallOptions {
+                as_of: q.as_of.or(row.options.as_of),
+                ..row.options.clone()
+            };
+            let r = memory.recall(&space, &q.question, &options)?;
             let have = words(&r.context);
             Ok(QuestionOutcome {
                 question: q.question.clone(),
+                as_of: q.as_of.map(|t| t.to_rfc3339()),
                 current: q.current.clone(),
                 earlier: q.earlier.clone(),
                 first_hit_current: first_hit_states(&r.hits, &q.current),

@@ -56,8 +56,11 @@ pub struct Expected {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Question {
     pub question: String,
+    /// The value the answer must state: the newest, or the one true at `as_of`.
     pub current: String,
     pub earlier: Option<String>,
+    /// Asked as of this time (`? @YYYY-MM-DD ...`): the memory as it was then.
+    pub as_of: Option<cairn::Timestamp>,
 }
 
 /// The conversations of one suite file; errors name the line.
@@ -97,6 +100,16 @@ fn parse_line(line: &str, split: &str, out: &mut Vec<Conversation>) -> anyhow::R
         return Ok(());
     }
     if let Some(q) = line.strip_prefix("? ") {
+        let (as_of, q) = match q.strip_prefix('@') {
+            Some(dated) => {
+                let (date, rest) = dated
+                    .split_once(' ')
+                    .context("`? @<date>` needs the question after the date")?;
+                let at = cairn::parse_timestamp(date).map_err(|e| anyhow::anyhow!("{e}"))?;
+                (Some(at), rest)
+            }
+            None => (None, q),
+        };
         let (question, answer) = q.split_once(" => ").context("a question needs ` => `")?;
         let (current, earlier) = match answer.split_once(" | ") {
             Some((c, e)) => (c, Some(e.trim().to_string())),
@@ -106,6 +119,7 @@ fn parse_line(line: &str, split: &str, out: &mut Vec<Conversation>) -> anyhow::R
             question: question.trim().to_string(),
             current: current.trim().to_string(),
             earlier,
+            as_of,
         });
         return Ok(());
     }
@@ -172,6 +186,23 @@ mod tests {
             }
         }
         assert!(conversations >= 60, "{conversations} conversations");
+    }
+
+    #[test]
+    fn a_question_dated_with_at_is_asked_as_of_that_date() {
+        let text = "=== a\n--- 2024-01-01\nU: I live in Leeds.\n? @2024-02-01 Where do I live? => Leeds | York\n? Where do I live? => York\n";
+        let q = &parse(text, "t").unwrap()[0].questions;
+        assert_eq!(
+            q[0].as_of,
+            Some(cairn::parse_timestamp("2024-02-01").unwrap())
+        );
+        assert_eq!(
+            (q[0].question.as_str(), q[0].current.as_str()),
+            ("Where do I live?", "Leeds")
+        );
+        assert_eq!(q[1].as_of, None);
+        let e = parse("=== a\n--- 2024-01-01\n? @2024-13-40 Where? => X\n", "t").unwrap_err();
+        assert!(format!("{e:#}").contains("line 3"), "{e:#}");
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub struct ExpectedOutcome {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuestionOutcome {
     pub question: String,
+    /// Asked as of this time; `current` is then the value true at it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<String>,
     pub current: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub earlier: Option<String>,

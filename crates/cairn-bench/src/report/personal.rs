@@ -42,6 +42,14 @@ pub struct Part {
     pub questions: usize,
     pub first_hit_current: f64,
     pub context_current: f64,
+    /// Of the questions, those asked as of a date, and how many of them the first hit
+    /// and the context answer with the value of that date (counted in the two above too).
+    #[serde(default)]
+    pub as_of_questions: usize,
+    #[serde(default)]
+    pub as_of_first_hit: f64,
+    #[serde(default)]
+    pub as_of_context: f64,
     pub dated_at_recording: usize,
     pub llm_facts: usize,
 }
@@ -55,7 +63,7 @@ pub struct Summary {
 
 pub fn summarize(meta: &RunMeta, records: &[ConversationRecord]) -> Summary {
     let mut rows: BTreeMap<String, BTreeMap<String, Part>> = BTreeMap::new();
-    let mut hits: BTreeMap<(String, String), (usize, usize)> = BTreeMap::new();
+    let mut hits: BTreeMap<(String, String), [usize; 4]> = BTreeMap::new();
     for r in records {
         for split in [r.split.as_str(), "all"] {
             let part = rows
@@ -85,20 +93,28 @@ pub fn summarize(meta: &RunMeta, records: &[ConversationRecord]) -> Summary {
                 }
             }
             part.questions += r.questions.len();
+            part.as_of_questions += r.questions.iter().filter(|q| q.as_of.is_some()).count();
             let h = hits
                 .entry((r.config.clone(), split.to_string()))
                 .or_default();
-            h.0 += r.questions.iter().filter(|q| q.first_hit_current).count();
-            h.1 += r.questions.iter().filter(|q| q.context_current).count();
+            for q in &r.questions {
+                let dated = usize::from(q.as_of.is_some());
+                h[0] += usize::from(q.first_hit_current);
+                h[1] += usize::from(q.context_current);
+                h[2] += dated * usize::from(q.first_hit_current);
+                h[3] += dated * usize::from(q.context_current);
+            }
         }
     }
     for (config, parts) in &mut rows {
         for (split, part) in parts.iter_mut() {
             part.all.finish();
             part.by_category.values_mut().for_each(Extraction::finish);
-            let (first, ctx) = hits[&(config.clone(), split.clone())];
+            let [first, ctx, dated_first, dated_ctx] = hits[&(config.clone(), split.clone())];
             part.first_hit_current = ratio(first, part.questions);
             part.context_current = ratio(ctx, part.questions);
+            part.as_of_first_hit = ratio(dated_first, part.as_of_questions);
+            part.as_of_context = ratio(dated_ctx, part.as_of_questions);
         }
     }
     Summary {
@@ -177,6 +193,15 @@ pub fn render_summary(s: &Summary) -> String {
         out += &row("context holds the current value", &|p| {
             format!("{:.3}", p.context_current)
         });
+        if splits.iter().any(|sp| parts[*sp].as_of_questions > 0) {
+            out += &row("asked as of a date", &|p| p.as_of_questions.to_string());
+            out += &row("... first hit states the value of that date", &|p| {
+                format!("{:.3}", p.as_of_first_hit)
+            });
+            out += &row("... context holds it", &|p| {
+                format!("{:.3}", p.as_of_context)
+            });
+        }
         out += &row("messages dated at recording", &|p| {
             p.dated_at_recording.to_string()
         });
