@@ -8,8 +8,29 @@
 //! when the suite was committed (docs/benchmarks/personal.md), so a change that loses
 //! ground fails here.
 mod common;
-use cairn_bench::report::personal::Summary;
+use cairn_bench::report::personal::{Part, Summary};
 use common::{bench, model_installed};
+
+/// `cairn bench personal --suite fixtures/personal/<file>`: its patterns row over all
+/// conversations.
+fn run_suite(file: &str) -> Part {
+    let out = tempfile::tempdir().unwrap();
+    let suite = format!("{}/fixtures/personal/{file}", env!("CARGO_MANIFEST_DIR"));
+    let dir = out.path().to_str().unwrap();
+    bench(&[
+        "personal",
+        "--suite",
+        &suite,
+        "--out",
+        dir,
+        "--run-label",
+        "run",
+    ])
+    .unwrap();
+    let json = std::fs::read_to_string(out.path().join("run/summary.json")).unwrap();
+    let s: Summary = serde_json::from_str(&json).unwrap();
+    s.rows["patterns"]["all"].clone()
+}
 
 #[test]
 fn the_suite_runs_and_holds_its_numbers() {
@@ -59,21 +80,7 @@ fn the_second_suite_holds_its_first_hit() {
     if !model_installed() {
         return;
     }
-    let out = tempfile::tempdir().unwrap();
-    let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/personal/dev2.txt");
-    bench(&[
-        "personal",
-        "--suite",
-        suite,
-        "--out",
-        out.path().to_str().unwrap(),
-        "--run-label",
-        "dev2",
-    ])
-    .unwrap();
-    let json = std::fs::read_to_string(out.path().join("dev2/summary.json")).unwrap();
-    let s: Summary = serde_json::from_str(&json).unwrap();
-    let all = &s.rows["patterns"]["all"];
+    let all = &run_suite("dev2.txt");
     assert!(all.conversations >= 30, "{}", all.conversations);
     assert!(all.first_hit_current >= 0.76, "{}", all.first_hit_current);
     assert!(all.context_current >= 0.90, "{}", all.context_current);
@@ -88,21 +95,7 @@ fn the_as_of_suite_asks_its_dated_questions_as_of_their_date() {
     if !model_installed() {
         return;
     }
-    let out = tempfile::tempdir().unwrap();
-    let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/personal/asof.txt");
-    bench(&[
-        "personal",
-        "--suite",
-        suite,
-        "--out",
-        out.path().to_str().unwrap(),
-        "--run-label",
-        "asof",
-    ])
-    .unwrap();
-    let json = std::fs::read_to_string(out.path().join("asof/summary.json")).unwrap();
-    let s: Summary = serde_json::from_str(&json).unwrap();
-    let all = &s.rows["patterns"]["all"];
+    let all = &run_suite("asof.txt");
     assert_eq!((all.questions, all.as_of_questions), (32, 16));
     assert!(all.first_hit_current >= 0.70, "{}", all.first_hit_current);
     assert!(all.as_of_first_hit >= 0.68, "{}", all.as_of_first_hit);

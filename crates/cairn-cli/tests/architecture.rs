@@ -82,7 +82,7 @@ fn every_path_and_member_the_map_names_exists() {
     let doc = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
     let mut all = Vec::new();
     files(&root, "", &mut all);
-    let folders: BTreeSet<String> = all
+    let folders: Vec<String> = all
         .iter()
         .flat_map(|f| {
             let parts: Vec<&str> = f.split('/').collect();
@@ -90,10 +90,12 @@ fn every_path_and_member_the_map_names_exists() {
                 .map(|i| format!("{}/", parts[..i].join("/")))
                 .collect::<Vec<_>>()
         })
+        .collect::<BTreeSet<String>>()
+        .into_iter()
         .collect();
-    let ends = |have: &mut dyn Iterator<Item = &String>, p: &str| {
+    let ends = |have: &[String], p: &str| {
         let suffix = format!("/{p}");
-        have.filter(|f| *f == p || f.ends_with(&suffix)).count() > 0
+        have.iter().any(|f| f == p || f.ends_with(&suffix))
     };
     let source: String = all
         .iter()
@@ -108,9 +110,9 @@ fn every_path_and_member_the_map_names_exists() {
         if is_path(s) {
             let p = s.trim_start_matches("./");
             let found = if p.ends_with('/') {
-                ends(&mut folders.iter(), p)
+                ends(&folders, p)
             } else {
-                ends(&mut all.iter(), p)
+                ends(&all, p)
             };
             if !found {
                 missing.push(format!("path `{s}`"));

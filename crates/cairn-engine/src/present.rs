@@ -15,7 +15,7 @@
 use crate::query::{Focus, QueryAnalysis};
 use crate::rank::{RankConfig, Ranked};
 use cairn_core::explain::{Op, Step};
-use cairn_core::{Timestamp, Unit};
+use cairn_core::Timestamp;
 
 /// Places looked at for a newer statement: a changed value is often worded unlike the
 /// question ("left Acme for Globex" to "where do I work?") and ranks a few places down.
@@ -53,9 +53,9 @@ fn states(r: &Ranked) -> bool {
 
 /// When a place was said: its newest unit (a place joins units of one conversation).
 fn said_at(r: &Ranked) -> Option<Timestamp> {
-    let own = std::iter::once(&r.unit);
-    own.chain(r.parts.iter().map(|p| &p.unit))
-        .filter_map(|u: &Unit| u.occurred_at.or(Some(u.recorded_at)))
+    std::iter::once(&r.unit)
+        .chain(r.parts.iter().map(|p| &p.unit))
+        .map(|u| u.occurred_at.unwrap_or(u.recorded_at))
         .max()
 }
 
@@ -119,7 +119,7 @@ pub fn newest_first(
 mod tests {
     use super::*;
     use crate::query::analyze_query;
-    use cairn_core::{Provenance, SpaceId, UnitKind};
+    use cairn_core::{Provenance, SpaceId, Unit, UnitKind};
     use chrono::{TimeZone, Utc};
 
     fn place(id: &str, score: f32, day: u32) -> Ranked {

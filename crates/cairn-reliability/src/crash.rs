@@ -313,6 +313,18 @@ fn still_there(client: &Client, w: &Write) -> Result<bool> {
     Ok(!matches!(read_back(client, w), Ok(false)) || recalled(client, id, nonce)?)
 }
 
+/// Counts an acknowledged forget whose session can still be read or recalled (`when`:
+/// after which restart).
+fn check_forgotten(client: &Client, w: &Write, when: &str, report: &mut CrashReport) -> Result<()> {
+    if still_there(client, w)? {
+        report.forgotten_found += 1;
+        report
+            .failures
+            .push(format!("acknowledged forget undone {when}: {w:?}"));
+    }
+    Ok(())
+}
+
 /// After a restart: every acknowledged forget stays forgotten; a forget cut off by the
 /// kill is done or not done, never torn. Returns the sessions whose forget was not done:
 /// they are acknowledged writes again.
@@ -322,12 +334,7 @@ fn verify_forgets(
     report: &mut CrashReport,
 ) -> Result<Vec<Write>> {
     for w in &ledger.forgotten {
-        if still_there(client, w)? {
-            report.forgotten_found += 1;
-            report
-                .failures
-                .push(format!("acknowledged forget undone: {w:?}"));
-        }
+        check_forgotten(client, w, "after a kill", report)?;
     }
     let mut kept = Vec::new();
     for w in &ledger.forgetting {
@@ -497,12 +504,7 @@ pub fn run(
         }
     }
     for w in &forgotten {
-        if still_there(&server.client, w)? {
-            report.forgotten_found += 1;
-            report
-                .failures
-                .push(format!("acknowledged forget undone at the end: {w:?}"));
-        }
+        check_forgotten(&server.client, w, "at the end", &mut report)?;
     }
     server.stop()?;
     report.acknowledged_sessions = acked
