@@ -66,10 +66,13 @@ pub enum FactCategory {
     Plan,
     /// A number of things someone has or did.
     Count,
+    /// How the speaker wants the assistant to answer from now on ("from now on, use
+    /// metric units", "keep your replies short"): a standing instruction.
+    Instruction,
 }
 
 impl FactCategory {
-    pub const ALL: [FactCategory; 12] = [
+    pub const ALL: [FactCategory; 13] = [
         FactCategory::Home,
         FactCategory::Work,
         FactCategory::Role,
@@ -82,6 +85,7 @@ impl FactCategory {
         FactCategory::Habit,
         FactCategory::Plan,
         FactCategory::Count,
+        FactCategory::Instruction,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -98,6 +102,7 @@ impl FactCategory {
             FactCategory::Habit => "habit",
             FactCategory::Plan => "plan",
             FactCategory::Count => "count",
+            FactCategory::Instruction => "instruction",
         }
     }
 

@@ -47,7 +47,7 @@ pub use inspect::{
     SpanView, StateMatch, StateView, StepLine, TrajectoryOverview,
 };
 pub use profile::{Evidence, ProfileFact, SpeakerProfile, SpeakerStats, Style};
-pub use recall::{Format, Hit, HitPart, Recall, RecallOptions, Timings};
+pub use recall::{CardLine, Format, Hit, HitPart, Recall, RecallOptions, Timings};
 pub use scope::{partition_of, Partition, Scope, ScopeOptions, SessionLists, PARTITION_KEYS};
 pub use source::{
     has_roles, AppendInput, Memo, Message, RememberInput, Role, SessionHeader, SessionInput,

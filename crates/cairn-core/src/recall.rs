@@ -231,6 +231,11 @@ pub struct Recall {
     pub extra_hits: Vec<Hit>,
     /// The evidence written out within `token_budget`.
     pub context: String,
+    /// The user's card at the head of `context`: their standing instructions, then what
+    /// they said of themself that holds now and bears on the query, each cited (empty
+    /// when the view holds no statement of the user's, or spans several end users).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub card: Vec<CardLine>,
     /// Tokens in `context`, counted with the embedding model's tokenizer.
     pub context_tokens: usize,
     /// Hits that are in `hits` but did not fit (wholly) into the context.
@@ -240,7 +245,7 @@ pub struct Recall {
     #[serde(default)]
     pub hits_cut_ids: Vec<String>,
     /// True when nothing the recall found reaches the relevance floor
-    /// (`RecallOptions::min_relevance`): then there are no hits and the context is empty,
+    /// (`RecallOptions::min_relevance`): then there are no hits and the context holds at most the user's card,
     /// and an agent can say it does not know.
     #[serde(default)]
     pub no_relevant_memory: bool,
@@ -254,4 +259,19 @@ pub struct Recall {
     /// What the caller should know about its request (a filter key no session carries).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<crate::Warning>,
+}
+
+/// One line of the user's card ([`Recall::card`]): the newest statement of one of their
+/// version chains that the view sees, as they said it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CardLine {
+    /// The fact unit it cites.
+    pub unit_id: String,
+    pub category: crate::FactCategory,
+    /// The sentence that states it, verbatim.
+    pub statement: String,
+    /// When it was said.
+    pub stated_at: Option<Timestamp>,
+    pub session_id: String,
+    pub message_id: String,
 }

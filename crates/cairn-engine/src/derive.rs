@@ -14,8 +14,9 @@ use std::collections::{HashMap, HashSet};
 /// contributions per block of messages, so an append re-derives a bounded tail; 8 stamps
 /// every unit with its session's end-user partition, `Provenance::partition`; 9 adds
 /// personal facts, with a vector each; 10 counts reply times only between messages with
-/// times of their own, in chats without an assistant).
-pub const DERIVE_VERSION: u32 = 10;
+/// times of their own, in chats without an assistant; 11 reads standing instructions to
+/// an assistant, and notes about "the user" as the user's own words).
+pub const DERIVE_VERSION: u32 = 11;
 
 /// The most of one message's text that a unit holds. The record keeps every message whole;
 /// units (and so the indexes, and every recall that loads candidates) hold at most this

@@ -28,6 +28,7 @@ pub mod agent {
 }
 pub mod budget;
 mod calendar;
+mod card;
 pub mod context;
 mod derive;
 mod embedding;
@@ -51,6 +52,7 @@ mod trajectory;
 mod work;
 pub mod workspace;
 
+pub use card::CardConfig;
 pub use derive::{derive_session_units, segment, Window, DERIVE_VERSION};
 pub use embedding::{cache_key, cache_key_in, cache_key_within};
 pub use engine::{

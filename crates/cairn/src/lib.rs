@@ -47,10 +47,10 @@ pub use cairn_core::inspect as inspect_limits;
 /// types that mirror the library's formats, such as the server's wire types.
 pub use cairn_core::time::serde_time;
 pub use cairn_core::{
-    time::parse_timestamp, AgentState, AppendInput, ConflictError, EdgeKind, EntityDetail,
-    EntityKind, EntityMention, EntityRelation, EntitySummary, Evidence, FactCategory, FactDetail,
-    FactHistory, FactSubject, FactVersion, Format, GroupMessage, Hit, HitPart, InputError,
-    KeyRecords, KeyRow, Memo, Message, Partition, ProfileFact, Recall, RecallOptions,
+    time::parse_timestamp, AgentState, AppendInput, CardLine, ConflictError, EdgeKind,
+    EntityDetail, EntityKind, EntityMention, EntityRelation, EntitySummary, Evidence, FactCategory,
+    FactDetail, FactHistory, FactSubject, FactVersion, Format, GroupMessage, Hit, HitPart,
+    InputError, KeyRecords, KeyRow, Memo, Message, Partition, ProfileFact, Recall, RecallOptions,
     RememberInput, Role, Scope, ScopeOptions, SessionHeader, SessionInput, SessionRecord, SpaceId,
     SpaceStats, SpeakerProfile, StoreError, Style, TimelineEntry, Timestamp, Timings, TooLarge,
     TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage,

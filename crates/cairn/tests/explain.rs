@@ -186,7 +186,9 @@ fn explain_adds_up_and_changes_nothing_else() {
             .filter(|p| matches!(p.outcome, PackOutcome::Whole | PackOutcome::Trimmed))
             .map(|p| p.unit_id.as_str())
             .collect();
-        let packed_units: Vec<String> = packed.iter().flat_map(|id| units_of(id)).collect();
+        // The user's card, if any, heads the context and cites its own fact units.
+        let mut packed_units: Vec<String> = told.card.iter().map(|l| l.unit_id.clone()).collect();
+        packed_units.extend(packed.iter().flat_map(|id| units_of(id)));
         assert!(
             told.context_unit_ids
                 .iter()
@@ -224,7 +226,8 @@ fn explain_adds_up_and_changes_nothing_else() {
                 "quotas",
                 "preference",
                 "profiles",
-                "texts"
+                "texts",
+                "card"
             ]
         );
     }

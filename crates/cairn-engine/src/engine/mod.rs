@@ -26,6 +26,7 @@ mod append;
 mod append_tests;
 mod browse;
 mod cache;
+mod card;
 mod committer;
 #[cfg(test)]
 mod cost_tests;
@@ -111,6 +112,8 @@ pub struct EngineBackends {
 #[serde(default, deny_unknown_fields)]
 pub struct EngineConfig {
     pub rank: RankConfig,
+    /// The user's card at the head of every recall's context (see `card.rs`).
+    pub card: crate::card::CardConfig,
     /// Forgetting (a space, a session, a message, a trajectory) also removes the vectors of
     /// the forgotten text from the embedding cache (default). Off, the cache keeps them, so
     /// the same text ingested again is not embedded again: for replays of public data
@@ -133,6 +136,7 @@ impl Default for EngineConfig {
     fn default() -> Self {
         Self {
             rank: RankConfig::default(),
+            card: crate::card::CardConfig::default(),
             purge_cache_on_forget: true,
             share_embedding_cache: false,
             text_commit_ms: 1000,

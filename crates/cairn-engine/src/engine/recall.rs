@@ -21,6 +21,7 @@ use cairn_core::{
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
+use super::card;
 use super::relevance::{relevance, Cosines};
 use super::scope::View;
 use super::{ms, Engine, EngineError};
@@ -274,7 +275,10 @@ impl Engine {
         timings.rank_ms = ms(t);
 
         let t = Instant::now();
-        let mut packed = self.pack_hits(&top, hits, &analysis, opts);
+        let card = self.user_card(space, &view, qv, (&top[..hits], &cosines), opts)?;
+        trace.stage("card");
+        let mut packed = self.pack_hits(&top, hits, &analysis, opts, card.as_ref());
+        let card = card.filter(|(text, _, _)| packed.context.starts_with(text.as_str()));
         let mut top = shown_hits(places::with_shown(top, &packed.shown), hits, &packed.shown);
         let extra = top.split_off(hits);
         timings.pack_ms = ms(t);
@@ -299,6 +303,7 @@ impl Engine {
             hits: top.into_iter().map(as_hit).collect(),
             extra_hits: extra.into_iter().map(as_hit).collect(),
             context: packed.context,
+            card: card.map(|(_, lines, _)| lines).unwrap_or_default(),
             context_tokens: packed.tokens,
             hits_cut: packed.cut_ids.len(),
             hits_cut_ids: packed.cut_ids,
@@ -584,14 +589,16 @@ impl Engine {
         Ok(Loaded { units, containers })
     }
 
-    /// Writes the hits (the first `hits` of `top`, then places that may fill what is
-    /// left) into a context within the token budget.
+    /// Writes the user's `card`, then the hits (the first `hits` of `top`, then places
+    /// that may fill what is left) into a context within the token budget: the hits
+    /// have what the card leaves.
     fn pack_hits(
         &self,
         top: &[Ranked],
         hits: usize,
         analysis: &QueryAnalysis,
         opts: &RecallOptions,
+        card: Option<&card::Card>,
     ) -> Packed {
         let items: Vec<PackItem<'_>> = top
             .iter()
@@ -603,16 +610,38 @@ impl Engine {
             })
             .collect();
         let counter = |s: &str| self.b.embedder.count_tokens(s);
-        pack(&PackInput {
+        let additive = self.b.embedder.whitespace_additive();
+        let taken = card.map_or(0, |(_, _, tokens)| tokens + counter(CARD_SEPARATOR));
+        let mut packed = pack(&PackInput {
             items: &items,
             hits,
             query_words: &analysis.words,
-            budget: opts.token_budget,
+            budget: opts.token_budget.saturating_sub(taken),
             format: opts.format,
             count_tokens: &counter,
-            additive: self.b.embedder.whitespace_additive(),
+            additive,
             explain: opts.explain,
-        })
+        });
+        if let Some((text, lines, tokens)) = card {
+            let context = match packed.context.is_empty() {
+                true => text.clone(),
+                false => format!("{text}{CARD_SEPARATOR}{}", packed.context),
+            };
+            let used = match (additive, packed.context.is_empty()) {
+                (true, true) => *tokens,
+                (true, false) => taken + packed.tokens,
+                (false, _) => counter(&context),
+            };
+            // A tokenizer that counts a joined text apart from its pieces may leave no
+            // room: the evidence keeps the budget then.
+            if used <= opts.token_budget {
+                packed.context = context;
+                packed.tokens = used;
+                let ids = lines.iter().map(|l| l.unit_id.clone());
+                packed.unit_ids.splice(0..0, ids);
+            }
+        }
+        packed
     }
 }
 
@@ -694,6 +723,9 @@ fn with_preference(
     top.truncate(opts.top_k.max(1));
     top
 }
+
+/// Between the user's card and the evidence in a context.
+const CARD_SEPARATOR: &str = "\n\n";
 
 /// How many places a recall may pack per hit asked for (`top_k`): the hits, then places
 /// ranked after them that fill what the budget leaves (returned as hits when shown).

@@ -236,6 +236,31 @@ impl FactIndex {
         core.chain(tail).map(|&i| &self.facts[i])
     }
 
+    /// One fact of each subject about `person` (as a fact names them, any case), in
+    /// every partition, then each such fact appended since the core was built: what
+    /// [`FactIndex::chain_of`] needs to list that person's chains, found without reading
+    /// other people's facts.
+    pub fn about(&self, person: &str) -> Vec<&Unit> {
+        let person = person.to_lowercase();
+        let is_theirs = |s: &Subject| s.person.as_ref().is_some_and(|(p, _)| *p == person);
+        let mut out: Vec<&Unit> = Vec::new();
+        for subjects in self.core.by_subject.values() {
+            out.extend(
+                subjects
+                    .subjects
+                    .iter()
+                    .filter(|(s, _)| is_theirs(s))
+                    .filter_map(|(_, ids)| ids.first().map(|&i| &self.facts[i])),
+            );
+        }
+        out.extend(self.facts[self.core.len..].iter().filter(|f| {
+            detail(f)
+                .and_then(|d| d.person.as_deref())
+                .is_some_and(|p| p.to_lowercase() == person)
+        }));
+        out
+    }
+
     /// The chain `fact` belongs to, oldest first, among the facts `visible` keeps (those
     /// the request sees): every fact of `fact`'s end-user partition about the same
     /// subject (see [`subject_match`]; a subject that only matches within a group joins

@@ -548,7 +548,12 @@ fn fact_unit(
         id: fact_id(&s.id, &m.id, n),
         space: space.clone(),
         kind: UnitKind::Fact,
-        embed_text: f.personal.as_ref().map(|_| text.clone()),
+        // An instruction's vector is of what it directs, its lead-ins left out ("from now
+        // on, please"): the card compares two instructions by what they are about.
+        embed_text: f.personal.as_ref().map(|p| match p.category {
+            FactCategory::Instruction => p.value.clone(),
+            _ => text.clone(),
+        }),
         text,
         // A personal fact's key is how it is asked about, not its sentence again (the
         // text field has it): repeated in a short unit's key, the sentence's words would

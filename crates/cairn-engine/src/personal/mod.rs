@@ -10,12 +10,14 @@
 //! What a clause says becomes a [`Personal`]: whom it is about, its category, the
 //! attribute it gives a value to (the subject of a version chain), the value.
 //!
+//! `instruction.rs` reads what the speaker tells an assistant to do from now on;
 //! `clause.rs` splits sentences into clauses and reads their subject, auxiliaries,
 //! negation and tense; `predicates.rs` reads what each kind of verb says;
 //! `reported.rs` turns a note about "the user" into the user's own words;
 //! `phrase.rs` has the words and phrases; `lexicon.rs` the word classes; `when.rs`
 //! dates a change.
 mod clause;
+mod instruction;
 mod lexicon;
 mod phrase;
 mod predicates;
@@ -26,6 +28,7 @@ use cairn_core::{FactCategory, Timestamp};
 use clause::{Clause, Who};
 
 pub use phrase::number;
+pub use reported::USER;
 
 /// Whether `word` names a relation ("sister", "husband", "boss").
 pub fn is_relation(word: &str) -> bool {
@@ -74,6 +77,7 @@ impl Personal {
             FactCategory::Habit => "usually habit",
             FactCategory::Plan => "plan planning",
             FactCategory::Count => "how many number",
+            FactCategory::Instruction => "instruction always answer reply",
         };
         let relation = self.person.split_once("'s ").map_or("", |(_, r)| r);
         format!("{relation} {} {category}", self.label.replace(':', ""))
@@ -137,6 +141,15 @@ pub fn read(text: &str, speaking: &Speaking<'_>) -> Vec<(String, Personal)> {
         };
         ctx.last_subject = None;
         ctx.skipped = false;
+        // A directive to the assistant binds it, not the speaker: it states no other fact.
+        let to_assistant = speaking.with_assistant || speaking.speaker == crate::NOTE_SPEAKER;
+        if let Some(p) = to_assistant
+            .then(|| instruction::read(&toks, &sentence, speaking))
+            .flatten()
+        {
+            push(&mut out, &sentence, p);
+            continue;
+        }
         // "my partner Ana": said in any clause, a question's too.
         for p in predicates::named_relations(&toks, speaking, &mut ctx) {
             push(&mut out, &sentence, p);

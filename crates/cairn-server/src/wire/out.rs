@@ -196,11 +196,14 @@ pub struct RecallOut {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub extra_hits: Vec<HitOut>,
     pub context: String,
+    /// The user's card at the head of `context`: their standing instructions, then what they said of themself that holds now and bears on the query, each citing its fact unit. Absent when the request sees no statement of the user's (or those of several end users).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub card: Vec<CardLineOut>,
     pub context_tokens: usize,
     pub hits_cut: usize,
     /// The unit_id of each hit not shown whole in the context: trimmed to what fitted, shown in part or left out.
     pub hits_cut_ids: Vec<String>,
-    /// True when nothing the recall found reaches the relevance floor (`min_relevance`): then there are no hits and the context is empty.
+    /// True when nothing the recall found reaches the relevance floor (`min_relevance`): then there are no hits and the context holds at most the user's card.
     pub no_relevant_memory: bool,
     pub context_unit_ids: Vec<String>,
     #[schema(value_type = BTreeMap<String, f64>)]
@@ -211,6 +214,45 @@ pub struct RecallOut {
     /// What the caller should know about its request: a `filter` key no session it may see carries (`unknown_filter_key`). Absent when there is nothing to say.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<WarningOut>,
+}
+
+/// One line of the user's card: the newest statement of one of the user's chains.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = CardLine)]
+pub struct CardLineOut {
+    /// The fact unit it cites.
+    pub unit_id: String,
+    /// `instruction` for a standing instruction, else the fact's category (`diet`, `home`, ...).
+    #[schema(value_type = String)]
+    pub category: cairn::FactCategory,
+    /// The sentence that states it, verbatim.
+    pub statement: String,
+    /// When it was said.
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub stated_at: Option<cairn::Timestamp>,
+    pub session_id: String,
+    pub message_id: String,
+}
+
+impl From<cairn::CardLine> for CardLineOut {
+    fn from(l: cairn::CardLine) -> Self {
+        let cairn::CardLine {
+            unit_id,
+            category,
+            statement,
+            stated_at,
+            session_id,
+            message_id,
+        } = l;
+        Self {
+            unit_id,
+            category,
+            statement,
+            stated_at,
+            session_id,
+            message_id,
+        }
+    }
 }
 
 /// Something a read answered but wants its caller to know (see `cairn::Warning`).
@@ -251,6 +293,7 @@ impl From<cairn::Recall> for RecallOut {
             hits: r.hits.into_iter().map(HitOut::from).collect(),
             extra_hits: r.extra_hits.into_iter().map(HitOut::from).collect(),
             context: r.context,
+            card: r.card.into_iter().map(CardLineOut::from).collect(),
             context_tokens: r.context_tokens,
             hits_cut: r.hits_cut,
             hits_cut_ids: r.hits_cut_ids,

@@ -1,0 +1,287 @@
+//! Standing instructions: what a user tells the assistant to do from now on ("from now
+//! on, answer in metric units", "always cite your sources", "never use emojis", "keep
+//! your replies short", "I'd like you to call me Sam going forward").
+//!
+//! Read from the grammar of a directive, not from phrasings of any conversation: a
+//! clause addressed to the assistant (an imperative, "I want you to ...", "could you
+//! ..."), that holds beyond the reply it asks for: it says so ("from now on", "always",
+//! "never", "anymore"), or it is about the assistant's replies themselves ("your
+//! answers", "replies"). "Give me a pasta recipe" asks for one reply and is no
+//! instruction; neither is a question, unless it asks for something from now on.
+use super::lexicon::KNOWN_VERBS;
+use super::phrase::Tok;
+use super::{Personal, Speaking};
+use cairn_core::FactCategory;
+
+/// Words a directive may open with that carry nothing of it.
+const LEAD: &[&str] = &[
+    "please", "also", "and", "so", "ok", "okay", "oh", "just", "kindly", "actually", "well", "hey",
+    "alright", "now", "but",
+];
+
+/// How a clause says it holds from now on, each a run of words.
+const LASTING: &[&[&str]] = &[
+    &["from", "now", "on"],
+    &["from", "here", "on"],
+    &["going", "forward"],
+    &["moving", "forward"],
+    &["in", "the", "future"],
+    &["in", "future"],
+    &["henceforth"],
+    &["always"],
+    &["never"],
+    &["whenever"],
+    &["every", "time"],
+    &["each", "time"],
+    &["by", "default"],
+    &["anymore"],
+    &["any", "more"],
+    &["no", "longer"],
+];
+
+/// What the assistant produces: a directive about these is about every reply.
+const REPLIES: &[&str] = &[
+    "answer",
+    "answers",
+    "reply",
+    "replies",
+    "response",
+    "responses",
+    "explanation",
+    "explanations",
+    "suggestions",
+    "recommendations",
+    "messages",
+];
+
+/// Verbs a directive to an assistant opens with, besides the verbs the personal grammar
+/// knows: what it can be told to do with its replies.
+const DIRECTING: &[&str] = &[
+    "use",
+    "answer",
+    "reply",
+    "respond",
+    "write",
+    "keep",
+    "give",
+    "call",
+    "address",
+    "include",
+    "cite",
+    "explain",
+    "show",
+    "list",
+    "format",
+    "add",
+    "avoid",
+    "mention",
+    "remind",
+    "suggest",
+    "recommend",
+    "ask",
+    "tell",
+    "talk",
+    "speak",
+    "stick",
+    "assume",
+    "treat",
+    "refer",
+    "convert",
+    "round",
+    "start",
+    "end",
+    "skip",
+    "focus",
+    "limit",
+    "check",
+    "be",
+    "put",
+    "make",
+    "send",
+    "let",
+    "stay",
+    "translate",
+    "summarize",
+    "summarise",
+    "spell",
+    "sign",
+    "quote",
+    "go",
+    "switch",
+    "change",
+    "return",
+    "do",
+    "try",
+    "leave",
+    "bring",
+    "drop",
+    "get",
+    "note",
+];
+
+/// Auxiliaries that, before "you", make a request of a question ("could you ...").
+const ASKING: &[&str] = &["can", "could", "would", "will"];
+
+/// A standing instruction in `toks` (one sentence), said by `speaking`'s speaker to an
+/// assistant: whom it binds is the assistant, whose instruction it is the speaker's.
+pub(super) fn read(toks: &[Tok], sentence: &str, speaking: &Speaking<'_>) -> Option<Personal> {
+    let lasting = LASTING.iter().find_map(|run| find(toks, run));
+    let about_replies = toks.windows(2).any(|w| {
+        w[0].is(&["your", "the", "short", "long", "shorter", "longer"]) && w[1].is(REPLIES)
+    }) || toks.last().is_some_and(|t| t.is(REPLIES));
+    let question = sentence.trim_end().ends_with('?');
+    if lasting.is_none() && !about_replies {
+        return None;
+    }
+    let mut at = skip_lead(toks, 0);
+    let mut negated = false;
+    if let Some(after) = addressed(toks, at, question) {
+        at = after;
+    } else if question {
+        return None;
+    }
+    at = skip_lead(toks, at);
+    if let Some(after) = denial(toks, at) {
+        negated = true;
+        at = skip_lead(toks, after);
+    }
+    let verb = toks.get(at)?;
+    if !is_directing(verb) {
+        return None;
+    }
+    let words: Vec<&str> = toks[at..]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !lasting.is_some_and(|(a, b)| (a..b).contains(&(at + i))))
+        .map(|(_, t)| t.orig.as_str())
+        .filter(|w| !w.eq_ignore_ascii_case("always"))
+        .collect();
+    let value = words.join(" ");
+    let key: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| !LEAD.contains(&w.to_lowercase().as_str()))
+        .collect();
+    // A note is written for the user it serves: its instruction is theirs.
+    let person = match speaking.speaker {
+        crate::NOTE_SPEAKER => super::reported::USER,
+        speaker => speaker,
+    };
+    Some(Personal {
+        person: person.to_string(),
+        category: FactCategory::Instruction,
+        label: format!("instruction: {}", key.join(" ").to_lowercase()),
+        key: key.join(" ").to_lowercase(),
+        value,
+        negated,
+        revision: lasting
+            .is_some_and(|(a, _)| !toks[a].is(&["always", "whenever", "every", "each"])),
+        since: None,
+    })
+}
+
+/// Where `run` occurs in `toks`: (start, end).
+fn find(toks: &[Tok], run: &[&str]) -> Option<(usize, usize)> {
+    toks.windows(run.len())
+        .position(|w| w.iter().zip(run).all(|(t, r)| t.low == *r))
+        .map(|a| (a, a + run.len()))
+}
+
+/// The first word at or after `at` that is neither a lead-in nor a lasting phrase
+/// ("never" stays: it is the directive's denial).
+fn skip_lead(toks: &[Tok], mut at: usize) -> usize {
+    loop {
+        let lasting = LASTING
+            .iter()
+            .filter(|run| run[0] != "never")
+            .find(|run| find(&toks[at.min(toks.len())..], run).is_some_and(|(a, _)| a == 0));
+        match lasting {
+            Some(run) => at += run.len(),
+            None if toks.get(at).is_some_and(|t| t.is(LEAD)) => at += 1,
+            None => return at,
+        }
+    }
+}
+
+/// After a lead that addresses the assistant ("I want you to", "I'd like you to",
+/// "could you"), where the directive's verb is.
+fn addressed(toks: &[Tok], at: usize, question: bool) -> Option<usize> {
+    let w = |i: usize| toks.get(at + i).map_or("", |t| t.low.as_str());
+    match (w(0), w(1), w(2), w(3)) {
+        ("i", "want" | "need", "you", "to") => Some(at + 4),
+        ("i", "would", "like" | "prefer", "you") if w(4) == "to" => Some(at + 5),
+        ("i", "would", "like" | "prefer", "you") => Some(at + 4),
+        ("i", "prefer", "you", "to") => Some(at + 4),
+        ("i", "prefer", "you", _) => Some(at + 3),
+        (a, "you", _, _) if question && ASKING.contains(&a) => Some(at + 2),
+        _ => None,
+    }
+}
+
+/// After a denial the directive opens with ("do not", "never", "stop"), where its verb is.
+fn denial(toks: &[Tok], at: usize) -> Option<usize> {
+    let w = |i: usize| toks.get(at + i).map_or("", |t| t.low.as_str());
+    match (w(0), w(1)) {
+        ("do", "not") => Some(at + 2),
+        ("never" | "stop", _) => Some(at + 1),
+        _ => None,
+    }
+}
+
+/// Whether a directive may open with `verb`: one that directs a reply or one the
+/// personal grammar knows ("stop using" opens with its -ing form).
+fn is_directing(verb: &Tok) -> bool {
+    let w = verb.low.as_str();
+    let base = w.strip_suffix("ing").unwrap_or(w);
+    DIRECTING.contains(&w) || DIRECTING.contains(&base) || KNOWN_VERBS.contains(&w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::personal::phrase::tokens;
+
+    fn instruction(s: &str) -> Option<(String, bool)> {
+        let speaking = Speaking {
+            speaker: "user",
+            at: None,
+            with_assistant: true,
+        };
+        read(&tokens(s), s, &speaking).map(|p| (p.value, p.negated))
+    }
+
+    #[test]
+    fn a_lasting_directive_is_an_instruction() {
+        let (v, neg) = instruction("From now on, please answer in metric units.").unwrap();
+        assert_eq!((v.as_str(), neg), ("answer in metric units", false));
+        let (v, _) = instruction("I'd like you to call me Sam going forward.").unwrap();
+        assert_eq!(v, "call me Sam");
+        let (v, neg) = instruction("Never use emojis when you write to me.").unwrap();
+        assert_eq!((v.as_str(), neg), ("use emojis when you write to me", true));
+        let (v, _) = instruction("Could you always cite your sources?").unwrap();
+        assert_eq!(v, "cite your sources");
+        let (v, _) = instruction("From now on, always answer me in French.").unwrap();
+        assert_eq!(v, "answer me in French");
+        let (v, _) = instruction("Actually, go back to imperial units from now on.").unwrap();
+        assert_eq!(v, "go back to imperial units");
+        let (v, _) = instruction("Keep your replies short.").unwrap();
+        assert_eq!(v, "Keep your replies short");
+        let (v, neg) = instruction("Don't suggest recipes with nuts anymore.").unwrap();
+        assert_eq!((v.as_str(), neg), ("suggest recipes with nuts", true));
+    }
+
+    #[test]
+    fn a_one_off_request_or_a_statement_is_not() {
+        for s in [
+            "Give me a recipe for pasta.",
+            "Can you recommend a good book?",
+            "I always go running on Sundays.",
+            "My sister never eats meat.",
+            "Thanks, that answers my question.",
+            "Always good to hear from you!",
+            "What did you answer last time?",
+        ] {
+            assert_eq!(instruction(s), None, "{s}");
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! The user's card at the head of recall's context: standing instructions and what holds
+//! now, current, cited, within its share of the budget, and only what the scope sees.
+mod common;
+use cairn::{Memory, RecallOptions};
+use common::{open, session};
+
+fn said(m: &Memory, space: &str, id: &str, date: &str, user: &str, end_user: Option<&str>) {
+    let metadata = end_user.map_or(String::new(), |u| {
+        format!(r#""metadata": {{"user_id": "{u}"}},"#)
+    });
+    m.ingest_session(
+        space,
+        session(&format!(
+            r#"{{"id": "{id}", "date": "{date}", {metadata} "messages": [
+            {{"role": "user", "text": "{user}"}},
+            {{"role": "assistant", "text": "Understood, I will keep that in mind."}}]}}"#
+        )),
+    )
+    .unwrap();
+}
+
+fn history(m: &Memory, space: &str) {
+    said(
+        m,
+        space,
+        "s1",
+        "2024-01-05",
+        "From now on, please give me all measurements in metric units.",
+        None,
+    );
+    said(
+        m,
+        space,
+        "s2",
+        "2024-01-20",
+        "Can you help me plan a road trip along the coast of Portugal?",
+        None,
+    );
+    said(
+        m,
+        space,
+        "s3",
+        "2024-02-02",
+        "I have been vegetarian for years, so no meat dishes for me.",
+        None,
+    );
+    said(
+        m,
+        space,
+        "s4",
+        "2024-02-15",
+        "What is a good stretching routine after running?",
+        None,
+    );
+}
+
+fn recall(m: &Memory, space: &str, q: &str, opts: RecallOptions) -> cairn::Recall {
+    m.recall(space, q, &opts).unwrap()
+}
+
+#[test]
+fn a_standing_instruction_heads_the_context_of_a_request_that_never_mentions_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    history(&m, "me");
+    let r = recall(
+        &m,
+        "me",
+        "How long is the drive from Lisbon to Porto?",
+        RecallOptions::default(),
+    );
+    let line = r
+        .card
+        .iter()
+        .find(|l| l.category == cairn::FactCategory::Instruction)
+        .unwrap_or_else(|| panic!("no instruction on the card: {:#?}\n{}", r.card, r.context));
+    assert!(line.statement.contains("metric units"), "{line:?}");
+    assert_eq!(
+        (line.session_id.as_str(), line.stated_at.is_some()),
+        ("s1", true)
+    );
+    // Cited: its unit is in the context, first, and the context opens with the card.
+    assert_eq!(r.context_unit_ids.first(), Some(&line.unit_id));
+    assert!(r.context.starts_with("About the user"), "{}", r.context);
+    assert!(r.context_tokens <= RecallOptions::default().token_budget);
+    // A preference that bears on the request joins it; one that does not, does not.
+    let cook = recall(
+        &m,
+        "me",
+        "What should I cook for dinner tonight?",
+        RecallOptions::default(),
+    );
+    let shows_diet = |r: &cairn::Recall| r.context.contains("vegetarian");
+    assert!(shows_diet(&cook), "{}", cook.context);
+    assert!(cook
+        .card
+        .iter()
+        .any(|l| l.category == cairn::FactCategory::Instruction));
+}
+
+#[test]
+fn a_newer_instruction_about_the_same_thing_replaces_the_older_and_as_of_sees_the_older() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    history(&m, "me");
+    said(
+        &m,
+        "me",
+        "s5",
+        "2024-03-01",
+        "Actually, go back to imperial units from now on.",
+        None,
+    );
+    said(
+        &m,
+        "me",
+        "s6",
+        "2024-03-02",
+        "Also, keep your replies short.",
+        None,
+    );
+    let q = "How heavy is a full suitcase usually?";
+    let now = recall(&m, "me", q, RecallOptions::default());
+    let instructions: Vec<&str> = now
+        .card
+        .iter()
+        .filter(|l| l.category == cairn::FactCategory::Instruction)
+        .map(|l| l.statement.as_str())
+        .collect();
+    assert!(
+        instructions.iter().any(|s| s.contains("imperial")),
+        "{instructions:?}"
+    );
+    assert!(
+        instructions.iter().any(|s| s.contains("short")),
+        "{instructions:?}"
+    );
+    assert!(!now.context.contains("metric"), "{}", now.context);
+    // As of February the newer ones were not said yet.
+    let feb = RecallOptions {
+        as_of: Some(cairn::parse_timestamp("2024-02-20").unwrap()),
+        ..RecallOptions::default()
+    };
+    let then = recall(&m, "me", q, feb);
+    assert!(then.context.contains("metric"), "{}", then.context);
+    assert!(!then.context.contains("imperial") && !then.context.contains("short"));
+}
+
+#[test]
+fn the_card_holds_only_what_the_scope_sees_and_never_joins_two_end_users() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    said(
+        &m,
+        "app",
+        "a1",
+        "2024-01-05",
+        "From now on, always answer me in French.",
+        Some("ana"),
+    );
+    said(
+        &m,
+        "app",
+        "b1",
+        "2024-01-06",
+        "Going forward, never use emojis in your replies. CANARY-BEN",
+        Some("ben"),
+    );
+    let q = "Can you suggest a weekend activity?";
+    let as_user = |u: &str| RecallOptions {
+        partition: Some(serde_json::json!({ "user_id": u })),
+        ..RecallOptions::default()
+    };
+    let ana = recall(&m, "app", q, as_user("ana"));
+    assert!(ana.context.contains("French"), "{}", ana.context);
+    assert!(!ana.context.contains("CANARY-BEN") && !ana.context.contains("emojis"));
+    let ben = recall(&m, "app", q, as_user("ben"));
+    assert!(
+        ben.context.contains("emojis") && !ben.context.contains("French"),
+        "{}",
+        ben.context
+    );
+    // A view of both end users has no card: a card is one user's.
+    let both = recall(&m, "app", q, RecallOptions::default());
+    assert!(both.card.is_empty(), "{:#?}", both.card);
+    // A session scope sees only its own session's statements.
+    let only_a1 = RecallOptions {
+        sessions: Some(vec!["a1".into()]),
+        ..RecallOptions::default()
+    };
+    let a1 = recall(&m, "app", q, only_a1);
+    assert!(
+        a1.card.iter().all(|l| l.session_id == "a1"),
+        "{:#?}",
+        a1.card
+    );
+}
+
+#[test]
+fn the_card_keeps_to_its_share_of_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    history(&m, "me");
+    for (i, what) in [
+        "cite your sources",
+        "answer in British English",
+        "use bullet points",
+        "avoid jargon",
+        "include a summary at the end",
+        "mention prices in euros",
+    ]
+    .iter()
+    .enumerate()
+    {
+        said(
+            &m,
+            "me",
+            &format!("i{i}"),
+            &format!("2024-04-{:02}", i + 1),
+            &format!("From now on, always {what}."),
+            None,
+        );
+    }
+    let opts = RecallOptions {
+        token_budget: 300,
+        ..RecallOptions::default()
+    };
+    let r = m
+        .recall("me", "Any tips for a trip to Porto?", &opts)
+        .unwrap();
+    let card_text = r.context.split("\n\n").next().unwrap();
+    let tokens = m.embedder().count_tokens(card_text);
+    assert!(
+        !r.card.is_empty() && tokens <= 45,
+        "{tokens} tokens: {card_text}"
+    );
+    assert!(r.context_tokens <= 300);
+}
