@@ -13,17 +13,29 @@ use super::{Engine, EngineError};
 /// A card as recall packs it: its text, its lines and the tokens the text takes.
 pub(super) type Card = (String, Vec<CardLine>, usize);
 
+/// What recall knows when it writes the card.
+pub(super) struct Asked<'a> {
+    pub query_vector: Option<&'a [f32]>,
+    /// The hits (the first places) and the cosines their relevance is read from.
+    pub hits: &'a [Ranked],
+    pub cosines: &'a Cosines,
+    /// The units the query's words found.
+    pub lexical: HashSet<&'a str>,
+    /// The question is about the asker ("where do I work now?"): a statement of theirs
+    /// its words found goes on the card however far its meaning is from the question's
+    /// wording ("which company pays my salary?" and "I just started at Monzo").
+    pub about_user: bool,
+}
+
 impl Engine {
-    /// The card for a recall whose `hits` are the first places of `top` (their
-    /// relevance in `cosines`): `None` when the card has no share of the budget, the
+    /// The card for a recall: `None` when the card has no share of the budget, the
     /// request asks for no facts, the view holds no statement of the user's, or holds
     /// those of several end users.
     pub(super) fn user_card(
         &self,
         space: &SpaceId,
         view: &View,
-        query_vector: Option<&[f32]>,
-        (hits, cosines): (&[Ranked], &Cosines),
+        asked: &Asked<'_>,
         opts: &RecallOptions,
     ) -> Result<Option<Card>, EngineError> {
         let cfg = &self.cfg.card;
@@ -32,22 +44,24 @@ impl Engine {
             return Ok(None);
         }
         let index = self.fact_index(space)?;
-        let Some(heads) = newest_of_one_user(&index, view) else {
+        let found_by_words = |f: &Unit| asked.about_user && asked.lexical.contains(f.id.as_str());
+        let Some(heads) = newest_of_one_user(&index, view, found_by_words) else {
             return Ok(None);
         };
-        let (mut instructions, others): (Vec<&Unit>, Vec<&Unit>) = heads
+        let (mut instructions, others): (Vec<Head>, Vec<Head>) = heads
             .into_iter()
-            .partition(|u| card::category(u) == Some(FactCategory::Instruction));
-        instructions.sort_by(|a, b| b.occurred_at.cmp(&a.occurred_at));
+            .partition(|h| card::category(h.newest) == Some(FactCategory::Instruction));
+        instructions.sort_by(|a, b| b.newest.occurred_at.cmp(&a.newest.occurred_at));
         instructions.truncate(cfg.instructions);
+        let instructions: Vec<&Unit> = instructions.iter().map(|h| h.newest).collect();
         let instructions = self.standing(&instructions)?;
         // A statement the hits show already needs no line of its own.
-        let shown: HashSet<(&str, &str)> = hits.iter().flat_map(messages_of).collect();
-        let others: Vec<&Unit> = others
+        let shown: HashSet<(&str, &str)> = asked.hits.iter().flat_map(messages_of).collect();
+        let others: Vec<Head> = others
             .into_iter()
-            .filter(|u| !messages_of_unit(u).any(|m| shown.contains(&m)))
+            .filter(|h| !messages_of_unit(h.newest).any(|m| shown.contains(&m)))
             .collect();
-        let facts = self.relevant(space, query_vector, others, (hits, cosines), opts)?;
+        let facts = self.relevant(space, others, asked, opts)?;
         let count = |s: &str| self.b.embedder.count_tokens(s);
         Ok(card::write(&instructions, facts, budget, &count))
     }
@@ -75,45 +89,54 @@ impl Engine {
         ))
     }
 
-    /// The statements among `facts` close enough to the query to go on the card: as
-    /// relevant as the relevance floor asks of a hit, and at least the share of the best
-    /// hit's relevance that makes a place "close to the best" (`newest_ratio`).
+    /// The statements among `heads` that go on the card: those the query's words found
+    /// (see [`Asked::about_user`]), and those as relevant as the relevance floor asks of
+    /// a hit and at least the share of the best hit's relevance that makes a place
+    /// "close to the best" (`newest_ratio`).
     fn relevant<'a>(
         &self,
         space: &SpaceId,
-        query_vector: Option<&[f32]>,
-        facts: Vec<&'a Unit>,
-        (hits, cosines): (&[Ranked], &Cosines),
+        heads: Vec<Head<'a>>,
+        asked: &Asked<'_>,
         opts: &RecallOptions,
     ) -> Result<Vec<Candidate<'a>>, EngineError> {
-        let Some(qv) = query_vector.filter(|_| !facts.is_empty()) else {
+        let Some(qv) = asked.query_vector.filter(|_| !heads.is_empty()) else {
             return Ok(Vec::new());
         };
-        let ids: Vec<String> = facts.iter().map(|u| u.id.clone()).collect();
+        let ids: Vec<String> = heads.iter().map(|h| h.newest.id.clone()).collect();
         let found: Cosines = self
             .b
             .vectors
             .similarities(space, qv, &ids)?
             .into_iter()
             .collect();
-        let best = hits
+        let best = asked
+            .hits
             .iter()
-            .filter_map(|r| relevance(r, cosines))
+            .filter_map(|r| relevance(r, asked.cosines))
             .reduce(f32::max);
         let floor = opts
             .min_relevance
             .max(best.unwrap_or(0.0) * self.cfg.rank.newest_ratio);
-        Ok(facts
+        Ok(heads
             .into_iter()
-            .filter_map(|fact| {
-                let c = *found.get(&fact.id)?;
-                (c >= floor).then_some(Candidate {
-                    fact,
-                    relevance: Some(c),
+            .filter_map(|h| {
+                let c = found.get(&h.newest.id).copied();
+                let close = c.is_some_and(|c| c >= floor);
+                (close || h.found_by_words).then_some(Candidate {
+                    fact: h.newest,
+                    relevance: Some(c.unwrap_or(0.0)),
                 })
             })
             .collect())
     }
+}
+
+/// The newest statement of one of the user's chains, and whether the query's words
+/// found a statement of that chain.
+struct Head<'a> {
+    newest: &'a Unit,
+    found_by_words: bool,
 }
 
 /// The newest statement of each of the user's chains the view sees, all of one end-user
@@ -121,7 +144,8 @@ impl Engine {
 fn newest_of_one_user<'a>(
     index: &'a crate::facts::FactIndex,
     view: &View,
-) -> Option<Vec<&'a Unit>> {
+    found_by_words: impl Fn(&Unit) -> bool,
+) -> Option<Vec<Head<'a>>> {
     let seen = |f: &Unit| view.shows(f);
     let mut listed: HashSet<&str> = HashSet::new();
     let mut partition: Option<Option<&str>> = None;
@@ -136,7 +160,10 @@ fn newest_of_one_user<'a>(
             return None;
         }
         if listed.insert(newest.id.as_str()) {
-            heads.push(newest);
+            heads.push(Head {
+                newest,
+                found_by_words: chain.iter().any(|f| found_by_words(f)),
+            });
         }
     }
     (!heads.is_empty()).then_some(heads)

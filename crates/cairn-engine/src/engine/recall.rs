@@ -275,7 +275,14 @@ impl Engine {
         timings.rank_ms = ms(t);
 
         let t = Instant::now();
-        let card = self.user_card(space, &view, qv, (&top[..hits], &cosines), opts)?;
+        let asked = card::Asked {
+            query_vector: qv,
+            hits: &top[..hits],
+            cosines: &cosines,
+            lexical: found.lexical.iter().map(|(id, _)| id.as_str()).collect(),
+            about_user: analysis.focus == Some(crate::query::Focus::Me),
+        };
+        let card = self.user_card(space, &view, &asked, opts)?;
         trace.stage("card");
         let mut packed = self.pack_hits(&top, hits, &analysis, opts, card.as_ref());
         let card = card.filter(|(text, _, _)| packed.context.starts_with(text.as_str()));
