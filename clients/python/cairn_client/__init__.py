@@ -15,6 +15,7 @@ from .types import (
     AgentRun,
     AgentState,
     AgentStep,
+    CardLine,
     ContextSpan,
     EntityDetail,
     EntityMention,
@@ -72,7 +73,7 @@ from .version import __version__
 __all__ = [
     "ROUTES", "RetryPolicy", "Cairn", "AsyncCairn",
     "CairnError", "CairnWarning", "ApiError", "ConnectionError", "TimeoutError",
-    "AgentRun", "AgentState", "AgentStep", "ContextSpan", "EntityDetail", "EntityMention",
+    "AgentRun", "AgentState", "AgentStep", "CardLine", "ContextSpan", "EntityDetail", "EntityMention",
     "EntityRelation", "EntitySummary", "Evidence", "FactHistory",
     "FactSubject", "FactVersion", "ForgotMemory", "ForgotPartition", "GroupMessage", "Health", "Hit",
     "HitExplanation", "HitPart", "IngestReport", "InspectedRecall", "ListScore", "Manifest",

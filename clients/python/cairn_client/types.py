@@ -206,17 +206,36 @@ class Timings:
 
 
 @dataclass(frozen=True)
+class CardLine:
+    """A line of the user's card: the newest statement of one of the user's chains."""
+
+    #: The fact unit it cites.
+    unit_id: str
+    #: ``instruction`` for a standing instruction, else the fact's category.
+    category: str
+    #: The sentence that states it, verbatim.
+    statement: str
+    session_id: str
+    message_id: str
+    stated_at: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class Recall:
     hits: List[Hit]
     context: str
     context_tokens: int
     hits_cut: int
     context_unit_ids: List[str]
+    #: The user's card at the head of ``context``: standing instructions, then what the
+    #: user said of themself that holds now and bears on the query, each cited.
+    card: List[CardLine] = field(default_factory=list)
     #: The hits not shown whole in ``context``: trimmed, shown in part or left out.
     hits_cut_ids: List[str] = field(default_factory=list)
     #: Places after the first ``top_k`` that ``context`` also shows (the budget had room).
     extra_hits: List[Hit] = field(default_factory=list)
-    #: Nothing passed the relevance floor (``min_relevance``): no hits, an empty context.
+    #: Nothing passed the relevance floor (``min_relevance``): no hits, and the context
+    #: holds at most the user's card.
     no_relevant_memory: bool = False
     timings: Timings = field(default_factory=Timings)
     explain: Optional[RecallExplanation] = None

@@ -252,3 +252,19 @@ def test_a_key_pinned_to_a_user_reads_and_writes_that_user_alone(server, admin):
         with pytest.raises(ApiError) as e:
             gone.me()
         assert e.value.status == 401
+
+
+def test_a_pinned_users_card_holds_their_standing_instruction_alone(server, admin):
+    sp = "py-card"
+    admin.ingest_sessions(sp, [
+        session("u1-i", "From now on, always answer me in Portuguese.", "Combinado.", user_id="u1"),
+        session("u2-i", "Going forward, never use emojis in your replies.", "Noted.", user_id="u2"),
+    ])
+    made = admin.create_key([sp], partition={"user_id": "u1"}, label="u1's card")
+    with Cairn(server["url"], api_key=made.token) as u1:
+        r = u1.recall(sp, "Suggest a quiet weekend activity.")
+        assert [line.category for line in r.card] == ["instruction"]
+        assert "Portuguese" in r.card[0].statement and r.card[0].session_id == "u1-i"
+        assert r.context.startswith("About the user:") and "emojis" not in r.context
+        assert r.context_unit_ids[0] == r.card[0].unit_id
+    admin.revoke_key(made.id)

@@ -256,16 +256,32 @@ export interface Hit {
   explain?: HitExplanation;
 }
 
+/** A line of the user's card: the newest statement of one of the user's chains. */
+export interface CardLine {
+  /** The fact unit it cites. */
+  unit_id: string;
+  /** `instruction` for a standing instruction, else the fact's category. */
+  category: string;
+  /** The sentence that states it, verbatim. */
+  statement: string;
+  stated_at?: string | null;
+  session_id: string;
+  message_id: string;
+}
+
 export interface Recall {
   hits: Hit[];
   /** Places after the first `top_k` that the context also shows (the budget had room). */
   extra_hits?: Hit[];
   context: string;
+  /** The user's card at the head of `context`: standing instructions, then what the user
+   * said of themself that holds now and bears on the query, each cited. Absent when none. */
+  card?: CardLine[];
   context_tokens: number;
   hits_cut: number;
   /** The hits not shown whole in `context`: trimmed, shown in part or left out. */
   hits_cut_ids: string[];
-  /** Nothing passed the relevance floor: no hits, an empty context. */
+  /** Nothing passed the relevance floor: no hits, and the context holds at most the user's card. */
   no_relevant_memory: boolean;
   context_unit_ids: string[];
   timings: Record<string, number>;

@@ -34,6 +34,7 @@ type Ours = {
   Hit: T.Hit;
   HitPart: T.HitPart;
   Recall: T.Recall;
+  CardLine: T.CardLine;
   Warning: T.Warning;
   Unit: T.Unit;
   SpaceStats: T.SpaceStats;

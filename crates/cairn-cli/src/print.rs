@@ -46,6 +46,13 @@ fn day(t: Option<Timestamp>, format: &str) -> String {
 pub fn recall(r: &Recall) {
     if r.no_relevant_memory {
         outln!("no relevant memory (nothing passed --min-relevance)");
+        if !r.card.is_empty() {
+            outln!(
+                "\n--- context ({} tokens) ---\n{}",
+                r.context_tokens,
+                r.context
+            );
+        }
         return;
     }
     for (i, h) in r.hits.iter().enumerate() {

@@ -1,6 +1,7 @@
-//! The bounds of every request option, in one place: the library's validation checks
-//! them, the MCP tool schemas and the server's OpenAPI document state them from these
-//! constants, so a bound changed here changes all three.
+//! The bounds of the recall and read options: the library's validation checks them, the
+//! MCP tool schemas and the server's OpenAPI document state them from these constants,
+//! so a bound changed here changes all three. (Input sizes are bounded beside what they
+//! bound: `source.rs`, `trajectory.rs`, `inspect.rs`, `filter.rs`.)
 
 use crate::InputError;
 

@@ -13,8 +13,10 @@
 //! storage of its own: API keys are rows of the memory's store (`cairn::KeyRecords`).
 //!
 //! Invariants:
-//! - every route that names a space checks the caller's [`Principal`] before anything
-//!   else, and refuses spaces outside a key's list alike whether or not they exist;
+//! - every route checks the caller's key (401) before its handler runs, and every route
+//!   that names a space checks the [`Principal`] against it before reading it, refusing
+//!   spaces outside a key's list alike whether or not they exist (a body the wire
+//!   cannot read is refused, 415/400/422, after the key and before the space check);
 //! - no panic reaches a client (handlers run under a panic catcher, library calls on the
 //!   blocking pool), and every error is a problem document with a stable `code`;
 //! - a write is answered only after the library returned, i.e. once it is durable.

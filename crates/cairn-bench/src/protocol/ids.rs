@@ -132,6 +132,19 @@ impl OpaqueIds {
         }
     }
 
+    /// A session's and message's ids as the dataset writes them.
+    pub fn original_message(&self, session: &str, message: &str) -> (String, String) {
+        if !self.on {
+            return (session.to_string(), message.to_string());
+        }
+        let m = self.maps();
+        let key = (session.to_string(), message.to_string());
+        (
+            m.to_dataset.get(session).cloned().unwrap_or(key.0.clone()),
+            m.messages.get(&key).cloned().unwrap_or(key.1),
+        )
+    }
+
     /// A hit with its session and turn ids as the dataset writes them.
     pub fn original_hit(&self, mut h: Hit) -> Hit {
         if !self.on {

@@ -8,8 +8,8 @@ use crate::peers::{self, Doc, PeerIndex};
 use crate::protocol::ids::OpaqueIds;
 use crate::qa::{Qa, Style};
 use crate::records::retrieval::{
-    done_pairs, read_results, Evidence, IngestInfo, LedgerEntry, LevelScores, QuestionRecord,
-    QuestionTimings, RankedHit,
+    done_pairs, read_results, CardCitation, Evidence, IngestInfo, LedgerEntry, LevelScores,
+    QuestionRecord, QuestionTimings, RankedHit,
 };
 use crate::records::ResultsFile;
 use crate::report::retrieval as report;
@@ -469,9 +469,23 @@ impl Run {
                 q.exclusion.as_deref(),
             )
         });
+        let card = recall
+            .card
+            .iter()
+            .map(|l| {
+                let (session_id, message_id) =
+                    self.ids.original_message(&l.session_id, &l.message_id);
+                CardCitation {
+                    category: l.category.as_str().to_string(),
+                    session_id,
+                    message_id,
+                }
+            })
+            .collect();
         QuestionRecord {
             qa,
             exclusion,
+            card,
             messages_twice: messages_twice(&hits),
             hits,
             context_tokens: recall.context_tokens,
@@ -514,6 +528,7 @@ impl Run {
             context_unit_ids: Vec::new(),
             no_relevant_memory: false,
             messages_twice: 0,
+            card: Vec::new(),
             metrics: LevelScores::default(),
             timings: QuestionTimings {
                 ingest_ms: ingest.ms,

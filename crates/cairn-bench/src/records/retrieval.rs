@@ -47,6 +47,11 @@ pub struct QuestionRecord {
     /// Messages the context shows in more than one of its entries (hits).
     #[serde(default)]
     pub messages_twice: usize,
+    /// The user's card at the head of the context: each line's category and the
+    /// `session/message` it cites, as the dataset names them (the card's lines are not
+    /// hits, so no metric above counts them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub card: Vec<CardCitation>,
     pub metrics: LevelScores,
     pub timings: QuestionTimings,
     pub ingest: IngestInfo,
@@ -193,6 +198,7 @@ pub(crate) fn minimal(id: &str, qtype: &str, config: &str) -> QuestionRecord {
         context_tokens: 0,
         hits_cut: 0,
         context_unit_ids: Vec::new(),
+        card: Vec::new(),
         no_relevant_memory: false,
         messages_twice: 0,
         metrics: LevelScores::default(),
@@ -204,4 +210,12 @@ pub(crate) fn minimal(id: &str, qtype: &str, config: &str) -> QuestionRecord {
         ledger: Vec::new(),
         qa: None,
     }
+}
+
+/// A line of the user's card as a record cites it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CardCitation {
+    pub category: String,
+    pub session_id: String,
+    pub message_id: String,
 }

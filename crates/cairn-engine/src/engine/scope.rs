@@ -1,8 +1,10 @@
 //! A request's [`Scope`] resolved against one space: the sessions its metadata filter
 //! (and `sessions`, `groups`) admit, read from the space's session headers (cached per
-//! space generation), and the one rule of what the request sees ([`View::sees`]). Every
-//! read stage and route takes a [`View`]: candidates, facts and their chains, profiles,
-//! entities, listings, counts.
+//! space generation), and the rule of what the request sees ([`View::sees`]). Recall's
+//! stages and the knowledge reads (facts and their chains, profiles, the card) take a
+//! [`View`]; the listings narrow sessions by one but restate the time window in their
+//! queries, and the entity graph applies `as_of` per link (issue 55 is to make the view
+//! the only way in).
 use cairn_core::filter::{session_document, MetadataField};
 use cairn_core::{
     Filter, InputError, Scope, SessionHeader, SpaceId, Unit, UnitKind, Warning, UNKNOWN_FILTER_KEY,

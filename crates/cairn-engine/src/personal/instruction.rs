@@ -8,7 +8,6 @@
 //! "never", "anymore"), or it is about the assistant's replies themselves ("your
 //! answers", "replies"). "Give me a pasta recipe" asks for one reply and is no
 //! instruction; neither is a question, unless it asks for something from now on.
-use super::lexicon::KNOWN_VERBS;
 use super::phrase::Tok;
 use super::{Personal, Speaking};
 use cairn_core::FactCategory;
@@ -19,8 +18,9 @@ const LEAD: &[&str] = &[
     "alright", "now", "but",
 ];
 
-/// How a clause says it holds from now on, each a run of words.
-const LASTING: &[&[&str]] = &[
+/// How a directive says it holds from now on, each a run of words: before its verb
+/// ("from now on, answer ...", "always cite ...")...
+const LASTING_BEFORE: &[&[&str]] = &[
     &["from", "now", "on"],
     &["from", "here", "on"],
     &["going", "forward"],
@@ -28,31 +28,32 @@ const LASTING: &[&[&str]] = &[
     &["in", "the", "future"],
     &["in", "future"],
     &["henceforth"],
+    &["by", "default"],
     &["always"],
-    &["never"],
-    &["whenever"],
-    &["every", "time"],
-    &["each", "time"],
+];
+
+/// ... or at its end ("... in metric units from now on", "... anymore"). Elsewhere, and
+/// "in the future" at the end, the words belong to what is asked ("how do I prevent it
+/// in the future?").
+const LASTING_AFTER: &[&[&str]] = &[
+    &["from", "now", "on"],
+    &["from", "here", "on"],
+    &["going", "forward"],
+    &["moving", "forward"],
     &["by", "default"],
     &["anymore"],
     &["any", "more"],
     &["no", "longer"],
+    &["every", "time"],
+    &["each", "time"],
 ];
 
-/// What the assistant produces: a directive about these is about every reply.
-const REPLIES: &[&str] = &[
-    "answer",
-    "answers",
-    "reply",
-    "replies",
-    "response",
-    "responses",
-    "explanation",
-    "explanations",
-    "suggestions",
-    "recommendations",
-    "messages",
-];
+/// What the assistant produces: a directive about these ("your replies", "all answers",
+/// "keep replies short") is about every reply.
+const REPLIES: &[&str] = &["answers", "replies", "responses", "explanations"];
+
+/// Words before [`REPLIES`] that make them every reply, not those of one thing.
+const EVERY: &[&str] = &["your", "all", "any", "future"];
 
 /// Verbs a directive to an assistant opens with, besides the verbs the personal grammar
 /// knows: what it can be told to do with its replies.
@@ -125,43 +126,36 @@ const ASKING: &[&str] = &["can", "could", "would", "will"];
 /// A standing instruction in `toks` (one sentence), said by `speaking`'s speaker to an
 /// assistant: whom it binds is the assistant, whose instruction it is the speaker's.
 pub(super) fn read(toks: &[Tok], sentence: &str, speaking: &Speaking<'_>) -> Option<Personal> {
-    let lasting = LASTING.iter().find_map(|run| find(toks, run));
-    let about_replies = toks.windows(2).any(|w| {
-        w[0].is(&["your", "the", "short", "long", "shorter", "longer"]) && w[1].is(REPLIES)
-    }) || toks.last().is_some_and(|t| t.is(REPLIES));
     let question = sentence.trim_end().ends_with('?');
-    if lasting.is_none() && !about_replies {
-        return None;
-    }
-    let mut at = skip_lead(toks, 0);
-    let mut negated = false;
+    let (mut at, mut lasting) = skip_lead(toks, 0);
     if let Some(after) = addressed(toks, at, question) {
-        at = after;
+        let (after, also) = skip_lead(toks, after);
+        (at, lasting) = (after, lasting || also);
     } else if question {
         return None;
     }
-    at = skip_lead(toks, at);
+    let mut negated = false;
     if let Some(after) = denial(toks, at) {
         negated = true;
-        at = skip_lead(toks, after);
+        lasting |= toks[at].is(&["never"]);
+        let (after, also) = skip_lead(toks, after);
+        (at, lasting) = (after, lasting || also);
     }
-    let verb = toks.get(at)?;
-    if !is_directing(verb) {
+    if !is_directing(toks.get(at)?) {
         return None;
     }
-    let words: Vec<&str> = toks[at..]
+    // The lasting phrase at the end is no part of what is directed.
+    let end = LASTING_AFTER
         .iter()
-        .enumerate()
-        .filter(|(i, _)| !lasting.is_some_and(|(a, b)| (a..b).contains(&(at + i))))
-        .map(|(_, t)| t.orig.as_str())
-        .filter(|w| !w.eq_ignore_ascii_case("always"))
-        .collect();
-    let value = words.join(" ");
-    let key: Vec<&str> = words
-        .iter()
-        .copied()
-        .filter(|w| !LEAD.contains(&w.to_lowercase().as_str()))
-        .collect();
+        .find(|run| toks.len() > at + run.len() && starts(&toks[toks.len() - run.len()..], run))
+        .map_or(toks.len(), |run| toks.len() - run.len());
+    let about_replies =
+        (at + 1..end).any(|i| toks[i].is(REPLIES) && (i == at + 1 || toks[i - 1].is(EVERY)));
+    if !(lasting || end < toks.len() || about_replies) {
+        return None;
+    }
+    let words: Vec<&str> = toks[at..end].iter().map(|t| t.orig.as_str()).collect();
+    let key = words.join(" ").to_lowercase();
     // A note is written for the user it serves: its instruction is theirs.
     let person = match speaking.speaker {
         crate::NOTE_SPEAKER => super::reported::USER,
@@ -170,35 +164,33 @@ pub(super) fn read(toks: &[Tok], sentence: &str, speaking: &Speaking<'_>) -> Opt
     Some(Personal {
         person: person.to_string(),
         category: FactCategory::Instruction,
-        label: format!("instruction: {}", key.join(" ").to_lowercase()),
-        key: key.join(" ").to_lowercase(),
-        value,
+        label: format!("instruction: {key}"),
+        key,
+        value: words.join(" "),
         negated,
-        revision: lasting
-            .is_some_and(|(a, _)| !toks[a].is(&["always", "whenever", "every", "each"])),
+        revision: end < toks.len() || lasting,
         since: None,
     })
 }
 
-/// Where `run` occurs in `toks`: (start, end).
-fn find(toks: &[Tok], run: &[&str]) -> Option<(usize, usize)> {
-    toks.windows(run.len())
-        .position(|w| w.iter().zip(run).all(|(t, r)| t.low == *r))
-        .map(|a| (a, a + run.len()))
+/// Whether `toks` opens with `run`.
+fn starts(toks: &[Tok], run: &[&str]) -> bool {
+    toks.len() >= run.len() && toks.iter().zip(run).all(|(t, r)| t.low == *r)
 }
 
-/// The first word at or after `at` that is neither a lead-in nor a lasting phrase
-/// ("never" stays: it is the directive's denial).
-fn skip_lead(toks: &[Tok], mut at: usize) -> usize {
+/// The first word at or after `at` that is neither a lead-in nor a lasting phrase, and
+/// whether a lasting phrase was passed ("never" stays: it is the directive's denial).
+fn skip_lead(toks: &[Tok], mut at: usize) -> (usize, bool) {
+    let mut lasting = false;
     loop {
-        let lasting = LASTING
-            .iter()
-            .filter(|run| run[0] != "never")
-            .find(|run| find(&toks[at.min(toks.len())..], run).is_some_and(|(a, _)| a == 0));
-        match lasting {
-            Some(run) => at += run.len(),
-            None if toks.get(at).is_some_and(|t| t.is(LEAD)) => at += 1,
-            None => return at,
+        let rest = &toks[at.min(toks.len())..];
+        match LASTING_BEFORE.iter().find(|run| starts(rest, run)) {
+            Some(run) => {
+                at += run.len();
+                lasting = true;
+            }
+            None if rest.first().is_some_and(|t| t.is(LEAD)) => at += 1,
+            None => return (at, lasting),
         }
     }
 }
@@ -228,12 +220,12 @@ fn denial(toks: &[Tok], at: usize) -> Option<usize> {
     }
 }
 
-/// Whether a directive may open with `verb`: one that directs a reply or one the
-/// personal grammar knows ("stop using" opens with its -ing form).
+/// Whether a directive may open with `verb`: one that directs a reply ("stop using"
+/// opens with its -ing form).
 fn is_directing(verb: &Tok) -> bool {
     let w = verb.low.as_str();
     let base = w.strip_suffix("ing").unwrap_or(w);
-    DIRECTING.contains(&w) || DIRECTING.contains(&base) || KNOWN_VERBS.contains(&w)
+    DIRECTING.contains(&w) || DIRECTING.contains(&base)
 }
 
 #[cfg(test)]
@@ -280,8 +272,41 @@ mod tests {
             "Thanks, that answers my question.",
             "Always good to hear from you!",
             "What did you answer last time?",
+            "Can you tell me how to prevent fin rot in the future?",
+            "Write a scene for an episode of It's Always Sunny in Philadelphia.",
+            "Can you give me some suggestions?",
+            "Would you like some specific recommendations?",
+            "Make sure to include the correct answer for each question.",
         ] {
             assert_eq!(instruction(s), None, "{s}");
         }
     }
+}
+
+/// What the reader finds in a file of messages, one per line (`CAIRN_INSTRUCTION_SAMPLE`):
+/// `cargo test -p cairn-engine --lib instruction::sample -- --ignored --nocapture`.
+#[cfg(test)]
+#[test]
+#[ignore]
+fn sample() {
+    let Ok(path) = std::env::var("CAIRN_INSTRUCTION_SAMPLE") else {
+        return;
+    };
+    let text = std::fs::read_to_string(path).expect("sample file");
+    let speaking = Speaking {
+        speaker: "user",
+        at: None,
+        with_assistant: true,
+    };
+    let (mut messages, mut found) = (0, 0);
+    for line in text.lines() {
+        messages += 1;
+        for (sentence, p) in super::read(line, &speaking) {
+            if p.category == FactCategory::Instruction {
+                found += 1;
+                println!("{} | {sentence}", p.value);
+            }
+        }
+    }
+    println!("{found} instructions in {messages} messages");
 }
