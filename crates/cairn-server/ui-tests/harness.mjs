@@ -129,6 +129,8 @@ export async function seed(base) {
       { role: "assistant", text: "Luna is a lovely name." },
       { role: "user", text: "My old dog Rex is jealous of the cat." },
       { role: "assistant", text: "Give Rex some extra walks." },
+      { role: "user", text: "From now on, keep your replies short." },
+      { role: "assistant", text: "Will do." },
     ],
   });
   await post("/v1/spaces/team/trajectories", {

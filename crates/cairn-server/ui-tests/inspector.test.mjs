@@ -164,6 +164,9 @@ test("run a recall and read where each score came from", { skip }, async () => {
   assert.equal(budget, 300);
   assert.ok(used > 0 && used <= 300, tokens);
   assert.match(await page.locator("#context").innerText(), /\$100,000/);
+  // The user's standing instruction heads the context and has its own list, cited.
+  assert.match(await page.locator("#card").innerText(), /instruction[\s\S]*keep your replies short/);
+  assert.match(await page.locator("#context").innerText(), /^About the user:/);
   assert.match(await page.locator("#timings").innerText(), /embed[\s\S]*lexical[\s\S]*dense[\s\S]*rank[\s\S]*pack/);
   assert.match(await page.locator("#counts").innerText(), /fused \d+/);
   await page.screenshot({ path: join(SCREENSHOTS, "recall-playground.png"), fullPage: true });
@@ -191,7 +194,7 @@ test("forget a message and see it gone", { skip }, async () => {
   assert.equal(await page.locator('.message[data-message="2"]').count(), 0);
   assert.doesNotMatch(await page.locator("#messages").innerText(), /My old dog Rex/);
   const rec = await call(server.base, ADMIN, "GET", "/v1/spaces/team/sessions/pets");
-  assert.equal(rec.session.messages.length, 3);
+  assert.equal(rec.session.messages.length, 5);
   const recall = await call(server.base, ADMIN, "POST", "/v1/spaces/team/recall", { query: "dog Rex jealous" });
   assert.doesNotMatch(recall.context, /jealous/);
 });

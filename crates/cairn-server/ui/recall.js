@@ -1,5 +1,5 @@
 // The recall playground: a query with every option, the ranked hits with where each
-// score came from, the packed context with its token count and what was cut, and the
+// score came from, the user's card, the packed context with its token count and what was cut, and the
 // time of each stage. Recalls ask for `explain: true`.
 import { api, sp } from "./api.js";
 import { errorBox, fill, fmtTime, h, kind, num, title } from "./dom.js";
@@ -200,6 +200,24 @@ function showResult(out, r, ctx) {
       h(
         "aside",
         {},
+        r.card && r.card.length
+          ? [
+              h("h3", {}, "The user's card"),
+              h(
+                "ul",
+                { class: "card", id: "card" },
+                r.card.map((line) =>
+                  h(
+                    "li",
+                    { dataset: { unit: line.unit_id } },
+                    h("span", { class: "badge" }, line.category),
+                    ` ${line.statement} `,
+                    h("span", { class: "muted" }, fmtTime(line.stated_at), " · ", h("a", { href: ctx.link(ctx.space, "sessions", line.session_id) }, line.session_id)),
+                  ),
+                ),
+              ),
+            ]
+          : null,
         h("h3", {}, "Packed context"),
         h(
           "p",
