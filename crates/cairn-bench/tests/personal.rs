@@ -89,7 +89,7 @@ fn the_second_suite_holds_its_first_hit() {
 /// The as-of suite (`fixtures/personal/asof.txt`, issue 51, by another author): a
 /// question dated with `@` is recalled as of that date and must get the value of then.
 /// Held to the floors measured when it was committed (first hit .719 of all 32, .688 of
-/// the 16 dated; context .812 of the dated).
+/// the 16 dated; context .812 of the dated, .875 with the user's card).
 #[test]
 fn the_as_of_suite_asks_its_dated_questions_as_of_their_date() {
     if !model_installed() {
@@ -99,7 +99,25 @@ fn the_as_of_suite_asks_its_dated_questions_as_of_their_date() {
     assert_eq!((all.questions, all.as_of_questions), (32, 16));
     assert!(all.first_hit_current >= 0.70, "{}", all.first_hit_current);
     assert!(all.as_of_first_hit >= 0.68, "{}", all.as_of_first_hit);
-    assert!(all.as_of_context >= 0.80, "{}", all.as_of_context);
+    assert!(all.as_of_context >= 0.85, "{}", all.as_of_context);
+}
+
+/// The standing-instruction suite (`fixtures/personal/instructions.txt`, issue 51, by
+/// another author): a later request that depends on an instruction must find the current
+/// one in its context (the user's card), dated questions the one of their date. Its
+/// first score (.41 of the instructions read, context .867) and the floors of the
+/// grammar that followed are in docs/benchmarks/personal.md.
+#[test]
+fn the_instruction_suite_finds_the_current_instruction_in_the_context() {
+    if !model_installed() {
+        return;
+    }
+    let all = &run_suite("instructions.txt");
+    assert_eq!((all.questions, all.as_of_questions), (45, 6));
+    assert!(all.all.precision >= 0.90, "{:?}", all.all);
+    assert!(all.all.recall >= 0.78, "{:?}", all.all);
+    assert!(all.context_current >= 0.95, "{}", all.context_current);
+    assert!(all.as_of_context >= 0.95, "{}", all.as_of_context);
 }
 
 /// `--llm` adds the `patterns+llm` row beside the patterns: each conversation's space is

@@ -8,7 +8,7 @@
 //! "never", "anymore"), or it is about the assistant's replies themselves ("your
 //! answers", "replies"). "Give me a pasta recipe" asks for one reply and is no
 //! instruction; neither is a question, unless it asks for something from now on.
-use super::phrase::Tok;
+use super::phrase::{tokens, Tok};
 use super::{Personal, Speaking};
 use cairn_core::FactCategory;
 
@@ -22,6 +22,9 @@ const LEAD: &[&str] = &[
 /// ("from now on, answer ...", "always cite ...")...
 const LASTING_BEFORE: &[&[&str]] = &[
     &["from", "now", "on"],
+    &["from", "today", "on"],
+    &["from", "this", "point", "on"],
+    &["for", "the", "future"],
     &["from", "here", "on"],
     &["going", "forward"],
     &["moving", "forward"],
@@ -37,6 +40,8 @@ const LASTING_BEFORE: &[&[&str]] = &[
 /// in the future?").
 const LASTING_AFTER: &[&[&str]] = &[
     &["from", "now", "on"],
+    &["from", "today", "on"],
+    &["from", "this", "point", "on"],
     &["from", "here", "on"],
     &["going", "forward"],
     &["moving", "forward"],
@@ -46,6 +51,16 @@ const LASTING_AFTER: &[&[&str]] = &[
     &["no", "longer"],
     &["every", "time"],
     &["each", "time"],
+];
+
+/// Clauses of a recurring condition before a directive ("whenever I ask ..., ...").
+const RECURRING: &[&[&str]] = &[
+    &["whenever"],
+    &["when"],
+    &["every", "time"],
+    &["each", "time"],
+    &["any", "time"],
+    &["anytime"],
 ];
 
 /// What the assistant produces: a directive about these ("your replies", "all answers",
@@ -124,37 +139,24 @@ const DIRECTING: &[&str] = &[
 const ASKING: &[&str] = &["can", "could", "would", "will"];
 
 /// A standing instruction in `toks` (one sentence), said by `speaking`'s speaker to an
-/// assistant: whom it binds is the assistant, whose instruction it is the speaker's.
-pub(super) fn read(toks: &[Tok], sentence: &str, speaking: &Speaking<'_>) -> Option<Personal> {
+/// assistant: whom it binds is the assistant, whose instruction it is the speaker's. A
+/// short lead-in before a colon ("Change of plan: ...", "One more thing for the future:
+/// ...") is read for its lasting phrase, and the directive after it.
+pub(super) fn read(sentence: &str, speaking: &Speaking<'_>) -> Option<Personal> {
     let question = sentence.trim_end().ends_with('?');
-    let (mut at, mut lasting) = skip_lead(toks, 0);
-    if let Some(after) = addressed(toks, at, question) {
-        let (after, also) = skip_lead(toks, after);
-        (at, lasting) = (after, lasting || also);
-    } else if question {
-        return None;
-    }
-    let mut negated = false;
-    if let Some(after) = denial(toks, at) {
-        negated = true;
-        lasting |= toks[at].is(&["never"]);
-        let (after, also) = skip_lead(toks, after);
-        (at, lasting) = (after, lasting || also);
-    }
-    if !is_directing(toks.get(at)?) {
-        return None;
-    }
-    // The lasting phrase at the end is no part of what is directed.
-    let end = LASTING_AFTER
-        .iter()
-        .find(|run| toks.len() > at + run.len() && starts(&toks[toks.len() - run.len()..], run))
-        .map_or(toks.len(), |run| toks.len() - run.len());
-    let about_replies =
-        (at + 1..end).any(|i| toks[i].is(REPLIES) && (i == at + 1 || toks[i - 1].is(EVERY)));
-    if !(lasting || end < toks.len() || about_replies) {
-        return None;
-    }
-    let words: Vec<&str> = toks[at..end].iter().map(|t| t.orig.as_str()).collect();
+    let (lasting, said) = match sentence.split_once(':') {
+        Some((lead, rest)) if lead.split_whitespace().count() <= LEAD_IN_WORDS => {
+            let lead = tokens(lead);
+            (
+                (0..lead.len()).any(|i| lasting_at(&lead, i).is_some()),
+                rest,
+            )
+        }
+        _ => (false, sentence),
+    };
+    let toks = tokens(said);
+    let d = directive(&toks, question, lasting)?;
+    let words: Vec<&str> = toks[d.at..d.end].iter().map(|t| t.orig.as_str()).collect();
     let key = words.join(" ").to_lowercase();
     // A note is written for the user it serves: its instruction is theirs.
     let person = match speaking.speaker {
@@ -167,10 +169,85 @@ pub(super) fn read(toks: &[Tok], sentence: &str, speaking: &Speaking<'_>) -> Opt
         label: format!("instruction: {key}"),
         key,
         value: words.join(" "),
-        negated,
-        revision: end < toks.len() || lasting,
+        negated: d.negated,
+        revision: true,
         since: None,
     })
+}
+
+/// The most words a lead-in before a colon may have.
+const LEAD_IN_WORDS: usize = 6;
+
+/// Where a directive's words are in a clause, and whether it denies them.
+struct Directive {
+    at: usize,
+    end: usize,
+    negated: bool,
+}
+
+/// The directive of `toks`, if it is one that lasts (`lasting`: a lead-in said so).
+fn directive(toks: &[Tok], question: bool, mut lasting: bool) -> Option<Directive> {
+    let (mut at, also) = skip_lead(toks, 0);
+    lasting |= also;
+    let mut nominal = false;
+    match addressed(toks, at, question) {
+        Some(Address::Verb(after)) => {
+            let (after, also) = skip_lead(toks, after);
+            (at, lasting) = (after, lasting || also);
+        }
+        Some(Address::Replies(after)) => (at, nominal) = (after, true),
+        None if question => return None,
+        None => {}
+    }
+    let mut negated = false;
+    if let Some(after) = denial(toks, at) {
+        negated = true;
+        lasting |= toks[at].is(&["never"]);
+        let (after, also) = skip_lead(toks, after);
+        (at, lasting) = (after, lasting || also);
+    }
+    if !nominal && !is_directing(toks.get(at)?) {
+        return None;
+    }
+    let (end, closing) = closing(toks, at);
+    // "go back to", "switch back to": a return to a standing way of answering.
+    let returns = toks[at].is(&["go", "switch", "change"])
+        && toks.get(at + 1).is_some_and(|t| t.is(&["back"]))
+        && toks.get(at + 2).is_some_and(|t| t.is(&["to"]));
+    let about_replies = nominal
+        || (at + 1..end).any(|i| toks[i].is(REPLIES) && (i == at + 1 || toks[i - 1].is(EVERY)));
+    (lasting || closing || returns || about_replies).then_some(Directive { at, end, negated })
+}
+
+/// Where the directive that opens at `at` ends, and whether a lasting phrase closes it:
+/// at the end of the sentence (politeness after it aside: "... from now on, please") or
+/// of a clause ("... anymore; point me to ...").
+fn closing(toks: &[Tok], at: usize) -> (usize, bool) {
+    let mut last = toks.len();
+    while last > at + 1 && toks[last - 1].is(LEAD) {
+        last -= 1;
+    }
+    for a in at + 1..last {
+        if let Some(n) = LASTING_AFTER
+            .iter()
+            .find(|run| starts(&toks[a..last], run))
+            .map(|r| r.len())
+        {
+            if a + n == last || toks[a + n - 1].pause {
+                return (a, true);
+            }
+        }
+    }
+    (last, false)
+}
+
+/// The lasting phrase that opens at `i`, if one does (its length).
+fn lasting_at(toks: &[Tok], i: usize) -> Option<usize> {
+    LASTING_BEFORE
+        .iter()
+        .chain(LASTING_AFTER)
+        .find(|run| starts(&toks[i..], run))
+        .map(|r| r.len())
 }
 
 /// Whether `toks` opens with `run`.
@@ -178,34 +255,64 @@ fn starts(toks: &[Tok], run: &[&str]) -> bool {
     toks.len() >= run.len() && toks.iter().zip(run).all(|(t, r)| t.low == *r)
 }
 
-/// The first word at or after `at` that is neither a lead-in nor a lasting phrase, and
-/// whether a lasting phrase was passed ("never" stays: it is the directive's denial).
+/// The first word at or after `at` that is neither a lead-in, a lasting phrase nor a
+/// clause of a recurring condition ("whenever I ask about wine, ...", "when you write
+/// Python for me, ..."), and whether a lasting phrase or such a clause was passed
+/// ("never" stays: it is the directive's denial).
 fn skip_lead(toks: &[Tok], mut at: usize) -> (usize, bool) {
     let mut lasting = false;
     loop {
         let rest = &toks[at.min(toks.len())..];
-        match LASTING_BEFORE.iter().find(|run| starts(rest, run)) {
-            Some(run) => {
-                at += run.len();
-                lasting = true;
+        if let Some(run) = LASTING_BEFORE.iter().find(|run| starts(rest, run)) {
+            at += run.len();
+            lasting = true;
+        } else if RECURRING.iter().any(|run| starts(rest, run)) {
+            // The condition ends at its comma; without one it is no lead.
+            match rest.iter().position(|t| t.pause) {
+                Some(p) => (at, lasting) = (at + p + 1, true),
+                None => return (at, lasting),
             }
-            None if rest.first().is_some_and(|t| t.is(LEAD)) => at += 1,
-            None => return (at, lasting),
+        } else if rest.first().is_some_and(|t| t.is(LEAD)) {
+            at += 1;
+        } else {
+            return (at, lasting);
         }
     }
 }
 
-/// After a lead that addresses the assistant ("I want you to", "I'd like you to",
-/// "could you"), where the directive's verb is.
-fn addressed(toks: &[Tok], at: usize, question: bool) -> Option<usize> {
+/// How a lead addresses the assistant.
+enum Address {
+    /// "I want you to", "I'd like you to", "could you", "feel free to": the directive's
+    /// verb is here.
+    Verb(usize),
+    /// "I want all answers ...", "I prefer your replies ...": what the replies should be
+    /// starts here.
+    Replies(usize),
+}
+
+/// How the lead at `at` addresses the assistant, if it does.
+fn addressed(toks: &[Tok], at: usize, question: bool) -> Option<Address> {
     let w = |i: usize| toks.get(at + i).map_or("", |t| t.low.as_str());
-    match (w(0), w(1), w(2), w(3)) {
+    let verb = match (w(0), w(1), w(2), w(3)) {
         ("i", "want" | "need", "you", "to") => Some(at + 4),
         ("i", "would", "like" | "prefer", "you") if w(4) == "to" => Some(at + 5),
         ("i", "would", "like" | "prefer", "you") => Some(at + 4),
         ("i", "prefer", "you", "to") => Some(at + 4),
         ("i", "prefer", "you", _) => Some(at + 3),
+        ("feel", "free", "to", _) => Some(at + 3),
         (a, "you", _, _) if question && ASKING.contains(&a) => Some(at + 2),
+        _ => None,
+    };
+    if let Some(v) = verb {
+        return Some(Address::Verb(v));
+    }
+    let wants = matches!((w(0), w(1)), ("i", "want" | "need" | "prefer"));
+    let replies = |i: usize| toks.get(i).is_some_and(|t| t.is(REPLIES));
+    match wants && !question {
+        true if replies(at + 2) => Some(Address::Replies(at + 2)),
+        true if toks.get(at + 2).is_some_and(|t| t.is(EVERY)) && replies(at + 3) => {
+            Some(Address::Replies(at + 2))
+        }
         _ => None,
     }
 }
@@ -231,7 +338,6 @@ fn is_directing(verb: &Tok) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::personal::phrase::tokens;
 
     fn instruction(s: &str) -> Option<(String, bool)> {
         let speaking = Speaking {
@@ -239,7 +345,7 @@ mod tests {
             at: None,
             with_assistant: true,
         };
-        read(&tokens(s), s, &speaking).map(|p| (p.value, p.negated))
+        read(s, &speaking).map(|p| (p.value, p.negated))
     }
 
     #[test]
@@ -256,6 +362,18 @@ mod tests {
         assert_eq!(v, "answer me in French");
         let (v, _) = instruction("Actually, go back to imperial units from now on.").unwrap();
         assert_eq!(v, "go back to imperial units");
+        let (v, _) =
+            instruction("Keep your answers short from now on, three sentences at most.").unwrap();
+        assert_eq!(v, "Keep your answers short");
+        let (v, _) =
+            instruction("Whenever I ask about wine, stick to bottles from Portugal.").unwrap();
+        assert_eq!(v, "stick to bottles from Portugal");
+        let (v, _) = instruction("Change of plan: from now on use Australian spelling.").unwrap();
+        assert_eq!(v, "use Australian spelling");
+        let (v, _) = instruction("Quote prices in euros from now on, please.").unwrap();
+        assert_eq!(v, "Quote prices in euros");
+        let (v, _) = instruction("Note: I want all answers in Spanish.").unwrap();
+        assert_eq!(v, "all answers in Spanish");
         let (v, _) = instruction("Keep your replies short.").unwrap();
         assert_eq!(v, "Keep your replies short");
         let (v, neg) = instruction("Don't suggest recipes with nuts anymore.").unwrap();
@@ -277,6 +395,10 @@ mod tests {
             "Can you give me some suggestions?",
             "Would you like some specific recommendations?",
             "Make sure to include the correct answer for each question.",
+            "Try again.",
+            "Let me try that again.",
+            "Going back to my skincare routine, I like the new cream.",
+            "When I was a kid, I lived in Porto.",
         ] {
             assert_eq!(instruction(s), None, "{s}");
         }

@@ -143,8 +143,9 @@ pub fn read(text: &str, speaking: &Speaking<'_>) -> Vec<(String, Personal)> {
         ctx.skipped = false;
         // A directive to the assistant binds it, not the speaker: it states no other fact.
         let to_assistant = speaking.with_assistant || speaking.speaker == crate::NOTE_SPEAKER;
+        let said = reported.as_deref().unwrap_or(&sentence);
         if let Some(p) = to_assistant
-            .then(|| instruction::read(&toks, &sentence, speaking))
+            .then(|| instruction::read(said, speaking))
             .flatten()
         {
             push(&mut out, &sentence, p);
