@@ -79,7 +79,8 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// The card's lines and its text, within `budget` tokens: instructions newest first,
-/// then the other statements by relevance, each while it fits.
+/// then the other statements by relevance, each while it fits and takes at most half of
+/// `budget`.
 pub fn write(
     instructions: &[&Unit],
     mut facts: Vec<Candidate<'_>>,
@@ -102,7 +103,9 @@ pub fn write(
         let Some(line) = card_line(u) else { continue };
         let written = format!("\n- {}", shown(&line));
         let tokens = count_tokens(&written);
-        if used + tokens > budget {
+        // A compact card: no one statement takes more than half of it (a long message
+        // that happens to hold a directive is no line of a card).
+        if used + tokens > budget || tokens > budget / 2 {
             continue;
         }
         used += tokens;
@@ -222,11 +225,10 @@ mod tests {
         );
         assert_eq!(used, words(&text));
 
-        // A budget for the heading and one line keeps the instruction only.
-        let small = words(HEADING)
-            + words("\n- [2024-03-02] instruction: From now on answer in metric units.");
-        let (_, lines, used) = write(&[&i], Vec::new(), small, &words).unwrap();
-        assert_eq!((lines.len(), used), (1, small));
-        assert!(write(&[&i], Vec::new(), small - 1, &words).is_none());
+        // A line takes at most half the card: twice its size keeps the instruction only.
+        let line = words("\n- [2024-03-02] instruction: From now on answer in metric units.");
+        let (_, lines, used) = write(&[&i], Vec::new(), 2 * line, &words).unwrap();
+        assert_eq!((lines.len(), used), (1, words(HEADING) + line));
+        assert!(write(&[&i], Vec::new(), 2 * line - 1, &words).is_none());
     }
 }
