@@ -82,7 +82,8 @@ class CairnMemoryBlock(BaseMemoryBlock[str]):
     space: str
     session_id: Optional[str] = None
     top_k: int = 5
-    token_budget: int = 400
+    #: ``None``: the server's default, as every other surface.
+    token_budget: Optional[int] = None
     filter: Optional[Dict[str, Any]] = None
     metadata: Optional[Dict[str, Any]] = None
     url: Optional[str] = None

@@ -7,6 +7,9 @@ use crate::InputError;
 
 /// Longest space name (bytes).
 pub use crate::ids::MAX_SPACE_LEN;
+/// A trajectory's bounds: states, and the bytes of each text field of a state
+/// (`AgentState::bounded_fields`).
+pub use crate::trajectory::{MAX_FIELD_BYTES, MAX_OBSERVATION_BYTES, MAX_STATES};
 
 /// Largest `top_k` (and the other per-request counts of hits or states) accepted.
 pub const MAX_TOP_K: usize = 1000;
@@ -33,6 +36,9 @@ pub const MAX_SESSION_BYTES: usize = 8 << 20;
 /// Largest page of a listing (`limit`), and the page size when none is asked for.
 pub const MAX_PAGE: usize = 1000;
 pub const DEFAULT_PAGE: usize = 50;
+
+/// The range of `min_relevance`: a cosine similarity (-1 turns the floor off).
+pub const MIN_RELEVANCE_RANGE: std::ops::RangeInclusive<f32> = -1.0..=1.0;
 
 /// Checks `1..=max` for a count or budget; the error names the field.
 pub fn in_range(field: &str, v: usize, max: usize) -> Result<(), InputError> {

@@ -137,11 +137,14 @@ impl RecallOptions {
             )
             .at("token_budget"));
         }
-        if !(-1.0..=1.0).contains(&self.min_relevance) {
+        let range = crate::bounds::MIN_RELEVANCE_RANGE;
+        if !range.contains(&self.min_relevance) {
             return Err(InputError::new(
                 "recall options",
                 format!(
-                    "`min_relevance` must be -1..=1 (a cosine similarity), got {}",
+                    "`min_relevance` must be {}..={} (a cosine similarity), got {}",
+                    range.start(),
+                    range.end(),
                     self.min_relevance
                 ),
             )

@@ -36,6 +36,24 @@ pub struct AgentState {
     pub screenshot: Option<String>,
 }
 
+impl AgentState {
+    /// Each text field with its bound in bytes: what validation checks, and what the
+    /// server refuses with 413 before reading further.
+    pub fn bounded_fields(&self) -> [(&'static str, Option<&str>, usize); 5] {
+        [
+            ("url", self.url.as_deref(), MAX_FIELD_BYTES),
+            ("action", self.action.as_deref(), MAX_FIELD_BYTES),
+            ("thought", self.thought.as_deref(), MAX_FIELD_BYTES),
+            (
+                "observation",
+                self.observation.as_deref(),
+                MAX_OBSERVATION_BYTES,
+            ),
+            ("screenshot", self.screenshot.as_deref(), MAX_FIELD_BYTES),
+        ]
+    }
+}
+
 /// One run of an agent, as inserted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrajectoryInput {
@@ -112,13 +130,7 @@ impl TrajectoryInput {
         for (i, s) in self.states.iter().enumerate() {
             let srec = format!("{rec} state {i}");
             let at = format!("states[{i}]");
-            for (field, v, max) in [
-                ("url", &s.url, MAX_FIELD_BYTES),
-                ("action", &s.action, MAX_FIELD_BYTES),
-                ("thought", &s.thought, MAX_FIELD_BYTES),
-                ("observation", &s.observation, MAX_OBSERVATION_BYTES),
-                ("screenshot", &s.screenshot, MAX_FIELD_BYTES),
-            ] {
+            for (field, v, max) in s.bounded_fields() {
                 if let Some(v) = v {
                     check_text(v, &srec, field, max).map_err(|e| e.nested(&at))?;
                 }

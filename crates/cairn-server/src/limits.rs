@@ -141,7 +141,8 @@ impl Limits {
     }
 
     /// Trajectories of one request: states count as messages (each is derived and
-    /// embedded), and every text field is bounded like a message text.
+    /// embedded), and every text field is held to the library's bound for it
+    /// (`AgentState::bounded_fields`), answered 413 here rather than read further.
     pub fn check_trajectories(&self, trajectories: &[TrajectoryInput]) -> Result<(), ApiError> {
         if trajectories.len() > self.max_batch_sessions {
             return Err(too_many(
@@ -163,17 +164,11 @@ impl Limits {
         }
         for (i, t) in trajectories.iter().enumerate() {
             for (j, s) in t.states.iter().enumerate() {
-                for (field, v) in [
-                    ("url", &s.url),
-                    ("action", &s.action),
-                    ("thought", &s.thought),
-                    ("observation", &s.observation),
-                    ("screenshot", &s.screenshot),
-                ] {
-                    let n = v.as_ref().map_or(0, |v| v.len());
-                    if n > self.max_text_bytes {
+                for (field, v, max) in s.bounded_fields() {
+                    let n = v.map_or(0, str::len);
+                    if n > max {
                         let at = format!("trajectories[{i}].states[{j}].{field}");
-                        return Err(too_long(at, n, self.max_text_bytes));
+                        return Err(too_long(at, n, max));
                     }
                 }
             }

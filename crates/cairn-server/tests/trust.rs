@@ -135,7 +135,8 @@ fn a_weekday_that_disagrees_and_nul_or_non_object_metadata_are_refused() {
         {"id": "b", "messages": [{"role": "user", "text": " "}]}]}),
     );
     refused(&r, 422, "invalid_input", "sessions[1].messages[0].text");
-    let big = "x".repeat(2 << 20);
+    // The library's bound for an observation (above a message text's), not the server's.
+    let big = "x".repeat(cairn::bounds::MAX_OBSERVATION_BYTES + 1);
     let body =
         json!({"trajectories": [{"id": "t", "goal": "g", "states": [{"observation": big}]}]});
     let r = s.post(TRAJECTORIES, &["alice"], ADMIN, &body);

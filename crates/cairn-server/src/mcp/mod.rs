@@ -160,7 +160,7 @@ pub struct RecallArgs {
     /// not given, as over HTTP; -1 turns it off): when no memory reaches it, the answer
     /// has none and says `no_relevant_memory: true`.
     #[serde(default)]
-    #[schemars(range(min = -1.0, max = 1.0))]
+    #[schemars(range(min = *cairn::bounds::MIN_RELEVANCE_RANGE.start(), max = *cairn::bounds::MIN_RELEVANCE_RANGE.end()))]
     pub min_relevance: Option<f32>,
 }
 

@@ -261,8 +261,8 @@ fn state_bounds(doc: &mut Value) -> Result<(), String> {
         (
             "RecallRequest",
             "min_relevance",
-            json!(-1),
-            json!(1),
+            json!(MIN_RELEVANCE_RANGE.start()),
+            json!(MIN_RELEVANCE_RANGE.end()),
             short_float(recall.min_relevance),
         ),
         (
