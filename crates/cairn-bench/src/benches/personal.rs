@@ -247,6 +247,12 @@ fn converse(
             };
             let r = memory.recall(&space, &q.question, &options)?;
             let have = words(&r.context);
+            let card: Vec<&str> = r.card.iter().map(|l| l.statement.as_str()).collect();
+            let on_card = words(&card.join(" "));
+            let card_holds = |v: &str| {
+                let w = words(v);
+                !w.is_empty() && w.iter().all(|w| on_card.contains(w))
+            };
             Ok(QuestionOutcome {
                 question: q.question.clone(),
                 as_of: q.as_of.map(|t| t.to_rfc3339()),
@@ -254,6 +260,8 @@ fn converse(
                 earlier: q.earlier.clone(),
                 first_hit_current: first_hit_states(&r.hits, &q.current),
                 context_current: words(&q.current).iter().all(|w| have.contains(w)),
+                card_current: card_holds(&q.current),
+                card_earlier: q.earlier.as_deref().is_some_and(card_holds),
                 first_hit: r.hits.first().map(|h| h.text.clone()),
             })
         })

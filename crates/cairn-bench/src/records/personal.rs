@@ -55,6 +55,12 @@ pub struct QuestionOutcome {
     pub first_hit_current: bool,
     /// The packed context holds the current value.
     pub context_current: bool,
+    /// The user's card (the head of the context) holds the current value.
+    #[serde(default)]
+    pub card_current: bool,
+    /// The user's card holds the earlier value, the one the current replaced.
+    #[serde(default)]
+    pub card_earlier: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_hit: Option<String>,
 }

@@ -50,6 +50,14 @@ pub struct Part {
     pub as_of_first_hit: f64,
     #[serde(default)]
     pub as_of_context: f64,
+    /// Of the questions, how many the user's card answers with the current value, and
+    /// of those with an earlier value, how many find the earlier one on the card.
+    #[serde(default)]
+    pub card_current: f64,
+    #[serde(default)]
+    pub replaced: usize,
+    #[serde(default)]
+    pub card_earlier: f64,
     pub dated_at_recording: usize,
     pub llm_facts: usize,
 }
@@ -63,7 +71,7 @@ pub struct Summary {
 
 pub fn summarize(meta: &RunMeta, records: &[ConversationRecord]) -> Summary {
     let mut rows: BTreeMap<String, BTreeMap<String, Part>> = BTreeMap::new();
-    let mut hits: BTreeMap<(String, String), [usize; 4]> = BTreeMap::new();
+    let mut hits: BTreeMap<(String, String), [usize; 6]> = BTreeMap::new();
     for r in records {
         for split in [r.split.as_str(), "all"] {
             let part = rows
@@ -103,14 +111,20 @@ pub fn summarize(meta: &RunMeta, records: &[ConversationRecord]) -> Summary {
                 h[1] += usize::from(q.context_current);
                 h[2] += dated * usize::from(q.first_hit_current);
                 h[3] += dated * usize::from(q.context_current);
+                h[4] += usize::from(q.card_current);
+                h[5] += usize::from(q.card_earlier);
             }
+            part.replaced += r.questions.iter().filter(|q| q.earlier.is_some()).count();
         }
     }
     for (config, parts) in &mut rows {
         for (split, part) in parts.iter_mut() {
             part.all.finish();
             part.by_category.values_mut().for_each(Extraction::finish);
-            let [first, ctx, dated_first, dated_ctx] = hits[&(config.clone(), split.clone())];
+            let [first, ctx, dated_first, dated_ctx, card, card_earlier] =
+                hits[&(config.clone(), split.clone())];
+            part.card_current = ratio(card, part.questions);
+            part.card_earlier = ratio(card_earlier, part.replaced);
             part.first_hit_current = ratio(first, part.questions);
             part.context_current = ratio(ctx, part.questions);
             part.as_of_first_hit = ratio(dated_first, part.as_of_questions);
@@ -193,6 +207,13 @@ pub fn render_summary(s: &Summary) -> String {
         out += &row("context holds the current value", &|p| {
             format!("{:.3}", p.context_current)
         });
+        out += &row("the user's card holds the current value", &|p| {
+            format!("{:.3}", p.card_current)
+        });
+        out += &row(
+            "... holds a replaced value (of the questions with one)",
+            &|p| format!("{:.3} ({})", p.card_earlier, p.replaced),
+        );
         if splits.iter().any(|sp| parts[*sp].as_of_questions > 0) {
             out += &row("asked as of a date", &|p| p.as_of_questions.to_string());
             out += &row("... first hit states the value of that date", &|p| {

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use super::relevance::{relevance, Cosines};
 use super::scope::View;
 use super::{Engine, EngineError};
+use crate::personal::USER;
 
 /// A card as recall packs it: its text, its lines and the tokens the text takes.
 pub(super) type Card = (String, Vec<CardLine>, usize);
@@ -19,8 +20,12 @@ pub(super) struct Asked<'a> {
     /// The hits (the first places) and the cosines their relevance is read from.
     pub hits: &'a [Ranked],
     pub cosines: &'a Cosines,
+    /// The units the query's meaning found (the card's statements come from these and
+    /// the next: what a recall found, not every statement of the user's, so a card costs
+    /// what the recall's candidates cost, however much the user has said).
+    pub dense: &'a [(String, f32)],
     /// The units the query's words found.
-    pub lexical: HashSet<&'a str>,
+    pub lexical: &'a [(String, f32)],
     /// The question is about the asker ("where do I work now?"): a statement of theirs
     /// its words found goes on the card however far its meaning is from the question's
     /// wording ("which company pays my salary?" and "I just started at Monzo").
@@ -29,8 +34,8 @@ pub(super) struct Asked<'a> {
 
 impl Engine {
     /// The card for a recall: `None` when the card has no share of the budget, the
-    /// request asks for no facts, the view holds no statement of the user's, or holds
-    /// those of several end users.
+    /// request asks for no facts, or the view may hold the statements of several end
+    /// users (several partitions hold the user's facts and the request pins none).
     pub(super) fn user_card(
         &self,
         space: &SpaceId,
@@ -44,24 +49,23 @@ impl Engine {
             return Ok(None);
         }
         let index = self.fact_index(space)?;
-        let found_by_words = |f: &Unit| asked.about_user && asked.lexical.contains(f.id.as_str());
-        let Some(heads) = newest_of_one_user(&index, view, found_by_words) else {
+        let Some(partition) = card_partition(&index, view) else {
             return Ok(None);
         };
-        let (mut instructions, others): (Vec<Head>, Vec<Head>) = heads
+        let partition = partition.as_deref();
+        let seen = |f: &Unit| view.shows(f);
+        let newest = |f: &Unit| index.chain_of(f, seen).last().copied();
+        let mut instructions: Vec<&Unit> = index
+            .about_in(partition, USER, FactCategory::Instruction)
             .into_iter()
-            .partition(|h| card::category(h.newest) == Some(FactCategory::Instruction));
-        instructions.sort_by(|a, b| b.newest.occurred_at.cmp(&a.newest.occurred_at));
-        instructions.truncate(cfg.instructions);
-        let instructions: Vec<&Unit> = instructions.iter().map(|h| h.newest).collect();
-        let instructions = self.standing(&instructions)?;
-        // A statement the hits show already needs no line of its own.
-        let shown: HashSet<(&str, &str)> = asked.hits.iter().flat_map(messages_of).collect();
-        let others: Vec<Head> = others
-            .into_iter()
-            .filter(|h| !messages_of_unit(h.newest).any(|m| shown.contains(&m)))
+            .filter_map(newest)
             .collect();
-        let facts = self.relevant(space, others, asked, opts)?;
+        instructions.sort_by(|a, b| (b.occurred_at, &b.id).cmp(&(a.occurred_at, &a.id)));
+        instructions.dedup_by(|a, b| a.id == b.id);
+        instructions.truncate(cfg.instructions);
+        let instructions = self.standing(&instructions)?;
+        let heads = candidate_heads(&index, partition, asked, newest);
+        let facts = self.relevant(space, heads, asked, opts)?;
         let count = |s: &str| self.b.embedder.count_tokens(s);
         Ok(card::write(&instructions, facts, budget, &count))
     }
@@ -139,34 +143,62 @@ struct Head<'a> {
     found_by_words: bool,
 }
 
-/// The newest statement of each of the user's chains the view sees, all of one end-user
-/// partition (`None` when there are none, or when they span several partitions).
-fn newest_of_one_user<'a>(
+/// The partition whose user the card is about: the one the request pins (as its units
+/// name it), or the only one holding facts about the user; `None` (no card) when there
+/// is none, or several and the request pins none.
+fn card_partition(index: &crate::facts::FactIndex, view: &View) -> Option<Option<String>> {
+    if let Some(pinned) = &view.scope.partition {
+        return Some(cairn_core::partition_of(&pinned.to_value()));
+    }
+    match index.partitions_of(USER)[..] {
+        [one] => Some(one.map(str::to_string)),
+        _ => None,
+    }
+}
+
+/// The newest statement (by `newest`) of each chain of the user's in `partition` that a
+/// candidate of the recall belongs to, other than instructions and statements the hits
+/// show already, each once.
+fn candidate_heads<'a>(
     index: &'a crate::facts::FactIndex,
-    view: &View,
-    found_by_words: impl Fn(&Unit) -> bool,
-) -> Option<Vec<Head<'a>>> {
-    let seen = |f: &Unit| view.shows(f);
+    partition: Option<&str>,
+    asked: &Asked<'_>,
+    newest: impl Fn(&'a Unit) -> Option<&'a Unit>,
+) -> Vec<Head<'a>> {
+    let shown: HashSet<(&str, &str)> = asked.hits.iter().flat_map(messages_of).collect();
+    let lexical: HashSet<&str> = asked.lexical.iter().map(|(id, _)| id.as_str()).collect();
     let mut listed: HashSet<&str> = HashSet::new();
-    let mut partition: Option<Option<&str>> = None;
-    let mut heads = Vec::new();
-    for fact in index.about(crate::personal::USER) {
-        let chain = index.chain_of(fact, seen);
-        let Some(newest) = chain.last().copied() else {
+    let mut heads: Vec<Head<'a>> = Vec::new();
+    for (id, _) in asked.dense.iter().chain(asked.lexical) {
+        let Some(fact) = index.get(id).filter(|f| is_users(f, partition)) else {
             continue;
         };
-        let p = newest.provenance.partition.as_deref();
-        if *partition.get_or_insert(p) != p {
-            return None;
+        let Some(head) = newest(fact) else { continue };
+        let found_by_words = asked.about_user && lexical.contains(id.as_str());
+        if card::category(head) == Some(FactCategory::Instruction)
+            || messages_of_unit(head).any(|m| shown.contains(&m))
+        {
+            continue;
         }
-        if listed.insert(newest.id.as_str()) {
+        if listed.insert(head.id.as_str()) {
             heads.push(Head {
-                newest,
-                found_by_words: chain.iter().any(|f| found_by_words(f)),
+                newest: head,
+                found_by_words,
             });
+        } else if found_by_words {
+            if let Some(h) = heads.iter_mut().find(|h| h.newest.id == head.id) {
+                h.found_by_words = true;
+            }
         }
     }
-    (!heads.is_empty()).then_some(heads)
+    heads
+}
+
+/// Whether `f` is a statement of the user's in `partition`.
+fn is_users(f: &Unit, partition: Option<&str>) -> bool {
+    f.provenance.partition.as_deref() == partition
+        && matches!(&f.detail, Some(cairn_core::UnitDetail::Fact(d))
+            if d.person.as_deref().is_some_and(|p| p.eq_ignore_ascii_case(USER)))
 }
 
 /// The (session, message) pairs a place shows: its own unit's and its excerpt's.

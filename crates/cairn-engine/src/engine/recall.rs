@@ -279,11 +279,13 @@ impl Engine {
             query_vector: qv,
             hits: &top[..hits],
             cosines: &cosines,
-            lexical: found.lexical.iter().map(|(id, _)| id.as_str()).collect(),
+            dense: &found.dense,
+            lexical: &found.lexical,
             about_user: analysis.focus == Some(crate::query::Focus::Me),
         };
         let card = self.user_card(space, &view, &asked, opts)?;
         trace.stage("card");
+        check("recall: the user's card")?;
         let mut packed = self.pack_hits(&top, hits, &analysis, opts, card.as_ref());
         let card = card.filter(|(text, _, _)| packed.context.starts_with(text.as_str()));
         let mut top = shown_hits(places::with_shown(top, &packed.shown), hits, &packed.shown);

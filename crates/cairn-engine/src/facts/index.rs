@@ -83,8 +83,17 @@ struct Core {
     /// put in order by integers.
     place: Vec<usize>,
     aliases: Aliases,
+    /// Person (lowercased, as facts name them) -> the partitions holding facts about them.
+    persons: HashMap<String, HashSet<Option<String>>>,
     /// What its maps hold, about (see [`FactIndex::approx_bytes`]), counted once built.
     bytes: usize,
+}
+
+/// Whether `f` is a fact about `person` (lowercased).
+fn is_about(f: &Unit, person: &str) -> bool {
+    detail(f)
+        .and_then(|d| d.person.as_deref())
+        .is_some_and(|p| p.to_lowercase() == person)
 }
 
 /// The message a fact is stated in, the key of `by_message`.
@@ -99,8 +108,15 @@ impl Core {
         let mut by_message: HashMap<(String, String), Vec<usize>> = HashMap::new();
         let mut subjects: HashMap<(Option<String>, Subject), Vec<usize>> = HashMap::new();
         let aliases = aliases(facts);
+        let mut persons: HashMap<String, HashSet<Option<String>>> = HashMap::new();
         for (i, f) in facts.iter().enumerate() {
             by_id.insert(f.id.clone(), i);
+            if let Some(p) = detail(f).and_then(|d| d.person.as_deref()) {
+                let partitions = persons.entry(p.to_lowercase()).or_default();
+                if !partitions.contains(&f.provenance.partition) {
+                    partitions.insert(f.provenance.partition.clone());
+                }
+            }
             if let Some(key) = message_of(f) {
                 by_message.entry(key).or_default().push(i);
             }
@@ -136,9 +152,19 @@ impl Core {
             .iter()
             .map(|f| 4 * size_of::<String>() + 4 * size_of::<usize>() + f.key.len())
             .sum();
+        let person_bytes: usize = persons
+            .iter()
+            .map(|(p, ps)| {
+                p.len()
+                    + ps.iter()
+                        .map(|x| size_of::<Option<String>>() + x.as_ref().map_or(0, String::len))
+                        .sum::<usize>()
+            })
+            .sum();
         let bytes = id_bytes(&by_id)
             + message_bytes(&by_message)
             + subjects
+            + person_bytes
             + place.len() * size_of::<usize>();
         Self {
             len: facts.len(),
@@ -147,6 +173,7 @@ impl Core {
             by_subject,
             place,
             aliases,
+            persons,
             bytes,
         }
     }
@@ -236,27 +263,54 @@ impl FactIndex {
         core.chain(tail).map(|&i| &self.facts[i])
     }
 
-    /// One fact of each subject about `person` (as a fact names them, any case), in
-    /// every partition, then each such fact appended since the core was built: what
-    /// [`FactIndex::chain_of`] needs to list that person's chains, found without reading
-    /// other people's facts.
-    pub fn about(&self, person: &str) -> Vec<&Unit> {
+    /// Up to two of the end-user partitions holding a fact about `person` (as a fact
+    /// names them, any case): enough to tell none, one (which) and several apart, read
+    /// without walking them.
+    pub fn partitions_of(&self, person: &str) -> Vec<Option<&str>> {
         let person = person.to_lowercase();
-        let is_theirs = |s: &Subject| s.person.as_ref().is_some_and(|(p, _)| *p == person);
+        let mut out: Vec<Option<&str>> = Vec::new();
+        let core = self.core.persons.get(&person).into_iter().flatten();
+        let tail = self.facts[self.core.len..]
+            .iter()
+            .filter(|f| is_about(f, &person))
+            .map(|f| &f.provenance.partition);
+        for p in core.chain(tail).map(Option::as_deref) {
+            if !out.contains(&p) {
+                out.push(p);
+                if out.len() == 2 {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// One fact of each subject of `category` about `person` in `partition`, then each
+    /// such fact appended since the core was built: what [`FactIndex::chain_of`] needs
+    /// to list those chains, found without reading other subjects.
+    pub fn about_in(
+        &self,
+        partition: Option<&str>,
+        person: &str,
+        category: FactCategory,
+    ) -> Vec<&Unit> {
+        let person = person.to_lowercase();
+        let key = Some((person.clone(), category));
         let mut out: Vec<&Unit> = Vec::new();
-        for subjects in self.core.by_subject.values() {
-            out.extend(
-                subjects
-                    .subjects
-                    .iter()
-                    .filter(|(s, _)| is_theirs(s))
-                    .filter_map(|(_, ids)| ids.first().map(|&i| &self.facts[i])),
-            );
+        if let Some(subjects) = self.core.by_subject.get(&partition.map(str::to_string)) {
+            if let Some(p) = subjects.by_person.get(&key) {
+                out.extend(
+                    p.all
+                        .iter()
+                        .filter_map(|&i| subjects.subjects[i].1.first())
+                        .map(|&i| &self.facts[i]),
+                );
+            }
         }
         out.extend(self.facts[self.core.len..].iter().filter(|f| {
-            detail(f)
-                .and_then(|d| d.person.as_deref())
-                .is_some_and(|p| p.to_lowercase() == person)
+            f.provenance.partition.as_deref() == partition
+                && is_about(f, &person)
+                && detail(f).and_then(|d| d.category) == Some(category)
         }));
         out
     }
@@ -326,6 +380,8 @@ struct PersonSubjects {
     by_rarest: HashMap<String, Vec<usize>>,
     /// The subjects with an empty key.
     empty: Vec<usize>,
+    /// Every subject of the person and category.
+    all: Vec<usize>,
 }
 
 impl SubjectIndex {
@@ -333,6 +389,7 @@ impl SubjectIndex {
         let mut by_person: HashMap<Option<(String, FactCategory)>, PersonSubjects> = HashMap::new();
         for (i, (s, _)) in subjects.iter().enumerate() {
             let p = by_person.entry(s.person.clone()).or_default();
+            p.all.push(i);
             if s.key.is_empty() {
                 p.empty.push(i);
             }
