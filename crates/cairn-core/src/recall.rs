@@ -236,7 +236,8 @@ pub struct Recall {
     pub context: String,
     /// The user's card at the head of `context`: their standing instructions, then what
     /// they said of themself that holds now and bears on the query, each cited (empty
-    /// when the view holds no statement of the user's, or spans several end users).
+    /// when the view holds no statement of the user's, or the space holds several end
+    /// users' and the request pins no `partition`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub card: Vec<CardLine>,
     /// Tokens in `context`, counted with the embedding model's tokenizer.

@@ -138,8 +138,8 @@ const DIRECTING: &[&str] = &[
 /// Auxiliaries that, before "you", make a request of a question ("could you ...").
 const ASKING: &[&str] = &["can", "could", "would", "will"];
 
-/// A standing instruction in `toks` (one sentence), said by `speaking`'s speaker to an
-/// assistant: whom it binds is the assistant, whose instruction it is the speaker's. A
+/// A standing instruction in `sentence`, said by `speaking`'s speaker to an assistant:
+/// whom it binds is the assistant, whose instruction it is the speaker's. A
 /// short lead-in before a colon ("Change of plan: ...", "One more thing for the future:
 /// ...") is read for its lasting phrase, and the directive after it.
 pub(super) fn read(sentence: &str, speaking: &Speaking<'_>) -> Option<Personal> {

@@ -196,7 +196,7 @@ pub struct RecallOut {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub extra_hits: Vec<HitOut>,
     pub context: String,
-    /// The user's card at the head of `context`: their standing instructions, then what they said of themself that holds now and bears on the query, each citing its fact unit. Absent when the request sees no statement of the user's (or those of several end users).
+    /// The user's card at the head of `context`: their standing instructions, then what they said of themself that holds now and bears on the query, each citing its fact unit. Absent when the request sees no statement of the user's, or the space holds several end users' and the request pins no `partition`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub card: Vec<CardLineOut>,
     pub context_tokens: usize,
