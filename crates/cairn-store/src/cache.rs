@@ -6,18 +6,36 @@ use std::path::Path;
 /// Embedding cache in its own SQLite file, keyed by (model id, text hash).
 pub struct SqliteEmbeddingCache {
     db: Shared,
+    /// On a directory that cannot be written: read what the cache holds, keep nothing new
+    /// (a vector not cached is computed again, as any cache miss is).
+    read_only: bool,
 }
+
+const TABLE: &str = "CREATE TABLE IF NOT EXISTS embeddings(
+    model TEXT NOT NULL, key BLOB NOT NULL, vec BLOB NOT NULL,
+    PRIMARY KEY(model, key)) WITHOUT ROWID;";
 
 impl SqliteEmbeddingCache {
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        if dir.exists() && crate::disk::is_read_only(dir) {
+            let db = match path.exists() {
+                true => Shared::open_read_only(path)?,
+                false => Shared::in_memory(TABLE)?,
+            };
+            return Ok(Self {
+                db,
+                read_only: true,
+            });
+        }
         let db = Shared::open(path)?;
-        be(db.lock().execute_batch(
-            "PRAGMA synchronous=NORMAL;
-             CREATE TABLE IF NOT EXISTS embeddings(
-                model TEXT NOT NULL, key BLOB NOT NULL, vec BLOB NOT NULL,
-                PRIMARY KEY(model, key)) WITHOUT ROWID;",
-        ))?;
-        Ok(Self { db })
+        be(db
+            .lock()
+            .execute_batch(&format!("PRAGMA synchronous=NORMAL; {TABLE}")))?;
+        Ok(Self {
+            db,
+            read_only: false,
+        })
     }
 }
 
@@ -41,6 +59,9 @@ impl EmbeddingCache for SqliteEmbeddingCache {
     }
 
     fn put(&self, model: &str, items: &[([u8; 32], Vec<f32>)]) -> Result<(), StoreError> {
+        if self.read_only {
+            return Ok(());
+        }
         let mut conn = self.db.lock();
         let tx = be(conn.transaction())?;
         {

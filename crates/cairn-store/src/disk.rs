@@ -150,6 +150,11 @@ impl Reserve {
 /// SQLite writes its write-ahead log and shared-memory files beside the database even to
 /// read it, so a read-only directory otherwise fails later as "unable to open database
 /// file", which says neither where nor why.
+/// Whether `dir` cannot be written (a read-only mount, another user's directory).
+pub(crate) fn is_read_only(dir: &Path) -> bool {
+    matches!(check_writable(dir), Err(StoreError::ReadOnly(_)))
+}
+
 pub(crate) fn check_writable(dir: &Path) -> Result<(), StoreError> {
     let probe = dir.join(".cairn-write-check");
     match std::fs::OpenOptions::new()

@@ -31,6 +31,11 @@ impl SqliteEnrichmentStore {
         be(db.lock().execute_batch(SCHEMA))?;
         Ok(Self { db })
     }
+
+    /// The readings of a data directory that cannot be written (its tables as they are).
+    pub fn read_only(db: Shared) -> Self {
+        Self { db }
+    }
 }
 
 impl EnrichmentStore for SqliteEnrichmentStore {

@@ -20,20 +20,23 @@ const COLUMNS: &str = "id, hash, spaces, read_only, label, created_at, revoked_a
 
 impl SqliteKeyRecords {
     /// Opens (creating if needed) `keys.sqlite3` in `dir`.
+    /// On a directory that cannot be written, the keys it holds are read (none when it
+    /// holds no key file) and every change is refused.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
         std::fs::create_dir_all(dir).map_err(|e| crate::io_err(dir, e))?;
         let path = dir.join(KEYS_FILE);
-        let conn = Connection::open(&path).map_err(|e| db_err(path.display(), e))?;
-        conn.execute_batch(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA busy_timeout=5000;
-             PRAGMA secure_delete=ON;
-             CREATE TABLE IF NOT EXISTS keys(
-                id TEXT PRIMARY KEY, hash BLOB NOT NULL, spaces TEXT NOT NULL,
-                read_only INTEGER NOT NULL, label TEXT, created_at TEXT NOT NULL,
-                revoked_at TEXT);",
-        )
-        .map_err(|e| db_err(path.display(), e))?;
-        add_partition_column(&conn).map_err(|e| db_err(path.display(), e))?;
+        let conn = if crate::disk::is_read_only(dir) {
+            Self::read_only(&path)?
+        } else {
+            let conn = Connection::open(&path).map_err(|e| db_err(path.display(), e))?;
+            conn.execute_batch(&format!(
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA busy_timeout=5000;
+                 PRAGMA secure_delete=ON; {TABLE}"
+            ))
+            .map_err(|e| db_err(path.display(), e))?;
+            add_partition_column(&conn).map_err(|e| db_err(path.display(), e))?;
+            conn
+        };
         Ok(Self {
             conn: Mutex::new(conn),
             path,
@@ -52,6 +55,22 @@ impl SqliteKeyRecords {
 
 /// Files made before keys could be pinned to a partition gain its column (NULL: not
 /// pinned), so their keys keep working.
+const TABLE: &str = "CREATE TABLE IF NOT EXISTS keys(
+    id TEXT PRIMARY KEY, hash BLOB NOT NULL, spaces TEXT NOT NULL,
+    read_only INTEGER NOT NULL, label TEXT, created_at TEXT NOT NULL,
+    revoked_at TEXT, partition TEXT);";
+
+impl SqliteKeyRecords {
+    fn read_only(path: &Path) -> Result<Connection, StoreError> {
+        if path.exists() {
+            return crate::sqlite::connect_read_only(path);
+        }
+        let conn = Connection::open_in_memory().map_err(|e| db_err("memory", e))?;
+        conn.execute_batch(TABLE).map_err(|e| db_err("memory", e))?;
+        Ok(conn)
+    }
+}
+
 fn add_partition_column(conn: &Connection) -> rusqlite::Result<()> {
     let has: bool = conn.query_row(
         "SELECT COUNT(*) > 0 FROM pragma_table_info('keys') WHERE name = 'partition'",

@@ -34,6 +34,7 @@ mod text;
 mod text_pending;
 mod text_query;
 mod text_reach;
+mod text_readonly;
 mod trajectories;
 mod vectors;
 
@@ -75,7 +76,14 @@ impl EmbeddedStore {
         ann_threshold: usize,
     ) -> Result<Self, StoreError> {
         std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
-        disk::check_writable(dir)?;
+        if let Err(e) = disk::check_writable(dir) {
+            return match e {
+                StoreError::ReadOnly(why) => {
+                    Self::open_read_only(dir, vector_model, ann_threshold, &why)
+                }
+                e => Err(e),
+            };
+        }
         let records = Arc::new(SqliteRecordStore::open(&dir.join("records.sqlite3"))?);
         let vectors = Arc::new(
             SqliteVectorIndex::new(records.connection(), vector_model, Some(dir.join("hnsw")))?
@@ -83,6 +91,40 @@ impl EmbeddedStore {
         );
         let text = Arc::new(TantivyTextIndex::open(&dir.join("text"))?);
         let enrich = Arc::new(SqliteEnrichmentStore::new(records.connection())?);
+        Ok(Self {
+            records,
+            text,
+            vectors,
+            enrich,
+        })
+    }
+
+    /// A data directory that cannot be written (`why`), opened to read what it holds:
+    /// every write answers `StoreError::ReadOnly`. What opening would change (a schema
+    /// migration, another model's vectors, a text index of an older layout) is refused
+    /// instead, naming it.
+    fn open_read_only(
+        dir: &Path,
+        vector_model: &str,
+        ann_threshold: usize,
+        why: &str,
+    ) -> Result<Self, StoreError> {
+        let path = dir.join("records.sqlite3");
+        if !path.exists() {
+            return Err(StoreError::ReadOnly(why.to_string()));
+        }
+        tracing::warn!(dir = %dir.display(), "the data directory cannot be written: serving reads of what it holds, refusing writes");
+        let records = Arc::new(SqliteRecordStore::open_read_only(&path)?);
+        let vectors = Arc::new(
+            SqliteVectorIndex::open_read_only(
+                records.connection(),
+                vector_model,
+                Some(dir.join("hnsw")),
+            )?
+            .with_ann_threshold(ann_threshold),
+        );
+        let text = Arc::new(TantivyTextIndex::open_read_only(&dir.join("text"))?);
+        let enrich = Arc::new(SqliteEnrichmentStore::read_only(records.connection()));
         Ok(Self {
             records,
             text,
@@ -99,11 +141,9 @@ impl EmbeddedStore {
         if !path.exists() {
             return Ok(None);
         }
-        let conn = rusqlite::Connection::open_with_flags(
-            &path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| StoreError::Backend(format!("{}: {e}", path.display())))?;
+        // Immutable when no write-ahead log is left, so a directory that cannot be
+        // written (no `-shm` can be made) is read too.
+        let conn = sqlite::connect_read_only(&path)?;
         let stored = conn.query_row(
             "SELECT value FROM meta WHERE key = 'vector_model'",
             [],

@@ -190,6 +190,29 @@ impl SqliteRecordStore {
         })
     }
 
+    /// The record store in `path` for reading only (a data directory that cannot be
+    /// written): no schema is created or migrated, so a store of another schema version
+    /// is refused.
+    pub fn open_read_only(path: &Path) -> Result<Self, StoreError> {
+        let db = Shared::open_read_only(path)?;
+        let version: String = be(db.lock().query_row(
+            "SELECT value FROM meta WHERE key='schema_version'",
+            [],
+            |r| r.get(0),
+        ))?;
+        if version != SCHEMA_VERSION {
+            return Err(StoreError::ReadOnly(format!(
+                "{}: schema version {version}, and this Cairn reads {SCHEMA_VERSION}; a read-only data directory cannot be migrated, so open it writable once",
+                path.display()
+            )));
+        }
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Ok(Self {
+            db,
+            reserve: crate::disk::Reserve::new(dir),
+        })
+    }
+
     /// The row `sql` selects (parameters: the space, a unit id, then `extra`), read by
     /// `row`, for each of `ids` that has one, in the order asked, in one read
     /// transaction (a recall asks for a few hundred; not one transaction per statement).

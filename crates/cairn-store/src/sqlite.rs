@@ -32,6 +32,24 @@ impl Shared {
         Ok(Self(Arc::new(Mutex::new(conn))))
     }
 
+    /// Opens `path` for reading only, on a data directory that cannot be written: every
+    /// write is refused (`SQLITE_READONLY`, told apart by [`db_err`]).
+    pub fn open_read_only(path: &Path) -> Result<Self, StoreError> {
+        let conn = connect_read_only(path)?;
+        conn.execute_batch("PRAGMA cache_size=-65536; PRAGMA mmap_size=1099511627776;")
+            .map_err(|e| db_err(path.display(), e))?;
+        Ok(Self(Arc::new(Mutex::new(conn))))
+    }
+
+    /// A database in memory with `schema`: what a read-only directory that holds no such
+    /// file reads (nothing).
+    pub fn in_memory(schema: &str) -> Result<Self, StoreError> {
+        let conn = Connection::open_in_memory().map_err(|e| db_err("memory", e))?;
+        conn.execute_batch(schema)
+            .map_err(|e| db_err("memory", e))?;
+        Ok(Self(Arc::new(Mutex::new(conn))))
+    }
+
     /// Copies the write-ahead log into the database file and empties it. With
     /// `secure_delete` the database's copy of deleted content is already overwritten, but
     /// the log still holds the pages as they were before (and the original inserts) until
@@ -82,4 +100,30 @@ pub fn db_err(ctx: impl std::fmt::Display, e: rusqlite::Error) -> StoreError {
 
 pub fn be<T>(r: rusqlite::Result<T>) -> Result<T, StoreError> {
     r.map_err(|e| db_err("query", e))
+}
+
+/// A connection that only reads `path`, a database in WAL mode on a directory that
+/// cannot be written. SQLite reads such a database through its `-shm` index of the
+/// write-ahead log, which it cannot create here: with a log left (a process stopped
+/// without closing), both files must be there; with none (closed cleanly: everything is
+/// in the database file), the file is opened `immutable`, read as it is.
+pub fn connect_read_only(path: &Path) -> Result<Connection, StoreError> {
+    use rusqlite::OpenFlags;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let wal = std::path::PathBuf::from(format!("{}-wal", path.display()));
+    let logged = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
+    let conn = if logged {
+        Connection::open_with_flags(path, flags)
+    } else {
+        let uri = format!(
+            "file:{}?immutable=1",
+            path.display()
+                .to_string()
+                .replace('%', "%25")
+                .replace('?', "%3f")
+                .replace('#', "%23")
+        );
+        Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)
+    };
+    conn.map_err(|e| db_err(path.display(), e))
 }

@@ -1,6 +1,7 @@
 use crate::text_pending::{weights, Hidden, Pending, PendingDoc};
 use crate::text_query::{top_docs, PresentTerms};
 use crate::text_reach::Reach;
+use crate::text_readonly::ReadOnlyDirectory;
 use cairn_core::{SpaceId, StoreError, TextIndex, TextQuery, Unit};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -180,7 +181,8 @@ struct ScrubPlan {
 pub struct TantivyTextIndex {
     index: Index,
     fields: Fields,
-    writer: Mutex<IndexWriter>,
+    /// `None` on a data directory that cannot be written: every write is refused.
+    writer: Option<Mutex<IndexWriter>>,
     reader: IndexReader,
     pending: AtomicBool,
     /// What was written since the last commit, searchable before it (`text_pending.rs`).
@@ -237,6 +239,34 @@ impl TantivyTextIndex {
                 other => te(other),
             })?;
         writer.set_merge_policy(Box::new(CappedMerges::new(segment_docs)));
+        Self::with_index(index, fields, Some(writer), segment_docs)
+    }
+
+    /// The index in `dir` for reading only, on a data directory that cannot be written:
+    /// its files read where they are ([`ReadOnlyDirectory`]), every write refused with
+    /// `StoreError::ReadOnly`. An index of an older layout cannot be rebuilt there and
+    /// is refused.
+    pub fn open_read_only(dir: &Path) -> Result<Self, StoreError> {
+        let format = std::fs::read_to_string(dir.join(FORMAT_FILE)).unwrap_or_default();
+        if format != FORMAT {
+            return Err(StoreError::ReadOnly(format!(
+                "{}: the text index is of an older layout, which is rebuilt on opening; a read-only data directory cannot be, so open it writable once",
+                dir.display()
+            )));
+        }
+        let (_, fields) = schema();
+        let mmap = tantivy::directory::MmapDirectory::open(dir).map_err(|e| te(e.into()))?;
+        let index = Index::open(ReadOnlyDirectory(mmap)).map_err(te)?;
+        index.tokenizers().register(ANALYZER, analyzer());
+        Self::with_index(index, fields, None, SEGMENT_DOCS)
+    }
+
+    fn with_index(
+        index: Index,
+        fields: Fields,
+        writer: Option<IndexWriter>,
+        segment_docs: usize,
+    ) -> Result<Self, StoreError> {
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -245,7 +275,7 @@ impl TantivyTextIndex {
         Ok(Self {
             index,
             fields,
-            writer: Mutex::new(writer),
+            writer: writer.map(Mutex::new),
             reader,
             pending: AtomicBool::new(false),
             written: RwLock::new(Pending::default()),
@@ -316,7 +346,7 @@ impl TantivyTextIndex {
         if terms.is_empty() {
             return Ok(());
         }
-        let writer = self.writer();
+        let writer = self.writer()?;
         if forgotten {
             self.plan_scrub(&terms);
         }
@@ -397,8 +427,14 @@ impl TantivyTextIndex {
         }
     }
 
-    fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
-        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    fn writer(&self) -> Result<std::sync::MutexGuard<'_, IndexWriter>, StoreError> {
+        let writer = self.writer.as_ref().ok_or_else(|| {
+            crate::disk::unwritable(
+                crate::disk::Unwritable::ReadOnly,
+                "the text index was opened read-only",
+            )
+        })?;
+        Ok(writer.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// `text` analyzed into the space's terms, ready to index.
@@ -537,7 +573,7 @@ impl TantivyTextIndex {
 impl TextIndex for TantivyTextIndex {
     fn upsert(&self, units: &[Unit]) -> Result<(), StoreError> {
         let f = &self.fields;
-        let mut writer = self.writer();
+        let mut writer = self.writer()?;
         for u in units {
             let key = in_space(u.space.as_str(), &u.id);
             writer.delete_term(Term::from_field_text(f.doc_key, &key));
@@ -587,7 +623,7 @@ impl TextIndex for TantivyTextIndex {
 
     fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError> {
         let term = Term::from_field_text(self.fields.space, space.as_str());
-        let writer = self.writer();
+        let writer = self.writer()?;
         self.plan_scrub(std::slice::from_ref(&term));
         writer.delete_term(term);
         self.written_mut().drop_space(space.as_str());
@@ -598,7 +634,7 @@ impl TextIndex for TantivyTextIndex {
     fn commit(&self, watermark: u64) -> Result<(), StoreError> {
         // The watermark never moves back (like the vector index's), whoever commits.
         let watermark = watermark.max(self.watermark()?);
-        let mut writer = self.writer();
+        let mut writer = self.writer()?;
         self.commit_with(&mut writer, watermark)?;
         self.pending.store(false, Ordering::SeqCst);
         Ok(())
@@ -649,7 +685,7 @@ impl TextIndex for TantivyTextIndex {
                 break;
             }
             let merges: Vec<_> = {
-                let mut writer = self.writer();
+                let mut writer = self.writer()?;
                 todo.iter()
                     .map(|m| (m.id(), u64::from(m.max_doc()), writer.merge(&[m.id()])))
                     .collect()
@@ -674,7 +710,7 @@ impl TextIndex for TantivyTextIndex {
         }
         // The reader lets go of the old segments, then their files go.
         self.reader.reload().map_err(te)?;
-        let collect = self.writer().garbage_collect_files();
+        let collect = self.writer()?.garbage_collect_files();
         collect.wait().map_err(te)?;
         Ok(())
     }

@@ -189,7 +189,33 @@ impl SqliteVectorIndex {
                 |r| r.get(0),
             ))?
         };
-        Ok(Self {
+        Ok(Self::with_store_id(db, graph_dir, store_id))
+    }
+
+    /// The vectors of a data directory that cannot be written, for reading: vectors of
+    /// another model than `model` cannot be rebuilt there, so they are refused.
+    pub(crate) fn open_read_only(
+        db: Shared,
+        model: &str,
+        graph_dir: Option<PathBuf>,
+    ) -> Result<Self, StoreError> {
+        let meta = |key: &str| -> Result<String, StoreError> {
+            be(db
+                .lock()
+                .query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0)))
+        };
+        let stored = meta("vector_model")?;
+        if !stored.is_empty() && stored != model {
+            return Err(StoreError::ReadOnly(format!(
+                "the data directory holds vectors of {stored}, not of {model}; they are rebuilt on opening, which a read-only data directory cannot be, so open it with {stored} or writable once"
+            )));
+        }
+        let store_id = meta("vector_store_id")?;
+        Ok(Self::with_store_id(db, graph_dir, store_id))
+    }
+
+    fn with_store_id(db: Shared, graph_dir: Option<PathBuf>, store_id: String) -> Self {
+        Self {
             db,
             loaded: Mutex::new(HashMap::new()),
             ann_threshold: ANN_THRESHOLD,
@@ -197,7 +223,7 @@ impl SqliteVectorIndex {
             store_id,
             writes: Mutex::new(()),
             events: GraphCounters::default(),
-        })
+        }
     }
 
     /// Sets the size above which a space is searched through HNSW instead of exactly.

@@ -4,7 +4,7 @@
 //! disks"): a write the disk cannot hold fails with `StoreError::Full` (507 over HTTP)
 //! and stores nothing; every write acknowledged is stored and none refused is; reads keep
 //! answering; a forget works on the full disk; once space is freed, writes succeed
-//! again. A read-only data directory is refused at open with an error naming it.
+//! again. A read-only data directory serves reads of what it holds and refuses writes.
 use cairn::{AppendInput, Error, Memory, MemoryConfig, RecallOptions, StoreError, WriteOptions};
 use cairn_testkit::embedder::HashEmbedder;
 use cairn_testkit::switches::mount_missing;
@@ -196,21 +196,48 @@ fn a_full_disk_refuses_writes_clearly_keeps_reads_and_forgets_and_recovers() {
     );
 }
 
+/// A data directory on a read-only mount serves reads of what it holds (recall, the
+/// listings, facts, stats) and refuses every write with `StoreError::ReadOnly`; a
+/// directory that holds no store yet is refused at open, naming it.
 #[test]
-fn a_read_only_data_directory_is_refused_at_open_naming_it() {
+fn a_read_only_data_directory_serves_reads_and_refuses_writes() {
     let Some(disk) = Tmpfs::mount("16m") else {
         return;
     };
     let data = disk.dir.join("data");
     let m = open(&data).expect("open");
-    append(&m, "s0", "a memory").expect("append");
+    append(&m, "s0", "I keep my kayak in the blue shed by the river").expect("append");
+    let before = m.stats("a").expect("stats");
     drop(m);
     disk.remount("ro");
-    let e = open(&data).err().expect("a read-only directory is refused");
-    match &e {
+    let m = open(&data).expect("a read-only directory opens to read");
+    let r = m
+        .recall("a", "where is the kayak kept?", &RecallOptions::default())
+        .expect("recall");
+    assert!(r.context.contains("blue shed"), "{}", r.context);
+    assert_eq!(m.stats("a").expect("stats"), before);
+    let refused = |e: Error| match e {
+        Error::Store(StoreError::ReadOnly(msg)) => {
+            assert!(msg.contains("cannot be written"), "{msg}")
+        }
+        other => panic!("StoreError::ReadOnly, got {other:?}"),
+    };
+    refused(append(&m, "s1", "a new memory").expect_err("a write is refused"));
+    refused(
+        m.forget_session("a", "s0")
+            .expect_err("a forget is refused"),
+    );
+    // Still all there, and still readable after the refusals.
+    assert_eq!(m.stats("a").expect("stats"), before);
+    drop(m);
+    let empty = disk.dir.join("empty");
+    disk.remount("rw");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    disk.remount("ro");
+    match open(&empty).err().expect("no store to read") {
         Error::Store(StoreError::ReadOnly(msg)) => {
             assert!(
-                msg.contains(&data.display().to_string()),
+                msg.contains(&empty.display().to_string()),
                 "names the directory: {msg}"
             )
         }

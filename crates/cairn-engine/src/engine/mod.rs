@@ -274,7 +274,14 @@ impl Engine {
             }
             Err(e) => return Err(e),
         }
-        engine.rederive_if_rules_changed()?;
+        match engine.rederive_if_rules_changed() {
+            // A store that cannot be written serves the units it holds, derived by the
+            // rules it was written with, until it can be.
+            Err(EngineError::Store(e)) if e.is_unwritable() => {
+                tracing::warn!(error = %e, "units made by other derivation rules are served as they are: the store cannot be written");
+            }
+            r => r?,
+        }
         Ok(engine)
     }
 
