@@ -316,9 +316,9 @@ pub fn corpus() -> Vec<Case> {
         json!({"session_id": "many", "messages": (0..10_000).map(|i| json!({"role": "user", "text": format!("m{i}")})).collect::<Vec<_>>()}),
     ));
     c.push(post_json(
-        "2 MB trajectory observation",
+        "trajectory observation past the library's bound",
         format!("{s}/trajectories"),
-        json!({"trajectories": [{"id": "t", "goal": "g", "states": [{"observation": "o".repeat(2 << 20)}]}]}),
+        json!({"trajectories": [{"id": "t", "goal": "g", "states": [{"observation": "o".repeat(cairn::bounds::MAX_OBSERVATION_BYTES + 1)}]}]}),
     ));
     c.push(post_json(
         "profile deleted as a memory",
