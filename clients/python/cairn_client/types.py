@@ -827,7 +827,7 @@ def to_json(value: Any) -> Any:
 SCHEMAS: Dict[str, type] = {
     c.__name__: c
     for c in (SpaceStats, IngestReport, Message, SessionInput, SessionRecord, SessionPage,
-              GroupMessage, Hit, Recall, Provenance, Unit, UnitPage, AgentState,
+              GroupMessage, Hit, CardLine, Recall, Provenance, Unit, UnitPage, AgentState,
               TrajectoryInput, TrajectoryRecord, TrajectorySummary, FactVersion, FactHistory,
               Evidence, Style, ProfileFact, SpeakerProfile, Timings, ForgotMemory, ForgotPartition, Health, Ready, Me,
               FactSubject, StepLine, ManifestEntry, Manifest, TrajectoryOverview, StateView,
