@@ -492,6 +492,36 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
     );
     // Hits carry their relevance; a question nothing stored bears on is answered so.
     assert_eq!(v["no_relevant_memory"], false, "{v}");
+    // A standing instruction noted for the user heads every later recall's context (in
+    // a space of one user: alice's holds two partitions' statements, so it has no card).
+    assert_eq!(
+        s.post(SPACES, &[], k, &json!({"name": "carol"})).status,
+        201
+    );
+    for note in [
+        "From now on, always answer the user in metric units.",
+        "The user walks to work every morning.",
+    ] {
+        let (err, v) = tool(&s, k, "remember", json!({"space": "carol", "note": note}));
+        assert!(!err, "{v}");
+    }
+    let (err, card) = tool(
+        &s,
+        k,
+        "recall",
+        json!({"space": "carol", "query": "How far is the station?"}),
+    );
+    assert!(
+        !err && card["card"][0]["category"] == "instruction",
+        "{card}"
+    );
+    assert!(
+        card["context"]
+            .as_str()
+            .unwrap()
+            .starts_with("About the user:"),
+        "{card}"
+    );
     assert!(v["hits"][0]["relevance"].as_f64().is_some(), "{v}");
     let (err, v) = tool(
         &s,

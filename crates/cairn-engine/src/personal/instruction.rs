@@ -432,3 +432,24 @@ fn sample() {
     }
     println!("{found} instructions in {messages} messages");
 }
+
+#[cfg(test)]
+#[test]
+fn a_note_of_an_instruction_is_the_users() {
+    let speaking = Speaking {
+        speaker: crate::NOTE_SPEAKER,
+        at: None,
+        with_assistant: false,
+    };
+    let found = super::read(
+        "From now on, always answer the user in metric units.",
+        &speaking,
+    );
+    let p = found
+        .iter()
+        .map(|(_, p)| p)
+        .find(|p| p.category == FactCategory::Instruction)
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert_eq!(p.person, super::reported::USER);
+    assert!(p.value.contains("metric units"), "{p:?}");
+}

@@ -128,9 +128,21 @@ pub fn read(text: &str, speaking: &Speaking<'_>) -> Vec<(String, Personal)> {
         // A note about "the user" is read as the user saying it: in a note, or in a chat
         // with an assistant. In a chat of named speakers "the user" is more often a
         // product's user than the one speaking ("the user clicks Save and it crashes").
-        let reported = (speaking.with_assistant || speaking.speaker == crate::NOTE_SPEAKER)
+        let to_assistant = speaking.with_assistant || speaking.speaker == crate::NOTE_SPEAKER;
+        let reported = to_assistant
             .then(|| reported::in_first_person(&sentence))
             .flatten();
+        // A directive to the assistant binds it, not the speaker: it states no other
+        // fact. Read as written ("always answer the user in metric units"), or as the
+        // user's own words ("Note: the user wants all answers in Spanish").
+        let directive = || {
+            let as_said = instruction::read(&sentence, speaking);
+            as_said.or_else(|| instruction::read(reported.as_deref()?, speaking))
+        };
+        if let Some(p) = to_assistant.then(directive).flatten() {
+            push(&mut out, &sentence, p);
+            continue;
+        }
         let user = Speaking {
             speaker: reported::USER,
             ..*speaking
@@ -141,16 +153,6 @@ pub fn read(text: &str, speaking: &Speaking<'_>) -> Vec<(String, Personal)> {
         };
         ctx.last_subject = None;
         ctx.skipped = false;
-        // A directive to the assistant binds it, not the speaker: it states no other fact.
-        let to_assistant = speaking.with_assistant || speaking.speaker == crate::NOTE_SPEAKER;
-        let said = reported.as_deref().unwrap_or(&sentence);
-        if let Some(p) = to_assistant
-            .then(|| instruction::read(said, speaking))
-            .flatten()
-        {
-            push(&mut out, &sentence, p);
-            continue;
-        }
         // "my partner Ana": said in any clause, a question's too.
         for p in predicates::named_relations(&toks, speaking, &mut ctx) {
             push(&mut out, &sentence, p);

@@ -531,7 +531,7 @@ impl CairnMcp {
     }
 
     #[tool(
-        description = "Search long-term memory for evidence relevant to a question, before answering anything about the user's past, preferences, plans or earlier conversations. Returns `context` (the evidence as text, dated and attributed, within `token_budget` tokens: quote from it), `hits` (ranked memories with their session_id, turn ids, speakers, dates and `relevance`, for citing or forgetting), `extra_hits` (further memories the context shows because the budget had room), `hits_cut` (memories the context shows only in part or not at all) `no_relevant_memory` (true when nothing stored bears on the question: say you do not know rather than guess) and, when `filter` names a metadata key no conversation carries, `warnings` (check the key's spelling). Relative dates in the query (\"last week\") resolve against `as_of` (default now)."
+        description = "Search long-term memory for evidence relevant to a question, before answering anything about the user's past, preferences, plans or earlier conversations. Returns `context` (the evidence as text, dated and attributed, within `token_budget` tokens: quote from it; it opens with the user's card, their standing instructions and current facts, listed in `card`: follow them), `hits` (ranked memories with their session_id, turn ids, speakers, dates and `relevance`, for citing or forgetting), `extra_hits` (further memories the context shows because the budget had room), `hits_cut` (memories the context shows only in part or not at all) `no_relevant_memory` (true when nothing stored bears on the question: say you do not know rather than guess) and, when `filter` names a metadata key no conversation carries, `warnings` (check the key's spelling). Relative dates in the query (\"last week\") resolve against `as_of` (default now)."
     )]
     async fn recall(
         &self,
@@ -585,6 +585,17 @@ impl CairnMcp {
                 "no_relevant_memory": r.no_relevant_memory,
                 "hits_cut": r.hits_cut_ids,
             });
+            if !r.card.is_empty() {
+                v["card"] = json!(r
+                    .card
+                    .iter()
+                    .map(|l| json!({
+                        "memory_id": l.unit_id, "category": l.category,
+                        "statement": l.statement, "stated_at": l.stated_at,
+                        "session_id": l.session_id,
+                    }))
+                    .collect::<Vec<_>>());
+            }
             if !r.warnings.is_empty() {
                 v["warnings"] = json!(r.warnings);
             }
