@@ -16,7 +16,7 @@
 //!
 //! The engine reads the chains and the cosines (`engine/card.rs`); this module chooses
 //! and writes the lines.
-use cairn_core::{CardLine, FactCategory, Unit, UnitDetail};
+use cairn_core::{CardLine, FactCategory, Unit};
 
 /// How the card is made (`[engine.card]`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -49,16 +49,13 @@ pub const HEADING: &str = "About the user:";
 /// A statement the card may show: the newest of its chain.
 pub struct Candidate<'a> {
     pub fact: &'a Unit,
-    /// Its cosine with the query (`None`: an instruction, shown whatever was asked).
-    pub relevance: Option<f32>,
+    /// Its cosine with the query.
+    pub relevance: f32,
 }
 
 /// The category of a fact unit.
 pub fn category(u: &Unit) -> Option<FactCategory> {
-    match &u.detail {
-        Some(UnitDetail::Fact(d)) => d.category,
-        _ => None,
-    }
+    crate::facts::detail(u)?.category
 }
 
 /// The instructions still standing among `newest_first` (with their vectors, the same
@@ -87,11 +84,7 @@ pub fn write(
     budget: usize,
     count_tokens: &dyn Fn(&str) -> usize,
 ) -> Option<(String, Vec<CardLine>, usize)> {
-    facts.sort_by(|a, b| {
-        b.relevance
-            .unwrap_or(0.0)
-            .total_cmp(&a.relevance.unwrap_or(0.0))
-    });
+    facts.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
     let mut text = HEADING.to_string();
     let mut used = count_tokens(&text);
     let mut lines = Vec::new();
@@ -128,16 +121,10 @@ fn shown(line: &CardLine) -> String {
 fn card_line(u: &Unit) -> Option<CardLine> {
     let category = category(u)?;
     let p = &u.provenance;
-    let speaker = p.speakers.first().map_or("", String::as_str);
-    let statement = u
-        .text
-        .strip_prefix(speaker)
-        .and_then(|t| t.strip_prefix(": "))
-        .unwrap_or(&u.text);
     Some(CardLine {
         unit_id: u.id.clone(),
         category,
-        statement: statement.to_string(),
+        statement: crate::facts::stated(u).to_string(),
         stated_at: u.occurred_at,
         session_id: p.session_id.clone()?,
         message_id: p.message_ids.first()?.clone(),
@@ -147,7 +134,7 @@ fn card_line(u: &Unit) -> Option<CardLine> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_core::{FactDetail, Provenance, SpaceId, UnitKind};
+    use cairn_core::{FactDetail, Provenance, SpaceId, UnitDetail, UnitKind};
 
     fn fact(id: &str, category: FactCategory, sentence: &str) -> Unit {
         Unit {
@@ -208,11 +195,11 @@ mod tests {
         let facts = vec![
             Candidate {
                 fact: &home,
-                relevance: Some(0.2),
+                relevance: 0.2,
             },
             Candidate {
                 fact: &diet,
-                relevance: Some(0.6),
+                relevance: 0.6,
             },
         ];
         let (text, lines, used) = write(&[&i], facts, 100, &words).unwrap();

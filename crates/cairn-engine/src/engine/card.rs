@@ -129,7 +129,7 @@ impl Engine {
                 let close = c.is_some_and(|c| c >= floor);
                 (close || h.found_by_words).then_some(Candidate {
                     fact: h.newest,
-                    relevance: Some(c.unwrap_or(0.0)),
+                    relevance: c.unwrap_or(0.0),
                 })
             })
             .collect())
@@ -196,9 +196,7 @@ fn candidate_heads<'a>(
 
 /// Whether `f` is a statement of the user's in `partition`.
 fn is_users(f: &Unit, partition: Option<&str>) -> bool {
-    f.provenance.partition.as_deref() == partition
-        && matches!(&f.detail, Some(cairn_core::UnitDetail::Fact(d))
-            if d.person.as_deref().is_some_and(|p| p.eq_ignore_ascii_case(USER)))
+    f.provenance.partition.as_deref() == partition && crate::facts::is_about(f, USER)
 }
 
 /// The (session, message) pairs a place shows: its own unit's and its excerpt's.

@@ -7,7 +7,9 @@
 //! so an append costs its own facts, not the space's. A chain scans the tail; past
 //! [`MAX_TAIL`] facts (or when a write removes or rewrites one, or adds a name that
 //! aliases a person) the core is built again from the whole list.
-use super::{aliases, chain_order, detail, subject_match, Aliases, Subject, SubjectMatch};
+use super::{
+    aliases, chain_order, detail, is_about, subject_match, Aliases, Subject, SubjectMatch,
+};
 use cairn_core::{FactCategory, Unit};
 use std::collections::{HashMap, HashSet};
 use std::mem::size_of;
@@ -87,13 +89,6 @@ struct Core {
     persons: HashMap<String, HashSet<Option<String>>>,
     /// What its maps hold, about (see [`FactIndex::approx_bytes`]), counted once built.
     bytes: usize,
-}
-
-/// Whether `f` is a fact about `person` (lowercased).
-fn is_about(f: &Unit, person: &str) -> bool {
-    detail(f)
-        .and_then(|d| d.person.as_deref())
-        .is_some_and(|p| p.to_lowercase() == person)
 }
 
 /// The message a fact is stated in, the key of `by_message`.

@@ -584,16 +584,11 @@ pub fn earlier_facts(stored: &[Unit], before: usize) -> Vec<Extracted> {
         .filter_map(|u| {
             // Personal facts are not what a bare "instead" revises.
             let d = detail(u).filter(|d| d.person.is_none())?;
-            let speaker = u.provenance.speakers.first().map_or("", String::as_str);
-            let sentence = u
-                .text
-                .strip_prefix(speaker)
-                .and_then(|t| t.strip_prefix(": "));
             let f = Extracted {
                 subject: d.subject.clone(),
                 value: d.value.clone(),
                 revision: d.revision,
-                sentence: sentence.unwrap_or(&u.text).to_string(),
+                sentence: stated(u).to_string(),
                 personal: None,
             };
             Some((u.provenance.first_position, n(u), f))
@@ -603,11 +598,28 @@ pub fn earlier_facts(stored: &[Unit], before: usize) -> Vec<Extracted> {
     facts.into_iter().map(|(_, _, f)| f).collect()
 }
 
-fn detail(u: &Unit) -> Option<&FactDetail> {
+pub(crate) fn detail(u: &Unit) -> Option<&FactDetail> {
     match &u.detail {
         Some(UnitDetail::Fact(f)) => Some(f),
         _ => None,
     }
+}
+
+/// The sentence a fact unit states, as its speaker said it (its text less the
+/// `speaker: ` it opens with).
+pub(crate) fn stated(u: &Unit) -> &str {
+    let speaker = u.provenance.speakers.first().map_or("", String::as_str);
+    u.text
+        .strip_prefix(speaker)
+        .and_then(|t| t.strip_prefix(": "))
+        .unwrap_or(&u.text)
+}
+
+/// Whether `f` is a fact about `person` (lowercased).
+pub(crate) fn is_about(f: &Unit, person: &str) -> bool {
+    detail(f)
+        .and_then(|d| d.person.as_deref())
+        .is_some_and(|p| p.to_lowercase() == person)
 }
 
 /// A subject as chains compare it: its key and the key words naming the thing itself;
