@@ -220,6 +220,26 @@ pub struct Part {
 }
 
 impl Ranked {
+    /// A unit placed at `score` by `step` rather than ranked (a profile, a preference),
+    /// its explanation (when `explain`) saying so with `note`.
+    pub fn placed(
+        unit: Unit,
+        score: f32,
+        explain: bool,
+        step: Step,
+        note: impl FnOnce() -> String,
+    ) -> Self {
+        let mut r = Ranked {
+            unit,
+            score,
+            why: explain.then(Box::<HitExplanation>::default),
+            parts: Vec::new(),
+            more: Vec::new(),
+        };
+        r.record(step, Op::Set, score, note);
+        r
+    }
+
     /// Records a step that changed the score (to `self.score`), when explaining.
     pub fn record(&mut self, step: Step, op: Op, by: f32, note: impl FnOnce() -> String) {
         if let Some(why) = &mut self.why {

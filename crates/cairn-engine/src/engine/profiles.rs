@@ -2,7 +2,7 @@
 //! gets the profiles of the people it names, computed from what the view sees, first.
 use crate::profile;
 use crate::rank::Ranked;
-use cairn_core::explain::{HitExplanation, Op, Step};
+use cairn_core::explain::Step;
 use cairn_core::{RecallOptions, SpaceId, Unit, UnitKind};
 
 use super::scope::View;
@@ -24,14 +24,7 @@ impl Engine {
         };
         let best = top.first().map_or(1.0, |r| r.score);
         for p in profiles.into_iter().rev() {
-            let mut r = Ranked {
-                unit: p,
-                score: best,
-                why: opts.explain.then(Box::<HitExplanation>::default),
-                parts: Vec::new(),
-                more: Vec::new(),
-            };
-            r.record(Step::ProfilePlacement, Op::Set, best, || {
+            let r = Ranked::placed(p, best, opts.explain, Step::ProfilePlacement, || {
                 "a profile of the person asked about, placed first".to_string()
             });
             top.insert(0, r);

@@ -12,8 +12,7 @@ use crate::query::{analyze_query, QueryAnalysis};
 use crate::query_embed::QueryEmbedder;
 use crate::rank::{convex_gives, fuse, gives, second_pass, Fusion, RankConfig, Ranked};
 use cairn_core::explain::{
-    HitExplanation, ListScore, Op, PackingExplanation, RecallExplanation, StageCounts, StageTime,
-    Step,
+    ListScore, PackingExplanation, RecallExplanation, StageCounts, StageTime, Step,
 };
 use cairn_core::{
     Hit, HitPart, InputError, Recall, RecallOptions, SpaceId, TextQuery, Timings, Unit, UnitKind,
@@ -718,16 +717,13 @@ fn with_preference(
     }
     let score = top.first().map_or(1.0, |r| r.score);
     top.retain(|r| r.unit.id != fact.id);
-    let mut placed = Ranked {
-        unit: fact.clone(),
+    let placed = Ranked::placed(
+        fact.clone(),
         score,
-        why: opts.explain.then(Box::<HitExplanation>::default),
-        parts: Vec::new(),
-        more: Vec::new(),
-    };
-    placed.record(Step::PreferencePlacement, Op::Set, score, || {
-        "the asker's personal fact closest to the request".to_string()
-    });
+        opts.explain,
+        Step::PreferencePlacement,
+        || "the asker's personal fact closest to the request".to_string(),
+    );
     top.insert(0, placed);
     top.truncate(opts.top_k.max(1));
     top
