@@ -1,8 +1,10 @@
-//! `cairn reliability <crash|soak|badinput|backup|races|fuzz|scaling>`: the drivers of `cairn-reliability`
+//! `cairn reliability <crash|soak|badinput|backup|races|diskfull|memory|fuzz|scaling>`: the drivers of `cairn-reliability`
 //! with flags in and a JSON report out. Each runs this very binary as `cairn serve` (and
 //! `cairn check`, `export`, `import`) in a scratch data directory.
 use anyhow::{bail, Context, Result};
-use cairn_reliability::{backup, badinput, crash, fuzz, races, scaling, soak, Cairn};
+use cairn_reliability::{
+    backup, badinput, crash, diskfull, fuzz, memory, races, scaling, soak, Cairn,
+};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -67,6 +69,34 @@ pub enum ReliabilityCommand {
         /// Clients appending to another space meanwhile.
         #[arg(long, default_value_t = races::RacesOptions::default().busy_clients)]
         busy_clients: usize,
+        #[command(flatten)]
+        work: Work,
+    },
+    /// A full disk, then a read-only one, under a real server (a tmpfs it mounts: root
+    /// only): writes refused 507 or 503 and never stored, reads and forgets answered,
+    /// writes back once space is freed, `cairn check` consistent.
+    Diskfull {
+        /// Size of the tmpfs (`mount -o size=`).
+        #[arg(long, default_value_t = diskfull::DiskFullOptions::default().disk)]
+        disk: String,
+        #[command(flatten)]
+        work: Work,
+    },
+    /// The server's resident memory during concurrent slow exports of a large space, and
+    /// after recalls each with a distinct large filter: neither may hold what it read.
+    Memory {
+        #[arg(long, default_value_t = memory::MemoryOptions::default().sessions)]
+        sessions: usize,
+        /// KiB of text per session.
+        #[arg(long, default_value_t = memory::MemoryOptions::default().session_kib)]
+        session_kib: usize,
+        #[arg(long, default_value_t = memory::MemoryOptions::default().exports)]
+        exports: usize,
+        #[arg(long, default_value_t = memory::MemoryOptions::default().filters)]
+        filters: usize,
+        /// Values in each filter's `in` list (about 100 bytes each).
+        #[arg(long, default_value_t = memory::MemoryOptions::default().filter_values)]
+        filter_values: usize,
         #[command(flatten)]
         work: Work,
     },
@@ -216,6 +246,34 @@ pub fn run(cmd: &ReliabilityCommand) -> Result<()> {
             };
             let r = races::run(&Cairn::new(&bin, dir.join("data")), &opts, say)?;
             report(&r, r.passed(), "races")
+        }
+        ReliabilityCommand::Diskfull { disk, work } => {
+            let (dir, _keep) = work.dir()?;
+            let opts = diskfull::DiskFullOptions {
+                disk: disk.clone(),
+                ..Default::default()
+            };
+            let r = diskfull::run(&bin, &dir, &opts)?;
+            report(&r, r.passed(), "diskfull")
+        }
+        ReliabilityCommand::Memory {
+            sessions,
+            session_kib,
+            exports,
+            filters,
+            filter_values,
+            work,
+        } => {
+            let (dir, _keep) = work.dir()?;
+            let opts = memory::MemoryOptions {
+                sessions: *sessions,
+                session_kib: *session_kib,
+                exports: *exports,
+                filters: *filters,
+                filter_values: *filter_values,
+            };
+            let r = memory::run(&Cairn::new(&bin, dir.join("data")), &opts, say)?;
+            report(&r, r.passed(&opts), "memory")
         }
         ReliabilityCommand::Scaling {
             base,

@@ -1,8 +1,8 @@
 //! Short forms of the reliability tests (`cairn reliability ...`, docs/reliability.md),
 //! each against real `cairn serve` processes of this build: a few SIGKILLs during HTTP
-//! ingest, the bad-input corpus, raced retries, a short soak, and an export/import round
-//! trip. Skipped without the embedding model.
-use cairn_reliability::{backup, badinput, crash, model_missing, races, soak, Cairn};
+//! ingest, the bad-input corpus, raced retries, a full and a read-only disk, a short soak,
+//! and an export/import round trip. Skipped without the embedding model.
+use cairn_reliability::{backup, badinput, crash, diskfull, model_missing, races, soak, Cairn};
 use std::path::Path;
 use std::time::Duration;
 
@@ -61,6 +61,25 @@ fn retries_raced_under_one_key_write_once() {
     };
     assert!(r.passed(), "{r:#?}");
     assert_eq!(r.tries, 6 * 2 * opts.retries);
+}
+
+/// `cairn reliability diskfull` as CI runs it: a real server on a full tmpfs, then on the
+/// same directory remounted read-only (root only; `SKIPPED` otherwise, a failure under
+/// `CAIRN_REQUIRE_MOUNT`).
+#[test]
+fn a_server_on_a_full_then_read_only_disk_refuses_clearly_and_keeps_serving() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = match diskfull::run(Path::new(BIN), tmp.path(), &Default::default()) {
+        Ok(r) => r,
+        Err(e) if skip(&e) => return,
+        Err(e) if diskfull::mount_refused(&e) => {
+            cairn_testkit::switches::mount_missing(format!("{e:#}"));
+            return;
+        }
+        Err(e) => panic!("{e:#}"),
+    };
+    eprintln!("{}", serde_json::to_string_pretty(&r).unwrap());
+    assert!(r.passed(), "{r:#?}");
 }
 
 #[test]

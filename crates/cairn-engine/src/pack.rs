@@ -317,21 +317,47 @@ fn first_words(u: &Unit, body: &str, input: &PackInput<'_>, budget: usize) -> (S
     let count = |s: &str| (input.count_tokens)(s);
     // Under its header, else without; the mark of the cut too when it fits.
     for (with_header, mark) in [(true, JOINER), (false, JOINER), (false, "")] {
-        // Fewer words until it fits (a budget this small holds only a few).
-        for n in (1..=words.len()).rev() {
+        let text = |n: usize| {
             let cut = format!("{}{mark}", words[..n].join(" "));
-            let text = if with_header {
+            if with_header {
                 entry(u, &cut, input.format)
             } else {
                 cut
-            };
-            let tokens = count(&text);
-            if tokens <= budget {
-                return (text, tokens);
             }
+        };
+        if let Some(fit) = most_words_within(words.len(), budget, text, count) {
+            return fit;
         }
     }
     (String::new(), 0)
+}
+
+/// The text of the most words (of `n`) that fits in `budget` tokens, and its tokens; `None`
+/// when not even one word fits. A text's tokens grow with its words, so this searches by
+/// halving: counting one word fewer at a time cost a recall seconds on a long sentence
+/// (a count per word of it, each of the whole prefix). No more than `budget` words can
+/// fit, as every word is at least one token.
+fn most_words_within(
+    n: usize,
+    budget: usize,
+    text: impl Fn(usize) -> String,
+    count: impl Fn(&str) -> usize,
+) -> Option<(String, usize)> {
+    // `lo` words fit (none, to begin with); no more than `hi` do.
+    let (mut lo, mut hi) = (0, n.min(budget));
+    let mut fit = None;
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        let t = text(mid);
+        let tokens = count(&t);
+        if tokens <= budget {
+            lo = mid;
+            fit = Some((t, tokens));
+        } else {
+            hi = mid - 1;
+        }
+    }
+    fit
 }
 
 /// Whitespace-separated words: a lower bound of any tokenizer's count.
@@ -746,6 +772,64 @@ mod tests {
             occurred_at: Some(cairn_core::time::parse_timestamp(day).unwrap()),
             recorded_at: chrono::Utc::now(),
             detail: None,
+        }
+    }
+
+    /// A context too small for a hit's one long sentence shows its first words, found
+    /// with a few counts (by halving), not one count per word of the sentence: the most
+    /// words that fit, as counting down from all of them finds.
+    #[test]
+    fn the_first_words_of_a_long_sentence_take_a_few_counts() {
+        let sentence: Vec<String> = (0..5000).map(|i| format!("w{i}")).collect();
+        let u = unit(
+            "a",
+            &format!("user: {}", sentence.join(" ")),
+            "2023-05-02",
+            0,
+        );
+        let items = [PackItem::one(&u)];
+        let counts = std::cell::Cell::new(0usize);
+        let counted = |t: &str| {
+            counts.set(counts.get() + 1);
+            words(t)
+        };
+        for budget in [3, 40, 300] {
+            counts.set(0);
+            let p = pack(&PackInput {
+                items: &items,
+                hits: 1,
+                query_words: &[],
+                budget,
+                format: Format::Raw,
+                count_tokens: &counted,
+                additive: false,
+                explain: false,
+            });
+            assert!(
+                counts.get() < 60,
+                "{} counts for a budget of {budget}",
+                counts.get()
+            );
+            assert!(
+                p.tokens <= budget && p.tokens + 3 >= budget,
+                "{} of {budget}",
+                p.tokens
+            );
+            assert!(p.context.contains("w0"), "{}", p.context);
+        }
+        for n in [0, 1, 2, 7, 64] {
+            for budget in [0, 1, 5, 6, 100] {
+                let text = |k: usize| sentence[..k].join(" ");
+                let linear = (1..=n)
+                    .rev()
+                    .map(|k| (text(k), words(&text(k))))
+                    .find(|(_, t)| *t <= budget);
+                assert_eq!(
+                    most_words_within(n, budget, text, words),
+                    linear,
+                    "{n} words, {budget}"
+                );
+            }
         }
     }
 

@@ -13,6 +13,10 @@
 //! - [`backup`]: export, import into a fresh store, identical recall.
 //! - [`races`]: retries under one `Idempotency-Key` raced against each other and a busy
 //!   write lock; exactly one write per key.
+//! - [`diskfull`]: a full disk and a read-only one under a real server: refusals are
+//!   `507`/`503`, reads and forgets keep working, nothing refused is stored.
+//! - [`memory`]: the server's resident memory under concurrent exports of a large space
+//!   and recalls with distinct large filters.
 //! - [`scaling`]: the CPU of every route and MCP tool as each dimension a request depends
 //!   on doubles; any growth faster than linear is reported.
 //! - [`fuzz`]: every parser of outside input as a fuzz target (libFuzzer in `fuzz/`, and a
@@ -27,7 +31,9 @@ pub mod backup;
 pub mod badinput;
 pub mod corpus;
 pub mod crash;
+pub mod diskfull;
 pub mod fuzz;
+pub mod memory;
 pub mod races;
 pub mod scaling;
 pub mod serve;

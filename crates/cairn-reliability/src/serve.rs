@@ -116,6 +116,16 @@ pub fn model_missing(e: &anyhow::Error) -> bool {
     format!("{e:#}").contains("embedding model")
 }
 
+/// Resident memory of process `pid` (VmRSS), in KiB; Linux only.
+pub fn rss_kib_of(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+}
+
 pub struct Server {
     child: Child,
     pub pid: u32,
@@ -150,12 +160,7 @@ impl Server {
 
     /// Resident memory of the server process (VmRSS), in KiB; Linux only.
     pub fn rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).ok()?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
+        rss_kib_of(self.pid)
     }
 
     /// What the server wrote to stderr so far.

@@ -1323,6 +1323,109 @@ fn appends_through_two_servers_are_atomic_and_retries_are_answered_once() {
     });
 }
 
+/// Retries under one idempotency key released at once through two handles on one store
+/// (two servers' worth on PostgreSQL), while another writer keeps the write lock busy so
+/// that tries queue up and are written by one group commit (issue 54, finding 1):
+/// identical tries write once and every other one is answered as a replay; different
+/// bodies under one key write one and the rest are refused `IdempotencyKeyReused`.
+#[test]
+fn retries_raced_under_one_key_write_once() {
+    each(|b| {
+        let (m1, m2) = b.two_memories();
+        let append = |session: &str, text: &str| -> cairn::AppendInput {
+            serde_json::from_value(serde_json::json!({
+                "session_id": session, "messages": [{"role": "user", "text": text}]
+            }))
+            .unwrap()
+        };
+        let tries = 6;
+        let busy = std::sync::atomic::AtomicBool::new(true);
+        // Per round: identical tries written (not replays) and failed, and the other
+        // bodies written and refused as a reused key. Asserted once the busy writer has stopped.
+        let rounds: Vec<(usize, usize, usize, usize)> = std::thread::scope(|scope| {
+            let (busy, m) = (&busy, &m1);
+            scope.spawn(move || {
+                let mut i = 0;
+                while busy.load(Ordering::Relaxed) {
+                    let input = append("b", &format!("busy {i}"));
+                    m.append("busy", input, &WriteOptions::default()).unwrap();
+                    i += 1;
+                }
+            });
+            let rounds = (0..4)
+                .map(|round| raced_round(&m1, &m2, round, tries, append))
+                .collect();
+            busy.store(false, Ordering::Relaxed);
+            rounds
+        });
+        for (round, r) in rounds.iter().enumerate() {
+            assert_eq!(
+                *r,
+                (1, 0, 1, tries - 1),
+                "{}: round {round}: (identical tries written, failed; other bodies written, refused)",
+                b.name()
+            );
+        }
+        let stored = |session: &str| {
+            m1.session("alice", session)
+                .unwrap()
+                .map_or(0, |s| s.session.messages.len())
+        };
+        assert_eq!(stored("same"), 4, "{}: one message per round", b.name());
+        assert_eq!(stored("other"), 4, "{}: one body per round", b.name());
+        assert!(m1.check(false).unwrap().consistent, "{}", b.name());
+    });
+}
+
+/// One round of [`retries_raced_under_one_key_write_once`]: `tries` identical appends
+/// under one key and `tries` different ones under another, released at once, alternating
+/// between the two handles.
+fn raced_round(
+    m1: &Memory,
+    m2: &Memory,
+    round: usize,
+    tries: usize,
+    append: impl Fn(&str, &str) -> cairn::AppendInput + Sync,
+) -> (usize, usize, usize, usize) {
+    let start = std::sync::Barrier::new(2 * tries);
+    let answers: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2 * tries)
+            .map(|t| {
+                let m = if t % 2 == 0 { m1 } else { m2 };
+                let (start, append) = (&start, &append);
+                s.spawn(move || {
+                    let (key, input) = if t < tries {
+                        (
+                            format!("same-{round}"),
+                            append("same", &format!("same {round}")),
+                        )
+                    } else {
+                        (
+                            format!("other-{round}"),
+                            append("other", &format!("body {t}")),
+                        )
+                    };
+                    start.wait();
+                    m.append("alice", input, &WriteOptions::with_key(key))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let (same, other) = answers.split_at(tries);
+    let same_written = same
+        .iter()
+        .filter(|a| matches!(a, Ok(r) if !r.replayed))
+        .count();
+    let same_failed = same.iter().filter(|a| a.is_err()).count();
+    let written = other.iter().filter(|a| a.is_ok()).count();
+    let refused = other
+        .iter()
+        .filter(|a| matches!(a, Err(cairn::Error::IdempotencyKeyReused(_))))
+        .count();
+    (same_written, same_failed, written, refused)
+}
+
 #[test]
 fn a_writer_that_died_mid_write_is_healed_by_the_next_writer() {
     each(|b| {
