@@ -61,6 +61,23 @@ impl UnitKind {
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.as_str() == s)
     }
+
+    /// The kinds a listing of memories shows for its `kind` parameter: the memories a
+    /// user thinks of ([`UnitKind::MEMORIES`]) when none is named, every kind for `all`
+    /// (`None`: no kind left out), else the one named.
+    pub fn listed(kind: Option<&str>) -> Result<Option<Vec<UnitKind>>, crate::InputError> {
+        match kind {
+            None => Ok(Some(Self::MEMORIES.to_vec())),
+            Some("all") => Ok(None),
+            Some(k) => Self::parse(k).map(|k| Some(vec![k])).ok_or_else(|| {
+                crate::InputError::new(
+                    "listing",
+                    format!("unknown kind {k:?} (a unit kind, or all)"),
+                )
+                .at("kind")
+            }),
+        }
+    }
 }
 
 /// Where a unit comes from.

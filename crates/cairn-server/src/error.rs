@@ -153,6 +153,9 @@ impl From<MemoryError> for ApiError {
                 "this Idempotency-Key was already used for a different request; use a new key for a new request",
             )
             .with_field("Idempotency-Key"),
+            MemoryError::NotDeletable(m) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "not_deletable", m)
+            }
             MemoryError::OutOfTime(e) => ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "too_much_work",

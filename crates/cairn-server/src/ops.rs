@@ -252,7 +252,6 @@ pub async fn forget_memory(
     .await
     .map_err(|e| match e.code {
         "not_found" => ApiError::not_found("memory_not_found", e.detail),
-        "invalid_input" => ApiError::new(e.status, "not_deletable", e.detail),
         _ => e,
     })?;
     Ok(report.into())

@@ -16,6 +16,10 @@ pub enum Error {
     /// An idempotency key came again with a different request.
     #[error("idempotency key {0:?} was already used for a different request")]
     IdempotencyKeyReused(String),
+    /// A memory that cannot be forgotten on its own (a profile: forget the messages it is
+    /// computed from); nothing was written.
+    #[error("not deletable: {0}")]
+    NotDeletable(String),
     /// The call ran past the deadline its caller set ([`crate::with_deadline`]); it wrote
     /// nothing.
     #[error(transparent)]
@@ -58,6 +62,7 @@ impl From<EngineError> for Error {
             EngineError::Input(e) => Error::Input(e),
             EngineError::Conflict(e) => Error::Conflict(e),
             EngineError::IdempotencyKeyReused(k) => Error::IdempotencyKeyReused(k),
+            EngineError::NotDeletable(m) => Error::NotDeletable(m),
             EngineError::Store(e) => Error::Store(e),
             EngineError::Embed(e) => Error::Embed(e),
             EngineError::OutOfTime(e) => Error::OutOfTime(e),
@@ -73,6 +78,7 @@ impl Error {
             Error::Input(_)
                 | Error::Conflict(_)
                 | Error::IdempotencyKeyReused(_)
+                | Error::NotDeletable(_)
                 | Error::Store(StoreError::NoSuchSpace(_))
                 | Error::Store(StoreError::NotFound(_))
         )

@@ -320,11 +320,9 @@ impl Engine {
                 u.kind == UnitKind::Profile
             });
         if is_profile {
-            return Err(InputError::new(
-                format!("memory {unit_id:?}"),
-                "a profile is computed from a speaker's messages and cannot be forgotten on its own; forget those messages or sessions",
-            )
-            .into());
+            return Err(EngineError::NotDeletable(format!(
+                "memory {unit_id:?}: a profile is computed from a speaker's messages and cannot be forgotten on its own; forget those messages or sessions"
+            )));
         }
         let Some(unit) = unit else {
             return Err(StoreError::NotFound(format!("memory {unit_id:?}")).into());

@@ -82,6 +82,10 @@ pub enum EngineError {
     /// An idempotency key came again with another request than the one it first named.
     #[error("idempotency key {0:?} was already used for a different request")]
     IdempotencyKeyReused(String),
+    /// A memory that cannot be forgotten on its own (a profile: computed from a speaker's
+    /// messages); the message says what to forget instead.
+    #[error("{0}")]
+    NotDeletable(String),
     /// The request ran past the deadline its caller set (`budget.rs`).
     #[error(transparent)]
     OutOfTime(#[from] crate::budget::OutOfTime),

@@ -1,7 +1,7 @@
 //! Memory units: pages of them (filtered and paged by the store), one by id, and
 //! forgetting one (which the engine decides the meaning of). A listing shows the memories
-//! a user thinks of (one per message, fact and trajectory: `UnitKind::MEMORIES`) unless it
-//! asks for a derived kind (`kind=round`) or every unit (`kind=all`).
+//! a user thinks of (one per message, fact and trajectory) unless it asks for a derived
+//! kind (`kind=round`) or every unit (`kind=all`), as `UnitKind::listed` decides.
 use super::{page_limit, query, ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
@@ -39,13 +39,7 @@ pub(super) async fn list_memories(
 ) -> ApiResult<Json<Page<MemoryOut>>> {
     let pin = who.require_in(&space, Need::Read)?;
     let q = query(q)?;
-    let kinds = match q.kind.as_deref() {
-        None => Some(UnitKind::MEMORIES.to_vec()),
-        Some("all") => None,
-        Some(k) => Some(vec![UnitKind::parse(k).ok_or_else(|| {
-            ApiError::invalid("kind", format!("unknown kind {k:?} (a unit kind, or all)"))
-        })?]),
-    };
+    let kinds = UnitKind::listed(q.kind.as_deref()).map_err(cairn::Error::from)?;
     let time = |raw: &Option<String>, field| raw.as_deref().map(|t| parse_time(t, field));
     let listing = UnitQuery {
         kinds,
