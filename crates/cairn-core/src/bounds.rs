@@ -37,6 +37,19 @@ pub const MAX_SESSION_BYTES: usize = 8 << 20;
 pub const MAX_PAGE: usize = 1000;
 pub const DEFAULT_PAGE: usize = 50;
 
+/// A listing's page size: `limit` when asked for (1..=[`MAX_PAGE`]), else
+/// [`DEFAULT_PAGE`]; the error names `limit`.
+pub fn page_limit(limit: Option<usize>) -> Result<usize, InputError> {
+    let n = limit.unwrap_or(DEFAULT_PAGE);
+    if n == 0 || n > MAX_PAGE {
+        return Err(InputError::field(
+            "limit",
+            format!("`limit` must be 1..={MAX_PAGE}, got {n}"),
+        ));
+    }
+    Ok(n)
+}
+
 /// The range of `min_relevance`: a cosine similarity (-1 turns the floor off).
 pub const MIN_RELEVANCE_RANGE: std::ops::RangeInclusive<f32> = -1.0..=1.0;
 
@@ -49,4 +62,19 @@ pub fn in_range(field: &str, v: usize, max: usize) -> Result<(), InputError> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_is_the_default_or_within_one_to_the_largest_naming_limit() {
+        assert_eq!(page_limit(None).unwrap(), DEFAULT_PAGE);
+        assert_eq!(page_limit(Some(MAX_PAGE)).unwrap(), MAX_PAGE);
+        for bad in [0, MAX_PAGE + 1] {
+            let e = page_limit(Some(bad)).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some("limit"), "{e}");
+        }
+    }
 }

@@ -52,7 +52,7 @@ pub(super) async fn list_memories(
         limit: page_limit(q.limit)?,
     };
     let sessions = pin.scope(cairn::ScopeOptions {
-        filter: super::filter_param(q.filter.as_deref())?,
+        filter: crate::wire::filter_json(q.filter.as_deref())?,
         ..Default::default()
     })?;
     let offset = listing.offset;

@@ -27,7 +27,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, post_service, MethodRouter};
 use axum::Router;
-use cairn::bounds::{DEFAULT_PAGE, MAX_PAGE};
 use cairn::WriteOptions;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -378,25 +377,10 @@ fn ingested(report: cairn::IngestReport) -> Response {
 }
 
 fn page_limit(limit: Option<usize>) -> ApiResult<usize> {
-    match limit.unwrap_or(DEFAULT_PAGE) {
-        0 => Err(ApiError::invalid("limit", "`limit` must be at least 1")),
-        n if n > MAX_PAGE => Err(ApiError::invalid(
-            "limit",
-            format!("`limit` must be at most {MAX_PAGE}"),
-        )),
-        n => Ok(n),
-    }
+    Ok(cairn::bounds::page_limit(limit).map_err(cairn::Error::from)?)
 }
 
-/// A `filter` query parameter: JSON text, parsed (and its paths named) by the library.
-fn filter_param(raw: Option<&str>) -> ApiResult<Option<serde_json::Value>> {
-    raw.map(|text| {
-        serde_json::from_str(text)
-            .map_err(|e| ApiError::invalid("filter", format!("filter is not JSON: {e}")))
-    })
-    .transpose()
-}
-
+/// A query string as `T`, or `422 invalid_query` saying why not.
 fn query<T>(q: Result<Query<T>, QueryRejection>) -> ApiResult<T> {
     q.map(|Query(v)| v).map_err(|e| {
         ApiError::new(

@@ -205,7 +205,7 @@ pub(super) async fn list_sessions(
     let limit = page_limit(q.limit)?;
     let offset = q.offset.unwrap_or(0);
     let sessions = pin.scope(cairn::ScopeOptions {
-        filter: super::filter_param(q.filter.as_deref())?,
+        filter: crate::wire::filter_json(q.filter.as_deref())?,
         ..Default::default()
     })?;
     let (sp, asked) = (space.clone(), sessions.clone());

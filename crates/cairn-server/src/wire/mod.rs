@@ -258,13 +258,16 @@ pub fn scope_of(
     filter: Option<&str>,
     as_of: Option<&str>,
 ) -> Result<cairn::ScopeOptions, ApiError> {
-    let filter = filter
-        .map(|text| {
-            serde_json::from_str(text)
-                .map_err(|e| ApiError::invalid("filter", format!("filter is not JSON: {e}")))
-        })
-        .transpose()?;
-    scope_with(filter, as_of)
+    scope_with(filter_json(filter)?, as_of)
+}
+
+/// A `filter` query parameter (JSON text) as JSON; the library checks what it says.
+pub fn filter_json(text: Option<&str>) -> Result<Option<serde_json::Value>, ApiError> {
+    text.map(|text| {
+        serde_json::from_str(text)
+            .map_err(|e| ApiError::invalid("filter", format!("filter is not JSON: {e}")))
+    })
+    .transpose()
 }
 
 /// [`scope_of`] with the filter already JSON (a tool's arguments).
