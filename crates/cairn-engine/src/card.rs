@@ -58,17 +58,29 @@ pub fn category(u: &Unit) -> Option<FactCategory> {
     crate::facts::detail(u)?.category
 }
 
+/// Instructions among `newest_first` that a newer one replaced: each with the newest
+/// instruction `same` close to it.
+pub type Replaced<'a> = Vec<(&'a Unit, &'a Unit)>;
+
 /// The instructions still standing among `newest_first` (with their vectors, the same
-/// order): each one no newer instruction is `same` close to.
-pub fn standing<'a>(newest_first: &[&'a Unit], vectors: &[Vec<f32>], same: f32) -> Vec<&'a Unit> {
+/// order): each one no newer instruction is `same` close to; and those replaced.
+pub fn standing<'a>(
+    newest_first: &[&'a Unit],
+    vectors: &[Vec<f32>],
+    same: f32,
+) -> (Vec<&'a Unit>, Replaced<'a>) {
     let close = |a: usize, b: usize| match (vectors.get(a), vectors.get(b)) {
         (Some(x), Some(y)) => dot(x, y) >= same,
         _ => false,
     };
-    (0..newest_first.len())
-        .filter(|&i| !(0..i).any(|newer| close(newer, i)))
-        .map(|i| newest_first[i])
-        .collect()
+    let (mut kept, mut replaced) = (Vec::new(), Vec::new());
+    for (i, &u) in newest_first.iter().enumerate() {
+        match (0..i).find(|&newer| close(newer, i)) {
+            Some(newer) => replaced.push((u, newest_first[newer])),
+            None => kept.push(u),
+        }
+    }
+    (kept, replaced)
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -178,9 +190,14 @@ mod tests {
             vec![0.0, 0.0, 1.0],
             vec![1.0, 0.0, 0.0],
         ];
-        let kept = standing(&[&imperial, &short, &metric], &vectors, 0.75);
+        let (kept, replaced) = standing(&[&imperial, &short, &metric], &vectors, 0.75);
         let ids: Vec<&str> = kept.iter().map(|u| u.id.as_str()).collect();
         assert_eq!(ids, ["c", "b"]);
+        let pairs: Vec<(&str, &str)> = replaced
+            .iter()
+            .map(|(old, new)| (old.id.as_str(), new.id.as_str()))
+            .collect();
+        assert_eq!(pairs, [("a", "c")]);
     }
 
     #[test]

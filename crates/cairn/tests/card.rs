@@ -136,6 +136,32 @@ fn a_newer_instruction_about_the_same_thing_replaces_the_older_and_as_of_sees_th
         "{instructions:?}"
     );
     assert!(!now.context.contains("metric"), "{}", now.context);
+    // A request about the older instruction finds it, marked as replaced by the newer
+    // one, as a value its chain replaced is marked.
+    let imperial = &now
+        .card
+        .iter()
+        .find(|l| l.statement.contains("imperial"))
+        .expect("the newer instruction on the card")
+        .unit_id;
+    let asked = recall(
+        &m,
+        "me",
+        "Which units did I ask you to give measurements in?",
+        RecallOptions::default(),
+    );
+    let older = asked
+        .hits
+        .iter()
+        .find(|h| h.session_id.as_deref() == Some("s1"))
+        .unwrap_or_else(|| panic!("the older instruction is a hit: {:#?}", asked.hits));
+    assert_eq!(older.superseded_by.as_ref(), Some(imperial), "{older:#?}");
+    assert!(
+        older.text.contains("[superseded") && older.text.contains("imperial"),
+        "{}",
+        older.text
+    );
+    assert!(asked.context.contains("[superseded"), "{}", asked.context);
     // As of February the newer ones were not said yet.
     let feb = RecallOptions {
         as_of: Some(cairn::parse_timestamp("2024-02-20").unwrap()),

@@ -14,6 +14,14 @@ use crate::personal::USER;
 /// A card as recall packs it: its text, its lines and the tokens the text takes.
 pub(super) type Card = (String, Vec<CardLine>, usize);
 
+/// What the card read of the user: the card (if any), and the standing instructions a
+/// newer one replaced by meaning (fact id, and the newer instruction), which recall marks
+/// among its hits as it marks a value its chain replaced.
+pub(super) struct UserCard {
+    pub card: Option<Card>,
+    pub replaced: Vec<(String, Unit)>,
+}
+
 /// What recall knows when it writes the card.
 pub(super) struct Asked<'a> {
     pub query_vector: Option<&'a [f32]>,
@@ -42,15 +50,19 @@ impl Engine {
         view: &View,
         asked: &Asked<'_>,
         opts: &RecallOptions,
-    ) -> Result<Option<Card>, EngineError> {
+    ) -> Result<UserCard, EngineError> {
+        let none = UserCard {
+            card: None,
+            replaced: Vec::new(),
+        };
         let cfg = &self.cfg.card;
         let budget = (cfg.share.clamp(0.0, 1.0) * opts.token_budget as f32) as usize;
         if budget == 0 || !view.scope.shows_kind(UnitKind::Fact) {
-            return Ok(None);
+            return Ok(none);
         }
         let index = self.fact_index(space)?;
         let Some(partition) = card_partition(&index, view) else {
-            return Ok(None);
+            return Ok(none);
         };
         let partition = partition.as_deref();
         let seen = |f: &Unit| view.shows(f);
@@ -63,18 +75,59 @@ impl Engine {
         instructions.sort_by(|a, b| (b.occurred_at, &b.id).cmp(&(a.occurred_at, &a.id)));
         instructions.dedup_by(|a, b| a.id == b.id);
         instructions.truncate(cfg.instructions);
-        let instructions = self.standing(&instructions)?;
+        let (instructions, replaced) = self.standing(&instructions)?;
         let heads = candidate_heads(&index, partition, asked, newest);
         let facts = self.relevant(space, heads, asked, opts)?;
         let count = |s: &str| self.b.embedder.count_tokens(s);
-        Ok(card::write(&instructions, facts, budget, &count))
+        Ok(UserCard {
+            card: card::write(&instructions, facts, budget, &count),
+            replaced: replaced
+                .into_iter()
+                .map(|(old, newer)| (old.id.clone(), newer.clone()))
+                .collect(),
+        })
     }
 
-    /// The instructions among `newest_first` that no newer one replaced: their vectors
-    /// read from the embedding cache, where their ingest left them.
-    fn standing<'a>(&self, newest_first: &[&'a Unit]) -> Result<Vec<&'a Unit>, EngineError> {
+    /// Marks the hits that are or state an instruction the card found replaced: a note
+    /// naming the newer one (as a replaced value's note does) and `superseded_by`.
+    pub(super) fn mark_replaced(
+        &self,
+        space: &SpaceId,
+        hits: &mut [Ranked],
+        replaced: &[(String, Unit)],
+        superseded: &mut std::collections::HashMap<String, String>,
+    ) -> Result<(), EngineError> {
+        if replaced.is_empty() {
+            return Ok(());
+        }
+        let index = self.fact_index(space)?;
+        let newer_of = |fact: &str| replaced.iter().find(|(old, _)| old == fact).map(|(_, n)| n);
+        for r in hits {
+            let u = &r.unit;
+            let newer = match u.kind {
+                UnitKind::Fact => newer_of(&u.id),
+                _ => messages_of_unit(u)
+                    .flat_map(|(s, m)| index.stated_in(s, m))
+                    .find_map(|f| newer_of(&f.id)),
+            };
+            let Some(newer) = newer else { continue };
+            if crate::facts::is_marked_superseded(&r.unit.text) {
+                continue;
+            }
+            superseded.insert(r.unit.id.clone(), newer.id.clone());
+            r.unit.text = format!("{}\n{}", r.unit.text, crate::facts::replaced_note(newer));
+        }
+        Ok(())
+    }
+
+    /// The instructions among `newest_first` that no newer one replaced, and those
+    /// replaced: their vectors read from the embedding cache, where their ingest left them.
+    fn standing<'a>(
+        &self,
+        newest_first: &[&'a Unit],
+    ) -> Result<(Vec<&'a Unit>, card::Replaced<'a>), EngineError> {
         if newest_first.len() < 2 {
-            return Ok(newest_first.to_vec());
+            return Ok((newest_first.to_vec(), Vec::new()));
         }
         let texts: Vec<&str> = newest_first
             .iter()

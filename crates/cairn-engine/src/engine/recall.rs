@@ -250,7 +250,7 @@ impl Engine {
             c.fused = fused.len();
             c.visible = loaded.units.len();
         });
-        let (ranked, superseded) = self.resolve_versions(space, ranked, &view, opts.top_k)?;
+        let (ranked, mut superseded) = self.resolve_versions(space, ranked, &view, opts.top_k)?;
         trace.stage("versions");
         check("recall: fact versions")?;
         let qv = found.query_vector.as_deref();
@@ -260,7 +260,7 @@ impl Engine {
             false => top,
         };
         let present = crate::present::asks_present(query, &analysis);
-        let (top, hits) = self.places(
+        let (mut top, hits) = self.places(
             space,
             (query, present),
             &view,
@@ -282,7 +282,8 @@ impl Engine {
             lexical: &found.lexical,
             about_user: analysis.focus == Some(crate::query::Focus::Me),
         };
-        let card = self.user_card(space, &view, &asked, opts)?;
+        let card::UserCard { card, replaced } = self.user_card(space, &view, &asked, opts)?;
+        self.mark_replaced(space, &mut top[..hits], &replaced, &mut superseded)?;
         trace.stage("card");
         check("recall: the user's card")?;
         let mut packed = self.pack_hits(&top, hits, &analysis, opts, card.as_ref());

@@ -865,6 +865,16 @@ pub fn is_version_note(line: &str) -> bool {
     line.starts_with(SUPERSEDED_NOTE) || line.starts_with(CURRENT_NOTE)
 }
 
+/// The note of a statement a newer one replaced without being of its chain (a standing
+/// instruction the card judged replaced by meaning): the newer sentence and its day.
+pub fn replaced_note(newer: &Unit) -> String {
+    let day = newer
+        .occurred_at
+        .map(|t| t.format("%Y-%m-%d").to_string())
+        .unwrap_or_else(|| "undated".into());
+    format!("{SUPERSEDED_NOTE}\"{}\" on {day}]", stated(newer))
+}
+
 /// Whether a hit's text carries a note that a newer value replaced what it states.
 pub fn is_marked_superseded(text: &str) -> bool {
     text.lines().any(|l| l.starts_with(SUPERSEDED_NOTE))
