@@ -110,6 +110,11 @@ impl Limits {
         }
     }
 
+    /// An append's messages, bounded as one session's.
+    pub fn check_messages(&self, messages: &[cairn::Message]) -> Result<(), ApiError> {
+        self.check_texts(messages.iter().map(|m| m.text.as_str()))
+    }
+
     pub fn check_group(&self, messages: &[GroupMessage]) -> Result<(), ApiError> {
         self.check_texts(messages.iter().map(|m| m.text.as_str()))
     }

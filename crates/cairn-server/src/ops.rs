@@ -177,17 +177,7 @@ pub async fn add_messages(
     let pin = who.require_in(space, Need::Write)?;
     let mut input = req.into_input()?;
     input.metadata = pin.metadata(input.metadata)?;
-    let probe = cairn::SessionInput {
-        id: input.session_id.clone(),
-        occurred_at: None,
-        group: None,
-        messages: input.messages.clone(),
-        metadata: serde_json::Value::Null,
-    };
-    state
-        .config
-        .limits
-        .check_sessions(std::slice::from_ref(&probe), "")?;
+    state.config.limits.check_messages(&input.messages)?;
     let sp = space.to_string();
     blocking(state, move |m| m.append(&sp, input, &opts)).await
 }
