@@ -498,6 +498,12 @@ pub trait TextIndex: Send + Sync {
     fn count(&self, _space: &SpaceId) -> Result<Option<usize>, StoreError> {
         Ok(None)
     }
+    /// The unit ids of a space's entries in the committed index (`None`: the backend
+    /// cannot list them); what opening compares with the record when
+    /// [`TextIndex::count`] disagrees with it.
+    fn ids(&self, _space: &SpaceId) -> Result<Option<Vec<String>>, StoreError> {
+        Ok(None)
+    }
     /// Rewrites what holds committed forgotten removals so that their words are gone from
     /// the index's files (see [`RecordStore::scrub`]). Default: nothing.
     fn scrub(&self) -> Result<(), StoreError> {

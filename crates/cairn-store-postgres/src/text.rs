@@ -155,6 +155,15 @@ impl TextIndex for PgTextIndex {
         Ok(Some(n as usize))
     }
 
+    fn ids(&self, space: &SpaceId) -> Result<Option<Vec<String>>, StoreError> {
+        let ids: Vec<String> = self.db.block_on(
+            sqlx::query_scalar("SELECT unit_id FROM text_entries WHERE space = $1")
+                .bind(space.as_str())
+                .fetch_all(self.db.pool()),
+        )?;
+        Ok(Some(ids))
+    }
+
     fn search(&self, q: &TextQuery<'_>) -> Result<Vec<(String, f32)>, StoreError> {
         if q.limit == 0 || q.text.trim().is_empty() {
             return Ok(Vec::new());

@@ -728,6 +728,25 @@ impl TextIndex for TantivyTextIndex {
         Ok(Some(n))
     }
 
+    fn ids(&self, space: &SpaceId) -> Result<Option<Vec<String>>, StoreError> {
+        let query = TermQuery::new(
+            Term::from_field_text(self.fields.space, space.as_str()),
+            IndexRecordOption::Basic,
+        );
+        let searcher = self.reader.searcher();
+        let docs = searcher
+            .search(&query, &tantivy::collector::DocSetCollector)
+            .map_err(te)?;
+        let mut ids = Vec::with_capacity(docs.len());
+        for at in docs {
+            let doc: TantivyDocument = searcher.doc(at).map_err(te)?;
+            if let Some(id) = doc.get_first(self.fields.unit_id).and_then(|v| v.as_str()) {
+                ids.push(id.to_string());
+            }
+        }
+        Ok(Some(ids))
+    }
+
     fn search(&self, q: &TextQuery<'_>) -> Result<Vec<(String, f32)>, StoreError> {
         let f = &self.fields;
         let terms = self.analyze(q.text);

@@ -41,6 +41,7 @@ mod knowledge;
 mod profiles;
 mod recall;
 mod receipt;
+mod reconcile;
 mod relevance;
 mod remember;
 mod scope;
@@ -188,6 +189,11 @@ pub struct CheckReport {
     pub spaces: usize,
     pub units: usize,
     pub text_reindexed: usize,
+    /// Text-index entries of units the record does not hold, removed, and units it
+    /// held that the index lacked, indexed, since the engine opened (its opening
+    /// included): found by counting each space against the record (`reconcile.rs`). Not
+    /// 0 means something left the index out of step beyond what the removal log heals.
+    pub text_mended: usize,
     pub vectors_rebuilt: usize,
     pub text_watermark: u64,
     pub vector_watermark: u64,
@@ -243,6 +249,9 @@ pub struct Engine {
     /// indexes lag the record store, and no write moves their watermarks until a heal
     /// has indexed what they lack (`Engine::index_after_commit`).
     behind: AtomicBool,
+    /// Text entries mended by heals since this engine opened (see `reconcile.rs`):
+    /// what `check` reports as `text_mended`, the mends when it opened included.
+    text_mended: std::sync::atomic::AtomicUsize,
     /// A read already logged that the text index could not commit (see
     /// `Engine::flush_for_read`); cleared by the next commit that succeeds.
     read_warned: AtomicBool,
@@ -264,6 +273,7 @@ impl Engine {
             flights: flight::Flights::default(),
             text_seq: AtomicU64::new(0),
             behind: AtomicBool::new(false),
+            text_mended: Default::default(),
             read_warned: AtomicBool::new(false),
             appends: append::Queue::default(),
             staged: staged::Staged::default(),
@@ -397,10 +407,18 @@ impl Engine {
     }
 
     /// Brings both indexes up to the record store: units written after an index's
-    /// watermark are (re)indexed.
+    /// watermark are (re)indexed, then each space's text entries are counted against
+    /// its units and a space that disagrees is mended.
     fn heal(&self) -> Result<CheckReport, EngineError> {
         let _w = self.lock_only()?;
-        self.heal_locked()
+        let mut report = self.heal_locked()?;
+        let (removed, added) = self.reconcile_text()?;
+        report.text_mended = self
+            .text_mended
+            .fetch_add(removed + added, Ordering::SeqCst)
+            + removed
+            + added;
+        Ok(report)
     }
 
     fn heal_locked(&self) -> Result<CheckReport, EngineError> {
