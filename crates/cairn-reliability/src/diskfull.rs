@@ -115,7 +115,7 @@ pub fn run(bin: &Path, work: &Path, opts: &DiskFullOptions) -> Result<DiskFullRe
 
     std::fs::remove_file(&filler).context("freeing space")?;
     let again = refused.first().map_or("s-after", String::as_str);
-    report.write_after_space_freed = append(c, again, &text(7, 6000))?.status;
+    report.write_after_space_freed = append(c, again, &crate::unique_words(7, 6000))?.status;
     server.stop()?;
 
     report.check_consistent = cairn
@@ -143,7 +143,7 @@ fn fill_up(c: &Client, report: &mut DiskFullReport) -> Result<(Vec<String>, Vec<
     let mut i = 1;
     while size >= 8 {
         let id = format!("s{i}");
-        let r = append(c, &id, &text(i, size))?;
+        let r = append(c, &id, &crate::unique_words(i, size))?;
         match (r.status, r.body["code"].as_str()) {
             (200, _) => acknowledged.push(id),
             (507, Some("insufficient_storage")) => {
@@ -247,20 +247,6 @@ fn session_status(c: &Client, id: &str) -> Result<u16> {
             .map_err(anyhow::Error::msg)?
             .status,
     )
-}
-
-/// Text of `bytes` bytes that no other session repeats (every write costs the disk its
-/// own room, in the records and in the text index).
-fn text(seed: usize, bytes: usize) -> String {
-    let mut x = seed as u64 * 2_654_435_761 + 1;
-    let mut out = String::with_capacity(bytes + 16);
-    while out.len() < bytes {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        out.push_str(&format!("w{:x} ", x % 1_000_000_007));
-    }
-    out
 }
 
 /// A tmpfs mounted for the run, unmounted when dropped (also when the run fails).

@@ -40,3 +40,17 @@ pub mod serve;
 pub mod soak;
 
 pub use serve::{model_missing, Cairn};
+
+/// Text of about `bytes` bytes of words no other seed repeats, so that every write costs
+/// the store its own room (records, text index) and no two are alike.
+pub(crate) fn unique_words(seed: usize, bytes: usize) -> String {
+    let mut x = seed as u64 * 2_654_435_761 + 1;
+    let mut out = String::with_capacity(bytes + 16);
+    while out.len() < bytes {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.push_str(&format!("w{:x} ", x % 1_000_000_007));
+    }
+    out
+}

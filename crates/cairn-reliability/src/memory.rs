@@ -131,7 +131,9 @@ fn fill(c: &Client, opts: &MemoryOptions) -> Result<usize> {
     for s in 0..opts.sessions {
         // Messages of 16 KiB, words no other message repeats.
         let messages: Vec<Value> = (0..opts.session_kib / 16)
-            .map(|m| json!({"speaker": "user", "text": words(s * 1000 + m, 16 << 10)}))
+            .map(
+                |m| json!({"speaker": "user", "text": crate::unique_words(s * 1000 + m, 16 << 10)}),
+            )
             .collect();
         bytes += messages.len() * (16 << 10);
         let r = c
@@ -248,17 +250,4 @@ fn rss(server: &Server) -> f64 {
 
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1 << 20) as f64
-}
-
-/// Text of about `bytes` bytes of words no other seed repeats.
-fn words(seed: usize, bytes: usize) -> String {
-    let mut x = seed as u64 * 2_654_435_761 + 1;
-    let mut out = String::with_capacity(bytes + 16);
-    while out.len() < bytes {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        out.push_str(&format!("w{:x} ", x % 1_000_000_007));
-    }
-    out
 }
