@@ -62,6 +62,12 @@ impl UnitKind {
         Self::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
+    /// Whether search indexes hold units of this kind (profile contributions are read
+    /// whole, never searched).
+    pub fn is_searchable(self) -> bool {
+        self != UnitKind::Profile
+    }
+
     /// The kinds a listing of memories shows for its `kind` parameter: the memories a
     /// user thinks of ([`UnitKind::MEMORIES`]) when none is named, every kind for `all`
     /// (`None`: no kind left out), else the one named.
@@ -197,10 +203,9 @@ impl Unit {
         key_head(&self.key)
     }
 
-    /// Whether search indexes hold this unit (profile contributions are read whole,
-    /// never searched).
+    /// Whether search indexes hold this unit ([`UnitKind::is_searchable`]).
     pub fn is_searchable(&self) -> bool {
-        self.kind != UnitKind::Profile
+        self.kind.is_searchable()
     }
 }
 

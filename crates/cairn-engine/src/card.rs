@@ -122,10 +122,7 @@ pub fn write(
 
 /// A line as the context writes it: date, category, the sentence.
 fn shown(line: &CardLine) -> String {
-    let date = line
-        .stated_at
-        .map(|t| t.format("%Y-%m-%d").to_string())
-        .unwrap_or_else(|| "undated".to_string());
+    let date = crate::facts::day(line.stated_at);
     format!("[{date}] {}: {}", line.category.as_str(), line.statement)
 }
 

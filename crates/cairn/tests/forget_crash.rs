@@ -62,6 +62,19 @@ fn index_counts(s: &EmbeddedStore, name: &str) -> ((usize, usize), (usize, usize
     )
 }
 
+/// What the text index finds of `word` in `name`.
+fn found(s: &EmbeddedStore, name: &str, word: &str) -> Vec<(String, f32)> {
+    let query = cairn_core::TextQuery {
+        space: &space(name),
+        text: word,
+        kinds: None,
+        sessions: None,
+        text_weight: 1.0,
+        limit: 10,
+    };
+    s.text.search(&query).unwrap()
+}
+
 #[test]
 fn a_forget_killed_after_its_record_committed_completes_on_open() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,21 +99,9 @@ fn a_forget_killed_after_its_record_committed_completes_on_open() {
     let s = store(dir.path());
     let ((text, text_expected), (vectors, vectors_expected)) = index_counts(&s, "p");
     assert_eq!((text, vectors), (text_expected, vectors_expected));
-    let query = cairn_core::TextQuery {
-        space: &space("p"),
-        text: canary,
-        kinds: None,
-        sessions: None,
-        text_weight: 1.0,
-        limit: 10,
-    };
-    assert_eq!(s.text.search(&query).unwrap(), Vec::new());
+    assert_eq!(found(&s, "p", canary), Vec::new());
     // The other space's copy of the word is untouched.
-    let query = cairn_core::TextQuery {
-        space: &space("q"),
-        ..query
-    };
-    assert!(!s.text.search(&query).unwrap().is_empty());
+    assert!(!found(&s, "q", canary).is_empty());
     // Once both indexes applied the removals, their log is pruned.
     assert_eq!(s.records.removals_since(0).unwrap(), Vec::new());
 }
@@ -194,15 +195,7 @@ fn opening_mends_a_text_index_out_of_step_with_the_record() {
     assert_eq!(check.text_mended, 3, "{check:#?}");
     drop(m);
     let s = store(dir.path());
-    let query = cairn_core::TextQuery {
-        space: &space("p"),
-        text: canary,
-        kinds: None,
-        sessions: None,
-        text_weight: 1.0,
-        limit: 10,
-    };
-    assert_eq!(s.text.search(&query).unwrap(), Vec::new());
+    assert_eq!(found(&s, "p", canary), Vec::new());
     let ids = s.text.ids(&space("p")).unwrap().unwrap();
     assert!(ids.contains(&lost_id), "{ids:?}");
     // A store in step is left alone.

@@ -44,7 +44,7 @@ impl Engine {
     fn searchable_units(&self, space: &SpaceId) -> Result<usize, EngineError> {
         let kinds = UnitKind::ALL
             .into_iter()
-            .filter(|k| *k != UnitKind::Profile)
+            .filter(|k| k.is_searchable())
             .collect();
         let query = UnitQuery {
             kinds: Some(kinds),

@@ -868,11 +868,14 @@ pub fn is_version_note(line: &str) -> bool {
 /// The note of a statement a newer one replaced without being of its chain (a standing
 /// instruction the card judged replaced by meaning): the newer sentence and its day.
 pub fn replaced_note(newer: &Unit) -> String {
-    let day = newer
-        .occurred_at
-        .map(|t| t.format("%Y-%m-%d").to_string())
-        .unwrap_or_else(|| "undated".into());
+    let day = day(newer.occurred_at);
     format!("{SUPERSEDED_NOTE}\"{}\" on {day}]", stated(newer))
+}
+
+/// The day a note or a card line gives a statement: `2024-03-01`, or `undated`.
+pub fn day(t: Option<Timestamp>) -> String {
+    t.map(|t| t.format("%Y-%m-%d").to_string())
+        .unwrap_or_else(|| "undated".into())
 }
 
 /// Whether a hit's text carries a note that a newer value replaced what it states.
@@ -887,11 +890,7 @@ pub fn version_note(fact: &Unit, chain: &[&Unit]) -> Option<String> {
         return None;
     }
     let pos = chain.iter().position(|u| u.id == fact.id)?;
-    let day = |u: &Unit| {
-        u.occurred_at
-            .map(|t| t.format("%Y-%m-%d").to_string())
-            .unwrap_or_else(|| "undated".into())
-    };
+    let day = |u: &Unit| day(u.occurred_at);
     let value = |u: &Unit| detail(u).map(shown_value).unwrap_or_default();
     if let Some(newest) = chain.last().filter(|_| pos + 1 < chain.len()) {
         return Some(format!(
