@@ -207,6 +207,20 @@ impl Unit {
     pub fn is_searchable(&self) -> bool {
         self.kind.is_searchable()
     }
+
+    /// Whether the text and vector indexes hold the same entry for both: what they
+    /// index of a unit (its id, space, kind, session, key, text and embedding text) is
+    /// equal. A unit derived again with only its place or times moved (a message before
+    /// it forgotten) need not be indexed again.
+    pub fn indexed_alike(&self, other: &Unit) -> bool {
+        self.id == other.id
+            && self.space == other.space
+            && self.kind == other.kind
+            && self.provenance.session_id == other.provenance.session_id
+            && self.key == other.key
+            && self.text == other.text
+            && self.embed_text == other.embed_text
+    }
 }
 
 #[cfg(test)]

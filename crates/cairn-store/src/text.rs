@@ -164,15 +164,57 @@ impl MergePolicy for CappedMerges {
     }
 }
 
+/// `segments` in groups of at most `cap` documents, smallest first, each with its
+/// document count: a scrub merges each group into one segment, so rewriting the few small
+/// segments a recent write left costs one merge (each merge syncs its files and the
+/// index's metadata), and never makes a segment past the cap.
+fn capped_groups(segments: &[&SegmentMeta], cap: usize) -> Vec<(Vec<SegmentId>, u64)> {
+    let mut by_size: Vec<&SegmentMeta> = segments.to_vec();
+    by_size.sort_by_key(|m| m.max_doc());
+    let mut groups: Vec<(Vec<SegmentId>, u64)> = Vec::new();
+    for m in by_size {
+        let docs = u64::from(m.max_doc());
+        match groups.last_mut() {
+            Some((ids, n)) if *n + docs <= cap as u64 => {
+                ids.push(m.id());
+                *n += docs;
+            }
+            _ => groups.push((vec![m.id()], docs)),
+        }
+    }
+    groups
+}
+
 /// What the next [`TextIndex::scrub`] must rewrite: the committed segments that held
-/// removed entries, and the segments committed before the first of those removals (any
-/// other segment is newer: a merge of a target, or, when an entry was removed before
-/// any commit held it (`uncommitted`), the segment that holds it deleted).
+/// removed entries, the segments committed before the first of those removals, and the
+/// removed entries' terms. A segment newer than those is rewritten when it holds one of
+/// the terms: a merge of a target, or the segment a commit made of an entry removed
+/// before any commit held it (a deleted document's terms stay in its segment's term
+/// dictionary until a merge). Not every newer segment with a deletion: one a background
+/// merge made of other writes' replaced entries is not the forget's to rewrite.
 #[derive(Default)]
 struct ScrubPlan {
     targets: HashSet<SegmentId>,
     older: Option<HashSet<SegmentId>>,
-    uncommitted: bool,
+    terms: Vec<Term>,
+}
+
+/// Whether the segment's term dictionaries hold one of `terms` (a deleted document's
+/// included); an unreadable one counts as holding them, so it is rewritten rather than
+/// a removal left behind.
+fn holds_any(r: &tantivy::SegmentReader, terms: &[Term]) -> bool {
+    let mut by_field: HashMap<Field, Vec<&Term>> = HashMap::new();
+    for t in terms {
+        by_field.entry(t.field()).or_default().push(t);
+    }
+    by_field
+        .into_iter()
+        .any(|(field, terms)| match r.inverted_index(field) {
+            Ok(inverted) => terms
+                .iter()
+                .any(|t| inverted.doc_freq(t).map_or(true, |n| n > 0)),
+            Err(_) => true,
+        })
 }
 
 /// BM25 over units with tantivy: one index for all spaces; words are indexed and
@@ -307,29 +349,12 @@ impl TantivyTextIndex {
                     .collect(),
             );
         }
-        let mut found = vec![false; terms.len()];
         for r in searcher.segment_readers() {
-            let mut holds = false;
-            match r.inverted_index(terms[0].field()) {
-                Ok(inverted) => {
-                    for (t, found) in terms.iter().zip(found.iter_mut()) {
-                        if inverted.doc_freq(t).map_or(true, |n| n > 0) {
-                            holds = true;
-                            *found = true;
-                        }
-                    }
-                }
-                // Unreadable: rewritten anyway, rather than leave a removal behind.
-                Err(_) => holds = true,
-            }
-            if holds {
+            if holds_any(r, terms) {
                 plan.targets.insert(r.segment_id());
             }
         }
-        // An entry no committed segment holds may be waiting for the next commit.
-        if found.contains(&false) {
-            plan.uncommitted = true;
-        }
+        plan.terms.extend_from_slice(terms);
     }
 
     /// Deletes the documents of `unit_ids`; `forgotten`: noted for the next scrub.
@@ -667,9 +692,19 @@ impl TextIndex for TantivyTextIndex {
         };
         // A background merge may hold some of those segments: retried until it is done
         // (its result is newer than the plan, so it is rewritten if it kept deletions).
-        // Each segment is merged alone, so a rewrite never makes a larger segment.
+        // Segments are merged in groups of at most the cap ([`capped_groups`]), so a
+        // rewrite never makes a segment past it.
         let mut done: HashSet<SegmentId> = HashSet::new();
         for attempt in 0.. {
+            // The segments committed since the plan began that hold its terms.
+            self.reader.reload().map_err(te)?;
+            let searcher = self.reader.searcher();
+            let readers: HashMap<SegmentId, &tantivy::SegmentReader> = searcher
+                .segment_readers()
+                .iter()
+                .map(|r| (r.segment_id(), r))
+                .collect();
+            let holds = |id: &SegmentId| readers.get(id).is_none_or(|r| holds_any(r, &plan.terms));
             let metas = self.index.searchable_segment_metas().map_err(te)?;
             let todo: Vec<&SegmentMeta> = metas
                 .iter()
@@ -677,8 +712,7 @@ impl TextIndex for TantivyTextIndex {
                     let id = m.id();
                     m.has_deletes()
                         && !done.contains(&id)
-                        && (plan.targets.contains(&id)
-                            || (!older.contains(&id) && (plan.uncommitted || attempt > 0)))
+                        && (plan.targets.contains(&id) || (!older.contains(&id) && holds(&id)))
                 })
                 .collect();
             if todo.is_empty() {
@@ -686,16 +720,20 @@ impl TextIndex for TantivyTextIndex {
             }
             let merges: Vec<_> = {
                 let mut writer = self.writer()?;
-                todo.iter()
-                    .map(|m| (m.id(), u64::from(m.max_doc()), writer.merge(&[m.id()])))
+                capped_groups(&todo, self.segment_docs)
+                    .into_iter()
+                    .map(|(ids, docs)| {
+                        let merge = writer.merge(&ids);
+                        (ids, docs, merge)
+                    })
                     .collect()
             };
             let mut failed = None;
-            for (id, docs, merge) in merges {
+            for (ids, docs, merge) in merges {
                 match merge.wait() {
                     Ok(_) => {
                         self.rewritten.fetch_add(docs, Ordering::SeqCst);
-                        done.insert(id);
+                        done.extend(ids);
                     }
                     Err(e) => failed = Some(e),
                 }

@@ -123,3 +123,41 @@ fn a_removal_before_its_commit_is_scrubbed_too() {
     assert_eq!(index.docs_rewritten(), 3);
     assert_eq!(found(&index, &small, "zuvefadi"), 2);
 }
+
+/// A segment committed after the forget began is rewritten only when it holds what was
+/// forgotten: one with another write's replaced entry is not the forget's to rewrite
+/// (every newer segment with a deletion was, when the removal came before its commit).
+#[test]
+fn a_newer_segment_without_the_forgotten_entries_is_not_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = TantivyTextIndex::open_with(&dir.path().join("text"), 1000).unwrap();
+    let (big, small) = (space("big"), space("small"));
+    index
+        .upsert(&units(&big, "b1", 300, "ledger entry"))
+        .unwrap();
+    index.commit(1).unwrap();
+    // Written and forgotten before any commit held it.
+    index
+        .upsert(&units(&small, "a1", 3, "secret zuvefadi"))
+        .unwrap();
+    index
+        .remove_forgotten(&small, &["u:a1:0".to_string()])
+        .unwrap();
+    index.commit(2).unwrap();
+    // Another space writes, then replaces one of those entries: a newer segment with a
+    // deletion of its own.
+    index
+        .upsert(&units(&big, "b2", 50, "ledger entry"))
+        .unwrap();
+    index.commit(3).unwrap();
+    index.upsert(&units(&big, "b2", 1, "ledger entry")).unwrap();
+    index.commit(4).unwrap();
+    index.scrub().unwrap();
+    assert_eq!(found(&index, &small, "zuvefadi"), 2);
+    assert_eq!(found(&index, &big, "ledger"), 350);
+    assert_eq!(
+        index.docs_rewritten(),
+        3,
+        "only the segment holding the forgotten entry is rewritten"
+    );
+}

@@ -67,3 +67,47 @@ fn a_forgotten_text_is_in_no_file_once_the_forget_returns() {
         .unwrap();
     assert!(hits.context.contains(keep), "{}", hits.context);
 }
+
+/// A message forgotten from a long session right after it was appended (its entries
+/// not yet committed to the text index): the forget writes and indexes again only the
+/// units that held it, and once it returns its text is in no file, while the rest of
+/// the session stays searchable.
+#[test]
+fn a_message_forgotten_from_a_long_session_right_after_its_append_leaves_no_file_holding_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open_with_embedder(dir.path(), MemoryConfig::default(), Arc::new(HashEmbedder))
+        .unwrap();
+    let messages: Vec<_> = (0..120)
+        .map(|i| json!({"role": if i % 2 == 0 {"user"} else {"assistant"}, "text": format!("Entry {i} of the garden diary: the tomatoes need water.")}))
+        .collect();
+    let long: cairn::SessionInput =
+        serde_json::from_value(json!({"id": "diary", "messages": messages})).unwrap();
+    m.ingest_session("p", long).unwrap();
+    m.flush().unwrap();
+    let canary = "zuvekorami";
+    let input: cairn::AppendInput = serde_json::from_value(json!({
+        "session_id": "diary",
+        "messages": [
+            {"id": "secret", "role": "user", "text": format!("My alarm code is {canary}.")},
+            {"role": "assistant", "text": "Noted, I will keep it safe."}]
+    }))
+    .unwrap();
+    m.append("p", input, &WriteOptions::default()).unwrap();
+    let report = m.forget_message_with("p", "diary", "secret", true).unwrap();
+    assert_eq!(report.forgotten_messages.len(), 2, "{report:?}");
+    assert_eq!(
+        cairn_testkit::files_holding(dir.path(), canary),
+        Vec::<String>::new()
+    );
+    let check = m.check(false).unwrap();
+    assert!(check.consistent, "{check:?}");
+    let hits = m
+        .recall(
+            "p",
+            "tomatoes garden diary",
+            &cairn::RecallOptions::default(),
+        )
+        .unwrap();
+    assert!(!hits.hits.is_empty());
+    assert!(hits.hits.iter().all(|h| !h.text.contains(canary)));
+}

@@ -79,7 +79,7 @@ impl Engine {
                 .derived
                 .take::<FactIndex>(&fact_index_key(&space), from)
                 .map(FactIndex::detach);
-            let mut appended_only = true;
+            let mut removed_facts = Vec::new();
             let mut facts = None;
             for prefix in TOPICS {
                 let advanced = self.advance(
@@ -87,8 +87,10 @@ impl Engine {
                     (from, to),
                     |list: &Vec<Unit>| delta.changes(prefix, list),
                     |list| {
-                        let kept_all = delta.apply(prefix, list);
-                        appended_only &= kept_all || prefix != "fact:";
+                        let removed = delta.apply(prefix, list);
+                        if prefix == "fact:" {
+                            removed_facts = removed;
+                        }
                     },
                 );
                 if prefix == "fact:" {
@@ -96,8 +98,8 @@ impl Engine {
                 }
             }
             if let (Some(index), Some(facts)) = (index, facts) {
-                let extended = appended_only.then(|| index.extended(facts.clone()));
-                let index = extended.flatten().unwrap_or_else(|| FactIndex::new(facts));
+                let followed = index.followed(facts.clone(), &removed_facts);
+                let index = followed.unwrap_or_else(|| FactIndex::new(facts));
                 self.derived
                     .insert(fact_index_key(&space), to, Arc::new(index));
             }
@@ -173,20 +175,37 @@ impl<'a> Delta<'a> {
     /// Whether the write changes a topic's list: it wrote units of the topic, or holds
     /// units the write rewrote or removed.
     fn changes(&self, prefix: &str, list: &[Unit]) -> bool {
-        self.written.iter().any(|u| in_topic(u, prefix))
-            || list.iter().any(|u| self.touched.contains(u.id.as_str()))
+        self.written.iter().any(|u| in_topic(u, prefix)) || list.iter().any(|u| self.touches(u))
+    }
+
+    /// Whether the write rewrote or removed `u`. A unit of another session is not
+    /// looked up: every list of a large space is walked by every write, and comparing a
+    /// session id costs a fraction of hashing a unit id (a unit's id is unique in its
+    /// space, so a touched id's stored copy is of the session that wrote it).
+    fn touches(&self, u: &Unit) -> bool {
+        match u.provenance.session_id.as_deref() {
+            Some(s) if !self.sessions.iter().any(|w| w.session == s) => false,
+            _ => self.touched.contains(u.id.as_str()),
+        }
     }
 
     /// A topic's list after the write: its units the write did not touch, in their
-    /// order, then the topic's units the write wrote. Returns whether it kept every unit
-    /// it held (the write only added to it).
-    fn apply(&self, prefix: &str, list: &mut Vec<Unit>) -> bool {
-        let held = list.len();
-        list.retain(|u| !self.touched.contains(u.id.as_str()));
-        let kept_all = list.len() == held;
+    /// order, then the topic's units the write wrote. Returns the units it no longer
+    /// holds (rewritten or removed), each with its position before the write.
+    fn apply(&self, prefix: &str, list: &mut Vec<Unit>) -> Vec<(usize, Unit)> {
+        let mut removed = Vec::new();
+        let mut at = 0;
+        list.retain(|u| {
+            let touched = self.touches(u);
+            if touched {
+                removed.push((at, u.clone()));
+            }
+            at += 1;
+            !touched
+        });
         let added = self.written.iter().copied().filter(|u| in_topic(u, prefix));
         list.extend(added.cloned());
-        kept_all
+        removed
     }
 }
 

@@ -3,10 +3,14 @@
 use super::{Engine, EngineBackends, EngineConfig, WriteOptions};
 use crate::work::counting::steps_of;
 use crate::work::steps::CANDIDATES_CHECKED;
-use cairn_core::{InspectRecallOptions, SessionInput, SpaceId, TrajectoryInput};
+use cairn_core::{
+    InspectRecallOptions, SessionInput, SpaceId, StoreError, TextIndex, TextQuery, TrajectoryInput,
+    Unit,
+};
 use cairn_testkit::{HashEmbedder, HASH_MODEL};
 use serde_json::json;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 pub(super) fn engine(dir: &Path) -> Engine {
@@ -271,5 +275,114 @@ fn an_append_past_the_session_size_bound_is_refused_and_writes_nothing() {
     assert!(
         matches!(&err, super::EngineError::Input(i) if i.too_large == Some(TooLarge::Session)),
         "{err}"
+    );
+}
+
+/// The real text index, counting the entries each write hands it.
+struct Counted {
+    inner: Arc<dyn TextIndex>,
+    upserted: AtomicUsize,
+    removed: AtomicUsize,
+}
+
+impl TextIndex for Counted {
+    fn upsert(&self, units: &[Unit]) -> Result<(), StoreError> {
+        self.upserted.fetch_add(units.len(), Ordering::SeqCst);
+        self.inner.upsert(units)
+    }
+    fn remove(&self, space: &SpaceId, ids: &[String]) -> Result<(), StoreError> {
+        self.removed.fetch_add(ids.len(), Ordering::SeqCst);
+        self.inner.remove(space, ids)
+    }
+    fn remove_forgotten(&self, space: &SpaceId, ids: &[String]) -> Result<(), StoreError> {
+        self.removed.fetch_add(ids.len(), Ordering::SeqCst);
+        self.inner.remove_forgotten(space, ids)
+    }
+    fn drop_space(&self, space: &SpaceId) -> Result<(), StoreError> {
+        self.inner.drop_space(space)
+    }
+    fn commit(&self, watermark: u64) -> Result<(), StoreError> {
+        self.inner.commit(watermark)
+    }
+    fn has_pending(&self) -> bool {
+        self.inner.has_pending()
+    }
+    fn searches_pending(&self) -> bool {
+        self.inner.searches_pending()
+    }
+    fn watermark(&self) -> Result<u64, StoreError> {
+        self.inner.watermark()
+    }
+    fn search(&self, q: &TextQuery<'_>) -> Result<Vec<(String, f32)>, StoreError> {
+        self.inner.search(q)
+    }
+    fn count(&self, space: &SpaceId) -> Result<Option<usize>, StoreError> {
+        self.inner.count(space)
+    }
+    fn ids(&self, space: &SpaceId) -> Result<Option<Vec<String>>, StoreError> {
+        self.inner.ids(space)
+    }
+    fn scrub(&self) -> Result<(), StoreError> {
+        self.inner.scrub()
+    }
+}
+
+/// A forget of one exchange of a long session indexes again (text and vectors) only
+/// the units that held it: the units after it move up the session but hold what they
+/// held, so the forget's index work, and the text segments its scrub rewrites, do not
+/// grow with the session (issue 52).
+#[test]
+fn forgetting_an_exchange_of_a_long_session_indexes_again_only_the_units_that_held_it() {
+    let index_work = |n: usize| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = cairn_store::EmbeddedStore::open(dir.path(), HASH_MODEL).expect("store");
+        let text = Arc::new(Counted {
+            inner: store.text,
+            upserted: AtomicUsize::new(0),
+            removed: AtomicUsize::new(0),
+        });
+        let backends = EngineBackends {
+            records: store.records,
+            text: text.clone(),
+            vectors: store.vectors,
+            embedder: Arc::new(HashEmbedder),
+            cache: Arc::new(
+                cairn_store::SqliteEmbeddingCache::open(&dir.path().join("cache.sqlite3"))
+                    .expect("cache"),
+            ),
+            enrich: None,
+        };
+        let e = Engine::open(backends, EngineConfig::default()).expect("engine");
+        let space = SpaceId::new("diary").expect("space");
+        let messages: Vec<_> = (0..n)
+            .map(|i| json!({"role": if i % 2 == 0 {"user"} else {"assistant"}, "text": format!("Entry {i}: the tomatoes need water.")}))
+            .collect();
+        let s: SessionInput =
+            serde_json::from_value(json!({"id": "d", "messages": messages})).expect("session");
+        e.ingest_sessions(&space, vec![s], &WriteOptions::default())
+            .expect("ingest");
+        let units = e.b.records.session_units(&space, "d").expect("units").len();
+        let (upserted, removed) = (
+            text.upserted.swap(0, Ordering::SeqCst),
+            text.removed.swap(0, Ordering::SeqCst),
+        );
+        assert!(upserted > 0 && removed == 0, "{upserted} {removed}");
+        let report = e
+            .forget_message_with(&space, "d", &format!("{}", n / 2), true)
+            .expect("forget");
+        assert_eq!(report.forgotten_messages.len(), 2);
+        let work = text.upserted.load(Ordering::SeqCst) + text.removed.load(Ordering::SeqCst);
+        (work, units)
+    };
+    let (small, small_units) = index_work(40);
+    let (large, large_units) = index_work(160);
+    assert!(
+        large_units >= 3 * small_units,
+        "{small_units} -> {large_units}"
+    );
+    assert!(small > 0, "the forget removed nothing from the index");
+    assert!(
+        large <= small + 4,
+        "the forget's index work: {small} entries in a session of {small_units} units, {large} in one of {large_units}"
     );
 }

@@ -5,9 +5,11 @@
 use cairn_core::{
     InputError, Message, Partition, SessionRecord, SpaceId, StoreError, Unit, UnitKind,
 };
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 use super::advance::Written;
+use super::ingest::Changes;
 use super::{Engine, EngineError, WriteLock};
 
 /// Ids of profile units (stored contributions and the profiles recall computes) start so.
@@ -266,38 +268,52 @@ impl Engine {
                 store.forget_message(space, session, m)?;
             }
         }
-        let mut units = self.derive_units(&rec)?;
-        let stale: Vec<String> = before
-            .iter()
-            .map(|u| u.id.clone())
-            .filter(|id| !units.iter().any(|u| &u.id == id))
-            .collect();
+        let derived = self.derive_units(&rec)?;
+        // Cached vectors of texts no unit holds any more go (checked against every unit
+        // derived, changed or not).
+        self.purge_cached(&before, &derived)?;
+        // Only what the forget changed is written, and only the units that held a
+        // forgotten message (removed, or derived again without it) are indexed again. A
+        // unit derived exactly as stored, or moved up the session but holding what it
+        // held, holds nothing forgotten: its entries stay where they are, so the scrub
+        // rewrites only the segments holding what changed, not every segment holding
+        // some unit of a long session (issue 52).
+        let stored: HashMap<String, Unit> =
+            before.iter().map(|u| (u.id.clone(), u.clone())).collect();
+        let changes = Changes::of(rec, derived, before, false);
         let generation = self.before_write([space])?;
-        let last = self.b.records.put_session(&rec, &units)?;
-        self.advance_derived(
-            generation,
-            &[Written {
-                space,
-                session,
-                record: Some(&rec),
-                units: &units,
-                removed: &stale,
-            }],
-        );
-        self.purge_cached(&before, &units)?;
-        // Every entry of the session, not only the stale ones: a unit derived again
-        // (a round that held a forgotten message) replaces an entry holding forgotten
-        // text, which the scrub must rewrite too; the new ones are added after.
-        let old: Vec<String> = before.iter().map(|u| u.id.clone()).collect();
-        self.b.text.remove_forgotten(space, &old)?;
-        self.b.vectors.remove(space, &stale)?;
+        let last = self.b.records.put_sessions(&[changes.write()], &[])?;
+        self.advance_derived(generation, &[changes.written()]);
+        // Of the units written, those whose entries changed: a unit after the forgotten
+        // messages moved up the session but holds what it held.
+        let reindexed: Vec<Unit> = changes
+            .units
+            .iter()
+            .filter(|u| stored.get(&u.id).is_none_or(|s| !s.indexed_alike(u)))
+            .cloned()
+            .collect();
+        let replaced: Vec<String> = changes
+            .stale
+            .iter()
+            .cloned()
+            .chain(reindexed.iter().map(|u| u.id.clone()))
+            .collect();
+        self.b.text.remove_forgotten(space, &replaced)?;
+        self.b.vectors.remove(space, &changes.stale)?;
         let (text_mark, vector_mark) = self.forget_marks(last)?;
-        self.index_vectors(&units, vector_mark)?;
-        units.retain(Unit::is_searchable);
-        self.b.text.upsert(&units).inspect_err(|_| self.lagging())?;
+        if reindexed.is_empty() {
+            self.b.vectors.upsert(space, &[], vector_mark)?;
+        } else {
+            self.index_vectors(&reindexed, vector_mark)?;
+        }
+        let searchable: Vec<Unit> = reindexed.into_iter().filter(Unit::is_searchable).collect();
+        self.b
+            .text
+            .upsert(&searchable)
+            .inspect_err(|_| self.lagging())?;
         self.text_seq.store(text_mark, Ordering::SeqCst);
         self.commit_text(text_mark)?;
-        Ok((stale.len(), false))
+        Ok((changes.stale.len(), false))
     }
 
     /// Forgets a memory unit by forgetting what it was derived from, so its text cannot

@@ -191,13 +191,18 @@ pub(super) struct Changes {
     /// New or changed units.
     pub(super) units: Vec<Unit>,
     /// Stored units no longer derived (removed from the indexes; the store drops them).
-    stale: Vec<String>,
+    pub(super) stale: Vec<String>,
 }
 
 impl Changes {
     /// `derived` against `stored`, the stored units the same derivation covers (all of
     /// the session's, or those of an append's window).
-    fn of(record: SessionRecord, derived: Vec<Unit>, stored: Vec<Unit>, all: bool) -> Self {
+    pub(super) fn of(
+        record: SessionRecord,
+        derived: Vec<Unit>,
+        stored: Vec<Unit>,
+        all: bool,
+    ) -> Self {
         let derived_ids: std::collections::HashSet<&str> =
             derived.iter().map(|u| u.id.as_str()).collect();
         let stale: Vec<String> = stored
@@ -219,8 +224,17 @@ impl Changes {
 }
 
 impl Changes {
+    /// The write as the record store takes it: the changed units, the stale ones dropped.
+    pub(super) fn write(&self) -> SessionWrite<'_> {
+        SessionWrite {
+            record: &self.record,
+            units: &self.units,
+            stale: Stale::Only(&self.stale),
+        }
+    }
+
     /// The write as the derived caches follow it (`advance.rs`).
-    fn written(&self) -> Written<'_> {
+    pub(super) fn written(&self) -> Written<'_> {
         Written {
             space: &self.record.space,
             session: &self.record.session.id,
@@ -418,14 +432,7 @@ impl Engine {
         embedded: EmbeddedUnits,
         receipts: &[Receipt],
     ) -> Result<(), EngineError> {
-        let writes: Vec<SessionWrite<'_>> = changes
-            .iter()
-            .map(|c| SessionWrite {
-                record: &c.record,
-                units: &c.units,
-                stale: Stale::Only(&c.stale),
-            })
-            .collect();
+        let writes: Vec<SessionWrite<'_>> = changes.iter().map(Changes::write).collect();
         self.hold_reserve()?;
         let before = self.before_write(changes.iter().map(|c| &c.record.space))?;
         let last = self.b.records.put_sessions(&writes, receipts)?;

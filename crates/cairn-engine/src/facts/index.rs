@@ -2,11 +2,12 @@
 //! its messages state, and each one's version chain.
 //!
 //! The index is a core built from every fact (maps by id, message and subject, the chain
-//! order) and a short tail of facts appended since (issue 52): a write that only adds
-//! facts extends the tail ([`Detached::extended`]) instead of building the core again,
-//! so an append costs its own facts, not the space's. A chain scans the tail; past
-//! [`MAX_TAIL`] facts (or when a write removes or rewrites one, or adds a name that
-//! aliases a person) the core is built again from the whole list.
+//! order) and a short tail of facts appended since (issue 52): a write that adds facts
+//! extends the tail, and one that removes facts (a forget, a rewrite) marks the core's
+//! copies removed ([`Detached::followed`]), instead of building the core again, so a
+//! write costs its own facts, not the space's. A chain scans the tail; past [`MAX_TAIL`]
+//! facts appended or removed (or when a write adds or removes a name that aliases a
+//! person) the core is built again from the whole list.
 use super::{
     aliases, chain_order, detail, is_about, subject_match, Aliases, Subject, SubjectMatch,
 };
@@ -16,14 +17,18 @@ use std::mem::size_of;
 use std::sync::Arc;
 
 /// Facts a tail holds at most before the core is built again: a chain request scans
-/// them, so this bounds what an unbuilt append costs each later request.
+/// them, so this bounds what an unbuilt append costs each later request. It bounds the
+/// core's removed facts too (each is a step of every position's lookup).
 pub const MAX_TAIL: usize = 512;
 
 /// The facts of a space, indexed (see the module's documentation).
 pub struct FactIndex {
     facts: Arc<Vec<Unit>>,
     core: Arc<Core>,
-    /// `facts[core.len..]` by id and by message; by subject, they are scanned.
+    /// The core's positions (as it was built) of the facts removed since, ascending: the
+    /// list no longer holds them, and the core's other positions moved down past them.
+    removed: Vec<usize>,
+    /// `facts[live core len..]` by id and by message; by subject, they are scanned.
     tail_by_id: HashMap<String, usize>,
     tail_by_message: HashMap<(String, String), Vec<usize>>,
 }
@@ -34,44 +39,74 @@ pub struct Detached {
     first: Option<String>,
     last: Option<String>,
     core: Arc<Core>,
+    removed: Vec<usize>,
     tail_by_id: HashMap<String, usize>,
     tail_by_message: HashMap<(String, String), Vec<usize>>,
 }
 
 impl Detached {
-    /// The index of `facts`, which must be the detached index's facts, unchanged and in
-    /// order, with more appended after them (or none): the core kept, the new facts
-    /// added to the tail. `None` when the core must be built again instead: the tail
-    /// would pass [`MAX_TAIL`], a new fact names a person's relative (it changes the
-    /// aliases every subject is read with), or `facts` does not start as the index's did.
-    pub fn extended(self, facts: Arc<Vec<Unit>>) -> Option<FactIndex> {
-        let old = self.len;
-        let starts_alike = facts.len() >= old
-            && facts.first().map(|u| &u.id) == self.first.as_ref()
-            && facts[..old].last().map(|u| &u.id) == self.last.as_ref();
-        if !starts_alike || facts.len() - self.core.len > MAX_TAIL {
+    /// The index of `facts`, which must be the detached index's facts in order, without
+    /// the ones at `removed` (their positions in the detached list, ascending, with the
+    /// facts themselves), with more appended after them (or none): the core kept, its
+    /// removed facts marked, the tail following the list. `None` when the core must be
+    /// built again instead: the tail or the removed facts would pass [`MAX_TAIL`], a fact
+    /// added or removed names a person's relative (it changes the aliases every subject
+    /// is read with), or `facts` does not start as the index's did.
+    pub fn followed(self, facts: Arc<Vec<Unit>>, removed: &[(usize, Unit)]) -> Option<FactIndex> {
+        let kept = self.len.checked_sub(removed.len())?;
+        let gone = |at: usize| removed.iter().any(|(p, _)| *p == at);
+        let ends_alike = |at: usize, id: &Option<String>, now: Option<&Unit>| {
+            gone(at) || now.map(|u| &u.id) == id.as_ref()
+        };
+        let starts_alike = facts.len() >= kept
+            && (self.len == 0
+                || (ends_alike(0, &self.first, facts.first())
+                    && ends_alike(self.len - 1, &self.last, facts[..kept].last())));
+        if !starts_alike {
             return None;
         }
-        let added = &facts[old..];
-        if !aliases(added).is_empty() {
+        let removed_units: Vec<Unit> = removed.iter().map(|(_, u)| u.clone()).collect();
+        if !aliases(&facts[kept..]).is_empty() || !aliases(&removed_units).is_empty() {
             return None;
         }
-        let (mut tail_by_id, mut tail_by_message) = (self.tail_by_id, self.tail_by_message);
-        for (i, f) in added.iter().enumerate() {
-            tail_by_id.insert(f.id.clone(), old + i);
-            if let Some(key) = message_of(f) {
-                tail_by_message.entry(key).or_default().push(old + i);
-            }
-        }
-        Some(FactIndex {
+        let mut index = FactIndex {
             facts,
             core: self.core,
-            tail_by_id,
-            tail_by_message,
-        })
+            removed: self.removed,
+            tail_by_id: self.tail_by_id,
+            tail_by_message: self.tail_by_message,
+        };
+        if removed.is_empty() {
+            if index.tail_len() > MAX_TAIL {
+                return None;
+            }
+            for (i, f) in index.facts[kept..].iter().enumerate() {
+                index.tail_by_id.insert(f.id.clone(), kept + i);
+                if let Some(key) = message_of(f) {
+                    index.tail_by_message.entry(key).or_default().push(kept + i);
+                }
+            }
+            return Some(index);
+        }
+        // Removed core facts are marked at the core's own positions; the tail is small
+        // and indexed again.
+        let live = index.live_core_len();
+        let built: Vec<usize> = removed
+            .iter()
+            .filter(|(at, _)| *at < live)
+            .map(|(at, _)| index.built_position(*at))
+            .collect();
+        for b in built {
+            let place = index.removed.partition_point(|&r| r < b);
+            index.removed.insert(place, b);
+        }
+        if index.removed.len() > MAX_TAIL || index.tail_len() > MAX_TAIL {
+            return None;
+        }
+        index.index_tail();
+        Some(index)
     }
 }
-
 /// The index of the first `len` facts of a list.
 struct Core {
     len: usize,
@@ -85,8 +120,10 @@ struct Core {
     /// put in order by integers.
     place: Vec<usize>,
     aliases: Aliases,
-    /// Person (lowercased, as facts name them) -> the partitions holding facts about them.
-    persons: HashMap<String, HashSet<Option<String>>>,
+    /// Person (lowercased, as facts name them) -> the partitions holding facts about
+    /// them, with the positions of those facts (a partition is known as long as one of
+    /// them is not removed).
+    persons: HashMap<String, HashMap<Option<String>, Vec<usize>>>,
     /// What its maps hold, about (see [`FactIndex::approx_bytes`]), counted once built.
     bytes: usize,
 }
@@ -103,13 +140,16 @@ impl Core {
         let mut by_message: HashMap<(String, String), Vec<usize>> = HashMap::new();
         let mut subjects: HashMap<(Option<String>, Subject), Vec<usize>> = HashMap::new();
         let aliases = aliases(facts);
-        let mut persons: HashMap<String, HashSet<Option<String>>> = HashMap::new();
+        let mut persons: HashMap<String, HashMap<Option<String>, Vec<usize>>> = HashMap::new();
         for (i, f) in facts.iter().enumerate() {
             by_id.insert(f.id.clone(), i);
             if let Some(p) = detail(f).and_then(|d| d.person.as_deref()) {
                 let partitions = persons.entry(p.to_lowercase()).or_default();
-                if !partitions.contains(&f.provenance.partition) {
-                    partitions.insert(f.provenance.partition.clone());
+                match partitions.get_mut(&f.provenance.partition) {
+                    Some(at) => at.push(i),
+                    None => {
+                        partitions.insert(f.provenance.partition.clone(), vec![i]);
+                    }
                 }
             }
             if let Some(key) = message_of(f) {
@@ -152,7 +192,11 @@ impl Core {
             .map(|(p, ps)| {
                 p.len()
                     + ps.iter()
-                        .map(|x| size_of::<Option<String>>() + x.as_ref().map_or(0, String::len))
+                        .map(|(x, at)| {
+                            size_of::<(Option<String>, Vec<usize>)>()
+                                + x.as_ref().map_or(0, String::len)
+                                + at.len() * size_of::<usize>()
+                        })
                         .sum::<usize>()
             })
             .sum();
@@ -196,22 +240,25 @@ impl FactIndex {
         Self {
             core: Arc::new(Core::new(&facts)),
             facts,
+            removed: Vec::new(),
             tail_by_id: HashMap::new(),
             tail_by_message: HashMap::new(),
         }
     }
 
     /// The index without its fact list, to follow the list when a write changes it in
-    /// place (the list is then held by the cache alone): see [`Detached::extended`].
+    /// place (the list is then held by the cache alone): see [`Detached::followed`].
     pub fn detach(index: Arc<FactIndex>) -> Detached {
         let FactIndex {
             facts,
             core,
+            removed,
             tail_by_id,
             tail_by_message,
         } = Arc::try_unwrap(index).unwrap_or_else(|shared| FactIndex {
             facts: shared.facts.clone(),
             core: shared.core.clone(),
+            removed: shared.removed.clone(),
             tail_by_id: shared.tail_by_id.clone(),
             tail_by_message: shared.tail_by_message.clone(),
         });
@@ -220,8 +267,56 @@ impl FactIndex {
             first: facts.first().map(|u| u.id.clone()),
             last: facts.last().map(|u| u.id.clone()),
             core,
+            removed,
             tail_by_id,
             tail_by_message,
+        }
+    }
+
+    /// The core's facts the list still holds: they come first in it, the tail after.
+    fn live_core_len(&self) -> usize {
+        self.core.len - self.removed.len()
+    }
+
+    fn tail_len(&self) -> usize {
+        self.facts.len() - self.live_core_len()
+    }
+
+    /// Where the core's fact built at `built` is in the list now; `None`: removed.
+    fn core_at(&self, built: usize) -> Option<usize> {
+        match self.removed.binary_search(&built) {
+            Ok(_) => None,
+            Err(before) => Some(built - before),
+        }
+    }
+
+    /// The core's position (as built) of the list's fact at `at`, a core fact.
+    fn built_position(&self, at: usize) -> usize {
+        let mut built = at;
+        for &r in &self.removed {
+            if r > built {
+                break;
+            }
+            built += 1;
+        }
+        built
+    }
+
+    /// The core's fact built at `built`, unless removed.
+    fn core_fact(&self, built: usize) -> Option<&Unit> {
+        self.core_at(built).map(|at| &self.facts[at])
+    }
+
+    /// Indexes the tail again, whole (it moved: facts before it were removed).
+    fn index_tail(&mut self) {
+        let from = self.live_core_len();
+        self.tail_by_id.clear();
+        self.tail_by_message.clear();
+        for (i, f) in self.facts[from..].iter().enumerate() {
+            self.tail_by_id.insert(f.id.clone(), from + i);
+            if let Some(key) = message_of(f) {
+                self.tail_by_message.entry(key).or_default().push(from + i);
+            }
         }
     }
 
@@ -231,6 +326,7 @@ impl FactIndex {
     pub fn approx_bytes(&self) -> usize {
         size_of::<Self>()
             + self.core.bytes
+            + self.removed.len() * size_of::<usize>()
             + id_bytes(&self.tail_by_id)
             + message_bytes(&self.tail_by_message)
     }
@@ -246,8 +342,10 @@ impl FactIndex {
     }
 
     pub fn get(&self, id: &str) -> Option<&Unit> {
-        let at = self.core.by_id.get(id).or_else(|| self.tail_by_id.get(id));
-        at.map(|&i| &self.facts[i])
+        match self.core.by_id.get(id) {
+            Some(&built) => self.core_fact(built),
+            None => self.tail_by_id.get(id).map(|&i| &self.facts[i]),
+        }
     }
 
     /// Facts stated by one message.
@@ -255,7 +353,8 @@ impl FactIndex {
         let key = (session.to_string(), message.to_string());
         let core = self.core.by_message.get(&key).into_iter().flatten();
         let tail = self.tail_by_message.get(&key).into_iter().flatten();
-        core.chain(tail).map(|&i| &self.facts[i])
+        core.filter_map(|&built| self.core_fact(built))
+            .chain(tail.map(|&i| &self.facts[i]))
     }
 
     /// Up to two of the end-user partitions holding a fact about `person` (as a fact
@@ -264,8 +363,15 @@ impl FactIndex {
     pub fn partitions_of(&self, person: &str) -> Vec<Option<&str>> {
         let person = person.to_lowercase();
         let mut out: Vec<Option<&str>> = Vec::new();
-        let core = self.core.persons.get(&person).into_iter().flatten();
-        let tail = self.facts[self.core.len..]
+        let core = self
+            .core
+            .persons
+            .get(&person)
+            .into_iter()
+            .flatten()
+            .filter(|(_, at)| at.iter().any(|&built| self.core_at(built).is_some()))
+            .map(|(p, _)| p);
+        let tail = self.facts[self.live_core_len()..]
             .iter()
             .filter(|f| is_about(f, &person))
             .map(|f| &f.provenance.partition);
@@ -294,15 +400,13 @@ impl FactIndex {
         let mut out: Vec<&Unit> = Vec::new();
         if let Some(subjects) = self.core.by_subject.get(&partition.map(str::to_string)) {
             if let Some(p) = subjects.by_person.get(&key) {
-                out.extend(
-                    p.all
-                        .iter()
-                        .filter_map(|&i| subjects.subjects[i].1.first())
-                        .map(|&i| &self.facts[i]),
-                );
+                out.extend(p.all.iter().filter_map(|&i| {
+                    let facts = &subjects.subjects[i].1;
+                    facts.iter().find_map(|&built| self.core_fact(built))
+                }));
             }
         }
-        out.extend(self.facts[self.core.len..].iter().filter(|f| {
+        out.extend(self.facts[self.live_core_len()..].iter().filter(|f| {
             f.provenance.partition.as_deref() == partition
                 && is_about(f, &person)
                 && detail(f).and_then(|d| d.category) == Some(category)
@@ -327,30 +431,35 @@ impl FactIndex {
                 && (m == SubjectMatch::Same || f.provenance.group == fact.provenance.group)
                 && visible(f)
         };
-        let mut chain: Vec<usize> = Vec::new();
+        // Each fact's place in the list now, with its place in chain order when a core fact.
+        let mut chain: Vec<(usize, usize)> = Vec::new();
         if let Some(subjects) = core.by_subject.get(&fact.provenance.partition) {
             for (other, ids) in subjects.candidates(&subject) {
                 let m = subject_match(&subject, other);
-                chain.extend(ids.iter().copied().filter(|&i| joins(m, &self.facts[i])));
+                chain.extend(ids.iter().filter_map(|&built| {
+                    let at = self.core_at(built)?;
+                    joins(m, &self.facts[at]).then_some((at, core.place[built]))
+                }));
             }
         }
         let in_core = chain.len();
-        for (i, f) in self.facts.iter().enumerate().skip(core.len) {
+        let from = self.live_core_len();
+        for (i, f) in self.facts.iter().enumerate().skip(from) {
             let Some(d) = detail(f).filter(|_| f.provenance.partition.as_deref() == partition)
             else {
                 continue;
             };
             let other = Subject::of_in(d, partition, &core.aliases);
             if joins(subject_match(&subject, &other), f) {
-                chain.push(i);
+                chain.push((i, 0));
             }
         }
         if chain.len() == in_core {
-            chain.sort_unstable_by_key(|&i| core.place[i]);
+            chain.sort_unstable_by_key(|&(_, place)| place);
         } else {
-            chain.sort_by(|&a, &b| chain_order(&self.facts[a], &self.facts[b]));
+            chain.sort_by(|&(a, _), &(b, _)| chain_order(&self.facts[a], &self.facts[b]));
         }
-        chain.into_iter().map(|i| &self.facts[i]).collect()
+        chain.into_iter().map(|(i, _)| &self.facts[i]).collect()
     }
 }
 
