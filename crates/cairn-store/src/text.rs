@@ -147,55 +147,52 @@ impl MergePolicy for CappedMerges {
     fn compute_merge_candidates(&self, segments: &[SegmentMeta]) -> Vec<MergeCandidate> {
         let docs: HashMap<SegmentId, u32> =
             segments.iter().map(|m| (m.id(), m.max_doc())).collect();
-        let mut out = Vec::new();
-        for MergeCandidate(mut ids) in self.log.compute_merge_candidates(segments) {
-            // Smallest first, so most segments find a group.
-            ids.sort_by_key(|id| docs.get(id).copied().unwrap_or(0));
-            let mut group: Vec<SegmentId> = Vec::new();
-            let (mut size, mut smallest) = (0u32, 0u32);
-            for id in ids {
-                let n = docs.get(&id).copied().unwrap_or(0);
-                let unlike = n > smallest.max(1).saturating_mul(LIKE_SIZES);
-                if !group.is_empty() && (size.saturating_add(n) > self.cap || unlike) {
-                    if group.len() > 1 {
-                        out.push(MergeCandidate(std::mem::take(&mut group)));
-                    }
-                    group.clear();
-                    size = 0;
-                }
-                if group.is_empty() {
-                    smallest = n;
-                }
-                group.push(id);
-                size = size.saturating_add(n);
-            }
-            if group.len() > 1 {
-                out.push(MergeCandidate(group));
-            }
-        }
-        out
+        self.log
+            .compute_merge_candidates(segments)
+            .into_iter()
+            .flat_map(|MergeCandidate(ids)| {
+                let sized = ids
+                    .into_iter()
+                    .map(|id| (id, docs.get(&id).copied().unwrap_or(0)));
+                capped_groups(sized, self.cap, LIKE_SIZES)
+            })
+            .filter(|(ids, _)| ids.len() > 1)
+            .map(|(ids, _)| MergeCandidate(ids))
+            .collect()
     }
 }
 
-/// `segments` in groups of at most `cap` documents, smallest first, each with its
-/// document count: a scrub merges each group into one segment, so rewriting the few small
-/// segments a recent write left costs one merge (each merge syncs its files and the
-/// index's metadata), and never makes a segment past the cap.
-fn capped_groups(segments: &[&SegmentMeta], cap: usize) -> Vec<(Vec<SegmentId>, u64)> {
-    let mut by_size: Vec<&SegmentMeta> = segments.to_vec();
-    by_size.sort_by_key(|m| m.max_doc());
-    let mut groups: Vec<(Vec<SegmentId>, u64)> = Vec::new();
-    for m in by_size {
-        let docs = u64::from(m.max_doc());
+/// Segments (with their document counts) in groups of at most `cap` documents, each of
+/// segments holding at most `like` times the documents of its smallest, smallest first
+/// (so most segments find a group); each group with its document count. The merge
+/// policy's groups ([`LIKE_SIZES`]), and a scrub's (any sizes: each group is merged into
+/// one segment, so rewriting the few small segments a recent write left costs one merge,
+/// each merge syncing its files and the index's metadata); neither makes a segment past
+/// the cap.
+fn capped_groups(
+    segments: impl IntoIterator<Item = (SegmentId, u32)>,
+    cap: u32,
+    like: u32,
+) -> Vec<(Vec<SegmentId>, u64)> {
+    let mut by_size: Vec<(SegmentId, u32)> = segments.into_iter().collect();
+    by_size.sort_by_key(|&(_, n)| n);
+    let mut groups: Vec<(Vec<SegmentId>, u64, u32)> = Vec::new();
+    for (id, n) in by_size {
         match groups.last_mut() {
-            Some((ids, n)) if *n + docs <= cap as u64 => {
-                ids.push(m.id());
-                *n += docs;
+            Some((ids, docs, smallest))
+                if *docs + u64::from(n) <= u64::from(cap)
+                    && n <= (*smallest).max(1).saturating_mul(like) =>
+            {
+                ids.push(id);
+                *docs += u64::from(n);
             }
-            _ => groups.push((vec![m.id()], docs)),
+            _ => groups.push((vec![id], u64::from(n), n)),
         }
     }
     groups
+        .into_iter()
+        .map(|(ids, docs, _)| (ids, docs))
+        .collect()
 }
 
 /// What the next [`TextIndex::scrub`] must rewrite: the committed segments that held
@@ -733,7 +730,9 @@ impl TextIndex for TantivyTextIndex {
             }
             let merges: Vec<_> = {
                 let mut writer = self.writer()?;
-                capped_groups(&todo, self.segment_docs)
+                let sized = todo.iter().map(|m| (m.id(), m.max_doc()));
+                let cap = u32::try_from(self.segment_docs).unwrap_or(u32::MAX);
+                capped_groups(sized, cap, u32::MAX)
                     .into_iter()
                     .map(|(ids, docs)| {
                         let merge = writer.merge(&ids);

@@ -5,7 +5,6 @@
 use cairn_core::{
     InputError, Message, Partition, SessionRecord, SpaceId, StoreError, Unit, UnitKind,
 };
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 use super::advance::Written;
@@ -278,20 +277,13 @@ impl Engine {
         // held, holds nothing forgotten: its entries stay where they are, so the scrub
         // rewrites only the segments holding what changed, not every segment holding
         // some unit of a long session (issue 52).
-        let stored: HashMap<String, Unit> =
-            before.iter().map(|u| (u.id.clone(), u.clone())).collect();
         let changes = Changes::of(rec, derived, before, false);
         let generation = self.before_write([space])?;
         let last = self.b.records.put_sessions(&[changes.write()], &[])?;
         self.advance_derived(generation, &[changes.written()]);
         // Of the units written, those whose entries changed: a unit after the forgotten
         // messages moved up the session but holds what it held.
-        let reindexed: Vec<Unit> = changes
-            .units
-            .iter()
-            .filter(|u| stored.get(&u.id).is_none_or(|s| !s.indexed_alike(u)))
-            .cloned()
-            .collect();
+        let reindexed: Vec<Unit> = changes.reindexed().cloned().collect();
         let replaced: Vec<String> = changes
             .stale
             .iter()

@@ -5,7 +5,7 @@ use cairn_core::{
     ConflictError, GroupMessage, InputError, Message, Receipt, SessionInput, SessionRecord,
     SessionWrite, SpaceId, Stale, Timestamp, Unit,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 
 use super::advance::Written;
@@ -192,6 +192,9 @@ pub(super) struct Changes {
     pub(super) units: Vec<Unit>,
     /// Stored units no longer derived (removed from the indexes; the store drops them).
     pub(super) stale: Vec<String>,
+    /// Changed units whose index entries stay as they are (`Unit::indexed_alike` the
+    /// stored one: only their place or times moved).
+    entries_kept: HashSet<String>,
 }
 
 impl Changes {
@@ -211,15 +214,28 @@ impl Changes {
             .map(|u| u.id.clone())
             .collect();
         let stored: HashMap<String, Unit> = stored.into_iter().map(|u| (u.id.clone(), u)).collect();
-        let units = derived
+        let units: Vec<Unit> = derived
             .into_iter()
             .filter(|u| all || stored.get(&u.id) != Some(u))
+            .collect();
+        let entries_kept = units
+            .iter()
+            .filter(|u| stored.get(&u.id).is_some_and(|s| s.indexed_alike(u)))
+            .map(|u| u.id.clone())
             .collect();
         Self {
             record,
             units,
             stale,
+            entries_kept,
         }
+    }
+
+    /// The changed units whose index entries changed too: those the indexes take again.
+    pub(super) fn reindexed(&self) -> impl Iterator<Item = &Unit> {
+        self.units
+            .iter()
+            .filter(|u| !self.entries_kept.contains(&u.id))
     }
 }
 

@@ -65,8 +65,8 @@ impl Detached {
         if !starts_alike {
             return None;
         }
-        let removed_units: Vec<Unit> = removed.iter().map(|(_, u)| u.clone()).collect();
-        if !aliases(&facts[kept..]).is_empty() || !aliases(&removed_units).is_empty() {
+        let removed_units = removed.iter().map(|(_, u)| u);
+        if !aliases(&facts[kept..]).is_empty() || !aliases(removed_units).is_empty() {
             return None;
         }
         let mut index = FactIndex {

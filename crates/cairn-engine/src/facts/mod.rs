@@ -637,9 +637,9 @@ struct Subject {
 /// name) -> person: one user's "Tom" is nobody else's.
 type Aliases = HashMap<(Option<String>, String), String>;
 
-fn aliases(facts: &[Unit]) -> Aliases {
+fn aliases<'a>(facts: impl IntoIterator<Item = &'a Unit>) -> Aliases {
     facts
-        .iter()
+        .into_iter()
         .filter_map(|u| Some((u.provenance.partition.clone(), detail(u)?)))
         .filter(|(_, d)| d.category == Some(FactCategory::Family) && !d.negated)
         .filter_map(|(partition, d)| {
