@@ -61,7 +61,7 @@ const TOPIC_CUES: &[&str] = &[
 ///   of up to that many messages is one episode); for named speakers, the coherent
 ///   stretches found by [`segment`] (silences, topic changes);
 /// - a `fact` per statement of a subject's value (see `facts/`);
-/// - a `profile` contribution per speaker and block of messages (see `profile.rs`).
+/// - a `profile` contribution per speaker and block of messages (see `profile/`).
 ///
 /// Keys (the lexically boosted words) and embedded text favour what a person said, since
 /// questions ask about the person; assistant replies are long and are served by the
@@ -207,11 +207,6 @@ pub(crate) fn partitions(units: &[Unit]) -> Vec<Cow<'_, [Unit]>> {
         out[i].push(u.clone());
     }
     out.into_iter().map(Cow::Owned).collect()
-}
-
-/// The end-user partition of one of [`partitions`]'s slices.
-pub(crate) fn partition_of(units: &[Unit]) -> Option<String> {
-    units.first().and_then(|u| u.provenance.partition.clone())
 }
 
 /// Stamps units of a session with the session's end-user partition: what derived

@@ -11,9 +11,10 @@
 //! ```
 //! Modules by when they run. At ingest: `derive.rs` (session units), `tail.rs` (what an append
 //! re-derives), `trajectory.rs`
-//! (trajectory units), `facts/` (extraction), `profile.rs` (per-session speaker
+//! (trajectory units), `facts/` (extraction), `profile/` (per-session speaker
 //! statistics), `embedding.rs` (vectors through the cache). At recall: `query.rs`,
-//! `rank.rs`, `facts/index.rs` (version chains), `profile.rs` (summing a profile), `graph.rs`
+//! `rank.rs`, `facts/index.rs` (version chains), `profile/sums.rs` (profiles kept by
+//! writes), `graph.rs`
 //! (the entity graph, built from units), `pack.rs`, `text.rs`. When the optional LLM reads
 //! messages: `fact_reading.rs` (its prompt and how its answer is read). When an agent inspects trajectories: `inspect.rs`, `context.rs`,
 //! `workspace.rs` (the controller that drives them is `engine/agent.rs`). `engine/` orchestrates them (its `mod.rs` has its map).

@@ -24,10 +24,11 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::cache::{Key, Weigh};
-use super::knowledge::{fact_index_key, topic_key, TOPICS};
+use super::knowledge::{fact_index_key, profiles_key, topic_key, TOPICS};
 use super::scope::{catalog_key, Catalog};
 use super::{Engine, EngineError};
 use crate::facts::FactIndex;
+use crate::profile::Profiles;
 
 /// Each space a write touches, with its generation before the write.
 pub(super) struct Before(Vec<(SpaceId, u64)>);
@@ -79,29 +80,51 @@ impl Engine {
                 .derived
                 .take::<FactIndex>(&fact_index_key(&space), from)
                 .map(FactIndex::detach);
-            let mut removed_facts = Vec::new();
-            let mut facts = None;
-            for prefix in TOPICS {
-                let advanced = self.advance(
+            // The profiles are moved by what the contributions' list removes, so only
+            // sums of the very list cached at `from` are (the flag is read before the
+            // list is advanced: holding it would make that advance copy it).
+            let profiles_follow = self
+                .derived
+                .get::<Vec<Unit>>(&topic_key(&space, "speaker:"), from)
+                .zip(self.derived.get::<Profiles>(&profiles_key(&space), from))
+                .is_some_and(|(list, p)| p.follows(&list));
+            let mut removed: [Vec<(usize, Unit)>; 2] = Default::default();
+            let mut lists: [Option<Arc<Vec<Unit>>>; 2] = Default::default();
+            for (i, prefix) in TOPICS.into_iter().enumerate() {
+                lists[i] = self.advance(
                     topic_key(&space, prefix),
                     (from, to),
                     |list: &Vec<Unit>| delta.changes(prefix, list),
-                    |list| {
-                        let removed = delta.apply(prefix, list);
-                        if prefix == "fact:" {
-                            removed_facts = removed;
-                        }
-                    },
+                    |list| removed[i] = delta.apply(prefix, list),
                 );
-                if prefix == "fact:" {
-                    facts = advanced;
-                }
             }
+            let [removed_facts, removed_contributions] = removed;
+            let [facts, contributions] = lists;
             if let (Some(index), Some(facts)) = (index, facts) {
                 let followed = index.followed(facts.clone(), &removed_facts);
                 let index = followed.unwrap_or_else(|| FactIndex::new(facts));
                 self.derived
                     .insert(fact_index_key(&space), to, Arc::new(index));
+            }
+            // The profiles follow the contributions' list, which says what was removed.
+            if let Some(list) = contributions.filter(|_| profiles_follow) {
+                let added: Vec<&Unit> = delta.written_in("speaker:").collect();
+                // Else the list did not change either.
+                let changes = !added.is_empty() || !removed_contributions.is_empty();
+                self.advance(
+                    profiles_key(&space),
+                    (from, to),
+                    |_: &Profiles| changes,
+                    |p| {
+                        for (_, u) in &removed_contributions {
+                            p.remove(u);
+                        }
+                        for u in added {
+                            p.add(u);
+                        }
+                        p.now_of(&list);
+                    },
+                );
             }
             self.advance(
                 catalog_key(&space),
@@ -172,6 +195,14 @@ impl<'a> Delta<'a> {
         }
     }
 
+    /// The units written under a topic, in write order.
+    fn written_in<'b>(&'b self, prefix: &'b str) -> impl Iterator<Item = &'a Unit> + 'b {
+        self.written
+            .iter()
+            .copied()
+            .filter(move |u| in_topic(u, prefix))
+    }
+
     /// Whether the write changes a topic's list: it wrote units of the topic, or holds
     /// units the write rewrote or removed.
     fn changes(&self, prefix: &str, list: &[Unit]) -> bool {
@@ -203,8 +234,7 @@ impl<'a> Delta<'a> {
             at += 1;
             !touched
         });
-        let added = self.written.iter().copied().filter(|u| in_topic(u, prefix));
-        list.extend(added.cloned());
+        list.extend(self.written_in(prefix).cloned());
         removed
     }
 }

@@ -1,13 +1,14 @@
 //! A write advances what is cached of its space (`advance.rs`): after any sequence of
 //! appends, ingests, group messages and forgets (of a message, or of a session's last
-//! one), the fact and contribution lists, the fact index and the session catalog are
-//! cached at the space's new generation (the next request reads nothing again) and equal
-//! what a fresh read of the store gives.
+//! one), the fact and contribution lists, the fact index, the profiles and the session
+//! catalog are cached at the space's new generation (the next request reads nothing
+//! again) and equal what a fresh read of the store gives.
 use super::cost_tests::engine;
-use super::knowledge::{topic_key, TOPICS};
+use super::knowledge::{profiles_key, topic_key, TOPICS};
 use super::{Engine, WriteOptions};
 use crate::facts::FactIndex;
-use cairn_core::{AppendInput, GroupMessage, SessionInput, SpaceId, Unit};
+use crate::profile::Profiles;
+use cairn_core::{AppendInput, GroupMessage, Scope, SessionInput, SpaceId, Unit};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -103,6 +104,8 @@ fn warm(e: &Engine, space: &SpaceId) {
     e.fact_index(space).expect("fact index");
     e.contributions(space).expect("contributions");
     e.catalog(space).expect("catalog");
+    let view = e.view(space, &Scope::default()).expect("view");
+    e.profiles_in(space, &view).expect("profiles");
 }
 
 /// What is cached at the space's current generation is there before anything is read,
@@ -146,6 +149,14 @@ fn agrees(e: &Engine, space: &SpaceId, what: &str) {
             "{what}: facts of {s}/{m}"
         );
         assert_eq!(index.get(&f.id), Some(f), "{what}: {}", f.id);
+        if let Some(person) = crate::facts::detail(f).and_then(|d| d.person.as_deref()) {
+            let partition = f.provenance.partition.as_deref();
+            assert_eq!(
+                ids(index.of_person(partition, person)),
+                ids(built.of_person(partition, person)),
+                "{what}: facts about {person}"
+            );
+        }
         // And what the card and profiles ask: whose facts a person's are, and one fact
         // of each of their subjects.
         let Some(d) = crate::facts::detail(f) else {
@@ -178,6 +189,20 @@ fn agrees(e: &Engine, space: &SpaceId, what: &str) {
             subjects(index.about_in(partition, person, category)),
             subjects(built.about_in(partition, person, category)),
             "{what}: subjects of {person}"
+        );
+    }
+    // The profiles kept by the writes give what sums of a fresh read give.
+    let kept = e
+        .derived
+        .get::<Profiles>(&profiles_key(space), generation)
+        .unwrap_or_else(|| panic!("{what}: profiles not advanced"));
+    let fresh = Profiles::new(&e.b.records.topic_units(space, "speaker:").expect("read"));
+    assert_eq!(kept.speakers(), fresh.speakers(), "{what}: speakers");
+    for speaker in fresh.speakers() {
+        assert_eq!(
+            kept.profiles(&speaker),
+            fresh.profiles(&speaker),
+            "{what}: the profile of {speaker}"
         );
     }
     let headers = e.b.records.session_headers(space).expect("headers");

@@ -22,6 +22,11 @@ pub(super) fn topic_key(space: &SpaceId, prefix: &str) -> Key {
     Key::new(space, "topic", &prefix)
 }
 
+/// The derived cache's key of a space's profiles (the sums of its contributions).
+pub(super) fn profiles_key(space: &SpaceId) -> Key {
+    Key::new(space, "profiles", &())
+}
+
 /// The derived cache's key of a space's fact index.
 pub(super) fn fact_index_key(space: &SpaceId) -> Key {
     Key::new(space, "fact_index", &())
@@ -41,7 +46,12 @@ impl Weigh for facts::FactIndex {
         self.approx_bytes() + self.facts().weight()
     }
 }
-use crate::derive::{partition_of, partitions};
+impl Weigh for profile::Profiles {
+    fn weight(&self) -> usize {
+        self.approx_bytes()
+    }
+}
+use crate::derive::partitions;
 
 impl Engine {
     /// Every fact of a space the view sees: the cached read itself when it sees them
@@ -120,6 +130,40 @@ impl Engine {
     /// Every profile contribution of a space (see [`Engine::topic_units_cached`]).
     pub(super) fn contributions(&self, space: &SpaceId) -> Result<Arc<Vec<Unit>>, EngineError> {
         Ok(self.topic_units_cached(space, "speaker:")?.1)
+    }
+
+    /// The profiles of what the view sees: the space's, kept at its generation (and
+    /// moved by each write, see `advance.rs`) when the view sees every contribution,
+    /// else summed from the contributions the view sees.
+    pub(super) fn profiles_in(
+        &self,
+        space: &SpaceId,
+        view: &View,
+    ) -> Result<Arc<profile::Profiles>, EngineError> {
+        if view.scope.narrows_records() {
+            let seen = self.contributions_in(space, view)?;
+            return Ok(Arc::new(profile::Profiles::new(&seen)));
+        }
+        let (generation, contributions) = self.topic_units_cached(space, "speaker:")?;
+        let key = profiles_key(space);
+        // Sums of another read of the list (it was evicted and read again) are not its.
+        let cached = || {
+            self.derived
+                .get::<profile::Profiles>(&key, generation)
+                .filter(|p| p.follows(&contributions))
+        };
+        if let Some(p) = cached() {
+            return Ok(p);
+        }
+        self.flights.one_at_a_time(&key, || {
+            if let Some(p) = cached() {
+                return Ok(p);
+            }
+            let p = Arc::new(profile::Profiles::of(&contributions));
+            // Stored at the generation its contributions were read at.
+            self.derived.insert(key.clone(), generation, p.clone());
+            Ok(p)
+        })
     }
 
     /// The units filed under a topic prefix, read from the store once per store
@@ -246,12 +290,15 @@ impl Engine {
     ) -> Result<Option<SpeakerProfile>, EngineError> {
         self.require_space(space)?;
         let view = self.view(space, scope)?;
-        let contributions = self.contributions_in(space, &view)?;
-        let found = in_one_partition(&partitions(&contributions), speaker, |c| {
-            Some((profile::build_profile(speaker, c)?, partition_of(c)))
-        })?;
+        let profiles = self.profiles_in(space, &view)?;
+        let mut found = profiles.profiles(speaker);
+        if found.len() > 1 {
+            let names: Vec<&str> = found.iter().map(|(_, p)| p.unwrap_or("(none)")).collect();
+            return Err(super::scope::ambiguous(speaker, &names));
+        }
         found
-            .map(|(p, partition)| self.with_facts(space, &view, p, partition.as_deref()))
+            .pop()
+            .map(|(p, partition)| self.with_facts(space, &view, p, partition))
             .transpose()
     }
 
@@ -265,15 +312,12 @@ impl Engine {
         partition: Option<&str>,
     ) -> Result<SpeakerProfile, EngineError> {
         let index = self.fact_index(space)?;
-        let facts = self.all_facts(space)?;
         let in_view = |f: &Unit| view.sees(f);
-        let about = |f: &Unit| {
-            f.provenance.partition.as_deref() == partition
-                && matches!(&f.detail, Some(UnitDetail::Fact(d)) if d.person.as_deref() == Some(p.speaker.as_str()))
-        };
+        let theirs = |f: &&Unit| matches!(&f.detail, Some(UnitDetail::Fact(d)) if d.person.as_deref() == Some(p.speaker.as_str()));
         let mut listed: HashSet<&str> = HashSet::new();
         let mut out: Vec<ProfileFact> = Vec::new();
-        for f in facts.iter().filter(|f| about(f) && in_view(f)) {
+        let about = index.of_person(partition, &p.speaker);
+        for f in about.into_iter().filter(theirs).filter(|f| in_view(f)) {
             if listed.contains(f.id.as_str()) {
                 continue;
             }
@@ -300,9 +344,7 @@ impl Engine {
     pub fn speakers(&self, space: &SpaceId, scope: &Scope) -> Result<Vec<String>, EngineError> {
         self.require_space(space)?;
         let view = self.view(space, scope)?;
-        Ok(crate::profile::speakers_of(
-            &self.contributions_in(space, &view)?,
-        ))
+        Ok(self.profiles_in(space, &view)?.speakers())
     }
 
     /// Every subject the scope's facts are about: one entry per version chain (of one

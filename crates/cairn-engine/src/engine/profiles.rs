@@ -46,19 +46,20 @@ impl Engine {
         if !profile::asks_about_person(query) {
             return Ok(None);
         }
-        let contributions = self.contributions_in(space, view)?;
-        let known = profile::speakers_of(&contributions);
+        let sums = self.profiles_in(space, view)?;
+        let known = sums.speakers();
         let mut named = profile::named_speakers(query, &known);
         if named.is_empty() {
             named = view.scope.speakers.clone().unwrap_or_default();
         }
-        let parts = crate::derive::partitions(&contributions);
         let profiles: Vec<_> = if named.is_empty() {
             // The best match of each partition would be two people of two users; only
             // a view of one partition looks for one.
-            match &parts[..] {
-                [one] => profile::best_matching_person(query, one)?
-                    .map(|p| (p, crate::derive::partition_of(one)))
+            let mut partitions = sums.partitions();
+            match (partitions.next(), partitions.next()) {
+                (Some(one), None) => sums
+                    .best_matching_person(query, one)?
+                    .map(|p| (p, one))
                     .into_iter()
                     .collect(),
                 _ => Vec::new(),
@@ -68,18 +69,14 @@ impl Engine {
                 .iter()
                 .take(2)
                 .filter_map(|name| {
-                    one_partition(&parts, |c| {
-                        Some((
-                            profile::build_profile(name, c)?,
-                            crate::derive::partition_of(c),
-                        ))
-                    })
+                    let mut found = sums.profiles(name);
+                    (found.len() == 1).then(|| found.pop()).flatten()
                 })
                 .collect()
         };
         let profiles = profiles
             .into_iter()
-            .map(|(p, partition)| self.with_facts(space, view, p, partition.as_deref()))
+            .map(|(p, partition)| self.with_facts(space, view, p, partition))
             .collect::<Result<Vec<_>, _>>()?;
         let units: Vec<Unit> = profiles
             .into_iter()
@@ -103,14 +100,4 @@ impl Engine {
             .collect();
         Ok((!units.is_empty()).then_some(units))
     }
-}
-
-/// What `f` finds in exactly one partition (`None` when none or several find one).
-pub(super) fn one_partition<T>(
-    parts: &[std::borrow::Cow<'_, [Unit]>],
-    f: impl Fn(&[Unit]) -> Option<T>,
-) -> Option<T> {
-    let mut found = parts.iter().filter_map(|p| f(p));
-    let first = found.next()?;
-    found.next().is_none().then_some(first)
 }

@@ -341,11 +341,15 @@ impl FactIndex {
         Arc::ptr_eq(&self.facts, facts)
     }
 
+    /// The fact with this id: the core's copy unless it was removed, else the tail's (a
+    /// session deleted and written again reuses its facts' ids).
     pub fn get(&self, id: &str) -> Option<&Unit> {
-        match self.core.by_id.get(id) {
-            Some(&built) => self.core_fact(built),
-            None => self.tail_by_id.get(id).map(|&i| &self.facts[i]),
-        }
+        let core = self
+            .core
+            .by_id
+            .get(id)
+            .and_then(|&built| self.core_fact(built));
+        core.or_else(|| self.tail_by_id.get(id).map(|&i| &self.facts[i]))
     }
 
     /// Facts stated by one message.
@@ -384,6 +388,24 @@ impl FactIndex {
             }
         }
         out
+    }
+
+    /// Every fact about `person` (as facts name them, any case) in `partition`, in
+    /// the list's order, found without reading other persons' facts.
+    pub fn of_person(&self, partition: Option<&str>, person: &str) -> Vec<&Unit> {
+        let person = person.to_lowercase();
+        let core = self
+            .core
+            .persons
+            .get(&person)
+            .and_then(|p| p.get(&partition.map(str::to_string)))
+            .into_iter()
+            .flatten()
+            .filter_map(|&built| self.core_fact(built));
+        let tail = self.facts[self.live_core_len()..]
+            .iter()
+            .filter(|f| f.provenance.partition.as_deref() == partition && is_about(f, &person));
+        core.chain(tail).collect()
     }
 
     /// One fact of each subject of `category` about `person` in `partition`, then each

@@ -4,15 +4,17 @@
 //!
 //! Each session yields one [`SpeakerStats`] per speaker (a `profile` unit); a profile is
 //! the sum of a speaker's contributions, so it follows every ingest and deletion.
-use crate::budget::{OutOfTime, Ticker};
 use crate::text::STOP_WORDS;
 use cairn_core::{
     Evidence, FactCategory, ProfileFact, Provenance, SessionInput, SpaceId, SpeakerProfile,
-    SpeakerStats, Style, Timestamp, Unit, UnitDetail, UnitKind,
+    SpeakerStats, Timestamp, Unit, UnitDetail, UnitKind,
 };
 use regex::Regex;
+
+mod sums;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
+pub use sums::Profiles;
 
 /// Content words kept per contribution (a speaker's, in a session or a block of one).
 const TERMS_PER_SESSION: usize = 40;
@@ -340,268 +342,6 @@ fn keep_top_terms(terms: &mut BTreeMap<String, u32>, n: usize) {
     terms.extend(v);
 }
 
-fn stats_of(u: &Unit) -> Option<&SpeakerStats> {
-    crate::work::step(crate::work::steps::CONTRIBUTIONS_READ);
-    match &u.detail {
-        Some(UnitDetail::Speaker(s)) => Some(s),
-        _ => None,
-    }
-}
-
-/// Sums contributions into one.
-fn sum<'a>(speaker: &str, parts: impl Iterator<Item = &'a SpeakerStats>) -> SpeakerStats {
-    let mut t = SpeakerStats {
-        speaker: speaker.to_string(),
-        ..Default::default()
-    };
-    for p in parts {
-        t.messages += p.messages;
-        t.words += p.words;
-        t.questions += p.questions;
-        t.exclamations += p.exclamations;
-        t.emoji += p.emoji;
-        t.informal += p.informal;
-        t.formal += p.formal;
-        t.directive += p.directive;
-        t.collaborative += p.collaborative;
-        t.reply_seconds += p.reply_seconds;
-        t.replies += p.replies;
-        t.first = match (t.first, p.first) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        t.last = t.last.max(p.last);
-        for g in &p.groups {
-            if !t.groups.contains(g) {
-                t.groups.push(g.clone());
-            }
-        }
-        for (w, n) in &p.terms {
-            *t.terms.entry(w.clone()).or_default() += n;
-        }
-        t.roles.extend(p.roles.iter().cloned());
-        t.skills.extend(p.skills.iter().cloned());
-    }
-    t
-}
-
-/// Most frequent phrases first, each once (case-insensitive), with their first evidence.
-fn rank_evidence(items: &[Evidence], n: usize) -> Vec<Evidence> {
-    let mut counts: Vec<(usize, &Evidence)> = Vec::new();
-    let mut at: HashMap<String, usize> = HashMap::new();
-    for e in items {
-        match at.entry(e.what.to_lowercase()) {
-            std::collections::hash_map::Entry::Occupied(i) => counts[*i.get()].0 += 1,
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(counts.len());
-                counts.push((1, e));
-            }
-        }
-    }
-    counts.sort_by_key(|c| std::cmp::Reverse(c.0));
-    counts.into_iter().take(n).map(|c| c.1.clone()).collect()
-}
-
-fn rate(n: u32, of: u32) -> f32 {
-    if of == 0 {
-        0.0
-    } else {
-        n as f32 / of as f32
-    }
-}
-
-fn style(t: &SpeakerStats) -> Style {
-    let m = t.messages;
-    let mut s = Style {
-        avg_words: if m == 0 {
-            0.0
-        } else {
-            t.words as f32 / m as f32
-        },
-        question_rate: rate(t.questions, m),
-        exclamation_rate: rate(t.exclamations, m),
-        emoji_rate: rate(t.emoji, m),
-        formality: rate(t.formal, m) - rate(t.informal, m),
-        directive_rate: rate(t.directive, m),
-        collaborative_rate: rate(t.collaborative, m),
-        avg_reply_seconds: (t.replies > 0).then(|| (t.reply_seconds / t.replies as f64) as f32),
-        traits: Vec::new(),
-    };
-    if m == 0 {
-        return s;
-    }
-    let mut traits = Vec::new();
-    if s.avg_words < 8.0 {
-        traits.push("brief (short messages)");
-    } else if s.avg_words > 25.0 {
-        traits.push("detailed (long messages)");
-    }
-    if s.formality > 0.15 {
-        traits.push("formal");
-    } else if s.formality < -0.15 {
-        traits.push("casual");
-    }
-    if s.directive_rate > 0.15 && s.directive_rate > s.collaborative_rate {
-        traits.push("directive (gives instructions)");
-    } else if s.collaborative_rate > 0.15 && s.collaborative_rate >= s.directive_rate {
-        traits.push("collaborative (invites input)");
-    }
-    if s.question_rate > 0.3 {
-        traits.push("asks many questions");
-    }
-    if s.exclamation_rate > 0.3 {
-        traits.push("enthusiastic (exclamation marks)");
-    }
-    if s.emoji_rate > 0.2 {
-        traits.push("uses emoji");
-    }
-    match s.avg_reply_seconds {
-        Some(r) if r < 120.0 => traits.push("quick to reply"),
-        Some(r) if r > 1800.0 => traits.push("slow to reply"),
-        _ => {}
-    }
-    s.traits = traits.into_iter().map(String::from).collect();
-    s
-}
-
-/// Words this speaker uses far more than others and in few of the space's
-/// conversations: frequency times inverse speaker frequency times inverse frequency over
-/// the contributions (a speaker's words in one session). A word said in every session
-/// ("thanks", "great") or by everyone is no topic, and neither is the name of someone
-/// the speaker talks to.
-fn topics(t: &SpeakerStats, words: &WordSpread<'_>) -> Vec<String> {
-    let idf = |n: usize, df: usize| ((1 + n) as f32 / df.max(1) as f32).ln();
-    let mut scored: Vec<(f32, &String)> = t
-        .terms
-        .iter()
-        .filter(|(w, &n)| n >= 2 && !words.names.contains(w.as_str()))
-        .map(|(w, &n)| {
-            let (speakers, contributions) = words.using.get(w.as_str()).copied().unwrap_or((1, 1));
-            let score =
-                n as f32 * idf(words.speakers, speakers) * idf(words.contributions, contributions);
-            (score, w)
-        })
-        .filter(|(s, _)| *s > 0.0)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    scored.into_iter().take(8).map(|(_, w)| w.clone()).collect()
-}
-
-/// How widely each word of a space's contributions is used: by how many speakers and
-/// in how many contributions; and the speakers' names, lowercased.
-struct WordSpread<'a> {
-    using: HashMap<&'a str, (usize, usize)>,
-    speakers: usize,
-    contributions: usize,
-    names: std::collections::HashSet<String>,
-}
-
-impl<'a> WordSpread<'a> {
-    fn new(by_speaker: &HashMap<&'a str, Vec<(usize, &'a SpeakerStats)>>) -> Self {
-        let mut using: HashMap<&str, (usize, usize)> = HashMap::new();
-        let mut contributions = 0;
-        for parts in by_speaker.values() {
-            let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
-            for (_, p) in parts {
-                contributions += 1;
-                for w in p.terms.keys() {
-                    using.entry(w).or_default().1 += 1;
-                    seen.insert(w);
-                }
-            }
-            for w in seen {
-                using.entry(w).or_default().0 += 1;
-            }
-        }
-        let names = by_speaker
-            .keys()
-            .flat_map(|n| n.split_whitespace())
-            .map(str::to_lowercase)
-            .collect();
-        Self {
-            using,
-            speakers: by_speaker.len(),
-            contributions,
-            names,
-        }
-    }
-}
-
-/// A space's profile contributions grouped by speaker, with how many speakers use each
-/// word: what every profile of the space is computed from. Built once (linear in the
-/// contributions), it gives each profile from that speaker's contributions alone, so
-/// profiling every speaker of a space costs what reading them costs, not speakers times
-/// contributions.
-pub struct Contributions<'a> {
-    /// Speaker -> (position among the contributions, stats), in contribution order.
-    by_speaker: HashMap<&'a str, Vec<(usize, &'a SpeakerStats)>>,
-    words: WordSpread<'a>,
-}
-
-impl<'a> Contributions<'a> {
-    pub fn new(units: &'a [Unit]) -> Self {
-        let mut by_speaker: HashMap<&str, Vec<(usize, &SpeakerStats)>> = HashMap::new();
-        for (i, s) in units.iter().filter_map(stats_of).enumerate() {
-            by_speaker
-                .entry(s.speaker.as_str())
-                .or_default()
-                .push((i, s));
-        }
-        let words = WordSpread::new(&by_speaker);
-        Self { by_speaker, words }
-    }
-
-    /// Everyone who wrote a message, in name order.
-    fn writers(&self) -> Vec<&'a str> {
-        let mut names: Vec<&str> = self
-            .by_speaker
-            .iter()
-            .filter(|(_, parts)| parts.iter().any(|(_, s)| s.messages > 0))
-            .map(|(name, _)| *name)
-            .collect();
-        names.sort_unstable();
-        names
-    }
-
-    /// The profile of `speaker`; a speaker named "Ana Diaz" also collects what was said
-    /// of "Ana". `None` when nothing is known.
-    pub fn profile(&self, speaker: &str) -> Option<SpeakerProfile> {
-        let first_name = speaker.split_whitespace().next().unwrap_or(speaker);
-        let parts = |name: &str| self.by_speaker.get(name).into_iter().flatten().copied();
-        let described = match first_name != speaker {
-            true => Some(parts(first_name).filter(|(_, s)| s.messages == 0)),
-            false => None,
-        };
-        let mut mine: Vec<(usize, &SpeakerStats)> = parts(speaker)
-            .chain(described.into_iter().flatten())
-            .collect();
-        if mine.is_empty() {
-            return None;
-        }
-        // Summed in contribution order, as evidence ranks first-seen first among equals.
-        mine.sort_unstable_by_key(|(i, _)| *i);
-        let t = sum(speaker, mine.into_iter().map(|(_, s)| s));
-        let style = style(&t);
-        let roles = rank_evidence(&t.roles, 3);
-        let skills = rank_evidence(&t.skills, 6);
-        let topics = topics(&t, &self.words);
-        let summary = summarize(&t, &style, &roles, &skills, &topics);
-        Some(SpeakerProfile {
-            speaker: speaker.to_string(),
-            messages: t.messages,
-            groups: t.groups,
-            first_seen: t.first,
-            last_seen: t.last,
-            style,
-            roles,
-            skills,
-            topics,
-            facts: Vec::new(),
-            summary,
-        })
-    }
-}
-
 /// Facts a profile's summary lists; the profile itself lists them all.
 const SUMMARY_FACTS: usize = 12;
 
@@ -653,74 +393,6 @@ fn shown(f: &ProfileFact) -> String {
     }
 }
 
-/// The speakers profile contributions are about, sorted, once each.
-pub fn speakers_of(contributions: &[Unit]) -> Vec<String> {
-    let mut names: Vec<String> = contributions
-        .iter()
-        .filter_map(|u| u.topic()?.strip_prefix("speaker:").map(String::from))
-        .collect();
-    names.sort();
-    names.dedup();
-    names
-}
-
-/// The profile of `speaker` from every profile contribution of the space (see
-/// [`Contributions::profile`]).
-pub fn build_profile(speaker: &str, contributions: &[Unit]) -> Option<SpeakerProfile> {
-    Contributions::new(contributions).profile(speaker)
-}
-
-fn summarize(
-    t: &SpeakerStats,
-    style: &Style,
-    roles: &[Evidence],
-    skills: &[Evidence],
-    topics: &[String],
-) -> String {
-    let list = |e: &[Evidence]| {
-        e.iter()
-            .map(|e| e.what.clone())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let day = |t: Option<Timestamp>| t.map(|t| t.format("%Y-%m-%d").to_string());
-    let mut out = format!("Profile of {}", t.speaker);
-    if !roles.is_empty() {
-        out += &format!(" — role: {}", list(roles));
-    }
-    out += ".";
-    if t.messages > 0 {
-        out += &format!(" {} messages", t.messages);
-        if let (Some(a), Some(b)) = (day(t.first), day(t.last)) {
-            out += &format!(" from {a} to {b}");
-        }
-        if !t.groups.is_empty() {
-            out += &format!(" in {}", t.groups.join(", "));
-        }
-        out += ".";
-        out += &format!(
-            " Style: {}; about {:.0} words per message",
-            if style.traits.is_empty() {
-                "neutral".to_string()
-            } else {
-                style.traits.join(", ")
-            },
-            style.avg_words
-        );
-        if let Some(r) = style.avg_reply_seconds {
-            out += &format!(", replies after about {:.0} min", r / 60.0);
-        }
-        out += ".";
-    }
-    if !skills.is_empty() {
-        out += &format!(" Skills: {}.", list(skills));
-    }
-    if !topics.is_empty() {
-        out += &format!(" Often talks about: {}.", topics.join(", "));
-    }
-    out
-}
-
 /// Whether a question asks about a person rather than about what they said.
 pub fn asks_about_person(query: &str) -> bool {
     // Attributes of a person, not events: "how does Chandler congratulate Joey" asks what
@@ -756,44 +428,6 @@ pub fn asks_about_person(query: &str) -> bool {
     CUE.is_match(query)
 }
 
-/// For a "who ..." question that names nobody: the speaker whose roles, skills and
-/// topics share the most words with the question (`None` when none shares any).
-pub fn best_matching_person(
-    query: &str,
-    contributions: &[Unit],
-) -> Result<Option<SpeakerProfile>, OutOfTime> {
-    let asks_who = query
-        .split_whitespace()
-        .next()
-        .is_some_and(|w| matches!(w.to_lowercase().as_str(), "who" | "whom" | "whose"));
-    if !asks_who {
-        return Ok(None);
-    }
-    let wanted = crate::text::content_words(query);
-    let all = Contributions::new(contributions);
-    let mut best: Option<(usize, SpeakerProfile)> = None;
-    let mut tick = Ticker::new("profiles");
-    for name in all.writers() {
-        tick.tick()?;
-        let Some(p) = all.profile(name) else {
-            continue;
-        };
-        let said: Vec<&str> = p
-            .roles
-            .iter()
-            .chain(&p.skills)
-            .map(|e| e.what.as_str())
-            .chain(p.topics.iter().map(String::as_str))
-            .collect();
-        let words = crate::text::words(&said.join(" "));
-        let score = wanted.iter().filter(|w| words.contains(w)).count();
-        if score > 0 && best.as_ref().is_none_or(|(b, _)| score > *b) {
-            best = Some((score, p));
-        }
-    }
-    Ok(best.map(|(_, p)| p))
-}
-
 /// Speakers named in a query (whole words, case-insensitive; a first name counts when
 /// no other speaker shares it).
 pub fn named_speakers(query: &str, speakers: &[String]) -> Vec<String> {
@@ -827,6 +461,10 @@ pub fn named_speakers(query: &str, speakers: &[String]) -> Vec<String> {
 mod tests {
     use super::*;
     use cairn_core::Message;
+
+    fn build_profile(speaker: &str, units: &[Unit]) -> Option<SpeakerProfile> {
+        Profiles::new(units).profiles(speaker).pop().map(|(p, _)| p)
+    }
 
     fn session(lines: &[(&str, &str, &str)]) -> SessionInput {
         SessionInput {
@@ -992,7 +630,9 @@ mod tests {
         let (named, first_names) = steps_of(FIRST_NAMES_TAKEN, || named_speakers(query, &speakers));
         assert!(named.is_empty(), "{named:?}");
         let (best, read) = steps_of(CONTRIBUTIONS_READ, || {
-            best_matching_person(query, &units).unwrap()
+            Profiles::new(&units)
+                .best_matching_person(query, None)
+                .unwrap()
         });
         let best = best.expect("someone specializes in database migrations");
         assert!(
