@@ -8,9 +8,10 @@
 //! image itself: built, its configuration read back, its root filesystem mounted and run
 //! the same way. Needs root (chroot, buildah mount); without root or the model it says
 //! SKIPPED; without buildah too, unless `CAIRN_REQUIRE_IMAGE` is set (`.ci/run`).
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -69,43 +70,53 @@ fn serves_from(rootfs: &Path, env: &[(String, String)]) {
         .env_clear());
     assert_eq!(version, format!("cairn {}", env!("CARGO_PKG_VERSION")));
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
     let mut server = chroot()
         .arg(rootfs)
-        .args(["/usr/local/bin/cairn", "serve", "--no-auth", "--bind"])
-        .arg(format!("127.0.0.1:{port}"))
+        .args([
+            "/usr/local/bin/cairn",
+            "serve",
+            "--no-auth",
+            "--bind",
+            "127.0.0.1:0",
+        ])
         .env_clear()
         .envs(env.iter().cloned())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    let health = loop {
-        let agent = cairn_load::client::agent(Duration::from_secs(5));
-        let url = format!("http://127.0.0.1:{port}/v1/health");
-        match cairn_load::client::send(&agent, "GET", &url, &[], None) {
-            Ok(r) if r.status == 200 => break r.text,
-            _ => {}
-        }
-        if let Ok(Some(status)) = server.try_wait() {
+    // A readiness wait, no clock asserted: the first stdout line names the address once
+    // the server listens (nothing when it exits first). The watchdog only turns a server
+    // that never starts into a failure rather than a hang.
+    let stdout = server.stdout.take().unwrap();
+    let (line_tx, line_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+        let _ = line_tx.send(line);
+    });
+    let line = line_rx.recv_timeout(Duration::from_secs(300));
+    let url = match line
+        .as_deref()
+        .map(|l| l.trim().strip_prefix("cairn serve: listening on "))
+    {
+        Ok(Some(url)) => url.to_string(),
+        _ => {
+            let _ = server.kill();
+            let status = server.wait().unwrap();
             let mut err = String::new();
             std::io::Read::read_to_string(server.stderr.as_mut().unwrap(), &mut err).unwrap();
             panic!(
-                "cairn serve in {} exited with {status}: {err}",
+                "cairn serve in {} did not start listening ({line:?}, {status}): {err}",
                 rootfs.display()
             );
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "no /v1/health from the chrooted server"
-        );
-        std::thread::sleep(Duration::from_millis(100));
     };
+    let agent = cairn_load::client::agent(Duration::from_secs(120));
+    let health = cairn_load::client::send(&agent, "GET", &format!("{url}/v1/health"), &[], None)
+        .unwrap_or_else(|e| panic!("/v1/health from the chrooted server: {e}"));
+    assert_eq!(health.status, 200, "{}", health.text);
+    let health = health.text;
     let _ = server.kill();
     let _ = server.wait();
     let v: serde_json::Value = serde_json::from_str(&health).unwrap();

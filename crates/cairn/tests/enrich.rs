@@ -9,10 +9,17 @@ use cairn_testkit::llm_stub::{Stub, StubReply};
 use cairn_testkit::HashEmbedder;
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 fn llm_stub(down: Arc<AtomicBool>) -> Stub {
+    llm_stub_reporting(down, None)
+}
+
+/// [`llm_stub`] that sends each message it answers with facts on `read`.
+fn llm_stub_reporting(down: Arc<AtomicBool>, read: Option<mpsc::Sender<String>>) -> Stub {
+    let read = Mutex::new(read);
     Stub::start(move |r| {
         if down.load(Ordering::SeqCst) {
             return StubReply::Raw(503, json!({"error": "loading model"}));
@@ -25,6 +32,11 @@ fn llm_stub(down: Arc<AtomicBool>) -> Stub {
         } else {
             json!({"facts": []})
         };
+        if let Some(read) = read.lock().unwrap().as_ref() {
+            if !facts["facts"].as_array().unwrap().is_empty() {
+                let _ = read.send(m.to_string());
+            }
+        }
         // Wrapped in prose: the reader must parse tolerantly.
         StubReply::Chat(format!("Here you go: {facts}"))
     })
@@ -150,10 +162,15 @@ fn enrichment_survives_a_down_server_then_joins_chains_history_and_recall() {
     assert_eq!(u.calls, 2);
 }
 
+/// Synchronised on the stub, not on a clock: the stub reports each message it answered,
+/// and closing the memory joins the worker, which stores a reading once its answer has
+/// come (it checks for a stop only between messages). Nothing calls `enrich_now`, so the
+/// readings found after the close were made by the worker.
 #[test]
 fn the_background_worker_catches_up_when_the_server_comes_back() {
     let down = Arc::new(AtomicBool::new(true));
-    let stub = llm_stub(down.clone());
+    let (read, answered) = mpsc::channel();
+    let stub = llm_stub_reporting(down.clone(), Some(read));
     let dir = tempfile::tempdir().unwrap();
     {
         let m = open(dir.path(), &stub.url, true);
@@ -163,25 +180,30 @@ fn the_background_worker_catches_up_when_the_server_comes_back() {
         m.ingest_sessions("me", sessions()).unwrap();
         assert!(llm_units(&m, "s1").is_empty());
         down.store(false, Ordering::SeqCst);
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while llm_units(&m, "s2").is_empty() {
-            assert!(Instant::now() < deadline, "enrichment did not catch up");
-            std::thread::sleep(Duration::from_millis(100));
+        // Both user messages answered by the stub. The watchdog only turns a worker that
+        // never retries into a failure; nothing asserts how soon it does.
+        let mut read = std::collections::BTreeSet::new();
+        while read.len() < 2 {
+            let m = answered
+                .recv_timeout(Duration::from_secs(120))
+                .expect("the worker never read the pending messages");
+            read.insert(m.contains("renamed my cat"));
         }
-        assert_eq!(
-            m.history("me", "cat's name", &ScopeOptions::default())
-                .unwrap()
-                .unwrap()
-                .versions
-                .len(),
-            2
-        );
     }
-    // Reopened without an LLM: the facts are still there (stored readings), and the
+    // Reopened without an LLM: the facts are there (stored readings, one chain), and the
     // space keeps its switch.
     let m = Memory::open_with_embedder(dir.path(), MemoryConfig::default(), Arc::new(HashEmbedder))
         .unwrap();
     assert_eq!(llm_units(&m, "s1"), ["fact:llm:s1:0:0"]);
+    assert_eq!(llm_units(&m, "s2"), ["fact:llm:s2:0:0"]);
+    assert_eq!(
+        m.history("me", "cat's name", &ScopeOptions::default())
+            .unwrap()
+            .unwrap()
+            .versions
+            .len(),
+        2
+    );
     assert_eq!(m.enrichment_spaces().unwrap().len(), 1);
     assert!(m.enrich_now(1).is_err());
 }

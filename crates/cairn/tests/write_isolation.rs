@@ -13,20 +13,40 @@ use std::time::Duration;
 /// [`HashEmbedder`] that waits at a gate whenever a text holds `STOP`.
 #[derive(Default)]
 struct Gated {
-    open: Mutex<bool>,
-    opened: Condvar,
+    state: Mutex<GateState>,
+    /// Signalled on every change of `state`.
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    open: bool,
     /// Calls waiting at the gate now.
-    waiting: Mutex<usize>,
+    waiting: usize,
+    /// The slow write of [`while_stopped`] has returned.
+    slow_returned: bool,
 }
 
 impl Gated {
-    fn release(&self) {
-        *self.open.lock().unwrap() = true;
-        self.opened.notify_all();
+    fn update(&self, f: impl FnOnce(&mut GateState)) {
+        f(&mut self.state.lock().unwrap());
+        self.changed.notify_all();
     }
 
     fn waiting(&self) -> usize {
-        *self.waiting.lock().unwrap()
+        self.state.lock().unwrap().waiting
+    }
+
+    /// Blocks until a call waits at the gate or the slow write returned without one;
+    /// whether a call waits.
+    fn until_stopped_or_returned(&self) -> bool {
+        let state = self
+            .changed
+            .wait_while(self.state.lock().unwrap(), |s| {
+                s.waiting == 0 && !s.slow_returned
+            })
+            .unwrap();
+        state.waiting > 0
     }
 }
 
@@ -39,12 +59,13 @@ impl Embedder for Gated {
     }
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.iter().any(|t| t.contains("STOP")) {
-            *self.waiting.lock().unwrap() += 1;
-            let mut open = self.open.lock().unwrap();
-            while !*open {
-                open = self.opened.wait(open).unwrap();
-            }
-            *self.waiting.lock().unwrap() -= 1;
+            self.update(|s| s.waiting += 1);
+            let state = self
+                .changed
+                .wait_while(self.state.lock().unwrap(), |s| !s.open)
+                .unwrap();
+            drop(state);
+            self.update(|s| s.waiting -= 1);
         }
         HashEmbedder.embed(texts)
     }
@@ -61,41 +82,42 @@ fn session(id: &str, text: &str) -> cairn::SessionInput {
 
 /// Runs `slow` (which embeds a `STOP` text) on a thread, waits until it is stopped at
 /// the gate, runs `fast` and requires it to finish while `slow` still waits; then lets
-/// `slow` finish.
+/// `slow` finish. The gate opens only after `fast` has finished, so a `fast` that waited
+/// for `slow` would never finish: the watchdog turns that deadlock into a failure, and
+/// is the only clock read (nothing asserts how long `fast` takes).
 fn while_stopped(
     m: &Arc<Memory>,
     gate: &Arc<Gated>,
     slow: impl FnOnce(&Memory) -> Result<cairn::IngestReport, cairn::Error> + Send + 'static,
     fast: impl FnOnce(&Memory) + Send + 'static,
 ) -> cairn::IngestReport {
+    const WATCHDOG: Duration = Duration::from_secs(120);
+    gate.update(|s| *s = GateState::default());
     let (m1, g1) = (m.clone(), gate.clone());
     let slow = std::thread::spawn(move || {
-        let r = slow(&m1);
-        drop(g1);
-        r
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| slow(&m1)));
+        g1.update(|s| s.slow_returned = true);
+        r.unwrap_or_else(|p| std::panic::resume_unwind(p))
     });
-    while gate.waiting() == 0 {
-        assert!(
-            !slow.is_finished(),
-            "the slow write never reached the embedder"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    assert!(
+        gate.until_stopped_or_returned(),
+        "the slow write never reached the embedder"
+    );
     let (done, finished) = mpsc::channel();
     let m2 = m.clone();
     std::thread::spawn(move || {
-        fast(&m2);
-        let _ = done.send(());
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fast(&m2)));
+        let _ = done.send(r.is_ok());
     });
-    let in_time = finished.recv_timeout(Duration::from_secs(60));
+    let finished = finished.recv_timeout(WATCHDOG);
     assert_eq!(gate.waiting(), 1, "the slow write left the gate early");
-    gate.release();
+    gate.update(|s| s.open = true);
     let report = slow.join().unwrap().expect("the slow write");
     assert!(
-        in_time.is_ok(),
+        finished.is_ok(),
         "a write in another space waited for the embedding one"
     );
-    *gate.open.lock().unwrap() = false;
+    assert_eq!(finished, Ok(true), "a write in another space failed");
     report
 }
 
