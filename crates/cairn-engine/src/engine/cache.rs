@@ -9,6 +9,7 @@
 //! going first. Before, each site kept a map keyed by the whole serialized scope (a
 //! 6 MiB filter made a 6 MiB key) and bounded only by a count of entries, so 150 recalls
 //! with distinct large filters held over a GiB.
+use super::flight::Flights;
 use cairn_core::SpaceId;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -152,6 +153,8 @@ impl Inner {
 pub(super) struct SpaceCache {
     budget: usize,
     inner: Mutex<Inner>,
+    /// Builds in progress, one per key (see [`SpaceCache::get_or_build`]).
+    flights: Flights<Key>,
 }
 
 impl Default for SpaceCache {
@@ -165,6 +168,7 @@ impl SpaceCache {
         Self {
             budget,
             inner: Mutex::new(Inner::default()),
+            flights: Flights::default(),
         }
     }
 
@@ -206,6 +210,34 @@ impl SpaceCache {
         inner.bytes -= e.bytes;
         // A value of another type under the key: a miss (see `get`).
         current.then(|| e.value.downcast::<V>().ok()).flatten()
+    }
+
+    /// The value cached under `key` at `generation` that `valid` accepts, else the one
+    /// `build` makes, cached at `generation`: the one way every derived read of a space
+    /// is cached. Callers of one key build one at a time, so those that waited find the
+    /// first one's value (`flight.rs`); `generation` is read before what `build` reads,
+    /// so a write landing meanwhile makes the value stale rather than kept wrong. `valid`
+    /// passes over a value that is not this caller's (an index of another read of the
+    /// list it indexes).
+    pub(super) fn get_or_build<V: Weigh + Any + Send + Sync, E>(
+        &self,
+        key: &Key,
+        generation: u64,
+        valid: impl Fn(&V) -> bool,
+        build: impl FnOnce() -> Result<V, E>,
+    ) -> Result<Arc<V>, E> {
+        let cached = || self.get::<V>(key, generation).filter(|v| valid(v));
+        if let Some(v) = cached() {
+            return Ok(v);
+        }
+        self.flights.one_at_a_time(key, || {
+            if let Some(v) = cached() {
+                return Ok(v);
+            }
+            let v = Arc::new(build()?);
+            self.insert(key.clone(), generation, v.clone());
+            Ok(v)
+        })
     }
 
     /// Keeps `value` under `key` for `generation`, evicting the least recently used

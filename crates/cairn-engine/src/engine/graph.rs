@@ -42,15 +42,8 @@ impl Engine {
     ) -> Result<Arc<EntityGraph>, EngineError> {
         // The derived cache's key: the space and a hash of the scope (never its text).
         let key = Key::new(space, "graph", &view.scope.fingerprint());
-        let cached = |generation: u64| self.derived.get::<EntityGraph>(&key, generation);
-        if let Some(g) = cached(self.b.records.generation(space)?) {
-            return Ok(g);
-        }
-        self.flights.one_at_a_time(&key, || {
-            let generation = self.b.records.generation(space)?;
-            if let Some(g) = cached(generation) {
-                return Ok(g);
-            }
+        let generation = self.b.records.generation(space)?;
+        self.derived.get_or_build(&key, generation, |_| true, || {
             let page = self.b.records.list_units(
                 space,
                 &UnitQuery {
@@ -61,9 +54,7 @@ impl Engine {
                 },
             )?;
             let units: Vec<Unit> = page.units.into_iter().filter(|u| view.sees(u)).collect();
-            let graph = Arc::new(EntityGraph::build(&units)?);
-            self.derived.insert(key.clone(), generation, graph.clone());
-            Ok(graph)
+            Ok(EntityGraph::build(&units)?)
         })
     }
 

@@ -78,34 +78,21 @@ impl Engine {
     /// The space's facts indexed for recall, rebuilt when the space's generation moves.
     pub(super) fn fact_index(&self, space: &SpaceId) -> Result<Arc<facts::FactIndex>, EngineError> {
         let (generation, facts) = self.topic_units_cached(space, "fact:")?;
-        let key = fact_index_key(space);
         // An index of another read of the facts (the list was evicted and read again)
         // is not this one's.
-        let cached = || {
-            self.derived
-                .get::<facts::FactIndex>(&key, generation)
-                .filter(|i| i.is_of(&facts))
-        };
-        if let Some(index) = cached() {
-            return Ok(index);
-        }
-        // One build at a time per space; a caller that waited finds it cached.
-        self.flights.one_at_a_time(&key, || {
-            if let Some(index) = cached() {
-                return Ok(index);
-            }
-            let (started, n) = (std::time::Instant::now(), facts.len());
-            let index = Arc::new(facts::FactIndex::new(facts.clone()));
-            tracing::debug!(
-                space = %space,
-                facts = n,
-                ms = started.elapsed().as_secs_f64() * 1e3,
-                "built the fact index"
-            );
-            // Stored at the generation its facts were read at: stale as soon as they are.
-            self.derived.insert(key.clone(), generation, index.clone());
-            Ok(index)
-        })
+        let of_these = |i: &facts::FactIndex| i.is_of(&facts);
+        self.derived
+            .get_or_build(&fact_index_key(space), generation, of_these, || {
+                let (started, n) = (std::time::Instant::now(), facts.len());
+                let index = facts::FactIndex::new(facts.clone());
+                tracing::debug!(
+                    space = %space,
+                    facts = n,
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    "built the fact index"
+                );
+                Ok(index)
+            })
     }
 
     /// The space's fact index if one is built for the store's current state, reading
@@ -145,25 +132,12 @@ impl Engine {
             return Ok(Arc::new(profile::Profiles::new(&seen)));
         }
         let (generation, contributions) = self.topic_units_cached(space, "speaker:")?;
-        let key = profiles_key(space);
         // Sums of another read of the list (it was evicted and read again) are not its.
-        let cached = || {
-            self.derived
-                .get::<profile::Profiles>(&key, generation)
-                .filter(|p| p.follows(&contributions))
-        };
-        if let Some(p) = cached() {
-            return Ok(p);
-        }
-        self.flights.one_at_a_time(&key, || {
-            if let Some(p) = cached() {
-                return Ok(p);
-            }
-            let p = Arc::new(profile::Profiles::of(&contributions));
-            // Stored at the generation its contributions were read at.
-            self.derived.insert(key.clone(), generation, p.clone());
-            Ok(p)
-        })
+        let of_these = |p: &profile::Profiles| p.follows(&contributions);
+        self.derived
+            .get_or_build(&profiles_key(space), generation, of_these, || {
+                Ok(profile::Profiles::of(&contributions))
+            })
     }
 
     /// The units filed under a topic prefix, read from the store once per store
@@ -174,34 +148,27 @@ impl Engine {
         space: &SpaceId,
         prefix: &'static str,
     ) -> Result<(u64, Arc<Vec<Unit>>), EngineError> {
-        let key = topic_key(space, prefix);
-        let cached = |generation: u64| self.derived.get::<Vec<Unit>>(&key, generation);
+        // Read before the units: a write landing meanwhile moves it, so this copy is
+        // replaced on the next call rather than kept stale.
         let generation = self.b.records.generation(space)?;
-        if let Some(units) = cached(generation) {
-            return Ok((generation, units));
-        }
-        // One read at a time per space and topic; a caller that waited finds it cached.
-        self.flights.one_at_a_time(&key, || {
-            let generation = self.b.records.generation(space)?;
-            if let Some(units) = cached(generation) {
-                return Ok((generation, units));
-            }
-            // Read after the generation: a write landing meanwhile moves it, so this copy
-            // is replaced on the next call rather than kept stale.
-            let started = std::time::Instant::now();
-            let units = Arc::new(self.b.records.topic_units(space, prefix)?);
-            // How long the cold read of every fact or contribution takes is what a large
-            // space's first knowledge request after a write pays (docs/reliability.md).
-            tracing::debug!(
-                space = %space,
-                topic = prefix,
-                units = units.len(),
-                ms = started.elapsed().as_secs_f64() * 1e3,
-                "read a topic's units"
-            );
-            self.derived.insert(key.clone(), generation, units.clone());
-            Ok((generation, units))
-        })
+        let units = self
+            .derived
+            .get_or_build(&topic_key(space, prefix), generation, |_| true, || {
+                let started = std::time::Instant::now();
+                let units = self.b.records.topic_units(space, prefix)?;
+                // How long the cold read of every fact or contribution takes is what a
+                // large space's first knowledge request after a write pays
+                // (docs/reliability.md).
+                tracing::debug!(
+                    space = %space,
+                    topic = prefix,
+                    units = units.len(),
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    "read a topic's units"
+                );
+                Ok::<_, EngineError>(units)
+            })?;
+        Ok((generation, units))
     }
 
     /// The profile contributions the view sees: the stored ones of the blocks it sees

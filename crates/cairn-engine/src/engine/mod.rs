@@ -243,8 +243,6 @@ pub struct Engine {
     /// a scope admits, entity graphs, facts and profile contributions, fact indexes),
     /// each valid for one generation of its space, bounded in bytes (`cache.rs`).
     derived: cache::SpaceCache,
-    /// One build at a time per key of what `derived` holds (`flight.rs`).
-    flights: flight::Flights<cache::Key>,
     /// An index update failed after its records were committed (a full disk): the
     /// indexes lag the record store, and no write moves their watermarks until a heal
     /// has indexed what they lack (`Engine::index_after_commit`).
@@ -270,7 +268,6 @@ impl Engine {
             cfg,
             write: Mutex::new(()),
             derived: cache::SpaceCache::default(),
-            flights: flight::Flights::default(),
             text_seq: AtomicU64::new(0),
             behind: AtomicBool::new(false),
             text_mended: Default::default(),
