@@ -112,7 +112,8 @@ pub struct UnitQuery {
     pub sessions: Option<Vec<String>>,
     /// Only units this speaker took part in.
     pub speaker: Option<String>,
-    /// Only units that occurred at or after this time (undated ones are left out).
+    /// Only units that occurred at or after this time, by recall's rule
+    /// ([`crate::Scope::in_time`]): undated ones stay.
     pub since: Option<Timestamp>,
     /// Only units that occurred at or before this time (undated ones are left out).
     pub until: Option<Timestamp>,

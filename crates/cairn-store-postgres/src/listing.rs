@@ -98,7 +98,7 @@ macro_rules! listing_where {
     AND ($2::text[] IS NULL OR kind = ANY($2))
     AND ($3::text[] IS NULL OR session_id = ANY($3))
     AND ($4::text IS NULL OR (body::jsonb -> 'provenance' -> 'speakers') ? $4)
-    AND ($5::bigint IS NULL OR occurred_us >= $5)
+    AND ($5::bigint IS NULL OR occurred_us IS NULL OR occurred_us >= $5)
     AND ($6::bigint IS NULL OR occurred_us <= $6)
     AND ($7::bigint IS NULL OR COALESCE(occurred_us,
             (extract(epoch FROM (body::jsonb ->> 'recorded_at')::timestamptz) * 1000000)::bigint)

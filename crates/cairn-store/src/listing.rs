@@ -94,7 +94,11 @@ fn listing_where(space: &SpaceId, q: &UnitQuery) -> Result<(String, Vec<Value>),
         );
     }
     if let Some(t) = q.since {
-        cond("occurred_us >= ?", Value::Integer(t.timestamp_micros()));
+        // Undated units stay, as in a scope (`Scope::in_time`).
+        cond(
+            "(occurred_us IS NULL OR occurred_us >= ?)",
+            Value::Integer(t.timestamp_micros()),
+        );
     }
     if let Some(t) = q.until {
         cond("occurred_us <= ?", Value::Integer(t.timestamp_micros()));

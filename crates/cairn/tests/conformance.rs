@@ -2012,6 +2012,61 @@ fn listing_pages_are_slices_of_one_order_across_dated_and_undated_units() {
     });
 }
 
+/// A listing's `since` and `as_of` keep what a scope's do (`Scope::in_time`), on both
+/// backends: undated units stay under `since`, and are seen under `as_of` once recorded.
+#[test]
+fn a_listings_time_bounds_keep_what_a_scope_keeps() {
+    each(|b| {
+        let m = b.memory();
+        let run: TrajectoryInput = serde_json::from_value(serde_json::json!({
+            "id": "t1", "goal": "book a table",
+            "states": [{"url": "http://x/1", "action": "click", "observation": "a form"}]}))
+        .unwrap();
+        m.ingest_session("w", travel()).unwrap();
+        m.insert_trajectory("w", run).unwrap();
+        m.ingest_session("w", pets()).unwrap();
+        let list = |since, as_of| {
+            let q = cairn_core::UnitQuery {
+                since,
+                as_of,
+                limit: 10_000,
+                ..Default::default()
+            };
+            m.list_units("w", &q, &Default::default()).unwrap().units
+        };
+        let all = list(None, None);
+        let dated: Vec<_> = all.iter().filter_map(|u| u.occurred_at).collect();
+        assert!(dated.len() < all.len() && !dated.is_empty(), "{}", b.name());
+        let (first, last) = (*dated.iter().min().unwrap(), *dated.iter().max().unwrap());
+        let middle = first + (last - first) / 2;
+        let recorded = all.iter().map(|u| u.recorded_at).max().unwrap();
+        let times = [None, Some(first), Some(middle), Some(last), Some(recorded)];
+        for since in times {
+            for as_of in times
+                .into_iter()
+                .filter(|a| since.zip(*a).is_none_or(|(s, a)| s <= a))
+            {
+                let scope = cairn_core::Scope {
+                    since,
+                    as_of,
+                    ..Default::default()
+                };
+                let want: Vec<&Unit> = all
+                    .iter()
+                    .filter(|u| scope.in_time(u.occurred_at, u.recorded_at))
+                    .collect();
+                let got = list(since, as_of);
+                assert_eq!(
+                    got.iter().map(|u| u.id.as_str()).collect::<Vec<_>>(),
+                    want.iter().map(|u| u.id.as_str()).collect::<Vec<_>>(),
+                    "{}: since {since:?} as_of {as_of:?}",
+                    b.name()
+                );
+            }
+        }
+    });
+}
+
 /// One stored state is the state the whole trajectory holds at its index, observation
 /// included; past the last state, and for a missing run, the answer says which.
 #[test]

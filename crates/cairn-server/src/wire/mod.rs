@@ -454,7 +454,7 @@ pub struct ListMemories {
     /// Only with this speaker.
     #[param(required = false)]
     pub speaker: Option<String>,
-    /// Occurred at or after this date.
+    /// Occurred at or after this date (undated units stay, as in recall's `since`).
     #[param(required = false)]
     pub since: Option<String>,
     /// Occurred at or before this date.
