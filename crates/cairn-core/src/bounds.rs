@@ -1,15 +1,71 @@
-//! The bounds of the recall and read options: the library's validation checks them, the
-//! MCP tool schemas and the server's OpenAPI document state them from these constants,
-//! so a bound changed here changes all three. (Input sizes are bounded beside what they
-//! bound: `source.rs`, `trajectory.rs`, `inspect.rs`, `filter.rs`.)
+//! Every bound of what a request may carry or ask for, in one place: the library's
+//! validation checks them, the MCP tool schemas and the server's OpenAPI document state
+//! them from these constants, so a bound changed here changes every surface. (What a
+//! request gets when it asks for nothing, the defaults, lives with what it configures.)
 
 use crate::InputError;
 
 /// Longest space name (bytes).
 pub use crate::ids::MAX_SPACE_LEN;
-/// A trajectory's bounds: states, and the bytes of each text field of a state
-/// (`AgentState::bounded_fields`).
-pub use crate::trajectory::{MAX_FIELD_BYTES, MAX_OBSERVATION_BYTES, MAX_STATES};
+
+// What a write may carry: sessions and their messages (`source.rs`).
+
+/// Longest accepted message text, in bytes (1 MiB). Longer input is an error, never cut.
+pub const MAX_TEXT_BYTES: usize = 1 << 20;
+/// Longest accepted id (session, message), in bytes.
+pub const MAX_ID_BYTES: usize = 256;
+/// Most messages in one session.
+pub const MAX_MESSAGES: usize = 100_000;
+/// Deepest nesting of a metadata value (or a trajectory's outcome), counting the object
+/// itself: `{"a": [1]}` is 2 deep. A stored record wraps metadata in up to five levels
+/// of its own (export line, record, session, messages, message), and every JSON reader
+/// Cairn uses stops at 128 levels (serde_json's recursion limit); 32 keeps whatever is
+/// accepted readable with room to spare.
+pub const MAX_METADATA_DEPTH: usize = 32;
+/// Largest metadata value (or outcome), in bytes of compact JSON: metadata travels with
+/// every session listing and filter, so it is bounded like an id, not like a text.
+pub const MAX_METADATA_BYTES: usize = 64 << 10;
+/// Longest accepted idempotency key, in bytes.
+pub const MAX_IDEMPOTENCY_KEY: usize = 255;
+
+// Trajectories (`trajectory.rs`: `AgentState::bounded_fields`).
+
+/// Most states in one trajectory.
+pub const MAX_STATES: usize = 10_000;
+/// Longest accepted observation (an accessibility tree), in bytes.
+pub const MAX_OBSERVATION_BYTES: usize = 4 << 20;
+/// Longest goal, thought, action or URL, in bytes.
+pub const MAX_FIELD_BYTES: usize = 64 << 10;
+
+// Trajectory inspection (`inspect.rs`).
+
+/// Most observation characters of one state in one answer.
+pub const MAX_STATE_CHARS: usize = 200_000;
+/// Most states in one span answer.
+pub const MAX_SPAN_STATES: usize = 10;
+/// Most states a `match` returns and hits a `search` returns.
+pub const MAX_INSPECT_RESULTS: usize = 500;
+/// Longest accepted pattern, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 1_000;
+/// Most trajectories per manifest page.
+pub const MAX_MANIFEST: usize = 1_000;
+/// Most spans, states and note bytes of one context request.
+pub const MAX_CONTEXT_SPANS: usize = 64;
+pub const MAX_CONTEXT_STATES: usize = 200;
+pub const MAX_NOTE_BYTES: usize = 64 << 10;
+
+// Metadata filters (`filter.rs`).
+
+/// Deepest nesting of `and`/`or`/`not` accepted (input from the network must not be able
+/// to exhaust the stack).
+pub const MAX_FILTER_DEPTH: usize = 16;
+/// Most conditions in one filter.
+pub const MAX_FILTER_CONDITIONS: usize = 256;
+/// Most values in all the `in` and `nin` lists of one filter together (and in a scope's
+/// session and group lists).
+pub const MAX_FILTER_LIST_VALUES: usize = 10_000;
+
+// Recall and reads.
 
 /// Largest `top_k` (and the other per-request counts of hits or states) accepted.
 pub const MAX_TOP_K: usize = 1000;

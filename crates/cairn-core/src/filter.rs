@@ -23,13 +23,7 @@ use crate::InputError;
 use serde_json::Value;
 use std::cmp::Ordering;
 
-/// Deepest nesting of `and`/`or`/`not` accepted (input from the network must not be able
-/// to exhaust the stack).
-pub const MAX_DEPTH: usize = 16;
-/// Most conditions in one filter.
-pub const MAX_CONDITIONS: usize = 256;
-/// Most values in all the `in` and `nin` lists of one filter together.
-pub const MAX_LIST_VALUES: usize = 10_000;
+use crate::bounds::{MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH, MAX_FILTER_LIST_VALUES};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -246,8 +240,11 @@ impl<'a> Parser<'a> {
     }
 
     fn node(&mut self, v: &Value, path: &str, depth: usize) -> Result<Filter, InputError> {
-        if depth > MAX_DEPTH {
-            return Err(err(path, format!("nested deeper than {MAX_DEPTH} levels")));
+        if depth > MAX_FILTER_DEPTH {
+            return Err(err(
+                path,
+                format!("nested deeper than {MAX_FILTER_DEPTH} levels"),
+            ));
         }
         let Value::Object(map) = v else {
             return Err(err(path, "must be an object"));
@@ -364,8 +361,11 @@ impl<'a> Parser<'a> {
         named_at: &str,
     ) -> Result<Filter, InputError> {
         self.conditions += 1;
-        if self.conditions > MAX_CONDITIONS {
-            return Err(err(path, format!("more than {MAX_CONDITIONS} conditions")));
+        if self.conditions > MAX_FILTER_CONDITIONS {
+            return Err(err(
+                path,
+                format!("more than {MAX_FILTER_CONDITIONS} conditions"),
+            ));
         }
         let field = field.trim();
         if field.is_empty() || field.split('.').any(str::is_empty) {
@@ -380,10 +380,10 @@ impl<'a> Parser<'a> {
         let list = match (op, &value) {
             (Op::In | Op::Nin, Value::Array(items)) => {
                 self.list_values += items.len();
-                if self.list_values > MAX_LIST_VALUES {
+                if self.list_values > MAX_FILTER_LIST_VALUES {
                     return Err(err(
                         path,
-                        format!("more than {MAX_LIST_VALUES} values in the filter's `in` and `nin` lists"),
+                        format!("more than {MAX_FILTER_LIST_VALUES} values in the filter's `in` and `nin` lists"),
                     ));
                 }
                 Some(ValueList(items.iter().map(ValueKey::of).collect()))
@@ -481,7 +481,7 @@ mod tests {
     #[test]
     fn lists_match_by_value_and_are_bounded() {
         let doc = json!({"session_id": "s1", "metadata": {"n": 3, "z": -0.0, "tags": ["x", 2.0, {"b": 1, "a": [1]}]}});
-        let big: Vec<Value> = (0..MAX_LIST_VALUES - 3)
+        let big: Vec<Value> = (0..MAX_FILTER_LIST_VALUES - 3)
             .map(|i| json!(format!("v{i}")))
             .collect();
         assert!(f(json!({"session_id": {"in": big}})).matches(&json!({"session_id": "v17"})));
@@ -503,7 +503,9 @@ mod tests {
             "types never compare"
         );
         // The bound counts every list of the filter.
-        let half: Vec<Value> = (0..MAX_LIST_VALUES / 2 + 1).map(Value::from).collect();
+        let half: Vec<Value> = (0..MAX_FILTER_LIST_VALUES / 2 + 1)
+            .map(Value::from)
+            .collect();
         let e = Filter::parse(
             &json!({"and": [{"a": {"in": half.clone()}}, {"b": {"nin": half}}]}),
             FIELDS,

@@ -8,18 +8,15 @@
 //! the call that shows the rest. `Display` writes the answer as the text an agent reads
 //! (the MCP tools, the CLI and the agent controller all use it); the structs are what the
 //! HTTP API returns.
+use crate::bounds::{MAX_CONTEXT_SPANS, MAX_CONTEXT_STATES, MAX_NOTE_BYTES};
 use crate::InputError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Observation characters of one state by default.
 pub const DEFAULT_STATE_CHARS: usize = 6_000;
-/// Most observation characters of one state in one answer.
-pub const MAX_STATE_CHARS: usize = 200_000;
 /// Observation characters per state of a span by default.
 pub const DEFAULT_SPAN_STATE_CHARS: usize = 2_500;
-/// Most states in one span answer.
-pub const MAX_SPAN_STATES: usize = 10;
 /// Most states listed in a trajectory summary.
 pub const SUMMARY_MAX_STATES: usize = 120;
 /// Steps listed per trajectory in the full manifest.
@@ -33,20 +30,15 @@ pub const LINE_CHARS: usize = 240;
 /// Matching lines shown per state (`match`) and per hit (`search`).
 pub const MATCH_LINES: usize = 8;
 pub const SEARCH_LINES: usize = 3;
-/// States returned by `match` and hits by `search` unless asked otherwise, and at most.
+/// States returned by `match` and hits by `search` unless asked otherwise (at most
+/// [`MAX_INSPECT_RESULTS`]).
 pub const DEFAULT_MATCHES: usize = 30;
 pub const DEFAULT_SEARCH_HITS: usize = 20;
-pub const MAX_RESULTS: usize = 500;
-/// Longest accepted pattern, in bytes.
-pub const MAX_PATTERN_BYTES: usize = 1_000;
-/// Trajectories per manifest page unless asked otherwise (concise, full), and at most.
+/// Trajectories per manifest page unless asked otherwise (concise, full; at most
+/// [`MAX_MANIFEST`]).
 pub const DEFAULT_MANIFEST_CONCISE: usize = 200;
 pub const DEFAULT_MANIFEST_FULL: usize = 25;
-pub const MAX_MANIFEST: usize = 1_000;
-/// Limits of a context request.
-pub const MAX_CONTEXT_SPANS: usize = 64;
-pub const MAX_CONTEXT_STATES: usize = 200;
-pub const MAX_NOTE_BYTES: usize = 64 << 10;
+/// A context request's token budget unless asked otherwise.
 pub const DEFAULT_CONTEXT_TOKENS: usize = 2_000;
 
 /// `1234567` as `1,234,567`: truncation notes are read by people and models alike.

@@ -51,7 +51,7 @@ pub use recall::{CardLine, Format, Hit, HitPart, Recall, RecallOptions, Timings}
 pub use scope::{partition_of, Partition, Scope, ScopeOptions, SessionLists, PARTITION_KEYS};
 pub use source::{
     has_roles, AppendInput, Memo, Message, RememberInput, Role, SessionHeader, SessionInput,
-    SessionRecord, MAX_TEXT_BYTES,
+    SessionRecord,
 };
 pub use time::Timestamp;
 pub use traits::{

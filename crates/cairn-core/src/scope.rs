@@ -91,12 +91,12 @@ impl ScopeOptions {
             ("groups", &self.groups),
         ] {
             let n = list.as_ref().map_or(0, Vec::len);
-            if n > crate::filter::MAX_LIST_VALUES {
+            if n > crate::bounds::MAX_FILTER_LIST_VALUES {
                 return Err(InputError::new(
                     "scope",
                     format!(
                         "`{field}` lists {n} values; at most {} are accepted",
-                        crate::filter::MAX_LIST_VALUES
+                        crate::bounds::MAX_FILTER_LIST_VALUES
                     ),
                 )
                 .at(field));
@@ -362,7 +362,7 @@ mod tests {
 
     #[test]
     fn lists_are_bounded_naming_the_field_and_looked_up_by_hash() {
-        let many: Vec<String> = (0..=crate::filter::MAX_LIST_VALUES)
+        let many: Vec<String> = (0..=crate::bounds::MAX_FILTER_LIST_VALUES)
             .map(|i| format!("s{i}"))
             .collect();
         for field in ["sessions", "speakers", "groups"] {
@@ -376,7 +376,7 @@ mod tests {
             assert_eq!(e.field.as_deref(), Some(field), "{e}");
         }
         let o = ScopeOptions {
-            sessions: Some(many[..crate::filter::MAX_LIST_VALUES].to_vec()),
+            sessions: Some(many[..crate::bounds::MAX_FILTER_LIST_VALUES].to_vec()),
             groups: Some(vec!["g".into()]),
             ..Default::default()
         };

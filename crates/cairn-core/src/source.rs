@@ -1,17 +1,13 @@
 //! The verbatim record: what users hand to Cairn. Ground state; everything else is derived
 //! from it and can be rebuilt from it.
-use crate::bounds::MAX_SESSION_BYTES;
+use crate::bounds::{
+    MAX_ID_BYTES, MAX_MESSAGES, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_SESSION_BYTES,
+    MAX_TEXT_BYTES,
+};
 use crate::time::{serde_time, Timestamp};
 use crate::{InputError, SpaceId, TooLarge};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-/// Longest accepted message text, in bytes (1 MiB). Longer input is an error, never cut.
-pub const MAX_TEXT_BYTES: usize = 1 << 20;
-/// Longest accepted id (session, message), in bytes.
-pub const MAX_ID_BYTES: usize = 256;
-/// Most messages in one session.
-pub const MAX_MESSAGES: usize = 100_000;
 
 /// Who wrote a message in a one-to-one chat.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -340,16 +336,6 @@ pub(crate) fn check_speaker(s: &str, rec: &str) -> Result<(), InputError> {
     }
     Ok(())
 }
-
-/// Deepest nesting of a metadata value (or a trajectory's outcome), counting the object
-/// itself: `{"a": [1]}` is 2 deep. A stored record wraps metadata in up to five levels
-/// of its own (export line, record, session, messages, message), and every JSON reader
-/// Cairn uses stops at 128 levels (serde_json's recursion limit); 32 keeps whatever is
-/// accepted readable with room to spare.
-pub const MAX_METADATA_DEPTH: usize = 32;
-/// Largest metadata value (or outcome), in bytes of compact JSON: metadata travels with
-/// every session listing and filter, so it is bounded like an id, not like a text.
-pub const MAX_METADATA_BYTES: usize = 64 << 10;
 
 /// Metadata is a JSON object (or absent) whose keys and strings hold no NUL, nested at
 /// most [`MAX_METADATA_DEPTH`] deep and at most [`MAX_METADATA_BYTES`] long: filters

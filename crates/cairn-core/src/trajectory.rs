@@ -7,12 +7,7 @@ use crate::{InputError, SpaceId, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Most states in one trajectory.
-pub const MAX_STATES: usize = 10_000;
-/// Longest accepted observation (an accessibility tree), in bytes.
-pub const MAX_OBSERVATION_BYTES: usize = 4 << 20;
-/// Longest goal, thought, action or URL, in bytes.
-pub const MAX_FIELD_BYTES: usize = 64 << 10;
+use crate::bounds::{MAX_FIELD_BYTES, MAX_OBSERVATION_BYTES, MAX_STATES};
 
 /// One state of a trajectory.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

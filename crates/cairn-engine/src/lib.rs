@@ -59,8 +59,7 @@ pub use embedding::{cache_key, cache_key_in, cache_key_within};
 pub use engine::{
     enrichment_units, llm_fact_id, CheckReport, Engine, EngineBackends, EngineConfig, EngineError,
     EnrichReport, Exported, ForgetReport, IngestReport, MessageForgetReport, PartitionForgetReport,
-    Remembered, SessionPage, SpaceIndexCheck, TextCommitter, WriteOptions, MAX_IDEMPOTENCY_KEY,
-    NOTE_SPEAKER,
+    Remembered, SessionPage, SpaceIndexCheck, TextCommitter, WriteOptions, NOTE_SPEAKER,
 };
 pub use learned::Features;
 pub use pack::{pack, PackInput};

@@ -791,7 +791,7 @@ impl Dimension {
         match self.conditions {
             false => doubled(base).collect(),
             true => doubled((base / 16).max(2))
-                .take_while(|&n| n <= cairn_core::filter::MAX_CONDITIONS)
+                .take_while(|&n| n <= cairn_core::bounds::MAX_FILTER_CONDITIONS)
                 .collect(),
         }
     }

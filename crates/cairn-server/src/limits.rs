@@ -33,7 +33,7 @@ impl Default for Limits {
             max_body_bytes: 8 << 20,
             max_batch_sessions: 1000,
             max_request_messages: 1000,
-            max_text_bytes: cairn::MAX_TEXT_BYTES,
+            max_text_bytes: cairn::bounds::MAX_TEXT_BYTES,
             max_query_bytes: 16 << 10,
             max_request_time: Some(std::time::Duration::from_secs(10)),
         }

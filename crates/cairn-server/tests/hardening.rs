@@ -543,7 +543,7 @@ fn an_append_past_the_session_size_bound_is_answered_413() {
     let Some((_d, s)) = server_with(|c| c.limits.max_body_bytes = 16 << 20) else {
         return;
     };
-    let mib = |c: char| c.to_string().repeat(cairn::MAX_TEXT_BYTES);
+    let mib = |c: char| c.to_string().repeat(cairn::bounds::MAX_TEXT_BYTES);
     // Five messages of about 1 MiB (one request body of about 5 MiB): stored.
     let five: Vec<Value> = ['a', 'b', 'c', 'd', 'e']
         .into_iter()

@@ -54,7 +54,7 @@ pub use cairn_core::{
     RememberInput, Role, Scope, ScopeOptions, SessionHeader, SessionInput, SessionRecord, SpaceId,
     SpaceStats, SpeakerProfile, StoreError, Style, TimelineEntry, Timestamp, Timings, TooLarge,
     TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitDetail, UnitKind, UnitPage,
-    UnitQuery, Warning, MAX_TEXT_BYTES, PARTITION_KEYS, UNKNOWN_FILTER_KEY,
+    UnitQuery, Warning, PARTITION_KEYS, UNKNOWN_FILTER_KEY,
 };
 /// Trajectory inspection: the verbs' answers, context requests, the agent controller's
 /// options and runs (see `Memory::trajectory_summary` and its neighbours).
@@ -80,7 +80,7 @@ pub use cairn_engine::{analyze_query, QueryAnalysis, TimeRange};
 pub use cairn_engine::{
     CheckReport, EngineConfig, EnrichReport, Features as RankFeatures, ForgetReport, IngestReport,
     MessageForgetReport, PartitionForgetReport, RankConfig, Remembered, SessionPage,
-    SpaceIndexCheck, WriteOptions, MAX_IDEMPOTENCY_KEY, NOTE_SPEAKER,
+    SpaceIndexCheck, WriteOptions, NOTE_SPEAKER,
 };
 pub use cairn_llm::{LlmConfig, Usage as LlmUsage};
 /// File name of the API key rows inside an embedded data directory.

@@ -445,8 +445,8 @@ impl Engine {
         opts: &AgentOptions,
     ) -> Result<Option<(String, Vec<ContextSpan>, cairn_core::RenderedContext)>, EngineError> {
         let mut note = text(v, "note").unwrap_or_default();
-        if note.len() > cairn_core::inspect::MAX_NOTE_BYTES {
-            note = one_line(&note, cairn_core::inspect::MAX_NOTE_BYTES / 4);
+        if note.len() > cairn_core::bounds::MAX_NOTE_BYTES {
+            note = one_line(&note, cairn_core::bounds::MAX_NOTE_BYTES / 4);
         }
         let mut spans: Vec<ContextSpan> = Vec::new();
         let mut states = 0;

@@ -220,7 +220,8 @@ fn distinct_large_filters_do_not_grow_the_derived_cache_past_its_bytes() {
 #[test]
 fn an_append_past_the_session_size_bound_is_refused_and_writes_nothing() {
     use cairn_core::bounds::MAX_SESSION_BYTES;
-    use cairn_core::{AppendInput, GroupMessage, TooLarge, MAX_TEXT_BYTES};
+    use cairn_core::bounds::MAX_TEXT_BYTES;
+    use cairn_core::{AppendInput, GroupMessage, TooLarge};
     let dir = tempfile::tempdir().expect("tempdir");
     let e = engine(dir.path());
     let space = SpaceId::new("long").expect("space");

@@ -43,19 +43,24 @@ impl Engine {
         // The derived cache's key: the space and a hash of the scope (never its text).
         let key = Key::new(space, "graph", &view.scope.fingerprint());
         let generation = self.b.records.generation(space)?;
-        self.derived.get_or_build(&key, generation, |_| true, || {
-            let page = self.b.records.list_units(
-                space,
-                &UnitQuery {
-                    kinds: Some(vec![UnitKind::Turn, UnitKind::Fact]),
-                    sessions: view.sessions().map(<[String]>::to_vec),
-                    limit: 100_000_000,
-                    ..Default::default()
-                },
-            )?;
-            let units: Vec<Unit> = page.units.into_iter().filter(|u| view.sees(u)).collect();
-            Ok(EntityGraph::build(&units)?)
-        })
+        self.derived.get_or_build(
+            &key,
+            generation,
+            |_| true,
+            || {
+                let page = self.b.records.list_units(
+                    space,
+                    &UnitQuery {
+                        kinds: Some(vec![UnitKind::Turn, UnitKind::Fact]),
+                        sessions: view.sessions().map(<[String]>::to_vec),
+                        limit: 100_000_000,
+                        ..Default::default()
+                    },
+                )?;
+                let units: Vec<Unit> = page.units.into_iter().filter(|u| view.sees(u)).collect();
+                Ok(EntityGraph::build(&units)?)
+            },
+        )
     }
 
     /// The entities of what the scope sees, most linked first; with `search`, those

@@ -8,6 +8,7 @@ use crate::inspect::{
     state_word_counts, Pattern,
 };
 use crate::text::content_words;
+use cairn_core::bounds::*;
 use cairn_core::inspect::*;
 use cairn_core::{
     Format, InputError, RecallOptions, SpaceId, StoreError, TrajectoryInput, TrajectoryRecord,
@@ -160,7 +161,7 @@ impl Engine {
         limit: Option<usize>,
     ) -> Result<Matches, EngineError> {
         let p = Pattern::new(pattern, mode)?;
-        let limit = bounded(limit, DEFAULT_MATCHES, MAX_RESULTS, "limit")?;
+        let limit = bounded(limit, DEFAULT_MATCHES, MAX_INSPECT_RESULTS, "limit")?;
         let t = self.stored_trajectory(space, id)?.trajectory;
         Ok(match_states(&t, &p, limit)?)
     }
@@ -174,7 +175,7 @@ impl Engine {
         limit: Option<usize>,
     ) -> Result<Matches, EngineError> {
         let p = Pattern::new(pattern, mode)?;
-        let limit = bounded(limit, DEFAULT_SEARCH_HITS, MAX_RESULTS, "limit")?;
+        let limit = bounded(limit, DEFAULT_SEARCH_HITS, MAX_INSPECT_RESULTS, "limit")?;
         self.require_space(space)?;
         let all = self.b.records.trajectories(space)?;
         Ok(search(&all, &p, limit)?)

@@ -151,9 +151,11 @@ impl Engine {
         // Read before the units: a write landing meanwhile moves it, so this copy is
         // replaced on the next call rather than kept stale.
         let generation = self.b.records.generation(space)?;
-        let units = self
-            .derived
-            .get_or_build(&topic_key(space, prefix), generation, |_| true, || {
+        let units = self.derived.get_or_build(
+            &topic_key(space, prefix),
+            generation,
+            |_| true,
+            || {
                 let started = std::time::Instant::now();
                 let units = self.b.records.topic_units(space, prefix)?;
                 // How long the cold read of every fact or contribution takes is what a
@@ -167,7 +169,8 @@ impl Engine {
                     "read a topic's units"
                 );
                 Ok::<_, EngineError>(units)
-            })?;
+            },
+        )?;
         Ok((generation, units))
     }
 

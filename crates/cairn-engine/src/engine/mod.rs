@@ -62,7 +62,7 @@ pub use enrich::{enrichment_units, llm_fact_id, EnrichReport};
 pub use forget::{ForgetReport, MessageForgetReport, PartitionForgetReport};
 pub use ingest::Exported;
 use ingest::WriteMode;
-pub use receipt::{WriteOptions, MAX_IDEMPOTENCY_KEY};
+pub use receipt::WriteOptions;
 pub use remember::{Remembered, NOTE_SPEAKER};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

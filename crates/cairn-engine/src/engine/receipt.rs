@@ -6,8 +6,7 @@ use sha2::{Digest, Sha256};
 
 use super::{Engine, EngineError, IngestReport};
 
-/// Longest accepted idempotency key, in bytes.
-pub const MAX_IDEMPOTENCY_KEY: usize = 255;
+use cairn_core::bounds::MAX_IDEMPOTENCY_KEY;
 
 /// How a write is to be carried out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

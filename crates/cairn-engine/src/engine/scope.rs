@@ -261,25 +261,30 @@ impl Engine {
                     .map(cairn_core::Partition::to_value),
             ),
         );
-        let admitted = self.derived.get_or_build(&key, generation, |_| true, || {
-            let catalog = self.catalog(space)?;
-            // Checked as it goes: a filter's cost per session grows with the metadata it
-            // reads, and this runs before any other stage of a request.
-            let mut ticker = crate::budget::Ticker::new("sessions a filter admits");
-            let lists = scope.session_lists();
-            let mut ids: Vec<String> = Vec::new();
-            for (h, doc) in &catalog.headers {
-                ticker.tick()?;
-                if lists.admits(&h.id, h.group.as_deref()) && scope.admits_document(doc) {
-                    ids.push(h.id.clone());
+        let admitted = self.derived.get_or_build(
+            &key,
+            generation,
+            |_| true,
+            || {
+                let catalog = self.catalog(space)?;
+                // Checked as it goes: a filter's cost per session grows with the metadata it
+                // reads, and this runs before any other stage of a request.
+                let mut ticker = crate::budget::Ticker::new("sessions a filter admits");
+                let lists = scope.session_lists();
+                let mut ids: Vec<String> = Vec::new();
+                for (h, doc) in &catalog.headers {
+                    ticker.tick()?;
+                    if lists.admits(&h.id, h.group.as_deref()) && scope.admits_document(doc) {
+                        ids.push(h.id.clone());
+                    }
                 }
-            }
-            ids.sort_unstable();
-            Ok::<_, EngineError>(Admitted {
-                set: Arc::new(ids.iter().cloned().collect()),
-                ids: Arc::new(ids),
-            })
-        })?;
+                ids.sort_unstable();
+                Ok::<_, EngineError>(Admitted {
+                    set: Arc::new(ids.iter().cloned().collect()),
+                    ids: Arc::new(ids),
+                })
+            },
+        )?;
         Ok((*admitted).clone())
     }
 
@@ -328,25 +333,30 @@ impl Engine {
                     .map(cairn_core::Partition::to_value),
             ),
         );
-        self.derived.get_or_build(&key, generation, |_| true, || {
-            let catalog = self.catalog(space)?;
-            let mut ticker = crate::budget::Ticker::new("metadata keys a filter may name");
-            let lists = scope.session_lists();
-            let mut keys = MetadataKeys {
-                paths: BTreeSet::new(),
-            };
-            for (h, _) in &catalog.headers {
-                ticker.tick()?;
-                let in_partition = scope
-                    .partition
-                    .as_ref()
-                    .is_none_or(|p| p.holds(&h.metadata));
-                if in_partition && lists.admits(&h.id, h.group.as_deref()) {
-                    keys.add(&h.metadata);
+        self.derived.get_or_build(
+            &key,
+            generation,
+            |_| true,
+            || {
+                let catalog = self.catalog(space)?;
+                let mut ticker = crate::budget::Ticker::new("metadata keys a filter may name");
+                let lists = scope.session_lists();
+                let mut keys = MetadataKeys {
+                    paths: BTreeSet::new(),
+                };
+                for (h, _) in &catalog.headers {
+                    ticker.tick()?;
+                    let in_partition = scope
+                        .partition
+                        .as_ref()
+                        .is_none_or(|p| p.holds(&h.metadata));
+                    if in_partition && lists.admits(&h.id, h.group.as_deref()) {
+                        keys.add(&h.metadata);
+                    }
                 }
-            }
-            Ok::<_, EngineError>(keys)
-        })
+                Ok::<_, EngineError>(keys)
+            },
+        )
     }
 
     /// The space's session headers with their filter documents, read once per store
@@ -354,15 +364,19 @@ impl Engine {
     /// reads them).
     pub(super) fn catalog(&self, space: &SpaceId) -> Result<Arc<Catalog>, EngineError> {
         let generation = self.b.records.generation(space)?;
-        self.derived
-            .get_or_build(&catalog_key(space), generation, |_| true, || {
+        self.derived.get_or_build(
+            &catalog_key(space),
+            generation,
+            |_| true,
+            || {
                 let headers = self.b.records.session_headers(space)?;
                 let documented = headers.into_iter().map(|h| {
                     let doc = session_document(&h);
                     (h, doc)
                 });
                 Ok::<_, EngineError>(Catalog::new(documented.collect()))
-            })
+            },
+        )
     }
 }
 

@@ -101,7 +101,7 @@ pub async fn matches(
     id: Option<String>,
     p: Pattern,
 ) -> Result<Matches> {
-    let max = cairn::inspect_limits::MAX_PATTERN_BYTES;
+    let max = cairn::bounds::MAX_PATTERN_BYTES;
     checked(who, &space, &p.pattern, max, "pattern")?;
     blocking(st, move |m| match id {
         Some(id) => m.trajectory_match(&space, &id, &p.pattern, p.mode, p.limit),
@@ -117,7 +117,7 @@ pub async fn context(
     space: String,
     req: ContextRequest,
 ) -> Result<RenderedContext> {
-    let max = cairn::inspect_limits::MAX_NOTE_BYTES;
+    let max = cairn::bounds::MAX_NOTE_BYTES;
     checked(who, &space, &req.note, max, "note")?;
     blocking(st, move |m| m.trajectory_context(&space, &req)).await
 }

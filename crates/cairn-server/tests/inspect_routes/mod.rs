@@ -142,7 +142,7 @@ pub fn exercise(s: &Server, k: &str, sp: &str) {
     // A pattern over its bound is refused like every text over its bound: 413, the field.
     let long = format!(
         "?pattern={}",
-        "a".repeat(cairn::inspect_limits::MAX_PATTERN_BYTES + 1)
+        "a".repeat(cairn::bounds::MAX_PATTERN_BYTES + 1)
     );
     let r = get(s, SEARCH, &[sp], &long, k);
     assert_eq!(
