@@ -12,7 +12,7 @@
 //!
 //! `instruction.rs` reads what the speaker tells an assistant to do from now on;
 //! `clause.rs` splits sentences into clauses and reads their subject, auxiliaries,
-//! negation and tense; `predicates.rs` reads what each kind of verb says;
+//! negation and tense; `predicates/` reads what each kind of verb says;
 //! `reported.rs` turns a note about "the user" into the user's own words;
 //! `phrase.rs` has the words and phrases; `lexicon.rs` the word classes; `when.rs`
 //! dates a change.

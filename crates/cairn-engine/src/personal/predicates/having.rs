@@ -260,7 +260,7 @@ pub(super) fn names_after(toks: &[Tok], from: usize) -> (Vec<String>, String) {
         }
         if toks[i].pause {
             desc.clear();
-        } else if !t.is(super::phrase::DETERMINERS)
+        } else if !t.is(crate::personal::phrase::DETERMINERS)
             && !t.is(&["last", "week", "month", "ago", "yesterday", "year"])
         {
             desc.push(t.orig.clone());

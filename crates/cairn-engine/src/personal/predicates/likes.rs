@@ -87,7 +87,7 @@ pub(super) fn about_something_said(toks: &[Tok], from: usize, end: usize) -> boo
     let words: Vec<&str> = toks[from..end]
         .iter()
         .map(|t| t.low.as_str())
-        .filter(|w| !super::phrase::DETERMINERS.contains(w))
+        .filter(|w| !crate::personal::phrase::DETERMINERS.contains(w))
         .collect();
     let first = words.first().copied().unwrap_or("");
     let talk = [

@@ -85,7 +85,7 @@ pub(super) fn plan_key(toks: &[Tok], from: usize) -> String {
         {
             break;
         }
-        if !t.is(super::phrase::DETERMINERS) {
+        if !t.is(crate::personal::phrase::DETERMINERS) {
             words.push(t.low.clone());
         }
         if t.pause {
