@@ -95,24 +95,26 @@ impl RecallArgs {
             top_k: self.top_k,
             token_budget: self.token_budget,
             format: self.format.parse::<Format>()?,
-            as_of: time(&self.as_of, "--as-of")?,
-            since: time(&self.since, "--since")?,
-            sessions: some(&self.sessions),
-            speakers: some(&self.speakers),
-            groups: some(&self.groups),
-            kinds: match self.kinds.is_empty() {
-                true => None,
-                false => Some(self.kinds.iter().map(|k| kind(k)).collect::<Result<_>>()?),
-            },
             quotas: quotas(&self.quotas)?,
-            filter: self
-                .filter
-                .as_deref()
-                .map(|f| serde_json::from_str(f).context("--filter is not JSON"))
-                .transpose()?,
-            partition: None,
             min_relevance: self.min_relevance,
             explain: self.explain,
+            scope: cairn::ScopeOptions {
+                as_of: time(&self.as_of, "--as-of")?,
+                since: time(&self.since, "--since")?,
+                sessions: some(&self.sessions),
+                speakers: some(&self.speakers),
+                groups: some(&self.groups),
+                kinds: match self.kinds.is_empty() {
+                    true => None,
+                    false => Some(self.kinds.iter().map(|k| kind(k)).collect::<Result<_>>()?),
+                },
+                filter: self
+                    .filter
+                    .as_deref()
+                    .map(|f| serde_json::from_str(f).context("--filter is not JSON"))
+                    .transpose()?,
+                partition: None,
+            },
         })
     }
 }

@@ -43,28 +43,15 @@ pub struct RecallOptions {
     pub top_k: usize,
     pub token_budget: usize,
     pub format: Format,
-    /// Recall as of this time: units that occurred later are invisible, and relative time
-    /// expressions in the query resolve against it. `None` means now.
-    pub as_of: Option<Timestamp>,
-    /// Only units that occurred at or after this time (with `as_of`, a time range).
-    pub since: Option<Timestamp>,
-    /// Only units from these sessions.
-    pub sessions: Option<Vec<String>>,
-    /// Only units with at least one of these speakers.
-    pub speakers: Option<Vec<String>>,
-    /// Only units from these groups.
-    pub groups: Option<Vec<String>>,
-    /// Only units of these kinds (for trajectories: the pools `slice`, `event`, `note`).
-    pub kinds: Option<Vec<UnitKind>>,
+    /// What the recall may see: `as_of` (units that occurred later are invisible, and
+    /// relative time expressions in the query resolve against it; `None` means now),
+    /// `since`, `sessions`, `speakers`, `groups`, `kinds`, `filter` and `partition`, as
+    /// every read takes them ([`crate::ScopeOptions`]; in JSON, fields of the options
+    /// themselves).
+    #[serde(flatten)]
+    pub scope: crate::ScopeOptions,
     /// At most this many hits of a kind (per-pool quotas); kinds not named are unlimited.
     pub quotas: Option<BTreeMap<UnitKind, usize>>,
-    /// Only units of sessions whose header matches this metadata filter (see
-    /// [`crate::filter`]: the fields of [`crate::filter::session_document`]). Kept as
-    /// JSON so options stay plain data; [`RecallOptions::validate`] parses it.
-    pub filter: Option<serde_json::Value>,
-    /// Only units of one end-user partition's sessions ([`crate::ScopeOptions::partition`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub partition: Option<serde_json::Value>,
     /// The relevance floor: a recall none of whose places reaches it (their
     /// [`Hit::relevance`], the cosine of query and hit) has no hits and answers
     /// [`Recall::no_relevant_memory`]; otherwise the hits are those without a floor (a
@@ -84,15 +71,8 @@ impl Default for RecallOptions {
             top_k: 3,
             token_budget: 600,
             format: Format::Synthesized,
-            as_of: None,
-            since: None,
-            sessions: None,
-            speakers: None,
-            groups: None,
-            kinds: None,
+            scope: crate::ScopeOptions::default(),
             quotas: None,
-            filter: None,
-            partition: None,
             min_relevance: DEFAULT_MIN_RELEVANCE,
             explain: false,
         }
@@ -101,25 +81,11 @@ impl Default for RecallOptions {
 
 impl RecallOptions {
     pub fn validate(&self) -> Result<(), InputError> {
-        self.scope().map(|_| ())
-    }
-
-    /// The narrowing options alone, as a read route takes them.
-    pub fn scope_options(&self) -> crate::ScopeOptions {
-        crate::ScopeOptions {
-            as_of: self.as_of,
-            since: self.since,
-            sessions: self.sessions.clone(),
-            speakers: self.speakers.clone(),
-            groups: self.groups.clone(),
-            kinds: self.kinds.clone(),
-            filter: self.filter.clone(),
-            partition: self.partition.clone(),
-        }
+        self.checked_scope().map(|_| ())
     }
 
     /// Checks every option and returns the recall's scope (what it may see).
-    pub fn scope(&self) -> Result<crate::Scope, InputError> {
+    pub fn checked_scope(&self) -> Result<crate::Scope, InputError> {
         if self.top_k == 0 || self.top_k > MAX_TOP_K {
             return Err(InputError::new(
                 "recall options",
@@ -150,7 +116,7 @@ impl RecallOptions {
             )
             .at("min_relevance"));
         }
-        self.scope_options().scope()
+        self.scope.scope()
     }
 }
 
@@ -278,4 +244,29 @@ pub struct CardLine {
     pub stated_at: Option<Timestamp>,
     pub session_id: String,
     pub message_id: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scope is one struct in code and fields of the options in JSON, as recorded
+    /// options (bench runs, configuration) have always been written.
+    #[test]
+    fn options_carry_the_scope_as_their_own_fields() {
+        let o: RecallOptions = serde_json::from_value(serde_json::json!({
+            "top_k": 5, "as_of": "2025-03-01T00:00:00Z", "sessions": ["s1"],
+            "filter": {"user_id": "u1"}, "min_relevance": -1.0
+        }))
+        .expect("options");
+        assert_eq!(o.top_k, 5);
+        assert_eq!(o.scope.sessions, Some(vec!["s1".to_string()]));
+        assert!(o.scope.as_of.is_some() && o.scope.filter.is_some());
+        assert_eq!(o.token_budget, RecallOptions::default().token_budget);
+        let written = serde_json::to_value(&o).expect("json");
+        assert_eq!(written["sessions"], serde_json::json!(["s1"]));
+        assert!(written.get("scope").is_none() && written.get("partition").is_none());
+        let back: RecallOptions = serde_json::from_value(written).expect("read back");
+        assert_eq!(back, o);
+    }
 }

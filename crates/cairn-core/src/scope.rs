@@ -66,6 +66,7 @@ pub struct ScopeOptions {
     /// values (`{"user_id":"u1"}`), admitting the sessions whose metadata holds each
     /// value. A key pinned to a partition sets it on every request it makes, whatever
     /// the request says; a request may set it too.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<Value>,
 }
 

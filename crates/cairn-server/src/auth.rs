@@ -89,16 +89,6 @@ impl Pin {
         }
     }
 
-    /// A recall's options held inside the partition (as [`Pin::scope`]).
-    pub fn scope_recall(&self, o: &mut cairn::RecallOptions) -> Result<(), ApiError> {
-        let scope = self.scope(cairn::ScopeOptions {
-            partition: o.partition.take(),
-            ..Default::default()
-        })?;
-        o.partition = scope.partition;
-        Ok(())
-    }
-
     /// A written session's metadata tagged with the partition (see
     /// [`cairn::Partition::stamp`]).
     pub fn metadata(&self, m: serde_json::Value) -> Result<serde_json::Value, ApiError> {

@@ -211,7 +211,7 @@ pub async fn recall(
     let pin = who.require_in(space, Need::Read)?;
     state.config.limits.check_query(&req.query)?;
     let mut options = req.options()?;
-    pin.scope_recall(&mut options)?;
+    options.scope = pin.scope(options.scope)?;
     let space = space.to_string();
     let query = req.query;
     let r = blocking(state, move |m| m.recall(&space, &query, &options)).await?;

@@ -279,8 +279,11 @@ fn readable(m: &Memory, space: &str) {
     m.recall(space, "hello Lisbon", &RecallOptions::default())
         .expect("recall");
     let filtered = RecallOptions {
-        filter: Some(json!({"user_id": "u1"})),
-        as_of: Some(chrono::Utc::now()),
+        scope: cairn::ScopeOptions {
+            filter: Some(json!({"user_id": "u1"})),
+            as_of: Some(chrono::Utc::now()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     m.recall(space, "hello", &filtered)

@@ -164,7 +164,10 @@ fn a_newer_instruction_about_the_same_thing_replaces_the_older_and_as_of_sees_th
     assert!(asked.context.contains("[superseded"), "{}", asked.context);
     // As of February the newer ones were not said yet.
     let feb = RecallOptions {
-        as_of: Some(cairn::parse_timestamp("2024-02-20").unwrap()),
+        scope: cairn::ScopeOptions {
+            as_of: Some(cairn::parse_timestamp("2024-02-20").unwrap()),
+            ..Default::default()
+        },
         ..RecallOptions::default()
     };
     let then = recall(&m, "me", q, feb);
@@ -194,7 +197,10 @@ fn the_card_holds_only_what_the_scope_sees_and_never_joins_two_end_users() {
     );
     let q = "Can you suggest a weekend activity?";
     let as_user = |u: &str| RecallOptions {
-        partition: Some(serde_json::json!({ "user_id": u })),
+        scope: cairn::ScopeOptions {
+            partition: Some(serde_json::json!({ "user_id": u })),
+            ..Default::default()
+        },
         ..RecallOptions::default()
     };
     let ana = recall(&m, "app", q, as_user("ana"));
@@ -211,7 +217,10 @@ fn the_card_holds_only_what_the_scope_sees_and_never_joins_two_end_users() {
     assert!(both.card.is_empty(), "{:#?}", both.card);
     // A session scope sees only its own session's statements.
     let only_a1 = RecallOptions {
-        sessions: Some(vec!["a1".into()]),
+        scope: cairn::ScopeOptions {
+            sessions: Some(vec!["a1".into()]),
+            ..Default::default()
+        },
         ..RecallOptions::default()
     };
     let a1 = recall(&m, "app", q, only_a1);

@@ -137,7 +137,10 @@ fn explain_adds_up_and_changes_nothing_else() {
         let opts = RecallOptions {
             top_k: 6,
             token_budget: 120,
-            as_of: as_of.map(|t| cairn::parse_timestamp(t).unwrap()),
+            scope: cairn::ScopeOptions {
+                as_of: as_of.map(|t| cairn::parse_timestamp(t).unwrap()),
+                ..Default::default()
+            },
             ..Default::default()
         };
         let plain = recall(&m, space, q, &opts, false);
@@ -273,7 +276,10 @@ fn explain_adds_up_and_changes_nothing_else() {
         "alice",
         "What did I buy yesterday?",
         &RecallOptions {
-            as_of: Some(cairn::parse_timestamp("2024-03-05 12:00").unwrap()),
+            scope: cairn::ScopeOptions {
+                as_of: Some(cairn::parse_timestamp("2024-03-05 12:00").unwrap()),
+                ..Default::default()
+            },
             ..Default::default()
         },
         true,

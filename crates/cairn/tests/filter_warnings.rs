@@ -47,7 +47,10 @@ fn recall(m: &Memory, filter: Value, partition: Option<Value>) -> Vec<Warning> {
             .expect("warnings");
     }
     let opts = RecallOptions {
-        filter: Some(filter),
+        scope: cairn::ScopeOptions {
+            filter: Some(filter),
+            ..Default::default()
+        },
         ..Default::default()
     };
     m.recall("shared", "what is my pet called?", &opts)
@@ -73,7 +76,10 @@ fn a_misspelt_key_is_a_warning_naming_the_field_and_the_keys_seen() {
             "shared",
             "what is my pet called?",
             &RecallOptions {
-                filter: Some(json!({"userid": "u1"})),
+                scope: cairn::ScopeOptions {
+                    filter: Some(json!({"userid": "u1"})),
+                    ..Default::default()
+                },
                 ..Default::default()
             },
         )

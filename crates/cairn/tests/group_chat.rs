@@ -174,7 +174,10 @@ fn as_of_between_revisions_sees_the_value_valid_then() {
     let opts = RecallOptions {
         top_k: 5,
         token_budget: 800,
-        as_of: Some(mid),
+        scope: cairn::ScopeOptions {
+            as_of: Some(mid),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let r = m
@@ -257,7 +260,10 @@ fn group_and_speaker_filters_never_leak() {
     let only_beacon = RecallOptions {
         top_k: 20,
         token_budget: 4000,
-        groups: Some(vec!["Beacon".into()]),
+        scope: cairn::ScopeOptions {
+            groups: Some(vec!["Beacon".into()]),
+            ..Default::default()
+        },
         ..Default::default()
     };
     for q in [
@@ -280,7 +286,10 @@ fn group_and_speaker_filters_never_leak() {
     let only_omar = RecallOptions {
         top_k: 20,
         token_budget: 4000,
-        speakers: Some(vec!["Omar".into()]),
+        scope: cairn::ScopeOptions {
+            speakers: Some(vec!["Omar".into()]),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let r = m.recall("team", "budget", &only_omar).unwrap();
@@ -295,8 +304,11 @@ fn group_and_speaker_filters_never_leak() {
     let march10 = RecallOptions {
         top_k: 20,
         token_budget: 4000,
-        since: Some(cairn::parse_timestamp("2025-03-10").unwrap()),
-        as_of: Some(cairn::parse_timestamp("2025-03-11").unwrap()),
+        scope: cairn::ScopeOptions {
+            since: Some(cairn::parse_timestamp("2025-03-10").unwrap()),
+            as_of: Some(cairn::parse_timestamp("2025-03-11").unwrap()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let r = m.recall("team", "budget", &march10).unwrap();
@@ -330,7 +342,10 @@ fn episodes_keep_a_proposal_debate_decision_exchange_together() {
     let opts = RecallOptions {
         top_k: 1,
         token_budget: 1000,
-        kinds: Some(vec![UnitKind::Episode]),
+        scope: cairn::ScopeOptions {
+            kinds: Some(vec![UnitKind::Episode]),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let r = m

@@ -236,7 +236,10 @@ fn as_of_hides_later_units_and_reopen_keeps_everything() {
     let opts = RecallOptions {
         top_k: 10,
         token_budget: 5000,
-        as_of: Some(cairn::parse_timestamp("2023-05-15").unwrap()),
+        scope: cairn::ScopeOptions {
+            as_of: Some(cairn::parse_timestamp("2023-05-15").unwrap()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let r = m.recall("alice", "Kyoto trip temples", &opts).unwrap();

@@ -352,7 +352,10 @@ fn the_newest_statement_answers_a_present_question_and_a_past_one_keeps_its_rank
     assert_eq!(first("Where did I live?"), "jan");
     // As of March the newer statement was not said yet: the newest seen is January's.
     let march = RecallOptions {
-        as_of: Some(cairn::parse_timestamp("2025-03-01").unwrap()),
+        scope: cairn::ScopeOptions {
+            as_of: Some(cairn::parse_timestamp("2025-03-01").unwrap()),
+            ..Default::default()
+        },
         ..RecallOptions::default()
     };
     let r = m.recall(s, "Where do I live?", &march).unwrap();
@@ -394,7 +397,10 @@ fn the_newest_statement_is_the_partitions_own() {
     )
     .unwrap();
     let opts = RecallOptions {
-        partition: Some(serde_json::json!({"user_id": "u1"})),
+        scope: cairn::ScopeOptions {
+            partition: Some(serde_json::json!({"user_id": "u1"})),
+            ..Default::default()
+        },
         ..RecallOptions::default()
     };
     let r = m.recall(s, "Where do I live?", &opts).unwrap();

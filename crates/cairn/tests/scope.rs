@@ -25,8 +25,11 @@ fn scoped(filter: Value) -> RecallOptions {
     RecallOptions {
         top_k: 10,
         token_budget: 4000,
-        filter: Some(filter),
         explain: true,
+        scope: cairn::ScopeOptions {
+            filter: Some(filter),
+            ..Default::default()
+        },
         ..Default::default()
     }
 }
@@ -162,7 +165,10 @@ fn a_group_scope_sees_only_its_groups_statements_and_profiles() {
     )
     .unwrap();
     let atlas = RecallOptions {
-        groups: Some(vec!["Atlas".into()]),
+        scope: cairn::ScopeOptions {
+            groups: Some(vec!["Atlas".into()]),
+            ..scoped(json!({})).scope
+        },
         ..scoped(json!({}))
     };
     let r = answer(&m, "team", "What is the Atlas budget?", &atlas);
@@ -305,7 +311,10 @@ fn as_of_hides_later_undated_records_from_facts_and_profiles() {
     let h = m.history("t", "locker code", &in_2020).unwrap().unwrap();
     assert_eq!(h.versions.len(), 1, "{h:?}");
     let opts = RecallOptions {
-        as_of: t("2020-01-01"),
+        scope: cairn::ScopeOptions {
+            as_of: t("2020-01-01"),
+            ..scoped(json!({})).scope
+        },
         ..scoped(json!({}))
     };
     let r = answer(&m, "t", "what is my locker code?", &opts);
@@ -383,7 +392,10 @@ fn explain_counts_are_those_of_a_space_holding_only_the_scope() {
     m.ingest_sessions("big", lines("South", 60)).unwrap();
     m.ingest_sessions("small", lines("North", 3)).unwrap();
     let opts = RecallOptions {
-        groups: Some(vec!["North".into()]),
+        scope: cairn::ScopeOptions {
+            groups: Some(vec!["North".into()]),
+            ..scoped(json!({})).scope
+        },
         ..scoped(json!({}))
     };
     let counts = |space: &str| {

@@ -85,7 +85,10 @@ fn pools_procedures_and_gotchas() {
     let notes = RecallOptions {
         top_k: 1,
         token_budget: 800,
-        kinds: Some(vec![UnitKind::Note]),
+        scope: cairn::ScopeOptions {
+            kinds: Some(vec![UnitKind::Note]),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let r = m
@@ -127,7 +130,10 @@ fn pools_procedures_and_gotchas() {
     // Pools and quotas: slices only, then at most one note.
     let slices = RecallOptions {
         top_k: 3,
-        kinds: Some(vec![UnitKind::Slice]),
+        scope: cairn::ScopeOptions {
+            kinds: Some(vec![UnitKind::Slice]),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let r = m

@@ -267,7 +267,7 @@ fn recall_one(
     qa: Option<&Qa>,
 ) -> EverRecord {
     let mut opts = row.options.clone();
-    opts.as_of = as_of;
+    opts.scope.as_of = as_of;
     let mut rec = EverRecord {
         dataset: "evermembench".into(),
         question_id: q.id.clone(),

@@ -137,8 +137,11 @@ pub fn recall_options(args: &LmeV2Args) -> anyhow::Result<RecallOptions> {
         top_k: args.top_k,
         token_budget: args.token_budget,
         format: cairn::Format::Raw,
-        kinds: Some(pools),
         quotas: (!quotas.is_empty()).then_some(quotas),
+        scope: cairn::ScopeOptions {
+            kinds: Some(pools),
+            ..Default::default()
+        },
         ..RecallOptions::default()
     };
     o.validate()
@@ -653,7 +656,7 @@ mod tests {
         ])
         .unwrap();
         let o = recall_options(&c.a).unwrap();
-        assert_eq!(o.kinds, Some(vec![UnitKind::Note, UnitKind::Slice]));
+        assert_eq!(o.scope.kinds, Some(vec![UnitKind::Note, UnitKind::Slice]));
         assert_eq!(o.quotas.unwrap()[&UnitKind::Note], 2);
         assert_eq!((o.top_k, o.token_budget), (5, 2000));
         let bad = Cli::try_parse_from([

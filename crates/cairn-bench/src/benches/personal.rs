@@ -241,10 +241,8 @@ fn converse(
         .questions
         .iter()
         .map(|q| {
-            let options = RecallOptions {
-                as_of: q.as_of.or(row.options.as_of),
-                ..row.options.clone()
-            };
+            let mut options = row.options.clone();
+            options.scope.as_of = q.as_of.or(row.options.scope.as_of);
             let r = memory.recall(&space, &q.question, &options)?;
             let have = words(&r.context);
             let card: Vec<&str> = r.card.iter().map(|l| l.statement.as_str()).collect();

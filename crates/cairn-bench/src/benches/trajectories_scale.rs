@@ -158,7 +158,10 @@ fn config_row(args: &ScaleArgs) -> ConfigRow {
             top_k: args.top_k,
             token_budget: args.token_budget,
             format: cairn::Format::Raw,
-            kinds: Some(vec![UnitKind::Slice, UnitKind::Event, UnitKind::Note]),
+            scope: cairn::ScopeOptions {
+                kinds: Some(vec![UnitKind::Slice, UnitKind::Event, UnitKind::Note]),
+                ..Default::default()
+            },
             ..RecallOptions::default()
         },
         peer: None,

@@ -439,9 +439,9 @@ impl Run {
         ledger: &[LedgerEntry],
     ) -> QuestionRecord {
         let mut opts = row.options.clone();
-        opts.as_of = q.as_of;
+        opts.scope.as_of = q.as_of;
         if q.filter.is_some() {
-            opts.filter.clone_from(&q.filter);
+            opts.scope.filter.clone_from(&q.filter);
         }
         let t = Instant::now();
         let result = self.memory().recall(&ingest.space, &q.question, &opts);

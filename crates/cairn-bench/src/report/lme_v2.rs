@@ -159,7 +159,7 @@ fn or_dash(n: usize, v: f64) -> String {
 
 /// The recall options of the run, pools and quotas included.
 fn options_line(o: &RecallOptions) -> String {
-    let pools = o.kinds.as_ref().map_or("all".into(), |k| {
+    let pools = o.scope.kinds.as_ref().map_or("all".into(), |k| {
         k.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(",")
     });
     let quotas = o.quotas.as_ref().map_or("none".into(), |q| {

@@ -513,10 +513,12 @@ impl Engine {
                     &RecallOptions {
                         top_k: opts.fallback_top_k,
                         token_budget: opts.token_budget,
-                        format: Format::Raw,
-                        kinds: Some(vec![UnitKind::Slice, UnitKind::Event, UnitKind::Note]),
-                        // A fallback never answers with an empty context.
+                        format: Format::Raw, // A fallback never answers with an empty context.
                         min_relevance: -1.0,
+                        scope: cairn_core::ScopeOptions {
+                            kinds: Some(vec![UnitKind::Slice, UnitKind::Event, UnitKind::Note]),
+                            ..Default::default()
+                        },
                         ..RecallOptions::default()
                     },
                 )?;

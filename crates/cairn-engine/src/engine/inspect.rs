@@ -251,13 +251,14 @@ impl Engine {
             space,
             question,
             &RecallOptions {
-                top_k: opts.top_k,
-                // Only the hits are used; the context is rendered from the spans.
+                top_k: opts.top_k, // Only the hits are used; the context is rendered from the spans.
                 token_budget: 1,
-                format: Format::Raw,
-                kinds: Some(vec![UnitKind::Slice, UnitKind::Event, UnitKind::Note]),
-                // The best runs there are, however weak: inspection reads them.
+                format: Format::Raw, // The best runs there are, however weak: inspection reads them.
                 min_relevance: -1.0,
+                scope: cairn_core::ScopeOptions {
+                    kinds: Some(vec![UnitKind::Slice, UnitKind::Event, UnitKind::Note]),
+                    ..Default::default()
+                },
                 ..RecallOptions::default()
             },
         )?;

@@ -195,7 +195,7 @@ impl Engine {
         let view = self.check_recall(space, query, opts)?;
         let warnings = self.filter_warnings(space, &view.scope)?;
         let mut timings = Timings::default();
-        let analysis = analyze_query(query, opts.as_of.unwrap_or_else(chrono::Utc::now));
+        let analysis = analyze_query(query, opts.scope.as_of.unwrap_or_else(chrono::Utc::now));
         let rc = &self.cfg.rank;
         let meant = match (&analysis.request, rc.request_topic) {
             (Some(topic), true) => topic.as_str(),
@@ -381,7 +381,7 @@ impl Engine {
         query: &str,
         opts: &RecallOptions,
     ) -> Result<View, EngineError> {
-        let scope = opts.scope()?;
+        let scope = opts.checked_scope()?;
         if query.trim().is_empty() {
             return Err(InputError::new("recall", "`query` is empty")
                 .at("query")
@@ -670,6 +670,7 @@ fn with_preference(
     use cairn_core::{FactCategory as C, UnitDetail};
     if analysis.request.is_none()
         || opts
+            .scope
             .kinds
             .as_ref()
             .is_some_and(|k| !k.contains(&UnitKind::Fact))

@@ -418,17 +418,19 @@ impl RecallRequest {
             top_k: self.top_k,
             token_budget: self.token_budget,
             format: self.format,
-            as_of: time(&self.as_of, "as_of").transpose()?,
-            since: time(&self.since, "since").transpose()?,
-            sessions: self.sessions.clone(),
-            speakers: self.speakers.clone(),
-            groups: self.groups.clone(),
-            kinds: self.kinds.clone(),
             quotas: self.quotas.clone(),
-            filter: self.filter.clone(),
-            partition: self.partition.clone(),
             min_relevance: self.min_relevance,
             explain: self.explain,
+            scope: cairn::ScopeOptions {
+                as_of: time(&self.as_of, "as_of").transpose()?,
+                since: time(&self.since, "since").transpose()?,
+                sessions: self.sessions.clone(),
+                speakers: self.speakers.clone(),
+                groups: self.groups.clone(),
+                kinds: self.kinds.clone(),
+                filter: self.filter.clone(),
+                partition: self.partition.clone(),
+            },
         })
     }
 }
