@@ -163,14 +163,6 @@ pub struct Link {
     pub recorded_at: Timestamp,
 }
 
-impl Link {
-    /// Whether the link exists at `as_of`: once its unit occurred (an undated one once
-    /// recorded), the rule recall applies to units.
-    pub fn visible(&self, as_of: Option<Timestamp>) -> bool {
-        as_of.is_none_or(|t| self.occurred_at.unwrap_or(self.recorded_at) <= t)
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Entity {
     /// The end-user partition of the units it was built from.
@@ -528,11 +520,11 @@ impl EntityGraph {
             .map_or(&[], |v| v.as_slice())
     }
 
-    /// Entities other than `e` linked through the same messages as `e`'s visible links,
-    /// with how many such messages, strongest first (the second hop of recall).
-    pub fn co_mentioned(&self, e: usize, as_of: Option<Timestamp>) -> Vec<(usize, usize)> {
+    /// Entities other than `e` linked through the same messages as `e`'s links, with how
+    /// many such messages, strongest first (the second hop of recall).
+    pub fn co_mentioned(&self, e: usize) -> Vec<(usize, usize)> {
         let mut n: HashMap<usize, usize> = HashMap::new();
-        for l in self.entities[e].links.iter().filter(|l| l.visible(as_of)) {
+        for l in &self.entities[e].links {
             let Some(sid) = &l.session_id else { continue };
             for m in &l.message_ids {
                 let mut here: HashSet<usize> = HashSet::new();
@@ -548,11 +540,11 @@ impl EntityGraph {
         v
     }
 
-    /// What a listing says of entity `e` as of `as_of` (`None` when nothing of it is
-    /// visible then).
-    pub fn summary(&self, e: usize, as_of: Option<Timestamp>) -> Option<EntitySummary> {
+    /// What a listing says of entity `e` (`None` when it has no link). A graph is built
+    /// from what its request's view sees, so every link is visible.
+    pub fn summary(&self, e: usize) -> Option<EntitySummary> {
         let en = &self.entities[e];
-        let links: Vec<&Link> = en.links.iter().filter(|l| l.visible(as_of)).collect();
+        let links: Vec<&Link> = en.links.iter().collect();
         if links.is_empty() {
             return None;
         }
@@ -573,14 +565,10 @@ impl EntityGraph {
     }
 
     /// Entity `e` with its mentions, relations (co-occurrence within a session, and
-    /// links through one message) and timeline, as of `as_of`.
-    pub fn detail(&self, e: usize, as_of: Option<Timestamp>) -> Option<EntityDetail> {
-        let summary = self.summary(e, as_of)?;
-        let links: Vec<&Link> = self.entities[e]
-            .links
-            .iter()
-            .filter(|l| l.visible(as_of))
-            .collect();
+    /// links through one message) and timeline.
+    pub fn detail(&self, e: usize) -> Option<EntityDetail> {
+        let summary = self.summary(e)?;
+        let links: Vec<&Link> = self.entities[e].links.iter().collect();
         let mentions = links
             .iter()
             .map(|l| EntityMention {
@@ -612,19 +600,18 @@ impl EntityGraph {
         Some(EntityDetail {
             summary,
             mentions,
-            relations: self.relations(e, as_of),
+            relations: self.relations(e),
             timeline,
         })
     }
 
-    fn relations(&self, e: usize, as_of: Option<Timestamp>) -> Vec<EntityRelation> {
+    fn relations(&self, e: usize) -> Vec<EntityRelation> {
         let mine: HashSet<&str> = self.entities[e]
             .links
             .iter()
-            .filter(|l| l.visible(as_of))
             .filter_map(|l| l.session_id.as_deref())
             .collect();
-        let through: HashMap<usize, usize> = self.co_mentioned(e, as_of).into_iter().collect();
+        let through: HashMap<usize, usize> = self.co_mentioned(e).into_iter().collect();
         let mut out: Vec<EntityRelation> = Vec::new();
         for (o, other) in self.entities.iter().enumerate() {
             if o == e {
@@ -633,7 +620,6 @@ impl EntityGraph {
             let shared: Vec<&Link> = other
                 .links
                 .iter()
-                .filter(|l| l.visible(as_of))
                 .filter(|l| l.session_id.as_deref().is_some_and(|s| mine.contains(s)))
                 .collect();
             let sessions: HashSet<&str> = shared

@@ -83,7 +83,7 @@ impl Engine {
                     e.name.to_lowercase().contains(n) || e.aliases.iter().any(|a| a.contains(n))
                 })
             })
-            .filter_map(|i| g.summary(i, None))
+            .filter_map(|i| g.summary(i))
             .collect();
         out.sort_by(|a, b| {
             b.mention_count
@@ -112,7 +112,7 @@ impl Engine {
         let g = self.entity_graph(space, &view)?;
         match g.find_all(name) {
             [] => Ok(None),
-            [one] => Ok(g.detail(*one, None)),
+            [one] => Ok(g.detail(*one)),
             many => {
                 let names: Vec<&str> = many
                     .iter()
@@ -256,7 +256,7 @@ impl Engine {
             .map(|&e| (e, 1, g.entities[e].name.clone()))
             .collect();
         for &e in named {
-            for (o, _) in g.co_mentioned(e, None).into_iter().take(SECOND_HOP) {
+            for (o, _) in g.co_mentioned(e).into_iter().take(SECOND_HOP) {
                 if !named.contains(&o) {
                     let path = format!("{} -> {}", g.entities[e].name, g.entities[o].name);
                     hops.push((o, 2, path));
@@ -430,7 +430,7 @@ mod tests {
         assert_eq!(linked_share(&g, &ann, &round), 0.5);
         // Bo is named in Ann's line: the second hop from Ann.
         let bo = g.find("bo").expect("Bo");
-        assert_eq!(g.co_mentioned(ann[0], None)[0].0, bo);
+        assert_eq!(g.co_mentioned(ann[0])[0].0, bo);
     }
 
     #[test]
