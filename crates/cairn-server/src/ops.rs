@@ -5,7 +5,8 @@
 use crate::auth::{Access, Need, Principal};
 use crate::error::ApiError;
 use crate::wire::entities::EntityDetailOut;
-use crate::wire::out::{warnings_out, Entities, Me, RecallOut, Subjects, WarningOut};
+use crate::wire::out::{Entities, Me, RecallOut, Subjects};
+use crate::wire::warning::{warnings_out, WarningOut};
 use crate::wire::{AddMessages, RecallRequest};
 use crate::AppState;
 use cairn::{Memory, WriteOptions};

@@ -76,7 +76,7 @@ pub struct EntityDetailOut {
     pub timeline: Vec<TimelineEntryOut>,
     /// What the caller should know about its request: a `filter` key no session it may see carries (`unknown_filter_key`). Absent when there is nothing to say.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<crate::wire::out::WarningOut>,
+    pub warnings: Vec<crate::wire::warning::WarningOut>,
 }
 
 impl From<cairn::EntityDetail> for EntityDetailOut {

@@ -12,6 +12,7 @@ pub mod formats;
 pub mod inspection;
 pub mod out;
 pub mod records;
+pub mod warning;
 
 use doc::FilterDoc;
 use formats::{GroupMessageWire, MessageWire, SessionInputWire, TrajectoryInputWire};
@@ -497,7 +498,7 @@ pub struct Page<T> {
     pub next_offset: Option<usize>,
     /// What the caller should know about its request (a `filter` key no session carries).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<out::WarningOut>,
+    pub warnings: Vec<warning::WarningOut>,
 }
 
 impl<T> Page<T> {
@@ -515,7 +516,7 @@ impl<T> Page<T> {
 
     /// The page with the warnings of its request.
     pub fn warned(mut self, warnings: Vec<cairn::Warning>) -> Self {
-        self.warnings = out::warnings_out(warnings);
+        self.warnings = warning::warnings_out(warnings);
         self
     }
 }

@@ -4,6 +4,7 @@
 use super::explain::{HitExplanationOut, HitPartOut, RecallExplanationOut};
 use super::formats::SessionInputWire;
 use super::records::{FactSubjectOut, TrajectorySummaryOut};
+use super::warning::{warnings_out, WarningOut};
 use cairn::UnitKind;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -253,37 +254,6 @@ impl From<cairn::CardLine> for CardLineOut {
             message_id,
         }
     }
-}
-
-/// Something a read answered but wants its caller to know (see `cairn::Warning`).
-#[derive(Debug, Clone, Serialize, ToSchema)]
-#[schema(as = Warning)]
-pub struct WarningOut {
-    /// Stable: unknown_filter_key.
-    pub code: String,
-    /// The request's field it is about, a JSON path (`filter.userid`).
-    pub field: String,
-    pub message: String,
-}
-
-impl From<cairn::Warning> for WarningOut {
-    fn from(w: cairn::Warning) -> Self {
-        let cairn::Warning {
-            code,
-            field,
-            message,
-        } = w;
-        Self {
-            code,
-            field,
-            message,
-        }
-    }
-}
-
-/// The warnings of a read, as the wire writes them.
-pub fn warnings_out(ws: Vec<cairn::Warning>) -> Vec<WarningOut> {
-    ws.into_iter().map(WarningOut::from).collect()
 }
 
 impl From<cairn::Recall> for RecallOut {

@@ -87,7 +87,7 @@ pub struct FactHistoryOut {
     pub versions: Vec<FactVersionOut>,
     /// What the caller should know about its request: a `filter` key no session it may see carries (`unknown_filter_key`). Absent when there is nothing to say.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<crate::wire::out::WarningOut>,
+    pub warnings: Vec<crate::wire::warning::WarningOut>,
 }
 
 impl From<cairn::FactHistory> for FactHistoryOut {
@@ -257,7 +257,7 @@ pub struct SpeakerProfileOut {
     pub summary: String,
     /// What the caller should know about its request: a `filter` key no session it may see carries (`unknown_filter_key`). Absent when there is nothing to say.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<crate::wire::out::WarningOut>,
+    pub warnings: Vec<crate::wire::warning::WarningOut>,
 }
 
 impl From<cairn::SpeakerProfile> for SpeakerProfileOut {
