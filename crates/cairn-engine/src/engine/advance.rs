@@ -26,7 +26,7 @@ use std::sync::Arc;
 use super::cache::{Key, Weigh};
 use super::knowledge::{fact_index_key, profiles_key, topic_key, TOPICS};
 use super::scope::{catalog_key, Catalog};
-use super::{Engine, EngineError};
+use super::state::{Engine, EngineError};
 use crate::facts::FactIndex;
 use crate::profile::Profiles;
 

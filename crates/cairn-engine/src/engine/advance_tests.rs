@@ -5,7 +5,8 @@
 //! again) and equal what a fresh read of the store gives.
 use super::cost_tests::engine;
 use super::knowledge::{profiles_key, topic_key, TOPICS};
-use super::{Engine, WriteOptions};
+use super::receipt::WriteOptions;
+use super::state::Engine;
 use crate::facts::FactIndex;
 use crate::profile::Profiles;
 use cairn_core::{AppendInput, GroupMessage, Scope, SessionInput, SpaceId, Unit};

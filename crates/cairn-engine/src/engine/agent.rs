@@ -8,7 +8,7 @@
 //! still running when it is spent is abandoned), a prompt window (older results are
 //! dropped first) and sized tool results. When the model fails, times out, or never
 //! answers, the run falls back to plain recall (or recall + inspection), and says why.
-use super::{Engine, EngineError};
+use super::state::{Engine, EngineError};
 use cairn_core::inspect::{one_line, thousands, ContextRequest, ContextSpan, ManifestForm};
 use cairn_core::{
     AgentFallback, AgentMessage, AgentMode, AgentModel, AgentOptions, AgentRun, AgentStep, Format,

@@ -10,7 +10,7 @@ use cairn_core::{
 
 use super::ingest::Planned;
 use super::receipt::{Request, WriteOptions};
-use super::{Engine, EngineError, IngestReport};
+use super::state::{Engine, EngineError, IngestReport};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

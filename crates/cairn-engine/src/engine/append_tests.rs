@@ -2,7 +2,8 @@
 //! lock is held while tries queue up, so that whoever takes it next writes them all in
 //! one batch (the case where no receipt of the batch is stored yet).
 use super::cost_tests::engine;
-use super::{Engine, EngineError, IngestReport, WriteOptions};
+use super::receipt::WriteOptions;
+use super::state::{Engine, EngineError, IngestReport};
 use cairn_core::{AppendInput, SpaceId};
 use proptest::prelude::*;
 use serde_json::json;

@@ -5,7 +5,7 @@ use cairn_core::{Scope, SessionHeader, SessionRecord, SpaceId, Unit, UnitPage, U
 
 use crate::budget::Ticker;
 
-use super::{Engine, EngineError};
+use super::state::{Engine, EngineError};
 
 /// A page of sessions.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use super::relevance::{relevance, Cosines};
 use super::scope::View;
-use super::{Engine, EngineError};
+use super::state::{Engine, EngineError};
 use crate::personal::USER;
 
 /// A card as recall packs it: its text, its lines and the tokens the text takes.

@@ -11,7 +11,7 @@
 //!
 //! A crash in between loses no acknowledged write: the index's watermark is still at its
 //! last commit, and opening heals it from the record store (`Engine::heal`).
-use super::Engine;
+use super::state::Engine;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;

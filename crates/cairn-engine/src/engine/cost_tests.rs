@@ -1,6 +1,7 @@
 //! Cost tests of the engine's verbs on the embedded store: the work a request does is
 //! counted (see [`crate::work`]), never timed, as its input doubles.
-use super::{Engine, EngineBackends, EngineConfig, WriteOptions};
+use super::receipt::WriteOptions;
+use super::state::{Engine, EngineBackends, EngineConfig};
 use crate::work::counting::steps_of;
 use crate::work::steps::CANDIDATES_CHECKED;
 use cairn_core::{
@@ -241,7 +242,7 @@ fn an_append_past_the_session_size_bound_is_refused_and_writes_nothing() {
     append(texts(7)).expect("seven MiB");
     // Two more would make 9 MiB.
     let err = append(texts(2)).expect_err("past the bound");
-    let super::EngineError::Input(i) = err else {
+    let super::state::EngineError::Input(i) = err else {
         panic!("not an input error: {err}");
     };
     assert_eq!(i.too_large, Some(TooLarge::Session), "{i}");
@@ -274,7 +275,7 @@ fn an_append_past_the_session_size_bound_is_refused_and_writes_nothing() {
         .ingest_group_messages(&space, vec![day("9".repeat(MAX_TEXT_BYTES))], &opts)
         .expect_err("a day past the bound");
     assert!(
-        matches!(&err, super::EngineError::Input(i) if i.too_large == Some(TooLarge::Session)),
+        matches!(&err, super::state::EngineError::Input(i) if i.too_large == Some(TooLarge::Session)),
         "{err}"
     );
 }

@@ -7,7 +7,7 @@
 //! like pattern facts. Rebuilds derive the same units from the stored readings without
 //! calling the LLM again. A server that is down leaves messages pending; the worker
 //! tries again later.
-use super::{Engine, EngineError};
+use super::state::{Engine, EngineError};
 use crate::derive::derive_session_units;
 use crate::facts::subject_key;
 use cairn_core::{

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 
 use super::advance::Written;
 use super::ingest::Changes;
-use super::{Engine, EngineError, WriteLock};
+use super::state::{Engine, EngineError, WriteLock};
 
 /// Ids of profile units (stored contributions and the profiles recall computes) start so.
 pub(crate) const PROFILE_PREFIX: &str = "profile:";

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::cache::{Key, Weigh};
 use super::scope::View;
-use super::{Engine, EngineError};
+use super::state::{Engine, EngineError};
 
 impl Weigh for EntityGraph {
     fn weight(&self) -> usize {

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use super::ingest::WriteMode;
 use super::receipt::{Request, WriteOptions};
-use super::{Engine, EngineError, IngestReport};
+use super::state::{Engine, EngineError, IngestReport};
 
 impl Engine {
     /// Restores exported records, each into the space it names. Sessions are written in

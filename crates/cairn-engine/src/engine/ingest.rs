@@ -10,7 +10,8 @@ use std::sync::atomic::Ordering;
 
 use super::advance::Written;
 use super::receipt::{Request, WriteOptions};
-use super::{EmbeddedUnits, Engine, EngineError, IngestReport};
+use super::state::{Engine, EngineError, IngestReport};
+use super::vectors::EmbeddedUnits;
 
 /// One record of an export ([`Engine::export_each`]).
 #[derive(Debug, Clone, PartialEq)]

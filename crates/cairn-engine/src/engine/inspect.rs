@@ -17,7 +17,7 @@ use cairn_core::{
 use std::collections::HashMap;
 use std::time::Instant;
 
-use super::{ms, Engine, EngineError};
+use super::state::{ms, Engine, EngineError};
 
 /// `value` or `default`, refused past `max` or at 0 (naming `field`).
 fn bounded(

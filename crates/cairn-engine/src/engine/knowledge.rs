@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::cache::{unit_weight, Key, Weigh};
 use super::scope::View;
-use super::{Engine, EngineError};
+use super::state::{Engine, EngineError};
 
 /// The topic prefixes whose units are cached whole per space: facts and profile
 /// contributions.

@@ -6,7 +6,7 @@ use cairn_core::explain::Step;
 use cairn_core::{RecallOptions, SpaceId, Unit, UnitKind};
 
 use super::scope::View;
-use super::{Engine, EngineError};
+use super::state::{Engine, EngineError};
 
 impl Engine {
     /// Puts the profiles of the people a question is about first, with the best hit's

@@ -23,7 +23,7 @@ use std::time::Instant;
 use super::card;
 use super::relevance::{relevance, Cosines};
 use super::scope::View;
-use super::{ms, Engine, EngineError};
+use super::state::{ms, Engine, EngineError};
 
 /// What the two indexes found for a query.
 struct Candidates {

@@ -4,7 +4,7 @@
 use cairn_core::{InputError, Receipt, SpaceId, RECEIPT_TTL_HOURS};
 use sha2::{Digest, Sha256};
 
-use super::{Engine, EngineError, IngestReport};
+use super::state::{Engine, EngineError, IngestReport};
 
 use cairn_core::bounds::MAX_IDEMPOTENCY_KEY;
 

@@ -7,7 +7,7 @@
 use cairn_core::{SpaceId, Unit, UnitKind, UnitQuery};
 use std::collections::HashSet;
 
-use super::{Engine, EngineError};
+use super::state::{Engine, EngineError};
 
 impl Engine {
     /// Mends every space whose text-index count differs from its searchable units:

@@ -7,7 +7,7 @@ use crate::rank::Ranked;
 use cairn_core::{RecallOptions, SpaceId, Unit, UnitKind};
 use std::collections::HashMap;
 
-use super::{Engine, EngineError};
+use super::state::{Engine, EngineError};
 
 /// Cosines of units with the query: those the candidate lists found, and those asked
 /// for since.

@@ -4,7 +4,8 @@
 //! surface (the MCP tool, the library) keeps memories the same way.
 use cairn_core::{AppendInput, Memo, Message, RememberInput, SpaceId};
 
-use super::{Engine, EngineError, IngestReport, WriteOptions};
+use super::receipt::WriteOptions;
+use super::state::{Engine, EngineError, IngestReport};
 
 /// The speaker a note is stored under: a note is no one's turn in a conversation.
 pub const NOTE_SPEAKER: &str = "note";

@@ -15,7 +15,7 @@ use std::mem::size_of;
 use std::sync::Arc;
 
 use super::cache::{json_len, Key, Weigh};
-use super::{Engine, EngineError};
+use super::state::{Engine, EngineError};
 
 /// A space's session headers with the document the metadata filter reads, as of one store
 /// generation, and what they weigh (kept as headers are put and removed, so a write that

@@ -8,7 +8,7 @@
 //! staged is stored: a write that is refused leaves no vector anywhere.
 use super::append::Pending;
 use super::ingest::{Planned, WriteMode};
-use super::{Engine, IngestReport};
+use super::state::{Engine, IngestReport};
 use cairn_core::{SessionRecord, TrajectoryRecord, Unit};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};

@@ -5,7 +5,7 @@ use cairn_core::{
 };
 
 use super::receipt::{Request, WriteOptions};
-use super::{Engine, EngineError, IngestReport};
+use super::state::{Engine, EngineError, IngestReport};
 
 impl Engine {
     /// Inserts agent trajectories into a space (created if needed). All are validated

@@ -9,7 +9,7 @@ use cairn_core::{SpaceId, Unit, UnitKind};
 use std::collections::HashMap;
 
 use super::scope::View;
-use super::{Engine, EngineError};
+use super::state::{Engine, EngineError};
 
 impl Engine {
     /// Puts what each hit states into its version chain (as of the recall time): a hit
@@ -116,7 +116,7 @@ impl Engine {
             if let Some(sid) = &r.unit.provenance.session_id {
                 for m in &r.unit.provenance.message_ids {
                     ids.push(facts::first_fact_id(sid, m));
-                    ids.push(super::llm_fact_id(sid, m, 0));
+                    ids.push(super::enrich::llm_fact_id(sid, m, 0));
                 }
             }
         }
