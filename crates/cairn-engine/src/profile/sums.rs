@@ -85,6 +85,15 @@ fn stats_of(u: &Unit) -> Option<&SpeakerStats> {
     }
 }
 
+/// The value of `key`, made when absent: the key is copied only then (most additions
+/// find their word or speaker already there).
+fn slot<'m, V: Default>(map: &'m mut HashMap<String, V>, key: &str) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_string(), V::default());
+    }
+    map.get_mut(key).expect("inserted above")
+}
+
 fn count(multiset: &mut BTreeMap<Timestamp, u32>, at: Option<Timestamp>, add: bool) {
     let Some(at) = at else { return };
     let n = multiset.entry(at).or_default();
@@ -135,7 +144,7 @@ impl Tally {
         }
         let mut edges = Vec::new();
         for (w, &n) in &s.terms {
-            let t = self.terms.entry(w.clone()).or_default();
+            let t = slot(&mut self.terms, w);
             step(&mut t.0, n, add);
             step(&mut t.1, 1, add);
             if t.1 == u32::from(add) {
@@ -159,12 +168,12 @@ impl Tally {
 
 impl Partition {
     fn apply(&mut self, s: &SpeakerStats, place: u64, add: bool) {
-        let speaker = self.speakers.entry(s.speaker.clone()).or_default();
+        let speaker = slot(&mut self.speakers, &s.speaker);
         if s.messages == 0 {
             speaker.described.apply(s, place, add);
         }
         for w in speaker.all.apply(s, place, add) {
-            let u = self.words.entry(w.to_string()).or_default();
+            let u = slot(&mut self.words, w);
             match add {
                 true => u.speakers += 1,
                 false => u.speakers -= 1,
@@ -178,7 +187,7 @@ impl Partition {
             self.speakers.remove(&s.speaker);
         }
         for w in &s.terms {
-            let u = self.words.entry(w.0.clone()).or_default();
+            let u = slot(&mut self.words, w.0);
             match add {
                 true => u.contributions += 1,
                 false => u.contributions -= 1,
