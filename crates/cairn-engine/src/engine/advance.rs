@@ -88,18 +88,22 @@ impl Engine {
                 .get::<Vec<Unit>>(&topic_key(&space, "speaker:"), from)
                 .zip(self.derived.get::<Profiles>(&profiles_key(&space), from))
                 .is_some_and(|(list, p)| p.follows(&list));
-            let mut removed: [Vec<(usize, Unit)>; 2] = Default::default();
-            let mut lists: [Option<Arc<Vec<Unit>>>; 2] = Default::default();
-            for (i, prefix) in TOPICS.into_iter().enumerate() {
-                lists[i] = self.advance(
+            let (mut facts, mut removed_facts) = (None, Vec::new());
+            let (mut contributions, mut removed_contributions) = (None, Vec::new());
+            for prefix in TOPICS {
+                let mut removed = Vec::new();
+                let list = self.advance(
                     topic_key(&space, prefix),
                     (from, to),
                     |list: &Vec<Unit>| delta.changes(prefix, list),
-                    |list| removed[i] = delta.apply(prefix, list),
+                    |list| removed = delta.apply(prefix, list),
                 );
+                match prefix {
+                    "fact:" => (facts, removed_facts) = (list, removed),
+                    "speaker:" => (contributions, removed_contributions) = (list, removed),
+                    _ => {}
+                }
             }
-            let [removed_facts, removed_contributions] = removed;
-            let [facts, contributions] = lists;
             if let (Some(index), Some(facts)) = (index, facts) {
                 let followed = index.followed(facts.clone(), &removed_facts);
                 let index = followed.unwrap_or_else(|| FactIndex::new(facts));
