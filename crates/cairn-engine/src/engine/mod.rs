@@ -8,7 +8,7 @@
 //! (and scrubbing what was forgotten from the stores' files), `trajectories.rs`,
 //! `enrich.rs`, `committer.rs` (when the text index commits), `advance.rs` (a session
 //! write bringing its space's cached derived state to the new generation). Read side (recall and
-//! browsing): `recall.rs` (with `versions.rs`: fact versions among the hits; `profiles.rs`:
+//! browsing): `recall.rs` (with `candidates.rs`: what the indexes find within the view, loaded; `versions.rs`: fact versions among the hits; `profiles.rs`:
 //! profiles of the people a question names; `relevance.rs`: the relevance floor and the
 //! newest statement first), `graph.rs` (the entity graph: its cache, listings, recall
 //! stages), `knowledge.rs` (fact histories, profiles), `browse.rs` (listings and metadata
@@ -28,6 +28,7 @@ mod append;
 mod append_tests;
 mod browse;
 mod cache;
+mod candidates;
 mod card;
 mod committer;
 #[cfg(test)]
