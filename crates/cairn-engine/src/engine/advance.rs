@@ -210,7 +210,7 @@ impl<'a> Delta<'a> {
     /// Whether the write changes a topic's list: it wrote units of the topic, or holds
     /// units the write rewrote or removed.
     fn changes(&self, prefix: &str, list: &[Unit]) -> bool {
-        self.written.iter().any(|u| in_topic(u, prefix)) || list.iter().any(|u| self.touches(u))
+        self.written_in(prefix).next().is_some() || list.iter().any(|u| self.touches(u))
     }
 
     /// Whether the write rewrote or removed `u`. A unit of another session is not

@@ -261,13 +261,7 @@ impl Engine {
         self.require_space(space)?;
         let view = self.view(space, scope)?;
         let profiles = self.profiles_in(space, &view)?;
-        let mut found = profiles.profiles(speaker);
-        if found.len() > 1 {
-            let names: Vec<&str> = found.iter().map(|(_, p)| p.unwrap_or("(none)")).collect();
-            return Err(super::scope::ambiguous(speaker, &names));
-        }
-        found
-            .pop()
+        only_one(profiles.profiles(speaker), speaker)?
             .map(|(p, partition)| self.with_facts(space, &view, p, partition))
             .transpose()
     }
@@ -414,13 +408,22 @@ fn in_one_partition<T>(
     what: &str,
     find: impl Fn(&[Unit]) -> Option<T>,
 ) -> Result<Option<T>, EngineError> {
-    let mut found: Vec<(T, Option<&str>)> = parts
+    let found: Vec<(T, Option<&str>)> = parts
         .iter()
         .filter_map(|p| Some((find(p)?, p.first()?.provenance.partition.as_deref())))
         .collect();
+    Ok(only_one(found, what)?.map(|(t, _)| t))
+}
+
+/// The one find among `found` (each with its partition), with its partition; an error
+/// naming `what` when several partitions found one (the request must say whose).
+fn only_one<'p, T>(
+    mut found: Vec<(T, Option<&'p str>)>,
+    what: &str,
+) -> Result<Option<(T, Option<&'p str>)>, EngineError> {
     if found.len() > 1 {
         let names: Vec<&str> = found.iter().map(|(_, p)| p.unwrap_or("(none)")).collect();
         return Err(super::scope::ambiguous(what, &names));
     }
-    Ok(found.pop().map(|(t, _)| t))
+    Ok(found.pop())
 }
