@@ -23,7 +23,7 @@
 //! engine (SQLite, tantivy, PostgreSQL), HTTP, or a model file format.
 
 /// What the agent controller tells its model (the workflow, the schema of one step); the
-/// controller itself is `Engine::run_trajectory_agent` (`engine/agent.rs`).
+/// controller itself is `Trajectories::run_trajectory_agent` (`engine/agent.rs`).
 pub mod agent {
     pub use crate::engine::agent::{step_schema, AGENT_WORKFLOW};
 }
@@ -58,8 +58,9 @@ pub use derive::{derive_session_units, segment, Window, DERIVE_VERSION};
 pub use embedding::{cache_key, cache_key_in, cache_key_within};
 pub use engine::{
     enrichment_units, llm_fact_id, CheckReport, Engine, EngineBackends, EngineConfig, EngineError,
-    EnrichReport, Exported, ForgetReport, IngestReport, MessageForgetReport, PartitionForgetReport,
-    Remembered, SessionPage, SpaceIndexCheck, TextCommitter, WriteOptions, NOTE_SPEAKER,
+    EnrichReport, Exported, ForgetReport, Forgetting, IngestReport, Knowledge, MessageForgetReport,
+    PartitionForgetReport, Remembered, Retrieval, SessionPage, SpaceIndexCheck, TextCommitter,
+    Trajectories, WriteOptions, Writes, NOTE_SPEAKER,
 };
 pub use learned::Features;
 pub use pack::{pack, PackInput};

@@ -24,13 +24,16 @@ impl Memory {
 
     /// One session exactly as ingested, if stored.
     pub fn session(&self, space_name: &str, id: &str) -> Result<Option<SessionRecord>, Error> {
-        Ok(self.engine.session(&space(space_name)?, id)?)
+        Ok(self.engine.knowledge().session(&space(space_name)?, id)?)
     }
 
     /// The headers of a space's sessions (id, times, group, metadata, message count) in
     /// ingest order, without reading their messages.
     pub fn session_headers(&self, space_name: &str) -> Result<Vec<SessionHeader>, Error> {
-        Ok(self.engine.session_headers(&space(space_name)?)?)
+        Ok(self
+            .engine
+            .knowledge()
+            .session_headers(&space(space_name)?)?)
     }
 
     /// A page of a space's sessions in ingest order, only those `sessions` admits: its
@@ -43,9 +46,12 @@ impl Memory {
         offset: usize,
         limit: usize,
     ) -> Result<SessionPage, Error> {
-        Ok(self
-            .engine
-            .list_sessions(&space(space_name)?, &sessions.scope()?, offset, limit)?)
+        Ok(self.engine.knowledge().list_sessions(
+            &space(space_name)?,
+            &sessions.scope()?,
+            offset,
+            limit,
+        )?)
     }
 
     /// A page of a space's units, filtered and ordered by the store (occurrence time,
@@ -59,6 +65,7 @@ impl Memory {
     ) -> Result<UnitPage, Error> {
         Ok(self
             .engine
+            .knowledge()
             .list_units(&space(space_name)?, query, &sessions.scope()?)?)
     }
 
@@ -75,7 +82,7 @@ impl Memory {
 
     /// Units by id, in the order asked; unknown ids are skipped.
     pub fn units(&self, space_name: &str, ids: &[String]) -> Result<Vec<Unit>, Error> {
-        Ok(self.engine.units(&space(space_name)?, ids)?)
+        Ok(self.engine.knowledge().units(&space(space_name)?, ids)?)
     }
 
     /// Every subject the facts `scope` sees are about (one entry per chain): the subject
@@ -88,11 +95,15 @@ impl Memory {
     ) -> Result<Vec<FactSubject>, Error> {
         Ok(self
             .engine
+            .knowledge()
             .fact_subjects(&space(space_name)?, &scope.scope()?)?)
     }
 
     /// The units derived from one trajectory (slices, events, its note), oldest first.
     pub fn trajectory_units(&self, space_name: &str, id: &str) -> Result<Vec<Unit>, Error> {
-        Ok(self.engine.trajectory_units(&space(space_name)?, id)?)
+        Ok(self
+            .engine
+            .trajectories()
+            .trajectory_units(&space(space_name)?, id)?)
     }
 }

@@ -126,7 +126,11 @@ fn run(
     let mut backoff = Duration::from_secs(1);
     while !stopped() {
         wake.store(false, Ordering::SeqCst);
-        let wait = match engine.enrich_pending(enricher.as_ref(), cfg.batch.max(1), &stopped) {
+        let wait = match engine.writes().enrich_pending(
+            enricher.as_ref(),
+            cfg.batch.max(1),
+            &stopped,
+        ) {
             Ok(r) if r.unavailable.is_some() => {
                 tracing::warn!(reason = ?r.unavailable, retry_in_s = backoff.as_secs(), "enrichment: LLM unavailable; will retry");
                 let w = backoff;

@@ -141,6 +141,7 @@ impl Memory {
     ) -> Result<IngestReport, Error> {
         let report = self
             .engine
+            .writes()
             .ingest_sessions(&space(space_name)?, sessions, opts)?;
         self.nudge_enrichment();
         Ok(report)
@@ -154,7 +155,10 @@ impl Memory {
         input: AppendInput,
         opts: &WriteOptions,
     ) -> Result<IngestReport, Error> {
-        let report = self.engine.append(&space(space_name)?, input, opts)?;
+        let report = self
+            .engine
+            .writes()
+            .append(&space(space_name)?, input, opts)?;
         self.nudge_enrichment();
         Ok(report)
     }
@@ -168,7 +172,10 @@ impl Memory {
         input: RememberInput,
         opts: &WriteOptions,
     ) -> Result<Remembered, Error> {
-        let kept = self.engine.remember(&space(space_name)?, input, opts)?;
+        let kept = self
+            .engine
+            .writes()
+            .remember(&space(space_name)?, input, opts)?;
         self.nudge_enrichment();
         Ok(kept)
     }
@@ -191,9 +198,10 @@ impl Memory {
         messages: Vec<GroupMessage>,
         opts: &WriteOptions,
     ) -> Result<IngestReport, Error> {
-        let report = self
-            .engine
-            .ingest_group_messages(&space(space_name)?, messages, opts)?;
+        let report =
+            self.engine
+                .writes()
+                .ingest_group_messages(&space(space_name)?, messages, opts)?;
         self.nudge_enrichment();
         Ok(report)
     }
@@ -202,14 +210,16 @@ impl Memory {
     /// It runs only with an `[llm]` configured: in the background while the memory is
     /// open, or on [`Memory::enrich_now`]. Ingest never waits for it.
     pub fn set_enrichment(&self, space_name: &str, on: bool) -> Result<(), Error> {
-        self.engine.set_enrichment(&space(space_name)?, on)?;
+        self.engine
+            .writes()
+            .set_enrichment(&space(space_name)?, on)?;
         self.nudge_enrichment();
         Ok(())
     }
 
     /// Spaces with enrichment switched on.
     pub fn enrichment_spaces(&self) -> Result<Vec<SpaceId>, Error> {
-        Ok(self.engine.enrichment_spaces()?)
+        Ok(self.engine.writes().enrichment_spaces()?)
     }
 
     /// Runs enrichment now, in this thread, until nothing is pending, the LLM is
@@ -222,6 +232,7 @@ impl Memory {
         };
         Ok(self
             .engine
+            .writes()
             .enrich_pending(e.as_ref(), max_messages, &|| false)?)
     }
 
@@ -248,6 +259,7 @@ impl Memory {
     ) -> Result<Option<FactHistory>, Error> {
         Ok(self
             .engine
+            .knowledge()
             .history(&space(space_name)?, subject, &scope.scope()?)?)
     }
 
@@ -262,6 +274,7 @@ impl Memory {
     ) -> Result<Option<SpeakerProfile>, Error> {
         Ok(self
             .engine
+            .knowledge()
             .profile(&space(space_name)?, speaker, &scope.scope()?)?)
     }
 
@@ -276,6 +289,7 @@ impl Memory {
     ) -> Result<Vec<EntitySummary>, Error> {
         Ok(self
             .engine
+            .knowledge()
             .entities(&space(space_name)?, search, &scope.scope()?)?)
     }
 
@@ -289,12 +303,16 @@ impl Memory {
     ) -> Result<Option<EntityDetail>, Error> {
         Ok(self
             .engine
+            .knowledge()
             .entity(&space(space_name)?, name, &scope.scope()?)?)
     }
 
     /// Everyone who wrote in, or was described in, what `scope` sees of a space.
     pub fn speakers(&self, space_name: &str, scope: &ScopeOptions) -> Result<Vec<String>, Error> {
-        Ok(self.engine.speakers(&space(space_name)?, &scope.scope()?)?)
+        Ok(self
+            .engine
+            .knowledge()
+            .speakers(&space(space_name)?, &scope.scope()?)?)
     }
 
     /// What a read with `scope` should tell its caller (`Recall::warnings` holds them for
@@ -317,7 +335,10 @@ impl Memory {
         query: &str,
         options: &RecallOptions,
     ) -> Result<Recall, Error> {
-        Ok(self.engine.recall(&space(space_name)?, query, options)?)
+        Ok(self
+            .engine
+            .retrieval()
+            .recall(&space(space_name)?, query, options)?)
     }
 
     /// Vectors of `texts` with the memory's embedding model, through its embedding cache
@@ -336,13 +357,19 @@ impl Memory {
     /// Forgets a session (record, units, vectors, index entries, cached vectors of its
     /// text); returns units removed.
     pub fn forget_session(&self, space_name: &str, session: &str) -> Result<usize, Error> {
-        Ok(self.engine.forget_session(&space(space_name)?, session)?)
+        Ok(self
+            .engine
+            .forgetting()
+            .forget_session(&space(space_name)?, session)?)
     }
 
     /// Forgets a memory unit by forgetting what it was derived from (its messages, or its
     /// trajectory), in one write; profiles are refused (forget the speaker's messages).
     pub fn forget_unit(&self, space_name: &str, unit_id: &str) -> Result<ForgetReport, Error> {
-        Ok(self.engine.forget_unit(&space(space_name)?, unit_id)?)
+        Ok(self
+            .engine
+            .forgetting()
+            .forget_unit(&space(space_name)?, unit_id)?)
     }
 
     /// Forgets one message of a session; the session's units are derived again.
@@ -354,6 +381,7 @@ impl Memory {
     ) -> Result<usize, Error> {
         Ok(self
             .engine
+            .forgetting()
             .forget_message(&space(space_name)?, session, message)?)
     }
 
@@ -366,9 +394,12 @@ impl Memory {
         message: &str,
         exchange: bool,
     ) -> Result<MessageForgetReport, Error> {
-        Ok(self
-            .engine
-            .forget_message_with(&space(space_name)?, session, message, exchange)?)
+        Ok(self.engine.forgetting().forget_message_with(
+            &space(space_name)?,
+            session,
+            message,
+            exchange,
+        )?)
     }
 
     /// Forgets every session of an end-user partition (`{"user_id": "u1"}`: a user's
@@ -381,22 +412,27 @@ impl Memory {
     ) -> Result<PartitionForgetReport, Error> {
         Ok(self
             .engine
+            .forgetting()
             .forget_partition(&space(space_name)?, partition)?)
     }
 
     /// Forgets a whole space; false if it did not exist.
     pub fn forget_space(&self, space_name: &str) -> Result<bool, Error> {
-        Ok(self.engine.drop_space(&space(space_name)?)?)
+        Ok(self.engine.forgetting().drop_space(&space(space_name)?)?)
     }
 
     /// The sessions of a space exactly as ingested.
     pub fn sessions(&self, space_name: &str) -> Result<Vec<SessionRecord>, Error> {
-        Ok(self.engine.export(&space(space_name)?)?)
+        Ok(self
+            .engine
+            .writes()
+            .knowledge()
+            .export(&space(space_name)?)?)
     }
 
     /// Writes a space as JSONL: one [`SessionRecord`] per line, then one
     /// [`TrajectoryRecord`] per line; returns the line count. Records are read and
-    /// written one at a time ([`cairn_engine::Engine::export_each`]): the export holds one
+    /// written one at a time ([`cairn_engine::Knowledge::export_each`]): the export holds one
     /// record's line, never the whole space.
     pub fn export(&self, space_name: &str, out: impl Write) -> Result<usize, Error> {
         self.export_within(space_name, None, out)
@@ -415,15 +451,18 @@ impl Memory {
             context: "export".into(),
             source,
         };
-        self.engine.export_each(&sp, within, |record| {
-            let line = match &record {
-                cairn_engine::Exported::Session(r) => serde_json::to_vec(r),
-                cairn_engine::Exported::Trajectory(r) => serde_json::to_vec(r),
-            }
-            .map_err(|e| io(e.into()))?;
-            out.write_all(&line).map_err(io)?;
-            out.write_all(b"\n").map_err(io)
-        })
+        self.engine
+            .writes()
+            .knowledge()
+            .export_each(&sp, within, |record| {
+                let line = match &record {
+                    cairn_engine::Exported::Session(r) => serde_json::to_vec(r),
+                    cairn_engine::Exported::Trajectory(r) => serde_json::to_vec(r),
+                }
+                .map_err(|e| io(e.into()))?;
+                out.write_all(&line).map_err(io)?;
+                out.write_all(b"\n").map_err(io)
+            })
     }
 
     /// Reads an export back (session and trajectory lines), each record into the space
@@ -510,6 +549,7 @@ impl Memory {
         // Nothing is written unless every line is valid and none conflicts.
         session_lines.extend(trajectory_lines);
         self.engine
+            .writes()
             .import(sessions, trajectories, opts)
             .map_err(|e| on_lines(e, &session_lines))
     }
@@ -540,9 +580,11 @@ impl Memory {
         trajectories: Vec<TrajectoryInput>,
         opts: &WriteOptions,
     ) -> Result<IngestReport, Error> {
-        Ok(self
-            .engine
-            .insert_trajectories(&space(space_name)?, trajectories, opts)?)
+        Ok(self.engine.trajectories().insert_trajectories(
+            &space(space_name)?,
+            trajectories,
+            opts,
+        )?)
     }
 
     /// A trajectory exactly as inserted (every state addressable by index).
@@ -551,7 +593,10 @@ impl Memory {
         space_name: &str,
         id: &str,
     ) -> Result<Option<TrajectoryRecord>, Error> {
-        Ok(self.engine.trajectory(&space(space_name)?, id)?)
+        Ok(self
+            .engine
+            .trajectories()
+            .trajectory(&space(space_name)?, id)?)
     }
 
     /// State `index` (0-based) of a trajectory, exactly as inserted, with the
@@ -563,17 +608,26 @@ impl Memory {
         id: &str,
         index: usize,
     ) -> Result<Option<(usize, Option<AgentState>)>, Error> {
-        Ok(self.engine.stored_state(&space(space_name)?, id, index)?)
+        Ok(self
+            .engine
+            .trajectories()
+            .stored_state(&space(space_name)?, id, index)?)
     }
 
     /// The manifest of a space: goal, outcome, steps and URLs of every trajectory.
     pub fn trajectory_manifest(&self, space_name: &str) -> Result<Vec<TrajectorySummary>, Error> {
-        Ok(self.engine.trajectory_manifest(&space(space_name)?)?)
+        Ok(self
+            .engine
+            .trajectories()
+            .trajectory_manifest(&space(space_name)?)?)
     }
 
     /// Forgets a trajectory and everything derived from it; returns units removed.
     pub fn forget_trajectory(&self, space_name: &str, id: &str) -> Result<usize, Error> {
-        Ok(self.engine.forget_trajectory(&space(space_name)?, id)?)
+        Ok(self
+            .engine
+            .trajectories()
+            .forget_trajectory(&space(space_name)?, id)?)
     }
 
     /// The memory units derived from one session (turns, rounds, ...).
@@ -582,7 +636,11 @@ impl Memory {
         space_name: &str,
         session: &str,
     ) -> Result<Vec<cairn_core::Unit>, Error> {
-        Ok(self.engine.session_units(&space(space_name)?, session)?)
+        Ok(self
+            .engine
+            .writes()
+            .knowledge()
+            .session_units(&space(space_name)?, session)?)
     }
 
     pub fn stats(&self, space_name: &str) -> Result<SpaceStats, Error> {

@@ -107,6 +107,7 @@ impl Memory {
     ) -> Result<Manifest, Error> {
         Ok(self
             .engine
+            .trajectories()
             .inspect_manifest(&space(space_name)?, form, offset, limit)?)
     }
 
@@ -117,7 +118,10 @@ impl Memory {
         space_name: &str,
         id: &str,
     ) -> Result<TrajectoryOverview, Error> {
-        Ok(self.engine.trajectory_overview(&space(space_name)?, id)?)
+        Ok(self
+            .engine
+            .trajectories()
+            .trajectory_overview(&space(space_name)?, id)?)
     }
 
     /// One state with its page, cut to `max_chars` characters (default 6,000; the cut is
@@ -129,9 +133,12 @@ impl Memory {
         index: usize,
         max_chars: Option<usize>,
     ) -> Result<StateView, Error> {
-        Ok(self
-            .engine
-            .trajectory_state_view(&space(space_name)?, id, index, max_chars)?)
+        Ok(self.engine.trajectories().trajectory_state_view(
+            &space(space_name)?,
+            id,
+            index,
+            max_chars,
+        )?)
     }
 
     /// States `start..=end` (at most 10 per call), each page cut to `max_chars`
@@ -144,9 +151,13 @@ impl Memory {
         end: usize,
         max_chars: Option<usize>,
     ) -> Result<SpanView, Error> {
-        Ok(self
-            .engine
-            .trajectory_span_view(&space(space_name)?, id, start, end, max_chars)?)
+        Ok(self.engine.trajectories().trajectory_span_view(
+            &space(space_name)?,
+            id,
+            start,
+            end,
+            max_chars,
+        )?)
     }
 
     /// The states of one trajectory holding a pattern (regex or words), with the
@@ -159,9 +170,13 @@ impl Memory {
         mode: PatternMode,
         limit: Option<usize>,
     ) -> Result<Matches, Error> {
-        Ok(self
-            .engine
-            .trajectory_match(&space(space_name)?, id, pattern, mode, limit)?)
+        Ok(self.engine.trajectories().trajectory_match(
+            &space(space_name)?,
+            id,
+            pattern,
+            mode,
+            limit,
+        )?)
     }
 
     /// (trajectory, state) pairs of a whole space holding a pattern; in words mode the
@@ -173,9 +188,12 @@ impl Memory {
         mode: PatternMode,
         limit: Option<usize>,
     ) -> Result<Matches, Error> {
-        Ok(self
-            .engine
-            .trajectory_search(&space(space_name)?, pattern, mode, limit)?)
+        Ok(self.engine.trajectories().trajectory_search(
+            &space(space_name)?,
+            pattern,
+            mode,
+            limit,
+        )?)
     }
 
     /// A note and trajectory spans rendered into a context within the request's token
@@ -187,6 +205,7 @@ impl Memory {
     ) -> Result<RenderedContext, Error> {
         Ok(self
             .engine
+            .trajectories()
             .render_trajectory_context(&space(space_name)?, request)?)
     }
 
@@ -200,6 +219,7 @@ impl Memory {
     ) -> Result<InspectedRecall, Error> {
         Ok(self
             .engine
+            .trajectories()
             .recall_inspect(&space(space_name)?, question, options)?)
     }
 
@@ -220,9 +240,12 @@ impl Memory {
             (None, Some(e)) => Some(Arc::new(ConfiguredLlm(e.clone()))),
             (None, None) => None,
         };
-        Ok(self
-            .engine
-            .run_trajectory_agent(&space(space_name)?, question, model, options)?)
+        Ok(self.engine.trajectories().run_trajectory_agent(
+            &space(space_name)?,
+            question,
+            model,
+            options,
+        )?)
     }
 
     /// The controller with any model (a scripted one in tests, another client).
@@ -233,8 +256,11 @@ impl Memory {
         options: &AgentOptions,
         model: Arc<dyn AgentModel>,
     ) -> Result<AgentRun, Error> {
-        Ok(self
-            .engine
-            .run_trajectory_agent(&space(space_name)?, question, Some(model), options)?)
+        Ok(self.engine.trajectories().run_trajectory_agent(
+            &space(space_name)?,
+            question,
+            Some(model),
+            options,
+        )?)
     }
 }

@@ -205,7 +205,7 @@ impl Memory {
         options: &WorkspaceOptions,
     ) -> Result<WorkspaceReport, Error> {
         let sp = space(space_name)?;
-        let records = self.engine.trajectories(&sp)?;
+        let records = self.engine.trajectories().trajectories(&sp)?;
         let tdir = dir.join("trajectories");
         for d in [&tdir, &dir.join("scripts")] {
             std::fs::create_dir_all(d).map_err(io(format!("creating {}", d.display())))?;

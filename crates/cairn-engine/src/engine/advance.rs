@@ -24,9 +24,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::cache::{Key, Weigh};
+use super::error::EngineError;
 use super::knowledge::{fact_index_key, profiles_key, topic_key, TOPICS};
 use super::scope::{catalog_key, Catalog};
-use super::state::{Engine, EngineError};
+use super::services::Writes;
 use crate::facts::FactIndex;
 use crate::profile::Profiles;
 
@@ -45,7 +46,7 @@ pub(super) struct Written<'a> {
     pub removed: &'a [String],
 }
 
-impl Engine {
+impl Writes<'_> {
     /// Under the write lock, right before a session write: the generation of every space
     /// in `spaces`.
     pub(super) fn before_write<'a>(

@@ -66,7 +66,7 @@ fn run(e: &Engine, space: &SpaceId, k: usize, op: &Op) {
                     {"role": "assistant", "text": "Noted."}]
             }))
             .expect("append");
-            e.append(space, input, &w).expect("append");
+            e.writes().append(space, input, &w).expect("append");
         }
         Op::Ingest { statement, value } => {
             let s: SessionInput = serde_json::from_value(json!({
@@ -74,7 +74,9 @@ fn run(e: &Engine, space: &SpaceId, k: usize, op: &Op) {
                 "messages": [{"role": "user", "text": said(statement, value)}]
             }))
             .expect("session");
-            e.ingest_sessions(space, vec![s], &w).expect("ingest");
+            e.writes()
+                .ingest_sessions(space, vec![s], &w)
+                .expect("ingest");
         }
         Op::Group { speaker, value } => {
             let name = ["Ana", "Rui", "Mei"][speaker as usize];
@@ -84,7 +86,9 @@ fn run(e: &Engine, space: &SpaceId, k: usize, op: &Op) {
                 "text": format!("I moved to {} last week.", VALUES[value as usize])
             }))
             .expect("group message");
-            e.ingest_group_messages(space, vec![m], &w).expect("group");
+            e.writes()
+                .ingest_group_messages(space, vec![m], &w)
+                .expect("group");
         }
         Op::Forget { session } => {
             let id = format!("live{session}");
@@ -94,7 +98,9 @@ fn run(e: &Engine, space: &SpaceId, k: usize, op: &Op) {
                     .expect("read")
                     .and_then(|r| r.session.messages.first().map(|m| m.id.clone()));
             if let Some(m) = first {
-                e.forget_message(space, &id, &m).expect("forget");
+                e.forgetting()
+                    .forget_message(space, &id, &m)
+                    .expect("forget");
             }
         }
     }
@@ -102,11 +108,11 @@ fn run(e: &Engine, space: &SpaceId, k: usize, op: &Op) {
 
 /// Reads every cache a write advances, so that the next write has entries to advance.
 fn warm(e: &Engine, space: &SpaceId) {
-    e.fact_index(space).expect("fact index");
-    e.contributions(space).expect("contributions");
+    e.knowledge().fact_index(space).expect("fact index");
+    e.knowledge().contributions(space).expect("contributions");
     e.catalog(space).expect("catalog");
     let view = e.view(space, &Scope::default()).expect("view");
-    e.profiles_in(space, &view).expect("profiles");
+    e.knowledge().profiles_in(space, &view).expect("profiles");
 }
 
 /// What is cached at the space's current generation is there before anything is read,
@@ -120,10 +126,15 @@ fn agrees(e: &Engine, space: &SpaceId, what: &str) {
             .get::<Vec<Unit>>(&topic_key(space, prefix), generation)
             .unwrap_or_else(|| panic!("{what}: {prefix} not advanced"));
         assert_eq!(*cached, fresh, "{what}: {prefix} list");
-        let served = e.topic_units_cached(space, prefix).expect("served").1;
+        let served = e
+            .knowledge()
+            .topic_units_cached(space, prefix)
+            .expect("served")
+            .1;
         assert_eq!(*served, fresh, "{what}: {prefix} served");
     }
     let index = e
+        .knowledge()
         .built_fact_index(space)
         .expect("index")
         .unwrap_or_else(|| panic!("{what}: fact index not advanced"));
@@ -227,7 +238,7 @@ proptest! {
         let space = SpaceId::new("live").expect("space");
         run(&e, &space, 0, &Op::Append { session: 0, statement: 0, value: 0 });
         // (Checked first: the ops may forget every fact.)
-        let facts = e.all_facts(&space).expect("facts");
+        let facts = e.knowledge().all_facts(&space).expect("facts");
         prop_assert!(!facts.is_empty(), "the statements made no facts");
         warm(&e, &space);
         for (k, op) in ops.iter().enumerate() {

@@ -8,7 +8,8 @@
 //! still running when it is spent is abandoned), a prompt window (older results are
 //! dropped first) and sized tool results. When the model fails, times out, or never
 //! answers, the run falls back to plain recall (or recall + inspection), and says why.
-use super::state::{Engine, EngineError};
+use super::error::EngineError;
+use super::services::Trajectories;
 use cairn_core::inspect::{one_line, thousands, ContextRequest, ContextSpan, ManifestForm};
 use cairn_core::{
     AgentFallback, AgentMessage, AgentMode, AgentModel, AgentOptions, AgentRun, AgentStep, Format,
@@ -224,7 +225,7 @@ fn window(messages: &[AgentMessage], max_chars: usize) -> Vec<AgentMessage> {
     out
 }
 
-impl Engine {
+impl Trajectories<'_> {
     /// Runs the controller on a question over a space. Without a model the run is the
     /// fallback at once (reason "no LLM configured").
     pub fn run_trajectory_agent(
@@ -507,7 +508,7 @@ impl Engine {
         tracing::info!(%reason, "trajectory agent falls back");
         let (note, spans, context, tokens) = match opts.fallback {
             AgentFallback::Recall => {
-                let r = self.recall(
+                let r = self.retrieval().recall(
                     space,
                     question,
                     &RecallOptions {

@@ -8,14 +8,17 @@ use cairn_core::{
     Timestamp, Unit,
 };
 
+use super::error::EngineError;
 use super::ingest::Planned;
 use super::receipt::{Request, WriteOptions};
-use super::state::{Engine, EngineError, IngestReport};
+use super::reports::IngestReport;
+use super::services::Writes;
+use super::waiting::Pending;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-impl Engine {
+impl Writes<'_> {
     /// Appends messages to a session, creating it on first use (see [`AppendInput`]).
     ///
     /// Appends are group-committed: each waits for the write lock, and whoever takes it
@@ -78,12 +81,38 @@ impl Engine {
     /// retry queued in the same batch as its first try finds no receipt yet. The first
     /// append of a key in the batch is written; a later one with the same input gets
     /// its answer (as a replay), one with another input is refused.
+    /// The session append `p` makes of what is stored now, and how many messages the
+    /// stored one holds (`None`: not stored); `None` when it would be refused.
+    pub(super) fn dry_run(&self, p: &Pending) -> Option<(SessionRecord, Option<usize>)> {
+        let stored = self
+            .b
+            .records
+            .get_session(&p.space, &p.input.session_id)
+            .ok()?;
+        let stored_len = stored.as_ref().map(|r| r.session.messages.len());
+        let record = match stored {
+            None => SessionRecord {
+                space: p.space.clone(),
+                recorded_at: chrono::Utc::now(),
+                session: p.new_session.clone(),
+            },
+            // The time it dates new messages with does not change what is embedded.
+            Some(rec) => extended(rec, p.input.clone(), chrono::Utc::now()).ok()?.0,
+        };
+        Some((record, stored_len))
+    }
+
     fn append_batch(&self, batch: &[Arc<Pending>]) {
         let mut groups: Vec<Group> = Vec::new();
         let mut firsts: HashMap<(&SpaceId, &str), &Arc<Pending>> = HashMap::new();
         let mut retries: Vec<(&Arc<Pending>, &Arc<Pending>)> = Vec::new();
         for p in batch {
-            match p.request.as_ref().map(|r| self.replay(r)).transpose() {
+            match p
+                .request
+                .as_ref()
+                .map(|r| r.replay(self.b.records.as_ref()))
+                .transpose()
+            {
                 Ok(Some(Some(report))) => p.answer(Ok(report)),
                 Err(e) => p.answer(Err(e)),
                 _ => {
@@ -226,79 +255,6 @@ impl Engine {
             p.answer(Ok(report));
         }
         Ok(())
-    }
-}
-
-/// One append waiting to be written, and its answer once written.
-pub(super) struct Pending {
-    space: SpaceId,
-    input: AppendInput,
-    /// The session this append makes when none is stored.
-    new_session: SessionInput,
-    request: Option<Request>,
-    answer: Mutex<Option<Result<IngestReport, EngineError>>>,
-}
-
-impl Pending {
-    /// The session this append makes of what is stored now, and how many messages the
-    /// stored one holds (`None`: not stored); `None` when it would be refused.
-    pub(super) fn dry_run(&self, engine: &Engine) -> Option<(SessionRecord, Option<usize>)> {
-        let stored = engine
-            .b
-            .records
-            .get_session(&self.space, &self.input.session_id)
-            .ok()?;
-        let stored_len = stored.as_ref().map(|r| r.session.messages.len());
-        let record = match stored {
-            None => SessionRecord {
-                space: self.space.clone(),
-                recorded_at: chrono::Utc::now(),
-                session: self.new_session.clone(),
-            },
-            // The time it dates new messages with does not change what is embedded.
-            Some(rec) => {
-                extended(rec, self.input.clone(), chrono::Utc::now())
-                    .ok()?
-                    .0
-            }
-        };
-        Some((record, stored_len))
-    }
-
-    fn answer(&self, r: Result<IngestReport, EngineError>) {
-        *self.answer.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
-    }
-
-    /// The answer, left in place (a retry of this append gets it too).
-    fn peek(&self) -> Option<Result<IngestReport, EngineError>> {
-        self.answer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    fn take(&self) -> Option<Result<IngestReport, EngineError>> {
-        self.answer.lock().unwrap_or_else(|p| p.into_inner()).take()
-    }
-}
-
-/// Appends waiting for the write lock.
-#[derive(Default)]
-pub(super) struct Queue(Mutex<Vec<Arc<Pending>>>);
-
-impl Queue {
-    fn push(&self, p: Arc<Pending>) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(p);
-    }
-
-    /// Appends waiting now.
-    #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).len()
-    }
-
-    fn drain(&self) -> Vec<Arc<Pending>> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
 

@@ -2,8 +2,10 @@
 //! lock is held while tries queue up, so that whoever takes it next writes them all in
 //! one batch (the case where no receipt of the batch is stored yet).
 use super::cost_tests::engine;
+use super::error::EngineError;
 use super::receipt::WriteOptions;
-use super::state::{Engine, EngineError, IngestReport};
+use super::reports::IngestReport;
+use super::state::Engine;
 use cairn_core::{AppendInput, SpaceId};
 use proptest::prelude::*;
 use serde_json::json;
@@ -30,7 +32,10 @@ fn raced(
         .into_iter()
         .map(|(key, input)| {
             let (e, space) = (e.clone(), space.clone());
-            std::thread::spawn(move || e.append(&space, input, &WriteOptions::with_key(key)))
+            std::thread::spawn(move || {
+                e.writes()
+                    .append(&space, input, &WriteOptions::with_key(key))
+            })
         })
         .collect();
     // Waits on a condition, not a clock: every try is queued behind the lock.
@@ -64,7 +69,7 @@ proptest! {
         let e = Arc::new(engine(dir.path()));
         let space = SpaceId::new("retries").expect("space");
         if stored {
-            e.append(&space, append("s", "hello"), &WriteOptions::default()).expect("first");
+            e.writes().append(&space, append("s", "hello"), &WriteOptions::default()).expect("first");
         }
         let mut tries: Vec<(String, AppendInput)> =
             (0..same).map(|_| ("k-same".to_string(), append("s", "I moved to Oslo"))).collect();
@@ -91,7 +96,7 @@ proptest! {
 
         // A retry after the batch is a replay of the stored receipt.
         let again = e
-            .append(&space, append("s", "I moved to Oslo"), &WriteOptions::with_key("k-same"))
+            .writes().append(&space, append("s", "I moved to Oslo"), &WriteOptions::with_key("k-same"))
             .expect("retry");
         prop_assert!(again.replayed);
         prop_assert_eq!(stored_texts(&e, &space, "s").len(), usize::from(stored) + 2);

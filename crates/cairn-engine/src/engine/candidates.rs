@@ -9,8 +9,10 @@ use cairn_core::{SpaceId, TextQuery, Timings, Unit, UnitKind};
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
+use super::error::EngineError;
 use super::scope::View;
-use super::state::{ms, Engine, EngineError};
+use super::services::Retrieval;
+use super::state::{ms, Engine};
 
 /// What the two indexes found for a query.
 pub(super) struct Candidates {
@@ -24,7 +26,7 @@ pub(super) struct Candidates {
     /// The query's embedding (the graph stage scores the units it reaches by it).
     pub(super) query_vector: Option<Vec<f32>>,
     /// The units of the candidates, as loaded to check them against the view (lean:
-    /// see [`Engine::text_read_last`]).
+    /// see [`Retrieval::text_read_last`]).
     pub(super) units: HashMap<String, Unit>,
 }
 
@@ -74,7 +76,7 @@ impl<'a> Seen<'a> {
             return Ok(());
         }
         crate::work::steps(crate::work::steps::CANDIDATES_CHECKED, todo.len());
-        let lean = self.engine.text_read_last();
+        let lean = self.engine.retrieval().text_read_last();
         let got = self
             .engine
             .b
@@ -140,7 +142,7 @@ fn missing(found: &[(String, f32)], other: &[(String, f32)]) -> Vec<String> {
         .collect()
 }
 
-impl Engine {
+impl Retrieval<'_> {
     /// Lexical (BM25) and dense (cosine) candidates the view shows, the best `pool` of
     /// each list among them, as a space holding only what the view sees would give them;
     /// under convex fusion a lexical candidate the dense list lacks gets its exact cosine
@@ -309,9 +311,9 @@ impl Engine {
     }
 
     /// The fused candidates' units (loaded and checked against the view by
-    /// [`Engine::candidates`]), and the containers their parts credit (unless the kinds
+    /// [`Retrieval::candidates`]), and the containers their parts credit (unless the kinds
     /// asked for leave rounds out), without the text of conversation units (read for the
-    /// hits only, [`Engine::with_texts`]).
+    /// hits only, [`Retrieval::with_texts`]).
     pub(super) fn load_visible(
         &self,
         space: &SpaceId,

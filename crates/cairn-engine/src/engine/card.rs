@@ -6,9 +6,10 @@ use crate::rank::Ranked;
 use cairn_core::{CardLine, FactCategory, RecallOptions, SpaceId, Unit, UnitKind};
 use std::collections::HashSet;
 
+use super::error::EngineError;
 use super::relevance::{relevance, Cosines};
 use super::scope::View;
-use super::state::{Engine, EngineError};
+use super::services::Retrieval;
 use crate::personal::USER;
 
 /// A card as recall packs it: its text, its lines and the tokens the text takes.
@@ -40,7 +41,7 @@ pub(super) struct Asked<'a> {
     pub about_user: bool,
 }
 
-impl Engine {
+impl Retrieval<'_> {
     /// The card for a recall: `None` when the card has no share of the budget, the
     /// request asks for no facts, or the view may hold the statements of several end
     /// users (several partitions hold the user's facts and the request pins none).
@@ -60,7 +61,7 @@ impl Engine {
         if budget == 0 || !view.scope.shows_kind(UnitKind::Fact) {
             return Ok(none);
         }
-        let index = self.fact_index(space)?;
+        let index = self.knowledge().fact_index(space)?;
         let Some(partition) = card_partition(&index, view) else {
             return Ok(none);
         };
@@ -100,7 +101,7 @@ impl Engine {
         if replaced.is_empty() {
             return Ok(());
         }
-        let index = self.fact_index(space)?;
+        let index = self.knowledge().fact_index(space)?;
         let newer_of = |fact: &str| replaced.iter().find(|(old, _)| old == fact).map(|(_, n)| n);
         for r in hits {
             let u = &r.unit;

@@ -1,7 +1,9 @@
 //! Cost tests of the engine's verbs on the embedded store: the work a request does is
 //! counted (see [`crate::work`]), never timed, as its input doubles.
+use super::config::EngineBackends;
+use super::config::EngineConfig;
 use super::receipt::WriteOptions;
-use super::state::{Engine, EngineBackends, EngineConfig};
+use super::state::Engine;
 use crate::work::counting::steps_of;
 use crate::work::steps::CANDIDATES_CHECKED;
 use cairn_core::{
@@ -62,16 +64,20 @@ fn inspection_work(n: usize) -> (u64, bool) {
     let e = engine(dir.path());
     let space = SpaceId::new("shop").expect("space");
     let opts = WriteOptions::default();
-    e.ingest_sessions(&space, chats(n), &opts).expect("chats");
-    e.insert_trajectories(&space, vec![trajectory()], &opts)
+    e.writes()
+        .ingest_sessions(&space, chats(n), &opts)
+        .expect("chats");
+    e.trajectories()
+        .insert_trajectories(&space, vec![trajectory()], &opts)
         .expect("trajectory");
     let (inspected, checked) = steps_of(CANDIDATES_CHECKED, || {
-        e.recall_inspect(
-            &space,
-            "Which coupon applies to shoes?",
-            &InspectRecallOptions::default(),
-        )
-        .expect("inspect")
+        e.trajectories()
+            .recall_inspect(
+                &space,
+                "Which coupon applies to shoes?",
+                &InspectRecallOptions::default(),
+            )
+            .expect("inspect")
     });
     let found = inspected.spans.iter().any(|s| s.trajectory_id == "t1");
     (checked, found)
@@ -109,24 +115,29 @@ fn a_write_to_another_space_leaves_this_spaces_fact_index_built() {
         }))
         .expect("session")]
     };
-    e.ingest_sessions(&mine, said("m1", "I moved to Lisbon last month."), &opts)
+    e.writes()
+        .ingest_sessions(&mine, said("m1", "I moved to Lisbon last month."), &opts)
         .expect("mine");
-    e.ingest_sessions(&theirs, said("t1", "I live in Porto."), &opts)
+    e.writes()
+        .ingest_sessions(&theirs, said("t1", "I live in Porto."), &opts)
         .expect("theirs");
     let subjects = e
+        .knowledge()
         .fact_subjects(&mine, &cairn_core::Scope::default())
         .expect("subjects");
     assert!(!subjects.is_empty(), "no fact stated in {mine}");
-    let built = || e.built_fact_index(&mine).expect("index");
+    let built = || e.knowledge().built_fact_index(&mine).expect("index");
     let first = built().expect("the index subjects built");
-    e.ingest_sessions(&theirs, said("t2", "I moved to Faro."), &opts)
+    e.writes()
+        .ingest_sessions(&theirs, said("t2", "I moved to Faro."), &opts)
         .expect("theirs again");
     let kept = built().expect("a write to theirs made mine's fact index stale");
     assert!(
         Arc::ptr_eq(&first, &kept),
         "mine's fact index was built again"
     );
-    e.ingest_sessions(&mine, said("m2", "I moved to Braga."), &opts)
+    e.writes()
+        .ingest_sessions(&mine, said("m2", "I moved to Braga."), &opts)
         .expect("mine again");
     // The write path may build the index anew for itself; the old one must be gone.
     assert!(
@@ -158,7 +169,8 @@ fn distinct_large_filters_do_not_grow_the_derived_cache_past_its_bytes() {
             .expect("session")
         })
         .collect();
-    e.ingest_sessions(&space, sessions, &WriteOptions::default())
+    e.writes()
+        .ingest_sessions(&space, sessions, &WriteOptions::default())
         .expect("ingest");
     // A filter admitting u1 with a filler of `len` bytes, distinct per `i`.
     let scope = |i: usize, len: usize| {
@@ -171,7 +183,10 @@ fn distinct_large_filters_do_not_grow_the_derived_cache_past_its_bytes() {
         .expect("scope")
     };
     let read = |e: &Engine, i: usize, len: usize| {
-        let entities = e.entities(&space, None, &scope(i, len)).expect("entities");
+        let entities = e
+            .knowledge()
+            .entities(&space, None, &scope(i, len))
+            .expect("entities");
         assert!(
             entities.iter().any(|x| x.name == "Lisbon"),
             "the filter admits u1's session"
@@ -236,13 +251,13 @@ fn an_append_past_the_session_size_bound_is_refused_and_writes_nothing() {
         let input: AppendInput =
             serde_json::from_value(json!({"session_id": "s", "messages": messages}))
                 .expect("append input");
-        e.append(&space, input, &opts)
+        e.writes().append(&space, input, &opts)
     };
     // Seven messages of 1 MiB: within the bound.
     append(texts(7)).expect("seven MiB");
     // Two more would make 9 MiB.
     let err = append(texts(2)).expect_err("past the bound");
-    let super::state::EngineError::Input(i) = err else {
+    let super::error::EngineError::Input(i) = err else {
         panic!("not an input error: {err}");
     };
     assert_eq!(i.too_large, Some(TooLarge::Session), "{i}");
@@ -264,18 +279,20 @@ fn an_append_past_the_session_size_bound_is_refused_and_writes_nothing() {
         .expect("group message")
     };
     for i in 0..8 {
-        e.ingest_group_messages(
-            &space,
-            vec![day(format!("{i}").repeat(MAX_TEXT_BYTES - 100))],
-            &opts,
-        )
-        .expect("a day's message within the bound");
+        e.writes()
+            .ingest_group_messages(
+                &space,
+                vec![day(format!("{i}").repeat(MAX_TEXT_BYTES - 100))],
+                &opts,
+            )
+            .expect("a day's message within the bound");
     }
     let err = e
+        .writes()
         .ingest_group_messages(&space, vec![day("9".repeat(MAX_TEXT_BYTES))], &opts)
         .expect_err("a day past the bound");
     assert!(
-        matches!(&err, super::state::EngineError::Input(i) if i.too_large == Some(TooLarge::Session)),
+        matches!(&err, super::error::EngineError::Input(i) if i.too_large == Some(TooLarge::Session)),
         "{err}"
     );
 }
@@ -361,7 +378,8 @@ fn forgetting_an_exchange_of_a_long_session_indexes_again_only_the_units_that_he
             .collect();
         let s: SessionInput =
             serde_json::from_value(json!({"id": "d", "messages": messages})).expect("session");
-        e.ingest_sessions(&space, vec![s], &WriteOptions::default())
+        e.writes()
+            .ingest_sessions(&space, vec![s], &WriteOptions::default())
             .expect("ingest");
         let units = e.b.records.session_units(&space, "d").expect("units").len();
         let (upserted, removed) = (
@@ -370,6 +388,7 @@ fn forgetting_an_exchange_of_a_long_session_indexes_again_only_the_units_that_he
         );
         assert!(upserted > 0 && removed == 0, "{upserted} {removed}");
         let report = e
+            .forgetting()
             .forget_message_with(&space, "d", &format!("{}", n / 2), true)
             .expect("forget");
         assert_eq!(report.forgotten_messages.len(), 2);

@@ -1,5 +1,5 @@
 //! Enrichment by an optional LLM, asynchronous and never on the ingest path: ingest writes
-//! the record and the LLM-free units and returns; [`Engine::enrich_pending`] (run by a
+//! the record and the LLM-free units and returns; [`Writes::enrich_pending`] (run by a
 //! background worker, or on demand) later asks an [`Enricher`] to read the messages of
 //! spaces that have enrichment switched on, stores each reading verbatim (the
 //! `EnrichmentStore`), and re-derives the session so the readings become `fact` units
@@ -7,7 +7,8 @@
 //! like pattern facts. Rebuilds derive the same units from the stored readings without
 //! calling the LLM again. A server that is down leaves messages pending; the worker
 //! tries again later.
-use super::state::{Engine, EngineError};
+use super::error::EngineError;
+use super::services::Writes;
 use crate::derive::derive_session_units;
 use crate::facts::subject_key;
 use cairn_core::{
@@ -100,7 +101,7 @@ pub fn enrichment_units(rec: &SessionRecord, readings: &[Enrichment], units: &[U
     out
 }
 
-impl Engine {
+impl Writes<'_> {
     /// Every unit of a session: the LLM-free derivation plus the facts of its stored
     /// LLM readings.
     pub(super) fn derive_units(&self, rec: &SessionRecord) -> Result<Vec<Unit>, StoreError> {

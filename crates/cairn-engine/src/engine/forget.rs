@@ -8,8 +8,10 @@ use cairn_core::{
 use std::sync::atomic::Ordering;
 
 use super::advance::Written;
+use super::error::EngineError;
 use super::ingest::Changes;
-use super::state::{Engine, EngineError, WriteLock};
+use super::services::Forgetting;
+use super::state::WriteLock;
 
 /// Ids of profile units (stored contributions and the profiles recall computes) start so.
 pub(crate) const PROFILE_PREFIX: &str = "profile:";
@@ -55,7 +57,25 @@ pub struct PartitionForgetReport {
     pub units: usize,
 }
 
-impl Engine {
+impl Forgetting<'_> {
+    /// Deletes a space and everything derived from it.
+    pub fn drop_space(&self, space: &SpaceId) -> Result<bool, EngineError> {
+        let w = self.lock_to_forget()?;
+        if self.b.records.space_exists(space)? {
+            self.purge_cached(&self.b.records.space_units(space)?, &[])?;
+        }
+        // The record first: its removals are logged, so a crash before the indexes
+        // commit theirs heals on open (the other order left indexes emptied of units
+        // still stored).
+        let existed = self.b.records.drop_space(space)?;
+        self.b.text.drop_space(space)?;
+        self.b.vectors.drop_space(space)?;
+        self.removals_applied(space)?;
+        self.scrub(w)?;
+        self.forgotten();
+        Ok(existed)
+    }
+
     /// Forgets every session of an end-user partition of a space (a data-protection
     /// request: Mem0's `delete_all(user_id=...)`), and so everything derived from them:
     /// units, facts, profile contributions, entity mentions, vectors, index entries and
@@ -137,9 +157,9 @@ impl Engine {
         let mut ids = Vec::new();
         for session in sessions {
             let before = self.b.records.session_units(space, session)?;
-            let generation = self.before_write([space])?;
+            let generation = self.writes().before_write([space])?;
             let removed = self.b.records.delete_session(space, session)?;
-            self.advance_derived(
+            self.writes().advance_derived(
                 generation,
                 &[Written {
                     space,
@@ -240,7 +260,7 @@ impl Engine {
         })
     }
 
-    /// [`Engine::forget_messages_locked`] of a session already read (`rec`).
+    /// [`Forgetting::forget_messages_locked`] of a session already read (`rec`).
     fn forget_from(
         &self,
         space: &SpaceId,
@@ -267,7 +287,7 @@ impl Engine {
                 store.forget_message(space, session, m)?;
             }
         }
-        let derived = self.derive_units(&rec)?;
+        let derived = self.writes().derive_units(&rec)?;
         // Cached vectors of texts no unit holds any more go (checked against every unit
         // derived, changed or not).
         self.purge_cached(&before, &derived)?;
@@ -278,9 +298,10 @@ impl Engine {
         // rewrites only the segments holding what changed, not every segment holding
         // some unit of a long session (issue 52).
         let changes = Changes::of(rec, derived, before, false);
-        let generation = self.before_write([space])?;
+        let generation = self.writes().before_write([space])?;
         let last = self.b.records.put_sessions(&[changes.write()], &[])?;
-        self.advance_derived(generation, &[changes.written()]);
+        self.writes()
+            .advance_derived(generation, &[changes.written()]);
         // Of the units written, those whose entries changed: a unit after the forgotten
         // messages moved up the session but holds what it held.
         let reindexed: Vec<Unit> = changes.reindexed().cloned().collect();
@@ -350,7 +371,9 @@ impl Engine {
                 report.removed_units = removed;
             }
             (None, Some(trajectory)) => {
-                report.removed_units = self.delete_trajectory_locked(space, trajectory)?;
+                report.removed_units = self
+                    .trajectories()
+                    .delete_trajectory_locked(space, trajectory)?;
                 report.forgotten_trajectory = true;
             }
             _ => {

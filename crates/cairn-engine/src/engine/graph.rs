@@ -12,8 +12,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::cache::{Key, Weigh};
+use super::error::EngineError;
 use super::scope::View;
-use super::state::{Engine, EngineError};
+use super::services::Knowledge;
 
 impl Weigh for EntityGraph {
     fn weight(&self) -> usize {
@@ -30,7 +31,7 @@ const SECOND_HOP: usize = 3;
 /// How the graph linked each hit to the question, by unit id.
 pub(super) type Via = HashMap<String, String>;
 
-impl Engine {
+impl Knowledge<'_> {
     /// The entity graph of what the view sees (its turns and facts), rebuilt when the
     /// space generation moves, by one request at a time per (space, scope) (the others
     /// wait and find it cached, see `flight.rs`): a scoped request's entities, aliases and

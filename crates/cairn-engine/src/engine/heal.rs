@@ -1,7 +1,9 @@
 //! Healing and checking: what a crash or a full disk left the indexes without, indexed
 //! again; removals completed; `check` (and `--rebuild`).
+use super::error::EngineError;
 use super::ingest::WriteMode;
-use super::state::{CheckReport, Engine, EngineError, SpaceIndexCheck};
+use super::reports::{CheckReport, SpaceIndexCheck};
+use super::state::Engine;
 use cairn_core::{SpaceId, Unit};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -192,13 +194,17 @@ impl Engine {
                 self.b.vectors.remove(&space, &old)?;
             }
             for rec in records {
-                let r = self.write_records(vec![(rec, WriteMode::Rederive)], None)?;
+                let r = self
+                    .writes()
+                    .write_records(vec![(rec, WriteMode::Rederive)], None)?;
                 report.units += r.units;
                 report.vectors_rebuilt += r.vectors_computed + r.vectors_cached;
                 report.text_reindexed += r.units;
             }
             for rec in self.b.records.trajectories(&space)? {
-                let r = self.write_trajectories(vec![rec], true, None)?;
+                let r = self
+                    .trajectories()
+                    .write_trajectories(vec![rec], true, None)?;
                 report.units += r.units;
                 report.vectors_rebuilt += r.vectors_computed + r.vectors_cached;
                 report.text_reindexed += r.units;

@@ -6,11 +6,13 @@
 use cairn_core::{SessionRecord, SpaceId, TrajectoryRecord};
 use std::collections::BTreeSet;
 
+use super::error::EngineError;
 use super::ingest::WriteMode;
 use super::receipt::{Request, WriteOptions};
-use super::state::{Engine, EngineError, IngestReport};
+use super::reports::IngestReport;
+use super::services::Writes;
 
-impl Engine {
+impl Writes<'_> {
     /// Restores exported records, each into the space it names. Sessions are written in
     /// one transaction with the request's receipt; with trajectories, those follow (one
     /// transaction each) and the receipt comes last, so a retry after a crash between
@@ -67,7 +69,7 @@ impl Engine {
         let _w = self.lock()?;
         if let Some(report) = request
             .as_ref()
-            .map(|r| self.replay(r))
+            .map(|r| r.replay(self.b.records.as_ref()))
             .transpose()?
             .flatten()
         {
@@ -76,6 +78,7 @@ impl Engine {
         let mut report = IngestReport::default();
         let planned = self.plan_writes(sessions, &mut report)?;
         let trajectories = self
+            .trajectories()
             .plan_trajectories(trajectories, false, &mut report)
             .map_err(|e| shifted(e, n))?;
         // Nothing is refused from here on.
@@ -88,7 +91,8 @@ impl Engine {
             .flatten();
         self.write_planned(planned, &mut report, with_sessions)?;
         if !trajectories.is_empty() {
-            self.write_planned_trajectories(trajectories, &mut report)?;
+            self.trajectories()
+                .write_planned_trajectories(trajectories, &mut report)?;
             if let Some(r) = &request {
                 self.b.records.put_sessions(&[], &[r.receipt(&report)])?;
             }

@@ -9,16 +9,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 
 use super::advance::Written;
+use super::error::EngineError;
 use super::receipt::{Request, WriteOptions};
-use super::state::{Engine, EngineError, IngestReport};
+use super::reports::IngestReport;
+use super::services::Writes;
 use super::vectors::EmbeddedUnits;
-
-/// One record of an export ([`Engine::export_each`]).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Exported {
-    Session(SessionRecord),
-    Trajectory(cairn_core::TrajectoryRecord),
-}
 
 /// How a record joins what is stored under its id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -271,7 +266,7 @@ fn validated(sessions: Vec<SessionInput>) -> Result<Vec<SessionInput>, InputErro
         .collect()
 }
 
-impl Engine {
+impl Writes<'_> {
     /// Ingests sessions into a space (created if needed). Every session is validated
     /// before anything is written, and the batch is written in one transaction; a session
     /// id already stored accepts only appended messages.
@@ -347,13 +342,17 @@ impl Engine {
     ) -> Result<IngestReport, EngineError> {
         let _staged = self.stage_sessions(&records);
         let _w = self.lock()?;
-        if let Some(report) = request.map(|r| self.replay(r)).transpose()?.flatten() {
+        if let Some(report) = request
+            .map(|r| r.replay(self.b.records.as_ref()))
+            .transpose()?
+            .flatten()
+        {
             return Ok(report);
         }
         self.write_records_locked(records, request)
     }
 
-    /// [`Engine::write_records`] for a caller that holds the write lock and has checked
+    /// [`Writes::write_records`] for a caller that holds the write lock and has checked
     /// for a replay. Only what changed is written and indexed: a unit derived exactly as
     /// stored stays as it is (an append to a long session touches its new turns and
     /// rounds, the episode they join and the aggregates, not the rest).
@@ -554,59 +553,5 @@ impl Engine {
             }
         }
         Ok(planned)
-    }
-
-    /// Every session of a space, exactly as ingested.
-    pub fn export(&self, space: &SpaceId) -> Result<Vec<SessionRecord>, EngineError> {
-        self.require_space(space)?;
-        Ok(self.b.records.sessions(space)?)
-    }
-
-    /// Every record of a space, exactly as stored, handed to `each` one at a time:
-    /// sessions in ingest order, then trajectories in insert order (the order and the
-    /// records of [`Engine::export`] and [`Engine::trajectories`]). Each is read when its
-    /// turn comes, so an export holds one record at a time and the list of what to read
-    /// (the session headers and trajectory summaries), never the whole space (issue 54,
-    /// finding 8: eight concurrent exports of a large space held 680 MiB more). A record
-    /// written or forgotten while the export runs may or may not be in it; each one in it
-    /// is whole. Returns how many records `each` was handed.
-    pub fn export_each<E: From<EngineError>>(
-        &self,
-        space: &SpaceId,
-        within: Option<&cairn_core::Partition>,
-        mut each: impl FnMut(Exported) -> Result<(), E>,
-    ) -> Result<usize, E> {
-        let store = |e: cairn_core::StoreError| E::from(EngineError::from(e));
-        self.require_space(space)?;
-        let mut n = 0;
-        let headers = self.b.records.session_headers(space).map_err(store)?;
-        for h in headers {
-            if within.is_some_and(|p| !p.holds(&h.metadata)) {
-                continue;
-            }
-            // None: forgotten since the headers were read.
-            if let Some(r) = self.b.records.get_session(space, &h.id).map_err(store)? {
-                each(Exported::Session(r))?;
-                n += 1;
-            }
-        }
-        // A trajectory belongs to no end-user partition.
-        if within.is_some() {
-            return Ok(n);
-        }
-        let summaries = self.b.records.trajectory_summaries(space).map_err(store)?;
-        for t in summaries {
-            if let Some(r) = self.b.records.get_trajectory(space, &t.id).map_err(store)? {
-                each(Exported::Trajectory(r))?;
-                n += 1;
-            }
-        }
-        Ok(n)
-    }
-
-    /// The units derived from one session.
-    pub fn session_units(&self, space: &SpaceId, session: &str) -> Result<Vec<Unit>, EngineError> {
-        self.require_space(space)?;
-        Ok(self.b.records.session_units(space, session)?)
     }
 }

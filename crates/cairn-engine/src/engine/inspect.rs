@@ -17,7 +17,9 @@ use cairn_core::{
 use std::collections::HashMap;
 use std::time::Instant;
 
-use super::state::{ms, Engine, EngineError};
+use super::error::EngineError;
+use super::services::Trajectories;
+use super::state::ms;
 
 /// `value` or `default`, refused past `max` or at 0 (naming `field`).
 fn bounded(
@@ -36,7 +38,7 @@ fn bounded(
     Ok(v)
 }
 
-impl Engine {
+impl Trajectories<'_> {
     fn stored_trajectory(
         &self,
         space: &SpaceId,
@@ -247,7 +249,7 @@ impl Engine {
     ) -> Result<InspectedRecall, EngineError> {
         opts.validate()?;
         let t0 = Instant::now();
-        let recall = self.recall(
+        let recall = self.retrieval().recall(
             space,
             question,
             &RecallOptions {

@@ -10,8 +10,9 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use super::cache::{unit_weight, Key, Weigh};
+use super::error::EngineError;
 use super::scope::View;
-use super::state::{Engine, EngineError};
+use super::services::Knowledge;
 
 /// The topic prefixes whose units are cached whole per space: facts and profile
 /// contributions.
@@ -53,7 +54,7 @@ impl Weigh for profile::Profiles {
 }
 use crate::derive::partitions;
 
-impl Engine {
+impl Knowledge<'_> {
     /// Every fact of a space the view sees: the cached read itself when it sees them
     /// all, rather than a copy of every fact per request.
     pub(super) fn facts_in(
@@ -70,7 +71,7 @@ impl Engine {
         ))
     }
 
-    /// Every fact of a space (see [`Engine::topic_units_cached`]).
+    /// Every fact of a space (see [`Knowledge::topic_units_cached`]).
     pub(super) fn all_facts(&self, space: &SpaceId) -> Result<Arc<Vec<Unit>>, EngineError> {
         Ok(self.topic_units_cached(space, "fact:")?.1)
     }
@@ -114,7 +115,7 @@ impl Engine {
             .filter(|i| i.is_of(&facts)))
     }
 
-    /// Every profile contribution of a space (see [`Engine::topic_units_cached`]).
+    /// Every profile contribution of a space (see [`Knowledge::topic_units_cached`]).
     pub(super) fn contributions(&self, space: &SpaceId) -> Result<Arc<Vec<Unit>>, EngineError> {
         Ok(self.topic_units_cached(space, "speaker:")?.1)
     }

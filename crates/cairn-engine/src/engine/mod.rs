@@ -1,24 +1,28 @@
 //! The engine: the one place where ingest and recall are orchestrated.
 //!
-//! Write side (ingest): `ingest.rs` (sessions, group messages, the shared write path),
-//! `import.rs` (restoring an export as one request), `append.rs` (appends to one
-//! session, group-committed), `remember.rs` (what an agent asks to keep: a note or turns,
-//! as an append to a new or named session), `receipt.rs` (idempotency keys: the receipts that make any
-//! write safe to retry), `staged.rs` (vectors embedded before the write lock), `forget.rs`
-//! (and scrubbing what was forgotten from the stores' files), `trajectories.rs`,
-//! `enrich.rs`, `committer.rs` (when the text index commits), `advance.rs` (a session
-//! write bringing its space's cached derived state to the new generation). Read side (recall and
-//! browsing): `recall.rs` (with `candidates.rs`: what the indexes find within the view, loaded; `versions.rs`: fact versions among the hits; `profiles.rs`:
-//! profiles of the people a question names; `relevance.rs`: the relevance floor and the
-//! newest statement first), `graph.rs` (the entity graph: its cache, listings, recall
-//! stages), `knowledge.rs` (fact histories, profiles), `browse.rs` (listings and metadata
-//! filters), `scope.rs` (what a request sees: its scope resolved against a space, and the
-//! error of a name several partitions know), `inspect.rs` (the trajectory inspection
-//! verbs), `agent.rs` (the agent controller: a model working through them), `cache.rs` (the one cache of derived reads: by space and a hash of the scope, for one
-//! generation of the space, bounded in bytes), `flight.rs` (one build at a time of what it holds).
-//! The engine itself: `state.rs` (the `Engine`, its errors and configuration, opening,
-//! the write lock, spaces), `heal.rs` (healing and `check`), `vectors.rs` (embedding and
-//! storing the vectors of what is written). This file is the map and what it exports.
+//! The engine itself (`Engine`, what every service shares): `state.rs` (its state,
+//! opening, the write lock, spaces), `config.rs`, `error.rs`, `reports.rs`, `waiting.rs`
+//! (writes waiting for the lock: queued appends, staged vectors), `heal.rs` (healing and
+//! `check`) with `reconcile.rs`, `vectors.rs` (embedding and storing vectors), `scope.rs`
+//! (what a request sees: its scope resolved against a space into a `View`), `cache.rs`
+//! (the one cache of derived reads: by space and a hash of the scope, for one generation
+//! of the space, bounded in bytes) with `flight.rs` (one build at a time of what it
+//! holds), `committer.rs` (when the text index commits). The services (`services.rs`):
+//! - `Writes`: `ingest.rs` (sessions, group messages, the shared write path), `import.rs`
+//!   (an export restored as one request), `append.rs` (appends to one session,
+//!   group-committed), `remember.rs` (what an agent asks to keep), `receipt.rs`
+//!   (idempotency keys), `staged.rs` (vectors embedded before the write lock),
+//!   `enrich.rs`, `advance.rs` (a write bringing its space's cached derived state to the
+//!   new generation).
+//! - `Forgetting`: `forget.rs` (and scrubbing what was forgotten from the stores' files).
+//! - `Retrieval`: `recall.rs`, `candidates.rs` (what the indexes find within the view,
+//!   loaded), `versions.rs` (fact versions among the hits), `profiles.rs` (profiles of
+//!   the people a question names), `relevance.rs` (the relevance floor, the newest
+//!   statement first), `card.rs` (the user's card).
+//! - `Knowledge`: `knowledge.rs` (facts, histories, profiles), `graph.rs` (the entity
+//!   graph: its cache, listings, recall stages), `browse.rs` (listings, exports).
+//! - `Trajectories`: `trajectories.rs`, `inspect.rs` (the inspection verbs), `agent.rs`
+//!   (the agent controller: a model working through them).
 mod advance;
 #[cfg(test)]
 mod advance_tests;
@@ -31,9 +35,11 @@ mod cache;
 mod candidates;
 mod card;
 mod committer;
+mod config;
 #[cfg(test)]
 mod cost_tests;
 mod enrich;
+mod error;
 mod flight;
 mod forget;
 mod graph;
@@ -48,20 +54,24 @@ mod receipt;
 mod reconcile;
 mod relevance;
 mod remember;
+mod reports;
 mod scope;
+mod services;
 mod staged;
 mod state;
 mod trajectories;
 mod vectors;
 mod versions;
+mod waiting;
 
-pub use browse::SessionPage;
+pub use browse::{Exported, SessionPage};
 pub use committer::TextCommitter;
+pub use config::{EngineBackends, EngineConfig};
 pub use enrich::{enrichment_units, llm_fact_id, EnrichReport};
+pub use error::EngineError;
 pub use forget::{ForgetReport, MessageForgetReport, PartitionForgetReport};
-pub use ingest::Exported;
 pub use receipt::WriteOptions;
 pub use remember::{Remembered, NOTE_SPEAKER};
-pub use state::{
-    CheckReport, Engine, EngineBackends, EngineConfig, EngineError, IngestReport, SpaceIndexCheck,
-};
+pub use reports::{CheckReport, IngestReport, SpaceIndexCheck};
+pub use services::{Forgetting, Knowledge, Retrieval, Trajectories, Writes};
+pub use state::Engine;

@@ -5,10 +5,11 @@ use crate::rank::Ranked;
 use cairn_core::explain::Step;
 use cairn_core::{RecallOptions, SpaceId, Unit, UnitKind};
 
+use super::error::EngineError;
 use super::scope::View;
-use super::state::{Engine, EngineError};
+use super::services::Retrieval;
 
-impl Engine {
+impl Retrieval<'_> {
     /// Puts the profiles of the people a question is about first, with the best hit's
     /// score, keeping `top_k`.
     pub(super) fn with_profiles(
@@ -46,7 +47,7 @@ impl Engine {
         if !profile::asks_about_person(query) {
             return Ok(None);
         }
-        let sums = self.profiles_in(space, view)?;
+        let sums = self.knowledge().profiles_in(space, view)?;
         let known = sums.speakers();
         let mut named = profile::named_speakers(query, &known);
         if named.is_empty() {
@@ -76,7 +77,7 @@ impl Engine {
         };
         let profiles = profiles
             .into_iter()
-            .map(|(p, partition)| self.with_facts(space, view, p, partition))
+            .map(|(p, partition)| self.knowledge().with_facts(space, view, p, partition))
             .collect::<Result<Vec<_>, _>>()?;
         let units: Vec<Unit> = profiles
             .into_iter()

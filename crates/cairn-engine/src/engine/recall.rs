@@ -20,9 +20,11 @@ use std::time::Instant;
 
 use super::candidates::{Candidates, Loaded};
 use super::card;
+use super::error::EngineError;
 use super::relevance::{relevance, Cosines};
 use super::scope::View;
-use super::state::{ms, Engine, EngineError};
+use super::services::Retrieval;
+use super::state::ms;
 
 /// Stage times and counts for an explanation; `None` when not explaining, so nothing is
 /// measured for it.
@@ -64,7 +66,7 @@ impl Trace {
     }
 }
 
-impl Engine {
+impl Retrieval<'_> {
     /// Recalls evidence for `query` from one space.
     pub fn recall(
         &self,
@@ -97,7 +99,9 @@ impl Engine {
         let loaded = self.load_visible(space, &fused, &mut found, &view)?;
         trace.stage("load");
         check("recall: loading candidates")?;
-        let fused = self.graph_lift(space, query, fused, &loaded.units, &view)?;
+        let fused = self
+            .knowledge()
+            .graph_lift(space, query, fused, &loaded.units, &view)?;
         trace.stage("graph_lift");
         let signals = if rc.learned.is_some() || opts.explain {
             signals(&found)
@@ -114,7 +118,7 @@ impl Engine {
             opts.explain,
         );
         trace.stage("second_pass");
-        let (ranked, via) = self.graph_stage(
+        let (ranked, via) = self.knowledge().graph_stage(
             space,
             query,
             found.query_vector.as_deref(),

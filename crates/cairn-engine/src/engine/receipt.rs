@@ -4,7 +4,8 @@
 use cairn_core::{InputError, Receipt, SpaceId, RECEIPT_TTL_HOURS};
 use sha2::{Digest, Sha256};
 
-use super::state::{Engine, EngineError, IngestReport};
+use super::error::EngineError;
+use super::reports::IngestReport;
 
 use cairn_core::bounds::MAX_IDEMPOTENCY_KEY;
 
@@ -87,21 +88,22 @@ impl Request {
             recorded_at: chrono::Utc::now(),
         }
     }
-}
 
-impl Engine {
     /// The first answer to a request already made with this key, if one was kept; an
     /// error when the key was used for another input. The caller holds the write lock.
-    pub(super) fn replay(&self, r: &Request) -> Result<Option<IngestReport>, EngineError> {
-        let Some(receipt) = self.b.records.receipt(&r.space, &r.key)? else {
+    pub(super) fn replay(
+        &self,
+        records: &dyn cairn_core::RecordStore,
+    ) -> Result<Option<IngestReport>, EngineError> {
+        let Some(receipt) = records.receipt(&self.space, &self.key)? else {
             return Ok(None);
         };
         let age = chrono::Utc::now() - receipt.recorded_at;
         if age > chrono::Duration::hours(RECEIPT_TTL_HOURS) {
             return Ok(None);
         }
-        if receipt.fingerprint != r.fingerprint {
-            return Err(EngineError::IdempotencyKeyReused(r.key.clone()));
+        if receipt.fingerprint != self.fingerprint {
+            return Err(EngineError::IdempotencyKeyReused(self.key.clone()));
         }
         let mut report: IngestReport = serde_json::from_str(&receipt.response)
             .map_err(|e| cairn_core::StoreError::Corrupt(format!("receipt: {e}")))?;

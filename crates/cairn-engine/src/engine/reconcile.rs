@@ -7,7 +7,8 @@
 use cairn_core::{SpaceId, Unit, UnitKind, UnitQuery};
 use std::collections::HashSet;
 
-use super::state::{Engine, EngineError};
+use super::error::EngineError;
+use super::state::Engine;
 
 impl Engine {
     /// Mends every space whose text-index count differs from its searchable units:

@@ -7,7 +7,8 @@ use crate::rank::Ranked;
 use cairn_core::{RecallOptions, SpaceId, Unit, UnitKind};
 use std::collections::HashMap;
 
-use super::state::{Engine, EngineError};
+use super::error::EngineError;
+use super::services::Retrieval;
 
 /// Cosines of units with the query: those the candidate lists found, and those asked
 /// for since.
@@ -53,7 +54,7 @@ fn missing<'a>(places: impl IntoIterator<Item = &'a Ranked>, cosines: &Cosines) 
     ids
 }
 
-impl Engine {
+impl Retrieval<'_> {
     /// Computes the cosines `places` need that `cosines` lacks (one vector read for all).
     pub(super) fn complete_cosines<'a>(
         &self,

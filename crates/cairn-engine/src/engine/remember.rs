@@ -4,8 +4,10 @@
 //! surface (the MCP tool, the library) keeps memories the same way.
 use cairn_core::{AppendInput, Memo, Message, RememberInput, SpaceId};
 
+use super::error::EngineError;
 use super::receipt::WriteOptions;
-use super::state::{Engine, EngineError, IngestReport};
+use super::reports::IngestReport;
+use super::services::Writes;
 
 /// The speaker a note is stored under: a note is no one's turn in a conversation.
 pub const NOTE_SPEAKER: &str = "note";
@@ -18,7 +20,7 @@ pub struct Remembered {
     pub report: IngestReport,
 }
 
-impl Engine {
+impl Writes<'_> {
     /// Keeps a note or conversation turns (see [`RememberInput`]). Times go on the
     /// messages, not the session, so appending to a stored session never changes its
     /// header; a message with no time of its own takes the input's, and without one the

@@ -15,7 +15,8 @@ use std::mem::size_of;
 use std::sync::Arc;
 
 use super::cache::{json_len, Key, Weigh};
-use super::state::{Engine, EngineError};
+use super::error::EngineError;
+use super::state::Engine;
 
 /// A space's session headers with the document the metadata filter reads, as of one store
 /// generation, and what they weigh (kept as headers are put and removed, so a write that

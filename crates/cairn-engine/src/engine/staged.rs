@@ -6,58 +6,21 @@
 //! instead of calling the model. A text the first derivation did not foresee (another
 //! write changed the session meanwhile) is embedded under the lock, as before. Nothing
 //! staged is stored: a write that is refused leaves no vector anywhere.
-use super::append::Pending;
 use super::ingest::{Planned, WriteMode};
-use super::state::{Engine, IngestReport};
+use super::reports::IngestReport;
+use super::services::Writes;
+use super::waiting::{Pending, StagedGuard};
 use cairn_core::{SessionRecord, TrajectoryRecord, Unit};
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::collections::HashSet;
+use std::sync::Arc;
 
-/// A staged vector by its cache key, with how many writes staged it.
-type ByKey = HashMap<[u8; 32], (Arc<Vec<f32>>, usize)>;
-
-/// Staged vectors by cache key, each with how many writes staged it.
-#[derive(Default)]
-pub(super) struct Staged(Mutex<ByKey>);
-
-impl Staged {
-    fn map(&self) -> std::sync::MutexGuard<'_, ByKey> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The vector staged under `key`, if any.
-    pub(super) fn get(&self, key: &[u8; 32]) -> Option<Vec<f32>> {
-        self.map().get(key).map(|(v, _)| v.as_ref().clone())
-    }
-}
-
-/// A write's staged vectors, released when it is done (answered or failed).
-pub(super) struct StagedGuard<'a> {
-    staged: &'a Staged,
-    keys: Vec<[u8; 32]>,
-}
-
-impl Drop for StagedGuard<'_> {
-    fn drop(&mut self) {
-        let mut map = self.staged.map();
-        for k in &self.keys {
-            if let Some((_, n)) = map.get_mut(k) {
-                *n -= 1;
-                if *n == 0 {
-                    map.remove(k);
-                }
-            }
-        }
-    }
-}
-
-impl Engine {
+impl<'e> Writes<'e> {
     /// Embeds the texts of `units` that neither the cache nor the stage holds and stages
     /// them until the guard drops. Best effort: an error is left for the locked write to
     /// meet and report.
-    fn stage_units(&self, units: &[Unit]) -> StagedGuard<'_> {
+    fn stage_units(&self, units: &[Unit]) -> StagedGuard<'e> {
         let mut guard = StagedGuard {
-            staged: &self.staged,
+            staged: &self.0.staged,
             keys: Vec::new(),
         };
         let mut todo: Vec<([u8; 32], &str)> = Vec::new();
@@ -111,7 +74,7 @@ impl Engine {
     pub(super) fn stage_sessions(
         &self,
         records: &[(SessionRecord, WriteMode)],
-    ) -> Option<StagedGuard<'_>> {
+    ) -> Option<StagedGuard<'e>> {
         if records.iter().all(|(_, m)| *m == WriteMode::Rederive) {
             return None;
         }
@@ -127,7 +90,7 @@ impl Engine {
     }
 
     /// Stages the vectors of trajectories about to be inserted.
-    pub(super) fn stage_trajectories(&self, records: &[TrajectoryRecord]) -> StagedGuard<'_> {
+    pub(super) fn stage_trajectories(&self, records: &[TrajectoryRecord]) -> StagedGuard<'e> {
         let units: Vec<Unit> = records
             .iter()
             .flat_map(|r| {
@@ -138,8 +101,8 @@ impl Engine {
     }
 
     /// Stages the vectors of an append: the session as stored now, extended by it.
-    pub(super) fn stage_append(&self, p: &Pending) -> Option<StagedGuard<'_>> {
-        let (record, stored_len) = p.dry_run(self)?;
+    pub(super) fn stage_append(&self, p: &Pending) -> Option<StagedGuard<'e>> {
+        let (record, stored_len) = self.dry_run(p)?;
         let units = self
             .changes_of(Planned {
                 record,

@@ -1,171 +1,13 @@
 //! The engine's state and lifecycle: its backends and configuration, the write lock,
 //! opening (and re-deriving when the rules changed), spaces, flushing, stats.
-use super::{append, cache, staged};
+use super::config::{EngineBackends, EngineConfig};
+use super::error::EngineError;
+use super::{cache, waiting};
 use crate::derive::DERIVE_VERSION;
-use crate::embedding::CachedEmbedError;
-use crate::rank::RankConfig;
-use cairn_core::{
-    ConflictError, EmbedError, Embedder, EmbeddingCache, InputError, RecordStore, SpaceId,
-    SpaceStats, StoreError, TextIndex, VectorIndex,
-};
+use cairn_core::{Embedder, SpaceId, SpaceStats, StoreError};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
-use thiserror::Error;
-
-#[derive(Debug, Clone, Error)]
-pub enum EngineError {
-    #[error(transparent)]
-    Input(#[from] InputError),
-    #[error(transparent)]
-    Conflict(#[from] ConflictError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Embed(#[from] EmbedError),
-    /// An idempotency key came again with another request than the one it first named.
-    #[error("idempotency key {0:?} was already used for a different request")]
-    IdempotencyKeyReused(String),
-    /// A memory that cannot be forgotten on its own (a profile: computed from a speaker's
-    /// messages); the message says what to forget instead.
-    #[error("{0}")]
-    NotDeletable(String),
-    /// The request ran past the deadline its caller set (`budget.rs`).
-    #[error(transparent)]
-    OutOfTime(#[from] crate::budget::OutOfTime),
-}
-
-impl From<CachedEmbedError> for EngineError {
-    fn from(e: CachedEmbedError) -> Self {
-        match e {
-            CachedEmbedError::Embed(e) => EngineError::Embed(e),
-            CachedEmbedError::Store(e) => EngineError::Store(e),
-        }
-    }
-}
-
-/// The storage and model implementations an engine runs on.
-#[derive(Clone)]
-pub struct EngineBackends {
-    pub records: Arc<dyn RecordStore>,
-    pub text: Arc<dyn TextIndex>,
-    pub vectors: Arc<dyn VectorIndex>,
-    pub embedder: Arc<dyn Embedder>,
-    pub cache: Arc<dyn EmbeddingCache>,
-    /// Stored LLM readings (enrichment); `None`: the store keeps none.
-    pub enrich: Option<Arc<dyn cairn_core::EnrichmentStore>>,
-}
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct EngineConfig {
-    pub rank: RankConfig,
-    /// The user's card at the head of every recall's context (see `card.rs`).
-    pub card: crate::card::CardConfig,
-    /// Forgetting (a space, a session, a message, a trajectory) also removes the vectors of
-    /// the forgotten text from the embedding cache (default). Off, the cache keeps them, so
-    /// the same text ingested again is not embedded again: for replays of public data
-    /// (benchmarks), never for data that must be forgotten, since a cached vector and its
-    /// key (the text's SHA-256) can confirm a guessed text.
-    pub purge_cache_on_forget: bool,
-    /// One embedding-cache entry per distinct text for the whole store, shared by every
-    /// space. Off (default), each space has entries of its own: otherwise a tenant could
-    /// tell whether another space holds a text (its ingest would count the vector as
-    /// cached) or asked a query (its embedding would come back at once). On, for replays
-    /// of public data across many spaces (benchmarks), where a text is embedded once.
-    pub share_embedding_cache: bool,
-    /// Milliseconds a write's text-index entries may stay uncommitted on disk (see
-    /// `committer.rs`): a recall commits them first, a [`TextCommitter`] within this
-    /// interval. 0: no background commits (only recalls, checks and closing commit).
-    pub text_commit_ms: u64,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        Self {
-            rank: RankConfig::default(),
-            card: crate::card::CardConfig::default(),
-            purge_cache_on_forget: true,
-            share_embedding_cache: false,
-            text_commit_ms: 1000,
-        }
-    }
-}
-
-/// What an ingest did.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct IngestReport {
-    pub sessions: usize,
-    /// Trajectories written (new ones; identical re-inserts count as unchanged).
-    pub trajectories: usize,
-    /// Sessions or trajectories that were already stored identically (nothing to do).
-    pub unchanged: usize,
-    pub messages_added: usize,
-    /// Messages added without a time of their own or of their session: each was given
-    /// the time it was recorded, so every message stored has a time.
-    pub dated_at_recording: usize,
-    pub units: usize,
-    pub vectors_computed: usize,
-    pub vectors_cached: usize,
-    /// The request carried an idempotency key already answered: this is the first
-    /// answer again, and nothing was written now.
-    pub replayed: bool,
-}
-
-impl std::ops::AddAssign<&IngestReport> for IngestReport {
-    fn add_assign(&mut self, r: &IngestReport) {
-        self.sessions += r.sessions;
-        self.trajectories += r.trajectories;
-        self.unchanged += r.unchanged;
-        self.messages_added += r.messages_added;
-        self.dated_at_recording += r.dated_at_recording;
-        self.units += r.units;
-        self.vectors_computed += r.vectors_computed;
-        self.vectors_cached += r.vectors_cached;
-    }
-}
-
-/// What `check` found (and, with rebuild, repaired).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct CheckReport {
-    pub spaces: usize,
-    pub units: usize,
-    pub text_reindexed: usize,
-    /// Text-index entries of units the record does not hold, removed, and units it
-    /// held that the index lacked, indexed, since the engine opened (its opening
-    /// included): found by counting each space against the record (`reconcile.rs`). Not
-    /// 0 means something left the index out of step beyond what the removal log heals.
-    pub text_mended: usize,
-    pub vectors_rebuilt: usize,
-    pub text_watermark: u64,
-    pub vector_watermark: u64,
-    pub last_seq: u64,
-    /// Per space: the units of the record against the entries of each index.
-    pub indexes: Vec<SpaceIndexCheck>,
-    /// Stored rows that do not decode (`space "a", session "s1": ...`); any makes the
-    /// store inconsistent.
-    pub unreadable: Vec<String>,
-    /// Every record decodes, and every index holds exactly the units of the record (and
-    /// the watermarks reach the last sequence number).
-    pub consistent: bool,
-}
-
-/// One space's derived indexes against its record.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct SpaceIndexCheck {
-    pub space: String,
-    /// Units in the record store.
-    pub units: usize,
-    /// Units the text index should hold (every searchable unit) and what it holds
-    /// (`None`: the backend cannot count).
-    pub text_expected: usize,
-    pub text_entries: Option<usize>,
-    /// Units with an embedding text, and the vectors held.
-    pub vectors_expected: usize,
-    pub vector_entries: usize,
-    pub agree: bool,
-}
 
 /// Held while writing (see [`Engine::lock`]); fields drop in order: the store's lock
 /// first, then the process's mutex.
@@ -198,9 +40,9 @@ pub struct Engine {
     pub(super) read_warned: AtomicBool,
     /// Appends waiting for the write lock; whoever takes it writes all of them in one
     /// transaction (group commit, see `append.rs`).
-    pub(super) appends: append::Queue,
+    pub(super) appends: waiting::Queue,
     /// Vectors of writes waiting for the write lock, embedded before it (`staged.rs`).
-    pub(super) staged: staged::Staged,
+    pub(super) staged: waiting::Staged,
 }
 
 impl Engine {
@@ -215,8 +57,8 @@ impl Engine {
             behind: AtomicBool::new(false),
             text_mended: Default::default(),
             read_warned: AtomicBool::new(false),
-            appends: append::Queue::default(),
-            staged: staged::Staged::default(),
+            appends: waiting::Queue::default(),
+            staged: waiting::Staged::default(),
         };
         match engine.heal() {
             Ok(_) => {}
@@ -388,24 +230,6 @@ impl Engine {
 
     pub fn spaces(&self) -> Result<Vec<SpaceId>, EngineError> {
         Ok(self.b.records.list_spaces()?)
-    }
-
-    /// Deletes a space and everything derived from it.
-    pub fn drop_space(&self, space: &SpaceId) -> Result<bool, EngineError> {
-        let w = self.lock_to_forget()?;
-        if self.b.records.space_exists(space)? {
-            self.purge_cached(&self.b.records.space_units(space)?, &[])?;
-        }
-        // The record first: its removals are logged, so a crash before the indexes
-        // commit theirs heals on open (the other order left indexes emptied of units
-        // still stored).
-        let existed = self.b.records.drop_space(space)?;
-        self.b.text.drop_space(space)?;
-        self.b.vectors.drop_space(space)?;
-        self.removals_applied(space)?;
-        self.scrub(w)?;
-        self.forgotten();
-        Ok(existed)
     }
 
     /// Makes every ingested unit searchable and the text index durable.

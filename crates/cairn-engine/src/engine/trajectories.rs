@@ -4,10 +4,12 @@ use cairn_core::{
     AgentState, ConflictError, SpaceId, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit,
 };
 
+use super::error::EngineError;
 use super::receipt::{Request, WriteOptions};
-use super::state::{Engine, EngineError, IngestReport};
+use super::reports::IngestReport;
+use super::services::Trajectories;
 
-impl Engine {
+impl Trajectories<'_> {
     /// Inserts agent trajectories into a space (created if needed). All are validated
     /// before anything is written; a trajectory already stored identically is left as it
     /// is, one stored with different content is a conflict.
@@ -45,9 +47,13 @@ impl Engine {
         rederive: bool,
         request: Option<&Request>,
     ) -> Result<IngestReport, EngineError> {
-        let _staged = (!rederive).then(|| self.stage_trajectories(&records));
+        let _staged = (!rederive).then(|| self.writes().stage_trajectories(&records));
         let _w = self.lock()?;
-        if let Some(report) = request.map(|r| self.replay(r)).transpose()?.flatten() {
+        if let Some(report) = request
+            .map(|r| r.replay(self.b.records.as_ref()))
+            .transpose()?
+            .flatten()
+        {
             return Ok(report);
         }
         let mut report = IngestReport::default();
@@ -123,12 +129,12 @@ impl Engine {
         self.require_space(space)?;
         let w = self.lock_to_forget()?;
         let removed = self.delete_trajectory_locked(space, id)?;
-        self.scrub(w)?;
+        self.forgetting().scrub(w)?;
         self.forgotten();
         Ok(removed)
     }
 
-    /// [`Engine::forget_trajectory`] for a caller holding the write lock.
+    /// [`Trajectories::forget_trajectory`] for a caller holding the write lock.
     pub(super) fn delete_trajectory_locked(
         &self,
         space: &SpaceId,

@@ -1,6 +1,8 @@
 //! Vectors of written units: embedded (through the cache, before the write lock when
 //! they can be), stored, and purged from the embedding cache with what was forgotten.
-use super::state::{Engine, EngineError, IngestReport};
+use super::error::EngineError;
+use super::reports::IngestReport;
+use super::state::Engine;
 use crate::embedding::{self, cache_key_within, embed_keyed_staged, EmbedCounts};
 use cairn_core::{Embedder, SpaceId, Unit};
 use std::collections::BTreeMap;

@@ -8,10 +8,11 @@ use cairn_core::explain::{HitExplanation, Op, Step};
 use cairn_core::{SpaceId, Unit, UnitKind};
 use std::collections::HashMap;
 
+use super::error::EngineError;
 use super::scope::View;
-use super::state::{Engine, EngineError};
+use super::services::Retrieval;
 
-impl Engine {
+impl Retrieval<'_> {
     /// Puts what each hit states into its version chain (as of the recall time): a hit
     /// stating a value that was later replaced gets the current version ranked just
     /// above it (unless a better hit already shows it), and every hit stating a
@@ -30,10 +31,10 @@ impl Engine {
         let window = top_k * 2;
         // An index already built answers which hits state facts by itself; otherwise
         // the store is asked first, so the space's facts are read only when they matter.
-        let index = match self.built_fact_index(space)? {
+        let index = match self.knowledge().built_fact_index(space)? {
             Some(index) => index,
             None if self.any_states_a_fact(space, &ranked[..window.min(ranked.len())])? => {
-                self.fact_index(space)?
+                self.knowledge().fact_index(space)?
             }
             None => return Ok((ranked, superseded)),
         };

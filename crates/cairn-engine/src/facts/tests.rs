@@ -97,7 +97,7 @@ fn bare_instead_revises_the_latest_fact_of_its_shape() {
 }
 
 /// The subjects compared in listing every chain of a space (what
-/// `Engine::fact_subjects` does) where `n` people each state their role and the
+/// `Knowledge::fact_subjects` does) where `n` people each state their role and the
 /// budget of a project of their own, and every tenth restates it.
 fn subjects_compared(n: usize) -> u64 {
     use crate::work::{counting::steps_of, steps::SUBJECTS_COMPARED};

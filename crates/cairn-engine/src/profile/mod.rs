@@ -602,7 +602,7 @@ mod tests {
         }
     }
 
-    /// The work of the "Who ..." path of recall (`Engine::profiles_for`: the names a
+    /// The work of the "Who ..." path of recall (`Retrieval::profiles_for`: the names a
     /// question gives, then the best matching person) over a group chat of `n` speakers
     /// who each state a role and a skill: (contributions read, first names taken).
     fn who_work(n: usize) -> (u64, u64) {
