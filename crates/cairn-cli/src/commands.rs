@@ -318,7 +318,7 @@ pub fn forget(m: &Memory, a: &ForgetArgs, json: bool) -> Result<()> {
     let removed = match (&a.session, &a.trajectory, a.all) {
         (_, _, true) => usize::from(m.forget_space(space)?),
         (Some(s), _, _) => m.forget_session(space, s)?,
-        (None, Some(t), _) => m.forget_trajectory(space, t)?,
+        (None, Some(t), _) => m.trajectories().forget(space, t)?,
         (None, None, false) => bail!(
             "say what to forget: --session ID [--message ID [--exchange]], --trajectory ID, --memory ID, --partition JSON, or --all"
         ),

@@ -136,7 +136,8 @@ fn insert_trajectories(memory: &Memory, args: &IngestArgs) -> Result<IngestRepor
     let mut report = IngestReport::default();
     for chunk in all.chunks(8) {
         let r = memory
-            .insert_trajectories(&args.space, chunk.to_vec())
+            .trajectories()
+            .insert_many(&args.space, chunk.to_vec())
             .with_context(|| format!("inserting into space {:?}", args.space))?;
         report += &r;
         pb.inc(chunk.iter().map(|t| t.states.len() as u64).sum());

@@ -251,11 +251,13 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
             } else {
                 ManifestForm::Concise
             };
-            let r = m.trajectory_manifest_page(space, form, *offset, *limit)?;
+            let r = m
+                .trajectories()
+                .manifest_page(space, form, *offset, *limit)?;
             out(r.to_string(), &r)
         }
         TrajCommand::Show { id, state } => {
-            let Some(t) = m.trajectory(space, id)? else {
+            let Some(t) = m.trajectories().get(space, id)? else {
                 bail!("no trajectory {id:?} in space {space:?}");
             };
             match state {
@@ -270,7 +272,7 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
             }
         }
         TrajCommand::Summary { id } => {
-            let r = m.trajectory_summary(space, id)?;
+            let r = m.trajectories().summary(space, id)?;
             out(r.to_string(), &r)
         }
         TrajCommand::State {
@@ -278,7 +280,7 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
             index,
             max_chars,
         } => {
-            let r = m.trajectory_state(space, id, *index, *max_chars)?;
+            let r = m.trajectories().state(space, id, *index, *max_chars)?;
             out(r.to_string(), &r)
         }
         TrajCommand::Span {
@@ -287,7 +289,7 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
             max_chars,
         } => {
             let (a, b) = parse_span(span)?;
-            let r = m.trajectory_span(space, id, a, b, *max_chars)?;
+            let r = m.trajectories().span(space, id, a, b, *max_chars)?;
             out(r.to_string(), &r)
         }
         TrajCommand::Match {
@@ -296,7 +298,9 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
             words,
             limit,
         } => {
-            let r = m.trajectory_match(space, id, pattern, mode(*words), *limit)?;
+            let r = m
+                .trajectories()
+                .find(space, id, pattern, mode(*words), *limit)?;
             out(r.to_string(), &r)
         }
         TrajCommand::Search {
@@ -304,7 +308,9 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
             words,
             limit,
         } => {
-            let r = m.trajectory_search(space, pattern, mode(*words), *limit)?;
+            let r = m
+                .trajectories()
+                .search(space, pattern, mode(*words), *limit)?;
             out(r.to_string(), &r)
         }
         TrajCommand::Context {
@@ -335,7 +341,7 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
             if query.is_some() {
                 req.query = query.clone();
             }
-            let r = m.trajectory_context(space, &req)?;
+            let r = m.trajectories().context(space, &req)?;
             eprintln!("({} of {} tokens)", r.tokens, r.token_budget);
             out(format!("{}\n", r.context), &r)
         }
@@ -347,7 +353,7 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
                 token_budget: *token_budget,
                 ..InspectRecallOptions::default()
             };
-            let r = m.trajectory_recall_inspect(space, question, &opts)?;
+            let r = m.trajectories().recall_inspect(space, question, &opts)?;
             eprintln!(
                 "(shortlist {}; {} spans; {} tokens; {:.1} ms)",
                 r.shortlist.join(", "),
@@ -400,7 +406,7 @@ fn agent(cli: &Cli, m: &cairn::Memory, space: &str, a: &AgentArgs) -> Result<()>
         },
         ..AgentOptions::default()
     };
-    let r = m.trajectory_agent(space, question, &opts, model)?;
+    let r = m.trajectories().agent(space, question, &opts, model)?;
     eprintln!(
         "({:?}{}; {} model calls; {} steps; {} tokens; {:.0} ms)",
         r.mode,
@@ -436,7 +442,7 @@ fn export(
         helper: crate::workspace_helper::helper(&program, &reopen_args(cli)?, space),
         screenshots_from: screenshots_from.map(std::path::Path::to_path_buf),
     };
-    let r = m.export_trajectory_workspace(space, dir, &opts)?;
+    let r = m.trajectories().export_workspace(space, dir, &opts)?;
     if cli.store.is_some() {
         eprintln!("note: the memory is in PostgreSQL; set CAIRN_STORE where scripts/inspect runs (the URL is never written into the workspace)");
     }

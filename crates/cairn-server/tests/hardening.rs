@@ -644,7 +644,11 @@ fn a_streamed_export_writes_what_the_whole_read_wrote() {
         whole += &serde_json::to_string(&rec).expect("json");
         whole.push('\n');
     }
-    let run = memory.trajectory("x", "run").expect("read").expect("run");
+    let run = memory
+        .trajectories()
+        .get("x", "run")
+        .expect("read")
+        .expect("run");
     whole += &serde_json::to_string(&run).expect("json");
     whole.push('\n');
     assert!(whole.len() > 1 << 20, "{} bytes", whole.len());

@@ -98,12 +98,4 @@ impl Memory {
             .knowledge()
             .fact_subjects(&space(space_name)?, &scope.scope()?)?)
     }
-
-    /// The units derived from one trajectory (slices, events, its note), oldest first.
-    pub fn trajectory_units(&self, space_name: &str, id: &str) -> Result<Vec<Unit>, Error> {
-        Ok(self
-            .engine
-            .trajectories()
-            .trajectory_units(&space(space_name)?, id)?)
-    }
 }

@@ -57,7 +57,7 @@ pub use cairn_core::{
     UnitQuery, Warning, PARTITION_KEYS, UNKNOWN_FILTER_KEY,
 };
 /// Trajectory inspection: the verbs' answers, context requests, the agent controller's
-/// options and runs (see `Memory::trajectory_summary` and its neighbours).
+/// options and runs (see `Memory::trajectories`).
 pub use cairn_core::{
     AgentFallback, AgentMessage, AgentMode, AgentModel, AgentModelError, AgentOptions, AgentRun,
     AgentStep, ContextRequest, ContextSpan, InspectRecallOptions, InspectedRecall, Manifest,
@@ -89,7 +89,7 @@ pub use cairn_store::KEYS_FILE;
 pub use enrich::EnrichmentConfig;
 pub use error::Error;
 pub use memory::{dir_size, Memory, MemoryConfig};
-pub use trajectories::AgentLlm;
+pub use trajectories::{AgentLlm, Trajectories};
 pub use workspace::{
     WorkspaceHelper, WorkspaceOptions, WorkspaceReport, STATE_FILE as WORKSPACE_STATE_FILE,
 };

@@ -1,9 +1,8 @@
 use crate::Error;
 use cairn_core::{
-    AgentState, AppendInput, Embedder, EntityDetail, EntitySummary, FactHistory, GroupMessage,
-    InputError, KeyRecords, Partition, Recall, RecallOptions, RememberInput, ScopeOptions,
-    SessionInput, SessionRecord, SpaceId, SpaceStats, SpeakerProfile, TrajectoryInput,
-    TrajectoryRecord, TrajectorySummary, Warning,
+    AppendInput, Embedder, EntityDetail, EntitySummary, FactHistory, GroupMessage, InputError,
+    KeyRecords, Partition, Recall, RecallOptions, RememberInput, ScopeOptions, SessionInput,
+    SessionRecord, SpaceId, SpaceStats, SpeakerProfile, TrajectoryRecord, Warning,
 };
 use cairn_embed::EmbedConfig;
 use cairn_engine::{
@@ -552,82 +551,6 @@ impl Memory {
             .writes()
             .import(sessions, trajectories, opts)
             .map_err(|e| on_lines(e, &session_lines))
-    }
-
-    /// Inserts an agent trajectory; inserting the same one again changes nothing.
-    pub fn insert_trajectory(
-        &self,
-        space_name: &str,
-        trajectory: TrajectoryInput,
-    ) -> Result<IngestReport, Error> {
-        self.insert_trajectories(space_name, vec![trajectory])
-    }
-
-    /// Inserts trajectories (embedding them in shared batches); all are validated before
-    /// any is written.
-    pub fn insert_trajectories(
-        &self,
-        space_name: &str,
-        trajectories: Vec<TrajectoryInput>,
-    ) -> Result<IngestReport, Error> {
-        self.insert_trajectories_with(space_name, trajectories, &WriteOptions::default())
-    }
-
-    /// [`Memory::insert_trajectories`] with write options (an idempotency key).
-    pub fn insert_trajectories_with(
-        &self,
-        space_name: &str,
-        trajectories: Vec<TrajectoryInput>,
-        opts: &WriteOptions,
-    ) -> Result<IngestReport, Error> {
-        Ok(self.engine.trajectories().insert_trajectories(
-            &space(space_name)?,
-            trajectories,
-            opts,
-        )?)
-    }
-
-    /// A trajectory exactly as inserted (every state addressable by index).
-    pub fn trajectory(
-        &self,
-        space_name: &str,
-        id: &str,
-    ) -> Result<Option<TrajectoryRecord>, Error> {
-        Ok(self
-            .engine
-            .trajectories()
-            .trajectory(&space(space_name)?, id)?)
-    }
-
-    /// State `index` (0-based) of a trajectory, exactly as inserted, with the
-    /// trajectory's state count: `None` when there is no such trajectory, `(n, None)`
-    /// when it has no state `index`. Reads that state's observation only.
-    pub fn stored_state(
-        &self,
-        space_name: &str,
-        id: &str,
-        index: usize,
-    ) -> Result<Option<(usize, Option<AgentState>)>, Error> {
-        Ok(self
-            .engine
-            .trajectories()
-            .stored_state(&space(space_name)?, id, index)?)
-    }
-
-    /// The manifest of a space: goal, outcome, steps and URLs of every trajectory.
-    pub fn trajectory_manifest(&self, space_name: &str) -> Result<Vec<TrajectorySummary>, Error> {
-        Ok(self
-            .engine
-            .trajectories()
-            .trajectory_manifest(&space(space_name)?)?)
-    }
-
-    /// Forgets a trajectory and everything derived from it; returns units removed.
-    pub fn forget_trajectory(&self, space_name: &str, id: &str) -> Result<usize, Error> {
-        Ok(self
-            .engine
-            .trajectories()
-            .forget_trajectory(&space(space_name)?, id)?)
     }
 
     /// The memory units derived from one session (turns, rounds, ...).

@@ -6,11 +6,12 @@
 //! way `enrich.rs` wires the fact reader: the engine runs the loop over the
 //! [`AgentModel`] trait and knows no HTTP.
 use crate::memory::space;
-use crate::{Error, Memory};
+use crate::{Error, IngestReport, Memory, WriteOptions};
 use cairn_core::{
-    AgentMessage, AgentModel, AgentModelError, AgentOptions, AgentRun, ContextRequest, InputError,
-    InspectRecallOptions, InspectedRecall, Manifest, ManifestForm, Matches, PatternMode,
-    RenderedContext, SpanView, StateView, TrajectoryOverview,
+    AgentMessage, AgentModel, AgentModelError, AgentOptions, AgentRun, AgentState, ContextRequest,
+    InputError, InspectRecallOptions, InspectedRecall, Manifest, ManifestForm, Matches,
+    PatternMode, RenderedContext, SpanView, StateView, TrajectoryInput, TrajectoryOverview,
+    TrajectoryRecord, TrajectorySummary, Unit,
 };
 use cairn_llm::{ChatMessage, ChatRequest, LlmClient, LlmConfig};
 use serde_json::Value;
@@ -94,31 +95,118 @@ impl AgentModel for ConfiguredLlm {
     }
 }
 
+/// A space's trajectories, from [`Memory::trajectories`]: writing and reading them, the
+/// inspection verbs an agent browses them with, and the agent controller.
+#[derive(Clone, Copy)]
+pub struct Trajectories<'m>(pub(crate) &'m Memory);
+
 impl Memory {
+    /// The trajectories of this memory's spaces (see [`Trajectories`]).
+    pub fn trajectories(&self) -> Trajectories<'_> {
+        Trajectories(self)
+    }
+}
+
+impl Trajectories<'_> {
+    /// Inserts an agent trajectory; inserting the same one again changes nothing.
+    pub fn insert(
+        &self,
+        space_name: &str,
+        trajectory: TrajectoryInput,
+    ) -> Result<IngestReport, Error> {
+        self.insert_many(space_name, vec![trajectory])
+    }
+
+    /// Inserts trajectories (embedding them in shared batches); all are validated before
+    /// any is written.
+    pub fn insert_many(
+        &self,
+        space_name: &str,
+        trajectories: Vec<TrajectoryInput>,
+    ) -> Result<IngestReport, Error> {
+        self.insert_many_with(space_name, trajectories, &WriteOptions::default())
+    }
+
+    /// [`Trajectories::insert_many`] with write options (an idempotency key).
+    pub fn insert_many_with(
+        &self,
+        space_name: &str,
+        trajectories: Vec<TrajectoryInput>,
+        opts: &WriteOptions,
+    ) -> Result<IngestReport, Error> {
+        Ok(self.0.engine.trajectories().insert_trajectories(
+            &space(space_name)?,
+            trajectories,
+            opts,
+        )?)
+    }
+
+    /// A trajectory exactly as inserted (every state addressable by index).
+    pub fn get(&self, space_name: &str, id: &str) -> Result<Option<TrajectoryRecord>, Error> {
+        Ok(self
+            .0
+            .engine
+            .trajectories()
+            .trajectory(&space(space_name)?, id)?)
+    }
+
+    /// State `index` (0-based) of a trajectory, exactly as inserted, with the
+    /// trajectory's state count: `None` when there is no such trajectory, `(n, None)`
+    /// when it has no state `index`. Reads that state's observation only.
+    pub fn stored_state(
+        &self,
+        space_name: &str,
+        id: &str,
+        index: usize,
+    ) -> Result<Option<(usize, Option<AgentState>)>, Error> {
+        Ok(self
+            .0
+            .engine
+            .trajectories()
+            .stored_state(&space(space_name)?, id, index)?)
+    }
+
+    /// The manifest of a space: goal, outcome, steps and URLs of every trajectory.
+    pub fn manifest(&self, space_name: &str) -> Result<Vec<TrajectorySummary>, Error> {
+        Ok(self
+            .0
+            .engine
+            .trajectories()
+            .trajectory_manifest(&space(space_name)?)?)
+    }
+
+    /// Forgets a trajectory and everything derived from it; returns units removed.
+    pub fn forget(&self, space_name: &str, id: &str) -> Result<usize, Error> {
+        Ok(self
+            .0
+            .engine
+            .trajectories()
+            .forget_trajectory(&space(space_name)?, id)?)
+    }
+
     /// A page of a space's manifest, in insert order: `Concise` (goal, start URL,
     /// outcome, states) or `Full` (also each state's URL, title, thought and action).
     /// `limit` defaults to 200 (concise) or 25 (full) trajectories.
-    pub fn trajectory_manifest_page(
+    pub fn manifest_page(
         &self,
         space_name: &str,
         form: ManifestForm,
         offset: usize,
         limit: Option<usize>,
     ) -> Result<Manifest, Error> {
-        Ok(self
-            .engine
-            .trajectories()
-            .inspect_manifest(&space(space_name)?, form, offset, limit)?)
+        Ok(self.0.engine.trajectories().inspect_manifest(
+            &space(space_name)?,
+            form,
+            offset,
+            limit,
+        )?)
     }
 
     /// A compact summary of one trajectory: its header and a line per state (URL, page
     /// title, thought, action naming the element it acted on).
-    pub fn trajectory_summary(
-        &self,
-        space_name: &str,
-        id: &str,
-    ) -> Result<TrajectoryOverview, Error> {
+    pub fn summary(&self, space_name: &str, id: &str) -> Result<TrajectoryOverview, Error> {
         Ok(self
+            .0
             .engine
             .trajectories()
             .trajectory_overview(&space(space_name)?, id)?)
@@ -126,14 +214,14 @@ impl Memory {
 
     /// One state with its page, cut to `max_chars` characters (default 6,000; the cut is
     /// marked and says how to see all).
-    pub fn trajectory_state(
+    pub fn state(
         &self,
         space_name: &str,
         id: &str,
         index: usize,
         max_chars: Option<usize>,
     ) -> Result<StateView, Error> {
-        Ok(self.engine.trajectories().trajectory_state_view(
+        Ok(self.0.engine.trajectories().trajectory_state_view(
             &space(space_name)?,
             id,
             index,
@@ -143,7 +231,7 @@ impl Memory {
 
     /// States `start..=end` (at most 10 per call), each page cut to `max_chars`
     /// (default 2,500).
-    pub fn trajectory_span(
+    pub fn span(
         &self,
         space_name: &str,
         id: &str,
@@ -151,7 +239,7 @@ impl Memory {
         end: usize,
         max_chars: Option<usize>,
     ) -> Result<SpanView, Error> {
-        Ok(self.engine.trajectories().trajectory_span_view(
+        Ok(self.0.engine.trajectories().trajectory_span_view(
             &space(space_name)?,
             id,
             start,
@@ -162,7 +250,7 @@ impl Memory {
 
     /// The states of one trajectory holding a pattern (regex or words), with the
     /// matching lines.
-    pub fn trajectory_match(
+    pub fn find(
         &self,
         space_name: &str,
         id: &str,
@@ -170,7 +258,7 @@ impl Memory {
         mode: PatternMode,
         limit: Option<usize>,
     ) -> Result<Matches, Error> {
-        Ok(self.engine.trajectories().trajectory_match(
+        Ok(self.0.engine.trajectories().trajectory_match(
             &space(space_name)?,
             id,
             pattern,
@@ -181,14 +269,14 @@ impl Memory {
 
     /// (trajectory, state) pairs of a whole space holding a pattern; in words mode the
     /// states holding most of the words first.
-    pub fn trajectory_search(
+    pub fn search(
         &self,
         space_name: &str,
         pattern: &str,
         mode: PatternMode,
         limit: Option<usize>,
     ) -> Result<Matches, Error> {
-        Ok(self.engine.trajectories().trajectory_search(
+        Ok(self.0.engine.trajectories().trajectory_search(
             &space(space_name)?,
             pattern,
             mode,
@@ -198,12 +286,13 @@ impl Memory {
 
     /// A note and trajectory spans rendered into a context within the request's token
     /// budget (never over it).
-    pub fn trajectory_context(
+    pub fn context(
         &self,
         space_name: &str,
         request: &ContextRequest,
     ) -> Result<RenderedContext, Error> {
         Ok(self
+            .0
             .engine
             .trajectories()
             .render_trajectory_context(&space(space_name)?, request)?)
@@ -211,13 +300,14 @@ impl Memory {
 
     /// Recall + inspection, no LLM: recall shortlists trajectories, their best states
     /// become spans, the best note leads, all within the token budget.
-    pub fn trajectory_recall_inspect(
+    pub fn recall_inspect(
         &self,
         space_name: &str,
         question: &str,
         options: &InspectRecallOptions,
     ) -> Result<InspectedRecall, Error> {
         Ok(self
+            .0
             .engine
             .trajectories()
             .recall_inspect(&space(space_name)?, question, options)?)
@@ -228,19 +318,19 @@ impl Memory {
     /// and spans, rendered into a context. Bounded by the options' steps and time; when
     /// the model fails, times out or never answers (or there is none), the answer is the
     /// fallback (plain recall by default) and `fallback_reason` says why.
-    pub fn trajectory_agent(
+    pub fn agent(
         &self,
         space_name: &str,
         question: &str,
         options: &AgentOptions,
         llm: Option<Arc<AgentLlm>>,
     ) -> Result<AgentRun, Error> {
-        let model: Option<Arc<dyn AgentModel>> = match (llm, &self.enricher) {
+        let model: Option<Arc<dyn AgentModel>> = match (llm, &self.0.enricher) {
             (Some(l), _) => Some(l),
             (None, Some(e)) => Some(Arc::new(ConfiguredLlm(e.clone()))),
             (None, None) => None,
         };
-        Ok(self.engine.trajectories().run_trajectory_agent(
+        Ok(self.0.engine.trajectories().run_trajectory_agent(
             &space(space_name)?,
             question,
             model,
@@ -249,18 +339,27 @@ impl Memory {
     }
 
     /// The controller with any model (a scripted one in tests, another client).
-    pub fn trajectory_agent_with(
+    pub fn agent_with(
         &self,
         space_name: &str,
         question: &str,
         options: &AgentOptions,
         model: Arc<dyn AgentModel>,
     ) -> Result<AgentRun, Error> {
-        Ok(self.engine.trajectories().run_trajectory_agent(
+        Ok(self.0.engine.trajectories().run_trajectory_agent(
             &space(space_name)?,
             question,
             Some(model),
             options,
         )?)
+    }
+
+    /// The units derived from one trajectory (slices, events, its note), oldest first.
+    pub fn units(&self, space_name: &str, id: &str) -> Result<Vec<Unit>, Error> {
+        Ok(self
+            .0
+            .engine
+            .trajectories()
+            .trajectory_units(&space(space_name)?, id)?)
     }
 }

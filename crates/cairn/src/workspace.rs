@@ -9,7 +9,7 @@
 //! listed in `.cairn-workspace.json`), and the other files are rewritten only when their
 //! content changed.
 use crate::memory::space;
-use crate::{Error, Memory};
+use crate::Error;
 use cairn_core::TrajectoryRecord;
 use cairn_engine::workspace::{
     concise_summary, content_hash, dir_name, full_summary, trajectory_json, workflow,
@@ -195,17 +195,17 @@ fn write_trajectory(
     })
 }
 
-impl Memory {
+impl crate::Trajectories<'_> {
     /// Writes (or updates) a workspace for a coding agent in `dir` from a space's
     /// trajectories; see the module documentation for what it holds.
-    pub fn export_trajectory_workspace(
+    pub fn export_workspace(
         &self,
         space_name: &str,
         dir: &Path,
         options: &WorkspaceOptions,
     ) -> Result<WorkspaceReport, Error> {
         let sp = space(space_name)?;
-        let records = self.engine.trajectories().trajectories(&sp)?;
+        let records = self.0.engine.trajectories().trajectories(&sp)?;
         let tdir = dir.join("trajectories");
         for d in [&tdir, &dir.join("scripts")] {
             std::fs::create_dir_all(d).map_err(io(format!("creating {}", d.display())))?;

@@ -241,7 +241,9 @@ fn apply(m: &Memory, space: &str, w: &Write) -> Result<(), String> {
             let msgs = vs.iter().map(parse).collect::<Result<Vec<_>, _>>()?;
             m.ingest_group_messages_with(space, msgs, &opts)
         }
-        Write::Trajectory(v) => m.insert_trajectories_with(space, vec![parse(v)?], &opts),
+        Write::Trajectory(v) => m
+            .trajectories()
+            .insert_many_with(space, vec![parse(v)?], &opts),
         Write::Import(session, at) => {
             let line = json!({
                 "space": space,

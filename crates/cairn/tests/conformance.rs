@@ -1598,39 +1598,44 @@ fn trajectory_inspection_agrees_across_backends() {
             )
             .unwrap()
         };
-        m.insert_trajectories(
-            "runs",
-            vec![
-                run(
-                    "lamp",
-                    &[
-                        "RootWebArea 'Cart'\n[0] button 'Buy'",
-                        "[1] alert 'Order placed.'",
-                    ],
-                ),
-                run(
-                    "desk",
-                    &[
-                        "RootWebArea 'Desks'\n[0] link 'Oak desk'",
-                        "[1] alert 'Out of stock.'",
-                    ],
-                ),
-            ],
-        )
-        .unwrap();
-        let manifest = m
-            .trajectory_manifest_page("runs", cairn::ManifestForm::Full, 0, None)
+        m.trajectories()
+            .insert_many(
+                "runs",
+                vec![
+                    run(
+                        "lamp",
+                        &[
+                            "RootWebArea 'Cart'\n[0] button 'Buy'",
+                            "[1] alert 'Order placed.'",
+                        ],
+                    ),
+                    run(
+                        "desk",
+                        &[
+                            "RootWebArea 'Desks'\n[0] link 'Oak desk'",
+                            "[1] alert 'Out of stock.'",
+                        ],
+                    ),
+                ],
+            )
             .unwrap();
-        let summary = m.trajectory_summary("runs", "desk").unwrap();
-        let state = m.trajectory_state("runs", "lamp", 1, Some(10)).unwrap();
+        let manifest = m
+            .trajectories()
+            .manifest_page("runs", cairn::ManifestForm::Full, 0, None)
+            .unwrap();
+        let summary = m.trajectories().summary("runs", "desk").unwrap();
+        let state = m.trajectories().state("runs", "lamp", 1, Some(10)).unwrap();
         let matched = m
-            .trajectory_match("runs", "desk", "stock|oak", cairn::PatternMode::Regex, None)
+            .trajectories()
+            .find("runs", "desk", "stock|oak", cairn::PatternMode::Regex, None)
             .unwrap();
         let search = m
-            .trajectory_search("runs", "order stock", cairn::PatternMode::Words, None)
+            .trajectories()
+            .search("runs", "order stock", cairn::PatternMode::Words, None)
             .unwrap();
         let context = m
-            .trajectory_context(
+            .trajectories()
+            .context(
                 "runs",
                 &cairn::ContextRequest {
                     note: "Desks run out.".into(),
@@ -1969,9 +1974,13 @@ fn listing_pages_are_slices_of_one_order_across_dated_and_undated_units() {
             .unwrap()
         };
         m.ingest_session("l", travel()).unwrap();
-        m.insert_trajectory("l", run("t1", "book a table")).unwrap();
+        m.trajectories()
+            .insert("l", run("t1", "book a table"))
+            .unwrap();
         m.ingest_session("l", pets()).unwrap();
-        m.insert_trajectory("l", run("t2", "pay a bill")).unwrap();
+        m.trajectories()
+            .insert("l", run("t2", "pay a bill"))
+            .unwrap();
         for kinds in [None, Some(cairn_core::UnitKind::MEMORIES.to_vec())] {
             let list = |offset: usize, limit: usize| {
                 let q = cairn_core::UnitQuery {
@@ -2023,7 +2032,7 @@ fn a_listings_time_bounds_keep_what_a_scope_keeps() {
             "states": [{"url": "http://x/1", "action": "click", "observation": "a form"}]}))
         .unwrap();
         m.ingest_session("w", travel()).unwrap();
-        m.insert_trajectory("w", run).unwrap();
+        m.trajectories().insert("w", run).unwrap();
         m.ingest_session("w", pets()).unwrap();
         let list = |since, as_of| {
             let q = cairn_core::UnitQuery {
@@ -2079,15 +2088,20 @@ fn one_stored_state_is_the_runs_state_at_its_index() {
                 {"url": "http://x/1", "thought": "the brass one"},
                 {"url": "http://x/2", "action": "pay", "observation": "a list of lamps"}]}))
         .unwrap();
-        m.insert_trajectory("st", t).unwrap();
+        m.trajectories().insert("st", t).unwrap();
         let whole = m
-            .trajectory("st", "lamp")
+            .trajectories()
+            .get("st", "lamp")
             .unwrap()
             .unwrap()
             .trajectory
             .states;
         for (i, want) in whole.iter().enumerate() {
-            let (n, got) = m.stored_state("st", "lamp", i).unwrap().unwrap();
+            let (n, got) = m
+                .trajectories()
+                .stored_state("st", "lamp", i)
+                .unwrap()
+                .unwrap();
             assert_eq!(n, 3, "{}", b.name());
             assert_eq!(
                 serde_json::to_value(got.unwrap()).unwrap(),
@@ -2097,10 +2111,14 @@ fn one_stored_state_is_the_runs_state_at_its_index() {
             );
         }
         assert!(matches!(
-            m.stored_state("st", "lamp", 3).unwrap(),
+            m.trajectories().stored_state("st", "lamp", 3).unwrap(),
             Some((3, None))
         ));
-        assert!(m.stored_state("st", "nope", 0).unwrap().is_none());
+        assert!(m
+            .trajectories()
+            .stored_state("st", "nope", 0)
+            .unwrap()
+            .is_none());
     });
 }
 

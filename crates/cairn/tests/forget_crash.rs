@@ -135,7 +135,8 @@ fn units_removed_and_written_again_stay_indexed_after_a_crash() {
         let run = serde_json::from_value(json!({"id": "t", "goal": "log in",
             "states": [{"url": "http://a/", "observation": "Welcome back"}]}))
         .unwrap();
-        m.insert_trajectories_with("p", vec![run], &WriteOptions::default())
+        m.trajectories()
+            .insert_many_with("p", vec![run], &WriteOptions::default())
             .unwrap();
         m.flush().unwrap();
     }

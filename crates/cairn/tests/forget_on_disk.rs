@@ -35,7 +35,8 @@ fn a_forgotten_text_is_in_no_file_once_the_forget_returns() {
         "states": [{"url": "http://a/", "observation": format!("Welcome {by_trajectory}")}]}),
     )
     .unwrap();
-    m.insert_trajectories_with("p", vec![run], &WriteOptions::default())
+    m.trajectories()
+        .insert_many_with("p", vec![run], &WriteOptions::default())
         .unwrap();
     m.ingest_session("q", session("s4", &format!("My password is {by_space}.")))
         .unwrap();
@@ -49,7 +50,7 @@ fn a_forgotten_text_is_in_no_file_once_the_forget_returns() {
     m.forget_session("p", "s1").unwrap();
     m.forget_message("p", "s2", "0").unwrap();
     m.forget_unit("p", "turn:s3:0").unwrap();
-    m.forget_trajectory("p", "t").unwrap();
+    m.trajectories().forget("p", "t").unwrap();
     m.forget_space("q").unwrap();
     for c in canaries {
         assert_eq!(

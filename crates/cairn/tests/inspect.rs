@@ -60,7 +60,9 @@ fn fixture() -> Vec<cairn::TrajectoryInput> {
 fn memory(dir: &Path) -> Memory {
     let m = Memory::open_with_embedder(dir, MemoryConfig::default(), Arc::new(HashEmbedder))
         .expect("open");
-    m.insert_trajectories(SPACE, fixture()).expect("insert");
+    m.trajectories()
+        .insert_many(SPACE, fixture())
+        .expect("insert");
     m
 }
 
@@ -70,7 +72,8 @@ fn every_verb_answers_within_its_limits_and_says_what_it_cut() {
     let m = memory(dir.path());
 
     let page = m
-        .trajectory_manifest_page(SPACE, ManifestForm::Concise, 0, Some(5))
+        .trajectories()
+        .manifest_page(SPACE, ManifestForm::Concise, 0, Some(5))
         .unwrap();
     assert_eq!(
         (page.total, page.entries.len(), page.next_offset),
@@ -83,19 +86,22 @@ fn every_verb_answers_within_its_limits_and_says_what_it_cut() {
         Some("http://harborgoods.test/admin/")
     );
     let last = m
-        .trajectory_manifest_page(SPACE, ManifestForm::Full, 23, None)
+        .trajectories()
+        .manifest_page(SPACE, ManifestForm::Full, 23, None)
         .unwrap();
     assert_eq!((last.entries.len(), last.next_offset), (1, None));
     let steps = last.entries[0].steps.as_ref().unwrap();
     assert_eq!(steps.len(), last.entries[0].states);
     assert!(steps[0].title.as_deref().unwrap().contains("Sign in"));
     let e = m
-        .trajectory_manifest_page(SPACE, ManifestForm::Concise, 0, Some(0))
+        .trajectories()
+        .manifest_page(SPACE, ManifestForm::Concise, 0, Some(0))
         .unwrap_err();
     assert!(matches!(&e, Error::Input(i) if i.record == "limit"), "{e}");
 
     let o = m
-        .trajectory_summary(SPACE, "traj-coupon-summer-dup")
+        .trajectories()
+        .summary(SPACE, "traj-coupon-summer-dup")
         .unwrap();
     assert_eq!(
         (o.states, o.steps.len(), o.succeeded),
@@ -107,17 +113,19 @@ fn every_verb_answers_within_its_limits_and_says_what_it_cut() {
         "{text}"
     );
     assert!(matches!(
-        m.trajectory_summary(SPACE, "nope").unwrap_err(),
+        m.trajectories().summary(SPACE, "nope").unwrap_err(),
         Error::Store(StoreError::NotFound(_))
     ));
 
     let whole = m
-        .trajectory_state(SPACE, "traj-coupon-summer-dup", 12, Some(200_000))
+        .trajectories()
+        .state(SPACE, "traj-coupon-summer-dup", 12, Some(200_000))
         .unwrap();
     assert!(whole.truncated.is_none());
     assert!(whole.observation.contains("already exists"));
     let cut = m
-        .trajectory_state(SPACE, "traj-coupon-summer-dup", 12, Some(400))
+        .trajectories()
+        .state(SPACE, "traj-coupon-summer-dup", 12, Some(400))
         .unwrap();
     let note = cut.truncated.clone().unwrap();
     assert!(
@@ -131,18 +139,20 @@ fn every_verb_answers_within_its_limits_and_says_what_it_cut() {
     assert!(cut.observation.chars().count() < 400 + note.chars().count() + 2);
     assert_eq!(cut.observation_chars, whole.observation.chars().count());
     assert!(matches!(
-        m.trajectory_state(SPACE, "traj-coupon-summer-dup", 13, None).unwrap_err(),
+        m.trajectories().state(SPACE, "traj-coupon-summer-dup", 13, None).unwrap_err(),
         Error::Store(StoreError::NotFound(w)) if w.contains("0-12")
     ));
 
     let span = m
-        .trajectory_span(SPACE, "traj-coupon-summer-dup", 0, 12, Some(100))
+        .trajectories()
+        .span(SPACE, "traj-coupon-summer-dup", 0, 12, Some(100))
         .unwrap();
     assert_eq!((span.start, span.end, span.states.len()), (0, 9, 10));
     assert!(span.truncated.unwrap().contains("ask for span 10:12"));
 
     let mt = m
-        .trajectory_match(
+        .trajectories()
+        .find(
             SPACE,
             "traj-coupon-summer-dup",
             "already exists|is required",
@@ -157,7 +167,8 @@ fn every_verb_answers_within_its_limits_and_says_what_it_cut() {
         .flat_map(|s| &s.lines)
         .any(|l| l.text.contains("already exists")));
     let e = m
-        .trajectory_match(
+        .trajectories()
+        .find(
             SPACE,
             "traj-coupon-summer-dup",
             "([",
@@ -171,7 +182,8 @@ fn every_verb_answers_within_its_limits_and_says_what_it_cut() {
     );
 
     let s = m
-        .trajectory_search(
+        .trajectories()
+        .search(
             SPACE,
             "coupon code already exists",
             PatternMode::Words,
@@ -207,7 +219,7 @@ fn spans_become_a_context_that_never_exceeds_its_budget() {
             token_budget: budget,
             query: Some("What went wrong with the SUMMER15 coupon?".into()),
         };
-        let r = m.trajectory_context(SPACE, &req).unwrap();
+        let r = m.trajectories().context(SPACE, &req).unwrap();
         assert!(r.tokens <= budget, "{} > {budget}", r.tokens);
         assert_eq!(r.tokens, r.context.split_whitespace().count());
         if budget >= 300 {
@@ -229,7 +241,7 @@ fn spans_become_a_context_that_never_exceeds_its_budget() {
         token_budget: 500,
         query: None,
     };
-    let e = m.trajectory_context(SPACE, &bad).unwrap_err();
+    let e = m.trajectories().context(SPACE, &bad).unwrap_err();
     assert!(
         matches!(&e, Error::Input(i) if i.record == "spans[0].end_state"),
         "{e}"
@@ -238,7 +250,7 @@ fn spans_become_a_context_that_never_exceeds_its_budget() {
         spans: vec![span("traj-coupon-welcome", 1, 1), span("nope", 0, 0)],
         ..bad
     };
-    let e = m.trajectory_context(SPACE, &unknown).unwrap_err();
+    let e = m.trajectories().context(SPACE, &unknown).unwrap_err();
     assert!(
         matches!(&e, Error::Input(i) if i.record == "spans[1].trajectory_id"),
         "{e}"
@@ -250,7 +262,8 @@ fn recall_and_inspection_finds_the_state_that_shows_the_answer() {
     let dir = tempfile::tempdir().unwrap();
     let m = memory(dir.path());
     let r = m
-        .trajectory_recall_inspect(
+        .trajectories()
+        .recall_inspect(
             SPACE,
             "What error appeared when saving the SUMMER15 coupon, whose code already exists?",
             &InspectRecallOptions::default(),
@@ -309,7 +322,8 @@ fn the_controller_inspects_and_answers_with_note_and_spans() {
     ]);
     let q = "What went wrong when the agent tried to create the SUMMER15 coupon?";
     let run = m
-        .trajectory_agent(SPACE, q, &AgentOptions::default(), Some(llm.clone()))
+        .trajectories()
+        .agent(SPACE, q, &AgentOptions::default(), Some(llm.clone()))
         .unwrap();
     assert_eq!(run.mode, AgentMode::Agent, "{run:?}");
     assert_eq!(run.model_calls, 4);
@@ -364,7 +378,7 @@ fn the_controller_falls_back_on_failure_timeout_and_the_step_limit() {
     };
 
     // No model at all.
-    let run = m.trajectory_agent(SPACE, q, &opts, None).unwrap();
+    let run = m.trajectories().agent(SPACE, q, &opts, None).unwrap();
     assert_eq!(run.mode, AgentMode::Fallback);
     assert_eq!(run.fallback_reason.as_deref(), Some("no LLM configured"));
     assert!(
@@ -384,7 +398,7 @@ fn the_controller_falls_back_on_failure_timeout_and_the_step_limit() {
         })
         .unwrap(),
     );
-    let run = m.trajectory_agent(SPACE, q, &opts, Some(llm)).unwrap();
+    let run = m.trajectories().agent(SPACE, q, &opts, Some(llm)).unwrap();
     assert_eq!(run.mode, AgentMode::Fallback);
     assert!(
         run.fallback_reason
@@ -419,7 +433,7 @@ fn the_controller_falls_back_on_failure_timeout_and_the_step_limit() {
         fallback: AgentFallback::RecallInspection,
         ..opts.clone()
     };
-    let run = m.trajectory_agent(SPACE, q, &quick, Some(llm)).unwrap();
+    let run = m.trajectories().agent(SPACE, q, &quick, Some(llm)).unwrap();
     assert_eq!(slow.answered(), 0, "the run waited for the late answer");
     assert_eq!(run.mode, AgentMode::Fallback);
     assert!(
@@ -437,7 +451,7 @@ fn the_controller_falls_back_on_failure_timeout_and_the_step_limit() {
         json!({"tool": "state", "trajectory_id": "traj-coupon-summer-dup"}),
         json!({"tool": "search", "pattern": "coupon"}),
     ]);
-    let run = m.trajectory_agent(SPACE, q, &opts, Some(llm)).unwrap();
+    let run = m.trajectories().agent(SPACE, q, &opts, Some(llm)).unwrap();
     assert_eq!(run.mode, AgentMode::Fallback);
     assert_eq!(
         run.fallback_reason.as_deref(),
@@ -475,7 +489,10 @@ fn the_workspace_is_written_and_updated_incrementally() {
         helper: helper.clone(),
         screenshots_from: Some(shots.clone()),
     };
-    let r = m.export_trajectory_workspace(SPACE, &ws, &opts).unwrap();
+    let r = m
+        .trajectories()
+        .export_workspace(SPACE, &ws, &opts)
+        .unwrap();
     assert_eq!(
         (r.trajectories, r.written, r.unchanged, r.removed),
         (24, 24, 0, 0)
@@ -509,7 +526,10 @@ fn the_workspace_is_written_and_updated_incrementally() {
         .unwrap()
         .modified()
         .unwrap();
-    let r = m.export_trajectory_workspace(SPACE, &ws, &opts).unwrap();
+    let r = m
+        .trajectories()
+        .export_workspace(SPACE, &ws, &opts)
+        .unwrap();
     assert_eq!(
         (r.written, r.unchanged, r.removed, r.screenshots_copied),
         (0, 24, 0, 0)
@@ -523,8 +543,11 @@ fn the_workspace_is_written_and_updated_incrementally() {
 
     // A forgotten trajectory leaves, the summaries follow; a file of our own stays.
     std::fs::write(ws.join("notes.md"), "mine").unwrap();
-    m.forget_trajectory(SPACE, "traj-add-apron").unwrap();
-    let r = m.export_trajectory_workspace(SPACE, &ws, &opts).unwrap();
+    m.trajectories().forget(SPACE, "traj-add-apron").unwrap();
+    let r = m
+        .trajectories()
+        .export_workspace(SPACE, &ws, &opts)
+        .unwrap();
     assert_eq!(
         (r.trajectories, r.written, r.unchanged, r.removed),
         (23, 0, 23, 1)

@@ -64,21 +64,25 @@ fn runs() -> Vec<TrajectoryInput> {
 fn pools_procedures_and_gotchas() {
     let dir = tempfile::tempdir().unwrap();
     let Some(m) = open(dir.path()) else { return };
-    let r = m.insert_trajectories("agent", runs()).unwrap();
+    let r = m.trajectories().insert_many("agent", runs()).unwrap();
     assert_eq!(r.trajectories, 3);
-    let again = m.insert_trajectories("agent", runs()).unwrap();
+    let again = m.trajectories().insert_many("agent", runs()).unwrap();
     assert_eq!(
         (again.trajectories, again.unchanged, again.units),
         (0, 3, 0)
     );
-    let manifest = m.trajectory_manifest("agent").unwrap();
+    let manifest = m.trajectories().manifest("agent").unwrap();
     assert_eq!(manifest.len(), 3, "inserting twice does not duplicate");
     assert_eq!(manifest[1].succeeded, Some(false));
     assert_eq!(manifest[0].steps, 6);
     assert!(manifest[0]
         .urls
         .contains(&"http://shop/admin/catalog/products/new".into()));
-    let stored = m.trajectory("agent", "coupon-dup").unwrap().unwrap();
+    let stored = m
+        .trajectories()
+        .get("agent", "coupon-dup")
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.trajectory, runs()[1], "kept verbatim");
     assert_eq!(m.stats("agent").unwrap().trajectories, 3);
 
@@ -157,23 +161,28 @@ fn pools_procedures_and_gotchas() {
 fn conflicts_forget_and_backup() {
     let dir = tempfile::tempdir().unwrap();
     let Some(m) = open(dir.path()) else { return };
-    m.insert_trajectories("agent", runs()).unwrap();
+    m.trajectories().insert_many("agent", runs()).unwrap();
     let mut changed = runs().remove(0);
     changed.goal = "Something else".into();
-    let e = m.insert_trajectory("agent", changed).unwrap_err();
+    let e = m.trajectories().insert("agent", changed).unwrap_err();
     assert!(e.is_input() && e.to_string().contains("add-product"), "{e}");
     let bad: TrajectoryInput =
         serde_json::from_value(json!({"id": "x", "goal": "g", "states": []})).unwrap();
     let e = m
-        .insert_trajectories("agent", vec![runs().remove(2), bad])
+        .trajectories()
+        .insert_many("agent", vec![runs().remove(2), bad])
         .unwrap_err();
     assert!(e.to_string().contains("`states` is empty"), "{e}");
 
     let mut out = Vec::new();
     assert_eq!(m.export("agent", &mut out).unwrap(), 3);
-    let removed = m.forget_trajectory("agent", "coupon-dup").unwrap();
+    let removed = m.trajectories().forget("agent", "coupon-dup").unwrap();
     assert!(removed > 5, "slices, events and the note: {removed}");
-    assert!(m.trajectory("agent", "coupon-dup").unwrap().is_none());
+    assert!(m
+        .trajectories()
+        .get("agent", "coupon-dup")
+        .unwrap()
+        .is_none());
     let r = m
         .recall(
             "agent",
@@ -191,7 +200,8 @@ fn conflicts_forget_and_backup() {
     let report = m2.import(&out[..]).unwrap();
     assert_eq!(report.trajectories, 3);
     assert_eq!(
-        m2.trajectory("agent", "coupon-dup")
+        m2.trajectories()
+            .get("agent", "coupon-dup")
             .unwrap()
             .unwrap()
             .trajectory,
@@ -199,5 +209,5 @@ fn conflicts_forget_and_backup() {
     );
     let check = m2.check(true).unwrap();
     assert!(check.units > 0);
-    assert_eq!(m2.trajectory_manifest("agent").unwrap().len(), 3);
+    assert_eq!(m2.trajectories().manifest("agent").unwrap().len(), 3);
 }

@@ -150,7 +150,7 @@ fn a_write_embedding_in_one_space_holds_back_no_write_in_another() {
             let run = serde_json::from_value(json!({"id": "t", "goal": "book a table",
                 "states": [{"url": "http://a/", "action": "click Book"}]}))
             .unwrap();
-            m.insert_trajectory("b", run).unwrap();
+            m.trajectories().insert("b", run).unwrap();
             m.forget_session("b", "kept").unwrap();
         },
     );

@@ -1,6 +1,6 @@
 //! The LongMemEval-V2 protocol (web-agent trajectories): per question, a fresh space gets
 //! every trajectory of the question's haystack inserted in order
-//! (`Memory::insert_trajectories` + `flush`, timed), then the question is recalled once
+//! (`Trajectories::insert_many` + `flush`, timed), then the question is recalled once
 //! (timed) and the packed context is scored.
 //!
 //! The reference reads the context with a fixed reader model and scores its answer with
@@ -527,7 +527,7 @@ fn fill(
     Ok(())
 }
 
-/// Inserts the haystack's trajectories, in order, with one `insert_trajectories` call and
+/// Inserts the haystack's trajectories, in order, with one `Trajectories::insert_many` call and
 /// a flush (timed); ids missing from the trajectories file are listed in the record.
 fn insert_haystack(
     memory: &Memory,
@@ -548,7 +548,7 @@ fn insert_haystack(
     rec.insert.trajectories = batch.len();
     rec.insert.states = batch.iter().map(|t| t.states.len()).sum();
     let t = Instant::now();
-    let report = memory.insert_trajectories(&rec.space, batch)?;
+    let report = memory.trajectories().insert_many(&rec.space, batch)?;
     memory.flush()?;
     rec.insert.ms = t.elapsed().as_secs_f64() * 1000.0;
     rec.insert.units = report.units;

@@ -168,7 +168,7 @@ fn config_row(args: &ScaleArgs) -> ConfigRow {
     }
 }
 
-/// Inserts every trajectory into [`SPACE`], one `insert_trajectory` call each, then
+/// Inserts every trajectory into [`SPACE`], one `Trajectories::insert` call each, then
 /// flushes; what was embedded, units by pool and the data directory's size on disk.
 fn insert_all(
     memory: &Memory,
@@ -186,7 +186,7 @@ fn insert_all(
         ins.trajectories += 1;
         ins.states += tr.states.len();
         let t = Instant::now();
-        let r = memory.insert_trajectory(SPACE, tr)?;
+        let r = memory.trajectories().insert(SPACE, tr)?;
         per.push(t.elapsed().as_secs_f64() * 1000.0);
         ins.units += r.units;
         ins.vectors_computed += r.vectors_computed;

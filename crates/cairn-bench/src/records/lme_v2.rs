@@ -54,7 +54,7 @@ pub struct InsertInfo {
     pub units: usize,
     pub vectors_computed: usize,
     pub vectors_cached: usize,
-    /// `insert_trajectories` + `flush`, wall time.
+    /// `Trajectories::insert_many` + `flush`, wall time.
     pub ms: f64,
 }
 

@@ -25,7 +25,7 @@ pub struct ScaleInsert {
     /// Event units that got a vector: all vectors minus one per slice and one per note
     /// (slices and notes are always embedded).
     pub events_embedded: usize,
-    /// Per trajectory: one `insert_trajectory` call.
+    /// Per trajectory: one `Trajectories::insert` call.
     pub per_trajectory_ms: Percentiles,
     pub flush_ms: f64,
     /// Every insert call plus the flush.
@@ -175,7 +175,7 @@ fn insert_table(out: &mut String, s: &ScaleSummary) {
     let _ =
         writeln!(
         out,
-        "| insert total (every `insert_trajectory` + flush) | **{:.1} s** (target < {:.0} s: {}) |",
+        "| insert total (every `Trajectories::insert` + flush) | **{:.1} s** (target < {:.0} s: {}) |",
         i.total_seconds,
         s.target_insert_seconds,
         if s.insert_target_met { "met" } else { "**missed**" }

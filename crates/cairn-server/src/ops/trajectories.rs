@@ -36,7 +36,7 @@ pub async fn manifest(
 ) -> Result<Manifest> {
     who.require(&space, Need::Read)?;
     blocking(st, move |m| {
-        m.trajectory_manifest_page(&space, form, offset, limit)
+        m.trajectories().manifest_page(&space, form, offset, limit)
     })
     .await
 }
@@ -49,7 +49,7 @@ pub async fn summary(
     id: String,
 ) -> Result<TrajectoryOverview> {
     who.require(&space, Need::Read)?;
-    blocking(st, move |m| m.trajectory_summary(&space, &id)).await
+    blocking(st, move |m| m.trajectories().summary(&space, &id)).await
 }
 
 /// One state, its page cut to `max_chars`.
@@ -63,7 +63,7 @@ pub async fn state(
 ) -> Result<StateView> {
     who.require(&space, Need::Read)?;
     blocking(st, move |m| {
-        m.trajectory_state(&space, &id, index, max_chars)
+        m.trajectories().state(&space, &id, index, max_chars)
     })
     .await
 }
@@ -80,7 +80,7 @@ pub async fn span(
 ) -> Result<SpanView> {
     who.require(&space, Need::Read)?;
     blocking(st, move |m| {
-        m.trajectory_span(&space, &id, start, end, max_chars)
+        m.trajectories().span(&space, &id, start, end, max_chars)
     })
     .await
 }
@@ -104,8 +104,10 @@ pub async fn matches(
     let max = cairn::bounds::MAX_PATTERN_BYTES;
     checked(who, &space, &p.pattern, max, "pattern")?;
     blocking(st, move |m| match id {
-        Some(id) => m.trajectory_match(&space, &id, &p.pattern, p.mode, p.limit),
-        None => m.trajectory_search(&space, &p.pattern, p.mode, p.limit),
+        Some(id) => m
+            .trajectories()
+            .find(&space, &id, &p.pattern, p.mode, p.limit),
+        None => m.trajectories().search(&space, &p.pattern, p.mode, p.limit),
     })
     .await
 }
@@ -119,7 +121,7 @@ pub async fn context(
 ) -> Result<RenderedContext> {
     let max = cairn::bounds::MAX_NOTE_BYTES;
     checked(who, &space, &req.note, max, "note")?;
-    blocking(st, move |m| m.trajectory_context(&space, &req)).await
+    blocking(st, move |m| m.trajectories().context(&space, &req)).await
 }
 
 /// Recall + inspection (no LLM); the options are checked before any work.
@@ -135,7 +137,7 @@ pub async fn inspect(
     opts.validate()
         .map_err(|e| ApiError::invalid(e.record.clone(), e.to_string()))?;
     blocking(st, move |m| {
-        m.trajectory_recall_inspect(&space, &question, &opts)
+        m.trajectories().recall_inspect(&space, &question, &opts)
     })
     .await
 }
@@ -153,7 +155,7 @@ pub async fn agent(
     opts.validate()
         .map_err(|e| ApiError::invalid(e.record.clone(), e.to_string()))?;
     blocking(st, move |m| {
-        m.trajectory_agent(&space, &question, &opts, None)
+        m.trajectories().agent(&space, &question, &opts, None)
     })
     .await
 }

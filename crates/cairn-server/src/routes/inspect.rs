@@ -127,8 +127,9 @@ pub async fn trajectory_units(
     who.require(&space, Need::Read)?;
     let (sp, tid) = (space.clone(), id.clone());
     let found = blocking(&st, move |m| {
-        m.trajectory(&sp, &tid)?
-            .map(|_| m.trajectory_units(&sp, &tid))
+        m.trajectories()
+            .get(&sp, &tid)?
+            .map(|_| m.trajectories().units(&sp, &tid))
             .transpose()
     })
     .await?;

@@ -46,7 +46,8 @@ pub(super) async fn insert_trajectories(
     st.config.limits.check_trajectories(&trajectories)?;
     let opts = write_options(&headers)?;
     let report = blocking(&st, move |m| {
-        m.insert_trajectories_with(&space, trajectories, &opts)
+        m.trajectories()
+            .insert_many_with(&space, trajectories, &opts)
     })
     .await
     .map_err(|e| e.nested("trajectories"))?;
@@ -76,14 +77,14 @@ pub(super) async fn trajectory_manifest(
     Path(space): Path<String>,
 ) -> ApiResult<Json<TrajectoryList>> {
     who.require(&space, Need::Read)?;
-    let list = blocking(&st, move |m| m.trajectory_manifest(&space)).await?;
+    let list = blocking(&st, move |m| m.trajectories().manifest(&space)).await?;
     let trajectories = list.into_iter().map(TrajectorySummaryOut::from).collect();
     Ok(Json(TrajectoryList { trajectories }))
 }
 
 async fn fetch_trajectory(st: &S, space: &str, id: &str) -> ApiResult<cairn::TrajectoryRecord> {
     let (sp, i) = (space.to_string(), id.to_string());
-    blocking(st, move |m| m.trajectory(&sp, &i))
+    blocking(st, move |m| m.trajectories().get(&sp, &i))
         .await?
         .ok_or_else(|| ApiError::not_found("not_found", format!("trajectory {id:?} not found")))
 }
@@ -141,7 +142,7 @@ pub(super) async fn get_trajectory_state(
         .parse()
         .map_err(|_| ApiError::invalid("index", format!("{index:?} is not a state index")))?;
     let (sp, tid) = (space.clone(), id.clone());
-    match blocking(&st, move |m| m.stored_state(&sp, &tid, i)).await? {
+    match blocking(&st, move |m| m.trajectories().stored_state(&sp, &tid, i)).await? {
         None => Err(ApiError::not_found(
             "not_found",
             format!("trajectory {id:?} not found"),
@@ -177,6 +178,6 @@ pub(super) async fn delete_trajectory(
     Path((space, id)): Path<(String, String)>,
 ) -> ApiResult<Json<Removed>> {
     who.require(&space, Need::Write)?;
-    let removed_units = blocking(&st, move |m| m.forget_trajectory(&space, &id)).await?;
+    let removed_units = blocking(&st, move |m| m.trajectories().forget(&space, &id)).await?;
     Ok(Json(Removed { removed_units }))
 }

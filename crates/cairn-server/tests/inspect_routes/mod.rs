@@ -277,27 +277,33 @@ fn same_json_as_the_library(s: &Server, k: &str, sp: &str) {
     fn json<T: serde::Serialize>(v: &T) -> Value {
         serde_json::to_value(v).expect("the library's answers serialise")
     }
-    let lib = m.trajectory_manifest_page(sp, ManifestForm::Full, 0, Some(1));
+    let lib = m
+        .trajectories()
+        .manifest_page(sp, ManifestForm::Full, 0, Some(1));
     same(
         get(s, MANIFEST, &[sp], "?form=full&limit=1", k),
         json(&lib.unwrap()),
     );
-    let lib = m.trajectory_summary(sp, "coupon").unwrap();
+    let lib = m.trajectories().summary(sp, "coupon").unwrap();
     same(get(s, SUMMARY, &[sp, "coupon"], "", k), json(&lib));
-    let lib = m.trajectory_state(sp, "coupon", 2, Some(300)).unwrap();
+    let lib = m.trajectories().state(sp, "coupon", 2, Some(300)).unwrap();
     same(
         get(s, VIEW, &[sp, "coupon", "2"], "?max_chars=300", k),
         json(&lib),
     );
-    let lib = m.trajectory_span(sp, "coupon", 1, 2, None).unwrap();
+    let lib = m.trajectories().span(sp, "coupon", 1, 2, None).unwrap();
     same(
         get(s, SPAN, &[sp, "coupon"], "?start=1&end=2", k),
         json(&lib),
     );
-    let lib = m.trajectory_match(sp, "coupon", "already exists", PatternMode::Regex, None);
+    let lib = m
+        .trajectories()
+        .find(sp, "coupon", "already exists", PatternMode::Regex, None);
     let r = get(s, MATCH, &[sp, "coupon"], "?pattern=already%20exists", k);
     same(r, json(&lib.unwrap()));
-    let lib = m.trajectory_search(sp, "saved product", PatternMode::Words, Some(1));
+    let lib = m
+        .trajectories()
+        .search(sp, "saved product", PatternMode::Words, Some(1));
     let r = get(s, SEARCH, &[sp], "?pattern=saved%20product&limit=1", k);
     same(r, json(&lib.unwrap()));
     let req = ContextRequest {
@@ -310,16 +316,20 @@ fn same_json_as_the_library(s: &Server, k: &str, sp: &str) {
         token_budget: 60,
         query: Some("does the coupon code already exist".into()),
     };
-    let lib = m.trajectory_context(sp, &req).unwrap();
+    let lib = m.trajectories().context(sp, &req).unwrap();
     same(
         s.post(CONTEXT, &[sp], k, &serde_json::to_value(&req).unwrap()),
         json(&lib),
     );
     let question = "coupon code already exists?";
-    let lib = m.trajectory_recall_inspect(sp, question, &Default::default());
+    let lib = m
+        .trajectories()
+        .recall_inspect(sp, question, &Default::default());
     let r = s.post(INSPECT, &[sp], k, &json!({ "question": question }));
     same(r, json(&lib.unwrap()));
-    let lib = m.trajectory_agent(sp, question, &Default::default(), None);
+    let lib = m
+        .trajectories()
+        .agent(sp, question, &Default::default(), None);
     let r = s.post(AGENT, &[sp], k, &json!({ "question": question }));
     same(r, json(&lib.unwrap()));
 }

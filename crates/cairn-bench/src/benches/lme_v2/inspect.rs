@@ -1,9 +1,9 @@
 //! Rows of `cairn bench lme-v2` beyond plain recall (`--inspect-rows`): on each
 //! question's space, after the base recall,
-//! - `inspect`: recall + inspection, no LLM (`Memory::trajectory_recall_inspect`: recall
+//! - `inspect`: recall + inspection, no LLM (`Trajectories::recall_inspect`: recall
 //!   shortlists trajectories, the states that best hold the question become spans, the
 //!   best note leads, rendered within the token budget);
-//! - `agent`: the agent controller (`Memory::trajectory_agent`) with `--agent-llm`,
+//! - `agent`: the agent controller (`Trajectories::agent`) with `--agent-llm`,
 //!   falling back to plain recall when the model fails, times out or runs out of steps.
 //!
 //! Each row's context is scored like the base row's (answer phrases in context, the
@@ -269,7 +269,9 @@ impl Rows {
             ..InspectRecallOptions::default()
         };
         let t = Instant::now();
-        let r = memory.trajectory_recall_inspect(&base.space, &q.question, &opts);
+        let r = memory
+            .trajectories()
+            .recall_inspect(&base.space, &q.question, &opts);
         let wall = t.elapsed().as_secs_f64() * 1000.0;
         let mut rec = empty(base, "recall+inspect", wall);
         match r {
@@ -297,7 +299,9 @@ impl Rows {
             ..self.opts.clone()
         };
         let t = Instant::now();
-        let r = memory.trajectory_agent(&base.space, &q.question, &opts, Some(llm));
+        let r = memory
+            .trajectories()
+            .agent(&base.space, &q.question, &opts, Some(llm));
         let wall = t.elapsed().as_secs_f64() * 1000.0;
         let mut rec = empty(base, "agent", wall);
         match r {

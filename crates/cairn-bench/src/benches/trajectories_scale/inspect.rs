@@ -1,7 +1,7 @@
 //! The inspection side of `cairn bench trajectories-scale`: after the recall queries, the
-//! same queries through recall + inspection (no LLM: `Memory::trajectory_recall_inspect`,
+//! same queries through recall + inspection (no LLM: `Trajectories::recall_inspect`,
 //! the row the LongMemEval-V2 bench reports beside plain recall) and through a words
-//! search across the whole space (`Memory::trajectory_search`), timed one at a time.
+//! search across the whole space (`Trajectories::search`), timed one at a time.
 //! Results are appended to the run's `summary.md` and written to `inspect.json`.
 use crate::report::ms;
 use cairn::{InspectRecallOptions, Memory, PatternMode};
@@ -48,7 +48,7 @@ pub fn measure(
         (Vec::new(), 0.0, 0.0, 0.0, 0.0, 0.0);
     for q in queries {
         let t = Instant::now();
-        let r = memory.trajectory_recall_inspect(space, q, &opts)?;
+        let r = memory.trajectories().recall_inspect(space, q, &opts)?;
         wall.push(t.elapsed().as_secs_f64() * 1000.0);
         rec += r.recall_ms;
         ins += r.inspect_ms;
@@ -60,7 +60,9 @@ pub fn measure(
     let mut matched = 0.0;
     for q in queries {
         let t = Instant::now();
-        let m = memory.trajectory_search(space, q, PatternMode::Words, None)?;
+        let m = memory
+            .trajectories()
+            .search(space, q, PatternMode::Words, None)?;
         search.push(t.elapsed().as_secs_f64() * 1000.0);
         matched += m.states_matched as f64;
     }
@@ -86,7 +88,7 @@ pub fn render(l: &InspectLatency) -> String {
     let mut out = String::from("\n## Recall + inspection and search (no LLM)\n\n");
     let _ = writeln!(
         out,
-        "The same {} queries through `trajectory_recall_inspect` (recall shortlists 3 trajectories, their best states become spans, rendered within {} tokens) and through `trajectory_search` (words, every state of the space), one at a time after the recall queries.\n",
+        "The same {} queries through `Trajectories::recall_inspect` (recall shortlists 3 trajectories, their best states become spans, rendered within {} tokens) and through `Trajectories::search` (words, every state of the space), one at a time after the recall queries.\n",
         l.queries, l.token_budget
     );
     let _ = writeln!(
