@@ -292,46 +292,10 @@ impl Trajectories<'_> {
         run: &mut Loop,
         step: usize,
     ) -> Result<Next, EngineError> {
-        let spent = run.t0.elapsed();
-        let budget = Duration::from_millis(opts.time_budget_ms);
-        if spent >= budget {
-            return Ok(Next::Fallback(format!(
-                "time budget of {} ms spent",
-                opts.time_budget_ms
-            )));
-        }
-        let mut prompt = window(&run.messages, opts.max_prompt_chars);
-        let last = step == opts.max_steps;
-        if last {
-            prompt.push(AgentMessage::new(
-                "user",
-                "This is your last step: answer now with {\"tool\": \"final\", ...}.",
-            ));
-        }
-        let t = Instant::now();
-        run.trace.model_calls += 1;
-        // On the last step a constrained decoder can only answer.
-        let schema = if last { &run.final_schema } else { &run.schema };
-        let called = call_model(
-            &run.model,
-            prompt,
-            schema,
-            opts.max_tokens_per_step,
-            budget - spent,
-        );
-        let v = match called {
-            Called::Step(v) => v,
-            Called::Failed(e) => {
-                return Ok(Next::Fallback(format!("LLM failed: {}", one_line(&e, 300))))
-            }
-            Called::TimedOut => {
-                return Ok(Next::Fallback(format!(
-                    "LLM timed out (time budget {} ms)",
-                    opts.time_budget_ms
-                )))
-            }
+        let (v, model_ms) = match ask_model(opts, run, step) {
+            Ok(asked) => asked,
+            Err(next) => return Ok(next),
         };
-        let model_ms = t.elapsed().as_secs_f64() * 1000.0;
         let tool = text(&v, "tool").unwrap_or_default();
         let t = Instant::now();
         let mut record = AgentStep {
@@ -551,6 +515,53 @@ impl Trajectories<'_> {
             elapsed_ms: t0.elapsed().as_secs_f64() * 1000.0,
         })
     }
+}
+
+/// Step `step`'s call to the model, within what is left of the time budget (on the last
+/// step it may only answer): the step it returned and the milliseconds it took, or the
+/// fallback when the budget is spent or the model failed.
+fn ask_model(opts: &AgentOptions, run: &mut Loop, step: usize) -> Result<(Value, f64), Next> {
+    let spent = run.t0.elapsed();
+    let budget = Duration::from_millis(opts.time_budget_ms);
+    if spent >= budget {
+        return Err(Next::Fallback(format!(
+            "time budget of {} ms spent",
+            opts.time_budget_ms
+        )));
+    }
+    let mut prompt = window(&run.messages, opts.max_prompt_chars);
+    let last = step == opts.max_steps;
+    if last {
+        prompt.push(AgentMessage::new(
+            "user",
+            "This is your last step: answer now with {\"tool\": \"final\", ...}.",
+        ));
+    }
+    let t = Instant::now();
+    run.trace.model_calls += 1;
+    // On the last step a constrained decoder can only answer.
+    let schema = if last { &run.final_schema } else { &run.schema };
+    let called = call_model(
+        &run.model,
+        prompt,
+        schema,
+        opts.max_tokens_per_step,
+        budget - spent,
+    );
+    let v = match called {
+        Called::Step(v) => v,
+        Called::Failed(e) => {
+            return Err(Next::Fallback(format!("LLM failed: {}", one_line(&e, 300))))
+        }
+        Called::TimedOut => {
+            return Err(Next::Fallback(format!(
+                "LLM timed out (time budget {} ms)",
+                opts.time_budget_ms
+            )))
+        }
+    };
+    let model_ms = t.elapsed().as_secs_f64() * 1000.0;
+    Ok((v, model_ms))
 }
 
 #[cfg(test)]

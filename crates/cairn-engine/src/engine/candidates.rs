@@ -181,19 +181,7 @@ impl Retrieval<'_> {
         // computed while the lexical index is searched, so recall waits for the slower of
         // the two rather than their sum.
         let ((first, lexical_ms), (embedded, embed_ms)) = std::thread::scope(|scope| {
-            let embedding = scope.spawn(|| {
-                let t = Instant::now();
-                // A scoped query's entry is its scope's own: how fast it embeds must not
-                // tell one user that another asked it.
-                let within = view.scope.narrows().then(|| view.scope.fingerprint());
-                let r = embed_cached(
-                    &QueryEmbedder::new(self.b.embedder.as_ref()),
-                    self.b.cache.as_ref(),
-                    |t| self.cache_key(space, within.as_deref(), t),
-                    &[query],
-                );
-                (r, ms(t))
-            });
+            let embedding = scope.spawn(|| self.embed_query(space, view, query));
             let t = Instant::now();
             let first = lexical_search(pool);
             let first = (first, ms(t));
@@ -205,7 +193,7 @@ impl Retrieval<'_> {
         let t = Instant::now();
         let lexical = seen.deepen(first?, pool, lexical_search)?;
         timings.lexical_ms = lexical_ms + ms(t);
-        let (qv, _) = embedded?;
+        let qv = embedded?;
         timings.embed_ms = embed_ms;
         let t = Instant::now();
         let (mut dense, scope_cosines) = match qv.first() {
@@ -219,13 +207,7 @@ impl Retrieval<'_> {
         if let (Some(v), Fusion::Convex, true) = (qv.first(), rc.fusion, rc.complete_dense) {
             let t = Instant::now();
             let lacking = missing(&lexical, &dense);
-            dense.extend(match &scope_cosines {
-                Some(all) => lacking
-                    .into_iter()
-                    .filter_map(|id| all.get(&id).map(|c| (id, *c)))
-                    .collect(),
-                None => self.b.vectors.similarities(space, v, &lacking)?,
-            });
+            dense.extend(self.cosines_of(space, v, lacking, scope_cosines.as_ref())?);
             timings.dense_ms += ms(t);
         }
         Ok(Candidates {
@@ -234,6 +216,47 @@ impl Retrieval<'_> {
             searched,
             query_vector: qv.into_iter().next(),
             units: seen.into_units(),
+        })
+    }
+
+    /// The query's embedding (cached) and the milliseconds it took. A scoped query's
+    /// cache entry is its scope's own: how fast it embeds must not tell one user that
+    /// another asked it.
+    fn embed_query(
+        &self,
+        space: &SpaceId,
+        view: &View,
+        query: &str,
+    ) -> (Result<Vec<Vec<f32>>, EngineError>, f64) {
+        let t = Instant::now();
+        let within = view.scope.narrows().then(|| view.scope.fingerprint());
+        let r = embed_cached(
+            &QueryEmbedder::new(self.b.embedder.as_ref()),
+            self.b.cache.as_ref(),
+            |t| self.cache_key(space, within.as_deref(), t),
+            &[query],
+        );
+        (
+            r.map(|(vectors, _)| vectors).map_err(EngineError::from),
+            ms(t),
+        )
+    }
+
+    /// The cosines of `ids` to the query: from the scope's own when the dense search
+    /// computed them all, else from the vector index.
+    fn cosines_of(
+        &self,
+        space: &SpaceId,
+        qv: &[f32],
+        ids: Vec<String>,
+        scope_cosines: Option<&HashMap<String, f32>>,
+    ) -> Result<Vec<(String, f32)>, EngineError> {
+        Ok(match scope_cosines {
+            Some(all) => ids
+                .into_iter()
+                .filter_map(|id| all.get(&id).map(|c| (id, *c)))
+                .collect(),
+            None => self.b.vectors.similarities(space, qv, &ids)?,
         })
     }
 

@@ -236,55 +236,7 @@ impl Knowledge<'_> {
         via: &mut Via,
     ) -> Result<Vec<Ranked>, EngineError> {
         let rc = &self.cfg.rank;
-        let covered: HashSet<(String, String)> = ranked
-            .iter()
-            .filter_map(|r| {
-                let sid = r.unit.provenance.session_id.clone()?;
-                Some(
-                    r.unit
-                        .provenance
-                        .message_ids
-                        .iter()
-                        .map(move |m| (sid.clone(), m.clone())),
-                )
-            })
-            .flatten()
-            .collect();
-        // (turn id) -> (hop, what reached it, its round)
-        let mut reached: HashMap<String, (u8, String, Option<String>)> = HashMap::new();
-        let mut hops: Vec<(usize, u8, String)> = named
-            .iter()
-            .map(|&e| (e, 1, g.entities[e].name.clone()))
-            .collect();
-        for &e in named {
-            for (o, _) in g.co_mentioned(e).into_iter().take(SECOND_HOP) {
-                if !named.contains(&o) {
-                    let path = format!("{} -> {}", g.entities[e].name, g.entities[o].name);
-                    hops.push((o, 2, path));
-                }
-            }
-        }
-        for (e, hop, path) in hops {
-            for l in g.entities[e].links.iter() {
-                if reached.len() >= MAX_REACHED {
-                    break;
-                }
-                let Some(sid) = &l.session_id else { continue };
-                if l.message_ids
-                    .iter()
-                    .all(|m| covered.contains(&(sid.clone(), m.clone())))
-                {
-                    continue;
-                }
-                reached.entry(l.unit_id.clone()).or_insert_with(|| {
-                    (
-                        hop,
-                        format!("{path} ({})", edge_name(l.edge)),
-                        l.part_of.clone(),
-                    )
-                });
-            }
-        }
+        let reached = reached_beyond(g, named, &covered_messages(ranked));
         if reached.is_empty() {
             return Ok(Vec::new());
         }
@@ -329,6 +281,69 @@ impl Knowledge<'_> {
         }
         Ok(out)
     }
+}
+
+/// The (session, message) pairs the ranked units cite.
+fn covered_messages(ranked: &[Ranked]) -> HashSet<(String, String)> {
+    ranked
+        .iter()
+        .filter_map(|r| {
+            let sid = r.unit.provenance.session_id.clone()?;
+            Some(
+                r.unit
+                    .provenance
+                    .message_ids
+                    .iter()
+                    .map(move |m| (sid.clone(), m.clone())),
+            )
+        })
+        .flatten()
+        .collect()
+}
+
+/// The units linked to the named entities (hop 1) and to the entities named with them
+/// (hop 2) whose messages are not all `covered`: by unit id, the hop, the path that
+/// reached it and the round it is part of. At most `MAX_REACHED`.
+fn reached_beyond(
+    g: &EntityGraph,
+    named: &[usize],
+    covered: &HashSet<(String, String)>,
+) -> HashMap<String, (u8, String, Option<String>)> {
+    let mut reached: HashMap<String, (u8, String, Option<String>)> = HashMap::new();
+    let mut hops: Vec<(usize, u8, String)> = named
+        .iter()
+        .map(|&e| (e, 1, g.entities[e].name.clone()))
+        .collect();
+    for &e in named {
+        for (o, _) in g.co_mentioned(e).into_iter().take(SECOND_HOP) {
+            if !named.contains(&o) {
+                let path = format!("{} -> {}", g.entities[e].name, g.entities[o].name);
+                hops.push((o, 2, path));
+            }
+        }
+    }
+    for (e, hop, path) in hops {
+        for l in g.entities[e].links.iter() {
+            if reached.len() >= MAX_REACHED {
+                break;
+            }
+            let Some(sid) = &l.session_id else { continue };
+            if l.message_ids
+                .iter()
+                .all(|m| covered.contains(&(sid.clone(), m.clone())))
+            {
+                continue;
+            }
+            reached.entry(l.unit_id.clone()).or_insert_with(|| {
+                (
+                    hop,
+                    format!("{path} ({})", edge_name(l.edge)),
+                    l.part_of.clone(),
+                )
+            });
+        }
+    }
+    reached
 }
 
 /// The share of `u`'s messages linked to one of the `named` entities.

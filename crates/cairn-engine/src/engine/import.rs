@@ -32,31 +32,8 @@ impl Writes<'_> {
             Some(s) => Request::new(&s.clone(), opts, "import", &(&sessions, &trajectories))?,
             None => None,
         };
-        let sessions: Vec<(SessionRecord, WriteMode)> = sessions
-            .into_iter()
-            .enumerate()
-            .map(|(i, mut r)| {
-                r.session = r
-                    .session
-                    .validate()
-                    .map_err(|e| e.nested(&format!("[{i}].session")))?;
-                Ok((r, WriteMode::Restore))
-            })
-            .collect::<Result<_, EngineError>>()?;
-        // Trajectories are numbered after the sessions: `[n]` is the n-th record of
-        // the sessions followed by the trajectories.
         let n = sessions.len();
-        let trajectories: Vec<TrajectoryRecord> = trajectories
-            .into_iter()
-            .enumerate()
-            .map(|(i, mut r)| {
-                r.trajectory = r
-                    .trajectory
-                    .validate()
-                    .map_err(|e| e.nested(&format!("[{}].trajectory", n + i)))?;
-                Ok(r)
-            })
-            .collect::<Result<_, EngineError>>()?;
+        let (sessions, trajectories) = validated(sessions, trajectories)?;
         let spaces: BTreeSet<SpaceId> = sessions
             .iter()
             .map(|(r, _)| r.space.clone())
@@ -124,4 +101,40 @@ fn shifted(e: EngineError, by: usize) -> EngineError {
         }
         other => other,
     }
+}
+
+/// Every record checked as a new one would be, in restore mode; an error names the
+/// record by its place in the import (`[n]`: the n-th of the sessions followed by the
+/// trajectories).
+#[allow(clippy::type_complexity)]
+fn validated(
+    sessions: Vec<SessionRecord>,
+    trajectories: Vec<TrajectoryRecord>,
+) -> Result<(Vec<(SessionRecord, WriteMode)>, Vec<TrajectoryRecord>), EngineError> {
+    let sessions: Vec<(SessionRecord, WriteMode)> = sessions
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut r)| {
+            r.session = r
+                .session
+                .validate()
+                .map_err(|e| e.nested(&format!("[{i}].session")))?;
+            Ok((r, WriteMode::Restore))
+        })
+        .collect::<Result<_, EngineError>>()?;
+    // Trajectories are numbered after the sessions: `[n]` is the n-th record of
+    // the sessions followed by the trajectories.
+    let n = sessions.len();
+    let trajectories: Vec<TrajectoryRecord> = trajectories
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut r)| {
+            r.trajectory = r
+                .trajectory
+                .validate()
+                .map_err(|e| e.nested(&format!("[{}].trajectory", n + i)))?;
+            Ok(r)
+        })
+        .collect::<Result<_, EngineError>>()?;
+    Ok((sessions, trajectories))
 }

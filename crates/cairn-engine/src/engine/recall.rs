@@ -64,6 +64,31 @@ impl Trace {
             f(&mut e.counts);
         }
     }
+
+    /// The candidate counts: found by each list, fused, and visible once loaded.
+    fn found(&mut self, found: &Candidates, fused: usize, visible: usize) {
+        self.counts(|c| {
+            c.lexical = found.lexical.len();
+            c.dense = found.searched;
+            c.completed = found.dense.len() - found.searched;
+            c.fused = fused;
+            c.visible = visible;
+        });
+    }
+}
+
+/// What the ranking stages hand to packing: the candidates, the places (the first `hits`
+/// of them are the hits), what versions, the graph and cosines say of them, and the
+/// request's timings and trace so far.
+struct Placed {
+    found: Candidates,
+    top: Vec<Ranked>,
+    hits: usize,
+    superseded: HashMap<String, String>,
+    via: super::graph::Via,
+    cosines: Cosines,
+    timings: Timings,
+    trace: Trace,
 }
 
 impl Retrieval<'_> {
@@ -77,14 +102,30 @@ impl Retrieval<'_> {
         let t0 = Instant::now();
         let view = self.check_recall(space, query, opts)?;
         let warnings = self.filter_warnings(space, &view.scope)?;
-        let mut timings = Timings::default();
         let analysis = analyze_query(query, opts.scope.as_of.unwrap_or_else(chrono::Utc::now));
+        let placed = self.ranked_places(space, query, &analysis, &view, opts)?;
+        let mut recall = self.answer(space, &analysis, &view, opts, placed, t0)?;
+        recall.warnings = warnings;
+        Ok(recall)
+    }
+
+    /// Candidates, fused, loaded within the view, ranked (graph and versions included)
+    /// and placed: the stages up to the hits.
+    fn ranked_places(
+        &self,
+        space: &SpaceId,
+        query: &str,
+        analysis: &QueryAnalysis,
+        view: &View,
+        opts: &RecallOptions,
+    ) -> Result<Placed, EngineError> {
+        let mut timings = Timings::default();
         let rc = &self.cfg.rank;
         let meant = match (&analysis.request, rc.request_topic) {
             (Some(topic), true) => topic.as_str(),
             _ => query,
         };
-        let mut found = self.candidates(space, meant, &view, &mut timings)?;
+        let mut found = self.candidates(space, meant, view, &mut timings)?;
         check("recall: candidates")?;
         let t = Instant::now();
         let mut trace = Trace::new(opts.explain);
@@ -96,69 +137,82 @@ impl Retrieval<'_> {
             rc,
         );
         trace.stage("fuse");
-        let loaded = self.load_visible(space, &fused, &mut found, &view)?;
+        let loaded = self.load_visible(space, &fused, &mut found, view)?;
         trace.stage("load");
         check("recall: loading candidates")?;
         let fused = self
             .knowledge()
-            .graph_lift(space, query, fused, &loaded.units, &view)?;
+            .graph_lift(space, query, fused, &loaded.units, view)?;
         trace.stage("graph_lift");
-        let signals = if rc.learned.is_some() || opts.explain {
-            signals(&found)
-        } else {
-            Signals::new()
+        // The list signals are read only by a learned ranker or an explanation.
+        let signals = match rc.learned.is_some() || opts.explain {
+            true => signals(&found),
+            false => Signals::new(),
         };
-        let ranked = rank(
-            &fused,
-            &signals,
-            &loaded,
-            &analysis,
-            rc,
-            &view,
-            opts.explain,
-        );
+        let ranked = rank(&fused, &signals, &loaded, analysis, rc, view, opts.explain);
         trace.stage("second_pass");
-        let (ranked, via) = self.knowledge().graph_stage(
-            space,
-            query,
-            found.query_vector.as_deref(),
-            &view,
-            opts,
-            ranked,
-        )?;
+        let qv = found.query_vector.as_deref();
+        let (ranked, via) = self
+            .knowledge()
+            .graph_stage(space, query, qv, view, opts, ranked)?;
         trace.stage("graph");
         check("recall: entity graph")?;
-        trace.counts(|c| {
-            c.lexical = found.lexical.len();
-            c.dense = found.searched;
-            c.completed = found.dense.len() - found.searched;
-            c.fused = fused.len();
-            c.visible = loaded.units.len();
-        });
-        let (ranked, mut superseded) = self.resolve_versions(space, ranked, &view, opts.top_k)?;
+        trace.found(&found, fused.len(), loaded.units.len());
+        let (ranked, superseded) = self.resolve_versions(space, ranked, view, opts.top_k)?;
         trace.stage("versions");
         check("recall: fact versions")?;
-        let qv = found.query_vector.as_deref();
         let mut cosines: Cosines = found.dense.iter().cloned().collect();
         let prefer = |top| match rc.preference_placement {
-            true => with_preference(&analysis, &found, &loaded, opts, top),
+            true => with_preference(analysis, &found, &loaded, opts, top),
             false => top,
         };
-        let present = crate::present::asks_present(query, &analysis);
-        let (mut top, hits) = self.places(
+        let present = crate::present::asks_present(query, analysis);
+        let (top, hits) = self.places(
             space,
             (query, present),
-            &view,
+            view,
             ranked,
             (qv, &mut cosines),
             opts,
             &mut trace,
             prefer,
         )?;
-        let no_relevant_memory = hits == 0;
         timings.rank_ms = ms(t);
+        Ok(Placed {
+            found,
+            top,
+            hits,
+            superseded,
+            via,
+            cosines,
+            timings,
+            trace,
+        })
+    }
 
+    /// The user's card, the packed context and the answer with its hits, from the places.
+    fn answer(
+        &self,
+        space: &SpaceId,
+        analysis: &QueryAnalysis,
+        view: &View,
+        opts: &RecallOptions,
+        placed: Placed,
+        t0: Instant,
+    ) -> Result<Recall, EngineError> {
+        let Placed {
+            found,
+            mut top,
+            hits,
+            mut superseded,
+            via,
+            mut cosines,
+            mut timings,
+            mut trace,
+        } = placed;
+        let no_relevant_memory = hits == 0;
         let t = Instant::now();
+        let qv = found.query_vector.as_deref();
         let asked = card::Asked {
             query_vector: qv,
             hits: &top[..hits],
@@ -167,11 +221,11 @@ impl Retrieval<'_> {
             lexical: &found.lexical,
             about_user: analysis.focus == Some(crate::query::Focus::Me),
         };
-        let card::UserCard { card, replaced } = self.user_card(space, &view, &asked, opts)?;
+        let card::UserCard { card, replaced } = self.user_card(space, view, &asked, opts)?;
         self.mark_replaced(space, &mut top[..hits], &replaced, &mut superseded)?;
         trace.stage("card");
         check("recall: the user's card")?;
-        let mut packed = self.pack_hits(&top, hits, &analysis, opts, card.as_ref());
+        let mut packed = self.pack_hits(&top, hits, analysis, opts, card.as_ref());
         let card = card.filter(|(text, _, _)| packed.context.starts_with(text.as_str()));
         let mut top = shown_hits(places::with_shown(top, &packed.shown), hits, &packed.shown);
         let extra = top.split_off(hits);
@@ -187,7 +241,7 @@ impl Retrieval<'_> {
             e
         });
         let (top, extra) = if explain.is_some() {
-            let scored = |t| with_list_scores(t, &found, rc);
+            let scored = |t| with_list_scores(t, &found, &self.cfg.rank);
             (scored(top), scored(extra))
         } else {
             (top, extra)
@@ -205,7 +259,7 @@ impl Retrieval<'_> {
             context_unit_ids: packed.unit_ids,
             timings,
             explain,
-            warnings,
+            warnings: Vec::new(),
         })
     }
 

@@ -2,7 +2,7 @@
 //! the recall time and as far as the view sees, so a hit stating a value that was later
 //! replaced brings the current version with it and every versioned hit says whether it
 //! is current.
-use crate::facts;
+use crate::facts::{self, FactIndex};
 use crate::rank::Ranked;
 use cairn_core::explain::{HitExplanation, Op, Step};
 use cairn_core::{SpaceId, Unit, UnitKind};
@@ -11,6 +11,36 @@ use std::collections::HashMap;
 use super::error::EngineError;
 use super::scope::View;
 use super::services::Retrieval;
+
+/// The facts in view that `u` states: itself when it is a fact, else those stated in its
+/// messages.
+fn stated_by<'i>(index: &'i FactIndex, u: &Unit, in_view: impl Fn(&Unit) -> bool) -> Vec<&'i Unit> {
+    if u.kind == UnitKind::Fact {
+        return index
+            .get(&u.id)
+            .filter(|f| in_view(f))
+            .into_iter()
+            .collect();
+    }
+    let sid = u.provenance.session_id.clone().unwrap_or_default();
+    u.provenance
+        .message_ids
+        .iter()
+        .flat_map(|m| index.stated_in(&sid, m))
+        .filter(|f| in_view(f))
+        .collect()
+}
+
+/// Whether a unit of `out` already shows fact `f` (its session and every message it cites).
+fn shown(out: &[Ranked], f: &Unit) -> bool {
+    out.iter().any(|o| {
+        o.unit.provenance.session_id == f.provenance.session_id
+            && f.provenance
+                .message_ids
+                .iter()
+                .all(|m| o.unit.provenance.message_ids.contains(m))
+    })
+}
 
 impl Retrieval<'_> {
     /// Puts what each hit states into its version chain (as of the recall time): a hit
@@ -41,34 +71,12 @@ impl Retrieval<'_> {
         // A chain is made of the facts this recall sees (and of one partition: the
         // index's rule), so its notes say nothing the scope does not see.
         let in_view = |f: &Unit| view.sees(f);
-        let shown = |out: &[Ranked], f: &Unit| {
-            out.iter().any(|o| {
-                o.unit.provenance.session_id == f.provenance.session_id
-                    && f.provenance
-                        .message_ids
-                        .iter()
-                        .all(|m| o.unit.provenance.message_ids.contains(m))
-            })
-        };
         let mut out: Vec<Ranked> = Vec::with_capacity(ranked.len() + 2);
         for (i, mut r) in ranked.into_iter().enumerate() {
-            let sid = r.unit.provenance.session_id.clone().unwrap_or_default();
-            let stated: Vec<&Unit> = if i >= window {
+            let stated = if i >= window {
                 Vec::new()
-            } else if r.unit.kind == UnitKind::Fact {
-                index
-                    .get(&r.unit.id)
-                    .filter(|f| in_view(f))
-                    .into_iter()
-                    .collect()
             } else {
-                r.unit
-                    .provenance
-                    .message_ids
-                    .iter()
-                    .flat_map(|m| index.stated_in(&sid, m))
-                    .filter(|f| in_view(f))
-                    .collect()
+                stated_by(&index, &r.unit, in_view)
             };
             let mut notes: Vec<String> = Vec::new();
             for f in stated {

@@ -325,6 +325,13 @@ fn state_bounds(doc: &mut Value) -> Result<(), String> {
         p.insert("maximum".into(), max);
         p.insert("default".into(), default);
     }
+    parameter_bounds(doc)
+}
+
+/// The bounds of the path and query parameters: a space name's pattern, a listing's
+/// `limit`.
+fn parameter_bounds(doc: &mut Value) -> Result<(), String> {
+    use cairn::bounds::*;
     let space = json!(format!("^[A-Za-z0-9._:@-]{{1,{MAX_SPACE_LEN}}}$"));
     let Some(Value::Object(paths)) = doc.get_mut("paths") else {
         return Err("the document has no paths".into());
@@ -350,8 +357,8 @@ fn state_bounds(doc: &mut Value) -> Result<(), String> {
                     }
                     (Some("limit"), Some("query")) if listing && method == "get" => {
                         schema.insert("minimum".into(), json!(1));
-                        schema.insert("maximum".into(), n(MAX_PAGE));
-                        schema.insert("default".into(), n(DEFAULT_PAGE));
+                        schema.insert("maximum".into(), json!(MAX_PAGE));
+                        schema.insert("default".into(), json!(DEFAULT_PAGE));
                     }
                     _ => {}
                 }
