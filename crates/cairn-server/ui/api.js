@@ -51,3 +51,17 @@ export const enc = encodeURIComponent;
 export function sp(space, ...rest) {
   return ["/v1/spaces", space, ...rest].map((s, i) => (i ? enc(s) : s)).join("/");
 }
+
+let openapiDoc;
+/** The unit kinds (`all`) and those a listing shows by default (`memories`), as the
+ * server's OpenAPI document states them: the library's lists, not copies of them. */
+export async function unitKinds() {
+  // A failed read is not kept: the next view asks again.
+  openapiDoc ??= api("GET", "/v1/openapi.json").catch((e) => {
+    openapiDoc = undefined;
+    throw e;
+  });
+  const doc = await openapiDoc;
+  const kind = doc.paths["/v1/spaces/{space}/memories"].get.parameters.find((p) => p.name === "kind");
+  return { all: doc.components.schemas.RecallRequest.properties.kinds.items.enum, memories: kind["x-memory-kinds"] };
+}

@@ -1,13 +1,10 @@
 // Memories: what the space holds as a user thinks of it, one entry per message, fact and
 // trajectory (derived units on request, by kind), searchable; forgetting one first says
 // which messages it covers.
-import { api, sp } from "./api.js";
+import { api, sp, unitKinds } from "./api.js";
 import { confirmAction, errorBox, fill, fmtTime, h, kind, title } from "./dom.js";
 
 const PAGE = 50;
-const KINDS = ["turn", "round", "episode", "fact", "note", "slice", "event", "profile"];
-/** The memories of the default view (the server's default listing). */
-const MEMORIES = ["turn", "fact", "note"];
 
 /** The messages a unit was drawn from, as lines for the forget dialog. */
 async function covered(ctx, unitId) {
@@ -41,6 +38,8 @@ export async function forgetMemory(ctx, unitId) {
 }
 
 export async function render(main, ctx, state = {}) {
+  // The memories of the default view are the server's default listing.
+  const { all: KINDS, memories: MEMORIES } = await unitKinds();
   const kindSel = h(
     "select",
     { id: "memory-kind", "aria-label": "Kind" },

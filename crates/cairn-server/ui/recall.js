@@ -1,10 +1,9 @@
 // The recall playground: a query with every option, the ranked hits with where each
 // score came from, the user's card, the packed context with its token count and what was cut, and the
 // time of each stage. Recalls ask for `explain: true`.
-import { api, sp } from "./api.js";
+import { api, sp, unitKinds } from "./api.js";
 import { errorBox, fill, fmtTime, h, kind, num, title } from "./dom.js";
 
-const KINDS = ["turn", "round", "episode", "fact", "profile", "slice", "event", "note"];
 const OPS = { add: "+", multiply: "×", set: "=" };
 
 function field(id, label, input, help) {
@@ -20,13 +19,13 @@ const list = (text) => {
 };
 
 /** The request from the form; throws naming the field on bad input. */
-function request(form) {
+function request(form, kindNames) {
   const v = (id) => form.elements[id].value.trim();
   const body = { query: v("q"), top_k: Number(v("top_k")), token_budget: Number(v("token_budget")), format: v("format"), explain: true };
   if (v("as_of")) body.as_of = v("as_of");
   if (v("since")) body.since = v("since");
   for (const k of ["sessions", "speakers", "groups"]) if (list(v(k))) body[k] = list(v(k));
-  const kinds = KINDS.filter((k) => form.elements[`kind-${k}`].checked);
+  const kinds = kindNames.filter((k) => form.elements[`kind-${k}`].checked);
   if (kinds.length) body.kinds = kinds;
   if (v("quotas")) {
     body.quotas = {};
@@ -47,6 +46,7 @@ function request(form) {
 }
 
 export async function render(main, ctx) {
+  const { all: KINDS } = await unitKinds();
   const out = h("section", { id: "recall-result", "aria-live": "polite" });
   const kinds = h(
     "fieldset",
@@ -63,7 +63,7 @@ export async function render(main, ctx) {
         ev.preventDefault();
         let body;
         try {
-          body = request(form);
+          body = request(form, KINDS);
         } catch (e) {
           fill(out, errorBox(e));
           return;

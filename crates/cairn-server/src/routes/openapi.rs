@@ -229,6 +229,9 @@ fn state_vocabularies(doc: &mut Value) -> Result<(), String> {
         .find(|p| p["name"] == "kind")
         .ok_or("listMemories has no kind parameter")?;
     kind["schema"]["enum"] = json!(listing);
+    // What the listing shows when no kind is named, for a client (the inspector) to
+    // offer the same set without a list of its own.
+    kind["x-memory-kinds"] = json!(cairn::UnitKind::MEMORIES);
     Ok(())
 }
 
