@@ -88,6 +88,14 @@ fn warned<T: serde::Serialize>(w: ops::Warned<T>) -> Result<Value, ApiError> {
     Ok(v)
 }
 
+/// A tool's answer: its JSON, or the error as a tool error.
+fn json_answer(r: Result<impl serde::Serialize, ApiError>) -> Result<CallToolResult, ErrorData> {
+    Ok(match r {
+        Ok(v) => CallToolResult::success(vec![json_text(&v)]),
+        Err(e) => tool_error(e),
+    })
+}
+
 fn json_text(v: &impl serde::Serialize) -> ContentBlock {
     ContentBlock::text(serde_json::to_string_pretty(v).unwrap_or_default())
 }
@@ -329,10 +337,7 @@ impl CairnMcp {
                 "units": kept.report.units,
             }))
         };
-        Ok(match run.await {
-            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
-            Err(e) => tool_error(e),
-        })
+        json_answer(run.await)
     }
 
     #[tool(
@@ -406,10 +411,7 @@ impl CairnMcp {
             }
             Ok(v)
         };
-        Ok(match run.await {
-            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
-            Err(e) => tool_error(e),
-        })
+        json_answer(run.await)
     }
 
     #[tool(
@@ -475,10 +477,7 @@ impl CairnMcp {
                 )),
             }
         };
-        Ok(match run.await {
-            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
-            Err(e) => tool_error(e),
-        })
+        json_answer(run.await)
     }
 
     #[tool(
@@ -495,10 +494,7 @@ impl CairnMcp {
             let scope = scope_with(args.filter.map(Value::Object), args.as_of.as_deref())?;
             warned(ops::history(&self.state, &who, &space, args.subject, scope).await?)
         };
-        Ok(match run.await {
-            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
-            Err(e) => tool_error(e),
-        })
+        json_answer(run.await)
     }
 
     #[tool(
@@ -515,10 +511,7 @@ impl CairnMcp {
             let scope = scope_with(args.filter.map(Value::Object), args.as_of.as_deref())?;
             warned(ops::profile(&self.state, &who, &space, args.speaker, scope).await?)
         };
-        Ok(match run.await {
-            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
-            Err(e) => tool_error(e),
-        })
+        json_answer(run.await)
     }
 
     #[tool(
@@ -536,10 +529,7 @@ impl CairnMcp {
             v["default"] = json!(self.space(None, &who).ok());
             Ok::<_, ApiError>(v)
         };
-        Ok(match run.await {
-            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
-            Err(e) => tool_error(e),
-        })
+        json_answer(run.await)
     }
 
     #[tool(
@@ -556,10 +546,7 @@ impl CairnMcp {
             let scope = scope_with(args.filter.map(Value::Object), args.as_of.as_deref())?;
             ops::subjects(&self.state, &who, &space, scope).await
         };
-        Ok(match run.await {
-            Ok(v) => CallToolResult::success(vec![json_text(&v)]),
-            Err(e) => tool_error(e),
-        })
+        json_answer(run.await)
     }
 
     #[tool(

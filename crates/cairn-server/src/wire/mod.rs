@@ -520,3 +520,31 @@ impl<T> Page<T> {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scope option the library gains reaches HTTP recall or fails here: every option
+    /// set (the literal names them all, so a new field stops the build until it is
+    /// added), sent as the library writes it, must come back from the request unchanged.
+    #[test]
+    fn a_recall_request_carries_every_scope_option() {
+        let time = |t: &str| cairn::parse_timestamp(t).expect("a time");
+        let full = cairn::ScopeOptions {
+            as_of: Some(time("2024-05-01T10:00:00Z")),
+            since: Some(time("2024-01-02T00:00:00Z")),
+            sessions: Some(vec!["s1".into()]),
+            speakers: Some(vec!["Ann".into()]),
+            groups: Some(vec!["team".into()]),
+            kinds: Some(vec![UnitKind::Fact, UnitKind::Turn]),
+            filter: Some(serde_json::json!({"project": "apollo"})),
+            partition: Some(serde_json::json!({"user_id": "u1"})),
+        };
+        let mut body = serde_json::to_value(&full).expect("options serialise");
+        body["query"] = "where does Ann work?".into();
+        let req: RecallRequest = parse(body.to_string().as_bytes())
+            .unwrap_or_else(|e| panic!("a scope option is not a field of RecallRequest: {e:?}"));
+        assert_eq!(req.options().expect("valid options").scope, full);
+    }
+}
