@@ -10,6 +10,7 @@ use crate::auth::Principal;
 use crate::error::{ApiError, ServerError};
 use crate::ops;
 use crate::wire::out::HitOut;
+use crate::wire::stated::{state_descriptions, stated};
 use crate::wire::{scope_with, RecallRequest};
 use crate::AppState;
 use cairn::{Format, Memo, Message, RememberInput, Role, UnitKind};
@@ -149,8 +150,18 @@ const INSTRUCTIONS: &str = "Cairn is long-term memory. Call `recall` before answ
 
 /// A router whose tools' input schemas are rewritten into the portable subset.
 fn portable<S>(mut router: ToolRouter<S>) -> ToolRouter<S> {
+    // The texts are this crate's own: a name `stated` does not know is a bug the tests
+    // that build the routers find.
+    let state = |text: &str| stated(text).unwrap_or_else(|e| panic!("an MCP tool's text: {e}"));
     for route in router.map.values_mut() {
-        route.attr.input_schema = Arc::new(schema::portable(&route.attr.input_schema));
+        let mut schema = Value::Object(schema::portable(&route.attr.input_schema));
+        state_descriptions(&mut schema).unwrap_or_else(|e| panic!("an MCP tool's schema: {e}"));
+        if let Value::Object(schema) = schema {
+            route.attr.input_schema = Arc::new(schema);
+        }
+        if let Some(text) = &route.attr.description {
+            route.attr.description = Some(state(text).into());
+        }
     }
     router
 }

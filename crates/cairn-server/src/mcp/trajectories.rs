@@ -27,7 +27,7 @@ pub struct ManifestArgs {
     /// First trajectory of the page (0-based; the answer says the next offset).
     #[serde(default)]
     pub offset: Option<usize>,
-    /// Trajectories per page (default 200 concise, 25 full).
+    /// Trajectories per page (default {DEFAULT_MANIFEST_CONCISE} concise, {DEFAULT_MANIFEST_FULL} full).
     #[serde(default)]
     pub limit: Option<usize>,
 }
@@ -49,7 +49,7 @@ pub struct StateArgs {
     pub trajectory_id: String,
     /// The state index (0-based).
     pub state: usize,
-    /// Page characters to show (default 6000; a cut is marked and says how to see all).
+    /// Page characters to show (default {DEFAULT_STATE_CHARS}; a cut is marked and says how to see all).
     #[serde(default)]
     pub max_chars: Option<usize>,
 }
@@ -62,9 +62,9 @@ pub struct SpanArgs {
     pub trajectory_id: String,
     /// First state (0-based).
     pub start: usize,
-    /// Last state (inclusive; at most 10 states per call).
+    /// Last state (inclusive; at most {MAX_SPAN_STATES} states per call).
     pub end: usize,
-    /// Page characters per state (default 2500).
+    /// Page characters per state (default {DEFAULT_SPAN_STATE_CHARS}).
     #[serde(default)]
     pub max_chars: Option<usize>,
 }
@@ -81,7 +81,7 @@ pub struct MatchArgs {
     /// `regex` (default) or `words`.
     #[serde(default)]
     pub mode: Option<String>,
-    /// Matching states to show (default 30).
+    /// Matching states to show (default {DEFAULT_MATCHES}).
     #[serde(default)]
     pub limit: Option<usize>,
 }
@@ -96,7 +96,7 @@ pub struct SearchArgs {
     pub pattern: String,
     #[serde(default)]
     pub mode: Option<String>,
-    /// Hits to show (default 20).
+    /// Hits to show (default {DEFAULT_SEARCH_HITS}).
     #[serde(default)]
     pub limit: Option<usize>,
 }
@@ -122,7 +122,7 @@ pub struct ContextArgs {
     pub note: Option<String>,
     /// The states that prove it, most important first (one to three states each, usually).
     pub spans: Vec<SpanArg>,
-    /// Most tokens of context (default 2000; never exceeded).
+    /// Most tokens of context (default {DEFAULT_CONTEXT_TOKENS}; never exceeded).
     #[serde(default)]
     #[schemars(range(min = 1, max = cairn::bounds::MAX_TOKEN_BUDGET))]
     pub token_budget: Option<usize>,
@@ -138,7 +138,7 @@ pub struct InspectArgs {
     pub space: Option<String>,
     /// The question to find evidence for.
     pub question: String,
-    /// Most tokens of context (default 2000).
+    /// Most tokens of context (default {DEFAULT_INSPECT_TOKENS}).
     #[serde(default)]
     #[schemars(range(min = 1, max = cairn::bounds::MAX_TOKEN_BUDGET))]
     pub token_budget: Option<usize>,
@@ -236,7 +236,7 @@ impl CairnMcp {
     }
 
     #[tool(
-        description = "A few consecutive states of a trajectory (`start` to `end`, inclusive, at most 10), each with its page cut to `max_chars`. Use it to see what an action led to (a form before and after saving, the step where an error appeared); keep spans short, two or three states usually prove a point."
+        description = "A few consecutive states of a trajectory (`start` to `end`, inclusive, at most {MAX_SPAN_STATES}), each with its page cut to `max_chars`. Use it to see what an action led to (a form before and after saving, the step where an error appeared); keep spans short, two or three states usually prove a point."
     )]
     async fn trajectory_span(
         &self,

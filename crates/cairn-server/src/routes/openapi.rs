@@ -156,6 +156,7 @@ fn build() -> Result<Value, String> {
     public_routes(&mut doc);
     state_bounds(&mut doc)?;
     state_vocabularies(&mut doc)?;
+    crate::wire::stated::state_descriptions(&mut doc)?;
     Ok(doc)
 }
 

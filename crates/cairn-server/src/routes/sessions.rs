@@ -65,7 +65,7 @@ pub(super) async fn ingest_session(
     operation_id = "ingestBatch",
     tag = "ingest",
     summary = "Ingest sessions in one batch",
-    description = "All sessions are validated before any is written; embedding runs in shared batches. At most `max_batch_sessions` sessions (default 1000).",
+    description = "All sessions are validated before any is written; embedding runs in shared batches. At most `max_batch_sessions` sessions (default {DEFAULT_MAX_BATCH_SESSIONS}).",
     params(SpacePath, IdempotencyHeader),
     request_body = inline(crate::wire::BatchIngest),
     responses(

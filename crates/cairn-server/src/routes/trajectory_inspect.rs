@@ -50,7 +50,7 @@ pub struct ManifestQuery {
     #[serde(default)]
     #[param(required = false)]
     pub offset: usize,
-    /// Trajectories per page (default 200 concise, 25 full; at most 1000).
+    /// Trajectories per page (default {DEFAULT_MANIFEST_CONCISE} concise, {DEFAULT_MANIFEST_FULL} full; at most {MAX_MANIFEST}).
     #[param(required = false)]
     pub limit: Option<usize>,
 }
@@ -84,12 +84,12 @@ pub struct SpanQuery {
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct PatternQuery {
-    /// Regex or words (at most 1000 bytes).
+    /// Regex or words (at most {MAX_PATTERN_BYTES} bytes).
     pub pattern: String,
     /// `regex` or `words` (the default: `regex` in one trajectory, `words` across them).
     #[param(required = false, inline)]
     pub mode: Option<PatternModeWire>,
-    /// Matching states shown (at most 500).
+    /// Matching states shown (at most {MAX_INSPECT_RESULTS}).
     #[param(required = false)]
     pub limit: Option<usize>,
 }
@@ -189,7 +189,7 @@ pub(crate) async fn manifest(
     operation_id = "trajectorySummary",
     tag = "trajectories",
     summary = "A compact summary of one trajectory",
-    description = "Its goal, start URL, outcome and a line per state (URL, page title, thought, action naming the element acted on), at most 120 states (a `truncated` note says how to see the rest).",
+    description = "Its goal, start URL, outcome and a line per state (URL, page title, thought, action naming the element acted on), at most {SUMMARY_MAX_STATES} states (a `truncated` note says how to see the rest).",
     params(SpacePath, TrajectoryPath),
     responses(
         (status = 200, description = "OK", body = TrajectoryOverviewOut),
@@ -214,7 +214,7 @@ pub(crate) async fn summary(
     operation_id = "trajectoryStateView",
     tag = "trajectories",
     summary = "One state for reading",
-    description = "The state with its page title, the action annotated with the element it names, and the page (observation) cut in the middle to `max_chars` characters (default 6000, at most 200000); the cut is marked in the text and in `truncated`.",
+    description = "The state with its page title, the action annotated with the element it names, and the page (observation) cut in the middle to `max_chars` characters (default {DEFAULT_STATE_CHARS}, at most {MAX_STATE_CHARS}); the cut is marked in the text and in `truncated`.",
     params(SpacePath, TrajectoryPath, StatePath, StateQuery),
     responses(
         (status = 200, description = "OK", body = StateViewOut),
@@ -249,7 +249,7 @@ pub(crate) async fn state_view(
     operation_id = "trajectorySpan",
     tag = "trajectories",
     summary = "A span of states",
-    description = "States `start` to `end` (inclusive; at most 10 per call, an end past the last state stops there), each page cut to `max_chars` (default 2500).",
+    description = "States `start` to `end` (inclusive; at most {MAX_SPAN_STATES} per call, an end past the last state stops there), each page cut to `max_chars` (default {DEFAULT_SPAN_STATE_CHARS}).",
     params(SpacePath, TrajectoryPath, SpanQuery),
     responses(
         (status = 200, description = "OK", body = SpanViewOut),
@@ -278,7 +278,7 @@ pub(crate) async fn span(
     operation_id = "trajectoryMatch",
     tag = "trajectories",
     summary = "States of one trajectory matching a pattern",
-    description = "The states whose URL, thought, action or page lines match `pattern` (`mode=regex`, the default: a case-insensitive regular expression; `mode=words`: any of the words, lightly stemmed), with up to 8 matching lines each; at most `limit` states (default 30).",
+    description = "The states whose URL, thought, action or page lines match `pattern` (`mode=regex`, the default: a case-insensitive regular expression; `mode=words`: any of the words, lightly stemmed), with up to {MATCH_LINES} matching lines each; at most `limit` states (default {DEFAULT_MATCHES}).",
     params(SpacePath, TrajectoryPath, PatternQuery),
     responses(
         (status = 200, description = "OK", body = MatchesOut),
@@ -310,7 +310,7 @@ pub(crate) async fn match_states(
     operation_id = "trajectorySearch",
     tag = "trajectories",
     summary = "Search every trajectory of a space",
-    description = "(trajectory, state) pairs holding `pattern` (`mode=words`, the default: states holding most of the words first; `mode=regex`: insert and state order), with up to 3 matching lines each; at most `limit` (default 20).",
+    description = "(trajectory, state) pairs holding `pattern` (`mode=words`, the default: states holding most of the words first; `mode=regex`: insert and state order), with up to {SEARCH_LINES} matching lines each; at most `limit` (default {DEFAULT_SEARCH_HITS}).",
     params(SpacePath, PatternQuery),
     responses(
         (status = 200, description = "OK", body = MatchesOut),
@@ -374,7 +374,7 @@ pub(crate) async fn context(
     operation_id = "trajectoryInspect",
     tag = "trajectories",
     summary = "Recall + inspection (no LLM)",
-    description = "Recall over the trajectory pools shortlists trajectories; the states its best hits cite, plus each shortlisted trajectory's state holding most of the question's words, become spans; the best note leads; rendered within `token_budget` (default 2000).",
+    description = "Recall over the trajectory pools shortlists trajectories; the states its best hits cite, plus each shortlisted trajectory's state holding most of the question's words, become spans; the best note leads; rendered within `token_budget` (default {DEFAULT_INSPECT_TOKENS}).",
     params(SpacePath),
     request_body = InspectRequest,
     responses(
@@ -409,7 +409,7 @@ pub(crate) async fn inspect(
     operation_id = "trajectoryAgent",
     tag = "trajectories",
     summary = "Run the agent controller",
-    description = "The server's configured LLM (`[llm]`) works through the trajectories with the inspection verbs (triage, shortlist from the manifest, inspect) and answers with a note and spans, rendered into a context. Bounded by `max_steps` model calls and `time_budget_ms` (at most 600000); when the model fails, times out or never answers, or none is configured, the answer is the fallback (`recall` or `recall_inspection`) and `fallback_reason` says why.",
+    description = "The server's configured LLM (`[llm]`) works through the trajectories with the inspection verbs (triage, shortlist from the manifest, inspect) and answers with a note and spans, rendered into a context. Bounded by `max_steps` model calls and `time_budget_ms` (at most {MAX_AGENT_TIME_MS}); when the model fails, times out or never answers, or none is configured, the answer is the fallback (`recall` or `recall_inspection`) and `fallback_reason` says why.",
     params(SpacePath),
     request_body = AgentRequest,
     responses(

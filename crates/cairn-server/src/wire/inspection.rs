@@ -537,10 +537,10 @@ fn default_context_tokens() -> usize {
 #[serde(deny_unknown_fields)]
 #[schema(as = ContextRequest)]
 pub struct ContextRequestWire {
-    /// What the reader should know first (markdown, at most 64 KiB).
+    /// What the reader should know first (markdown, at most {MAX_NOTE_BYTES} bytes).
     #[serde(default)]
     pub note: String,
-    /// Most important first; at most 200 states in all.
+    /// Most important first; at most {MAX_CONTEXT_STATES} states in all.
     #[schema(max_items = 64)]
     pub spans: Vec<ContextSpanWire>,
     #[serde(default = "default_context_tokens")]

@@ -12,6 +12,7 @@ pub mod formats;
 pub mod inspection;
 pub mod out;
 pub mod records;
+pub mod stated;
 pub mod warning;
 
 use doc::FilterDoc;
