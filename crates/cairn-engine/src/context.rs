@@ -8,7 +8,7 @@
 //! lines, then the page from the top. Whatever is left out is said (`… [12 more page
 //! lines not shown]`). The finished context is counted again and cut from the end if
 //! seams counted differently: the budget is a promise.
-use crate::inspect::{annotate, outcome_text};
+use crate::inspect::{annotate, outcome_text, Annotations};
 use crate::text::words;
 use cairn_core::inspect::{one_line, ContextSpan, RenderedContext, RenderedSpan, URL_CHARS};
 use cairn_core::TrajectoryInput;
@@ -180,6 +180,26 @@ fn render_span(
         lines_cut: 0,
     };
     let ann = annotate(t);
+    if !out.push(span_header(span, t), limit) {
+        return r;
+    }
+    // Heads of every state first, then the pages sharing what is left; written out in
+    // state order (head, page).
+    let heads = state_heads(out, span, t, &ann, limit, shown);
+    r.states_shown = heads.len();
+    let fresh: Vec<usize> = heads.iter().filter(|h| h.2).map(|h| h.0).collect();
+    let mut pages = state_pages(out, t, &fresh, query, limit, &mut r.lines_cut);
+    for (i, head, _) in heads {
+        out.lines.push(head);
+        if let Some(p) = pages.iter().position(|(j, _)| *j == i) {
+            out.lines.push(pages.swap_remove(p).1);
+        }
+    }
+    r
+}
+
+/// A span's header: its trajectory, states, goal, outcome and start URL.
+fn span_header(span: &ContextSpan, t: &TrajectoryInput) -> String {
     let mut header = format!(
         "\n## Trajectory {}, states {}-{}\nGoal: {}\nOutcome: {}",
         t.id,
@@ -191,11 +211,20 @@ fn render_span(
     if let Some(u) = &t.start_url {
         header += &format!("; start {}", one_line(u, URL_CHARS));
     }
-    if !out.push(header, limit) {
-        return r;
-    }
-    // Heads of every state first, then the pages sharing what is left; written out in
-    // state order (head, page).
+    header
+}
+
+/// The heads of the span's states (title; URL, thought and action unless shown above)
+/// that fit within `limit`, counted into `out.used` but not yet written: each with its
+/// state and whether it is new (its page still to come).
+fn state_heads(
+    out: &mut Out<'_>,
+    span: &ContextSpan,
+    t: &TrajectoryInput,
+    ann: &Annotations,
+    limit: usize,
+    shown: &mut HashSet<(String, usize)>,
+) -> Vec<(usize, String, bool)> {
     let mut heads: Vec<(usize, String, bool)> = Vec::new();
     for i in span.start_state..=span.end_state {
         let s = &t.states[i];
@@ -224,9 +253,21 @@ fn render_span(
         }
         out.used += tokens;
         heads.push((i, head, !seen));
-        r.states_shown += 1;
     }
-    let fresh: Vec<usize> = heads.iter().filter(|h| h.2).map(|h| h.0).collect();
+    heads
+}
+
+/// The page blocks of the `fresh` states, each sharing what is left of `limit` with
+/// the pages still to come; counted into `out.used`, the lines left out into
+/// `lines_cut`.
+fn state_pages(
+    out: &mut Out<'_>,
+    t: &TrajectoryInput,
+    fresh: &[usize],
+    query: &HashSet<String>,
+    limit: usize,
+    lines_cut: &mut usize,
+) -> Vec<(usize, String)> {
     let mut pages: Vec<(usize, String)> = Vec::new();
     for (k, &i) in fresh.iter().enumerate() {
         let page = t.states[i].observation.as_deref().unwrap_or("");
@@ -242,20 +283,14 @@ fn render_span(
         let Some((block, cut, tokens)) =
             page_block(page, &before, query, allowance, out.per_char, out.count)
         else {
-            r.lines_cut += page.lines().filter(|l| !l.trim().is_empty()).count();
+            *lines_cut += page.lines().filter(|l| !l.trim().is_empty()).count();
             continue;
         };
-        r.lines_cut += cut;
+        *lines_cut += cut;
         out.used += tokens;
         pages.push((i, block));
     }
-    for (i, head, _) in heads {
-        out.lines.push(head);
-        if let Some(p) = pages.iter().position(|(j, _)| *j == i) {
-            out.lines.push(pages.swap_remove(p).1);
-        }
-    }
-    r
+    pages
 }
 
 /// Renders `note` and `spans` (each with its trajectory, spans already checked against

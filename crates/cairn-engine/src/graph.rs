@@ -248,6 +248,41 @@ impl EntityGraph {
     /// qualifies and both appear in a common context (a session, or a group chat, whose
     /// days are sessions of their own); then indexes the links by message.
     fn merge_aliases(&mut self, tick: &mut Ticker) -> Result<(), OutOfTime> {
+        let into = self.alias_targets(tick)?;
+        let mut merged = self.merged(&into);
+        self.by_name.clear();
+        self.by_message.clear();
+        for (i, e) in merged.iter_mut().enumerate() {
+            tick.tick()?;
+            e.aliases.sort();
+            e.aliases.dedup();
+            e.links
+                .sort_by(|a, b| a.unit_id.cmp(&b.unit_id).then(a.edge.cmp(&b.edge)));
+            e.links
+                .dedup_by(|a, b| a.unit_id == b.unit_id && a.edge == b.edge);
+            e.links
+                .sort_by_key(|l| (l.occurred_at.unwrap_or(l.recorded_at), l.unit_id.clone()));
+            self.by_name.insert(e.name.to_lowercase(), vec![i]);
+            for a in &e.aliases {
+                self.by_name.insert(a.clone(), vec![i]);
+            }
+            for l in &e.links {
+                let Some(sid) = &l.session_id else { continue };
+                for m in &l.message_ids {
+                    let v = self.by_message.entry((sid.clone(), m.clone())).or_default();
+                    if !v.iter().any(|&(x, k)| x == i && k == l.edge) {
+                        v.push((i, l.edge));
+                    }
+                }
+            }
+        }
+        self.entities = merged;
+        Ok(())
+    }
+
+    /// Which entity each short name merges into: the one longer name it starts, when
+    /// exactly one qualifies and the two share a session or group.
+    fn alias_targets(&self, tick: &mut Ticker) -> Result<HashMap<usize, usize>, OutOfTime> {
         let sessions: Vec<HashSet<String>> = self
             .entities
             .iter()
@@ -282,6 +317,12 @@ impl EntityGraph {
             }
             into.insert(i, j);
         }
+        Ok(into)
+    }
+
+    /// The entities once each name of `into` is merged into its target: the target takes
+    /// its name as an alias, its links, and its being a person.
+    fn merged(&self, into: &HashMap<usize, usize>) -> Vec<Entity> {
         let mut merged: Vec<Entity> = Vec::new();
         let mut new_index: HashMap<usize, usize> = HashMap::new();
         for (i, e) in self.entities.iter().enumerate() {
@@ -290,7 +331,7 @@ impl EntityGraph {
                 merged.push(e.clone());
             }
         }
-        for (&i, &j) in &into {
+        for (&i, &j) in into {
             // A chain (a -> b -> c) ends at the name that is merged into nothing.
             let mut target = j;
             while let Some(&next) = into.get(&target) {
@@ -309,34 +350,7 @@ impl EntityGraph {
                 merged[t].kind = EntityKind::Person;
             }
         }
-        self.by_name.clear();
-        self.by_message.clear();
-        for (i, e) in merged.iter_mut().enumerate() {
-            tick.tick()?;
-            e.aliases.sort();
-            e.aliases.dedup();
-            e.links
-                .sort_by(|a, b| a.unit_id.cmp(&b.unit_id).then(a.edge.cmp(&b.edge)));
-            e.links
-                .dedup_by(|a, b| a.unit_id == b.unit_id && a.edge == b.edge);
-            e.links
-                .sort_by_key(|l| (l.occurred_at.unwrap_or(l.recorded_at), l.unit_id.clone()));
-            self.by_name.insert(e.name.to_lowercase(), vec![i]);
-            for a in &e.aliases {
-                self.by_name.insert(a.clone(), vec![i]);
-            }
-            for l in &e.links {
-                let Some(sid) = &l.session_id else { continue };
-                for m in &l.message_ids {
-                    let v = self.by_message.entry((sid.clone(), m.clone())).or_default();
-                    if !v.iter().any(|&(x, k)| x == i && k == l.edge) {
-                        v.push((i, l.edge));
-                    }
-                }
-            }
-        }
-        self.entities = merged;
-        Ok(())
+        merged
     }
 
     /// The entity a name or alias denotes (case-insensitive), when one partition knows

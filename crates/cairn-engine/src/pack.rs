@@ -517,29 +517,7 @@ fn grow<'a>(
     for (e, c) in chosen.iter().enumerate() {
         entry_of[c.item] = Some(e);
     }
-    let mut pool: Vec<(usize, usize, f32)> = Vec::new();
-    for (i, units) in pieces.iter().enumerate() {
-        let first = match entry_of[i] {
-            Some(e) if !chosen[e].trimmed => 1,
-            None if i >= input.hits => 0,
-            _ => continue,
-        };
-        pool.extend(
-            units
-                .iter()
-                .enumerate()
-                .skip(first)
-                .map(|(k, (_, s))| (i, k, *s)),
-        );
-    }
-    // The hits' own material first, best score first; then the places after them. Stable:
-    // among equal scores, places in rank order and their units in theirs.
-    pool.sort_by(|a, b| {
-        (a.0 >= input.hits)
-            .cmp(&(b.0 >= input.hits))
-            .then(b.2.total_cmp(&a.2))
-    });
-    for (i, k, _) in pool {
+    for (i, k, _) in growth_pool(input, pieces, chosen, &entry_of) {
         let remaining = input.budget.saturating_sub(used);
         if remaining <= gap_tokens {
             break;
@@ -587,6 +565,40 @@ fn grow<'a>(
             None => {}
         }
     }
+}
+
+/// The units `grow` may add, as (place, unit within it, score), in the order it tries
+/// them: further units of the entries shown whole, then every unit of the places after
+/// the hits (`entry_of`: each place's entry in `chosen`, if it has one).
+fn growth_pool(
+    input: &PackInput<'_>,
+    pieces: &[Vec<(&Unit, f32)>],
+    chosen: &[Chosen],
+    entry_of: &[Option<usize>],
+) -> Vec<(usize, usize, f32)> {
+    let mut pool: Vec<(usize, usize, f32)> = Vec::new();
+    for (i, units) in pieces.iter().enumerate() {
+        let first = match entry_of[i] {
+            Some(e) if !chosen[e].trimmed => 1,
+            None if i >= input.hits => 0,
+            _ => continue,
+        };
+        pool.extend(
+            units
+                .iter()
+                .enumerate()
+                .skip(first)
+                .map(|(k, (_, s))| (i, k, *s)),
+        );
+    }
+    // The hits' own material first, best score first; then the places after them. Stable:
+    // among equal scores, places in rank order and their units in theirs.
+    pool.sort_by(|a, b| {
+        (a.0 >= input.hits)
+            .cmp(&(b.0 >= input.hits))
+            .then(b.2.total_cmp(&a.2))
+    });
+    pool
 }
 
 /// Writes each entry's text from the units chosen for it, and counts it.

@@ -279,25 +279,94 @@ pub fn second_pass(
     episodes_as_hits: bool,
     explain: bool,
 ) -> Vec<Ranked> {
-    let mut best: HashMap<String, f32> = HashMap::new();
-    // Features (learned ranking, explanations) are computed only when wanted, and with
-    // them the candidate whose score each target took.
-    let want_features = explain || cfg.learned.is_some();
-    let mut scored_as: HashMap<String, String> = HashMap::new();
-    let mut session_prior: HashMap<&str, f32> = HashMap::new();
-    // Personal facts whose fused score was multiplied, by how much (explained only).
-    let mut factors: HashMap<&str, f32> = HashMap::new();
+    let g = gather_targets(
+        fused,
+        units,
+        containers,
+        analysis,
+        cfg,
+        episodes_as_hits,
+        explain,
+    );
+    let want_features = g.want_features;
+    let lookup = |id: &str| units.get(id).or_else(|| containers.get(id));
+    let targets: Vec<(&Unit, f32, &str)> = g
+        .best
+        .iter()
+        .filter_map(|(id, &s)| {
+            let part = g.scored_as.get(id).map_or(id.as_str(), String::as_str);
+            Some((lookup(id)?, s, part))
+        })
+        .collect();
+    let ctx = FeatureContext {
+        analysis,
+        session_prior: &g.session_prior,
+        span: want_features
+            .then(|| time_span(targets.iter().map(|(u, _, _)| *u)))
+            .flatten(),
+    };
+    let mut ranked: Vec<Ranked> = targets
+        .into_iter()
+        .map(|(u, s, part)| {
+            let asking = asking_share(u.key_head());
+            let f = want_features.then(|| features(u, s, part, signals.get(part), asking, &ctx));
+            let why = explain.then(|| explanation(part, s, f.as_ref(), &g.factors));
+            match (&cfg.learned, f) {
+                (Some(w), Some(f)) => learned(u, &f, w, why),
+                _ => adjust(u, s, asking, why, &g.session_prior, analysis, cfg),
+            }
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.unit.id.cmp(&b.unit.id)));
+    spread_sessions(drop_covered(ranked), cfg.session_decay, cfg.stretch)
+}
+
+/// What the second pass gathers from the fused candidates before scoring.
+struct Gathered<'a> {
+    /// Features (learned ranking, explanations) are computed only when wanted, and with
+    /// them the candidate whose score each target took.
+    want_features: bool,
+    /// Each target's best score: a part's goes to its container.
+    best: HashMap<String, f32>,
+    /// The candidate whose score each target took (when features are wanted).
+    scored_as: HashMap<String, String>,
+    /// Each session's episode score.
+    session_prior: HashMap<&'a str, f32>,
+    /// Personal facts whose fused score was multiplied, by how much (explained only).
+    factors: HashMap<&'a str, f32>,
+}
+
+/// Step 1 of the second pass: each candidate's score (a personal fact's multiplied by
+/// its `personal_factor`) handed to its target, its container when it is a part; an
+/// episode gives its session's prior, and is a target itself only with
+/// `episodes_as_hits`.
+fn gather_targets<'a>(
+    fused: &'a [(String, f32)],
+    units: &'a HashMap<String, Unit>,
+    containers: &HashMap<String, Unit>,
+    analysis: &QueryAnalysis,
+    cfg: &RankConfig,
+    episodes_as_hits: bool,
+    explain: bool,
+) -> Gathered<'a> {
+    let mut g = Gathered {
+        want_features: explain || cfg.learned.is_some(),
+        best: HashMap::new(),
+        scored_as: HashMap::new(),
+        session_prior: HashMap::new(),
+        factors: HashMap::new(),
+    };
     for (id, score) in fused {
         let Some(u) = units.get(id) else { continue };
         let factor = personal_factor(u, analysis, cfg);
         if explain && factor != 1.0 {
-            factors.insert(id.as_str(), factor);
+            g.factors.insert(id.as_str(), factor);
         }
         let boosted = *score * factor;
         let score = &boosted;
         if u.kind == UnitKind::Episode {
             if let Some(sid) = u.provenance.session_id.as_deref() {
-                let e = session_prior.entry(sid).or_insert(0.0);
+                let e = g.session_prior.entry(sid).or_insert(0.0);
                 *e = e.max(*score);
             }
             if !episodes_as_hits {
@@ -308,58 +377,39 @@ pub fn second_pass(
             Some(c) if units.contains_key(c) || containers.contains_key(c) => c.clone(),
             _ => u.id.clone(),
         };
-        if want_features && best.get(&target).is_none_or(|b| *score > *b) {
-            scored_as.insert(target.clone(), id.clone());
+        if g.want_features && g.best.get(&target).is_none_or(|b| *score > *b) {
+            g.scored_as.insert(target.clone(), id.clone());
         }
-        let e = best.entry(target).or_insert(0.0);
+        let e = g.best.entry(target).or_insert(0.0);
         *e = e.max(*score);
     }
-    let lookup = |id: &str| units.get(id).or_else(|| containers.get(id));
-    let targets: Vec<(&Unit, f32, &str)> = best
-        .iter()
-        .filter_map(|(id, &s)| {
-            let part = scored_as.get(id).map_or(id.as_str(), String::as_str);
-            Some((lookup(id)?, s, part))
-        })
-        .collect();
-    let ctx = FeatureContext {
-        analysis,
-        session_prior: &session_prior,
-        span: want_features
-            .then(|| time_span(targets.iter().map(|(u, _, _)| *u)))
-            .flatten(),
+    g
+}
+
+/// A hit's explanation as the second pass starts it: the candidate it was scored as,
+/// its fused score and features, and the personal-fact factor applied, if any.
+fn explanation(
+    part: &str,
+    s: f32,
+    f: Option<&Features>,
+    factors: &HashMap<&str, f32>,
+) -> Box<HitExplanation> {
+    let mut why = HitExplanation {
+        scored_as: Some(part.to_string()),
+        fused: Some(s),
+        features: f.map(Features::named).unwrap_or_default(),
+        ..Default::default()
     };
-    let mut ranked: Vec<Ranked> = targets
-        .into_iter()
-        .map(|(u, s, part)| {
-            let asking = asking_share(u.key_head());
-            let f = want_features.then(|| features(u, s, part, signals.get(part), asking, &ctx));
-            let why = explain.then(|| {
-                let mut why = HitExplanation {
-                    scored_as: Some(part.to_string()),
-                    fused: Some(s),
-                    features: f.as_ref().map(Features::named).unwrap_or_default(),
-                    ..Default::default()
-                };
-                if let Some(&by) = factors.get(part) {
-                    why.adjustments.push(Adjustment {
-                        step: Step::PersonalFact,
-                        op: Op::Multiply,
-                        by,
-                        score_after: s,
-                        note: format!("{part} is a personal fact the question depends on"),
-                    });
-                }
-                Box::new(why)
-            });
-            match (&cfg.learned, f) {
-                (Some(w), Some(f)) => learned(u, &f, w, why),
-                _ => adjust(u, s, asking, why, &session_prior, analysis, cfg),
-            }
-        })
-        .collect();
-    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.unit.id.cmp(&b.unit.id)));
-    spread_sessions(drop_covered(ranked), cfg.session_decay, cfg.stretch)
+    if let Some(&by) = factors.get(part) {
+        why.adjustments.push(Adjustment {
+            step: Step::PersonalFact,
+            op: Op::Multiply,
+            by,
+            score_after: s,
+            note: format!("{part} is a personal fact the question depends on"),
+        });
+    }
+    Box::new(why)
 }
 
 /// What a personal fact's fused score is multiplied by: in a request for advice, a

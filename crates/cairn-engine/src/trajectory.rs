@@ -222,15 +222,9 @@ pub fn derive_trajectory_units(
     units
 }
 
-/// What step `i` (state `i` to `i + 1`) changed.
-fn event_unit(
-    space: &SpaceId,
-    t: &TrajectoryInput,
-    recorded_at: Timestamp,
-    i: usize,
-    s: &AgentState,
-    next: &AgentState,
-) -> Unit {
+/// The page lines that appeared and those that disappeared from state `s` to `next`
+/// (at most `EVENT_LINES` of each).
+fn page_changes<'s>(s: &'s AgentState, next: &'s AgentState) -> (Vec<&'s str>, Vec<&'s str>) {
     let before = lines(s.observation.as_ref());
     let after = lines(next.observation.as_ref());
     let before_set: HashSet<&str> = before.iter().copied().collect();
@@ -247,6 +241,19 @@ fn event_unit(
         .filter(|l| !after_set.contains(l))
         .take(EVENT_LINES)
         .collect();
+    (appeared, gone)
+}
+
+/// What step `i` (state `i` to `i + 1`) changed.
+fn event_unit(
+    space: &SpaceId,
+    t: &TrajectoryInput,
+    recorded_at: Timestamp,
+    i: usize,
+    s: &AgentState,
+    next: &AgentState,
+) -> Unit {
+    let (appeared, gone) = page_changes(s, next);
     let errors: Vec<&str> = appeared
         .iter()
         .copied()
@@ -327,44 +334,7 @@ fn note_unit(space: &SpaceId, t: &TrajectoryInput, recorded_at: Timestamp) -> Un
         .join("\n");
     let start = or_dash(t.start_url.as_ref());
     let (text, states) = match t.succeeded() {
-        Some(false) => {
-            // Where it went wrong: the first state whose page shows an error, else the
-            // last state.
-            let k = t
-                .states
-                .iter()
-                .position(|s| {
-                    lines(s.observation.as_ref())
-                        .iter()
-                        .any(|l| ERROR_LINE.is_match(l))
-                })
-                .unwrap_or(n - 1);
-            let s = &t.states[k];
-            let said: Vec<&str> = lines(s.observation.as_ref())
-                .into_iter()
-                .filter(|l| ERROR_LINE.is_match(l))
-                .take(3)
-                .collect();
-            let before = k.checked_sub(1).and_then(|p| t.states[p].action.as_ref());
-            let mut text = format!(
-                "Gotcha (failed run): {}\nWent wrong at state {}/{n} on {}",
-                t.goal,
-                k + 1,
-                or_dash(s.url.as_ref())
-            );
-            if let Some(a) = before {
-                text += &format!(" after `{a}`");
-            }
-            text += "\n";
-            if !said.is_empty() {
-                text += &format!("The page said: {}\n", said.join(" | "));
-            }
-            if let Some(th) = s.thought.as_ref().or(t.states[n - 1].thought.as_ref()) {
-                text += &format!("Agent thought: {th}\n");
-            }
-            text += &format!("Steps tried from {start}:\n{numbered}");
-            (text, [k.saturating_sub(1) as u32, k as u32 + 1])
-        }
+        Some(false) => gotcha(t, start, &numbered),
         outcome => {
             let label = if outcome == Some(true) {
                 "Procedure (succeeded)"
@@ -389,6 +359,48 @@ fn note_unit(space: &SpaceId, t: &TrajectoryInput, recorded_at: Timestamp) -> Un
         (format!("note:{}", t.id), UnitKind::Note, states),
         (text.clone(), key, Some(text)),
     )
+}
+
+/// The gotcha of a failed run (`numbered`: its steps tried, from `start`), and the
+/// states it covers.
+fn gotcha(t: &TrajectoryInput, start: &str, numbered: &str) -> (String, [u32; 2]) {
+    let n = t.states.len();
+    // Where it went wrong: the first state whose page shows an error, else the
+    // last state.
+    let k = t
+        .states
+        .iter()
+        .position(|s| {
+            lines(s.observation.as_ref())
+                .iter()
+                .any(|l| ERROR_LINE.is_match(l))
+        })
+        .unwrap_or(n - 1);
+    let s = &t.states[k];
+    let said: Vec<&str> = lines(s.observation.as_ref())
+        .into_iter()
+        .filter(|l| ERROR_LINE.is_match(l))
+        .take(3)
+        .collect();
+    let before = k.checked_sub(1).and_then(|p| t.states[p].action.as_ref());
+    let mut text = format!(
+        "Gotcha (failed run): {}\nWent wrong at state {}/{n} on {}",
+        t.goal,
+        k + 1,
+        or_dash(s.url.as_ref())
+    );
+    if let Some(a) = before {
+        text += &format!(" after `{a}`");
+    }
+    text += "\n";
+    if !said.is_empty() {
+        text += &format!("The page said: {}\n", said.join(" | "));
+    }
+    if let Some(th) = s.thought.as_ref().or(t.states[n - 1].thought.as_ref()) {
+        text += &format!("Agent thought: {th}\n");
+    }
+    text += &format!("Steps tried from {start}:\n{numbered}");
+    (text, [k.saturating_sub(1) as u32, k as u32 + 1])
 }
 
 #[cfg(test)]

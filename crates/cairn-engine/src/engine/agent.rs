@@ -294,7 +294,7 @@ impl Trajectories<'_> {
     ) -> Result<Next, EngineError> {
         let (v, model_ms) = match ask_model(opts, run, step) {
             Ok(asked) => asked,
-            Err(next) => return Ok(next),
+            Err(why) => return Ok(Next::Fallback(why)),
         };
         let tool = text(&v, "tool").unwrap_or_default();
         let t = Instant::now();
@@ -519,15 +519,12 @@ impl Trajectories<'_> {
 
 /// Step `step`'s call to the model, within what is left of the time budget (on the last
 /// step it may only answer): the step it returned and the milliseconds it took, or the
-/// fallback when the budget is spent or the model failed.
-fn ask_model(opts: &AgentOptions, run: &mut Loop, step: usize) -> Result<(Value, f64), Next> {
+/// reason to fall back when the budget is spent or the model failed.
+fn ask_model(opts: &AgentOptions, run: &mut Loop, step: usize) -> Result<(Value, f64), String> {
     let spent = run.t0.elapsed();
     let budget = Duration::from_millis(opts.time_budget_ms);
     if spent >= budget {
-        return Err(Next::Fallback(format!(
-            "time budget of {} ms spent",
-            opts.time_budget_ms
-        )));
+        return Err(format!("time budget of {} ms spent", opts.time_budget_ms));
     }
     let mut prompt = window(&run.messages, opts.max_prompt_chars);
     let last = step == opts.max_steps;
@@ -550,14 +547,12 @@ fn ask_model(opts: &AgentOptions, run: &mut Loop, step: usize) -> Result<(Value,
     );
     let v = match called {
         Called::Step(v) => v,
-        Called::Failed(e) => {
-            return Err(Next::Fallback(format!("LLM failed: {}", one_line(&e, 300))))
-        }
+        Called::Failed(e) => return Err(format!("LLM failed: {}", one_line(&e, 300))),
         Called::TimedOut => {
-            return Err(Next::Fallback(format!(
+            return Err(format!(
                 "LLM timed out (time budget {} ms)",
                 opts.time_budget_ms
-            )))
+            ))
         }
     };
     let model_ms = t.elapsed().as_secs_f64() * 1000.0;

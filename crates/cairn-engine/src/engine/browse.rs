@@ -115,10 +115,16 @@ impl Knowledge<'_> {
     ) -> Result<usize, E> {
         let store = |e: cairn_core::StoreError| E::from(EngineError::from(e));
         self.require_space(space)?;
+        // The partition's sessions are those its view admits: the rule every read keeps.
+        let scope = Scope {
+            partition: within.cloned(),
+            ..Scope::default()
+        };
+        let view = self.view(space, &scope)?;
         let mut n = 0;
         let headers = self.b.records.session_headers(space).map_err(store)?;
         for h in headers {
-            if within.is_some_and(|p| !p.holds(&h.metadata)) {
+            if !view.admits(Some(&h.id)) {
                 continue;
             }
             // None: forgotten since the headers were read.
@@ -127,8 +133,9 @@ impl Knowledge<'_> {
                 n += 1;
             }
         }
-        // A trajectory belongs to no end-user partition.
-        if within.is_some() {
+        // A trajectory belongs to no session, so to no end-user partition: a view that
+        // admits some sessions only admits none of them.
+        if !view.admits(None) {
             return Ok(n);
         }
         let summaries = self.b.records.trajectory_summaries(space).map_err(store)?;

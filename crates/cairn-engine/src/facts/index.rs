@@ -164,12 +164,7 @@ impl Core {
                 subjects.entry(key).or_default().push(i);
             }
         }
-        let mut in_order: Vec<usize> = (0..facts.len()).collect();
-        in_order.sort_by(|&a, &b| chain_order(&facts[a], &facts[b]));
-        let mut place = vec![0; facts.len()];
-        for (p, &i) in in_order.iter().enumerate() {
-            place[i] = p;
-        }
+        let place = chain_places(facts);
         let mut per_partition: HashMap<Option<String>, Vec<(Subject, Vec<usize>)>> = HashMap::new();
         for ((partition, subject), ids) in subjects {
             per_partition
@@ -187,23 +182,10 @@ impl Core {
             .iter()
             .map(|f| 4 * size_of::<String>() + 4 * size_of::<usize>() + f.key.len())
             .sum();
-        let person_bytes: usize = persons
-            .iter()
-            .map(|(p, ps)| {
-                p.len()
-                    + ps.iter()
-                        .map(|(x, at)| {
-                            size_of::<(Option<String>, Vec<usize>)>()
-                                + x.as_ref().map_or(0, String::len)
-                                + at.len() * size_of::<usize>()
-                        })
-                        .sum::<usize>()
-            })
-            .sum();
         let bytes = id_bytes(&by_id)
             + message_bytes(&by_message)
             + subjects
-            + person_bytes
+            + person_bytes(&persons)
             + place.len() * size_of::<usize>();
         Self {
             len: facts.len(),
@@ -216,6 +198,33 @@ impl Core {
             bytes,
         }
     }
+}
+
+/// Each fact's place in chain order (time, then id).
+fn chain_places(facts: &[Unit]) -> Vec<usize> {
+    let mut in_order: Vec<usize> = (0..facts.len()).collect();
+    in_order.sort_by(|&a, &b| chain_order(&facts[a], &facts[b]));
+    let mut place = vec![0; facts.len()];
+    for (p, &i) in in_order.iter().enumerate() {
+        place[i] = p;
+    }
+    place
+}
+
+fn person_bytes(persons: &HashMap<String, HashMap<Option<String>, Vec<usize>>>) -> usize {
+    persons
+        .iter()
+        .map(|(p, ps)| {
+            p.len()
+                + ps.iter()
+                    .map(|(x, at)| {
+                        size_of::<(Option<String>, Vec<usize>)>()
+                            + x.as_ref().map_or(0, String::len)
+                            + at.len() * size_of::<usize>()
+                    })
+                    .sum::<usize>()
+        })
+        .sum()
 }
 
 fn id_bytes(m: &HashMap<String, usize>) -> usize {

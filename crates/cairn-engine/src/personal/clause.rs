@@ -1,6 +1,8 @@
-//! Clauses of a sentence and what opens each: its subject, auxiliaries, negation, tense.
-use super::lexicon::{IRREGULAR, RELATIONS};
+//! Clauses of a sentence and what opens each: its subject (`subject.rs`), auxiliaries,
+//! negation, tense.
+use super::lexicon::IRREGULAR;
 use super::phrase::{canon, is_known_verb, Tok};
+use super::subject::{subject, STARTERS};
 use super::{Context, Speaking};
 use std::ops::Range;
 
@@ -235,188 +237,6 @@ const HABITUAL: &[&str] = &[
     "constantly",
     "rarely",
 ];
-/// Capitalized words that open sentences without being names.
-const STARTERS: &[&str] = &[
-    "the",
-    "this",
-    "that",
-    "these",
-    "those",
-    "it",
-    "there",
-    "here",
-    "so",
-    "but",
-    "and",
-    "also",
-    "just",
-    "any",
-    "some",
-    "what",
-    "thanks",
-    "thank",
-    "yes",
-    "no",
-    "oh",
-    "hey",
-    "hi",
-    "hello",
-    "ok",
-    "okay",
-    "well",
-    "honestly",
-    "actually",
-    "finally",
-    "sadly",
-    "luckily",
-    "today",
-    "yesterday",
-    "tomorrow",
-    "last",
-    "next",
-    "big",
-    "quick",
-    "update",
-    "change",
-    "good",
-    "great",
-    "sure",
-    "please",
-    "anyway",
-    "unfortunately",
-    "fortunately",
-    "recently",
-    "lately",
-    "apparently",
-    "basically",
-    "overall",
-    "speaking",
-    "since",
-    "because",
-    "as",
-    "after",
-    "before",
-    "when",
-    "while",
-    "if",
-    "maybe",
-    "perhaps",
-    "probably",
-    "guess",
-    "funny",
-    "fun",
-    "random",
-    "plus",
-    "then",
-    "now",
-    "once",
-    "every",
-    "each",
-    "most",
-    "many",
-    "both",
-    "all",
-    "not",
-    "nothing",
-    "everything",
-    "someone",
-    "somebody",
-    "nobody",
-    "everyone",
-    "everybody",
-    "i",
-    "we",
-    "my",
-    "our",
-    "you",
-    "your",
-    "he",
-    "she",
-    "they",
-    "his",
-    "her",
-    "their",
-    "its",
-    "a",
-    "an",
-    "one",
-    "two",
-    "three",
-    "wow",
-    "cool",
-    "nice",
-    "awesome",
-    "amazing",
-    "sounds",
-    "love",
-    "lol",
-    "haha",
-    "yeah",
-    "yep",
-    "nope",
-    "cheers",
-    "congrats",
-    "congratulations",
-    "sorry",
-    "omg",
-    "btw",
-    "fyi",
-    "ps",
-    "also",
-    "still",
-    "even",
-    "only",
-    "really",
-    "very",
-    "much",
-    "more",
-    "less",
-    "how",
-    "why",
-    "where",
-    "who",
-    "which",
-    "whose",
-    "do",
-    "does",
-    "did",
-    "is",
-    "are",
-    "was",
-    "were",
-    "can",
-    "could",
-    "would",
-    "should",
-    "will",
-    "may",
-    "might",
-    "have",
-    "has",
-    "had",
-    "let",
-    "let's",
-    "lets",
-    "in",
-    "on",
-    "at",
-    "for",
-    "with",
-    "from",
-    "by",
-    "about",
-    "of",
-    "to",
-    "during",
-    "without",
-    "between",
-    "like",
-    "unlike",
-    "despite",
-    "given",
-    "due",
-    "according",
-];
 /// Past participles beside the regular -ed/-en forms.
 fn participle(w: &str) -> bool {
     w.ends_with("ed")
@@ -441,7 +261,7 @@ pub fn past_form(w: &str) -> bool {
 }
 
 /// Words that may be a verb after a subject.
-fn verbish(t: &Tok) -> bool {
+pub(super) fn verbish(t: &Tok) -> bool {
     const AUX: &[&str] = &[
         "am",
         "is",
@@ -533,7 +353,7 @@ fn starts_clause(toks: &[Tok], j: usize, lead: Option<&str>, after_pause: bool) 
 /// A verb that may open a clause whose subject is understood ("Finally sold the Civic",
 /// "and bought a Tesla"): not "like" (mostly a preposition there) and not an -ing form
 /// (a gerund is a subject: "having an RV would...").
-fn understood_subject_verb(t: &Tok) -> bool {
+pub(super) fn understood_subject_verb(t: &Tok) -> bool {
     let gerund = t.low.ends_with("ing") && t.low.len() > 4;
     !(t.is(&["like", "likes"]) || gerund) && is_known_verb(&t.low)
 }
@@ -582,6 +402,16 @@ pub fn split(toks: &[Tok]) -> Vec<(Option<String>, Range<usize>)> {
         out.push((lead, start..toks.len()));
     }
     out
+}
+
+/// What a word before a clause's main verb is.
+enum Aux {
+    /// An auxiliary or adverb, read with this many words after it ("used to": 1).
+    Read(usize),
+    /// The main verb (or the copula's complement).
+    Verb,
+    /// A modal ("would", "can"): the clause states no fact.
+    Modal,
 }
 
 impl<'a> Clause<'a> {
@@ -656,79 +486,12 @@ impl<'a> Clause<'a> {
     fn read_auxiliaries(&mut self) -> Option<()> {
         let toks = self.toks;
         let mut k = self.verb;
-        let next = |k: usize| toks.get(k + 1).map(|t| t.low.as_str()).unwrap_or("");
-        while let Some(t) = toks.get(k) {
-            match t.low.as_str() {
-                "am" | "is" | "are" => {
-                    self.copula = true;
-                    self.tense = Tense::Present;
-                }
-                "was" | "were" => {
-                    self.copula = true;
-                    self.tense = Tense::Past;
-                }
-                "been" | "be" => {
-                    self.copula = true;
-                    if self.tense == Tense::Present {
-                        self.tense = Tense::Perfect;
-                    }
-                }
-                "have" | "has" if next(k) == "to" => {
-                    k += 1;
-                }
-                "have" | "has" if participle(next(k)) || ADVERBS.contains(&next(k)) => {
-                    self.tense = Tense::Perfect;
-                }
-                "had" if participle(next(k)) || ADVERBS.contains(&next(k)) => {
-                    self.tense = Tense::Past;
-                }
-                "will" | "shall" => self.tense = Tense::Future,
-                "would" | "could" | "might" | "may" | "should" | "must" => match next(k) {
-                    "rather" => {
-                        self.rather = true;
-                        k += 1;
-                    }
-                    "prefer" => {}
-                    _ => return None,
-                },
-                // "I can't eat gluten" denies; "I can always check in" is ability, not
-                // a fact.
-                "can" if next(k) == "not" => {}
-                "can" => return None,
-                "do" | "does" if k + 1 < toks.len() => {}
-                "did" if k + 1 < toks.len() => self.tense = Tense::Past,
-                "not" | "never" => self.negated = true,
-                "no" if next(k) == "longer" => {
-                    self.negated = true;
-                    self.change = true;
-                    k += 1;
-                }
-                "used" if next(k) == "to" => {
-                    self.tense = Tense::UsedTo;
-                    k += 1;
-                }
-                "going" if next(k) == "to" && self.copula => {
-                    self.tense = Tense::Future;
-                    self.copula = false;
-                    k += 1;
-                }
-                "got" if matches!(next(k), "to") => return None,
-                // "I ended up getting a cavalier": what was done in the end.
-                "ended" | "end" if next(k) == "up" => {
-                    self.tense = Tense::Past;
-                    k += 1;
-                }
-                w if ADVERBS.contains(&w) => {
-                    if HABITUAL.contains(&w) {
-                        self.habitual = true;
-                    }
-                    if matches!(w, "now" | "again" | "currently") {
-                        self.change = true;
-                    }
-                }
-                _ => break,
+        while k < toks.len() {
+            match self.auxiliary(k) {
+                Aux::Read(more) => k += 1 + more,
+                Aux::Verb => break,
+                Aux::Modal => return None,
             }
-            k += 1;
         }
         self.verb = k;
         // "I lived in Oslo", "I wanted to": the verb's own past.
@@ -756,6 +519,106 @@ impl<'a> Clause<'a> {
             self.progressive = true;
         }
         Some(())
+    }
+
+    /// Reads the word at `k` before the main verb: an auxiliary or adverb (noting the
+    /// tense, negation, modality it says), the main verb itself, or a modal.
+    fn auxiliary(&mut self, k: usize) -> Aux {
+        let toks = self.toks;
+        let next = toks.get(k + 1).map(|t| t.low.as_str()).unwrap_or("");
+        let more = match toks[k].low.as_str() {
+            "am" | "is" | "are" => {
+                self.copula = true;
+                self.tense = Tense::Present;
+                0
+            }
+            "was" | "were" => {
+                self.copula = true;
+                self.tense = Tense::Past;
+                0
+            }
+            "been" | "be" => {
+                self.copula = true;
+                if self.tense == Tense::Present {
+                    self.tense = Tense::Perfect;
+                }
+                0
+            }
+            "have" | "has" if next == "to" => 1,
+            "have" | "has" if participle(next) || ADVERBS.contains(&next) => {
+                self.tense = Tense::Perfect;
+                0
+            }
+            "had" if participle(next) || ADVERBS.contains(&next) => {
+                self.tense = Tense::Past;
+                0
+            }
+            "will" | "shall" => {
+                self.tense = Tense::Future;
+                0
+            }
+            "would" | "could" | "might" | "may" | "should" | "must" => match next {
+                "rather" => {
+                    self.rather = true;
+                    1
+                }
+                "prefer" => 0,
+                _ => return Aux::Modal,
+            },
+            // "I can't eat gluten" denies; "I can always check in" is ability, not
+            // a fact.
+            "can" if next == "not" => 0,
+            "can" => return Aux::Modal,
+            "do" | "does" if k + 1 < toks.len() => 0,
+            "did" if k + 1 < toks.len() => {
+                self.tense = Tense::Past;
+                0
+            }
+            _ => return self.negation_or_adverb(k, next),
+        };
+        Aux::Read(more)
+    }
+
+    /// Reads the word at `k` when it is no auxiliary of tense or mood: a negation, "used
+    /// to", "going to", "ended up", an adverb; else the main verb (or "got to", a modal).
+    fn negation_or_adverb(&mut self, k: usize, next: &str) -> Aux {
+        let more = match self.toks[k].low.as_str() {
+            "not" | "never" => {
+                self.negated = true;
+                0
+            }
+            "no" if next == "longer" => {
+                self.negated = true;
+                self.change = true;
+                1
+            }
+            "used" if next == "to" => {
+                self.tense = Tense::UsedTo;
+                1
+            }
+            "going" if next == "to" && self.copula => {
+                self.tense = Tense::Future;
+                self.copula = false;
+                1
+            }
+            "got" if matches!(next, "to") => return Aux::Modal,
+            // "I ended up getting a cavalier": what was done in the end.
+            "ended" | "end" if next == "up" => {
+                self.tense = Tense::Past;
+                1
+            }
+            w if ADVERBS.contains(&w) => {
+                if HABITUAL.contains(&w) {
+                    self.habitual = true;
+                }
+                if matches!(w, "now" | "again" | "currently") {
+                    self.change = true;
+                }
+                0
+            }
+            _ => return Aux::Verb,
+        };
+        Aux::Read(more)
     }
 
     /// The main verb (or the copula's first complement word).
@@ -838,159 +701,6 @@ fn names_a_time(low: &str) -> bool {
         "weekend",
     ];
     TIMES.iter().any(|t| low.contains(t))
-}
-
-/// The subject at `toks[k]` and the index after it.
-fn subject(
-    toks: &[Tok],
-    k: usize,
-    after_pause: bool,
-    speaking: &Speaking<'_>,
-    ctx: &mut Context,
-) -> Option<(Who, usize)> {
-    let me = |speaker: bool| Who {
-        person: speaking.speaker.to_string(),
-        speaker,
-        bare_name: false,
-    };
-    let t = &toks[k];
-    match t.low.as_str() {
-        "i" => return Some((me(true), k + 1)),
-        "we" if speaking.with_assistant => return Some((me(true), k + 1)),
-        "we" => return None,
-        "he" | "she" => {
-            let person = ctx.last_third.clone()?;
-            return Some((
-                Who {
-                    person,
-                    speaker: false,
-                    bare_name: false,
-                },
-                k + 1,
-            ));
-        }
-        "my" | "our" => return relation_subject(toks, k, speaking, ctx),
-        _ => {}
-    }
-    // A verb with its subject understood: the speaker at a sentence's start, else the
-    // clause before's subject (none when that clause stated nothing: "we could camp
-    // there and wake up to the sunrise").
-    let participle = after_pause && t.low.ends_with("ing");
-    let at_start = k == 0 && !after_pause && ctx.last_subject.is_none();
-    let past_or_been = past_form(&t.low) || t.is(&["been", "love", "loved"]);
-    if (understood_subject_verb(t) && (!at_start || past_or_been))
-        || t.is(&["been"])
-        || participle && is_known_verb(&t.low)
-    {
-        if ctx.skipped {
-            return None;
-        }
-        let who = ctx.last_subject.clone().unwrap_or_else(|| me(true));
-        return Some((who, k));
-    }
-    if t.cap() && !t.is(STARTERS) {
-        let name = t.orig.trim_end_matches("'s").to_string();
-        if toks.get(k + 1).is_none_or(|n| !verbish(n)) {
-            return None;
-        }
-        let known = ctx
-            .aliases
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(&name))
-            .map(|(_, p)| p.clone());
-        let who = Who {
-            bare_name: known.is_none(),
-            person: known.unwrap_or(name),
-            speaker: false,
-        };
-        return Some((who, k + 1));
-    }
-    None
-}
-
-/// "my sister", "my partner Ana", "my wife and I": a relation the speaker names.
-/// Other "my ..." subjects are read by the predicates that know them ("my favorite
-/// food is", "my knee is"), as the speaker's.
-fn relation_subject(
-    toks: &[Tok],
-    k: usize,
-    speaking: &Speaking<'_>,
-    ctx: &mut Context,
-) -> Option<(Who, usize)> {
-    let mut j = k + 1;
-    while toks.get(j).is_some_and(|t| {
-        t.is(&[
-            "older",
-            "younger",
-            "little",
-            "big",
-            "oldest",
-            "youngest",
-            "eldest",
-            "baby",
-            "twin",
-            "dear",
-            "late",
-            "new",
-            "lovely",
-            "sweet",
-            "beautiful",
-        ])
-    }) {
-        j += 1;
-    }
-    let best = toks
-        .get(j)
-        .is_some_and(|t| t.is(&["best", "close", "good"]));
-    if best {
-        j += 1;
-    }
-    let head = toks.get(j)?;
-    let relation = head.low.trim_end_matches("'s");
-    if !RELATIONS.contains(&relation) {
-        // "my knee", "my favorite food": the speaker's own; the predicate reads it.
-        let who = Who {
-            person: speaking.speaker.to_string(),
-            speaker: true,
-            bare_name: false,
-        };
-        return Some((who, k));
-    }
-    if head.low.ends_with("'s") {
-        // "my wife's job": about the relation's things, not a statement by a subject.
-        return None;
-    }
-    let label = if best {
-        format!("best {relation}")
-    } else {
-        relation.to_string()
-    };
-    let person = format!("{}'s {label}", speaking.speaker);
-    let mut after = j + 1;
-    if let Some(name) = toks.get(after).filter(|t| t.cap() && !t.is(STARTERS)) {
-        ctx.aliases.push((name.orig.clone(), person.clone()));
-        after += 1;
-    }
-    // "my wife and I", "my girlfriend Lena and I"
-    if toks.get(after).is_some_and(|t| t.is(&["and"]))
-        && toks.get(after + 1).is_some_and(|t| t.is(&["i"]))
-    {
-        if !speaking.with_assistant {
-            return None;
-        }
-        let who = Who {
-            person: speaking.speaker.to_string(),
-            speaker: true,
-            bare_name: false,
-        };
-        return Some((who, after + 2));
-    }
-    let who = Who {
-        person,
-        speaker: false,
-        bare_name: false,
-    };
-    Some((who, after))
 }
 
 /// The canonical stem of the clause's main verb.

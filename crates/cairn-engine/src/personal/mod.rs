@@ -11,8 +11,9 @@
 //! attribute it gives a value to (the subject of a version chain), the value.
 //!
 //! `instruction.rs` reads what the speaker tells an assistant to do from now on;
-//! `clause.rs` splits sentences into clauses and reads their subject, auxiliaries,
-//! negation and tense; `predicates/` reads what each kind of verb says;
+//! `clause.rs` splits sentences into clauses and reads their auxiliaries, negation
+//! and tense; `subject.rs` whom each clause is about; `predicates/` reads what each
+//! kind of verb says;
 //! `reported.rs` turns a note about "the user" into the user's own words;
 //! `phrase.rs` has the words and phrases; `lexicon.rs` the word classes; `when.rs`
 //! dates a change.
@@ -22,6 +23,7 @@ mod lexicon;
 mod phrase;
 mod predicates;
 mod reported;
+mod subject;
 mod when;
 
 use cairn_core::{FactCategory, Timestamp};

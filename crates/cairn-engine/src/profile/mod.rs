@@ -6,8 +6,8 @@
 //! the sum of a speaker's contributions, so it follows every ingest and deletion.
 use crate::text::STOP_WORDS;
 use cairn_core::{
-    Evidence, FactCategory, ProfileFact, Provenance, SessionInput, SpaceId, SpeakerProfile,
-    SpeakerStats, Timestamp, Unit, UnitDetail, UnitKind,
+    Evidence, FactCategory, Message, ProfileFact, Provenance, SessionInput, SpaceId,
+    SpeakerProfile, SpeakerStats, Timestamp, Unit, UnitDetail, UnitKind,
 };
 use regex::Regex;
 
@@ -217,15 +217,6 @@ fn block_units(
 ) -> Vec<Unit> {
     let end = (start + PROFILE_BLOCK).min(s.messages.len());
     let mut stats: BTreeMap<String, SpeakerStats> = BTreeMap::new();
-    let entry = |stats: &mut BTreeMap<String, SpeakerStats>, name: &str| {
-        stats
-            .entry(name.to_string())
-            .or_insert_with(|| SpeakerStats {
-                speaker: name.to_string(),
-                ..Default::default()
-            })
-            .clone()
-    };
     // A reply time counts from the message before, in this block or not, and only
     // between messages that carry their own times: messages dated by their session
     // alone all share one time, and an assistant's pace says nothing of a person.
@@ -239,7 +230,7 @@ fn block_units(
     for (i, m) in s.messages.iter().enumerate().take(end).skip(start) {
         let name = m.speaker_name();
         let at = s.message_time(m);
-        let mut st = entry(&mut stats, name);
+        let mut st = stats_of(&mut stats, name);
         count_style(&m.text, &mut st);
         if let Some((p, Some(pt))) = prev {
             if let (true, Some(t)) = (p != name, timed(i)) {
@@ -263,73 +254,106 @@ fn block_units(
         for t in content_terms(&m.text) {
             *st.terms.entry(t).or_default() += 1;
         }
-        let evidence = |what: &str| Evidence {
-            what: clip_phrase(what),
-            session_id: s.id.clone(),
-            message_id: m.id.clone(),
-        };
-        for c in SELF_ROLE.captures_iter(&m.text) {
-            st.roles.push(evidence(&c["role"]));
-        }
-        for c in SELF_SKILL.captures_iter(&m.text) {
-            let skill = ["skill", "skill2", "skill3", "skill4"]
-                .iter()
-                .find_map(|n| c.name(n));
-            if let Some(skill) = skill {
-                st.skills.push(evidence(skill.as_str()));
-            }
-        }
-        stats.insert(name.to_string(), st);
-        for c in OTHER_ROLE.captures_iter(&m.text) {
-            let who = &c["name"];
-            if who != name {
-                let mut other = entry(&mut stats, who);
-                other.roles.push(evidence(&c["role"]));
-                stats.insert(who.to_string(), other);
-            }
-        }
-        for c in OTHER_SKILL.captures_iter(&m.text) {
-            let who = c.name("name").or(c.name("name2")).map(|w| w.as_str());
-            let skill = c.name("skill").or(c.name("skill2"));
-            if let (Some(who), Some(skill)) = (who, skill) {
-                if who != name {
-                    let mut other = entry(&mut stats, who);
-                    other.skills.push(evidence(skill.as_str()));
-                    stats.insert(who.to_string(), other);
-                }
-            }
-        }
+        roles_and_skills(&mut stats, st, s, m);
         prev = Some((name, timed(i)));
     }
     stats
         .into_values()
-        .map(|mut st| {
-            keep_top_terms(&mut st.terms, TERMS_PER_SESSION);
-            Unit {
-                id: match start {
-                    0 => format!("profile:{}:{}", s.id, st.speaker),
-                    _ => format!("profile:{}@{start}:{}", s.id, st.speaker),
-                },
-                space: space.clone(),
-                kind: UnitKind::Profile,
-                text: String::new(),
-                key: String::new(),
-                embed_text: None,
-                provenance: Provenance {
-                    session_id: Some(s.id.clone()),
-                    message_ids: Vec::new(),
-                    first_position: start as u32,
-                    speakers: vec![st.speaker.clone()],
-                    group: s.group.clone(),
-                    ..Default::default()
-                },
-                part_of: None,
-                occurred_at: st.first.or(s.occurred_at),
-                recorded_at,
-                detail: Some(UnitDetail::Speaker(st)),
-            }
-        })
+        .map(|st| profile_unit(space, s, recorded_at, start, st))
         .collect()
+}
+
+/// A copy of `name`'s stats so far in the block (filed empty if there are none yet).
+fn stats_of(stats: &mut BTreeMap<String, SpeakerStats>, name: &str) -> SpeakerStats {
+    stats
+        .entry(name.to_string())
+        .or_insert_with(|| SpeakerStats {
+            speaker: name.to_string(),
+            ..Default::default()
+        })
+        .clone()
+}
+
+/// The roles and skills message `m` states, each with its evidence: its speaker's own
+/// (into `st`, the speaker's stats, which are then filed) and other people's ("Priya
+/// is our QA lead").
+fn roles_and_skills(
+    stats: &mut BTreeMap<String, SpeakerStats>,
+    mut st: SpeakerStats,
+    s: &SessionInput,
+    m: &Message,
+) {
+    let name = m.speaker_name();
+    let evidence = |what: &str| Evidence {
+        what: clip_phrase(what),
+        session_id: s.id.clone(),
+        message_id: m.id.clone(),
+    };
+    for c in SELF_ROLE.captures_iter(&m.text) {
+        st.roles.push(evidence(&c["role"]));
+    }
+    for c in SELF_SKILL.captures_iter(&m.text) {
+        let skill = ["skill", "skill2", "skill3", "skill4"]
+            .iter()
+            .find_map(|n| c.name(n));
+        if let Some(skill) = skill {
+            st.skills.push(evidence(skill.as_str()));
+        }
+    }
+    stats.insert(name.to_string(), st);
+    for c in OTHER_ROLE.captures_iter(&m.text) {
+        let who = &c["name"];
+        if who != name {
+            let mut other = stats_of(stats, who);
+            other.roles.push(evidence(&c["role"]));
+            stats.insert(who.to_string(), other);
+        }
+    }
+    for c in OTHER_SKILL.captures_iter(&m.text) {
+        let who = c.name("name").or(c.name("name2")).map(|w| w.as_str());
+        let skill = c.name("skill").or(c.name("skill2"));
+        if let (Some(who), Some(skill)) = (who, skill) {
+            if who != name {
+                let mut other = stats_of(stats, who);
+                other.skills.push(evidence(skill.as_str()));
+                stats.insert(who.to_string(), other);
+            }
+        }
+    }
+}
+
+/// A speaker's contribution of the block starting at `start`, as a `profile` unit.
+fn profile_unit(
+    space: &SpaceId,
+    s: &SessionInput,
+    recorded_at: Timestamp,
+    start: usize,
+    mut st: SpeakerStats,
+) -> Unit {
+    keep_top_terms(&mut st.terms, TERMS_PER_SESSION);
+    Unit {
+        id: match start {
+            0 => format!("profile:{}:{}", s.id, st.speaker),
+            _ => format!("profile:{}@{start}:{}", s.id, st.speaker),
+        },
+        space: space.clone(),
+        kind: UnitKind::Profile,
+        text: String::new(),
+        key: String::new(),
+        embed_text: None,
+        provenance: Provenance {
+            session_id: Some(s.id.clone()),
+            message_ids: Vec::new(),
+            first_position: start as u32,
+            speakers: vec![st.speaker.clone()],
+            group: s.group.clone(),
+            ..Default::default()
+        },
+        part_of: None,
+        occurred_at: st.first.or(s.occurred_at),
+        recorded_at,
+        detail: Some(UnitDetail::Speaker(st)),
+    }
 }
 
 fn keep_top_terms(terms: &mut BTreeMap<String, u32>, n: usize) {

@@ -2,45 +2,106 @@
 //! what they like when it is said with one ("I'm a big fan of jazz").
 use super::*;
 
+/// The copula's complement as each reader takes it.
+struct Complement<'w> {
+    /// Where it starts (the clause's `verb`).
+    i: usize,
+    /// Its words, lowercased, to the clause's end.
+    w: Vec<&'w str>,
+    first: &'w str,
+    second: &'w str,
+    /// A state said in the past ("I was vegan"), not the perfect.
+    over: bool,
+    /// Denied, or over.
+    negated: bool,
+    /// How many facts the clause had before (for `Facts::changed`).
+    n: usize,
+}
+
 /// The copula's complement: a role, a diet, a status, a liking, a place.
 pub(super) fn copula(f: &mut Facts<'_, '_>, ctx: &Context) {
     let c = f.c;
-    let toks = c.toks;
     let i = c.verb;
-    let w = lows(toks, i);
+    let w = lows(c.toks, i);
     let first = w[0];
     let second = w.get(1).copied().unwrap_or("");
     let over = c.is_over() && c.tense != Tense::Perfect;
-    let negated = c.negated || over;
-    let n = f.out.len();
-    // Where someone lives.
-    if matches!(first, "based" | "located" | "settled" | "living") && second == "in" {
-        let (place, _) = noun_phrase(toks, i + 2);
-        f.add(C::Home, "home", "home", &place, negated);
+    let k = Complement {
+        i,
+        w,
+        first,
+        second,
+        over,
+        negated: c.negated || over,
+        n: f.out.len(),
+    };
+    let read = lives_in(f, &k)
+        || job_hunting(f, &k)
+        || diet_or_allergy(f, &k)
+        || relationship_status(f, &k)
+        || health_or_work_status(f, &k)
+        || liking_said(f, &k)
+        || kind_of_person(f, &k);
+    if read {
         return;
     }
+    // Plans said with the copula: "I'm saving up for a house", "I'm about to".
+    if first == "about" && second == "to" {
+        plan_phrase(f, i + 2);
+        return;
+    }
+    // "the X person"? no. "a nurse", "the vice principal", "a student at McGill".
+    role_phrase(f, i, k.negated, ctx);
+    if !f.out[k.n..].is_empty() && (c.change || over) {
+        f.changed(k.n);
+    }
+    // "I'm from Ohio", "I'm in Lisbon" and the like say where someone is, not lives.
+    let _ = ctx;
+}
+
+/// Where someone lives. Whether the complement said it.
+fn lives_in(f: &mut Facts<'_, '_>, k: &Complement<'_>) -> bool {
+    let c = f.c;
+    let (toks, i) = (c.toks, k.i);
+    if matches!(k.first, "based" | "located" | "settled" | "living") && k.second == "in" {
+        let (place, _) = noun_phrase(toks, i + 2);
+        f.add(C::Home, "home", "home", &place, k.negated);
+        return true;
+    }
     // "I've been in London since 2015": lived there.
-    if first == "in"
+    if k.first == "in"
         && c.tense == Tense::Perfect
         && toks.get(i + 1).is_some_and(|t| t.cap())
         && (c.low.contains(" since ") || c.low.contains(" for "))
     {
         let (place, _) = noun_phrase(toks, i + 1);
         f.add(C::Home, "home", "home", &place, c.negated);
-        return;
+        return true;
     }
-    if matches!(first, "job") && matches!(second, "hunting" | "searching" | "seeking") {
+    false
+}
+
+/// "I'm job hunting": a plan. Whether the complement said it.
+fn job_hunting(f: &mut Facts<'_, '_>, k: &Complement<'_>) -> bool {
+    if matches!(k.first, "job") && matches!(k.second, "hunting" | "searching" | "seeking") {
         f.add(
             C::Plan,
             "plan: job hunting",
             "job hunting",
             "job hunting",
-            c.negated,
+            f.c.negated,
         );
-        return;
+        return true;
     }
-    if first == "allergic" || (first == "intolerant" && second == "to") {
-        let from = i + 1 + usize::from(second == "to");
+    false
+}
+
+/// Allergies and diets. Whether the complement said one.
+fn diet_or_allergy(f: &mut Facts<'_, '_>, k: &Complement<'_>) -> bool {
+    let c = f.c;
+    let (toks, i, first, w) = (c.toks, k.i, k.first, &k.w);
+    if first == "allergic" || (first == "intolerant" && k.second == "to") {
+        let from = i + 1 + usize::from(k.second == "to");
         for item in list(toks, from) {
             f.add(
                 C::Diet,
@@ -50,24 +111,28 @@ pub(super) fn copula(f: &mut Facts<'_, '_>, ctx: &Context) {
                 c.negated,
             );
         }
-        return;
+        return true;
     }
     // A diet ("vegetarian", "on a keto diet", "lactose intolerant").
     let start = if matches!(first, "a" | "an") { 1 } else { 0 };
     let rest = w[start..].join(" ");
     if let Some(d) = DIETS.iter().find(|d| rest.starts_with(*d)) {
-        f.add(C::Diet, "diet", "diet", d, negated);
-        if c.change || over {
-            f.changed(n);
+        f.add(C::Diet, "diet", "diet", d, k.negated);
+        if c.change || k.over {
+            f.changed(k.n);
         }
-        return;
+        return true;
     }
     if first == "on" && w.contains(&"diet") {
         let (d, _) = phrase(toks, i + 1, &["diet"], 4);
-        f.add(C::Diet, "diet", "diet", &format!("{d} diet"), negated);
-        return;
+        f.add(C::Diet, "diet", "diet", &format!("{d} diet"), k.negated);
+        return true;
     }
-    // Relationship status.
+    false
+}
+
+/// Relationship status. Whether the complement said one.
+fn relationship_status(f: &mut Facts<'_, '_>, k: &Complement<'_>) -> bool {
     const STATUS: &[&str] = &[
         "married",
         "engaged",
@@ -79,68 +144,92 @@ pub(super) fn copula(f: &mut Facts<'_, '_>, ctx: &Context) {
         "seeing",
         "taken",
     ];
-    if STATUS.contains(&first)
-        || (first == "in" && second == "a" && w.get(2) == Some(&"relationship"))
+    let c = f.c;
+    if STATUS.contains(&k.first)
+        || (k.first == "in" && k.second == "a" && k.w.get(2) == Some(&"relationship"))
     {
-        let (status, _) = phrase(toks, i, &["because", "but", "since", "so", "and", "for"], 5);
+        let (status, _) = phrase(
+            c.toks,
+            k.i,
+            &["because", "but", "since", "so", "and", "for"],
+            5,
+        );
         f.add(
             C::Family,
             "relationship status",
             "relationship status",
             &status,
-            negated,
+            k.negated,
         );
-        if c.change || over {
-            f.changed(n);
+        if c.change || k.over {
+            f.changed(k.n);
         }
-        return;
+        return true;
     }
+    false
+}
+
+/// A condition ("diabetic", "diagnosed with"), no occupation ("retired"), a job lost
+/// ("laid off from"). Whether the complement said one.
+fn health_or_work_status(f: &mut Facts<'_, '_>, k: &Complement<'_>) -> bool {
+    let c = f.c;
+    let (toks, i, first, second) = (c.toks, k.i, k.first, k.second);
     if matches!(
         first,
         "pregnant" | "diabetic" | "asthmatic" | "epileptic" | "anemic"
     ) {
-        f.add(C::Health, first, first, first, negated);
-        return;
-    }
-    if first == "diagnosed" && second == "with" {
+        f.add(C::Health, first, first, first, k.negated);
+    } else if first == "diagnosed" && second == "with" {
         let (cond, _) = noun_phrase(toks, i + 2);
         f.add(C::Health, &cond, &cond, &cond, c.negated);
-        f.changed(n);
-        return;
-    }
-    if matches!(first, "retired" | "unemployed") || (first == "between" && second == "jobs") {
+        f.changed(k.n);
+    } else if matches!(first, "retired" | "unemployed") || (first == "between" && second == "jobs")
+    {
         f.add(C::Role, "occupation", "occupation", first, c.negated);
-        f.changed(n);
-        return;
-    }
-    if matches!(first, "laid" | "fired" | "let") {
-        let from = w.iter().position(|x| *x == "from").map(|p| i + p + 1);
+        f.changed(k.n);
+    } else if matches!(first, "laid" | "fired" | "let") {
+        let from = k.w.iter().position(|x| *x == "from").map(|p| i + p + 1);
         let org = from
             .map(|p| noun_phrase(toks, p).0)
             .unwrap_or_else(|| "job".into());
         f.add(C::Work, "workplace", "workplace", &org, true);
-        f.changed(n);
-        return;
+        f.changed(k.n);
+    } else {
+        return false;
     }
-    // Likings said with the copula.
-    if let Some(skip) = liking_copula(&w) {
-        let stops: Vec<&str> = VALUE_STOPS
-            .iter()
-            .copied()
-            .filter(|w| !matches!(*w, "of" | "in" | "on" | "at"))
-            .collect();
-        let (thing, _) = phrase(toks, i + skip, &stops, 6);
-        let neg = c.negated || w.first() == Some(&"not");
-        f.add(
-            C::Preference,
-            &format!("taste: {thing}"),
-            &thing,
-            &thing,
-            neg,
-        );
-        return;
-    }
-    if (first == "a" || first == "an") && w.contains(&"person") {
+    true
+}
+
+/// Likings said with the copula ("I'm a big fan of jazz"). Whether the complement said
+/// one.
+fn liking_said(f: &mut Facts<'_, '_>, k: &Complement<'_>) -> bool {
+    let Some(skip) = liking_copula(&k.w) else {
+        return false;
+    };
+    let c = f.c;
+    let stops: Vec<&str> = VALUE_STOPS
+        .iter()
+        .copied()
+        .filter(|w| !matches!(*w, "of" | "in" | "on" | "at"))
+        .collect();
+    let (thing, _) = phrase(c.toks, k.i + skip, &stops, 6);
+    let neg = c.negated || k.w.first() == Some(&"not");
+    f.add(
+        C::Preference,
+        &format!("taste: {thing}"),
+        &thing,
+        &thing,
+        neg,
+    );
+    true
+}
+
+/// "a morning person" (a habit), "a cat person" (a liking), "a night owl". Whether the
+/// complement said one.
+fn kind_of_person(f: &mut Facts<'_, '_>, k: &Complement<'_>) -> bool {
+    let c = f.c;
+    let w = &k.w;
+    if (k.first == "a" || k.first == "an") && w.contains(&"person") {
         let p = w.iter().position(|x| *x == "person").unwrap_or(1);
         let kind = w[1..p].join(" ");
         if matches!(kind.as_str(), "morning" | "night" | "early" | "evening") {
@@ -160,25 +249,14 @@ pub(super) fn copula(f: &mut Facts<'_, '_>, ctx: &Context) {
                 c.negated,
             );
         }
-        return;
+        return true;
     }
     if w.starts_with(&["a", "night", "owl"]) || w.starts_with(&["an", "early", "bird"]) {
         let v = w[1..3].join(" ");
         f.add(C::Habit, &v, &v, &v, c.negated);
-        return;
+        return true;
     }
-    // Plans said with the copula: "I'm saving up for a house", "I'm about to".
-    if first == "about" && second == "to" {
-        plan_phrase(f, i + 2);
-        return;
-    }
-    // "the X person"? no. "a nurse", "the vice principal", "a student at McGill".
-    role_phrase(f, i, negated, ctx);
-    if !f.out[n..].is_empty() && (c.change || over) {
-        f.changed(n);
-    }
-    // "I'm from Ohio", "I'm in Lisbon" and the like say where someone is, not lives.
-    let _ = ctx;
+    false
 }
 
 /// How many words a copula liking takes before its object ("a big fan of" = 4).

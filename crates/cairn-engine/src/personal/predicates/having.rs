@@ -18,6 +18,20 @@ pub(super) fn have(f: &mut Facts<'_, '_>, v: &str, r: usize, ctx: &mut Context) 
     }
 }
 
+/// How a have-verb reads what follows it.
+struct Having<'v> {
+    /// The verb's stem.
+    v: &'v str,
+    /// Where its object starts.
+    r: usize,
+    /// How many facts the clause had before (for `Facts::changed`).
+    n: usize,
+    /// Denied, or had once ("used to have").
+    negated: bool,
+    /// The verb says the thing is new (bought, adopted), not only had.
+    change: bool,
+}
+
 pub(super) fn have_one(f: &mut Facts<'_, '_>, v: &str, r: usize, ctx: &mut Context) {
     let c = f.c;
     let toks = c.toks;
@@ -34,6 +48,13 @@ pub(super) fn have_one(f: &mut Facts<'_, '_>, v: &str, r: usize, ctx: &mut Conte
     let negated = c.negated || over;
     let change =
         v != canon("have") && v != canon("own") && v != canon("drive") && v != canon("ride");
+    let h = Having {
+        v,
+        r,
+        n,
+        negated,
+        change,
+    };
     if v == canon("replace") {
         if let Some(p) = w.iter().position(|x| *x == "with") {
             return have(f, &canon("buy"), r + p + 1, ctx);
@@ -42,31 +63,7 @@ pub(super) fn have_one(f: &mut Facts<'_, '_>, v: &str, r: usize, ctx: &mut Conte
     }
     // A count: "two cats", "three kids" (and the pets or relations counted).
     if let Some(k) = number(first).filter(|k| *k >= 2 || first == "one") {
-        let (thing, _) = noun_phrase(toks, r + 1);
-        if !thing.is_empty() && !is_measure(&thing) {
-            let key = thing.to_lowercase();
-            f.add(
-                C::Count,
-                &format!("number of {thing}"),
-                head_noun(&key),
-                &format!("{k} {thing}"),
-                negated,
-            );
-            let words: Vec<&str> = key.split(' ').collect();
-            if let Some((C::Pet, animal)) = kind_of(&words) {
-                for name in names_after(toks, r + 1).0 {
-                    f.add(
-                        C::Pet,
-                        &format!("{animal} {name}"),
-                        &format!("{animal} {name}"),
-                        &name,
-                        negated,
-                    );
-                }
-            }
-            if change || c.change {
-                f.changed(n);
-            }
+        if counted(f, &h, k) {
             return;
         }
     }
@@ -78,26 +75,7 @@ pub(super) fn have_one(f: &mut Facts<'_, '_>, v: &str, r: usize, ctx: &mut Conte
     let words: Vec<&str> = low.split(' ').collect();
     // Allergies: "a peanut allergy", "allergies to cats".
     if words.iter().any(|w| w.starts_with("allerg")) {
-        let item = words
-            .iter()
-            .filter(|w| {
-                !w.starts_with("allerg") && !matches!(**w, "severe" | "mild" | "bad" | "slight")
-            })
-            .copied()
-            .collect::<Vec<_>>()
-            .join(" ");
-        let item = if item.is_empty() {
-            toks.iter()
-                .skip(end)
-                .skip_while(|t| !t.is(&["to"]))
-                .nth(1)
-                .map(|t| t.orig.clone())
-                .unwrap_or_default()
-        } else {
-            item
-        };
-        f.add(C::Diet, &format!("allergy: {item}"), &item, &item, negated);
-        return;
+        return allergy(f, &words, end, negated);
     }
     if let Some(cond) = condition_after(toks, r).filter(|_| v == canon("have") || v == canon("get"))
     {
@@ -116,31 +94,7 @@ pub(super) fn have_one(f: &mut Facts<'_, '_>, v: &str, r: usize, ctx: &mut Conte
         return;
     }
     match kind_of(&words) {
-        Some((C::Pet, animal)) => {
-            let (names, desc) = names_after(toks, end);
-            if names.is_empty() {
-                f.add(C::Pet, &animal, &animal, &np, negated);
-            }
-            let described = if desc.is_empty() {
-                np.clone()
-            } else {
-                format!("{np}, {desc}")
-            };
-            for name in names {
-                f.add(
-                    C::Pet,
-                    &format!("{animal} {name}"),
-                    &format!("{animal} {name}"),
-                    &format!("{described} {name}"),
-                    negated,
-                );
-                ctx.aliases
-                    .push((name.clone(), format!("{}'s {animal} {name}", c.who.person)));
-            }
-            if change {
-                f.changed(n);
-            }
-        }
+        Some((C::Pet, animal)) => pet_had(f, &h, &np, end, &animal, ctx),
         Some((C::Possession, kind)) => {
             let model = brand_words(toks, r, end);
             let key = if model.is_empty() {
@@ -153,60 +107,166 @@ pub(super) fn have_one(f: &mut Facts<'_, '_>, v: &str, r: usize, ctx: &mut Conte
                 f.changed(n);
             }
         }
-        _ => {
-            // A brand or model with a capital ("a Tesla Model 3", "my Gibson ES-335").
-            let model = brand_words(toks, r, end);
-            let buys = v != canon("have")
-                || toks.get(r).is_some_and(|t| t.is(&["a", "an"])) && !model.is_empty();
-            let drives = v == canon("drive") || v == canon("ride");
-            if !model.is_empty() && (buys || drives) && !c.negated {
-                let kind = if drives {
-                    "car".to_string()
-                } else {
-                    model.clone()
-                };
-                f.add(C::Possession, &kind, &model, &np, negated);
-                if change {
-                    f.changed(n);
-                }
-            } else if (v == canon("buy")
-                || v == canon("purchase")
-                || (v == canon("get") && words.contains(&"new")))
-                && matches!(c.tense, Tense::Past | Tense::Perfect)
-            {
-                // Something bought: its kind is its head ("a new phone case").
-                if BUSINESSES.iter().any(|b| words.contains(b)) {
-                    f.add(C::Work, "workplace", "workplace", &np, false);
-                } else if !is_pointer(&np)
-                    && !words.iter().any(|w| {
-                        matches!(
-                            *w,
-                            "job"
-                                | "idea"
-                                | "perspective"
-                                | "appreciation"
-                                | "understanding"
-                                | "opportunity"
-                                | "chance"
-                                | "feeling"
-                                | "friend"
-                                | "friends"
-                                | "hobby"
-                        )
-                    })
-                {
-                    let kind = words
-                        .iter()
-                        .filter(|w| !matches!(**w, "new" | "used" | "old" | "brand"))
-                        .copied()
-                        .collect::<Vec<_>>()
-                        .join(" ");
-                    f.add(C::Possession, &kind, &kind, &np, negated);
-                    if change {
-                        f.changed(n);
-                    }
-                }
-            }
+        _ => brand_or_bought(f, &h, &np, end, &words),
+    }
+}
+
+/// "two cats", "three kids": a count of the `k` things after the number (and the pets
+/// counted, by name). Whether there was such a thing to count.
+fn counted(f: &mut Facts<'_, '_>, h: &Having<'_>, k: u32) -> bool {
+    let c = f.c;
+    let toks = c.toks;
+    let (thing, _) = noun_phrase(toks, h.r + 1);
+    if thing.is_empty() || is_measure(&thing) {
+        return false;
+    }
+    let key = thing.to_lowercase();
+    f.add(
+        C::Count,
+        &format!("number of {thing}"),
+        head_noun(&key),
+        &format!("{k} {thing}"),
+        h.negated,
+    );
+    let words: Vec<&str> = key.split(' ').collect();
+    if let Some((C::Pet, animal)) = kind_of(&words) {
+        for name in names_after(toks, h.r + 1).0 {
+            f.add(
+                C::Pet,
+                &format!("{animal} {name}"),
+                &format!("{animal} {name}"),
+                &name,
+                h.negated,
+            );
+        }
+    }
+    if h.change || c.change {
+        f.changed(h.n);
+    }
+    true
+}
+
+/// "a peanut allergy", "allergies to cats": what the allergy is to, from the phrase's
+/// own words or else from the word after "to".
+fn allergy(f: &mut Facts<'_, '_>, words: &[&str], end: usize, negated: bool) {
+    let item = words
+        .iter()
+        .filter(|w| {
+            !w.starts_with("allerg") && !matches!(**w, "severe" | "mild" | "bad" | "slight")
+        })
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let item = if item.is_empty() {
+        f.c.toks
+            .iter()
+            .skip(end)
+            .skip_while(|t| !t.is(&["to"]))
+            .nth(1)
+            .map(|t| t.orig.clone())
+            .unwrap_or_default()
+    } else {
+        item
+    };
+    f.add(C::Diet, &format!("allergy: {item}"), &item, &item, negated);
+}
+
+/// A pet (`np`, an `animal`), with the names given after it; each name is, for later
+/// clauses, that pet.
+fn pet_had(
+    f: &mut Facts<'_, '_>,
+    h: &Having<'_>,
+    np: &str,
+    end: usize,
+    animal: &str,
+    ctx: &mut Context,
+) {
+    let c = f.c;
+    let (names, desc) = names_after(c.toks, end);
+    if names.is_empty() {
+        f.add(C::Pet, animal, animal, np, h.negated);
+    }
+    let described = if desc.is_empty() {
+        np.to_string()
+    } else {
+        format!("{np}, {desc}")
+    };
+    for name in names {
+        f.add(
+            C::Pet,
+            &format!("{animal} {name}"),
+            &format!("{animal} {name}"),
+            &format!("{described} {name}"),
+            h.negated,
+        );
+        ctx.aliases
+            .push((name.clone(), format!("{}'s {animal} {name}", c.who.person)));
+    }
+    if h.change {
+        f.changed(h.n);
+    }
+}
+
+/// A thing of no known kind: a brand or model, or something bought.
+fn brand_or_bought(f: &mut Facts<'_, '_>, h: &Having<'_>, np: &str, end: usize, words: &[&str]) {
+    let c = f.c;
+    let toks = c.toks;
+    let v = h.v;
+    // A brand or model with a capital ("a Tesla Model 3", "my Gibson ES-335").
+    let model = brand_words(toks, h.r, end);
+    let buys = v != canon("have")
+        || toks.get(h.r).is_some_and(|t| t.is(&["a", "an"])) && !model.is_empty();
+    let drives = v == canon("drive") || v == canon("ride");
+    if !model.is_empty() && (buys || drives) && !c.negated {
+        let kind = if drives {
+            "car".to_string()
+        } else {
+            model.clone()
+        };
+        f.add(C::Possession, &kind, &model, np, h.negated);
+        if h.change {
+            f.changed(h.n);
+        }
+    } else if (v == canon("buy")
+        || v == canon("purchase")
+        || (v == canon("get") && words.contains(&"new")))
+        && matches!(c.tense, Tense::Past | Tense::Perfect)
+    {
+        bought(f, h, np, words);
+    }
+}
+
+/// Something bought: its kind is its head ("a new phone case").
+fn bought(f: &mut Facts<'_, '_>, h: &Having<'_>, np: &str, words: &[&str]) {
+    if BUSINESSES.iter().any(|b| words.contains(b)) {
+        f.add(C::Work, "workplace", "workplace", np, false);
+    } else if !is_pointer(np)
+        && !words.iter().any(|w| {
+            matches!(
+                *w,
+                "job"
+                    | "idea"
+                    | "perspective"
+                    | "appreciation"
+                    | "understanding"
+                    | "opportunity"
+                    | "chance"
+                    | "feeling"
+                    | "friend"
+                    | "friends"
+                    | "hobby"
+            )
+        })
+    {
+        let kind = words
+            .iter()
+            .filter(|w| !matches!(**w, "new" | "used" | "old" | "brand"))
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
+        f.add(C::Possession, &kind, &kind, np, h.negated);
+        if h.change {
+            f.changed(h.n);
         }
     }
 }

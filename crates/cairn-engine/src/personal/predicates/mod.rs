@@ -180,7 +180,35 @@ pub fn without_subject(toks: &[Tok], speaking: &Speaking<'_>) -> Option<Personal
     }
     let thing: Vec<&str> = toks[start..be].iter().map(|t| t.orig.as_str()).collect();
     let thing = thing.join(" ");
-    let after: Vec<&str> = toks[be + 1..]
+    let person = speaking.speaker.to_string();
+    let fact = |category, label: String, key: &str, value: &str, negated| Personal {
+        person: person.clone(),
+        category,
+        label,
+        key: key.to_lowercase(),
+        value: value.to_string(),
+        negated,
+        revision: false,
+        since: None,
+    };
+    if let Some(negated) = called_my_taste(&toks[be + 1..]).filter(|_| !is_pointer(&thing)) {
+        return Some(fact(
+            C::Preference,
+            format!("taste: {thing}"),
+            &thing,
+            &thing,
+            negated,
+        ));
+    }
+    // "the ThinkPad finally died", "my old car broke down"
+    let (kind, key, thing) = gone_belonging(toks, start, be)?;
+    Some(fact(C::Possession, kind, &key, &thing, true))
+}
+
+/// "(not) my thing", "really my jam", "my go-to": the words after the verb call the
+/// subject the speaker's taste; whether they deny it.
+fn called_my_taste(after_verb: &[Tok]) -> Option<bool> {
+    let after: Vec<&str> = after_verb
         .iter()
         .map(|t| t.low.as_str())
         .filter(|w| {
@@ -198,20 +226,9 @@ pub fn without_subject(toks: &[Tok], speaking: &Speaking<'_>) -> Option<Personal
             )
         })
         .collect();
-    let person = speaking.speaker.to_string();
-    let fact = |category, label: String, key: &str, value: &str, negated| Personal {
-        person: person.clone(),
-        category,
-        label,
-        key: key.to_lowercase(),
-        value: value.to_string(),
-        negated,
-        revision: false,
-        since: None,
-    };
     let negated = after.first() == Some(&"not");
     let after = if negated { &after[1..] } else { &after[..] };
-    if after.first() == Some(&"my")
+    let mine = after.first() == Some(&"my")
         && after.get(1).is_some_and(|w| {
             matches!(
                 *w,
@@ -224,18 +241,14 @@ pub fn without_subject(toks: &[Tok], speaking: &Speaking<'_>) -> Option<Personal
                     | "obsession"
                     | "go-to"
             )
-        })
-        && !is_pointer(&thing)
-    {
-        return Some(fact(
-            C::Preference,
-            format!("taste: {thing}"),
-            &thing,
-            &thing,
-            negated,
-        ));
-    }
-    // "the ThinkPad finally died", "my old car broke down"
+        });
+    mine.then_some(negated)
+}
+
+/// "the ThinkPad finally died", "my old car broke down": a belonging (the subject,
+/// `toks[start..be]`) no longer had. Its kind, its key (the model, else the kind), and
+/// the words naming it.
+fn gone_belonging(toks: &[Tok], start: usize, be: usize) -> Option<(String, String, String)> {
     let words: Vec<&str> = toks[start..be]
         .iter()
         .map(|t| t.low.as_str())
@@ -245,24 +258,25 @@ pub fn without_subject(toks: &[Tok], speaking: &Speaking<'_>) -> Option<Personal
         .iter()
         .take(3)
         .any(|t| t.is(&["died", "broke", "stolen", "totaled"]));
-    if gone && toks.first().is_some_and(|t| t.is(&["the", "my", "our"])) {
-        if let Some((C::Possession, kind)) = kind_of(&words) {
-            let model = brand_words(toks, start, be);
-            let key = if model.is_empty() {
-                kind.clone()
-            } else {
-                model
-            };
-            let thing = toks[start..be]
-                .iter()
-                .filter(|t| !t.low.ends_with("ly"))
-                .map(|t| t.orig.as_str())
-                .collect::<Vec<_>>()
-                .join(" ");
-            return Some(fact(C::Possession, kind, &key, &thing, true));
-        }
+    if !gone || !toks.first().is_some_and(|t| t.is(&["the", "my", "our"])) {
+        return None;
     }
-    None
+    let Some((C::Possession, kind)) = kind_of(&words) else {
+        return None;
+    };
+    let model = brand_words(toks, start, be);
+    let key = if model.is_empty() {
+        kind.clone()
+    } else {
+        model
+    };
+    let thing = toks[start..be]
+        .iter()
+        .filter(|t| !t.low.ends_with("ly"))
+        .map(|t| t.orig.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some((kind, key, thing))
 }
 
 /// The personal facts of one clause.
@@ -357,29 +371,7 @@ fn possessive_statement(f: &mut Facts<'_, '_>) {
     };
     let head: Vec<&str> = toks[i + 1..be].iter().map(|t| t.low.as_str()).collect();
     let named: Vec<&str> = toks[i + 1..be].iter().map(|t| t.orig.as_str()).collect();
-    let mut after = be + 1;
-    while toks.get(after).is_some_and(|t| {
-        t.is(&[
-            "been",
-            "to",
-            "be",
-            "always",
-            "definitely",
-            "probably",
-            "really",
-            "still",
-            "now",
-            "got",
-            "going",
-            "gonna",
-            "has",
-            "have",
-            "just",
-            "not",
-        ])
-    }) {
-        after += 1;
-    }
+    let after = complement_start(toks, be);
     let negated = toks[be..after].iter().any(|t| t.is(&["not"]));
     let favorite = head
         .first()
@@ -435,6 +427,35 @@ fn possessive_statement(f: &mut Facts<'_, '_>) {
             _ => {}
         }
     }
+}
+
+/// Where the complement starts after the verb at `be`: past the auxiliaries, adverbs and
+/// "not" that follow it ("has always been", "is not going to be").
+fn complement_start(toks: &[Tok], be: usize) -> usize {
+    let mut after = be + 1;
+    while toks.get(after).is_some_and(|t| {
+        t.is(&[
+            "been",
+            "to",
+            "be",
+            "always",
+            "definitely",
+            "probably",
+            "really",
+            "still",
+            "now",
+            "got",
+            "going",
+            "gonna",
+            "has",
+            "have",
+            "just",
+            "not",
+        ])
+    }) {
+        after += 1;
+    }
+    after
 }
 
 /// What kind of thing a phrase (lowercased words) names: a pet (its animal) or a

@@ -43,43 +43,8 @@ pub(super) fn moved(f: &mut Facts<'_, '_>, r: usize) {
         .position(|x| matches!(*x, "to" | "into"))
         .filter(|&p| p <= 3);
     // "we moved the wedding to October": a plan rescheduled, not a home.
-    let object = w.first().is_some_and(|x| {
-        !matches!(
-            *x,
-            "to" | "into"
-                | "back"
-                | "out"
-                | "in"
-                | "away"
-                | "over"
-                | "here"
-                | "there"
-                | "home"
-                | "abroad"
-                | "across"
-                | "down"
-                | "up"
-                | "from"
-        )
-    });
-    if let (Some(p), true) = (to, object) {
-        let (what, _) = noun_phrase(toks, r);
-        let (when_, _) = phrase(
-            toks,
-            r + p + 1,
-            &["because", "but", "since", "so", "which", "and"],
-            5,
-        );
-        let key = what.to_lowercase();
-        f.add(
-            C::Plan,
-            &format!("plan: {what}"),
-            &key,
-            &format!("{what} to {when_}"),
-            false,
-        );
-        f.changed(n);
-        return;
+    if let (Some(p), true) = (to, moves_an_object(&w)) {
+        return rescheduled(f, r, p);
     }
     let Some(p) = to else {
         if w.first() == Some(&"in") && w.get(1) == Some(&"with") {
@@ -89,25 +54,7 @@ pub(super) fn moved(f: &mut Facts<'_, '_>, r: usize) {
         }
         return;
     };
-    let (mut place, end) = noun_phrase(toks, r + p + 1);
-    // "our new place in Denver": the place is where it is.
-    let generic = [
-        "place",
-        "house",
-        "home",
-        "apartment",
-        "flat",
-        "condo",
-        "neighborhood",
-        "neighbourhood",
-        "city",
-        "town",
-    ];
-    if generic.iter().any(|g| place.to_lowercase().ends_with(g))
-        && toks.get(end).is_some_and(|t| t.is(&["in"]))
-    {
-        place = noun_phrase(toks, end + 1).0;
-    }
+    let place = place_moved_to(toks, r + p + 1);
     if c.is_future() || c.progressive {
         plan_phrase(f, c.verb);
         return;
@@ -131,6 +78,75 @@ pub(super) fn moved(f: &mut Facts<'_, '_>, r: usize) {
         f.add(C::Home, "home", "home", &old, true);
     }
     f.changed(n);
+}
+
+/// Whether the words after a moving verb start with its object ("the wedding"), not
+/// with a particle or a place word ("to", "back", "home").
+fn moves_an_object(w: &[&str]) -> bool {
+    w.first().is_some_and(|x| {
+        !matches!(
+            *x,
+            "to" | "into"
+                | "back"
+                | "out"
+                | "in"
+                | "away"
+                | "over"
+                | "here"
+                | "there"
+                | "home"
+                | "abroad"
+                | "across"
+                | "down"
+                | "up"
+                | "from"
+        )
+    })
+}
+
+/// "we moved the wedding to October" (`to` at `r + p`): the plan and its new time.
+fn rescheduled(f: &mut Facts<'_, '_>, r: usize, p: usize) {
+    let toks = f.c.toks;
+    let n = f.out.len();
+    let (what, _) = noun_phrase(toks, r);
+    let (when_, _) = phrase(
+        toks,
+        r + p + 1,
+        &["because", "but", "since", "so", "which", "and"],
+        5,
+    );
+    let key = what.to_lowercase();
+    f.add(
+        C::Plan,
+        &format!("plan: {what}"),
+        &key,
+        &format!("{what} to {when_}"),
+        false,
+    );
+    f.changed(n);
+}
+
+/// The place moved to, at `from`. "our new place in Denver": the place is where it is.
+fn place_moved_to(toks: &[Tok], from: usize) -> String {
+    let (mut place, end) = noun_phrase(toks, from);
+    let generic = [
+        "place",
+        "house",
+        "home",
+        "apartment",
+        "flat",
+        "condo",
+        "neighborhood",
+        "neighbourhood",
+        "city",
+        "town",
+    ];
+    if generic.iter().any(|g| place.to_lowercase().ends_with(g))
+        && toks.get(end).is_some_and(|t| t.is(&["in"]))
+    {
+        place = noun_phrase(toks, end + 1).0;
+    }
+    place
 }
 
 /// "I work at Stripe", "I work as a nurse", "I work night shifts", "I worked at X".
