@@ -53,6 +53,15 @@ struct Route {
     handler: MethodRouter<S>,
 }
 
+fn public(method: Method, path: &'static str, handler: MethodRouter<S>) -> Route {
+    Route {
+        method,
+        path,
+        public: true,
+        handler,
+    }
+}
+
 fn r(method: Method, path: &'static str, handler: MethodRouter<S>) -> Route {
     Route {
         method,
@@ -63,12 +72,15 @@ fn r(method: Method, path: &'static str, handler: MethodRouter<S>) -> Route {
 }
 
 fn table(state: &S) -> Vec<Route> {
-    let public = |method, path, handler| Route {
-        method,
-        path,
-        public: true,
-        handler,
-    };
+    let mut routes = service_routes();
+    routes.extend(session_routes());
+    routes.extend(trajectory_routes());
+    routes.extend(read_routes(state));
+    routes
+}
+
+/// The routes of the service itself: health, the document, the inspector, keys, spaces.
+fn service_routes() -> Vec<Route> {
     vec![
         public(Method::GET, "/v1/health", get(health)),
         public(Method::GET, "/v1/ready", get(ready)),
@@ -90,6 +102,12 @@ fn table(state: &S) -> Vec<Route> {
         ),
         r(Method::GET, "/v1/stats", get(all_stats)),
         r(Method::GET, "/v1/spaces/{space}/stats", get(space_stats)),
+    ]
+}
+
+/// Writing and reading sessions and messages.
+fn session_routes() -> Vec<Route> {
+    vec![
         r(
             Method::POST,
             "/v1/spaces/{space}/sessions",
@@ -130,6 +148,12 @@ fn table(state: &S) -> Vec<Route> {
             "/v1/spaces/{space}/group-messages",
             post(add_group_messages),
         ),
+    ]
+}
+
+/// Trajectories: their writes, reads and inspection verbs.
+fn trajectory_routes() -> Vec<Route> {
+    vec![
         r(
             Method::POST,
             "/v1/spaces/{space}/trajectories",
@@ -200,6 +224,12 @@ fn table(state: &S) -> Vec<Route> {
             "/v1/spaces/{space}/trajectory-agent",
             post(trajectory_inspect::agent),
         ),
+    ]
+}
+
+/// Knowledge, recall, memories, transfer and MCP.
+fn read_routes(state: &S) -> Vec<Route> {
+    vec![
         r(Method::GET, "/v1/spaces/{space}/history", get(history)),
         r(
             Method::GET,

@@ -240,14 +240,29 @@ fn state_vocabularies(doc: &mut Value) -> Result<(), String> {
 /// cannot promise a range validation does not keep. A bound whose field is gone from the
 /// document is an error, so a renamed field cannot leave its bound behind.
 fn state_bounds(doc: &mut Value) -> Result<(), String> {
+    for (schema, property, min, max, default) in bounded_properties() {
+        let at = format!("/components/schemas/{schema}/properties/{property}");
+        let p = doc
+            .pointer_mut(&at)
+            .and_then(Value::as_object_mut)
+            .ok_or_else(|| format!("bound of {schema}.{property}: no such property"))?;
+        p.insert("minimum".into(), min);
+        p.insert("maximum".into(), max);
+        p.insert("default".into(), default);
+    }
+    parameter_bounds(doc)
+}
+
+/// Each bounded property of a request body: (schema, property, minimum, maximum,
+/// default), from the library's bounds and its options' defaults.
+fn bounded_properties() -> [(&'static str, &'static str, Value, Value, Value); 10] {
     use cairn::bounds::*;
     let recall = cairn::RecallOptions::default();
     let inspect = cairn::InspectRecallOptions::default();
     let agent = cairn::AgentOptions::default();
     let context = cairn::inspect_limits::DEFAULT_CONTEXT_TOKENS;
     let n = |v: usize| json!(v);
-    // (schema, property, minimum, maximum, default)
-    let properties: [(&str, &str, Value, Value, Value); 10] = [
+    [
         (
             "RecallRequest",
             "top_k",
@@ -318,18 +333,7 @@ fn state_bounds(doc: &mut Value) -> Result<(), String> {
             n(MAX_TOKEN_BUDGET),
             n(agent.token_budget),
         ),
-    ];
-    for (schema, property, min, max, default) in properties {
-        let at = format!("/components/schemas/{schema}/properties/{property}");
-        let p = doc
-            .pointer_mut(&at)
-            .and_then(Value::as_object_mut)
-            .ok_or_else(|| format!("bound of {schema}.{property}: no such property"))?;
-        p.insert("minimum".into(), min);
-        p.insert("maximum".into(), max);
-        p.insert("default".into(), default);
-    }
-    parameter_bounds(doc)
+    ]
 }
 
 /// The bounds of the path and query parameters: a space name's pattern, a listing's
