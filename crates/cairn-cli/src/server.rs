@@ -302,58 +302,16 @@ pub fn keys(dir: &Path, store: Option<&str>, cmd: &KeysCommand, json: bool) -> R
             read_only,
             label,
             partition,
-        } => {
-            let partition: Option<serde_json::Value> = partition
-                .as_deref()
-                .map(serde_json::from_str)
-                .transpose()
-                .context("--partition is not JSON")?;
-            let k = store.create(spaces, *read_only, label.as_deref(), partition.as_ref())?;
-            if json {
-                let mut v = serde_json::to_value(&k)?;
-                v["data_dir"] = home.into();
-                outln!("{}", serde_json::to_string_pretty(&v)?);
-            } else {
-                outln!("{}", k.token);
-                eprintln!(
-                    "key {} for space(s) {}{}{} of {home}; the token above is shown only now",
-                    k.info.id,
-                    k.info.spaces.join(", "),
-                    if k.info.read_only { " (read-only)" } else { "" },
-                    k.info
-                        .partition
-                        .as_ref()
-                        .map(|p| format!(", pinned to {p}"))
-                        .unwrap_or_default()
-                );
-            }
-        }
-        KeysCommand::List => {
-            let keys = store.list()?;
-            if json {
-                outln!("{}", serde_json::to_string_pretty(&keys)?);
-            } else {
-                for k in keys {
-                    outln!(
-                        "{}  {}  {}{}{}{}",
-                        k.id,
-                        k.spaces.join(","),
-                        if k.read_only {
-                            "read-only"
-                        } else {
-                            "read-write"
-                        },
-                        k.partition
-                            .map(|p| format!("  pinned {p}"))
-                            .unwrap_or_default(),
-                        k.label.map(|l| format!("  {l}")).unwrap_or_default(),
-                        k.revoked_at
-                            .map(|r| format!("  revoked {r}"))
-                            .unwrap_or_default()
-                    );
-                }
-            }
-        }
+        } => create_key(
+            &store,
+            &home,
+            spaces,
+            *read_only,
+            label.as_deref(),
+            partition.as_deref(),
+            json,
+        )?,
+        KeysCommand::List => list_keys(&store, json)?,
         KeysCommand::Revoke { id } => {
             if !store.revoke(id)? {
                 bail!("no live key with id {id:?} in {home}");
@@ -363,6 +321,72 @@ pub fn keys(dir: &Path, store: Option<&str>, cmd: &KeysCommand, json: bool) -> R
             } else {
                 eprintln!("revoked {id}");
             }
+        }
+    }
+    Ok(())
+}
+
+/// `keys create`: the token on stdout (with `--json`, the key and where it lives), what
+/// it is for on stderr.
+fn create_key(
+    store: &KeyStore,
+    home: &str,
+    spaces: &[String],
+    read_only: bool,
+    label: Option<&str>,
+    partition: Option<&str>,
+    json: bool,
+) -> Result<()> {
+    let partition: Option<serde_json::Value> = partition
+        .map(serde_json::from_str)
+        .transpose()
+        .context("--partition is not JSON")?;
+    let k = store.create(spaces, read_only, label, partition.as_ref())?;
+    if json {
+        let mut v = serde_json::to_value(&k)?;
+        v["data_dir"] = home.into();
+        outln!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        outln!("{}", k.token);
+        eprintln!(
+            "key {} for space(s) {}{}{} of {home}; the token above is shown only now",
+            k.info.id,
+            k.info.spaces.join(", "),
+            if k.info.read_only { " (read-only)" } else { "" },
+            k.info
+                .partition
+                .as_ref()
+                .map(|p| format!(", pinned to {p}"))
+                .unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+/// `keys list`: every key, never its token.
+fn list_keys(store: &KeyStore, json: bool) -> Result<()> {
+    let keys = store.list()?;
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&keys)?);
+    } else {
+        for k in keys {
+            outln!(
+                "{}  {}  {}{}{}{}",
+                k.id,
+                k.spaces.join(","),
+                if k.read_only {
+                    "read-only"
+                } else {
+                    "read-write"
+                },
+                k.partition
+                    .map(|p| format!("  pinned {p}"))
+                    .unwrap_or_default(),
+                k.label.map(|l| format!("  {l}")).unwrap_or_default(),
+                k.revoked_at
+                    .map(|r| format!("  revoked {r}"))
+                    .unwrap_or_default()
+            );
         }
     }
     Ok(())

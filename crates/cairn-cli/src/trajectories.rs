@@ -52,6 +52,25 @@ pub struct AgentArgs {
     fallback: FallbackArg,
 }
 
+/// `cairn trajectories context`.
+#[derive(Args)]
+pub struct ContextArgs {
+    #[arg(long, default_value = "")]
+    note: String,
+    /// A span, `ID:A:B` (inclusive); repeat in order of importance.
+    #[arg(long = "span", value_name = "ID:A:B")]
+    spans: Vec<String>,
+    /// A JSON file: `{note, spans, token_budget?, query?}` or an agent's
+    /// `{memory_markdown, trajectory_spans}`; --span and --note add to it.
+    #[arg(long, value_name = "FILE")]
+    request: Option<PathBuf>,
+    #[arg(long)]
+    token_budget: Option<usize>,
+    /// The question: page lines holding its words are kept first.
+    #[arg(long)]
+    query: Option<String>,
+}
+
 #[derive(Subcommand)]
 pub enum TrajCommand {
     /// The manifest: per trajectory its goal, start URL, outcome and states (--full: and
@@ -110,22 +129,7 @@ pub enum TrajCommand {
         limit: Option<usize>,
     },
     /// Render a note and spans into a context within a token budget.
-    Context {
-        #[arg(long, default_value = "")]
-        note: String,
-        /// A span, `ID:A:B` (inclusive); repeat in order of importance.
-        #[arg(long = "span", value_name = "ID:A:B")]
-        spans: Vec<String>,
-        /// A JSON file: `{note, spans, token_budget?, query?}` or an agent's
-        /// `{memory_markdown, trajectory_spans}`; --span and --note add to it.
-        #[arg(long, value_name = "FILE")]
-        request: Option<PathBuf>,
-        #[arg(long)]
-        token_budget: Option<usize>,
-        /// The question: page lines holding its words are kept first.
-        #[arg(long)]
-        query: Option<String>,
-    },
+    Context(ContextArgs),
     /// Recall + inspection (no LLM): recall shortlists, the best states become spans.
     Inspect {
         question: String,
@@ -226,14 +230,7 @@ fn reopen_args(cli: &Cli) -> Result<Vec<String>> {
 pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
     let m = open(cli)?;
     let space = args.space.as_str();
-    let out = |text: String, json: &dyn erased::Json| -> Result<()> {
-        if cli.json {
-            json.print()
-        } else {
-            out!("{text}");
-            Ok(())
-        }
-    };
+    let out = |text: String, json: &dyn erased::Json| output(cli, text, json);
     let concise = TrajCommand::Manifest {
         full: false,
         offset: 0,
@@ -246,31 +243,12 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
             offset,
             limit,
         } => {
-            let form = if *full {
-                ManifestForm::Full
-            } else {
-                ManifestForm::Concise
-            };
             let r = m
                 .trajectories()
-                .manifest_page(space, form, *offset, *limit)?;
+                .manifest_page(space, manifest_form(*full), *offset, *limit)?;
             out(r.to_string(), &r)
         }
-        TrajCommand::Show { id, state } => {
-            let Some(t) = m.trajectories().get(space, id)? else {
-                bail!("no trajectory {id:?} in space {space:?}");
-            };
-            match state {
-                Some(i) => {
-                    let n = t.trajectory.states.len();
-                    let Some(s) = t.trajectory.states.get(*i) else {
-                        bail!("trajectory {id:?} has {n} states (0..{n})");
-                    };
-                    print_json(s)
-                }
-                None => print_json(&t),
-            }
-        }
+        TrajCommand::Show { id, state } => show(&m, space, id, *state),
         TrajCommand::Summary { id } => {
             let r = m.trajectories().summary(space, id)?;
             out(r.to_string(), &r)
@@ -313,62 +291,111 @@ pub fn run(cli: &Cli, args: &TrajectoriesArgs) -> Result<()> {
                 .search(space, pattern, mode(*words), *limit)?;
             out(r.to_string(), &r)
         }
-        TrajCommand::Context {
-            note,
-            spans,
-            request,
-            token_budget,
-            query,
-        } => {
-            let mut req = match request {
-                Some(p) => read_request(p)?,
-                None => ContextRequest {
-                    note: String::new(),
-                    spans: Vec::new(),
-                    token_budget: cairn::inspect_limits::DEFAULT_CONTEXT_TOKENS,
-                    query: None,
-                },
-            };
-            if !note.is_empty() {
-                req.note = note.clone();
-            }
-            for s in spans {
-                req.spans.push(parse_context_span(s)?);
-            }
-            if let Some(b) = token_budget {
-                req.token_budget = *b;
-            }
-            if query.is_some() {
-                req.query = query.clone();
-            }
-            let r = m.trajectories().context(space, &req)?;
-            eprintln!("({} of {} tokens)", r.tokens, r.token_budget);
-            out(format!("{}\n", r.context), &r)
-        }
+        TrajCommand::Context(a) => context(cli, &m, space, a),
         TrajCommand::Inspect {
             question,
             token_budget,
-        } => {
-            let opts = InspectRecallOptions {
-                token_budget: *token_budget,
-                ..InspectRecallOptions::default()
-            };
-            let r = m.trajectories().recall_inspect(space, question, &opts)?;
-            eprintln!(
-                "(shortlist {}; {} spans; {} tokens; {:.1} ms)",
-                r.shortlist.join(", "),
-                r.spans.len(),
-                r.context.tokens,
-                r.total_ms
-            );
-            out(format!("{}\n", r.context.context), &r)
-        }
+        } => inspect(cli, &m, space, question, *token_budget),
         TrajCommand::Agent(a) => agent(cli, &m, space, a),
         TrajCommand::ExportWorkspace {
             out: dir,
             screenshots_from,
         } => export(cli, &m, space, dir, screenshots_from.as_deref()),
     }
+}
+
+/// The manifest `--full` asks for.
+fn manifest_form(full: bool) -> ManifestForm {
+    if full {
+        ManifestForm::Full
+    } else {
+        ManifestForm::Concise
+    }
+}
+
+/// Prints an answer: its text, or with `--json` the answer as JSON.
+fn output(cli: &Cli, text: String, json: &dyn erased::Json) -> Result<()> {
+    if cli.json {
+        json.print()
+    } else {
+        out!("{text}");
+        Ok(())
+    }
+}
+
+/// `show`: one trajectory exactly as inserted, or one of its states.
+fn show(m: &cairn::Memory, space: &str, id: &str, state: Option<usize>) -> Result<()> {
+    let Some(t) = m.trajectories().get(space, id)? else {
+        bail!("no trajectory {id:?} in space {space:?}");
+    };
+    match state {
+        Some(i) => {
+            let n = t.trajectory.states.len();
+            let Some(s) = t.trajectory.states.get(i) else {
+                bail!("trajectory {id:?} has {n} states (0..{n})");
+            };
+            print_json(s)
+        }
+        None => print_json(&t),
+    }
+}
+
+/// `context`: the note and spans rendered, the tokens used on stderr.
+fn context(cli: &Cli, m: &cairn::Memory, space: &str, a: &ContextArgs) -> Result<()> {
+    let req = context_request(a)?;
+    let r = m.trajectories().context(space, &req)?;
+    eprintln!("({} of {} tokens)", r.tokens, r.token_budget);
+    output(cli, format!("{}\n", r.context), &r)
+}
+
+/// `context`'s request: the `--request` file (else an empty one), with `--note`, the
+/// `--span`s, `--token-budget` and `--query` added.
+fn context_request(a: &ContextArgs) -> Result<ContextRequest> {
+    let mut req = match &a.request {
+        Some(p) => read_request(p)?,
+        None => ContextRequest {
+            note: String::new(),
+            spans: Vec::new(),
+            token_budget: cairn::inspect_limits::DEFAULT_CONTEXT_TOKENS,
+            query: None,
+        },
+    };
+    if !a.note.is_empty() {
+        req.note = a.note.clone();
+    }
+    for s in &a.spans {
+        req.spans.push(parse_context_span(s)?);
+    }
+    if let Some(b) = a.token_budget {
+        req.token_budget = b;
+    }
+    if a.query.is_some() {
+        req.query = a.query.clone();
+    }
+    Ok(req)
+}
+
+/// `inspect`: recall + inspection, what it did on stderr.
+fn inspect(
+    cli: &Cli,
+    m: &cairn::Memory,
+    space: &str,
+    question: &str,
+    token_budget: usize,
+) -> Result<()> {
+    let opts = InspectRecallOptions {
+        token_budget,
+        ..InspectRecallOptions::default()
+    };
+    let r = m.trajectories().recall_inspect(space, question, &opts)?;
+    eprintln!(
+        "(shortlist {}; {} spans; {} tokens; {:.1} ms)",
+        r.shortlist.join(", "),
+        r.spans.len(),
+        r.context.tokens,
+        r.total_ms
+    );
+    output(cli, format!("{}\n", r.context.context), &r)
 }
 
 /// `agent`: the controller with the `--llm` model (else the configuration's `[llm]`).

@@ -214,6 +214,132 @@ fn load_int8(weights: &[u8], config: &BertConfig, device: &Device) -> Result<Int
     Int8Bert::load(&tensors, prefix, config, Kernel::detect())
 }
 
+/// Refuses settings no model can run with.
+fn check_settings(config: &EmbedConfig) -> Result<(), EmbedLoadError> {
+    if config.batch_size == 0 {
+        return Err(EmbedLoadError::InvalidSettings(
+            "batch_size must be at least 1".into(),
+        ));
+    }
+    if config.max_tokens < 2 {
+        return Err(EmbedLoadError::InvalidSettings(
+            "max_tokens must be at least 2 (room for the special tokens)".into(),
+        ));
+    }
+    if config.model.trim().is_empty() {
+        return Err(EmbedLoadError::InvalidSettings(
+            "model must name the model (a hub id)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The model's `config.json`, checked (a BERT model whose heads divide its hidden size,
+/// with room for `max_tokens`), and its padding token.
+fn read_bert_config(dir: &Path, config: &EmbedConfig) -> Result<(BertConfig, u32), EmbedLoadError> {
+    let config_path = dir.join("config.json");
+    let bert_config: BertConfig =
+        serde_json::from_slice(&read(&config_path)?).map_err(|e| EmbedLoadError::BadConfig {
+            path: config_path.clone(),
+            reason: e.to_string(),
+        })?;
+    let bad_config = |reason: String| EmbedLoadError::BadConfig {
+        path: config_path.clone(),
+        reason,
+    };
+    if let Some(kind) = &bert_config.model_type {
+        if kind != "bert" {
+            return Err(bad_config(format!(
+                "model_type is {kind:?}; only \"bert\" models are supported"
+            )));
+        }
+    }
+    if bert_config.hidden_size == 0
+        || bert_config.num_attention_heads == 0
+        || !bert_config
+            .hidden_size
+            .is_multiple_of(bert_config.num_attention_heads)
+    {
+        return Err(bad_config(format!(
+            "hidden_size {} is not a positive multiple of num_attention_heads {}",
+            bert_config.hidden_size, bert_config.num_attention_heads
+        )));
+    }
+    if config.max_tokens > bert_config.max_position_embeddings {
+        return Err(EmbedLoadError::InvalidSettings(format!(
+            "max_tokens {} exceeds the model's max_position_embeddings {}",
+            config.max_tokens, bert_config.max_position_embeddings
+        )));
+    }
+    let pad_id = u32::try_from(bert_config.pad_token_id)
+        .map_err(|_| bad_config("pad_token_id out of range".into()))?;
+    Ok((bert_config, pad_id))
+}
+
+/// The model's `tokenizer.json` twice: one that counts tokens (no truncation, no
+/// padding) and one that truncates to `max_tokens`, checked against the model's vocabulary.
+fn read_tokenizer(
+    dir: &Path,
+    config: &EmbedConfig,
+    bert_config: &BertConfig,
+) -> Result<(Tokenizer, Tokenizer), EmbedLoadError> {
+    let tokenizer_path = dir.join("tokenizer.json");
+    let tokenizer_bytes = read(&tokenizer_path)?;
+    let bad_tokenizer = |reason: String| EmbedLoadError::Tokenizer {
+        path: tokenizer_path.clone(),
+        reason,
+    };
+    let mut counter =
+        Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| bad_tokenizer(e.to_string()))?;
+    // tokenizer.json files often carry their own truncation and fixed padding (the
+    // default model's says 128 tokens, fixed): override both.
+    counter.with_padding(None);
+    counter
+        .with_truncation(None)
+        .map_err(|e| bad_tokenizer(e.to_string()))?;
+    let mut tokenizer = counter.clone();
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: config.max_tokens,
+            strategy: TruncationStrategy::LongestFirst,
+            stride: 0,
+            direction: TruncationDirection::Right,
+        }))
+        .map_err(|e| bad_tokenizer(e.to_string()))?;
+    let vocab = tokenizer.get_vocab_size(true);
+    if vocab > bert_config.vocab_size {
+        return Err(bad_tokenizer(format!(
+            "tokenizer has {vocab} tokens but the model's vocab_size is {}",
+            bert_config.vocab_size
+        )));
+    }
+    Ok((counter, tokenizer))
+}
+
+/// The model's `model.safetensors`, loaded for the backend the settings name.
+fn read_model(
+    dir: &Path,
+    config: &EmbedConfig,
+    bert_config: &BertConfig,
+    device: &Device,
+) -> Result<Model, EmbedLoadError> {
+    let weights_path = dir.join("model.safetensors");
+    let weights = read(&weights_path)?;
+    let bad_weights = |reason: String| EmbedLoadError::Weights {
+        path: weights_path.clone(),
+        reason,
+    };
+    let model = match config.backend {
+        Backend::Int8 => {
+            Model::Int8(load_int8(&weights, bert_config, device).map_err(bad_weights)?)
+        }
+        Backend::Fp32 | Backend::Auto => {
+            Model::Fp32(load_fp32(weights, bert_config, device).map_err(bad_weights)?)
+        }
+    };
+    Ok(model)
+}
+
 impl BertEmbedder {
     /// Resolves the model named by `config.model` (see [`crate::resolve`]; the process
     /// environment is read) and loads it.
@@ -246,110 +372,11 @@ impl BertEmbedder {
     pub fn from_dir(dir: &Path, config: &EmbedConfig) -> Result<Self, EmbedLoadError> {
         let started = Instant::now();
         let config = &config.resolved(None);
-        if config.batch_size == 0 {
-            return Err(EmbedLoadError::InvalidSettings(
-                "batch_size must be at least 1".into(),
-            ));
-        }
-        if config.max_tokens < 2 {
-            return Err(EmbedLoadError::InvalidSettings(
-                "max_tokens must be at least 2 (room for the special tokens)".into(),
-            ));
-        }
-        if config.model.trim().is_empty() {
-            return Err(EmbedLoadError::InvalidSettings(
-                "model must name the model (a hub id)".into(),
-            ));
-        }
-
-        // config.json
-        let config_path = dir.join("config.json");
-        let bert_config: BertConfig =
-            serde_json::from_slice(&read(&config_path)?).map_err(|e| {
-                EmbedLoadError::BadConfig {
-                    path: config_path.clone(),
-                    reason: e.to_string(),
-                }
-            })?;
-        let bad_config = |reason: String| EmbedLoadError::BadConfig {
-            path: config_path.clone(),
-            reason,
-        };
-        if let Some(kind) = &bert_config.model_type {
-            if kind != "bert" {
-                return Err(bad_config(format!(
-                    "model_type is {kind:?}; only \"bert\" models are supported"
-                )));
-            }
-        }
-        if bert_config.hidden_size == 0
-            || bert_config.num_attention_heads == 0
-            || !bert_config
-                .hidden_size
-                .is_multiple_of(bert_config.num_attention_heads)
-        {
-            return Err(bad_config(format!(
-                "hidden_size {} is not a positive multiple of num_attention_heads {}",
-                bert_config.hidden_size, bert_config.num_attention_heads
-            )));
-        }
-        if config.max_tokens > bert_config.max_position_embeddings {
-            return Err(EmbedLoadError::InvalidSettings(format!(
-                "max_tokens {} exceeds the model's max_position_embeddings {}",
-                config.max_tokens, bert_config.max_position_embeddings
-            )));
-        }
-        let pad_id = u32::try_from(bert_config.pad_token_id)
-            .map_err(|_| bad_config("pad_token_id out of range".into()))?;
-
-        // tokenizer.json
-        let tokenizer_path = dir.join("tokenizer.json");
-        let tokenizer_bytes = read(&tokenizer_path)?;
-        let bad_tokenizer = |reason: String| EmbedLoadError::Tokenizer {
-            path: tokenizer_path.clone(),
-            reason,
-        };
-        let mut counter =
-            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| bad_tokenizer(e.to_string()))?;
-        // tokenizer.json files often carry their own truncation and fixed padding (the
-        // default model's says 128 tokens, fixed): override both.
-        counter.with_padding(None);
-        counter
-            .with_truncation(None)
-            .map_err(|e| bad_tokenizer(e.to_string()))?;
-        let mut tokenizer = counter.clone();
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: config.max_tokens,
-                strategy: TruncationStrategy::LongestFirst,
-                stride: 0,
-                direction: TruncationDirection::Right,
-            }))
-            .map_err(|e| bad_tokenizer(e.to_string()))?;
-        let vocab = tokenizer.get_vocab_size(true);
-        if vocab > bert_config.vocab_size {
-            return Err(bad_tokenizer(format!(
-                "tokenizer has {vocab} tokens but the model's vocab_size is {}",
-                bert_config.vocab_size
-            )));
-        }
-
-        // model.safetensors
-        let weights_path = dir.join("model.safetensors");
-        let weights = read(&weights_path)?;
-        let bad_weights = |reason: String| EmbedLoadError::Weights {
-            path: weights_path.clone(),
-            reason,
-        };
+        check_settings(config)?;
+        let (bert_config, pad_id) = read_bert_config(dir, config)?;
+        let (counter, tokenizer) = read_tokenizer(dir, config, &bert_config)?;
         let device = Device::Cpu;
-        let model = match config.backend {
-            Backend::Int8 => {
-                Model::Int8(load_int8(&weights, &bert_config, &device).map_err(bad_weights)?)
-            }
-            Backend::Fp32 | Backend::Auto => {
-                Model::Fp32(load_fp32(weights, &bert_config, &device).map_err(bad_weights)?)
-            }
-        };
+        let model = read_model(dir, config, &bert_config, &device)?;
         let model_id = config.model_id(config.backend);
         tracing::info!(
             model = %model_id,

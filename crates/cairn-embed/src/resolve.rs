@@ -229,12 +229,26 @@ pub fn resolve_model_dir(
     }
 
     // 3: Cairn's model cache.
+    if let Some(found) = in_cairn_cache(env, &parts, &mut tried) {
+        return Ok(found);
+    }
+
+    // 4: the Hugging Face hub cache.
+    if let Some(found) = in_hub_cache(env, &parts, &mut tried) {
+        return Ok(found);
+    }
+
+    Err(not_found(tried))
+}
+
+/// The model in Cairn's model cache (`<models>/<org>/<name>`), or why not (in `tried`).
+fn in_cairn_cache(env: &ModelEnv, parts: &[&str], tried: &mut Vec<Tried>) -> Option<ResolvedModel> {
     match env.cairn_models_dir() {
         Some(models) => {
             let dir = parts.iter().fold(models, |d, p| d.join(p));
             match check_model_dir(&dir) {
                 Ok(()) => {
-                    return Ok(ResolvedModel {
+                    return Some(ResolvedModel {
                         dir,
                         source: ModelSource::CairnCache,
                     })
@@ -252,14 +266,17 @@ pub fn resolve_model_dir(
             reason: "CAIRN_HOME, XDG_CACHE_HOME and HOME are all unset".into(),
         }),
     }
+    None
+}
 
-    // 4: the Hugging Face hub cache.
+/// The model's snapshot in the Hugging Face hub cache, or why not (in `tried`).
+fn in_hub_cache(env: &ModelEnv, parts: &[&str], tried: &mut Vec<Tried>) -> Option<ResolvedModel> {
     match env.hf_hub_cache() {
         Some(hub) => {
             let repo = hub.join(format!("models--{}", parts.join("--")));
             match hub_snapshot(&repo) {
                 Ok(dir) => {
-                    return Ok(ResolvedModel {
+                    return Some(ResolvedModel {
                         dir,
                         source: ModelSource::HubCache,
                     })
@@ -277,8 +294,7 @@ pub fn resolve_model_dir(
             reason: "HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME and HOME are all unset".into(),
         }),
     }
-
-    Err(not_found(tried))
+    None
 }
 
 /// Picks a complete snapshot of a hub cache repository directory

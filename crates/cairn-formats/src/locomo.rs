@@ -252,24 +252,7 @@ impl LocomoSample {
         let speaker_a = fields::string(conv, &crec, "speaker_a")?;
         let speaker_b = fields::string(conv, &crec, "speaker_b")?;
 
-        let mut numbered: Vec<(u32, &str, &Vec<Value>)> = Vec::new();
-        for (key, value) in conv {
-            let Some(n) = key.strip_prefix("session_") else {
-                continue;
-            };
-            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-                continue; // session_N_date_time and other keys
-            }
-            let number: u32 = n.parse().map_err(|_| {
-                InputError::new(&crec, format!("session key `{key}` has too large a number"))
-            })?;
-            match value {
-                Value::Array(turns) => numbered.push((number, key.as_str(), turns)),
-                Value::Null => {}
-                other => return Err(fields::expected(&crec, key, "a list of turns", other)),
-            }
-        }
-        numbered.sort_by_key(|(n, _, _)| *n);
+        let numbered = numbered_sessions(conv, &crec)?;
 
         let mut sessions = Vec::with_capacity(numbered.len());
         let mut seen_ids: HashMap<String, String> = HashMap::new();
@@ -284,25 +267,7 @@ impl LocomoSample {
                 })?),
                 None => None,
             };
-            let mut parsed = Vec::with_capacity(turns.len());
-            for (t, turn) in turns.iter().enumerate() {
-                let trec = format!("{srec} turn {t}");
-                let tm = fields::object(turn, &trec, "a turn")?;
-                let turn = LocomoTurn {
-                    speaker: fields::string(tm, &trec, "speaker")?,
-                    dia_id: fields::string(tm, &trec, "dia_id")?,
-                    text: fields::string(tm, &trec, "text")?,
-                    blip_caption: fields::opt_string(tm, &trec, "blip_caption")?,
-                    img_url: tm.get("img_url").filter(|v| !v.is_null()).cloned(),
-                };
-                if let Some(prev) = seen_ids.insert(turn.dia_id.clone(), trec.clone()) {
-                    return Err(InputError::new(
-                        trec,
-                        format!("`dia_id` {:?} repeated (first at {prev})", turn.dia_id),
-                    ));
-                }
-                parsed.push(turn);
-            }
+            let parsed = parse_turns(turns, &srec, &mut seen_ids)?;
             sessions.push(LocomoSession {
                 number,
                 id,
@@ -325,6 +290,64 @@ impl LocomoSample {
             qa,
         })
     }
+}
+
+/// A session of the conversation: its number N, its key (`session_<N>`) and its turns.
+type Numbered<'a> = (u32, &'a str, &'a Vec<Value>);
+
+/// The conversation's `session_<N>` lists of turns, by N (null sessions left out; other
+/// keys, such as `session_<N>_date_time`, skipped).
+fn numbered_sessions<'a>(
+    conv: &'a Map<String, Value>,
+    crec: &str,
+) -> Result<Vec<Numbered<'a>>, InputError> {
+    let mut numbered: Vec<(u32, &str, &Vec<Value>)> = Vec::new();
+    for (key, value) in conv {
+        let Some(n) = key.strip_prefix("session_") else {
+            continue;
+        };
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            continue; // session_N_date_time and other keys
+        }
+        let number: u32 = n.parse().map_err(|_| {
+            InputError::new(crec, format!("session key `{key}` has too large a number"))
+        })?;
+        match value {
+            Value::Array(turns) => numbered.push((number, key.as_str(), turns)),
+            Value::Null => {}
+            other => return Err(fields::expected(crec, key, "a list of turns", other)),
+        }
+    }
+    numbered.sort_by_key(|(n, _, _)| *n);
+    Ok(numbered)
+}
+
+/// A session's turns; a `dia_id` seen before (in any session of the sample) is refused.
+fn parse_turns(
+    turns: &[Value],
+    srec: &str,
+    seen_ids: &mut HashMap<String, String>,
+) -> Result<Vec<LocomoTurn>, InputError> {
+    let mut parsed = Vec::with_capacity(turns.len());
+    for (t, turn) in turns.iter().enumerate() {
+        let trec = format!("{srec} turn {t}");
+        let tm = fields::object(turn, &trec, "a turn")?;
+        let turn = LocomoTurn {
+            speaker: fields::string(tm, &trec, "speaker")?,
+            dia_id: fields::string(tm, &trec, "dia_id")?,
+            text: fields::string(tm, &trec, "text")?,
+            blip_caption: fields::opt_string(tm, &trec, "blip_caption")?,
+            img_url: tm.get("img_url").filter(|v| !v.is_null()).cloned(),
+        };
+        if let Some(prev) = seen_ids.insert(turn.dia_id.clone(), trec.clone()) {
+            return Err(InputError::new(
+                trec,
+                format!("`dia_id` {:?} repeated (first at {prev})", turn.dia_id),
+            ));
+        }
+        parsed.push(turn);
+    }
+    Ok(parsed)
 }
 
 fn evidence_re() -> &'static Regex {

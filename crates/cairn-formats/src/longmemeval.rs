@@ -287,7 +287,42 @@ impl LmeQuestion {
         let rec = self.record();
         let dates = self.session_dates()?;
         let ids = self.resolved_ids();
+        let (order, duplicates) = self.kept_order(&ids, &dates);
 
+        let mut sessions = Vec::with_capacity(order.len());
+        let mut skipped_empty_turns = 0;
+        let mut skipped_empty_sessions = Vec::new();
+        for i in order {
+            let (messages, skipped) = self.session_messages(i);
+            skipped_empty_turns += skipped;
+            if messages.is_empty() {
+                skipped_empty_sessions.push(ids[i].clone());
+                continue;
+            }
+            let session = SessionInput {
+                id: ids[i].clone(),
+                occurred_at: Some(dates[i]),
+                group: None,
+                messages,
+                metadata: Value::Null,
+            };
+            sessions.push(session.validate().map_err(|e| e.within(&rec))?);
+        }
+        Ok(LmeHaystack {
+            sessions,
+            skipped_empty_turns,
+            skipped_empty_sessions,
+            duplicates,
+        })
+    }
+
+    /// The haystack indexes that stay, in date order, and a report of each session dropped
+    /// as a duplicate or renamed, in haystack order.
+    fn kept_order(
+        &self,
+        ids: &[String],
+        dates: &[Timestamp],
+    ) -> (Vec<usize>, Vec<DuplicateSession>) {
         // For each resolved id, the haystack index that stays: the earliest date, ties to
         // the first in haystack order.
         let mut keep: HashMap<&str, usize> = HashMap::new();
@@ -339,49 +374,33 @@ impl LmeQuestion {
         }
         duplicates.sort_by_key(|d| d.index);
         order.sort_by_key(|&i| dates[i]); // stable
+        (order, duplicates)
+    }
 
-        let mut sessions = Vec::with_capacity(order.len());
+    /// The messages of haystack session `i` (its turns of empty content left out), and how
+    /// many turns were left out.
+    fn session_messages(&self, i: usize) -> (Vec<Message>, usize) {
         let mut skipped_empty_turns = 0;
-        let mut skipped_empty_sessions = Vec::new();
-        for i in order {
-            let mut messages = Vec::with_capacity(self.haystack_sessions[i].len());
-            for (t, turn) in self.haystack_sessions[i].iter().enumerate() {
-                if turn.content.trim().is_empty() {
-                    skipped_empty_turns += 1;
-                    continue;
-                }
-                messages.push(Message {
-                    id: t.to_string(),
-                    role: Some(turn.role),
-                    speaker: None,
-                    text: turn.content.clone(),
-                    occurred_at: None,
-                    metadata: if turn.has_answer {
-                        json!({"has_answer": true})
-                    } else {
-                        Value::Null
-                    },
-                });
-            }
-            if messages.is_empty() {
-                skipped_empty_sessions.push(ids[i].clone());
+        let mut messages = Vec::with_capacity(self.haystack_sessions[i].len());
+        for (t, turn) in self.haystack_sessions[i].iter().enumerate() {
+            if turn.content.trim().is_empty() {
+                skipped_empty_turns += 1;
                 continue;
             }
-            let session = SessionInput {
-                id: ids[i].clone(),
-                occurred_at: Some(dates[i]),
-                group: None,
-                messages,
-                metadata: Value::Null,
-            };
-            sessions.push(session.validate().map_err(|e| e.within(&rec))?);
+            messages.push(Message {
+                id: t.to_string(),
+                role: Some(turn.role),
+                speaker: None,
+                text: turn.content.clone(),
+                occurred_at: None,
+                metadata: if turn.has_answer {
+                    json!({"has_answer": true})
+                } else {
+                    Value::Null
+                },
+            });
         }
-        Ok(LmeHaystack {
-            sessions,
-            skipped_empty_turns,
-            skipped_empty_sessions,
-            duplicates,
-        })
+        (messages, skipped_empty_turns)
     }
 }
 

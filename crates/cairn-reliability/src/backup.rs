@@ -79,70 +79,9 @@ pub fn run(bin: &Path, work: &Path, sessions: usize, seed: u64) -> Result<Backup
     let mut questions = Vec::new();
     let spaces = ["alpha", "beta"];
     for space in spaces {
-        let mut lines = Vec::new();
-        for i in 0..sessions {
-            let nonce = corpus::nonce(&mut rng);
-            let (s, _) = corpus::session(&format!("{space}-{i}"), &nonce, &mut rng);
-            if i % 5 == 0 {
-                questions.push((
-                    space.to_string(),
-                    format!("Where was parcel {nonce} shipped?"),
-                    json!({}),
-                ));
-            }
-            lines.push(s);
-        }
-        let f = work.join(format!("{space}.jsonl"));
-        write_lines(&f, &lines)?;
-        original.run(&[
-            "ingest",
-            "--space",
-            space,
-            "--format",
-            "jsonl",
-            f.to_str().context("path")?,
-        ])?;
-        let group: Vec<Value> = (0..sessions)
-            .map(|i| {
-                corpus::group_message(
-                    "crew",
-                    &format!("g{i}"),
-                    &corpus::nonce(&mut rng),
-                    (i * 97) as i64,
-                    &mut rng,
-                )
-                .0
-            })
-            .collect();
-        let g = work.join(format!("{space}-group.jsonl"));
-        write_lines(&g, &group)?;
-        original.run(&[
-            "ingest",
-            "--space",
-            space,
-            "--format",
-            "group-jsonl",
-            g.to_str().context("path")?,
-        ])?;
-        let t = work.join(format!("{space}-traj.jsonl"));
-        write_lines(
-            &t,
-            &[
-                json!({"id": format!("{space}-t1"), "goal": "buy a blue kettle", "outcome": false, "start_url": "http://shop/",
-                "states": [
-                    {"url": "http://shop/", "action": "click [3]", "thought": "open kettles", "accessibility_tree": "[1] link 'Kettles'\n[3] button 'Search'"},
-                    {"url": "http://shop/kettles", "action": "click [9]", "thought": "buy", "accessibility_tree": "[9] button 'Buy'\nError: out of stock"}
-                ]}),
-            ],
-        )?;
-        original.run(&[
-            "ingest",
-            "--space",
-            space,
-            "--format",
-            "trajectories",
-            t.to_str().context("path")?,
-        ])?;
+        ingest_sessions(&original, work, space, sessions, &mut rng, &mut questions)?;
+        ingest_group(&original, work, space, sessions, &mut rng)?;
+        ingest_trajectory(&original, work, space)?;
         for (q, extra) in [
             ("Which crate leaves for Oslo tomorrow?", json!({})),
             ("What is the kayak insured for?", json!({"format": "raw"})),
@@ -188,20 +127,113 @@ pub fn run(bin: &Path, work: &Path, sessions: usize, seed: u64) -> Result<Backup
     }
     report.exports_identical = true;
     for (space, f) in spaces.iter().zip(&exports) {
-        let again = work.join(format!("{space}.export2.jsonl"));
-        restored.run(&[
-            "export",
-            "--space",
-            space,
-            "-o",
-            again.to_str().context("path")?,
-        ])?;
-        if std::fs::read(f)? != std::fs::read(&again)? {
-            report.exports_identical = false;
-            report
-                .differences
-                .push(format!("export of {space} differs after the round trip"));
-        }
+        exported_again(&restored, work, space, f, &mut report)?;
     }
     Ok(report)
+}
+
+/// `cairn ingest` of the file `path` into `space`, in the format named.
+fn ingest(cairn: &Cairn, space: &str, format: &str, path: &Path) -> Result<()> {
+    cairn.run(&[
+        "ingest",
+        "--space",
+        space,
+        "--format",
+        format,
+        path.to_str().context("path")?,
+    ])
+}
+
+/// `sessions` sessions ingested into `space`; every fifth one's parcel asked about.
+fn ingest_sessions(
+    cairn: &Cairn,
+    work: &Path,
+    space: &str,
+    sessions: usize,
+    rng: &mut Rng,
+    questions: &mut Vec<(String, String, Value)>,
+) -> Result<()> {
+    let mut lines = Vec::new();
+    for i in 0..sessions {
+        let nonce = corpus::nonce(rng);
+        let (s, _) = corpus::session(&format!("{space}-{i}"), &nonce, rng);
+        if i % 5 == 0 {
+            questions.push((
+                space.to_string(),
+                format!("Where was parcel {nonce} shipped?"),
+                json!({}),
+            ));
+        }
+        lines.push(s);
+    }
+    let f = work.join(format!("{space}.jsonl"));
+    write_lines(&f, &lines)?;
+    ingest(cairn, space, "jsonl", &f)
+}
+
+/// `sessions` group messages of the crew ingested into `space`.
+fn ingest_group(
+    cairn: &Cairn,
+    work: &Path,
+    space: &str,
+    sessions: usize,
+    rng: &mut Rng,
+) -> Result<()> {
+    let group: Vec<Value> = (0..sessions)
+        .map(|i| {
+            corpus::group_message(
+                "crew",
+                &format!("g{i}"),
+                &corpus::nonce(rng),
+                (i * 97) as i64,
+                rng,
+            )
+            .0
+        })
+        .collect();
+    let g = work.join(format!("{space}-group.jsonl"));
+    write_lines(&g, &group)?;
+    ingest(cairn, space, "group-jsonl", &g)
+}
+
+/// One failed shopping run ingested into `space`.
+fn ingest_trajectory(cairn: &Cairn, work: &Path, space: &str) -> Result<()> {
+    let t = work.join(format!("{space}-traj.jsonl"));
+    write_lines(
+        &t,
+        &[
+            json!({"id": format!("{space}-t1"), "goal": "buy a blue kettle", "outcome": false, "start_url": "http://shop/",
+            "states": [
+                {"url": "http://shop/", "action": "click [3]", "thought": "open kettles", "accessibility_tree": "[1] link 'Kettles'\n[3] button 'Search'"},
+                {"url": "http://shop/kettles", "action": "click [9]", "thought": "buy", "accessibility_tree": "[9] button 'Buy'\nError: out of stock"}
+            ]}),
+        ],
+    )?;
+    ingest(cairn, space, "trajectories", &t)
+}
+
+/// The restored store's export of `space` compared byte for byte with the original's
+/// (`first`); a difference is recorded in the report.
+fn exported_again(
+    restored: &Cairn,
+    work: &Path,
+    space: &str,
+    first: &Path,
+    report: &mut BackupReport,
+) -> Result<()> {
+    let again = work.join(format!("{space}.export2.jsonl"));
+    restored.run(&[
+        "export",
+        "--space",
+        space,
+        "-o",
+        again.to_str().context("path")?,
+    ])?;
+    if std::fs::read(first)? != std::fs::read(&again)? {
+        report.exports_identical = false;
+        report
+            .differences
+            .push(format!("export of {space} differs after the round trip"));
+    }
+    Ok(())
 }

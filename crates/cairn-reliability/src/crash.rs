@@ -179,46 +179,9 @@ fn writer(
             continue;
         }
         let (path, body, writes) = match op {
-            0..=5 => {
-                let id = format!("r{round}-w{w}-{i}");
-                let nonce = corpus::nonce(&mut rng);
-                let (s, texts) = corpus::session(&id, &nonce, &mut rng);
-                (
-                    format!("/v1/spaces/{SESSION_SPACE}/sessions"),
-                    s,
-                    vec![Write::Session { id, nonce, texts }],
-                )
-            }
-            6..=7 => {
-                let mut sessions = Vec::new();
-                let mut writes = Vec::new();
-                for j in 0..1 + rng.below(4) {
-                    let id = format!("r{round}-w{w}-{i}-b{j}");
-                    let nonce = corpus::nonce(&mut rng);
-                    let (s, texts) = corpus::session(&id, &nonce, &mut rng);
-                    sessions.push(s);
-                    writes.push(Write::Session { id, nonce, texts });
-                }
-                (
-                    format!("/v1/spaces/{SESSION_SPACE}/sessions/batch"),
-                    json!({ "sessions": sessions }),
-                    writes,
-                )
-            }
-            _ => {
-                let nonce = corpus::nonce(&mut rng);
-                let id = format!("m-r{round}-w{w}-{i}");
-                // Minutes go up per writer and round, so a group's day only grows.
-                let minute = (round * 10_000 + i) as i64;
-                let (m, session) =
-                    corpus::group_message(&format!("team{w}"), &id, &nonce, minute, &mut rng);
-                let text = m["text"].as_str().unwrap_or_default().to_string();
-                (
-                    format!("/v1/spaces/{GROUP_SPACE}/group-messages"),
-                    json!({ "messages": [m] }),
-                    vec![Write::Group { session, id, text }],
-                )
-            }
+            0..=5 => one_session(&mut rng, w, round, i),
+            6..=7 => session_batch(&mut rng, w, round, i),
+            _ => group_message(&mut rng, w, round, i),
         };
         match client.post(&path, &body) {
             Ok(r) if r.status == 200 => {
@@ -240,6 +203,54 @@ fn writer(
             }
         }
     }
+}
+
+/// A writer's request: the path, the body, and the writes it carries.
+type Request = (String, Value, Vec<Write>);
+
+/// One session, the `i`-th request of writer `w` in `round`.
+fn one_session(rng: &mut Rng, w: usize, round: usize, i: usize) -> Request {
+    let id = format!("r{round}-w{w}-{i}");
+    let nonce = corpus::nonce(rng);
+    let (s, texts) = corpus::session(&id, &nonce, rng);
+    (
+        format!("/v1/spaces/{SESSION_SPACE}/sessions"),
+        s,
+        vec![Write::Session { id, nonce, texts }],
+    )
+}
+
+/// A batch of one to four sessions.
+fn session_batch(rng: &mut Rng, w: usize, round: usize, i: usize) -> Request {
+    let mut sessions = Vec::new();
+    let mut writes = Vec::new();
+    for j in 0..1 + rng.below(4) {
+        let id = format!("r{round}-w{w}-{i}-b{j}");
+        let nonce = corpus::nonce(rng);
+        let (s, texts) = corpus::session(&id, &nonce, rng);
+        sessions.push(s);
+        writes.push(Write::Session { id, nonce, texts });
+    }
+    (
+        format!("/v1/spaces/{SESSION_SPACE}/sessions/batch"),
+        json!({ "sessions": sessions }),
+        writes,
+    )
+}
+
+/// One group message, to the writer's own group.
+fn group_message(rng: &mut Rng, w: usize, round: usize, i: usize) -> Request {
+    let nonce = corpus::nonce(rng);
+    let id = format!("m-r{round}-w{w}-{i}");
+    // Minutes go up per writer and round, so a group's day only grows.
+    let minute = (round * 10_000 + i) as i64;
+    let (m, session) = corpus::group_message(&format!("team{w}"), &id, &nonce, minute, rng);
+    let text = m["text"].as_str().unwrap_or_default().to_string();
+    (
+        format!("/v1/spaces/{GROUP_SPACE}/group-messages"),
+        json!({ "messages": [m] }),
+        vec![Write::Group { session, id, text }],
+    )
 }
 
 /// What the server holds of a write: Some(true) exactly as sent, Some(false) absent,
@@ -395,39 +406,12 @@ pub fn run(
     };
     let mut restarts = Vec::new();
     let mut server: Server = cairn.serve(&[])?;
-    for space in [SESSION_SPACE, GROUP_SPACE] {
-        let r = server
-            .client
-            .post("/v1/spaces", &json!({"name": space}))
-            .map_err(anyhow::Error::msg)?;
-        if !matches!(r.status, 200 | 201 | 409) {
-            bail!("creating space {space}: {} {}", r.status, r.text);
-        }
-    }
+    create_spaces(&server.client)?;
     let mut acked: Vec<Write> = Vec::new();
     let mut forgotten: Vec<Write> = Vec::new();
     for round in 0..opts.kills {
-        let ledger = Arc::new(Mutex::new(Ledger::default()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let threads: Vec<_> = (0..opts.writers)
-            .map(|w| {
-                let (c, s, l) = (server.client.clone(), stop.clone(), ledger.clone());
-                let seed = opts.seed;
-                std::thread::spawn(move || writer(c, w, round, seed, s, l))
-            })
-            .collect();
-        let delay = rng.range(
-            opts.min_delay.as_millis() as u64,
-            opts.max_delay.as_millis() as u64 + 1,
-        );
-        std::thread::sleep(Duration::from_millis(delay));
-        server.kill().context("SIGKILL")?;
-        stop.store(true, Ordering::SeqCst);
-        for t in threads {
-            let _ = t.join();
-        }
+        let (ledger, delay) = write_until_killed(server, opts, round, &mut rng)?;
         report.kills += 1;
-        let ledger = std::mem::take(&mut *ledger.lock().unwrap_or_else(|p| p.into_inner()));
         report.acknowledged_writes += ledger.writes;
         report.errors += ledger.errors.len();
         report
@@ -439,54 +423,7 @@ pub fn run(
         let t = Instant::now();
         server = cairn.serve(&[]).context("restarting after SIGKILL")?;
         restarts.push(t.elapsed().as_secs_f64() * 1000.0);
-        // Everything acknowledged in this round, and a sample of earlier rounds.
-        let mut to_read: Vec<&Write> = ledger.acked.iter().collect();
-        for _ in 0..20.min(acked.len()) {
-            to_read.push(&acked[rng.below(acked.len())]);
-        }
-        for w in to_read {
-            report.verified_reads += 1;
-            match read_back(&server.client, w) {
-                Ok(true) => {}
-                Ok(false) => {
-                    report.lost += 1;
-                    report
-                        .failures
-                        .push(format!("acknowledged write lost: {w:?}"));
-                }
-                Err(e) => {
-                    report.lost += 1;
-                    report.failures.push(format!("{e:#}"));
-                }
-            }
-        }
-        for w in &ledger.in_flight {
-            match read_back(&server.client, w) {
-                Ok(true) => report.in_flight_found_whole += 1,
-                Ok(false) => report.in_flight_absent += 1,
-                Err(e) => {
-                    report.lost += 1;
-                    report.failures.push(format!("torn in-flight write: {e:#}"));
-                }
-            }
-        }
-        let sessions: Vec<&Write> = ledger
-            .acked
-            .iter()
-            .filter(|w| matches!(w, Write::Session { .. }))
-            .collect();
-        for _ in 0..2.min(sessions.len()) {
-            if let Write::Session { id, nonce, .. } = sessions[rng.below(sessions.len())] {
-                report.recall_checks += 1;
-                if !recalled(&server.client, id, nonce)? {
-                    report.recall_misses += 1;
-                    report
-                        .failures
-                        .push(format!("acknowledged session {id} ({nonce}) not recalled"));
-                }
-            }
-        }
-        let kept = verify_forgets(&server.client, &ledger, &mut report)?;
+        let kept = verify_round(&server.client, &ledger, &acked, &mut rng, &mut report)?;
         acked.extend(ledger.acked);
         acked.extend(kept);
         forgotten.extend(ledger.forgotten);
@@ -501,20 +438,7 @@ pub fn run(
     // The end: every acknowledged write, read back once more after a clean stop.
     server.stop()?;
     check(cairn, &mut report)?;
-    let server = cairn.serve(&[])?;
-    for w in &acked {
-        report.verified_reads += 1;
-        if !matches!(read_back(&server.client, w), Ok(true)) {
-            report.lost += 1;
-            report
-                .failures
-                .push(format!("acknowledged write lost at the end: {w:?}"));
-        }
-    }
-    for w in &forgotten {
-        check_forgotten(&server.client, w, "at the end", &mut report)?;
-    }
-    server.stop()?;
+    verify_at_end(cairn, &acked, &forgotten, &mut report)?;
     report.acknowledged_sessions = acked
         .iter()
         .filter(|w| matches!(w, Write::Session { .. }))
@@ -526,6 +450,133 @@ pub fn run(
     report.seconds = start.elapsed().as_secs_f64();
     report.failures.truncate(50);
     Ok(report)
+}
+
+/// The two spaces the writers write to (already there is fine).
+fn create_spaces(client: &Client) -> Result<()> {
+    for space in [SESSION_SPACE, GROUP_SPACE] {
+        let r = client
+            .post("/v1/spaces", &json!({"name": space}))
+            .map_err(anyhow::Error::msg)?;
+        if !matches!(r.status, 200 | 201 | 409) {
+            bail!("creating space {space}: {} {}", r.status, r.text);
+        }
+    }
+    Ok(())
+}
+
+/// One round: the writers write until the server is killed with SIGKILL after a random
+/// delay; what they saw, and the delay in milliseconds.
+fn write_until_killed(
+    server: Server,
+    opts: &CrashOptions,
+    round: usize,
+    rng: &mut Rng,
+) -> Result<(Ledger, u64)> {
+    let ledger = Arc::new(Mutex::new(Ledger::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let threads: Vec<_> = (0..opts.writers)
+        .map(|w| {
+            let (c, s, l) = (server.client.clone(), stop.clone(), ledger.clone());
+            let seed = opts.seed;
+            std::thread::spawn(move || writer(c, w, round, seed, s, l))
+        })
+        .collect();
+    let delay = rng.range(
+        opts.min_delay.as_millis() as u64,
+        opts.max_delay.as_millis() as u64 + 1,
+    );
+    std::thread::sleep(Duration::from_millis(delay));
+    server.kill().context("SIGKILL")?;
+    stop.store(true, Ordering::SeqCst);
+    for t in threads {
+        let _ = t.join();
+    }
+    let ledger = std::mem::take(&mut *ledger.lock().unwrap_or_else(|p| p.into_inner()));
+    Ok((ledger, delay))
+}
+
+/// After a restart: everything acknowledged in this round and a sample of earlier rounds
+/// read back, writes cut off whole or absent, two sessions recalled, the forgets checked
+/// (see [`verify_forgets`], whose sessions not forgotten this returns).
+fn verify_round(
+    client: &Client,
+    ledger: &Ledger,
+    acked: &[Write],
+    rng: &mut Rng,
+    report: &mut CrashReport,
+) -> Result<Vec<Write>> {
+    let mut to_read: Vec<&Write> = ledger.acked.iter().collect();
+    for _ in 0..20.min(acked.len()) {
+        to_read.push(&acked[rng.below(acked.len())]);
+    }
+    for w in to_read {
+        report.verified_reads += 1;
+        match read_back(client, w) {
+            Ok(true) => {}
+            Ok(false) => {
+                report.lost += 1;
+                report
+                    .failures
+                    .push(format!("acknowledged write lost: {w:?}"));
+            }
+            Err(e) => {
+                report.lost += 1;
+                report.failures.push(format!("{e:#}"));
+            }
+        }
+    }
+    for w in &ledger.in_flight {
+        match read_back(client, w) {
+            Ok(true) => report.in_flight_found_whole += 1,
+            Ok(false) => report.in_flight_absent += 1,
+            Err(e) => {
+                report.lost += 1;
+                report.failures.push(format!("torn in-flight write: {e:#}"));
+            }
+        }
+    }
+    let sessions: Vec<&Write> = ledger
+        .acked
+        .iter()
+        .filter(|w| matches!(w, Write::Session { .. }))
+        .collect();
+    for _ in 0..2.min(sessions.len()) {
+        if let Write::Session { id, nonce, .. } = sessions[rng.below(sessions.len())] {
+            report.recall_checks += 1;
+            if !recalled(client, id, nonce)? {
+                report.recall_misses += 1;
+                report
+                    .failures
+                    .push(format!("acknowledged session {id} ({nonce}) not recalled"));
+            }
+        }
+    }
+    verify_forgets(client, ledger, report)
+}
+
+/// After the last round and a clean stop: every acknowledged write read back once more,
+/// every acknowledged forget still forgotten.
+fn verify_at_end(
+    cairn: &Cairn,
+    acked: &[Write],
+    forgotten: &[Write],
+    report: &mut CrashReport,
+) -> Result<()> {
+    let server = cairn.serve(&[])?;
+    for w in acked {
+        report.verified_reads += 1;
+        if !matches!(read_back(&server.client, w), Ok(true)) {
+            report.lost += 1;
+            report
+                .failures
+                .push(format!("acknowledged write lost at the end: {w:?}"));
+        }
+    }
+    for w in forgotten {
+        check_forgotten(&server.client, w, "at the end", report)?;
+    }
+    server.stop()
 }
 
 impl CrashReport {

@@ -47,6 +47,7 @@ mod listing;
 mod misc;
 mod records;
 mod text;
+mod trajectories;
 mod vectors;
 
 pub use misc::{PgEmbeddingCache, PgEnrichmentStore, PgKeyRecords};

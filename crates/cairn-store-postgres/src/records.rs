@@ -1,22 +1,20 @@
 //! Sessions, trajectories and units. Bodies are JSON text (sessions, units) or gzip'd JSON
 //! (trajectories, observations), exactly as the embedded store keeps them, so a record
 //! round-trips every field of its input.
-use crate::body::{from_json, gunzip, gzip, to_json, units_of};
+use crate::body::{from_json, to_json, units_of};
+use crate::trajectories::{collect_garbage, TrajectoryRows};
 use crate::PgStore;
 use cairn_core::{
     Receipt, RecordStore, SessionHeader, SessionRecord, SessionWrite, SpaceId, Stale, StoreError,
-    Timestamp, TrajectoryInput, TrajectoryRecord, TrajectorySummary, Unit, UnitKind, UnitPage,
-    UnitQuery,
+    TrajectoryRecord, TrajectorySummary, Unit, UnitKind, UnitPage, UnitQuery,
 };
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use sqlx::pool::PoolConnection;
 use sqlx::{PgConnection, Postgres, Row};
 use std::collections::{BTreeMap, HashMap};
 
 /// Sessions, trajectories and units in PostgreSQL.
 pub struct PgRecordStore {
-    db: PgStore,
+    pub(crate) db: PgStore,
 }
 
 impl PgRecordStore {
@@ -28,10 +26,6 @@ impl PgRecordStore {
 /// An error that is not the database's, carried out of a transaction future.
 fn other(e: StoreError) -> sqlx::Error {
     sqlx::Error::Protocol(e.to_string())
-}
-
-fn hash(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 /// The smallest string above every string that starts with `prefix` (columns are
@@ -135,69 +129,7 @@ async fn write_units(
     Ok(last as u64)
 }
 
-/// A trajectory row's body: the input without its observations, and for each state the
-/// hash of its observation (if it had one).
-#[derive(Serialize, Deserialize)]
-struct StoredBody {
-    trajectory: TrajectoryInput,
-    observations: Vec<Option<String>>,
-}
-
 impl PgRecordStore {
-    fn records_of_rows(
-        &self,
-        space: &SpaceId,
-        rows: Vec<(String, Vec<u8>)>,
-    ) -> Result<Vec<TrajectoryRecord>, StoreError> {
-        let mut stored = Vec::with_capacity(rows.len());
-        let mut wanted: Vec<String> = Vec::new();
-        for (at, body) in rows {
-            let b: StoredBody = from_json(&gunzip(&body, "trajectory")?, "trajectory")?;
-            wanted.extend(b.observations.iter().flatten().cloned());
-            stored.push((at, b));
-        }
-        wanted.sort();
-        wanted.dedup();
-        let found: Vec<(String, Vec<u8>)> = self.db.block_on(
-            sqlx::query_as(
-                "SELECT hash, body FROM observations WHERE space = $1 AND hash = ANY($2)",
-            )
-            .bind(space.as_str())
-            .bind(&wanted)
-            .fetch_all(self.db.pool()),
-        )?;
-        let mut obs: HashMap<String, String> = HashMap::new();
-        for (h, b) in found {
-            obs.insert(h, gunzip(&b, "observation")?);
-        }
-        stored
-            .into_iter()
-            .map(|(at, b)| {
-                let mut trajectory = b.trajectory;
-                for (s, h) in trajectory.states.iter_mut().zip(&b.observations) {
-                    if let Some(h) = h {
-                        match obs.get(h) {
-                            Some(o) => s.observation = Some(o.clone()),
-                            None => {
-                                return Err(StoreError::Corrupt(format!(
-                                    "observation {h} is missing"
-                                )))
-                            }
-                        }
-                    }
-                }
-                let recorded_at: Timestamp = chrono::DateTime::parse_from_rfc3339(&at)
-                    .map_err(|e| StoreError::Corrupt(format!("trajectory recorded_at: {e}")))?
-                    .with_timezone(&chrono::Utc);
-                Ok(TrajectoryRecord {
-                    space: space.clone(),
-                    recorded_at,
-                    trajectory,
-                })
-            })
-            .collect()
-    }
-
     fn bodies(&self, sql: &'static str, space: &SpaceId) -> Result<Vec<String>, StoreError> {
         self.db.block_on(
             sqlx::query_scalar(sql)
@@ -441,74 +373,14 @@ impl RecordStore for PgRecordStore {
     fn put_trajectory(&self, record: &TrajectoryRecord, units: &[Unit]) -> Result<u64, StoreError> {
         let space = record.space.as_str();
         let id = &record.trajectory.id;
-        let mut trajectory = record.trajectory.clone();
-        let mut refs = Vec::with_capacity(trajectory.states.len());
-        let mut observations: Vec<(String, Vec<u8>)> = Vec::new();
-        for s in &mut trajectory.states {
-            match s.observation.take() {
-                Some(obs) => {
-                    let h = hash(&obs);
-                    if !observations.iter().any(|(k, _)| k == &h) {
-                        observations.push((h.clone(), gzip(obs.as_bytes())?));
-                    }
-                    refs.push(Some(h));
-                }
-                None => refs.push(None),
-            }
-        }
-        let body = gzip(
-            to_json(&StoredBody {
-                trajectory,
-                observations: refs,
-            })?
-            .as_bytes(),
-        )?;
-        let summary = to_json(&record.trajectory.summary(record.recorded_at))?;
-        let (hashes, blobs): (Vec<String>, Vec<Vec<u8>>) = observations.into_iter().unzip();
+        let rows = TrajectoryRows::of(record)?;
         let out = self.db.block_on(async {
             let mut tx = self.db.pool().begin().await?;
             lock_writes(&mut tx).await?;
             if !space_exists(&mut tx, space).await? {
                 return Ok(Outcome::NoSpace);
             }
-            sqlx::query(
-                "INSERT INTO observations(space, hash, body)
-                 SELECT $1, * FROM UNNEST($2::text[], $3::bytea[]) ON CONFLICT DO NOTHING",
-            )
-            .bind(space)
-            .bind(&hashes)
-            .bind(&blobs)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query(
-                "DELETE FROM trajectory_observations WHERE space = $1 AND trajectory_id = $2",
-            )
-            .bind(space)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query(
-                "INSERT INTO trajectory_observations(space, trajectory_id, hash)
-                 SELECT $1, $2, h FROM UNNEST($3::text[]) AS h ON CONFLICT DO NOTHING",
-            )
-            .bind(space)
-            .bind(id)
-            .bind(&hashes)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query(
-                "INSERT INTO trajectories(space, id, ord, recorded_at, summary, body)
-                 VALUES ($1, $2, (SELECT COALESCE(MAX(ord), -1) + 1 FROM trajectories WHERE space = $1), $3, $4, $5)
-                 ON CONFLICT (space, id) DO UPDATE SET recorded_at = EXCLUDED.recorded_at,
-                     summary = EXCLUDED.summary, body = EXCLUDED.body",
-            )
-            .bind(space)
-            .bind(id)
-            .bind(record.recorded_at.to_rfc3339())
-            .bind(&summary)
-            .bind(&body)
-            .execute(&mut *tx)
-            .await?;
+            rows.write(&mut tx, space, id, record.recorded_at).await?;
             collect_garbage(&mut tx, space).await?;
             sqlx::query("DELETE FROM units WHERE space = $1 AND trajectory_id = $2")
                 .bind(space)
@@ -547,32 +419,7 @@ impl RecordStore for PgRecordStore {
         id: &str,
         index: usize,
     ) -> Result<Option<(usize, Option<cairn_core::AgentState>)>, StoreError> {
-        let body: Option<Vec<u8>> = self.db.block_on(
-            sqlx::query_scalar("SELECT body FROM trajectories WHERE space = $1 AND id = $2")
-                .bind(space.as_str())
-                .bind(id)
-                .fetch_optional(self.db.pool()),
-        )?;
-        let Some(body) = body else {
-            return Ok(None);
-        };
-        let stored: StoredBody = from_json(&gunzip(&body, "trajectory")?, "trajectory")?;
-        let n = stored.trajectory.states.len();
-        let Some(mut state) = stored.trajectory.states.into_iter().nth(index) else {
-            return Ok(Some((n, None)));
-        };
-        if let Some(Some(h)) = stored.observations.get(index) {
-            let found: Option<Vec<u8>> = self.db.block_on(
-                sqlx::query_scalar("SELECT body FROM observations WHERE space = $1 AND hash = $2")
-                    .bind(space.as_str())
-                    .bind(h)
-                    .fetch_optional(self.db.pool()),
-            )?;
-            let found =
-                found.ok_or_else(|| StoreError::Corrupt(format!("observation {h} is missing")))?;
-            state.observation = Some(gunzip(&found, "observation")?);
-        }
-        Ok(Some((n, Some(state))))
+        self.state_of(space, id, index)
     }
 
     fn delete_trajectory(&self, space: &SpaceId, id: &str) -> Result<Vec<String>, StoreError> {
@@ -872,18 +719,6 @@ impl RecordStore for PgRecordStore {
             .map(|(kind, n)| (kind, n.max(0) as usize))
             .collect())
     }
-}
-
-/// Drops the space's observations that no trajectory references any more.
-async fn collect_garbage(conn: &mut PgConnection, space: &str) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "DELETE FROM observations o WHERE o.space = $1 AND NOT EXISTS
-           (SELECT 1 FROM trajectory_observations t WHERE t.space = $1 AND t.hash = o.hash)",
-    )
-    .bind(space)
-    .execute(conn)
-    .await?;
-    Ok(())
 }
 
 impl PgRecordStore {

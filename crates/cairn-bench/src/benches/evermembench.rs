@@ -91,15 +91,7 @@ pub(crate) fn run(args: &EverMemArgs) -> anyhow::Result<()> {
         args.limit,
         "--questions",
     )?;
-    let label = RunFolder::label(
-        args.run.run_label.as_ref(),
-        &format!("evermembench-{}", config_name(args.config)),
-    );
-    let folder = RunFolder::fresh(
-        &args.run.out,
-        label,
-        " (this bench does not resume: its questions share one ingest)",
-    )?;
+    let folder = fresh_folder(args)?;
     let (memory, cache, memory_settings) = open_memory(
         &folder.data_dir,
         args.run.cache.as_deref(),
@@ -122,10 +114,7 @@ pub(crate) fn run(args: &EverMemArgs) -> anyhow::Result<()> {
         qa: qa.as_ref().map(|q| q.setup(Style::EverMemOpen)),
         ..describe(args, base, &days, &questions, &selected)?
     };
-    std::fs::write(
-        folder.dir.join("run.json"),
-        serde_json::to_string_pretty(&meta)?,
-    )?;
+    folder.write_meta(&meta)?;
 
     let pb = progress::bar(days.len() + selected.len(), &folder.label);
     arm_stop();
@@ -152,16 +141,26 @@ pub(crate) fn run(args: &EverMemArgs) -> anyhow::Result<()> {
     meta.finished_at = Some(chrono::Utc::now());
     let s = summarize(&meta, &records, ingest, !interrupted);
     write_files(&folder.dir, &s)?;
-    std::fs::write(
-        folder.dir.join("run.json"),
-        serde_json::to_string_pretty(&meta)?,
-    )?;
+    folder.write_meta(&meta)?;
     eprintln!("{}", short_report(&s));
     eprintln!("wrote {}", folder.dir.display());
     if interrupted {
         bail!("interrupted: the summary covers the questions done so far");
     }
     Ok(())
+}
+
+/// A new run folder, `evermembench-<config>-<stamp>` unless `--run-label` names it.
+fn fresh_folder(args: &EverMemArgs) -> anyhow::Result<RunFolder> {
+    let label = RunFolder::label(
+        args.run.run_label.as_ref(),
+        &format!("evermembench-{}", config_name(args.config)),
+    );
+    RunFolder::fresh(
+        &args.run.out,
+        label,
+        " (this bench does not resume: its questions share one ingest)",
+    )
 }
 
 /// The run's record: the data, the selection and what this protocol notes.

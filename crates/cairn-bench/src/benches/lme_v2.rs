@@ -160,27 +160,9 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
         load_seconds,
     } = load(args)?;
     let selected = select_by_id(&questions, |q| &q.id, &args.ids, args.limit, "--ids")?;
-    let no_haystack: Vec<&str> = selected
-        .iter()
-        .filter(|q| !haystacks.contains_key(&q.id))
-        .map(|q| q.id.as_str())
-        .collect();
-    if !no_haystack.is_empty() {
-        bail!(
-            "{}: no haystack for question(s) {}",
-            haystack_path.display(),
-            no_haystack.join(", ")
-        );
-    }
+    every_question_has_a_haystack(&selected, &haystacks, &haystack_path)?;
 
-    let folder = RunFolder::fresh(
-        &args.run.out,
-        RunFolder::label(
-            args.run.run_label.as_ref(),
-            &format!("lme-v2-{}", args.tier),
-        ),
-        "",
-    )?;
+    let folder = fresh_folder(args)?;
     let (memory, cache, memory_settings) = open_memory(
         &folder.data_dir,
         args.run.cache.as_deref(),
@@ -210,10 +192,7 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
             trajectories.len(),
         )?
     };
-    std::fs::write(
-        folder.dir.join("run.json"),
-        serde_json::to_string_pretty(&meta)?,
-    )?;
+    folder.write_meta(&meta)?;
 
     let mut extra = Rows::new(&args.inspect, &folder.dir)?;
     let pb = progress::bar(selected.len(), &folder.label);
@@ -235,14 +214,44 @@ pub(crate) fn run(args: &LmeV2Args) -> anyhow::Result<()> {
     let s = summarize(&meta, &records, !interrupted, evidence.is_some());
     write_files(&folder.dir, &s)?;
     extra.finish(&folder.dir)?;
-    std::fs::write(
-        folder.dir.join("run.json"),
-        serde_json::to_string_pretty(&meta)?,
-    )?;
+    folder.write_meta(&meta)?;
     eprintln!("{}", short_report(&s));
     eprintln!("wrote {}", folder.dir.display());
     if interrupted {
         bail!("interrupted: the summary covers the questions done so far");
+    }
+    Ok(())
+}
+
+/// A new run folder, `lme-v2-<tier>-<stamp>` unless `--run-label` names it.
+fn fresh_folder(args: &LmeV2Args) -> anyhow::Result<RunFolder> {
+    RunFolder::fresh(
+        &args.run.out,
+        RunFolder::label(
+            args.run.run_label.as_ref(),
+            &format!("lme-v2-{}", args.tier),
+        ),
+        "",
+    )
+}
+
+/// Refuses a selection with a question the haystack file has no haystack for.
+fn every_question_has_a_haystack(
+    selected: &[&LmeV2Question],
+    haystacks: &BTreeMap<String, Vec<String>>,
+    haystack_path: &Path,
+) -> anyhow::Result<()> {
+    let no_haystack: Vec<&str> = selected
+        .iter()
+        .filter(|q| !haystacks.contains_key(&q.id))
+        .map(|q| q.id.as_str())
+        .collect();
+    if !no_haystack.is_empty() {
+        bail!(
+            "{}: no haystack for question(s) {}",
+            haystack_path.display(),
+            no_haystack.join(", ")
+        );
     }
     Ok(())
 }
@@ -350,14 +359,6 @@ fn describe(
     haystack_path: &Path,
     trajectories: usize,
 ) -> anyhow::Result<RunMeta> {
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for q in selected {
-        *counts.entry(q.question_type.clone()).or_default() += 1;
-    }
-    let mut evals: BTreeMap<&str, usize> = BTreeMap::new();
-    for q in selected {
-        *evals.entry(q.eval_function.kind.name()).or_default() += 1;
-    }
     Ok(RunMeta {
         data_path: canonical(&args.questions),
         data_sha256: sha256_file(&args.questions)?,
@@ -369,60 +370,84 @@ fn describe(
         questions_in_file: questions.len(),
         questions_selected: selected.len(),
         keep_data: args.run.keep_data,
-        dataset_notes: vec![
-            format!(
-                "Trajectories: `{}` (sha256 `{}`), {} trajectories.",
-                canonical(&args.trajectories),
-                sha256_file(&args.trajectories)?,
-                trajectories
-            ),
-            format!(
-                "Haystacks: `{}` (sha256 `{}`), tier `{}`.",
-                canonical(haystack_path),
-                sha256_file(haystack_path)?,
-                args.tier
-            ),
-            match &args.evidence {
-                Some(p) => format!(
-                    "Evidence labels: `{}` (sha256 `{}`).",
-                    canonical(p),
-                    sha256_file(p)?
-                ),
-                None => "No evidence labels (the public data has none).".into(),
-            },
-            format!(
-                "Selected questions by type: {}.",
-                counts
-                    .iter()
-                    .map(|(k, v)| format!("{k} {v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            format!(
-                "Selected questions by eval_function: {}.",
-                evals
-                    .iter()
-                    .map(|(k, v)| format!("{k} {v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ],
-        limitations: vec![
-            "No reader model: nothing here is the benchmark's accuracy. Phrase-set questions \
-                report whether the reference's phrase match would accept the packed context as \
-                the answer (answer phrases in context, a retrieval diagnostic); multiple choice \
-                is answered by the LLM-free option scorer; LLM-judged gotchas report \
-                reference-answer words in context; abstention questions report what was \
-                retrievable."
-                .into(),
-            "Screenshots and question images are not read (the trajectories keep only their \
-                references)."
-                .into(),
-            "The run does not resume.".into(),
-        ],
+        dataset_notes: dataset_notes(args, selected, haystack_path, trajectories)?,
+        limitations: limitations(),
         qa: None,
         ..base
     })
+}
+
+/// The run's notes on its data: the files with their hashes, and the selection by question
+/// type and by eval function.
+fn dataset_notes(
+    args: &LmeV2Args,
+    selected: &[&LmeV2Question],
+    haystack_path: &Path,
+    trajectories: usize,
+) -> anyhow::Result<Vec<String>> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for q in selected {
+        *counts.entry(q.question_type.clone()).or_default() += 1;
+    }
+    let mut evals: BTreeMap<&str, usize> = BTreeMap::new();
+    for q in selected {
+        *evals.entry(q.eval_function.kind.name()).or_default() += 1;
+    }
+    Ok(vec![
+        format!(
+            "Trajectories: `{}` (sha256 `{}`), {} trajectories.",
+            canonical(&args.trajectories),
+            sha256_file(&args.trajectories)?,
+            trajectories
+        ),
+        format!(
+            "Haystacks: `{}` (sha256 `{}`), tier `{}`.",
+            canonical(haystack_path),
+            sha256_file(haystack_path)?,
+            args.tier
+        ),
+        match &args.evidence {
+            Some(p) => format!(
+                "Evidence labels: `{}` (sha256 `{}`).",
+                canonical(p),
+                sha256_file(p)?
+            ),
+            None => "No evidence labels (the public data has none).".into(),
+        },
+        format!(
+            "Selected questions by type: {}.",
+            counts
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        format!(
+            "Selected questions by eval_function: {}.",
+            evals
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ])
+}
+
+/// What the run does not measure.
+fn limitations() -> Vec<String> {
+    vec![
+        "No reader model: nothing here is the benchmark's accuracy. Phrase-set questions \
+            report whether the reference's phrase match would accept the packed context as \
+            the answer (answer phrases in context, a retrieval diagnostic); multiple choice \
+            is answered by the LLM-free option scorer; LLM-judged gotchas report \
+            reference-answer words in context; abstention questions report what was \
+            retrievable."
+            .into(),
+        "Screenshots and question images are not read (the trajectories keep only their \
+            references)."
+            .into(),
+        "The run does not resume.".into(),
+    ]
 }
 
 /// The report group of a question.

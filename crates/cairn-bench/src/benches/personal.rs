@@ -48,31 +48,7 @@ pub(crate) fn run(args: &PersonalArgs) -> anyhow::Result<()> {
         RunFolder::label(args.run.run_label.as_ref(), "personal"),
         "",
     )?;
-    let (mut memory, cache, settings) = open_memory(
-        &folder.data_dir,
-        args.run.cache.as_deref(),
-        args.run.memory_config.as_deref(),
-    )?;
-    let options = RecallOptions {
-        top_k: args.top_k,
-        token_budget: args.token_budget,
-        ..RecallOptions::default()
-    };
-    let mut rows = vec![ConfigRow {
-        name: "patterns".into(),
-        options: options.clone(),
-        peer: None,
-    }];
-    let mut meta = RunMeta::new("personal", &folder.dir, &memory, cache.as_deref(), settings);
-    if let Some(spec) = &args.llm {
-        drop(memory);
-        memory = open_with_llm(&folder, args, spec)?;
-        rows.push(ConfigRow {
-            name: "patterns+llm".into(),
-            options,
-            peer: None,
-        });
-    }
+    let (memory, rows, mut meta) = open_rows(&folder, args)?;
     meta.configs = rows.clone();
     meta.data_path = suite_names(args).join(", ");
     meta.questions_in_file = conversations.iter().map(|c| c.questions.len()).sum();
@@ -100,7 +76,57 @@ pub(crate) fn run(args: &PersonalArgs) -> anyhow::Result<()> {
         folder.remove_data()?;
     }
     meta.finished_at = Some(chrono::Utc::now());
-    let s = summarize(&meta, &records);
+    write_reports(args, &folder, &meta, &conversations, &records)?;
+    eprintln!("wrote {}", folder.dir.display());
+    if stopped() {
+        anyhow::bail!("interrupted");
+    }
+    Ok(())
+}
+
+/// The memory the run asks, its config rows (the patterns alone, and with `--llm` the
+/// patterns with the LLM enrichment, whose memory this then is), and the run's meta.
+fn open_rows(
+    folder: &RunFolder,
+    args: &PersonalArgs,
+) -> anyhow::Result<(Memory, Vec<ConfigRow>, RunMeta)> {
+    let (mut memory, cache, settings) = open_memory(
+        &folder.data_dir,
+        args.run.cache.as_deref(),
+        args.run.memory_config.as_deref(),
+    )?;
+    let options = RecallOptions {
+        top_k: args.top_k,
+        token_budget: args.token_budget,
+        ..RecallOptions::default()
+    };
+    let mut rows = vec![ConfigRow {
+        name: "patterns".into(),
+        options: options.clone(),
+        peer: None,
+    }];
+    let meta = RunMeta::new("personal", &folder.dir, &memory, cache.as_deref(), settings);
+    if let Some(spec) = &args.llm {
+        drop(memory);
+        memory = open_with_llm(folder, args, spec)?;
+        rows.push(ConfigRow {
+            name: "patterns+llm".into(),
+            options,
+            peer: None,
+        });
+    }
+    Ok((memory, rows, meta))
+}
+
+/// The summary, its markdown, METHODOLOGY.md and the finished `run.json`.
+fn write_reports(
+    args: &PersonalArgs,
+    folder: &RunFolder,
+    meta: &RunMeta,
+    conversations: &[Conversation],
+    records: &[ConversationRecord],
+) -> anyhow::Result<()> {
+    let s = summarize(meta, records);
     let values = [
         ("suite_files", suite_names(args).join(", ")),
         ("conversations", conversations.len().to_string()),
@@ -122,14 +148,9 @@ pub(crate) fn run(args: &PersonalArgs) -> anyhow::Result<()> {
             ("summary.json", serde_json::to_string_pretty(&s)?),
             ("summary.md", render_summary(&s)),
             ("METHODOLOGY.md", render_methodology(&s, &values)),
-            ("run.json", serde_json::to_string_pretty(&meta)?),
+            ("run.json", serde_json::to_string_pretty(meta)?),
         ],
-    )?;
-    eprintln!("wrote {}", folder.dir.display());
-    if stopped() {
-        anyhow::bail!("interrupted");
-    }
-    Ok(())
+    )
 }
 
 fn suite_names(args: &PersonalArgs) -> Vec<String> {
@@ -181,6 +202,45 @@ fn converse(
     llm: bool,
 ) -> anyhow::Result<ConversationRecord> {
     let space = space_name(&format!("personal-{}-", row.name.replace('+', "-")), &c.id);
+    let (dated, session_ids) = ingest_conversation(memory, &space, c)?;
+    let llm_facts = if llm {
+        // Switched on once the space exists (the first ingest makes it); the enricher
+        // reads every message its model has not read yet, so nothing written before is
+        // missed.
+        memory.set_enrichment(&space, true)?;
+        memory.enrich_now(usize::MAX)?;
+        memory.flush()?;
+        count_llm_facts(memory, &space, &session_ids)?
+    } else {
+        memory.flush()?;
+        0
+    };
+    let (extracted, expected) = score_extraction(memory, &space, c, &session_ids)?;
+    let questions = c
+        .questions
+        .iter()
+        .map(|q| ask(memory, &space, row, q))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    memory.forget_space(&space)?;
+    Ok(ConversationRecord {
+        conversation: c.id.clone(),
+        split: c.split.clone(),
+        config: row.name.clone(),
+        dated_at_recording: dated,
+        llm_facts,
+        extracted,
+        expected,
+        questions,
+    })
+}
+
+/// The conversation's sessions written to `space` in order (a dated one ingested, an
+/// undated one appended): how many messages were dated at recording, and the session ids.
+fn ingest_conversation(
+    memory: &Memory,
+    space: &str,
+    c: &Conversation,
+) -> anyhow::Result<(usize, Vec<String>)> {
     let mut dated = 0;
     let mut session_ids = Vec::new();
     for (i, s) in c.sessions.iter().enumerate() {
@@ -200,7 +260,7 @@ fn converse(
             .collect();
         let report = match s.date {
             Some(date) => memory.ingest_sessions(
-                &space,
+                space,
                 vec![SessionInput {
                     id: id.clone(),
                     occurred_at: Some(date),
@@ -210,7 +270,7 @@ fn converse(
                 }],
             )?,
             None => memory.append(
-                &space,
+                space,
                 AppendInput {
                     session_id: id.clone(),
                     messages,
@@ -224,56 +284,37 @@ fn converse(
         dated += report.dated_at_recording;
         session_ids.push(id);
     }
-    let llm_facts = if llm {
-        // Switched on once the space exists (the first ingest makes it); the enricher
-        // reads every message its model has not read yet, so nothing written before is
-        // missed.
-        memory.set_enrichment(&space, true)?;
-        memory.enrich_now(usize::MAX)?;
-        memory.flush()?;
-        count_llm_facts(memory, &space, &session_ids)?
-    } else {
-        memory.flush()?;
-        0
+    Ok((dated, session_ids))
+}
+
+/// One question recalled with the row's options (as of the question's time, if it has
+/// one), and what the first hit, the context and the card state.
+fn ask(
+    memory: &Memory,
+    space: &str,
+    row: &ConfigRow,
+    q: &personal::Question,
+) -> anyhow::Result<QuestionOutcome> {
+    let mut options = row.options.clone();
+    options.scope.as_of = q.as_of.or(row.options.scope.as_of);
+    let r = memory.recall(space, &q.question, &options)?;
+    let have = words(&r.context);
+    let card: Vec<&str> = r.card.iter().map(|l| l.statement.as_str()).collect();
+    let on_card = words(&card.join(" "));
+    let card_holds = |v: &str| {
+        let w = words(v);
+        !w.is_empty() && w.iter().all(|w| on_card.contains(w))
     };
-    let (extracted, expected) = score_extraction(memory, &space, c, &session_ids)?;
-    let questions = c
-        .questions
-        .iter()
-        .map(|q| {
-            let mut options = row.options.clone();
-            options.scope.as_of = q.as_of.or(row.options.scope.as_of);
-            let r = memory.recall(&space, &q.question, &options)?;
-            let have = words(&r.context);
-            let card: Vec<&str> = r.card.iter().map(|l| l.statement.as_str()).collect();
-            let on_card = words(&card.join(" "));
-            let card_holds = |v: &str| {
-                let w = words(v);
-                !w.is_empty() && w.iter().all(|w| on_card.contains(w))
-            };
-            Ok(QuestionOutcome {
-                question: q.question.clone(),
-                as_of: q.as_of.map(|t| t.to_rfc3339()),
-                current: q.current.clone(),
-                earlier: q.earlier.clone(),
-                first_hit_current: first_hit_states(&r.hits, &q.current),
-                context_current: words(&q.current).iter().all(|w| have.contains(w)),
-                card_current: card_holds(&q.current),
-                card_earlier: q.earlier.as_deref().is_some_and(card_holds),
-                first_hit: r.hits.first().map(|h| h.text.clone()),
-            })
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    memory.forget_space(&space)?;
-    Ok(ConversationRecord {
-        conversation: c.id.clone(),
-        split: c.split.clone(),
-        config: row.name.clone(),
-        dated_at_recording: dated,
-        llm_facts,
-        extracted,
-        expected,
-        questions,
+    Ok(QuestionOutcome {
+        question: q.question.clone(),
+        as_of: q.as_of.map(|t| t.to_rfc3339()),
+        current: q.current.clone(),
+        earlier: q.earlier.clone(),
+        first_hit_current: first_hit_states(&r.hits, &q.current),
+        context_current: words(&q.current).iter().all(|w| have.contains(w)),
+        card_current: card_holds(&q.current),
+        card_earlier: q.earlier.as_deref().is_some_and(card_holds),
+        first_hit: r.hits.first().map(|h| h.text.clone()),
     })
 }
 

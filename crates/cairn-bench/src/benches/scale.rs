@@ -274,47 +274,13 @@ impl Ctx<'_> {
             &options,
         )?;
         p.first_recall_ms = t.elapsed().as_secs_f64() * 1000.0;
-        let mut with = Vec::new();
-        let mut without = Vec::new();
-        let mut stages: BTreeMap<String, f64> = BTreeMap::new();
         let extra = (0..args.extra_queries).map(|k| topic_query(k, args.seed));
         let questions: Vec<(Option<&Needle>, String)> = needles
             .iter()
             .map(|n| (Some(n), n.question.clone()))
             .chain(extra.map(|q| (None, q)))
             .collect();
-        for (needle, q) in &questions {
-            if stopped() {
-                bail!("interrupted");
-            }
-            let t = Instant::now();
-            let r = memory.recall(&space, q, &options)?;
-            with.push(t.elapsed().as_secs_f64() * 1000.0);
-            // Again, now that the query's embedding is in the cache.
-            let t = Instant::now();
-            memory.recall(&space, q, &options)?;
-            without.push(t.elapsed().as_secs_f64() * 1000.0);
-            for (k, v) in [
-                ("embed", r.timings.embed_ms),
-                ("lexical", r.timings.lexical_ms),
-                ("dense", r.timings.dense_ms),
-                ("rank", r.timings.rank_ms),
-                ("pack", r.timings.pack_ms),
-            ] {
-                *stages.entry(k.into()).or_default() += v / questions.len() as f64;
-            }
-            if let Some(n) = needle {
-                let found = r.hits.iter().take(args.top_k).any(|h| {
-                    h.session_id.as_deref() == Some(n.session.as_str())
-                        && h.turn_ids.contains(&n.message)
-                });
-                if found {
-                    p.needles_found += 1;
-                } else {
-                    p.missed_needles.push(n.index);
-                }
-            }
-        }
+        let (with, without, stages) = timed_recalls(&memory, &space, &options, &questions, p)?;
         (p.serving_rss_bytes, p.serving_peak_rss_bytes) = rss();
         if args.loop_iterations > 0 {
             let l = super::scale_loop::measure(
@@ -342,6 +308,57 @@ impl Ctx<'_> {
         }
         Ok(())
     }
+}
+
+/// Recall latencies with the query's embedding and without it, and each stage's mean.
+type Timed = (Vec<f64>, Vec<f64>, BTreeMap<String, f64>);
+
+/// The timed recalls of a size's questions (the needles' first, then the extra topic
+/// queries), each asked twice: the latencies with the query's embedding and without it
+/// (cached by the first), the mean time of each stage, and which needles the hits found.
+fn timed_recalls(
+    memory: &Memory,
+    space: &str,
+    options: &RecallOptions,
+    questions: &[(Option<&Needle>, String)],
+    p: &mut ScalePoint,
+) -> anyhow::Result<Timed> {
+    let mut with = Vec::new();
+    let mut without = Vec::new();
+    let mut stages: BTreeMap<String, f64> = BTreeMap::new();
+    for (needle, q) in questions {
+        if stopped() {
+            bail!("interrupted");
+        }
+        let t = Instant::now();
+        let r = memory.recall(space, q, options)?;
+        with.push(t.elapsed().as_secs_f64() * 1000.0);
+        // Again, now that the query's embedding is in the cache.
+        let t = Instant::now();
+        memory.recall(space, q, options)?;
+        without.push(t.elapsed().as_secs_f64() * 1000.0);
+        for (k, v) in [
+            ("embed", r.timings.embed_ms),
+            ("lexical", r.timings.lexical_ms),
+            ("dense", r.timings.dense_ms),
+            ("rank", r.timings.rank_ms),
+            ("pack", r.timings.pack_ms),
+        ] {
+            *stages.entry(k.into()).or_default() += v / questions.len() as f64;
+        }
+        if let Some(n) = needle {
+            let found = r.hits.iter().take(options.top_k).any(|h| {
+                h.session_id.as_deref() == Some(n.session.as_str())
+                    && h.turn_ids.contains(&n.message)
+            });
+            if found {
+                p.needles_found += 1;
+            } else {
+                p.missed_needles.push(n.index);
+            }
+        }
+    }
+    Ok((with, without, stages))
 }
 
 pub(crate) fn run(args: &ScaleBenchArgs) -> anyhow::Result<()> {

@@ -114,9 +114,35 @@ pub fn spec(q: &LmeQuestion, policy: AsOfPolicy, h: &LmeHaystack) -> QuestionSpe
             notes.push(format!("evidence turn {s}:{t} was not ingested (empty)"));
         }
     }
-    let qt = q.question_time().ok();
+    let (as_of, as_of_note) = as_of(policy, q.question_time().ok(), h, &sessions);
+    QuestionSpec {
+        id: q.question_id.clone(),
+        qtype: q.question_type.clone(),
+        question: q.question.clone(),
+        answer: Some(q.answer.clone()),
+        question_date: Some(q.question_date.clone()),
+        as_of,
+        as_of_note,
+        exclusion: q.is_abstention().then(|| exclusion::ABSTENTION.to_string()),
+        evidence: Evidence {
+            sessions,
+            turns,
+            notes,
+        },
+        filter: None,
+    }
+}
+/// The question's `as_of` under the policy, and a note when the policy raised it past the
+/// question's own date (to the latest haystack session, saying how many sessions and
+/// evidence sessions are dated after the question).
+fn as_of(
+    policy: AsOfPolicy,
+    qt: Option<cairn::Timestamp>,
+    h: &LmeHaystack,
+    sessions: &[String],
+) -> (Option<cairn::Timestamp>, Option<String>) {
     let latest = h.sessions.iter().filter_map(|s| s.occurred_at).max();
-    let (as_of, as_of_note) = match (policy, qt) {
+    match (policy, qt) {
         (AsOfPolicy::None, _) | (_, None) => (None, None),
         (AsOfPolicy::Question, Some(t)) => (Some(t), None),
         (AsOfPolicy::QuestionOrLater, Some(t)) => match latest {
@@ -144,21 +170,5 @@ pub fn spec(q: &LmeQuestion, policy: AsOfPolicy, h: &LmeHaystack) -> QuestionSpe
             }
             _ => (Some(t), None),
         },
-    };
-    QuestionSpec {
-        id: q.question_id.clone(),
-        qtype: q.question_type.clone(),
-        question: q.question.clone(),
-        answer: Some(q.answer.clone()),
-        question_date: Some(q.question_date.clone()),
-        as_of,
-        as_of_note,
-        exclusion: q.is_abstention().then(|| exclusion::ABSTENTION.to_string()),
-        evidence: Evidence {
-            sessions,
-            turns,
-            notes,
-        },
-        filter: None,
     }
 }

@@ -219,83 +219,21 @@ pub fn generate(t: usize, states: usize, seed: u64) -> TrajectoryInput {
         "Morgan Lee (Administrator)"
     };
     let fails = t % 4 == 3;
-    let base = format!("http://admin.example.test/admin/{}", s.path);
+    let run = Run {
+        t,
+        states,
+        sec,
+        s,
+        base: format!("http://admin.example.test/admin/{}", s.path),
+        entity,
+        user,
+        fails,
+        browse: states / 3,
+        fill_end: states.saturating_sub(3),
+    };
     let mut out = Vec::with_capacity(states);
-    let browse = states / 3;
-    let fill_end = states.saturating_sub(3);
     for i in 0..states {
-        let (url, obs, action, thought) = if i < browse {
-            let page = i / 2;
-            let sel = (i % 2 == 1).then_some(rng.below(28));
-            (
-                format!("{base}/index/page/{}", page + 1),
-                chrome(s.name, s.menu, user, &grid(sec, page, sel)),
-                if i % 2 == 0 {
-                    "scroll [down]".to_string()
-                } else {
-                    "click [36]".to_string()
-                },
-                format!(
-                    "Looking for {entity} in the {} grid, page {}.",
-                    s.name,
-                    page + 1
-                ),
-            )
-        } else if i == browse {
-            (
-                format!("{base}/index/"),
-                chrome(s.name, s.menu, user, &grid(sec, 0, None)),
-                format!("type [31] \"{entity}\""),
-                "Paging is slow; search by keyword instead.".to_string(),
-            )
-        } else if i < fill_end {
-            let k = i - browse - 1;
-            let field = s.fields[k % s.fields.len()];
-            (
-                format!("{base}/edit/id/{}/", 500 + t),
-                chrome(
-                    &entity,
-                    s.menu,
-                    user,
-                    &form(sec, &entity, k.min(s.fields.len()), None),
-                ),
-                format!("type [{}] \"{entity} {field}\"", 60 + k % s.fields.len()),
-                format!("Fill in {field}."),
-            )
-        } else if i == fill_end {
-            (
-                format!("{base}/edit/id/{}/", 500 + t),
-                chrome(
-                    &entity,
-                    s.menu,
-                    user,
-                    &form(sec, &entity, s.fields.len(), None),
-                ),
-                "click [54]".to_string(),
-                "Everything is filled in; save.".to_string(),
-            )
-        } else {
-            let alert = if fails { s.error } else { s.saved };
-            (
-                format!("{base}/edit/id/{}/", 500 + t),
-                chrome(
-                    &entity,
-                    s.menu,
-                    user,
-                    &form(sec, &entity, s.fields.len(), Some(alert)),
-                ),
-                if i + 1 == states {
-                    "stop".to_string()
-                } else {
-                    "scroll [up]".to_string()
-                },
-                if fails {
-                    format!("It failed: {alert}")
-                } else {
-                    format!("Saved: {alert}")
-                },
-            )
-        };
+        let (url, obs, action, thought) = run.state(i, &mut rng);
         out.push(AgentState {
             url: Some(url),
             action: Some(action),
@@ -313,6 +251,114 @@ pub fn generate(t: usize, states: usize, seed: u64) -> TrajectoryInput {
         states: out,
         occurred_at: None,
         metadata: serde_json::Value::Null,
+    }
+}
+
+/// One run being generated: its section, the thing it edits, who is signed in, whether
+/// the save fails, and the states where browsing the grid and filling the form end.
+struct Run<'a> {
+    t: usize,
+    states: usize,
+    sec: usize,
+    s: &'a Section,
+    base: String,
+    entity: String,
+    user: &'a str,
+    fails: bool,
+    browse: usize,
+    fill_end: usize,
+}
+
+/// A state's URL, observation, action and thought.
+type State = (String, String, String, String);
+
+impl Run<'_> {
+    /// State `i`: paging through the grid, then a search, then the form filled field by
+    /// field, saved, and the outcome shown.
+    fn state(&self, i: usize, rng: &mut Lcg) -> State {
+        let Run { s, sec, .. } = *self;
+        let (entity, user, base) = (&self.entity, self.user, &self.base);
+        if i < self.browse {
+            let page = i / 2;
+            let sel = (i % 2 == 1).then_some(rng.below(28));
+            (
+                format!("{base}/index/page/{}", page + 1),
+                chrome(s.name, s.menu, user, &grid(sec, page, sel)),
+                if i.is_multiple_of(2) {
+                    "scroll [down]".to_string()
+                } else {
+                    "click [36]".to_string()
+                },
+                format!(
+                    "Looking for {entity} in the {} grid, page {}.",
+                    s.name,
+                    page + 1
+                ),
+            )
+        } else if i == self.browse {
+            (
+                format!("{base}/index/"),
+                chrome(s.name, s.menu, user, &grid(sec, 0, None)),
+                format!("type [31] \"{entity}\""),
+                "Paging is slow; search by keyword instead.".to_string(),
+            )
+        } else {
+            self.editing(i)
+        }
+    }
+
+    /// A state after the search: a field filled, the save, or the outcome.
+    fn editing(&self, i: usize) -> State {
+        let Run { t, s, sec, .. } = *self;
+        let (entity, user, base) = (&self.entity, self.user, &self.base);
+        if i < self.fill_end {
+            let k = i - self.browse - 1;
+            let field = s.fields[k % s.fields.len()];
+            (
+                format!("{base}/edit/id/{}/", 500 + t),
+                chrome(
+                    entity,
+                    s.menu,
+                    user,
+                    &form(sec, entity, k.min(s.fields.len()), None),
+                ),
+                format!("type [{}] \"{entity} {field}\"", 60 + k % s.fields.len()),
+                format!("Fill in {field}."),
+            )
+        } else if i == self.fill_end {
+            (
+                format!("{base}/edit/id/{}/", 500 + t),
+                chrome(
+                    entity,
+                    s.menu,
+                    user,
+                    &form(sec, entity, s.fields.len(), None),
+                ),
+                "click [54]".to_string(),
+                "Everything is filled in; save.".to_string(),
+            )
+        } else {
+            let alert = if self.fails { s.error } else { s.saved };
+            (
+                format!("{base}/edit/id/{}/", 500 + t),
+                chrome(
+                    entity,
+                    s.menu,
+                    user,
+                    &form(sec, entity, s.fields.len(), Some(alert)),
+                ),
+                if i + 1 == self.states {
+                    "stop".to_string()
+                } else {
+                    "scroll [up]".to_string()
+                },
+                if self.fails {
+                    format!("It failed: {alert}")
+                } else {
+                    format!("Saved: {alert}")
+                },
+            )
+        }
     }
 }
 

@@ -2,6 +2,14 @@
 //! ingested through the public API, every question recalled once per config row and
 //! scored at session and turn level ([`crate::scoring::retrieval`]), one record per
 //! (question, row) appended to `results.jsonl`, and the summary files at the end.
+mod judging;
+mod setup;
+
+use judging::{exclusion_of, judge, judged, messages_twice};
+use setup::{
+    existing_results, previous_command_lines, previous_meta, resolve_label, run_rows, with_ids_note,
+};
+
 use crate::args::RunArgs;
 use crate::datasets::off_topic;
 use crate::peers::{self, Doc, PeerIndex};
@@ -13,14 +21,10 @@ use crate::records::retrieval::{
 };
 use crate::records::ResultsFile;
 use crate::report::retrieval as report;
-use crate::run::folder::latest_run;
-use crate::run::rows::{config_name, config_rows, in_order, with_extra_rows};
-use crate::run::{arm_stop, check_label, open_memory, progress, stopped, utc_stamp};
+use crate::run::rows::in_order;
+use crate::run::{arm_stop, open_memory, progress, stopped};
 use crate::run::{ConfigRow, RunMeta};
 use crate::scoring::exclusion;
-use crate::scoring::retrieval::{
-    judge_session_ranking, judge_sessions, judge_turns, score, HitRef,
-};
 use anyhow::{bail, Context as _};
 use cairn::{Memory, SessionInput, Timestamp, Unit, UnitKind};
 use indicatif::ProgressBar;
@@ -119,48 +123,6 @@ pub struct Run {
     off_topic_spaces: usize,
 }
 
-/// The run's label: `--run-label`, a new `<dataset>-<config>-<stamp>`, or with
-/// `--resume` alone the newest such run in `--out`.
-fn resolve_label(args: &RunArgs, dataset: &str) -> anyhow::Result<String> {
-    let prefix = format!("{dataset}-{}-", config_name(args.config));
-    let label = match (&args.run.run_label, args.resume) {
-        (Some(l), _) => l.clone(),
-        (None, false) => format!("{prefix}{}", utc_stamp(chrono::Utc::now())),
-        (None, true) => latest_run(&args.run.out, &prefix).with_context(|| {
-            format!(
-                "--resume without --run-label: no earlier run {prefix}* in {}",
-                args.run.out.display()
-            )
-        })?,
-    };
-    check_label(&label)?;
-    Ok(label)
-}
-
-/// The `run.json` of the run being resumed (none for a new run); refused when it ran on
-/// another file.
-fn previous_meta(dir: &Path, args: &RunArgs, plan: &RunPlan) -> anyhow::Result<Option<RunMeta>> {
-    let run_json = dir.join("run.json");
-    if !(args.resume && run_json.is_file()) {
-        return Ok(None);
-    }
-    let text = std::fs::read_to_string(&run_json)
-        .with_context(|| format!("reading {}", run_json.display()))?;
-    let p: RunMeta =
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", run_json.display()))?;
-    if p.data_sha256 != plan.sha256 || p.dataset != plan.dataset {
-        bail!(
-            "cannot resume {}: it ran on {} {} (sha256 {}), not this file (sha256 {})",
-            dir.display(),
-            p.dataset,
-            p.data_path,
-            p.data_sha256,
-            plan.sha256
-        );
-    }
-    Ok(Some(p))
-}
-
 impl Run {
     pub fn start(args: &RunArgs, plan: RunPlan) -> anyhow::Result<Self> {
         let now = chrono::Utc::now();
@@ -168,13 +130,7 @@ impl Run {
         let dir = args.run.out.join(&label);
         let results_path = dir.join("results.jsonl");
         let run_json = dir.join("run.json");
-        let (existing, bad) = read_results(&results_path)?;
-        if !args.resume && (!existing.is_empty() || bad > 0) {
-            bail!(
-                "{} already holds results: pass --resume to continue that run, or another --run-label",
-                dir.display()
-            );
-        }
+        let existing = existing_results(&results_path, &dir, args.resume)?;
         let previous = previous_meta(&dir, args, &plan)?;
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let data_dir = dir.join("data");
@@ -183,25 +139,16 @@ impl Run {
             args.run.cache.as_deref(),
             args.run.memory_config.as_deref(),
         )?;
-        let rows = with_extra_rows(
-            with_features(config_rows(args.config, 10_000), args.features_top_k),
-            &args.floors,
-            &args.peers,
-        );
+        let rows = run_rows(args);
         let off_topic = off_topic::load(&args.off_topic)?;
         let qa = Qa::from_args(&args.llm)?;
         let style = Style::for_dataset(plan.dataset);
         let data_path = std::fs::canonicalize(&args.data).unwrap_or_else(|_| args.data.clone());
-        let mut previous_command_lines = Vec::new();
-        if let Some(p) = &previous {
-            previous_command_lines.extend(p.previous_command_lines.iter().cloned());
-            previous_command_lines.push(p.command_line.clone());
-        }
         let meta = RunMeta {
             data_path: data_path.display().to_string(),
             data_sha256: plan.sha256,
             started_at: previous.as_ref().map_or(now, |p| p.started_at),
-            previous_command_lines,
+            previous_command_lines: previous_command_lines(previous.as_ref()),
             configs: rows.clone(),
             as_of_policy: args.as_of.name().into(),
             as_of_description: plan.as_of_description,
@@ -755,129 +702,4 @@ impl Run {
         }
         Ok(())
     }
-}
-
-/// With `--features-top-k N`, the `bench` row returns N explained hits (their features
-/// are recorded).
-fn with_features(mut rows: Vec<ConfigRow>, top_k: Option<usize>) -> Vec<ConfigRow> {
-    if let Some(n) = top_k {
-        for row in rows.iter_mut().filter(|r| r.name == "bench") {
-            row.options.top_k = n;
-            row.options.explain = true;
-        }
-    }
-    rows
-}
-
-/// The dataset notes with one saying how ids reached the memory.
-fn with_ids_note(mut notes: Vec<String>, keep_ids: bool) -> Vec<String> {
-    notes.push(if keep_ids {
-        "Ids: the dataset's own session, group and message ids were handed to the memory \
-            (`--keep-ids`)."
-            .into()
-    } else {
-        "Ids: session, group and message ids were renamed to opaque hashes before ingest \
-            (and LongMemEval's `has_answer` turn marks dropped), and mapped back for \
-            scoring; records show the dataset's ids, unit ids the memory's."
-            .into()
-    });
-    notes
-}
-
-/// Why a scored question is left out of the aggregates: its own exclusion, or no evidence
-/// at any level.
-fn exclusion_of(q: &QuestionSpec, metrics: &LevelScores) -> Option<String> {
-    q.exclusion.clone().or_else(|| {
-        (metrics.session.is_none() && metrics.turn.is_none())
-            .then(|| exclusion::NO_EVIDENCE.to_string())
-    })
-}
-
-/// Messages the context shows in more than one hit's entry (the turns of each hit the
-/// context shows, counted once per hit).
-fn messages_twice(hits: &[RankedHit]) -> usize {
-    let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
-    for h in hits {
-        let Some(s) = h.session_id.as_deref() else {
-            continue;
-        };
-        let shown: HashSet<&str> = h.context_turn_ids().iter().map(String::as_str).collect();
-        for t in shown {
-            *seen.entry((s, t)).or_default() += 1;
-        }
-    }
-    seen.values().filter(|&&n| n > 1).count()
-}
-
-/// The hits of a recall (then its extra hits) judged against the question's evidence, and
-/// the question's scores
-/// at each level (`None` where it has no evidence at that level); `ledger` gives the units
-/// available for NDCG's ideal ranking.
-fn judged(
-    recall: &cairn::Recall,
-    q: &QuestionSpec,
-    ledger: &[LedgerEntry],
-) -> (Vec<RankedHit>, LevelScores) {
-    let in_ctx: HashSet<&str> = recall.context_unit_ids.iter().map(String::as_str).collect();
-    let hits: Vec<RankedHit> = recall
-        .hits
-        .iter()
-        .chain(&recall.extra_hits)
-        .enumerate()
-        .map(|(i, h)| RankedHit {
-            rank: i + 1,
-            unit_id: h.unit_id.clone(),
-            kind: h.kind,
-            session_id: h.session_id.clone(),
-            turn_ids: h.turn_ids.clone(),
-            score: h.score,
-            in_context: in_ctx.contains(h.unit_id.as_str()),
-            context_turn_ids: (!h.parts.is_empty()).then(|| {
-                h.parts
-                    .iter()
-                    .filter(|p| in_ctx.contains(p.unit_id.as_str()))
-                    .flat_map(|p| p.turn_ids.iter().cloned())
-                    .collect()
-            }),
-            relevance: h.relevance,
-            session_relevant: false,
-            turn_relevant: false,
-            features: h
-                .explain
-                .as_ref()
-                .map(|e| e.features.clone())
-                .filter(|f| !f.is_empty()),
-        })
-        .collect();
-    judge(hits, q, ledger)
-}
-
-/// Ranked hits (the memory's or a peer's) judged against the question's evidence.
-fn judge(
-    mut hits: Vec<RankedHit>,
-    q: &QuestionSpec,
-    ledger: &[LedgerEntry],
-) -> (Vec<RankedHit>, LevelScores) {
-    let js = judge_sessions(&hits, &q.evidence.sessions);
-    let jt = judge_turns(&hits, &q.evidence.turns);
-    for ((h, s), t) in hits.iter_mut().zip(&js).zip(&jt) {
-        h.session_relevant = s.relevant();
-        h.turn_relevant = t.relevant();
-    }
-    let avail_s: usize = ledger
-        .iter()
-        .filter(|l| q.evidence.sessions.contains(&l.session_id))
-        .map(|l| l.units)
-        .sum();
-    let avail_t: usize = ledger.iter().map(|l| l.evidence_turn_units).sum();
-    let n_sessions = q.evidence.sessions.len();
-    let metrics = LevelScores {
-        session: (n_sessions > 0).then(|| score(&js, n_sessions, avail_s)),
-        turn: (!q.evidence.turns.is_empty()).then(|| score(&jt, q.evidence.turns.len(), avail_t)),
-        session_ranking: (n_sessions > 0).then(|| {
-            let ranked = judge_session_ranking(&hits, &q.evidence.sessions);
-            score(&ranked, n_sessions, n_sessions)
-        }),
-    };
-    (hits, metrics)
 }

@@ -90,50 +90,60 @@ pub fn render(runs_dir: &Path, runs: &[String]) -> anyhow::Result<String> {
         out.push('\n');
     }
     if !evermem.is_empty() {
-        out.push_str("**EverMemBench** (multi-party group chats; multiple choice answered by the option scorer over the recalled evidence, no LLM):\n\n");
-        out.push_str("| run | config | multiple choice | accuracy | question only | chance | open: mean coverage |\n|---|---|---:|---:|---:|---:|---:|\n");
-        for (name, s) in &evermem {
-            for row in s["rows"].as_array().into_iter().flatten() {
-                let mc = &row["overall"]["multiple_choice"];
-                let _ = writeln!(
-                    out,
-                    "| {name} | `{}` | {} | {} | {} | {} | {} |",
-                    row["config"].as_str().unwrap_or("?"),
-                    mc["n"],
-                    num(&mc["accuracy"]),
-                    num(&mc["question_only_accuracy"]),
-                    num(&s["chance_accuracy"]),
-                    num(&row["overall"]["open"]["mean_coverage"]),
-                );
-            }
-        }
-        out.push('\n');
+        evermem_table(&mut out, &evermem);
     }
     if !lme_v2.is_empty() {
-        out.push_str("**LongMemEval-V2** (web-agent trajectories; no reader model: whether the answer reached the context):\n\n");
-        out.push_str("| run | questions | answer phrases all in context | choice accuracy | evidence run in context | evidence run's note hit | recall p50 ms |\n|---|---:|---:|---:|---:|---:|---:|\n");
-        for (name, s) in &lme_v2 {
-            let o = &s["overall"];
-            let _ = writeln!(
-                out,
-                "| {name} | {} | {} | {} | {} | {} | {} |",
-                o["questions"],
-                num(&o["phrases_all_in_context"]),
-                num(&o["choice_accuracy"]),
-                num(&o["evidence_in_context"]),
-                num(&o["evidence_note_hit"]),
-                o["recall_wall_ms"]["p50"]
-                    .as_f64()
-                    .map(ms)
-                    .unwrap_or_else(|| "–".into()),
-            );
-        }
-        out.push('\n');
+        lme_v2_table(&mut out, &lme_v2);
     }
     out.push_str("Runs (folders under `runs/`, each with its METHODOLOGY.md and every per-question record):\n\n");
     out.push_str(&provenance);
     out.push('\n');
     Ok(out)
+}
+
+/// The EverMemBench runs' table: a line per run and config row.
+fn evermem_table(out: &mut String, runs: &[(String, Value)]) {
+    out.push_str("**EverMemBench** (multi-party group chats; multiple choice answered by the option scorer over the recalled evidence, no LLM):\n\n");
+    out.push_str("| run | config | multiple choice | accuracy | question only | chance | open: mean coverage |\n|---|---|---:|---:|---:|---:|---:|\n");
+    for (name, s) in runs {
+        for row in s["rows"].as_array().into_iter().flatten() {
+            let mc = &row["overall"]["multiple_choice"];
+            let _ = writeln!(
+                out,
+                "| {name} | `{}` | {} | {} | {} | {} | {} |",
+                row["config"].as_str().unwrap_or("?"),
+                mc["n"],
+                num(&mc["accuracy"]),
+                num(&mc["question_only_accuracy"]),
+                num(&s["chance_accuracy"]),
+                num(&row["overall"]["open"]["mean_coverage"]),
+            );
+        }
+    }
+    out.push('\n');
+}
+
+/// The LongMemEval-V2 runs' table: a line per run.
+fn lme_v2_table(out: &mut String, runs: &[(String, Value)]) {
+    out.push_str("**LongMemEval-V2** (web-agent trajectories; no reader model: whether the answer reached the context):\n\n");
+    out.push_str("| run | questions | answer phrases all in context | choice accuracy | evidence run in context | evidence run's note hit | recall p50 ms |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    for (name, s) in runs {
+        let o = &s["overall"];
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {} | {} | {} | {} | {} |",
+            o["questions"],
+            num(&o["phrases_all_in_context"]),
+            num(&o["choice_accuracy"]),
+            num(&o["evidence_in_context"]),
+            num(&o["evidence_note_hit"]),
+            o["recall_wall_ms"]["p50"]
+                .as_f64()
+                .map(ms)
+                .unwrap_or_else(|| "–".into()),
+        );
+    }
+    out.push('\n');
 }
 
 fn num(v: &Value) -> String {

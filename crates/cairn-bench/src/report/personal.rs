@@ -147,89 +147,99 @@ pub fn render_summary(s: &Summary) -> String {
     for (config, parts) in &s.rows {
         let splits: Vec<&String> = parts.keys().collect();
         let _ = writeln!(out, "## Config `{config}`\n");
-        let _ = writeln!(
-            out,
-            "Extraction, precision / recall (correct/extracted, found/expected):\n"
-        );
-        let _ = write!(out, "| category |");
-        for sp in &splits {
-            let _ = write!(out, " {sp} |");
-        }
-        let _ = write!(out, "\n|---|");
-        for _ in &splits {
-            let _ = write!(out, "---|");
-        }
-        out.push('\n');
-        let mut categories: Vec<&String> =
-            parts.values().flat_map(|p| p.by_category.keys()).collect();
-        categories.sort();
-        categories.dedup();
-        let cell = |e: Option<&Extraction>| match e {
-            Some(e) => format!(
-                "{:.2} / {:.2} ({}/{}, {}/{})",
-                e.precision, e.recall, e.correct, e.extracted, e.found, e.expected
-            ),
-            None => "-".into(),
-        };
-        for c in categories {
-            let _ = write!(out, "| {c} |");
-            for sp in &splits {
-                let _ = write!(out, " {} |", cell(parts[*sp].by_category.get(c)));
-            }
-            out.push('\n');
-        }
-        let _ = write!(out, "| **all** |");
-        for sp in &splits {
-            let _ = write!(out, " {} |", cell(Some(&parts[*sp].all)));
-        }
-        let _ = write!(out, "\n\n| | ");
-        out.push_str(
-            &splits
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(" | "),
-        );
-        let _ = write!(out, " |\n|---|");
-        for _ in &splits {
-            let _ = write!(out, "---|");
-        }
-        out.push('\n');
-        let row = |name: &str, f: &dyn Fn(&Part) -> String| {
-            let cells: Vec<String> = splits.iter().map(|sp| f(&parts[*sp])).collect();
-            format!("| {name} | {} |\n", cells.join(" | "))
-        };
-        out += &row("conversations", &|p| p.conversations.to_string());
-        out += &row("questions", &|p| p.questions.to_string());
-        out += &row("first hit states the current value", &|p| {
-            format!("{:.3}", p.first_hit_current)
-        });
-        out += &row("context holds the current value", &|p| {
-            format!("{:.3}", p.context_current)
-        });
-        out += &row("the user's card holds the current value", &|p| {
-            format!("{:.3}", p.card_current)
-        });
-        out += &row(
-            "... holds a replaced value (of the questions with one)",
-            &|p| format!("{:.3} ({})", p.card_earlier, p.replaced),
-        );
-        if splits.iter().any(|sp| parts[*sp].as_of_questions > 0) {
-            out += &row("asked as of a date", &|p| p.as_of_questions.to_string());
-            out += &row("... first hit states the value of that date", &|p| {
-                format!("{:.3}", p.as_of_first_hit)
-            });
-            out += &row("... context holds it", &|p| {
-                format!("{:.3}", p.as_of_context)
-            });
-        }
-        out += &row("messages dated at recording", &|p| {
-            p.dated_at_recording.to_string()
-        });
-        out += &row("facts read by the LLM", &|p| p.llm_facts.to_string());
+        extraction_table(&mut out, parts, &splits);
+        question_table(&mut out, parts, &splits);
         out.push('\n');
     }
     out
+}
+
+/// A config's extraction table: precision and recall per category and split, then all
+/// categories together.
+fn extraction_table(out: &mut String, parts: &BTreeMap<String, Part>, splits: &[&String]) {
+    let _ = writeln!(
+        out,
+        "Extraction, precision / recall (correct/extracted, found/expected):\n"
+    );
+    let _ = write!(out, "| category |");
+    for sp in splits {
+        let _ = write!(out, " {sp} |");
+    }
+    let _ = write!(out, "\n|---|");
+    for _ in splits {
+        let _ = write!(out, "---|");
+    }
+    out.push('\n');
+    let mut categories: Vec<&String> = parts.values().flat_map(|p| p.by_category.keys()).collect();
+    categories.sort();
+    categories.dedup();
+    let cell = |e: Option<&Extraction>| match e {
+        Some(e) => format!(
+            "{:.2} / {:.2} ({}/{}, {}/{})",
+            e.precision, e.recall, e.correct, e.extracted, e.found, e.expected
+        ),
+        None => "-".into(),
+    };
+    for c in categories {
+        let _ = write!(out, "| {c} |");
+        for sp in splits {
+            let _ = write!(out, " {} |", cell(parts[*sp].by_category.get(c)));
+        }
+        out.push('\n');
+    }
+    let _ = write!(out, "| **all** |");
+    for sp in splits {
+        let _ = write!(out, " {} |", cell(Some(&parts[*sp].all)));
+    }
+}
+
+/// A config's question table: one column per split, the questions' outcomes as rows.
+fn question_table(out: &mut String, parts: &BTreeMap<String, Part>, splits: &[&String]) {
+    let _ = write!(out, "\n\n| | ");
+    out.push_str(
+        &splits
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(" | "),
+    );
+    let _ = write!(out, " |\n|---|");
+    for _ in splits {
+        let _ = write!(out, "---|");
+    }
+    out.push('\n');
+    let row = |name: &str, f: &dyn Fn(&Part) -> String| {
+        let cells: Vec<String> = splits.iter().map(|sp| f(&parts[*sp])).collect();
+        format!("| {name} | {} |\n", cells.join(" | "))
+    };
+    *out += &row("conversations", &|p| p.conversations.to_string());
+    *out += &row("questions", &|p| p.questions.to_string());
+    *out += &row("first hit states the current value", &|p| {
+        format!("{:.3}", p.first_hit_current)
+    });
+    *out += &row("context holds the current value", &|p| {
+        format!("{:.3}", p.context_current)
+    });
+    *out += &row("the user's card holds the current value", &|p| {
+        format!("{:.3}", p.card_current)
+    });
+    *out += &row(
+        "... holds a replaced value (of the questions with one)",
+        &|p| format!("{:.3} ({})", p.card_earlier, p.replaced),
+    );
+    if splits.iter().any(|sp| parts[*sp].as_of_questions > 0) {
+        *out += &row("asked as of a date", &|p| p.as_of_questions.to_string());
+        *out += &row("... first hit states the value of that date", &|p| {
+            format!("{:.3}", p.as_of_first_hit)
+        });
+        *out += &row("... context holds it", &|p| {
+            format!("{:.3}", p.as_of_context)
+        });
+    }
+    *out += &row("messages dated at recording", &|p| {
+        p.dated_at_recording.to_string()
+    });
+    *out += &row("facts read by the LLM", &|p| p.llm_facts.to_string());
 }
 
 pub fn render_methodology(s: &Summary, values: &[(&str, String)]) -> String {

@@ -198,43 +198,13 @@ pub fn summarize_row(row: &ConfigRow, records: &[QuestionRecord]) -> RowSummary 
         }
     }
     let included: Vec<&&QuestionRecord> = recs.iter().filter(|r| r.exclusion.is_none()).collect();
-    let mut levels = BTreeMap::new();
-    for level in LEVELS {
-        fn pick<'r>(r: &'r QuestionRecord, level: &str) -> Option<&'r Scores> {
-            match level {
-                "session" => r.metrics.session.as_ref(),
-                "session_ranking" => r.metrics.session_ranking.as_ref(),
-                _ => r.metrics.turn.as_ref(),
-            }
-        }
-        let scored: Vec<(&str, &Scores)> = included
-            .iter()
-            .filter_map(|r| pick(r, level).map(|s| (r.question_type.as_str(), s)))
-            .collect();
-        levels.insert(
-            level.to_string(),
-            LevelSummary {
-                unscored: included.len() - scored.len(),
-                grouped: aggregate(scored),
-            },
-        );
-    }
+    let levels = level_summaries(&included);
     let ok: Vec<&&QuestionRecord> = recs.iter().filter(|r| r.error.is_none()).collect();
     let timed: Vec<&cairn::Timings> = ok
         .iter()
         .filter_map(|r| r.timings.recall.as_ref())
         .collect();
-    let mut stage_means_ms = BTreeMap::new();
-    if !timed.is_empty() {
-        let n = timed.len() as f64;
-        let mean_of =
-            |f: &dyn Fn(&cairn::Timings) -> f64| timed.iter().map(|t| f(t)).sum::<f64>() / n;
-        stage_means_ms.insert("embed".to_string(), mean_of(&|t| t.embed_ms));
-        stage_means_ms.insert("lexical".to_string(), mean_of(&|t| t.lexical_ms));
-        stage_means_ms.insert("dense".to_string(), mean_of(&|t| t.dense_ms));
-        stage_means_ms.insert("rank".to_string(), mean_of(&|t| t.rank_ms));
-        stage_means_ms.insert("pack".to_string(), mean_of(&|t| t.pack_ms));
-    }
+    let stage_means_ms = stage_means(&timed);
     let mean = |f: &dyn Fn(&QuestionRecord) -> f64| {
         if ok.is_empty() {
             0.0
@@ -264,6 +234,49 @@ pub fn summarize_row(row: &ConfigRow, records: &[QuestionRecord]) -> RowSummary 
         messages_twice: recs.iter().map(|r| r.messages_twice).sum(),
         no_relevant_memory: no_relevant(&recs),
     }
+}
+
+/// Each level's scores over the included questions, grouped by question type; those with
+/// no evidence at a level are counted as unscored there.
+fn level_summaries(included: &[&&QuestionRecord]) -> BTreeMap<String, LevelSummary> {
+    let mut levels = BTreeMap::new();
+    for level in LEVELS {
+        fn pick<'r>(r: &'r QuestionRecord, level: &str) -> Option<&'r Scores> {
+            match level {
+                "session" => r.metrics.session.as_ref(),
+                "session_ranking" => r.metrics.session_ranking.as_ref(),
+                _ => r.metrics.turn.as_ref(),
+            }
+        }
+        let scored: Vec<(&str, &Scores)> = included
+            .iter()
+            .filter_map(|r| pick(r, level).map(|s| (r.question_type.as_str(), s)))
+            .collect();
+        levels.insert(
+            level.to_string(),
+            LevelSummary {
+                unscored: included.len() - scored.len(),
+                grouped: aggregate(scored),
+            },
+        );
+    }
+    levels
+}
+
+/// The mean of each engine stage over the timed recalls (none when there are none).
+fn stage_means(timed: &[&cairn::Timings]) -> BTreeMap<String, f64> {
+    let mut stage_means_ms = BTreeMap::new();
+    if !timed.is_empty() {
+        let n = timed.len() as f64;
+        let mean_of =
+            |f: &dyn Fn(&cairn::Timings) -> f64| timed.iter().map(|t| f(t)).sum::<f64>() / n;
+        stage_means_ms.insert("embed".to_string(), mean_of(&|t| t.embed_ms));
+        stage_means_ms.insert("lexical".to_string(), mean_of(&|t| t.lexical_ms));
+        stage_means_ms.insert("dense".to_string(), mean_of(&|t| t.dense_ms));
+        stage_means_ms.insert("rank".to_string(), mean_of(&|t| t.rank_ms));
+        stage_means_ms.insert("pack".to_string(), mean_of(&|t| t.pack_ms));
+    }
+    stage_means_ms
 }
 
 /// QA aggregates of one row (first record of each question).
@@ -381,54 +394,7 @@ pub fn render_summary(s: &Summary) -> String {
     );
     side_by_side(&mut out, &s.rows);
     for row in &s.rows {
-        let _ = writeln!(
-            out,
-            "## Config `{}` ({})\n\n{} questions recorded; excluded from aggregates: {}.\n",
-            row.config,
-            options_line(&row.options),
-            row.questions,
-            excluded_words(&row.excluded)
-        );
-        for level in LEVELS {
-            // Records written before a level existed leave it empty: no table for it.
-            let Some(l) = row.levels.get(level).filter(|l| l.grouped.overall.n > 0) else {
-                continue;
-            };
-            let _ = writeln!(out, "### {level} level\n");
-            if l.unscored > 0 {
-                let _ = writeln!(
-                    out,
-                    "{} included questions have no {level}-level evidence and are not scored here.\n",
-                    l.unscored
-                );
-            }
-            metrics_table(&mut out, l);
-            let _ = writeln!(out);
-        }
-        let lat = &row.latency;
-        let _ = writeln!(out, "### latency (ms)\n");
-        latency_table(
-            &mut out,
-            "measure",
-            &[
-                ("recall, engine `timings.total_ms`", &lat.engine_total_ms),
-                ("recall, wall", &lat.wall_ms),
-            ],
-        );
-        let stages = lat
-            .stage_means_ms
-            .iter()
-            .map(|(k, v)| format!("{k} {}", ms(*v)))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let _ = writeln!(
-            out,
-            "\nMean engine stages (ms): {stages}. Mean context tokens: {:.0}; mean hits: {:.1}.\n",
-            row.mean_context_tokens, row.mean_hits
-        );
-        if let Some(q) = &row.qa {
-            qa_markdown(&mut out, q);
-        }
+        config_section(&mut out, row);
     }
     let i = &s.ingest;
     let _ =
@@ -443,6 +409,59 @@ pub fn render_summary(s: &Summary) -> String {
         i.turns_per_second, i.messages, i.total_seconds
     );
     out
+}
+
+/// A config row's section: its metrics at each level, its latency and engine stages, and
+/// its QA scores if it has any.
+fn config_section(out: &mut String, row: &RowSummary) {
+    let _ = writeln!(
+        out,
+        "## Config `{}` ({})\n\n{} questions recorded; excluded from aggregates: {}.\n",
+        row.config,
+        options_line(&row.options),
+        row.questions,
+        excluded_words(&row.excluded)
+    );
+    for level in LEVELS {
+        // Records written before a level existed leave it empty: no table for it.
+        let Some(l) = row.levels.get(level).filter(|l| l.grouped.overall.n > 0) else {
+            continue;
+        };
+        let _ = writeln!(out, "### {level} level\n");
+        if l.unscored > 0 {
+            let _ = writeln!(
+                out,
+                "{} included questions have no {level}-level evidence and are not scored here.\n",
+                l.unscored
+            );
+        }
+        metrics_table(out, l);
+        let _ = writeln!(out);
+    }
+    let lat = &row.latency;
+    let _ = writeln!(out, "### latency (ms)\n");
+    latency_table(
+        out,
+        "measure",
+        &[
+            ("recall, engine `timings.total_ms`", &lat.engine_total_ms),
+            ("recall, wall", &lat.wall_ms),
+        ],
+    );
+    let stages = lat
+        .stage_means_ms
+        .iter()
+        .map(|(k, v)| format!("{k} {}", ms(*v)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let _ = writeln!(
+        out,
+        "\nMean engine stages (ms): {stages}. Mean context tokens: {:.0}; mean hits: {:.1}.\n",
+        row.mean_context_tokens, row.mean_hits
+    );
+    if let Some(q) = &row.qa {
+        qa_markdown(out, q);
+    }
 }
 
 /// The rows side by side: evidence in the context at both levels, context size,

@@ -213,49 +213,102 @@ fn live_loop_notes(s: &ScaleBenchSummary) -> String {
 /// Latency (p50 and p99, query embedding included) against units, log-log, one line per
 /// store and percentile.
 pub fn render_plot(points: &[ScalePoint]) -> String {
-    // The legend's column widens for the longer names of points made another way.
-    let r = if points.iter().any(|p| !p.variant().is_empty()) {
-        360.0
-    } else {
-        170.0
-    };
-    let (h, l, t, b) = (440.0, 70.0, 30.0, 60.0);
-    let w = l + 480.0 + r;
-    let (pw, ph) = (w - l - r, h - t - b);
-    let xs: Vec<f64> = points
-        .iter()
-        .map(|p| (p.units.max(1) as f64).log10())
-        .collect();
-    let ys: Vec<f64> = points
-        .iter()
-        .flat_map(|p| [p.latency_ms.p50, p.latency_ms.p99])
-        .map(|v| v.max(0.1).log10())
-        .collect();
-    let (x0, x1) = (
-        xs.iter()
-            .cloned()
-            .fold(f64::INFINITY, f64::min)
-            .floor()
-            .min(4.0),
-        // 1,000,079 units is 10^6.00003: its decade, not the next one.
-        (xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max) - 0.01)
-            .ceil()
-            .max(5.0),
-    );
-    let (y0, y1) = (
-        ys.iter()
-            .cloned()
-            .fold(f64::INFINITY, f64::min)
-            .floor()
-            .min(0.0),
-        ys.iter()
-            .cloned()
-            .fold(f64::NEG_INFINITY, f64::max)
-            .ceil()
-            .max(2.0),
-    );
-    let px = |x: f64| l + (x - x0) / (x1 - x0) * pw;
-    let py = |y: f64| t + ph - (y - y0) / (y1 - y0) * ph;
+    let f = Frame::of(points);
+    let mut o = axes(&f);
+    for (i, (key, pts)) in series_of(points).into_iter().enumerate() {
+        draw_series(&mut o, &f, i, key, pts);
+    }
+    o.push_str("</svg>\n");
+    o
+}
+
+/// The plot's geometry: the canvas, its margins, and the decades (log10) each axis spans.
+#[derive(Clone, Copy)]
+struct Frame {
+    w: f64,
+    h: f64,
+    l: f64,
+    t: f64,
+    pw: f64,
+    ph: f64,
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+}
+
+impl Frame {
+    fn of(points: &[ScalePoint]) -> Self {
+        // The legend's column widens for the longer names of points made another way.
+        let r = if points.iter().any(|p| !p.variant().is_empty()) {
+            360.0
+        } else {
+            170.0
+        };
+        let (h, l, t, b) = (440.0, 70.0, 30.0, 60.0);
+        let w = l + 480.0 + r;
+        let (pw, ph) = (w - l - r, h - t - b);
+        let xs: Vec<f64> = points
+            .iter()
+            .map(|p| (p.units.max(1) as f64).log10())
+            .collect();
+        let ys: Vec<f64> = points
+            .iter()
+            .flat_map(|p| [p.latency_ms.p50, p.latency_ms.p99])
+            .map(|v| v.max(0.1).log10())
+            .collect();
+        let (x0, x1) = (
+            xs.iter()
+                .cloned()
+                .fold(f64::INFINITY, f64::min)
+                .floor()
+                .min(4.0),
+            // 1,000,079 units is 10^6.00003: its decade, not the next one.
+            (xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max) - 0.01)
+                .ceil()
+                .max(5.0),
+        );
+        let (y0, y1) = (
+            ys.iter()
+                .cloned()
+                .fold(f64::INFINITY, f64::min)
+                .floor()
+                .min(0.0),
+            ys.iter()
+                .cloned()
+                .fold(f64::NEG_INFINITY, f64::max)
+                .ceil()
+                .max(2.0),
+        );
+        Self {
+            w,
+            h,
+            l,
+            t,
+            pw,
+            ph,
+            x0,
+            x1,
+            y0,
+            y1,
+        }
+    }
+
+    fn px(&self, x: f64) -> f64 {
+        self.l + (x - self.x0) / (self.x1 - self.x0) * self.pw
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        self.t + self.ph - (y - self.y0) / (self.y1 - self.y0) * self.ph
+    }
+}
+
+/// The SVG's head: the canvas, the title, a grid line and a label per decade on each axis,
+/// and the x axis's name.
+fn axes(f: &Frame) -> String {
+    let Frame {
+        w, h, l, t, pw, ph, ..
+    } = *f;
     let mut o = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
         font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"{w}\" height=\"{h}\" \
@@ -267,8 +320,8 @@ pub fn render_plot(points: &[ScalePoint]) -> String {
         latency (query embedding included) against space size</text>",
         l + pw / 2.0
     );
-    for e in (x0 as i32)..=(x1 as i32) {
-        let x = px(e as f64);
+    for e in (f.x0 as i32)..=(f.x1 as i32) {
+        let x = f.px(e as f64);
         let _ = writeln!(
             o,
             "<line x1=\"{x}\" y1=\"{t}\" x2=\"{x}\" y2=\"{}\" \
@@ -277,8 +330,8 @@ pub fn render_plot(points: &[ScalePoint]) -> String {
             t + ph + 18.0
         );
     }
-    for e in (y0 as i32)..=(y1 as i32) {
-        let y = py(e as f64);
+    for e in (f.y0 as i32)..=(f.y1 as i32) {
+        let y = f.py(e as f64);
         let _ = writeln!(
             o,
             "<line x1=\"{l}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" \
@@ -295,8 +348,13 @@ pub fn render_plot(points: &[ScalePoint]) -> String {
         l + pw / 2.0,
         h - 15.0
     );
-    // One series per (store, way of making the vectors, percentile): log-log points.
-    type Series<'a> = BTreeMap<(String, String, &'a str), Vec<(f64, f64)>>;
+    o
+}
+
+/// One series per (store, way of making the vectors, percentile): log-log points.
+type Series<'a> = BTreeMap<(String, String, &'a str), Vec<(f64, f64)>>;
+
+fn series_of(points: &[ScalePoint]) -> Series<'static> {
     let mut series: Series = BTreeMap::new();
     for p in points {
         let x = (p.units.max(1) as f64).log10();
@@ -307,57 +365,65 @@ pub fn render_plot(points: &[ScalePoint]) -> String {
                 .push((x, v.max(0.1).log10()));
         }
     }
-    for (i, ((store, variant, pct), mut pts)) in series.into_iter().enumerate() {
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let color = match (store == "embedded", variant.is_empty()) {
-            (true, true) => "#1f77b4",
-            (false, true) => "#d62728",
-            (true, false) => "#2ca02c",
-            (false, false) => "#ff7f0e",
-        };
-        let store = if variant.is_empty() {
-            store
-        } else {
-            format!("{store} ({variant})")
-        };
-        // A series of one point has no line to show: a larger mark stands out.
-        let r = if pts.len() == 1 { 5 } else { 3 };
-        let dash = if pct == "p99" {
-            " stroke-dasharray=\"6 4\""
-        } else {
-            ""
-        };
-        let path: Vec<String> = pts
-            .iter()
-            .map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y)))
-            .collect();
+    series
+}
+
+/// The `i`-th series: its line, its points, and its entry in the legend.
+fn draw_series(
+    o: &mut String,
+    f: &Frame,
+    i: usize,
+    (store, variant, pct): (String, String, &str),
+    mut pts: Vec<(f64, f64)>,
+) {
+    let Frame { l, t, pw, .. } = *f;
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let color = match (store == "embedded", variant.is_empty()) {
+        (true, true) => "#1f77b4",
+        (false, true) => "#d62728",
+        (true, false) => "#2ca02c",
+        (false, false) => "#ff7f0e",
+    };
+    let store = if variant.is_empty() {
+        store
+    } else {
+        format!("{store} ({variant})")
+    };
+    // A series of one point has no line to show: a larger mark stands out.
+    let r = if pts.len() == 1 { 5 } else { 3 };
+    let dash = if pct == "p99" {
+        " stroke-dasharray=\"6 4\""
+    } else {
+        ""
+    };
+    let path: Vec<String> = pts
+        .iter()
+        .map(|(x, y)| format!("{:.1},{:.1}", f.px(*x), f.py(*y)))
+        .collect();
+    let _ = writeln!(
+        o,
+        "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>",
+        path.join(" ")
+    );
+    for (x, y) in &pts {
         let _ = writeln!(
             o,
-            "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>",
-            path.join(" ")
-        );
-        for (x, y) in &pts {
-            let _ = writeln!(
-                o,
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"{r}\" fill=\"{color}\"/>",
-                px(*x),
-                py(*y)
-            );
-        }
-        let ly = t + 20.0 + i as f64 * 20.0;
-        let _ = writeln!(
-            o,
-            "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" \
-            stroke=\"{color}\" stroke-width=\"2\"{dash}/><text x=\"{}\" y=\"{}\">{store} \
-            {pct}</text>",
-            l + pw + 15.0,
-            l + pw + 45.0,
-            l + pw + 52.0,
-            ly + 4.0
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"{r}\" fill=\"{color}\"/>",
+            f.px(*x),
+            f.py(*y)
         );
     }
-    o.push_str("</svg>\n");
-    o
+    let ly = t + 20.0 + i as f64 * 20.0;
+    let _ = writeln!(
+        o,
+        "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" \
+        stroke=\"{color}\" stroke-width=\"2\"{dash}/><text x=\"{}\" y=\"{}\">{store} \
+        {pct}</text>",
+        l + pw + 15.0,
+        l + pw + 45.0,
+        l + pw + 52.0,
+        ly + 4.0
+    );
 }
 
 #[cfg(test)]

@@ -106,6 +106,15 @@ impl RunFolder {
         self.dir.join("results.jsonl")
     }
 
+    /// Writes the run's `run.json` (again as the run goes).
+    pub fn write_meta(&self, meta: &super::RunMeta) -> anyhow::Result<()> {
+        std::fs::write(
+            self.dir.join("run.json"),
+            serde_json::to_string_pretty(meta)?,
+        )?;
+        Ok(())
+    }
+
     /// Removes the data directory (a run without `--keep-data`, once it is done).
     /// Removes the run's data directory. A background writer can outlive the closed
     /// store (tantivy's index writer stops its merge threads on drop without waiting for

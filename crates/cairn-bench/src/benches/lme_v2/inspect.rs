@@ -561,46 +561,7 @@ pub fn render_table(rows: &[RowSummary], labels: bool) -> String {
     }
     let _ = writeln!(out, "---:|---:|---:|---:|---:|---:|");
     for r in rows {
-        let _ = write!(
-            out,
-            "| {} | {} | {} ({}) | {} ({}) | {} ({}) |",
-            r.row,
-            r.questions,
-            or_dash(r.phrase_n, r.phrases_all_in_context),
-            r.phrase_n,
-            or_dash(r.choice_n, r.choice_accuracy),
-            r.choice_n,
-            or_dash(r.open_n, r.open_mean_coverage),
-            r.open_n
-        );
-        if labels {
-            let _ = write!(
-                out,
-                " {} | {} | {} |",
-                or_dash(r.evidence_n, r.evidence_state_in_spans),
-                or_dash(r.evidence_n, r.evidence_every_trajectory),
-                or_dash(r.evidence_n, r.evidence_trajectory_in_spans)
-            );
-        }
-        let agent = r.row == "agent";
-        let _ = writeln!(
-            out,
-            " {:.1} | {} | {} | {:.0} | {} | {} |",
-            r.mean_span_states,
-            ms(r.query_ms.p50),
-            ms(r.query_ms.p95),
-            r.mean_context_tokens,
-            if agent {
-                format!("{:.1}", r.mean_model_calls)
-            } else {
-                "-".into()
-            },
-            if agent {
-                r.fallbacks.to_string()
-            } else {
-                "-".into()
-            },
-        );
+        table_row(&mut out, r, labels);
     }
     for r in rows {
         if let Some([a, b, c]) = r.mean_stages_ms {
@@ -624,6 +585,50 @@ pub fn render_table(rows: &[RowSummary], labels: bool) -> String {
         let _ = writeln!(out, "\nFallbacks of `{}`: {reasons}.", r.row);
     }
     out
+}
+
+/// A row of the table (the label columns only with `labels`).
+fn table_row(out: &mut String, r: &RowSummary, labels: bool) {
+    let _ = write!(
+        out,
+        "| {} | {} | {} ({}) | {} ({}) | {} ({}) |",
+        r.row,
+        r.questions,
+        or_dash(r.phrase_n, r.phrases_all_in_context),
+        r.phrase_n,
+        or_dash(r.choice_n, r.choice_accuracy),
+        r.choice_n,
+        or_dash(r.open_n, r.open_mean_coverage),
+        r.open_n
+    );
+    if labels {
+        let _ = write!(
+            out,
+            " {} | {} | {} |",
+            or_dash(r.evidence_n, r.evidence_state_in_spans),
+            or_dash(r.evidence_n, r.evidence_every_trajectory),
+            or_dash(r.evidence_n, r.evidence_trajectory_in_spans)
+        );
+    }
+    let agent = r.row == "agent";
+    let _ = writeln!(
+        out,
+        " {:.1} | {} | {} | {:.0} | {} | {} |",
+        r.mean_span_states,
+        ms(r.query_ms.p50),
+        ms(r.query_ms.p95),
+        r.mean_context_tokens,
+        if agent {
+            format!("{:.1}", r.mean_model_calls)
+        } else {
+            "-".into()
+        },
+        if agent {
+            r.fallbacks.to_string()
+        } else {
+            "-".into()
+        },
+    );
 }
 
 fn short(rows: &[RowSummary]) -> String {
