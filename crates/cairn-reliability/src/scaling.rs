@@ -240,7 +240,8 @@ fn cold(client: &Client, space: &str, k: usize) -> Result<()> {
             &json!({"query": "Scratch write."}),
         ),
         "scratch recall",
-    )
+    )?;
+    Ok(())
 }
 
 /// One cold measurement of a probe (see [`cold`] and [`settle`]): the server's CPU
@@ -252,13 +253,15 @@ fn measure(
     p: &Probe,
     k: usize,
 ) -> Result<(f64, Option<String>)> {
+    let mut prepared = None;
     for r in &p.prepare {
-        ok(send(client, r), &format!("preparing {}", p.name))?;
+        prepared = Some(ok(send(client, r), &format!("preparing {}", p.name))?);
     }
+    let req = p.req.with_id(prepared.as_ref());
     cold(client, space, k)?;
     settle(pid)?;
     let before = cpu_ns(pid)?;
-    let answer = send(client, &p.req);
+    let answer = send(client, &req);
     let spent = cpu_ns(pid)?.saturating_sub(before);
     let wrong = match answer {
         Ok(r) if answered(&r) => None,

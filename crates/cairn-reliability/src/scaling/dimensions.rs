@@ -350,7 +350,8 @@ fn grow_states(client: &Client, c: &Ctx, _from: usize, to: usize, rng: &mut Rng)
             &json!({"trajectories": [{"id": "t0", "goal": "find the coupon", "states": states}]}),
         ),
         "seeding states",
-    )
+    )?;
+    Ok(())
 }
 
 /// Spaces `scale-spaces-{from}..` of one session each.

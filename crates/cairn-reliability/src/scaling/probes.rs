@@ -67,6 +67,18 @@ pub(super) fn delete(path: String) -> Req {
     }
 }
 
+impl Req {
+    /// The request with `{id}` in its path replaced by the `id` the answer `prepared`
+    /// names (what a preparing request created and this one deletes).
+    pub(super) fn with_id(&self, prepared: Option<&crate::serve::Resp>) -> Req {
+        let id = prepared.and_then(|r| r.body["id"].as_str()).unwrap_or("");
+        Req {
+            path: self.path.replace("{id}", &encode(id)),
+            ..self.clone()
+        }
+    }
+}
+
 /// One measured request, with the unmeasured ones that prepare it (what it deletes).
 pub(super) struct Probe {
     pub(super) name: String,
@@ -98,6 +110,7 @@ pub(super) fn route_probes(c: &Ctx, k: usize) -> Vec<Probe> {
     let s = format!("/v1/spaces/{}", encode(&c.space));
     let tmp = format!("probe-{k}");
     let mut v = server_probes(&s, k);
+    v.extend(key_and_partition_probes(c, &s, &tmp));
     v.extend(session_probes(c, &s, &tmp, k));
     v.extend(trajectory_probes(c, &s, &tmp));
     v.extend(trajectory_reading_probes(c, &s));
@@ -135,6 +148,36 @@ fn server_probes(s: &str, k: usize) -> Vec<Probe> {
         },
         probe("GET /v1/stats", get("/v1/stats".into())),
         probe("GET /v1/spaces/{space}/stats", get(format!("{s}/stats"))),
+    ]
+}
+
+/// The admin's key routes, and forgetting an end user's partition.
+fn key_and_partition_probes(c: &Ctx, s: &str, tmp: &str) -> Vec<Probe> {
+    let new_key = || {
+        post(
+            "/v1/keys".into(),
+            json!({"spaces": [c.space], "label": tmp}),
+        )
+    };
+    let mut user_session = two_messages(&format!("{tmp}-u"), "My partition goes soon.");
+    user_session["metadata"] = json!({"user_id": tmp});
+    vec![
+        probe("GET /v1/keys", get("/v1/keys".into())),
+        probe("POST /v1/keys", new_key()),
+        Probe {
+            name: "DELETE /v1/keys/{id}".into(),
+            prepare: vec![new_key()],
+            // The id the preparing answer names (see `Req::with_id`).
+            req: delete("/v1/keys/{id}".into()),
+        },
+        Probe {
+            name: "POST /v1/spaces/{space}/partitions/forget".into(),
+            prepare: vec![post(format!("{s}/sessions"), user_session)],
+            req: post(
+                format!("{s}/partitions/forget"),
+                json!({"partition": {"user_id": tmp}}),
+            ),
+        },
     ]
 }
 
@@ -473,9 +516,9 @@ pub(super) fn answered(r: &crate::serve::Resp) -> bool {
     (200..300).contains(&r.status) && r.body["result"]["isError"] != json!(true)
 }
 
-pub(super) fn ok(r: Result<crate::serve::Resp, String>, what: &str) -> Result<()> {
+pub(super) fn ok(r: Result<crate::serve::Resp, String>, what: &str) -> Result<crate::serve::Resp> {
     match r {
-        Ok(r) if (200..300).contains(&r.status) => Ok(()),
+        Ok(r) if (200..300).contains(&r.status) => Ok(r),
         Ok(r) => bail!(
             "{what}: HTTP {}: {}",
             r.status,
