@@ -4,9 +4,15 @@
 use cairn_core::{Provenance, SessionInput, SpaceId, TextQuery, Unit, UnitKind};
 use std::path::{Path, PathBuf};
 
-/// The workspace root (the folder holding `crates/`).
+/// The workspace root (the folder holding `crates/`): two levels above the crate under
+/// test, as cargo names it when it runs the test. Not this crate's compile-time folder
+/// alone: a target directory shared by two checkouts (CI reuses one under `$HOME`) keeps
+/// this crate built in whichever was built first, and its data would be looked for there.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    crate_dir.join("../..")
 }
 
 /// The benchmark data folder: `$CAIRN_DATA_DIR`, else `../shared/data` beside the
