@@ -86,10 +86,9 @@ type Pending = Option<(String, Vec<(String, Vec<String>, Vec<String>, bool)>)>;
 #[ignore]
 fn suite() {
     let file = std::env::var("SUITE").unwrap_or_else(|_| "dev".into());
-    let path = format!(
-        "{}/../cairn-bench/fixtures/personal/{file}.txt",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let crate_dir =
+        std::env::var("CARGO_MANIFEST_DIR").unwrap_or(env!("CARGO_MANIFEST_DIR").into());
+    let path = format!("{crate_dir}/../cairn-bench/fixtures/personal/{file}.txt");
     let text = std::fs::read_to_string(path).unwrap();
     let words = |s: &str| -> Vec<String> {
         s.split(|c: char| !c.is_alphanumeric() && c != ':')
