@@ -74,13 +74,6 @@ impl Writes<'_> {
         })
     }
 
-    /// Writes a batch of appends; every one of them gets its answer. The caller holds
-    /// the write lock.
-    ///
-    /// Exactly once per idempotency key: receipts are written with the batch, so a
-    /// retry queued in the same batch as its first try finds no receipt yet. The first
-    /// append of a key in the batch is written; a later one with the same input gets
-    /// its answer (as a replay), one with another input is refused.
     /// The session append `p` makes of what is stored now, and how many messages the
     /// stored one holds (`None`: not stored); `None` when it would be refused.
     pub(super) fn dry_run(&self, p: &Pending) -> Option<(SessionRecord, Option<usize>)> {
@@ -102,6 +95,13 @@ impl Writes<'_> {
         Some((record, stored_len))
     }
 
+    /// Writes a batch of appends; every one of them gets its answer. The caller holds
+    /// the write lock.
+    ///
+    /// Exactly once per idempotency key: receipts are written with the batch, so a
+    /// retry queued in the same batch as its first try finds no receipt yet. The first
+    /// append of a key in the batch is written; a later one with the same input gets
+    /// its answer (as a replay), one with another input is refused.
     fn append_batch(&self, batch: &[Arc<Pending>]) {
         let mut groups: Vec<Group> = Vec::new();
         let mut firsts: HashMap<(&SpaceId, &str), &Arc<Pending>> = HashMap::new();
