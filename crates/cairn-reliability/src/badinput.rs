@@ -7,10 +7,12 @@
 //! cut off, the server must stay up, nothing refused may be stored, and a canary session
 //! must read back unchanged afterwards.
 mod cases;
+mod corpus;
 mod queries;
 mod writes;
 
-pub use cases::{corpus, raw_corpus, Case};
+pub use cases::{raw_corpus, Case};
+pub use corpus::corpus;
 
 use crate::serve::{encode, Cairn, Client, Resp, ADMIN_KEY};
 use anyhow::{bail, Result};

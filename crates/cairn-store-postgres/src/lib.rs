@@ -45,13 +45,14 @@
 mod body;
 mod listing;
 mod misc;
+mod record_store;
 mod records;
 mod text;
 mod trajectories;
 mod vectors;
 
 pub use misc::{PgEmbeddingCache, PgEnrichmentStore, PgKeyRecords};
-pub use records::PgRecordStore;
+pub use record_store::PgRecordStore;
 pub use text::{PgTextIndex, MATCH_BUDGET};
 pub use vectors::PgVectorIndex;
 

@@ -2,6 +2,7 @@
 //! (trajectories, observations), exactly as the embedded store keeps them, so a record
 //! round-trips every field of its input.
 use crate::body::{from_json, to_json, units_of};
+use crate::record_store::PgRecordStore;
 use crate::trajectories::{collect_garbage, TrajectoryRows};
 use crate::PgStore;
 use cairn_core::{
@@ -11,17 +12,6 @@ use cairn_core::{
 use sqlx::pool::PoolConnection;
 use sqlx::{PgConnection, Postgres, Row};
 use std::collections::{BTreeMap, HashMap};
-
-/// Sessions, trajectories and units in PostgreSQL.
-pub struct PgRecordStore {
-    pub(crate) db: PgStore,
-}
-
-impl PgRecordStore {
-    pub fn new(db: PgStore) -> Self {
-        Self { db }
-    }
-}
 
 /// An error that is not the database's, carried out of a transaction future.
 fn other(e: StoreError) -> sqlx::Error {

@@ -1,7 +1,7 @@
 //! Trajectory rows: each body stored without its observations, which are kept once per
 //! space by hash (gzip'd), and put back together when read.
 use crate::body::{from_json, gunzip, gzip, to_json};
-use crate::records::PgRecordStore;
+use crate::record_store::PgRecordStore;
 use cairn_core::{SpaceId, StoreError, Timestamp, TrajectoryInput, TrajectoryRecord};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

@@ -1,21 +1,10 @@
 //! Clauses of a sentence and what opens each: its subject (`subject.rs`), auxiliaries,
 //! negation, tense.
 use super::lexicon::IRREGULAR;
-use super::phrase::{canon, is_known_verb, Tok};
-use super::subject::{subject, STARTERS};
+use super::phrase::{canon, is_known_verb, past_form, understood_subject_verb, verbish, Tok};
+use super::subject::{subject, Who, STARTERS};
 use super::{Context, Speaking};
 use std::ops::Range;
-
-/// Whom a clause is about.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Who {
-    pub person: String,
-    /// The speaker themself ("I", "we").
-    pub speaker: bool,
-    /// A name the message did not introduce: only what a person is (home, work, role,
-    /// family, plans) is read of it.
-    pub bare_name: bool,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tense {
@@ -245,68 +234,6 @@ fn participle(w: &str) -> bool {
         || matches!(w, "been" | "got" | "run" | "come" | "become" | "quit")
 }
 
-/// A past form of a verb ("moved", "sold", "went"), not one that is also its base form
-/// ("read", "quit") or a word that only ends the same way ("need", "speed").
-pub fn past_form(w: &str) -> bool {
-    const NOT_PAST: &[&str] = &[
-        "need", "feed", "seed", "speed", "bleed", "breed", "proceed", "succeed", "exceed", "weed",
-        "shed", "bed", "red", "wed", "embed", "indeed", "ted",
-    ];
-    const SAME: &[&str] = &[
-        "read", "quit", "set", "put", "cut", "hurt", "hit", "let", "run", "come", "become", "been",
-        "has", "had",
-    ];
-    (w.ends_with("ed") && w.len() > 4 && !NOT_PAST.contains(&w))
-        || IRREGULAR.iter().any(|(f, _)| *f == w) && !SAME.contains(&w) && !w.ends_with("en")
-}
-
-/// Words that may be a verb after a subject.
-pub(super) fn verbish(t: &Tok) -> bool {
-    const AUX: &[&str] = &[
-        "am",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "have",
-        "has",
-        "had",
-        "do",
-        "does",
-        "did",
-        "will",
-        "would",
-        "can",
-        "could",
-        "should",
-        "might",
-        "may",
-        "must",
-        "shall",
-        "not",
-        "never",
-        "used",
-        "going",
-        "got",
-        "gets",
-        "get",
-        "just",
-        "also",
-        "really",
-        "still",
-        "always",
-        "usually",
-        "recently",
-        "finally",
-        "now",
-        "actually",
-        "currently",
-    ];
-    t.is(AUX) || is_known_verb(&t.low) || t.low.ends_with("ed")
-}
-
 /// Whether a clause can start at `j`: a subject, or (after `and`/`but` or at a sentence's
 /// start) a verb whose subject is understood, or (after a pause) a question.
 fn starts_clause(toks: &[Tok], j: usize, lead: Option<&str>, after_pause: bool) -> bool {
@@ -348,14 +275,6 @@ fn starts_clause(toks: &[Tok], j: usize, lead: Option<&str>, after_pause: bool) 
     // ", studying biology": a participle after a pause says more of the subject.
     let participle = lead.is_none() && after_pause && t.low.ends_with("ing") && t.low.len() > 4;
     ellipsis && (understood_subject_verb(t) || participle && is_known_verb(&t.low))
-}
-
-/// A verb that may open a clause whose subject is understood ("Finally sold the Civic",
-/// "and bought a Tesla"): not "like" (mostly a preposition there) and not an -ing form
-/// (a gerund is a subject: "having an RV would...").
-pub(super) fn understood_subject_verb(t: &Tok) -> bool {
-    let gerund = t.low.ends_with("ing") && t.low.len() > 4;
-    !(t.is(&["like", "likes"]) || gerund) && is_known_verb(&t.low)
 }
 
 /// The clauses of a sentence's tokens: ranges, with the conjunction that opened each.

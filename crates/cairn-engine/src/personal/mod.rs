@@ -27,7 +27,8 @@ mod subject;
 mod when;
 
 use cairn_core::{FactCategory, Timestamp};
-use clause::{Clause, Who};
+use clause::Clause;
+use subject::Who;
 
 pub use phrase::number;
 pub use reported::USER;

@@ -408,6 +408,76 @@ pub fn is_pointer(value: &str) -> bool {
     words.is_empty() || words.iter().all(|w| POINTERS.contains(&w.as_str()))
 }
 
+/// A past form of a verb ("moved", "sold", "went"), not one that is also its base form
+/// ("read", "quit") or a word that only ends the same way ("need", "speed").
+pub fn past_form(w: &str) -> bool {
+    const NOT_PAST: &[&str] = &[
+        "need", "feed", "seed", "speed", "bleed", "breed", "proceed", "succeed", "exceed", "weed",
+        "shed", "bed", "red", "wed", "embed", "indeed", "ted",
+    ];
+    const SAME: &[&str] = &[
+        "read", "quit", "set", "put", "cut", "hurt", "hit", "let", "run", "come", "become", "been",
+        "has", "had",
+    ];
+    (w.ends_with("ed") && w.len() > 4 && !NOT_PAST.contains(&w))
+        || IRREGULAR.iter().any(|(f, _)| *f == w) && !SAME.contains(&w) && !w.ends_with("en")
+}
+
+/// Words that may be a verb after a subject.
+pub(super) fn verbish(t: &Tok) -> bool {
+    const AUX: &[&str] = &[
+        "am",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "have",
+        "has",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "might",
+        "may",
+        "must",
+        "shall",
+        "not",
+        "never",
+        "used",
+        "going",
+        "got",
+        "gets",
+        "get",
+        "just",
+        "also",
+        "really",
+        "still",
+        "always",
+        "usually",
+        "recently",
+        "finally",
+        "now",
+        "actually",
+        "currently",
+    ];
+    t.is(AUX) || is_known_verb(&t.low) || t.low.ends_with("ed")
+}
+
+/// A verb that may open a clause whose subject is understood ("Finally sold the Civic",
+/// "and bought a Tesla"): not "like" (mostly a preposition there) and not an -ing form
+/// (a gerund is a subject: "having an RV would...").
+pub(super) fn understood_subject_verb(t: &Tok) -> bool {
+    let gerund = t.low.ends_with("ing") && t.low.len() > 4;
+    !(t.is(&["like", "likes"]) || gerund) && is_known_verb(&t.low)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
