@@ -13,7 +13,7 @@ const FILE_ENDINGS: &[&str] = &[
 ];
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    cairn_testkit::fixtures::workspace_root()
 }
 
 /// Every file of the checkout (build outputs, dependencies and git's own left out), as

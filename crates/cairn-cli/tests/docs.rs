@@ -48,7 +48,7 @@ use std::time::Instant;
 static TURNS: Mutex<()> = Mutex::new(());
 
 pub(crate) fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    cairn_testkit::fixtures::workspace_root()
 }
 
 /// The pages whose examples are tested, relative to the repository.

@@ -5,11 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-fn root() -> PathBuf {
-    let here = std::env::var("CARGO_MANIFEST_DIR").unwrap_or(env!("CARGO_MANIFEST_DIR").into());
-    Path::new(&here).join("../..")
-}
-
 /// Every `.rs` file under `dir`, by its module path (`a::b`; the crate root is "").
 fn modules(dir: &Path, prefix: &[String], out: &mut BTreeMap<Vec<String>, PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -132,7 +127,7 @@ fn circles(src: &Path) -> Vec<Vec<String>> {
 
 #[test]
 fn no_crate_has_an_import_circle() {
-    let crates = root().join("crates");
+    let crates = cairn_testkit::fixtures::workspace_root().join("crates");
     let mut all = Vec::new();
     for e in std::fs::read_dir(&crates).expect("crates/").flatten() {
         let src = e.path().join("src");

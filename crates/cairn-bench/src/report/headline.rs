@@ -186,11 +186,7 @@ mod tests {
     /// by hand, fails here until `cairn bench headline` is run again.
     #[test]
     fn the_benchmarks_page_shows_what_its_runs_hold() {
-        // The crate's folder as cargo names it when it runs the test (see the testkit's
-        // `workspace_root`): a shared target directory may hold a build of another checkout.
-        let crate_dir =
-            std::env::var("CARGO_MANIFEST_DIR").unwrap_or(env!("CARGO_MANIFEST_DIR").into());
-        let page = Path::new(&crate_dir).join("../../docs/benchmarks/README.md");
+        let page = cairn_testkit::fixtures::workspace_root().join("docs/benchmarks/README.md");
         assert!(
             update(&page, true).unwrap(),
             "docs/benchmarks/README.md is not current: run `cairn bench headline docs/benchmarks/README.md`"

@@ -86,9 +86,8 @@ type Pending = Option<(String, Vec<(String, Vec<String>, Vec<String>, bool)>)>;
 #[ignore]
 fn suite() {
     let file = std::env::var("SUITE").unwrap_or_else(|_| "dev".into());
-    let crate_dir =
-        std::env::var("CARGO_MANIFEST_DIR").unwrap_or(env!("CARGO_MANIFEST_DIR").into());
-    let path = format!("{crate_dir}/../cairn-bench/fixtures/personal/{file}.txt");
+    let path = cairn_testkit::fixtures::workspace_root()
+        .join(format!("crates/cairn-bench/fixtures/personal/{file}.txt"));
     let text = std::fs::read_to_string(path).unwrap();
     let words = |s: &str| -> Vec<String> {
         s.split(|c: char| !c.is_alphanumeric() && c != ':')
