@@ -22,7 +22,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 mod args;
 mod order;
@@ -198,13 +198,22 @@ impl CairnMcp {
         default_space: Option<String>,
         tools: McpTools,
     ) -> Self {
+        // Made portable and stated once per process: an HTTP request's MCP call makes a
+        // server of its own, and the schemas are the same for every one.
+        static ROUTERS: OnceLock<(ToolRouter<CairnMcp>, ToolRouter<CairnMcp>)> = OnceLock::new();
+        let (all, memory) = ROUTERS.get_or_init(|| {
+            (
+                portable(Self::tool_router() + Self::trajectory_router()),
+                portable(Self::tool_router()),
+            )
+        });
         Self {
             state,
             local,
             default_space,
             tools,
-            tool_router: portable(Self::tool_router() + Self::trajectory_router()),
-            memory_router: portable(Self::tool_router()),
+            tool_router: all.clone(),
+            memory_router: memory.clone(),
         }
     }
 
