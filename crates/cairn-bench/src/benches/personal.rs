@@ -53,10 +53,7 @@ pub(crate) fn run(args: &PersonalArgs) -> anyhow::Result<()> {
     meta.data_path = suite_names(args).join(", ");
     meta.questions_in_file = conversations.iter().map(|c| c.questions.len()).sum();
     meta.questions_selected = meta.questions_in_file;
-    std::fs::write(
-        folder.dir.join("run.json"),
-        serde_json::to_string_pretty(&meta)?,
-    )?;
+    folder.write_meta(&meta)?;
     arm_stop();
     let mut results = ResultsFile::open(&folder.results())?;
     let mut records = Vec::new();

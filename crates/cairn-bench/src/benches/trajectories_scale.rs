@@ -97,10 +97,7 @@ pub(crate) fn run(args: &ScaleArgs) -> anyhow::Result<()> {
         load_seconds,
         ..describe(args, base, qs.len(), observation_bytes)
     };
-    std::fs::write(
-        folder.dir.join("run.json"),
-        serde_json::to_string_pretty(&meta)?,
-    )?;
+    folder.write_meta(&meta)?;
 
     arm_stop();
     let pb = progress::bar(args.trajectories + qs.len(), &folder.label);

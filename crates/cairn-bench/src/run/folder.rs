@@ -115,8 +115,7 @@ impl RunFolder {
         Ok(())
     }
 
-    /// Removes the data directory (a run without `--keep-data`, once it is done).
-    /// Removes the run's data directory. A background writer can outlive the closed
+    /// Removes the run's data directory (a run without `--keep-data`, once it is done). A background writer can outlive the closed
     /// store (tantivy's index writer stops its merge threads on drop without waiting for
     /// them) and write a file while the directory is being removed: `.ci/run` once failed
     /// with "Directory not empty" here. The removal is tried again for up to two seconds.
