@@ -115,10 +115,11 @@ impl RunFolder {
         Ok(())
     }
 
-    /// Removes the run's data directory (a run without `--keep-data`, once it is done). A background writer can outlive the closed
-    /// store (tantivy's index writer stops its merge threads on drop without waiting for
-    /// them) and write a file while the directory is being removed: `.ci/run` once failed
-    /// with "Directory not empty" here. The removal is tried again for up to two seconds.
+    /// Removes the run's data directory (a run without `--keep-data`, once it is done). A
+    /// background writer can outlive the closed store (tantivy's index writer stops its
+    /// merge threads on drop without waiting for them) and write a file while the directory
+    /// is being removed: `.ci/run` once failed with "Directory not empty" here. The removal
+    /// is tried again for up to two seconds.
     pub fn remove_data(&self) -> anyhow::Result<()> {
         let mut tries = 0;
         while self.data_dir.exists() {
