@@ -121,7 +121,12 @@ function header(space) {
 }
 
 async function route() {
-  const main = document.getElementById("main");
+  // Each route renders into a <main> of its own: a view still waiting for an answer when
+  // the route changes fills the one it was given, no longer in the page, instead of
+  // overwriting the view that replaced it.
+  const old = document.getElementById("main");
+  const main = old.cloneNode(false);
+  old.replaceWith(main);
   if (!key()) return signIn(main);
   try {
     state.me = state.me || (await api("GET", "/v1/me"));
