@@ -1,7 +1,10 @@
-//! No two modules of a crate that are not parent and child import each other, directly
-//! or around a loop (ARCHITECTURE.md, "Modules within a crate"). Read from the `use`
-//! statements of every source file (up to its first `#[cfg(test)]`): `use super::…` and
-//! `use crate::…` resolved to the longest module path that is a file of the crate.
+//! No two modules of a crate import each other, directly or around a loop, a module and
+//! its own children included: a parent declares and re-exports its children, so a child
+//! importing from its parent file closes a loop, and what children share lives in a child
+//! module of its own (ARCHITECTURE.md, "Modules within a crate"). Read from the `use`
+//! statements of every source file (up to its first `#[cfg(test)]`): `use crate::…`,
+//! `use super::…`, `use self::…` and `use child::…` resolved to the longest module path
+//! that is a file of the crate.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -52,10 +55,25 @@ fn imports(module: &[String], src: &str) -> Vec<Vec<String>> {
         let path: String = path.chars().filter(|c| !c.is_whitespace()).collect();
         let (base, rest) = if let Some(r) = path.strip_prefix("crate::") {
             (Vec::new(), r)
-        } else if let Some(r) = path.strip_prefix("super::") {
-            (module[..module.len().saturating_sub(1)].to_vec(), r)
-        } else {
+        } else if !path.contains("::") {
             continue;
+        } else {
+            // A path from this module: `child::Name`, `self::…`, `super::super::…`; a crate
+            // outside this one resolves to no module of the crate and is dropped by the
+            // caller.
+            let mut at = module.to_vec();
+            let mut r = path.as_str();
+            loop {
+                if let Some(x) = r.strip_prefix("super::") {
+                    at.pop();
+                    r = x;
+                } else if let Some(x) = r.strip_prefix("self::") {
+                    r = x;
+                } else {
+                    break;
+                }
+            }
+            (at, r)
         };
         // `a::b::{c, d::e}`: the path up to the braces, then each name inside them.
         let (head, inner) = match rest.split_once('{') {
@@ -78,10 +96,6 @@ fn imports(module: &[String], src: &str) -> Vec<Vec<String>> {
     out
 }
 
-fn is_prefix(a: &[String], b: &[String]) -> bool {
-    a.len() <= b.len() && a == &b[..a.len()]
-}
-
 /// The import loops among one crate's modules, each as the modules around it.
 fn circles(src: &Path) -> Vec<Vec<String>> {
     let mut mods = BTreeMap::new();
@@ -98,9 +112,8 @@ fn circles(src: &Path) -> Vec<Vec<String>> {
             else {
                 continue;
             };
-            // A module and its parent or children: not counted (a parent declares and
-            // re-exports its children; a child reads its parent's names).
-            if !is_prefix(&target, m) && !is_prefix(m, &target) {
+            // A module's own names are no edge; its parent's and children's are.
+            if target != *m {
                 edges.entry(m.clone()).or_default().insert(target);
             }
         }
@@ -143,27 +156,45 @@ fn no_crate_has_an_import_circle() {
 }
 
 #[test]
-fn the_check_sees_a_circle_of_siblings_and_ignores_parent_and_child() {
+fn the_check_sees_a_circle_of_siblings_and_one_of_parent_and_child() {
     let dir = std::env::temp_dir().join(format!("cairn-circles-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("a")).unwrap();
     std::fs::write(dir.join("lib.rs"), "mod a;\npub use a::A;\n").unwrap();
-    std::fs::write(
-        dir.join("a/mod.rs"),
-        "mod b;\nmod c;\npub use b::B;\npub struct A;\n",
-    )
-    .unwrap();
-    let b = "//! B.\nuse super::c::C;\nuse super::A;\npub struct B;\n";
-    std::fs::write(dir.join("a/b.rs"), b).unwrap();
-    std::fs::write(dir.join("a/c.rs"), "use super::{b::B, A};\npub struct C;\n").unwrap();
+    let write = |file: &str, text: &str| std::fs::write(dir.join(file), text).unwrap();
+    let names =
+        |found: &[Vec<String>]| -> Vec<String> { found.iter().map(|c| c.join(" -> ")).collect() };
+    // Siblings around a loop, no parent involved.
+    write("a/mod.rs", "mod b;\nmod c;\npub struct A;\n");
+    write("a/b.rs", "//! B.\nuse super::c::C;\npub struct B;\n");
+    write("a/c.rs", "use super::{b::B};\npub struct C;\n");
     let found = circles(&dir);
-    assert_eq!(found.len(), 2, "{found:?}");
-    assert!(found.iter().all(|c| c.iter().all(|m| m.starts_with("a::"))));
-    std::fs::write(
-        dir.join("a/c.rs"),
-        "use super::A;\n#[cfg(test)]\nuse super::b::B;\n",
-    )
-    .unwrap();
-    assert!(circles(&dir).is_empty());
+    assert_eq!(names(&found), ["a::b -> a::c", "a::c -> a::b"], "{found:?}");
+    // A parent re-exporting a child that imports from the parent: a loop.
+    write("a/mod.rs", "mod b;\nmod c;\npub use b::B;\npub struct A;\n");
+    write("a/b.rs", "use super::A;\npub struct B;\n");
+    write("a/c.rs", "pub struct C;\n");
+    let found = circles(&dir);
+    assert_eq!(names(&found), ["a -> a::b", "a::b -> a"], "{found:?}");
+    // The same through `self::` and from a grandchild through `super::super::`.
+    write(
+        "a/mod.rs",
+        "mod b;\nmod c;\npub use self::b::B;\npub struct A;\n",
+    );
+    let found = circles(&dir);
+    assert_eq!(names(&found), ["a -> a::b", "a::b -> a"], "{found:?}");
+    std::fs::create_dir_all(dir.join("a/b")).unwrap();
+    write("a/b.rs", "mod d;\npub use d::B;\n");
+    write("a/b/d.rs", "use super::super::A;\npub struct B;\n");
+    let found = circles(&dir);
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert!(found.iter().all(|c| c.contains(&"a::b::d".to_string())));
+    // A child importing a sibling while the parent re-exports the child: no loop; nor is
+    // an import under `#[cfg(test)]`.
+    let _ = std::fs::remove_dir_all(dir.join("a/b"));
+    write("a/mod.rs", "mod b;\nmod c;\npub use b::B;\npub use c::C;\n");
+    write("a/b.rs", "use super::c::C;\npub struct B;\n");
+    write("a/c.rs", "pub struct C;\n#[cfg(test)]\nuse super::b::B;\n");
+    assert!(circles(&dir).is_empty(), "{:?}", circles(&dir));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,21 +9,21 @@
 mod cases;
 mod corpus;
 mod queries;
+mod spaces;
 mod writes;
 
 pub use cases::{raw_corpus, Case};
 pub use corpus::corpus;
+pub use spaces::SPACE;
 
 use crate::serve::{encode, Cairn, Client, Resp, ADMIN_KEY};
 use anyhow::{bail, Result};
 use serde::Serialize;
 use serde_json::{json, Value};
+use spaces::OTHER;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
-
-pub const SPACE: &str = "bad";
-const OTHER: &str = "bystander";
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct BadInputReport {

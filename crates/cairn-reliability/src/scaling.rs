@@ -22,7 +22,10 @@
 //! Every route of the server's `/v1/openapi.json` must have a probe here: a route added
 //! without one is reported (`unprobed_routes`), so the table cannot silently miss it.
 mod dimensions;
+mod options;
 mod probes;
+
+pub use options::ScalingOptions;
 
 use crate::fuzz::Rng;
 use crate::serve::{encode, Cairn, Client, Server};
@@ -37,33 +40,6 @@ use std::collections::BTreeSet;
 pub const FLOOR_MS: f64 = 5.0;
 /// Growth per doubling above this is superlinear (2.0 is linear).
 pub const LINEAR: f64 = 2.2;
-
-#[derive(Debug, Clone)]
-pub struct ScalingOptions {
-    /// N at the first size of each dimension (filter conditions start at `base / 16`,
-    /// capped by the filter language's 256 conditions).
-    pub base: usize,
-    /// Doublings after the first size.
-    pub doublings: usize,
-    /// Cold measurements per probe and size; their median counts. Five by default: at
-    /// three, a row moved by 0.2-0.4x between runs of the same binary (docs/reliability.md).
-    pub reps: usize,
-    /// Only the dimensions named (all when empty).
-    pub only: Vec<String>,
-    pub seed: u64,
-}
-
-impl Default for ScalingOptions {
-    fn default() -> Self {
-        Self {
-            base: 250,
-            doublings: 3,
-            reps: 5,
-            only: Vec::new(),
-            seed: 1,
-        }
-    }
-}
 
 /// One probe of one dimension: its CPU at each N.
 #[derive(Debug, Clone, Serialize)]

@@ -3,9 +3,11 @@
 //! scored at session and turn level ([`crate::scoring::retrieval`]), one record per
 //! (question, row) appended to `results.jsonl`, and the summary files at the end.
 mod judging;
+mod plan;
 mod setup;
 
 use judging::{exclusion_of, judge, judged, messages_twice};
+pub use plan::{QuestionSpec, RunPlan};
 use setup::{
     existing_results, previous_command_lines, previous_meta, resolve_label, run_rows, with_ids_note,
 };
@@ -26,42 +28,11 @@ use crate::run::{arm_stop, open_memory, progress, stopped};
 use crate::run::{ConfigRow, RunMeta};
 use crate::scoring::exclusion;
 use anyhow::{bail, Context as _};
-use cairn::{Memory, SessionInput, Timestamp, Unit, UnitKind};
+use cairn::{Memory, SessionInput, Unit, UnitKind};
 use indicatif::ProgressBar;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// What the dataset protocol hands to [`Run::start`].
-pub struct RunPlan {
-    pub dataset: &'static str,
-    pub sha256: String,
-    pub questions_in_file: usize,
-    /// Selected question ids, in run order.
-    pub selected: Vec<String>,
-    pub load_seconds: f64,
-    pub max_questions_per_conv: Option<usize>,
-    pub as_of_description: String,
-    pub dataset_notes: Vec<String>,
-    pub limitations: Vec<String>,
-}
-
-/// A question as the protocol sees it.
-pub struct QuestionSpec {
-    pub id: String,
-    pub qtype: String,
-    pub question: String,
-    pub answer: Option<String>,
-    /// The question's own date as the dataset writes it (shown to a reader).
-    pub question_date: Option<String>,
-    pub as_of: Option<Timestamp>,
-    pub as_of_note: Option<String>,
-    /// Known before recall (abstention, adversarial).
-    pub exclusion: Option<String>,
-    pub evidence: Evidence,
-    /// The metadata filter of the question's recalls (`--shared-space`: its user).
-    pub filter: Option<serde_json::Value>,
-}
 
 /// `--shared-space`: a user's sessions as one shared space holds them, their ids under the
 /// user's (two users' histories may hold the same session) and `metadata.user_id` set.

@@ -1,6 +1,6 @@
 //! What in a text is a name: capitalized words and runs of them, with whether they open
 //! a sentence and the word before them, and the kind of entity each is.
-use super::*;
+use cairn_core::EntityKind;
 
 /// Capitalized words that are not names wherever they stand (pronouns, interjections;
 /// days and months too, see [`not_a_name`]: a time is not an entity).

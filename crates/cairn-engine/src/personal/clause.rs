@@ -1,9 +1,9 @@
 //! Clauses of a sentence and what opens each: its subject (`subject.rs`), auxiliaries,
 //! negation, tense.
+use super::discourse::{Context, Speaking, Who};
 use super::lexicon::IRREGULAR;
 use super::phrase::{canon, is_known_verb, past_form, understood_subject_verb, verbish, Tok};
-use super::subject::{subject, Who, STARTERS};
-use super::{Context, Speaking};
+use super::subject::{subject, STARTERS};
 use std::ops::Range;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

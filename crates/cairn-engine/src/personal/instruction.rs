@@ -8,8 +8,9 @@
 //! "never", "anymore"), or it is about the assistant's replies themselves ("your
 //! answers", "replies"). "Give me a pasta recipe" asks for one reply and is no
 //! instruction; neither is a question, unless it asks for something from now on.
+use super::discourse::Speaking;
+use super::fact::Personal;
 use super::phrase::{tokens, Tok};
-use super::{Personal, Speaking};
 use cairn_core::FactCategory;
 
 /// Words a directive may open with that carry nothing of it.

@@ -478,6 +478,40 @@ pub(super) fn understood_subject_verb(t: &Tok) -> bool {
     !(t.is(&["like", "likes"]) || gerund) && is_known_verb(&t.low)
 }
 
+/// The words of `toks[from..]` up to the clause's end, lowercased.
+pub fn lows(toks: &[Tok], from: usize) -> Vec<&str> {
+    toks.iter().skip(from).map(|t| t.low.as_str()).collect()
+}
+
+/// Items of a list: "peanuts and shellfish", "pork or beef".
+pub fn list(toks: &[Tok], from: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = from;
+    let stops: Vec<&str> = VALUE_STOPS
+        .iter()
+        .copied()
+        .filter(|w| !matches!(*w, "and" | "or"))
+        .collect();
+    while i < toks.len() {
+        let (item, end) = phrase(toks, i, &[&stops[..], &["and", "or"]].concat(), 4);
+        if !item.is_empty() {
+            out.push(item);
+        }
+        if end >= toks.len() || !toks[end].is(&["and", "or"]) && !toks[end - 1].pause {
+            break;
+        }
+        i = if toks[end].is(&["and", "or"]) {
+            end + 1
+        } else {
+            end
+        };
+        if toks.get(i).is_some_and(|t| t.is(&["i", "we", "so", "but"])) {
+            break;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

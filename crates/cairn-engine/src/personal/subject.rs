@@ -1,19 +1,8 @@
 //! Whom a clause is about: its subject ("I", "my sister", "she", a name), or the
 //! subject understood from the clause before ("and bought a Tesla").
+use super::discourse::{Context, Speaking, Who};
 use super::lexicon::RELATIONS;
 use super::phrase::{is_known_verb, past_form, understood_subject_verb, verbish, Tok};
-use super::{Context, Speaking};
-
-/// Whom a clause is about.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Who {
-    pub person: String,
-    /// The speaker themself ("I", "we").
-    pub speaker: bool,
-    /// A name the message did not introduce: only what a person is (home, work, role,
-    /// family, plans) is read of it.
-    pub bare_name: bool,
-}
 
 /// Capitalized words that open sentences without being names.
 pub(super) const STARTERS: &[&str] = &[

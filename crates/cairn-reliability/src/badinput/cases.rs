@@ -1,7 +1,7 @@
 //! What the bad-input corpus is made of: a case, the helpers that build one, the routes
 //! the cases write to, and the raw HTTP sent over a socket (the cases themselves are in
 //! `queries.rs` and `writes.rs`, gathered by `corpus.rs`).
-use super::SPACE;
+use super::spaces::SPACE;
 use crate::serve::ADMIN_KEY;
 use serde_json::{json, Value};
 

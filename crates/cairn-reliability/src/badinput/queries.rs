@@ -1,7 +1,7 @@
 //! Bad requests that ask rather than carry for the bad-input corpus: recall options,
 //! filters, query parameters, and the space names, ids and keys a request names.
 use super::cases::{accepted, case, msgs, post_json, Case, Routes};
-use super::OTHER;
+use super::spaces::OTHER;
 use crate::serve::{encode, encode_bytes, ADMIN_KEY};
 use serde_json::{json, Value};
 

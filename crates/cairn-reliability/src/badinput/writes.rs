@@ -1,7 +1,7 @@
 //! Bad bodies of writes for the bad-input corpus: sessions, times, metadata, cross-site
 //! bodies, imports, batches, group messages and trajectories.
 use super::cases::{accepted, case, msgs, post_json, post_raw, Case, Routes};
-use super::SPACE;
+use super::spaces::SPACE;
 use serde_json::{json, Value};
 
 /// Wrong types and missing fields in sessions: ids, messages, roles and dates.

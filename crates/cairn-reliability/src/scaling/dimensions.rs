@@ -1,7 +1,7 @@
 //! The dimensions `cairn reliability scaling` grows, one space each: what N counts, how
 //! the space is grown to N, and what the probes name there.
+use super::options::ScalingOptions;
 use super::probes::{ok, small_run, two_messages, Ctx};
-use super::ScalingOptions;
 use crate::corpus::nonce;
 use crate::fuzz::Rng;
 use crate::serve::{encode, Client};

@@ -1,6 +1,6 @@
 //! The admin API for keys: what `cairn keys` does, over HTTP, for the admin key only (a
 //! product that makes one pinned key per end user makes them here).
-use super::{ApiResult, S};
+use super::handler::{ApiResult, S};
 use crate::auth::{Access, KeyInfo, NewKey, Principal};
 use crate::error::{ApiError, ServerError};
 use crate::wire::doc::*;

@@ -2,7 +2,7 @@
 //! forgetting one (which the engine decides the meaning of). A listing shows the memories
 //! a user thinks of (one per message, fact and trajectory) unless it asks for a derived
 //! kind (`kind=round`) or every unit (`kind=all`), as `UnitKind::listed` decides.
-use super::{page_limit, query, ApiResult, S};
+use super::handler::{page_limit, query, ApiResult, S};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;

@@ -6,7 +6,11 @@
 //!
 //! Middleware, outermost first: tracing, panic catching, problem documents for axum's own
 //! rejections, the `Host` check (DNS rebinding), then per route the key check.
+//! What the handlers share lives beside them: `handler.rs` (their state, result and query
+//! strings) and `idempotency.rs` (a write's key and its answer).
 pub(crate) mod entities;
+mod handler;
+mod idempotency;
 pub(crate) mod inspect;
 mod keys;
 mod memories;
@@ -20,14 +24,13 @@ mod transfer;
 
 use crate::error::ApiError;
 use crate::{AppState, AuthMode, Principal};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, post_service, MethodRouter};
 use axum::Router;
-use cairn::WriteOptions;
+use handler::S;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -36,8 +39,6 @@ use std::sync::Arc;
 pub const OPENAPI: &str = include_str!("../../openapi.json");
 pub use openapi::{document as openapi_document, document_text as openapi_text};
 
-type S = Arc<AppState>;
-type ApiResult<T> = Result<T, ApiError>;
 use memories::*;
 use recall::*;
 use sessions::*;
@@ -379,46 +380,6 @@ fn host_name(v: &str) -> &str {
         Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
         _ => v,
     }
-}
-
-/// The write options of a request: its `Idempotency-Key` header, if any.
-fn write_options(headers: &HeaderMap) -> ApiResult<WriteOptions> {
-    match headers.get("idempotency-key") {
-        None => Ok(WriteOptions::default()),
-        Some(v) => {
-            let key = v.to_str().map_err(|_| {
-                ApiError::invalid("Idempotency-Key", "must be visible ASCII characters")
-            })?;
-            Ok(WriteOptions::with_key(key))
-        }
-    }
-}
-
-/// Answers a write: 200 with the report, and `Idempotency-Replayed: true` when it is the
-/// first answer to a request made before with the same key.
-fn ingested(report: cairn::IngestReport) -> Response {
-    let replayed = report.replayed;
-    let body = axum::Json(crate::wire::out::Ingested::from(report));
-    if replayed {
-        ([("idempotency-replayed", "true")], body).into_response()
-    } else {
-        body.into_response()
-    }
-}
-
-fn page_limit(limit: Option<usize>) -> ApiResult<usize> {
-    Ok(cairn::bounds::page_limit(limit).map_err(cairn::Error::from)?)
-}
-
-/// A query string as `T`, or `422 invalid_query` saying why not.
-fn query<T>(q: Result<Query<T>, QueryRejection>) -> ApiResult<T> {
-    q.map(|Query(v)| v).map_err(|e| {
-        ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_query",
-            e.body_text(),
-        )
-    })
 }
 
 /// axum's own rejections (a path segment that is not UTF-8, say) are plain text; every

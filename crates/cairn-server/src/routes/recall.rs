@@ -1,5 +1,5 @@
 //! Recall, and what is known beyond single memories: fact histories, speakers, profiles.
-use super::{ApiResult, S};
+use super::handler::{query, ApiResult, S};
 use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::ops;
@@ -96,7 +96,7 @@ pub(super) async fn speakers(
     Path(space): Path<String>,
     q: Result<Query<ScopeQuery>, QueryRejection>,
 ) -> ApiResult<Json<SpeakerList>> {
-    let scope = super::query(q)?.options()?;
+    let scope = query(q)?.options()?;
     let w = ops::speakers(&st, &who, &space, scope).await?;
     Ok(Json(SpeakerList {
         speakers: w.answer,
@@ -127,7 +127,7 @@ pub(super) async fn profile(
     Path((space, speaker)): Path<(String, String)>,
     q: Result<Query<ScopeQuery>, QueryRejection>,
 ) -> ApiResult<Json<SpeakerProfileOut>> {
-    let scope = super::query(q)?.options()?;
+    let scope = query(q)?.options()?;
     let w = ops::profile(&st, &who, &space, speaker, scope).await?;
     Ok(Json(SpeakerProfileOut {
         warnings: w.warnings,

@@ -1,6 +1,7 @@
 //! Sessions: ingest (one, a batch, appended messages, group messages), listing, reading
 //! and forgetting them.
-use super::{ingested, page_limit, query, write_options, ApiResult, S};
+use super::handler::{page_limit, query, ApiResult, S};
+use super::idempotency::{ingested, write_options};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::{self, blocking};

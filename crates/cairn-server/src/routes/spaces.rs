@@ -1,5 +1,6 @@
 //! Spaces, their counts, and the server's own liveness routes.
-use super::{ApiResult, S};
+use super::handler::{ApiResult, S};
+use super::openapi::document as openapi_document;
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::{self, blocking};
@@ -70,7 +71,7 @@ pub(super) async fn ready(State(st): State<S>) -> ApiResult<Json<Ready>> {
     security(()),
 )]
 pub(super) async fn openapi() -> Json<&'static Value> {
-    Json(super::openapi_document())
+    Json(openapi_document())
 }
 
 #[utoipa::path(

@@ -1,5 +1,6 @@
 //! Agent trajectories: insert, the manifest, one trajectory or one state, forget.
-use super::{ingested, write_options, ApiResult, S};
+use super::handler::{ApiResult, S};
+use super::idempotency::{ingested, write_options};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;

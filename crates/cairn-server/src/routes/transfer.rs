@@ -1,5 +1,6 @@
 //! Export and import of a space (JSONL: session records, then trajectory records).
-use super::{ingested, write_options, ApiResult, S};
+use super::handler::{ApiResult, S};
+use super::idempotency::{ingested, write_options};
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::blocking;

@@ -76,7 +76,7 @@ pub struct TrajectoryPath {
     id: String,
 }
 
-/// The `Idempotency-Key` header of the writes (read by `routes::write_options`).
+/// The `Idempotency-Key` header of the writes (read by `routes::idempotency::write_options`).
 #[derive(IntoParams)]
 #[into_params(parameter_in = Header)]
 #[allow(dead_code)]

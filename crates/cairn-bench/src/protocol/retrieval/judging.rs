@@ -1,6 +1,6 @@
 //! Judging a recall: its hits against the question's evidence, the question's scores at
 //! each level, and what the context shows twice.
-use super::QuestionSpec;
+use super::plan::QuestionSpec;
 use crate::records::retrieval::{LedgerEntry, LevelScores, RankedHit};
 use crate::scoring::exclusion;
 use crate::scoring::retrieval::{

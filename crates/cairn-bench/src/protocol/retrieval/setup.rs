@@ -1,6 +1,6 @@
 //! Starting a retrieval run: its label, the run it resumes, its config rows and the notes
 //! its `run.json` carries.
-use super::RunPlan;
+use super::plan::RunPlan;
 use crate::args::RunArgs;
 use crate::records::retrieval::{read_results, QuestionRecord};
 use crate::run::folder::latest_run;

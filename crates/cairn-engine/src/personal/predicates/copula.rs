@@ -1,6 +1,12 @@
 //! The copula: what a subject is ("I'm a nurse", "I'm vegan", "my sister is a teacher"), and
 //! what they like when it is said with one ("I'm a big fan of jazz").
-use super::*;
+use super::facts::Facts;
+use super::plans::plan_phrase;
+use crate::personal::clause::Tense;
+use crate::personal::discourse::Context;
+use crate::personal::lexicon::{DIETS, ROLES, ROLE_SUFFIXES};
+use crate::personal::phrase::{list, lows, noun_phrase, phrase, VALUE_STOPS};
+use cairn_core::FactCategory as C;
 
 /// The copula's complement as each reader takes it.
 struct Complement<'w> {

@@ -1,6 +1,11 @@
 //! How many of something a subject has (a number with a plural noun), and what to
 //! remember of an object for the clauses after it.
-use super::*;
+use super::facts::Facts;
+use super::plans::{frequency, main_part};
+use crate::personal::clause::{verb_stem, Clause};
+use crate::personal::discourse::Context;
+use crate::personal::phrase::{is_pointer, is_verb, noun_phrase, number, phrase, VALUE_STOPS};
+use cairn_core::FactCategory as C;
 
 /// A number of things: "I've visited 14 countries", "I just passed 350 records", "I
 /// have about 300" (of the thing named before).

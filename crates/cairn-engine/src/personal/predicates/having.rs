@@ -1,6 +1,13 @@
 //! What a subject has: have, own, adopt, buy, sell, give up (pets, cars, things,
 //! businesses, conditions).
-use super::*;
+use super::counts::{head_noun, is_measure};
+use super::facts::Facts;
+use super::plans::plan_phrase;
+use crate::personal::clause::Tense;
+use crate::personal::discourse::Context;
+use crate::personal::lexicon::{BUSINESSES, CONDITIONS, PETS, RELATIONS, THINGS};
+use crate::personal::phrase::{canon, is_pointer, lows, noun_phrase, number, phrase, Tok};
+use cairn_core::FactCategory as C;
 
 /// Possessions, pets, relations, conditions and counts after have/own/buy/adopt/get,
 /// each of a list ("a MacBook Pro for work and an old ThinkPad at home").
@@ -404,4 +411,61 @@ pub(super) fn gave_up_thing(f: &mut Facts<'_, '_>, v: &str, r: usize) {
         have(f, &canon("buy"), end + p + 1, &mut Context::default());
     }
     f.changed(n);
+}
+
+/// What kind of thing a phrase (lowercased words) names: a pet (its animal) or a
+/// belonging (its kind). Read from its head, the last word, or from the word before a
+/// brand or model at the end ("MacBook Pro", "Fitbit Charge 5"); "cat food" and "a
+/// stuffed animal dog" are neither.
+pub(super) fn kind_of(words: &[&str]) -> Option<(C, String)> {
+    const NOT_ALIVE: &[&str] = &[
+        "toy", "stuffed", "plush", "figurine", "statue", "painting", "photo", "picture", "drawing",
+        "food", "treats", "bed", "leash", "collar", "bowl", "crate", "costume", "mug", "shirt",
+        "poster", "sticker", "video", "videos", "show", "movie",
+    ];
+    if words.iter().any(|w| NOT_ALIVE.contains(w)) {
+        return None;
+    }
+    let lookup = |w: &str| {
+        let w = w.trim_end_matches("'s");
+        if let Some((_, animal)) = PETS.iter().find(|(p, _)| *p == w) {
+            return Some((C::Pet, animal.to_string()));
+        }
+        THINGS
+            .iter()
+            .find(|(t, _)| *t == w)
+            .map(|(_, kind)| (C::Possession, kind.to_string()))
+    };
+    let head = *words.last()?;
+    if let Some(k) = lookup(head) {
+        return Some(k);
+    }
+    // A model after the kind: "macbook pro", "charge 5"; the head is then a short word
+    // or a number.
+    let model_tail = head.len() <= 4 || head.chars().any(|c| c.is_ascii_digit());
+    if model_tail && words.len() >= 2 {
+        return lookup(words[words.len() - 2]);
+    }
+    None
+}
+
+/// What follows `r` names a condition of health ("migraines", "type 2 diabetes").
+pub(super) fn condition_after(toks: &[Tok], r: usize) -> Option<String> {
+    let (np, _) = phrase(
+        toks,
+        r,
+        &[
+            "because", "but", "since", "so", "and", "which", "when", "last", "ago", "for", "after",
+            "from", "a", "every", "in", "on",
+        ],
+        5,
+    );
+    let low = np.to_lowercase();
+    let hit = CONDITIONS
+        .iter()
+        .any(|c| low.split(' ').any(|w| w == *c) || (c.contains(' ') && low.contains(c)))
+        || low
+            .split(' ')
+            .any(|w| w.ends_with("itis") || w.ends_with("osis") || w.ends_with("emia"));
+    hit.then_some(np)
 }

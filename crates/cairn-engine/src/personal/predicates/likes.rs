@@ -1,5 +1,7 @@
 //! What a subject likes or dislikes: love, hate, prefer, enjoy.
-use super::*;
+use super::facts::Facts;
+use crate::personal::phrase::{canon, is_known_verb, is_pointer, phrase, Tok, VALUE_STOPS};
+use cairn_core::FactCategory as C;
 
 /// Likes and dislikes: "I love X", "I can't stand X", "I prefer X over Y".
 pub(super) fn liking(f: &mut Facts<'_, '_>, v: &str, r: usize) {

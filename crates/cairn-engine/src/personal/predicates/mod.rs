@@ -3,18 +3,16 @@
 //! status), what they have (have, own, adopt, buy, sell), like (love, hate, prefer), do
 //! regularly (a verb with a frequency), plan (plan to, will, a progressive with a future
 //! time), and how many of something (a number with a plural noun).
-use super::clause::{verb_stem, Clause, Tense};
-use super::lexicon::{
-    BODY, BUSINESSES, CONDITIONS, DIETS, PETS, RELATIONS, ROLES, ROLE_SUFFIXES, THINGS,
-};
-use super::phrase::{
-    canon, is_known_verb, is_pointer, is_verb, noun_phrase, number, phrase, Tok, VALUE_STOPS,
-};
-use super::{when, Context, Personal, Speaking};
+use super::clause::Clause;
+use super::discourse::{Context, Speaking};
+use super::fact::Personal;
+use super::lexicon::{BODY, RELATIONS};
+use super::phrase::{is_pointer, phrase, Tok};
 use cairn_core::FactCategory as C;
 
 mod copula;
 mod counts;
+mod facts;
 mod having;
 mod likes;
 mod places;
@@ -22,129 +20,10 @@ mod plans;
 mod verbs;
 use copula::*;
 use counts::*;
+use facts::Facts;
 use having::*;
-use likes::*;
-use places::*;
 use plans::*;
 use verbs::*;
-
-/// Verbs after "want to", "plan to" that ask for something rather than intend it.
-const REQUEST_VERBS: &[&str] = &[
-    "know",
-    "ask",
-    "find",
-    "hear",
-    "understand",
-    "figure",
-    "check",
-    "see",
-    "discuss",
-    "talk",
-    "brainstorm",
-    "compare",
-    "decide",
-    "confirm",
-    "clarify",
-    "explore",
-    "look",
-    "get",
-    "learn more",
-    "make sure",
-    "share",
-    "say",
-    "thank",
-    "mention",
-    "let",
-    "tell",
-    "start by",
-    "chat",
-    "vent",
-    "double-check",
-    "try",
-    "be",
-    "keep",
-    "go over",
-    "review",
-    "read up",
-    "narrow",
-    "create",
-    "come up",
-    "organize",
-    "set up",
-    "research",
-];
-
-/// Expressions of how often something is done.
-fn frequency(low: &str) -> bool {
-    const SPANS: &str = "(?:day|days|night|nights|morning|mornings|evening|evenings|week|weeks|weekend|weekends|month|months|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekday|weekdays|afternoon|afternoons)";
-    // "on Saturdays" is a habit, "on Saturday" a date.
-    const PLURAL: &str = "(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends|weekdays|mornings|evenings|nights|afternoons)";
-    static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(&format!(
-            r"\b(?:every(?:\s+other)?\s+(?:single\s+)?{SPANS}|each\s+{SPANS}|daily|nightly|weekly|monthly|(?:\d+|once|twice|one|two|three|four|five|six|seven|several|a few|a couple of)\s+(?:times?\s+)?(?:a|per|each)\s+{SPANS}|(?:a|per)\s+(?:day|week|month)\b|on\s+{PLURAL}|most\s+{SPANS}|in\s+the\s+(?:mornings|evenings)|before\s+(?:bed|work|school)|after\s+work|at\s+night|every\s+now\s+and\s+then)"
-        ))
-        .expect("valid regex")
-    });
-    RE.is_match(low)
-}
-
-/// A fact of the clause's subject.
-struct Facts<'c, 'a> {
-    c: &'c Clause<'a>,
-    out: Vec<Personal>,
-    at: Option<cairn_core::Timestamp>,
-    speaker: String,
-}
-
-impl Facts<'_, '_> {
-    /// Adds a fact; `negated` and `revision` are added to what the clause says itself.
-    fn add(&mut self, category: C, label: &str, key: &str, value: &str, negated: bool) {
-        self.add_about(
-            &self.c.who.person.clone(),
-            category,
-            label,
-            key,
-            value,
-            negated,
-        );
-    }
-
-    fn add_about(
-        &mut self,
-        person: &str,
-        category: C,
-        label: &str,
-        key: &str,
-        value: &str,
-        negated: bool,
-    ) {
-        let value = value
-            .trim()
-            .trim_end_matches(|c: char| !c.is_alphanumeric());
-        if value.is_empty() || key.trim().is_empty() || is_pointer(value) {
-            return;
-        }
-        self.out.push(Personal {
-            person: person.to_string(),
-            category,
-            label: label.to_string(),
-            key: key.to_lowercase(),
-            value: value.to_string(),
-            negated,
-            revision: self.c.change,
-            since: None,
-        });
-    }
-
-    /// Marks the facts added since `from` as a change, dated by the clause.
-    fn changed(&mut self, from: usize) {
-        let since = when::since(&self.c.low, self.at);
-        for p in &mut self.out[from..] {
-            p.revision = true;
-            p.since = p.since.or(since);
-        }
-    }
-}
 
 /// "her name is Rosie", "his name's Max": the name.
 pub fn naming(toks: &[Tok]) -> Option<String> {
@@ -456,74 +335,4 @@ fn complement_start(toks: &[Tok], be: usize) -> usize {
         after += 1;
     }
     after
-}
-
-/// What kind of thing a phrase (lowercased words) names: a pet (its animal) or a
-/// belonging (its kind). Read from its head, the last word, or from the word before a
-/// brand or model at the end ("MacBook Pro", "Fitbit Charge 5"); "cat food" and "a
-/// stuffed animal dog" are neither.
-fn kind_of(words: &[&str]) -> Option<(C, String)> {
-    const NOT_ALIVE: &[&str] = &[
-        "toy", "stuffed", "plush", "figurine", "statue", "painting", "photo", "picture", "drawing",
-        "food", "treats", "bed", "leash", "collar", "bowl", "crate", "costume", "mug", "shirt",
-        "poster", "sticker", "video", "videos", "show", "movie",
-    ];
-    if words.iter().any(|w| NOT_ALIVE.contains(w)) {
-        return None;
-    }
-    let lookup = |w: &str| {
-        let w = w.trim_end_matches("'s");
-        if let Some((_, animal)) = PETS.iter().find(|(p, _)| *p == w) {
-            return Some((C::Pet, animal.to_string()));
-        }
-        THINGS
-            .iter()
-            .find(|(t, _)| *t == w)
-            .map(|(_, kind)| (C::Possession, kind.to_string()))
-    };
-    let head = *words.last()?;
-    if let Some(k) = lookup(head) {
-        return Some(k);
-    }
-    // A model after the kind: "macbook pro", "charge 5"; the head is then a short word
-    // or a number.
-    let model_tail = head.len() <= 4 || head.chars().any(|c| c.is_ascii_digit());
-    if model_tail && words.len() >= 2 {
-        return lookup(words[words.len() - 2]);
-    }
-    None
-}
-
-/// The words of `toks[from..]` up to the clause's end, lowercased.
-fn lows(toks: &[Tok], from: usize) -> Vec<&str> {
-    toks.iter().skip(from).map(|t| t.low.as_str()).collect()
-}
-
-/// Items of a list: "peanuts and shellfish", "pork or beef".
-fn list(toks: &[Tok], from: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut i = from;
-    let stops: Vec<&str> = VALUE_STOPS
-        .iter()
-        .copied()
-        .filter(|w| !matches!(*w, "and" | "or"))
-        .collect();
-    while i < toks.len() {
-        let (item, end) = phrase(toks, i, &[&stops[..], &["and", "or"]].concat(), 4);
-        if !item.is_empty() {
-            out.push(item);
-        }
-        if end >= toks.len() || !toks[end].is(&["and", "or"]) && !toks[end - 1].pause {
-            break;
-        }
-        i = if toks[end].is(&["and", "or"]) {
-            end + 1
-        } else {
-            end
-        };
-        if toks.get(i).is_some_and(|t| t.is(&["i", "we", "so", "but"])) {
-            break;
-        }
-    }
-    out
 }

@@ -1,6 +1,14 @@
 //! Where a subject lives and works: live, move, work at, get a job, start, leave, stop,
 //! take (a course, a job).
-use super::*;
+use super::copula::role_phrase;
+use super::facts::Facts;
+use super::having::{condition_after, have};
+use super::plans::{frequency, habit, habit_key, is_state_of_mind, plan_phrase};
+use crate::personal::clause::{verb_stem, Tense};
+use crate::personal::discourse::Context;
+use crate::personal::lexicon::BUSINESSES;
+use crate::personal::phrase::{canon, list, lows, noun_phrase, phrase, Tok};
+use cairn_core::FactCategory as C;
 
 /// "I live in Porto", "we live with my parents", "I lived in Oslo" (over).
 pub(super) fn home(f: &mut Facts<'_, '_>, r: usize) {
@@ -449,27 +457,6 @@ pub(super) fn stopped(f: &mut Facts<'_, '_>, r: usize) {
     if f.out.len() > n {
         f.changed(n);
     }
-}
-
-/// What follows `r` names a condition of health ("migraines", "type 2 diabetes").
-pub(super) fn condition_after(toks: &[Tok], r: usize) -> Option<String> {
-    let (np, _) = phrase(
-        toks,
-        r,
-        &[
-            "because", "but", "since", "so", "and", "which", "when", "last", "ago", "for", "after",
-            "from", "a", "every", "in", "on",
-        ],
-        5,
-    );
-    let low = np.to_lowercase();
-    let hit = CONDITIONS
-        .iter()
-        .any(|c| low.split(' ').any(|w| w == *c) || (c.contains(' ') && low.contains(c)))
-        || low
-            .split(' ')
-            .any(|w| w.ends_with("itis") || w.ends_with("osis") || w.ends_with("emia"));
-    hit.then_some(np)
 }
 
 /// Someone takes a medication ("I take metformin twice a day") or a class ("I take a

@@ -1,6 +1,71 @@
 //! What a subject intends (plan to, will, want to) and does regularly (a verb with a
 //! frequency).
-use super::*;
+use super::facts::Facts;
+use crate::personal::clause::{verb_stem, Clause, Tense};
+use crate::personal::phrase::{
+    canon, is_known_verb, is_pointer, is_verb, noun_phrase, number, phrase, Tok,
+};
+use cairn_core::FactCategory as C;
+
+/// Verbs after "want to", "plan to" that ask for something rather than intend it.
+const REQUEST_VERBS: &[&str] = &[
+    "know",
+    "ask",
+    "find",
+    "hear",
+    "understand",
+    "figure",
+    "check",
+    "see",
+    "discuss",
+    "talk",
+    "brainstorm",
+    "compare",
+    "decide",
+    "confirm",
+    "clarify",
+    "explore",
+    "look",
+    "get",
+    "learn more",
+    "make sure",
+    "share",
+    "say",
+    "thank",
+    "mention",
+    "let",
+    "tell",
+    "start by",
+    "chat",
+    "vent",
+    "double-check",
+    "try",
+    "be",
+    "keep",
+    "go over",
+    "review",
+    "read up",
+    "narrow",
+    "create",
+    "come up",
+    "organize",
+    "set up",
+    "research",
+];
+
+/// Expressions of how often something is done.
+pub(super) fn frequency(low: &str) -> bool {
+    const SPANS: &str = "(?:day|days|night|nights|morning|mornings|evening|evenings|week|weeks|weekend|weekends|month|months|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekday|weekdays|afternoon|afternoons)";
+    // "on Saturdays" is a habit, "on Saturday" a date.
+    const PLURAL: &str = "(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends|weekdays|mornings|evenings|nights|afternoons)";
+    static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(&format!(
+            r"\b(?:every(?:\s+other)?\s+(?:single\s+)?{SPANS}|each\s+{SPANS}|daily|nightly|weekly|monthly|(?:\d+|once|twice|one|two|three|four|five|six|seven|several|a few|a couple of)\s+(?:times?\s+)?(?:a|per|each)\s+{SPANS}|(?:a|per)\s+(?:day|week|month)\b|on\s+{PLURAL}|most\s+{SPANS}|in\s+the\s+(?:mornings|evenings)|before\s+(?:bed|work|school)|after\s+work|at\s+night|every\s+now\s+and\s+then)"
+        ))
+        .expect("valid regex")
+    });
+    RE.is_match(low)
+}
 
 /// "I plan to", "I want to", "I'm hoping to", "I decided to": a plan.
 pub(super) fn intend(f: &mut Facts<'_, '_>, r: usize) {

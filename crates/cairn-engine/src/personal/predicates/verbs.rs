@@ -1,5 +1,15 @@
 //! A clause's verb sent to the reader of its kind (live, move, work, have, like, ...).
-use super::*;
+use super::copula::role_phrase;
+use super::facts::Facts;
+use super::having::{business, condition_after, gave_up_thing, have, named_after};
+use super::likes::liking;
+use super::places::{got, got_job, home, job_words, left, moved, started, stopped, take, work};
+use super::plans::{frequency, habit, intend, plan_phrase};
+use crate::personal::clause::{verb_stem, Tense};
+use crate::personal::discourse::Context;
+use crate::personal::lexicon::BODY;
+use crate::personal::phrase::{canon, is_pointer, list, lows, noun_phrase, phrase};
+use cairn_core::FactCategory as C;
 
 /// The main verb as each family of verbs reads it.
 struct Verb<'t> {
