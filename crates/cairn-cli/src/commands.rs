@@ -23,31 +23,9 @@ pub struct RecallArgs {
     /// chronological).
     #[arg(long, default_value = "synthesized")]
     format: String,
-    /// Recall as of this date (units after it are invisible).
-    #[arg(long)]
-    as_of: Option<String>,
-    /// Only units from this date on (with --as-of, a time range).
-    #[arg(long)]
-    since: Option<String>,
-    /// Only evidence from this session (repeat for several).
-    #[arg(long = "session", value_name = "ID")]
-    sessions: Vec<String>,
-    /// Only evidence this speaker took part in (repeat for several).
-    #[arg(long = "speaker", value_name = "NAME")]
-    speakers: Vec<String>,
-    /// Only evidence from this group chat (repeat for several).
-    #[arg(long = "group", value_name = "NAME")]
-    groups: Vec<String>,
-    /// Only units of this kind (turn, round, episode, fact, slice, event, note, ...);
-    /// repeat for several (the pools of a trajectory query).
-    #[arg(long = "kind")]
-    kinds: Vec<String>,
     /// At most N hits of a kind, as KIND=N (e.g. --quota note=2); repeatable.
     #[arg(long = "quota", value_name = "KIND=N")]
     quotas: Vec<String>,
-    /// Only sessions whose metadata matches this filter (JSON, e.g. '{"user_id": "u1"}').
-    #[arg(long)]
-    filter: Option<String>,
     /// The relevance floor (cosine of query and hit, -1..1; -1 turns it off): when no
     /// hit reaches it, the recall has none and says there is no relevant memory.
     #[arg(long, default_value_t = RecallOptions::default().min_relevance, allow_negative_numbers = true)]
@@ -55,6 +33,8 @@ pub struct RecallArgs {
     /// Say where each hit's score came from and what packing did (see it with --json).
     #[arg(long)]
     explain: bool,
+    #[command(flatten)]
+    scope: ScopeArgs,
 }
 
 fn time(raw: &Option<String>, flag: &str) -> Result<Option<cairn::Timestamp>> {
@@ -98,23 +78,7 @@ impl RecallArgs {
             quotas: quotas(&self.quotas)?,
             min_relevance: self.min_relevance,
             explain: self.explain,
-            scope: cairn::ScopeOptions {
-                as_of: time(&self.as_of, "--as-of")?,
-                since: time(&self.since, "--since")?,
-                sessions: some(&self.sessions),
-                speakers: some(&self.speakers),
-                groups: some(&self.groups),
-                kinds: match self.kinds.is_empty() {
-                    true => None,
-                    false => Some(self.kinds.iter().map(|k| kind(k)).collect::<Result<_>>()?),
-                },
-                filter: self
-                    .filter
-                    .as_deref()
-                    .map(|f| serde_json::from_str(f).context("--filter is not JSON"))
-                    .transpose()?,
-                partition: None,
-            },
+            scope: self.scope.options()?,
         })
     }
 }
@@ -139,27 +103,57 @@ fn warn(m: &Memory, space: &str, scope: &cairn::ScopeOptions, json: bool) -> Res
     Ok(())
 }
 
-/// What a knowledge read (history, entities, profile) sees.
+/// What a read sees (recall, history, entities, profile): the scope every surface takes,
+/// as flags (a list field repeats its flag).
 #[derive(clap::Args)]
 pub struct ScopeArgs {
-    /// As known at this date (later records are invisible).
+    /// As known at this date: later records are invisible, and relative dates in a query
+    /// ("last week") resolve against it.
     #[arg(long)]
     as_of: Option<String>,
+    /// Only what occurred from this date on (with --as-of, a time range).
+    #[arg(long)]
+    since: Option<String>,
+    /// Only what this session holds (repeat for several).
+    #[arg(long = "session", value_name = "ID")]
+    sessions: Vec<String>,
+    /// Only what this speaker took part in (repeat for several).
+    #[arg(long = "speaker", value_name = "NAME")]
+    speakers: Vec<String>,
+    /// Only what this group chat holds (repeat for several).
+    #[arg(long = "group", value_name = "NAME")]
+    groups: Vec<String>,
+    /// Only units of this kind (turn, round, episode, fact, slice, event, note, ...);
+    /// repeat for several (the pools of a trajectory query).
+    #[arg(long = "kind")]
+    kinds: Vec<String>,
     /// Only sessions whose metadata matches this filter (JSON, e.g. '{"user_id": "u1"}').
     #[arg(long)]
     filter: Option<String>,
+    /// Only this end user's sessions (JSON, e.g. '{"user_id": "u1"}').
+    #[arg(long)]
+    partition: Option<String>,
 }
 
 impl ScopeArgs {
     fn options(&self) -> Result<cairn::ScopeOptions> {
+        let json = |raw: &Option<String>, flag: &str| {
+            raw.as_deref()
+                .map(|f| serde_json::from_str(f).with_context(|| format!("{flag} is not JSON")))
+                .transpose()
+        };
         Ok(cairn::ScopeOptions {
             as_of: time(&self.as_of, "--as-of")?,
-            filter: self
-                .filter
-                .as_deref()
-                .map(|f| serde_json::from_str(f).context("--filter is not JSON"))
-                .transpose()?,
-            ..Default::default()
+            since: time(&self.since, "--since")?,
+            sessions: some(&self.sessions),
+            speakers: some(&self.speakers),
+            groups: some(&self.groups),
+            kinds: match self.kinds.is_empty() {
+                true => None,
+                false => Some(self.kinds.iter().map(|k| kind(k)).collect::<Result<_>>()?),
+            },
+            filter: json(&self.filter, "--filter")?,
+            partition: json(&self.partition, "--partition")?,
         })
     }
 }

@@ -455,7 +455,7 @@ fn recall_help_describes_its_arguments() {
     for (flag, words) in [
         ("--space <SPACE>", "The space to search"),
         ("--top-k <TOP_K>", "How many hits"),
-        ("--session <ID>", "Only evidence from this session"),
+        ("--session <ID>", "Only what this session holds"),
         ("--token-budget <TOKEN_BUDGET>", "Most tokens"),
         ("<QUERY>", "The question"),
     ] {

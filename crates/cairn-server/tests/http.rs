@@ -415,6 +415,34 @@ fn every_route_works_and_the_spec_lists_exactly_the_routes_served() {
     ]);
     expected.extend(inspect_routes::TOOLS);
     assert_eq!(names, expected);
+    // Every tool that reads takes the whole scope, as HTTP's recall does.
+    let document = s.call("GET", "/v1/openapi.json", &[], "", None, None).body;
+    let recall_fields: BTreeSet<String> = document["components"]["schemas"]["RecallRequest"]
+        ["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    for t in r.body["result"]["tools"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        if ["recall", "history", "profile", "subjects", "entities"].contains(&name) {
+            let props = t["inputSchema"]["properties"].as_object().unwrap();
+            for field in [
+                "as_of",
+                "since",
+                "sessions",
+                "speakers",
+                "groups",
+                "kinds",
+                "filter",
+                "partition",
+            ] {
+                assert!(props.contains_key(field), "{name} lacks {field}: {t}");
+                assert!(recall_fields.contains(field), "HTTP recall lacks {field}");
+            }
+        }
+    }
     // `?tools=memory`: a chat agent's connection gets the memory tools only.
     let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}});
     let r = s.call(
@@ -832,6 +860,35 @@ fn bad_input_gets_problem_details_naming_the_field() {
         422,
         "invalid_field",
         None,
+    );
+    // The scope's fields are flattened into the request and still named when wrong.
+    check(
+        s.post(RECALL, &["a"], k, &json!({"query": "x", "sessions": 5})),
+        422,
+        "invalid_field",
+        Some("sessions"),
+    );
+    check(
+        s.post(
+            RECALL,
+            &["a"],
+            k,
+            &json!({"query": "x", "kinds": ["nonsense"]}),
+        ),
+        422,
+        "invalid_field",
+        Some("kinds[0]"),
+    );
+    check(
+        s.post(
+            RECALL,
+            &["a"],
+            k,
+            &json!({"query": "x", "as_of": "someday"}),
+        ),
+        422,
+        "invalid_input",
+        Some("as_of"),
     );
     check(
         s.post(RECALL, &["a"], k, &json!({"query": "x", "top_k": 0})),

@@ -1,5 +1,6 @@
 //! The memory tools' arguments: what each tool takes, as its input schema describes it
 //! (doc comments become the schema's descriptions).
+use crate::wire::ScopeWire;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -58,43 +59,27 @@ pub struct RecallArgs {
     pub space: Option<String>,
     /// What you want to know, as a question or keywords (e.g. "Where does the user live?").
     pub query: String,
-    /// How many pieces of evidence to return (default 3, as over HTTP).
+    /// How many pieces of evidence to return (default {DEFAULT_TOP_K}, as over HTTP).
     #[serde(default)]
     #[schemars(range(min = 1, max = cairn::bounds::MAX_TOP_K))]
     pub top_k: Option<usize>,
-    /// Most tokens of context to return (default 600, as over HTTP).
+    /// Most tokens of context to return (default {DEFAULT_TOKEN_BUDGET}, as over HTTP).
     #[serde(default)]
     #[schemars(range(min = 1, max = cairn::bounds::MAX_TOKEN_BUDGET))]
     pub token_budget: Option<usize>,
-    /// Recall as of this date: later memories are invisible and "last week" in the query
-    /// means the week before this date.
-    #[serde(default)]
-    pub as_of: Option<String>,
     /// `synthesized` (compact, newest first; default) or `raw` (verbatim, chronological).
     #[serde(default)]
     pub format: Option<String>,
-    /// Only memories from these conversations (session ids).
-    #[serde(default)]
-    pub sessions: Option<Vec<String>>,
-    /// Only memories involving these speakers.
-    #[serde(default)]
-    pub speakers: Option<Vec<String>>,
-    /// Only memories from these group chats.
-    #[serde(default)]
-    pub groups: Option<Vec<String>>,
-    /// Only memories from this date on.
-    #[serde(default)]
-    pub since: Option<String>,
-    /// Only memories of conversations whose metadata matches this filter, e.g.
-    /// `{"user_id": "u1"}` (the end user whose memory this is).
-    #[serde(default)]
-    pub filter: Option<serde_json::Map<String, serde_json::Value>>,
     /// The relevance floor (cosine of question and memory, -1..1; the stock floor when
     /// not given, as over HTTP; -1 turns it off): when no memory reaches it, the answer
     /// has none and says `no_relevant_memory: true`.
     #[serde(default)]
     #[schemars(range(min = *cairn::bounds::MIN_RELEVANCE_RANGE.start(), max = *cairn::bounds::MIN_RELEVANCE_RANGE.end()))]
     pub min_relevance: Option<f32>,
+    /// What the recall sees: `as_of`, `since`, `sessions`, `speakers`, `groups`, `kinds`,
+    /// `filter`, `partition` (the same scope as every read).
+    #[serde(flatten)]
+    pub scope: ScopeWire,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -133,13 +118,10 @@ pub struct HistoryArgs {
     /// What the fact is about, in a few words ("budget for project Atlas", "launch date",
     /// "owner of the vendor review").
     pub subject: String,
-    /// The history as known at this date (default: now).
-    #[serde(default)]
-    pub as_of: Option<String>,
-    /// Only facts of conversations whose metadata matches this filter, e.g.
-    /// `{"user_id": "u1"}`.
-    #[serde(default)]
-    pub filter: Option<serde_json::Map<String, serde_json::Value>>,
+    /// What the read sees: `as_of` (default now), `filter` (e.g. `{"user_id": "u1"}`)
+    /// and the other fields of a scope, as `recall` takes them.
+    #[serde(flatten)]
+    pub scope: ScopeWire,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -150,12 +132,10 @@ pub struct ProfileArgs {
     pub space: Option<String>,
     /// The person's name as it appears in the conversations.
     pub speaker: String,
-    /// The profile as known at this date (default: now).
-    #[serde(default)]
-    pub as_of: Option<String>,
-    /// Only conversations whose metadata matches this filter, e.g. `{"user_id": "u1"}`.
-    #[serde(default)]
-    pub filter: Option<serde_json::Map<String, serde_json::Value>>,
+    /// What the read sees: `as_of` (default now), `filter` (e.g. `{"user_id": "u1"}`)
+    /// and the other fields of a scope, as `recall` takes them.
+    #[serde(flatten)]
+    pub scope: ScopeWire,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -168,13 +148,10 @@ pub struct SubjectsArgs {
     /// Memory space. Optional when the server has a default.
     #[serde(default)]
     pub space: Option<String>,
-    /// The subjects as known at this date (default: now).
-    #[serde(default)]
-    pub as_of: Option<String>,
-    /// Only facts of conversations whose metadata matches this filter, e.g.
-    /// `{"user_id": "u1"}`.
-    #[serde(default)]
-    pub filter: Option<serde_json::Map<String, serde_json::Value>>,
+    /// What the read sees: `as_of` (default now), `filter` (e.g. `{"user_id": "u1"}`)
+    /// and the other fields of a scope, as `recall` takes them.
+    #[serde(flatten)]
+    pub scope: ScopeWire,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -190,10 +167,8 @@ pub struct EntitiesArgs {
     /// List only entities whose name or an alias contains this.
     #[serde(default)]
     pub search: Option<String>,
-    /// The graph as known at this date (default: now).
-    #[serde(default)]
-    pub as_of: Option<String>,
-    /// Only conversations whose metadata matches this filter, e.g. `{"user_id": "u1"}`.
-    #[serde(default)]
-    pub filter: Option<serde_json::Map<String, serde_json::Value>>,
+    /// What the read sees: `as_of` (default now), `filter` (e.g. `{"user_id": "u1"}`)
+    /// and the other fields of a scope, as `recall` takes them.
+    #[serde(flatten)]
+    pub scope: ScopeWire,
 }

@@ -176,9 +176,8 @@ mod tests {
 
     #[test]
     fn every_tool_schema_is_portable() {
-        let router = super::super::portable(
-            super::super::CairnMcp::tool_router() + super::super::CairnMcp::trajectory_router(),
-        );
+        use crate::mcp::{memory, tools::portable, trajectories, CairnMcp};
+        let router = portable(memory::tools::<CairnMcp>() + trajectories::tools());
         let tools = router.list_all();
         assert_eq!(tools.len(), 16);
         for t in tools {

@@ -1,16 +1,13 @@
-//! The MCP tools of trajectory inspection: a second tool router of [`CairnMcp`],
-//! combined with the first in `mcp/mod.rs`. Each tool answers the text an agent reads
+//! The MCP tools of trajectory inspection, as a table (name, the text an agent reads, the
+//! operation): a second tool router, combined with the memory tools' by the server. Each tool answers the text an agent reads
 //! (the operations of `ops/trajectories.rs`, which the HTTP routes call too), sized for its context, with
 //! every cut said in the answer. The descriptions tell an agent which tool to use when:
 //! manifest -> summary -> match -> state/span, then context.
-use super::{tool_error, CairnMcp};
+use super::tools::{tool, Answer, Call, Caller};
 use crate::error::ApiError;
 use crate::ops::trajectories::{self as ops, Pattern};
 use cairn::{ContextRequest, ContextSpan, InspectRecallOptions, ManifestForm, PatternMode};
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock};
-use rmcp::service::RequestContext;
-use rmcp::{tool, tool_router, ErrorData, RoleServer};
+use rmcp::handler::server::router::tool::ToolRouter;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -144,16 +141,38 @@ pub struct InspectArgs {
     pub token_budget: Option<usize>,
 }
 
-fn text(v: impl std::fmt::Display) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(v.to_string())])
+/// The trajectory tools.
+pub fn tools<S: Caller>() -> ToolRouter<S> {
+    ToolRouter::new()
+        .with_route(tool("trajectory_manifest", MANIFEST, manifest))
+        .with_route(tool("trajectory_summary", SUMMARY, summary))
+        .with_route(tool("trajectory_state", STATE, state))
+        .with_route(tool("trajectory_span", SPAN, span))
+        .with_route(tool("trajectory_match", MATCH, matches))
+        .with_route(tool("trajectory_search", SEARCH, search))
+        .with_route(tool("trajectory_context", CONTEXT, context))
+        .with_route(tool(
+            "trajectory_quick_context",
+            QUICK_CONTEXT,
+            quick_context,
+        ))
 }
 
-fn answer<T: std::fmt::Display>(r: Result<T, ApiError>) -> Result<CallToolResult, ErrorData> {
-    Ok(match r {
-        Ok(v) => text(v),
-        Err(e) => tool_error(e),
-    })
-}
+const MANIFEST: &str = "Start here for questions about a web environment or past agent runs. Lists the stored trajectories (runs of a web agent) of a space: id, goal, start URL, outcome and number of states. `form: \"full\"` adds every state's URL, page title, thought and action (long: use it on a few pages at a time, or `trajectory_summary` on one run). Use it to shortlist the two or three runs whose goal and pages fit the question.";
+
+const SUMMARY: &str = "A compact summary of one shortlisted trajectory: goal, outcome, and a line per state with its URL, page title, the agent's thought and its action (naming the element acted on, e.g. `click [107]  # [107] button 'Sign in'`). Use it to see where in a run the evidence is before opening pages with `trajectory_state` or `trajectory_span`.";
+
+const STATE: &str = "One state of a trajectory in full: URL, title, thought, action and the page (accessibility tree), cut to `max_chars` characters with the cut marked. Use it to read the exact page that shows a field, value, button or error; prefer `trajectory_match` first to find which state that is.";
+
+const SPAN: &str = "A few consecutive states of a trajectory (`start` to `end`, inclusive, at most {MAX_SPAN_STATES}), each with its page cut to `max_chars`. Use it to see what an action led to (a form before and after saving, the step where an error appeared); keep spans short, two or three states usually prove a point.";
+
+const MATCH: &str = "The states of one trajectory whose URL, thought, action or page lines match a pattern (a regex, any case, e.g. `Delete Review|Previous`; or plain words with `mode: \"words\"`), with the matching lines. Use it on a shortlisted run to find the state holding what the question asks about, then read that state.";
+
+const SEARCH: &str = "Search every trajectory of a space for words (states holding most of them first) or a regex (`mode: \"regex\"`); returns (trajectory, state) pairs with the matching lines. Use it when the manifest does not point to a run, or to find every run that saw a page or message; otherwise prefer `trajectory_match` on a shortlisted run.";
+
+const CONTEXT: &str = "Use it last, to finish: it turns your findings into the context a reader answers from. Give a short `note` (where the evidence is, the procedure, or why the question's premise is wrong) and the `spans` that prove it, most important first; Cairn writes the note and those states' pages within `token_budget` tokens, keeping the lines that matter when a page must be cut.";
+
+const QUICK_CONTEXT: &str = "A quick first answer without inspecting by hand: recall shortlists trajectories for the question, the states that best hold it become spans, and the best procedure or gotcha note leads; returns the rendered context (within `token_budget`). Use it for a fast answer or a starting point, then verify with the other tools when it matters.";
 
 fn parse_mode(m: Option<&str>, default: PatternMode) -> Result<PatternMode, ApiError> {
     match m {
@@ -164,203 +183,96 @@ fn parse_mode(m: Option<&str>, default: PatternMode) -> Result<PatternMode, ApiE
     }
 }
 
-#[tool_router(router = trajectory_router, vis = "pub(super)")]
-impl CairnMcp {
-    #[tool(
-        description = "Start here for questions about a web environment or past agent runs. Lists the stored trajectories (runs of a web agent) of a space: id, goal, start URL, outcome and number of states. `form: \"full\"` adds every state's URL, page title, thought and action (long: use it on a few pages at a time, or `trajectory_summary` on one run). Use it to shortlist the two or three runs whose goal and pages fit the question."
-    )]
-    async fn trajectory_manifest(
-        &self,
-        Parameters(a): Parameters<ManifestArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        answer(
-            async {
-                let who = self.caller(&ctx)?;
-                let space = self.space(a.space, &who)?;
-                let form = match a.form.as_deref() {
-                    None => ManifestForm::Concise,
-                    Some(f) => f
-                        .parse()
-                        .map_err(|e: cairn::InputError| ApiError::invalid("form", e.to_string()))?,
-                };
-                let offset = a.offset.unwrap_or(0);
-                ops::manifest(&self.state, &who, space, form, offset, a.limit).await
-            }
-            .await,
-        )
-    }
+async fn manifest(c: Call, a: ManifestArgs) -> Answer {
+    let space = c.space(a.space)?;
+    let form = match a.form.as_deref() {
+        None => ManifestForm::Concise,
+        Some(f) => f
+            .parse()
+            .map_err(|e: cairn::InputError| ApiError::invalid("form", e.to_string()))?,
+    };
+    let offset = a.offset.unwrap_or(0);
+    let out = ops::manifest(&c.state, &c.who, space, form, offset, a.limit).await?;
+    Ok(out.to_string())
+}
 
-    #[tool(
-        description = "A compact summary of one shortlisted trajectory: goal, outcome, and a line per state with its URL, page title, the agent's thought and its action (naming the element acted on, e.g. `click [107]  # [107] button 'Sign in'`). Use it to see where in a run the evidence is before opening pages with `trajectory_state` or `trajectory_span`."
-    )]
-    async fn trajectory_summary(
-        &self,
-        Parameters(a): Parameters<TrajectoryArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        answer(
-            async {
-                let who = self.caller(&ctx)?;
-                let space = self.space(a.space, &who)?;
-                ops::summary(&self.state, &who, space, a.trajectory_id).await
-            }
-            .await,
-        )
-    }
+async fn summary(c: Call, a: TrajectoryArgs) -> Answer {
+    let space = c.space(a.space)?;
+    let out = ops::summary(&c.state, &c.who, space, a.trajectory_id).await?;
+    Ok(out.to_string())
+}
 
-    #[tool(
-        description = "One state of a trajectory in full: URL, title, thought, action and the page (accessibility tree), cut to `max_chars` characters with the cut marked. Use it to read the exact page that shows a field, value, button or error; prefer `trajectory_match` first to find which state that is."
-    )]
-    async fn trajectory_state(
-        &self,
-        Parameters(a): Parameters<StateArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        answer(
-            async {
-                let who = self.caller(&ctx)?;
-                let space = self.space(a.space, &who)?;
-                ops::state(
-                    &self.state,
-                    &who,
-                    space,
-                    a.trajectory_id,
-                    a.state,
-                    a.max_chars,
-                )
-                .await
-            }
-            .await,
-        )
-    }
+async fn state(c: Call, a: StateArgs) -> Answer {
+    let space = c.space(a.space)?;
+    let (id, max_chars) = (a.trajectory_id, a.max_chars);
+    let out = ops::state(&c.state, &c.who, space, id, a.state, max_chars).await?;
+    Ok(out.to_string())
+}
 
-    #[tool(
-        description = "A few consecutive states of a trajectory (`start` to `end`, inclusive, at most {MAX_SPAN_STATES}), each with its page cut to `max_chars`. Use it to see what an action led to (a form before and after saving, the step where an error appeared); keep spans short, two or three states usually prove a point."
-    )]
-    async fn trajectory_span(
-        &self,
-        Parameters(a): Parameters<SpanArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        answer(
-            async {
-                let who = self.caller(&ctx)?;
-                let space = self.space(a.space, &who)?;
-                let (id, max_chars) = (a.trajectory_id, a.max_chars);
-                ops::span(&self.state, &who, space, id, a.start, a.end, max_chars).await
-            }
-            .await,
-        )
-    }
+async fn span(c: Call, a: SpanArgs) -> Answer {
+    let space = c.space(a.space)?;
+    let (id, max_chars) = (a.trajectory_id, a.max_chars);
+    let out = ops::span(&c.state, &c.who, space, id, a.start, a.end, max_chars).await?;
+    Ok(out.to_string())
+}
 
-    #[tool(
-        description = "The states of one trajectory whose URL, thought, action or page lines match a pattern (a regex, any case, e.g. `Delete Review|Previous`; or plain words with `mode: \"words\"`), with the matching lines. Use it on a shortlisted run to find the state holding what the question asks about, then read that state."
-    )]
-    async fn trajectory_match(
-        &self,
-        Parameters(a): Parameters<MatchArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        answer(
-            async {
-                let who = self.caller(&ctx)?;
-                let space = self.space(a.space, &who)?;
-                let p = Pattern {
-                    pattern: a.pattern,
-                    mode: parse_mode(a.mode.as_deref(), PatternMode::Regex)?,
-                    limit: a.limit,
-                };
-                ops::matches(&self.state, &who, space, Some(a.trajectory_id), p).await
-            }
-            .await,
-        )
-    }
+async fn matches(c: Call, a: MatchArgs) -> Answer {
+    let space = c.space(a.space)?;
+    let p = Pattern {
+        pattern: a.pattern,
+        mode: parse_mode(a.mode.as_deref(), PatternMode::Regex)?,
+        limit: a.limit,
+    };
+    let out = ops::matches(&c.state, &c.who, space, Some(a.trajectory_id), p).await?;
+    Ok(out.to_string())
+}
 
-    #[tool(
-        description = "Search every trajectory of a space for words (states holding most of them first) or a regex (`mode: \"regex\"`); returns (trajectory, state) pairs with the matching lines. Use it when the manifest does not point to a run, or to find every run that saw a page or message; otherwise prefer `trajectory_match` on a shortlisted run."
-    )]
-    async fn trajectory_search(
-        &self,
-        Parameters(a): Parameters<SearchArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        answer(
-            async {
-                let who = self.caller(&ctx)?;
-                let space = self.space(a.space, &who)?;
-                let p = Pattern {
-                    pattern: a.pattern,
-                    mode: parse_mode(a.mode.as_deref(), PatternMode::Words)?,
-                    limit: a.limit,
-                };
-                ops::matches(&self.state, &who, space, None, p).await
-            }
-            .await,
-        )
-    }
+async fn search(c: Call, a: SearchArgs) -> Answer {
+    let space = c.space(a.space)?;
+    let p = Pattern {
+        pattern: a.pattern,
+        mode: parse_mode(a.mode.as_deref(), PatternMode::Words)?,
+        limit: a.limit,
+    };
+    let out = ops::matches(&c.state, &c.who, space, None, p).await?;
+    Ok(out.to_string())
+}
 
-    #[tool(
-        description = "Use it last, to finish: it turns your findings into the context a reader answers from. Give a short `note` (where the evidence is, the procedure, or why the question's premise is wrong) and the `spans` that prove it, most important first; Cairn writes the note and those states' pages within `token_budget` tokens, keeping the lines that matter when a page must be cut."
-    )]
-    async fn trajectory_context(
-        &self,
-        Parameters(a): Parameters<ContextArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        answer(
-            async {
-                let who = self.caller(&ctx)?;
-                let space = self.space(a.space, &who)?;
-                let req = ContextRequest {
-                    note: a.note.unwrap_or_default(),
-                    spans: a
-                        .spans
-                        .into_iter()
-                        .map(|s| ContextSpan {
-                            trajectory_id: s.trajectory_id,
-                            start_state: s.start_state,
-                            end_state: s.end_state,
-                        })
-                        .collect(),
-                    token_budget: a
-                        .token_budget
-                        .unwrap_or(cairn::inspect_limits::DEFAULT_CONTEXT_TOKENS),
-                    query: a.query,
-                };
-                ops::context(&self.state, &who, space, req).await
-            }
-            .await,
-        )
-    }
+async fn context(c: Call, a: ContextArgs) -> Answer {
+    let space = c.space(a.space)?;
+    let req = ContextRequest {
+        note: a.note.unwrap_or_default(),
+        spans: a
+            .spans
+            .into_iter()
+            .map(|s| ContextSpan {
+                trajectory_id: s.trajectory_id,
+                start_state: s.start_state,
+                end_state: s.end_state,
+            })
+            .collect(),
+        token_budget: a
+            .token_budget
+            .unwrap_or(cairn::inspect_limits::DEFAULT_CONTEXT_TOKENS),
+        query: a.query,
+    };
+    let out = ops::context(&c.state, &c.who, space, req).await?;
+    Ok(out.to_string())
+}
 
-    #[tool(
-        description = "A quick first answer without inspecting by hand: recall shortlists trajectories for the question, the states that best hold it become spans, and the best procedure or gotcha note leads; returns the rendered context (within `token_budget`). Use it for a fast answer or a starting point, then verify with the other tools when it matters."
-    )]
-    async fn trajectory_quick_context(
-        &self,
-        Parameters(a): Parameters<InspectArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        answer(
-            async {
-                let who = self.caller(&ctx)?;
-                let space = self.space(a.space, &who)?;
-                let d = InspectRecallOptions::default();
-                let opts = InspectRecallOptions {
-                    token_budget: a.token_budget.unwrap_or(d.token_budget),
-                    ..d
-                };
-                let r = ops::inspect(&self.state, &who, space, a.question, opts).await?;
-                let spans = r
-                    .spans
-                    .iter()
-                    .map(|s| format!("{} {}-{}", s.trajectory_id, s.start_state, s.end_state))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                Ok::<_, ApiError>(format!("Spans: {spans}\n\n{}", r.context.context))
-            }
-            .await,
-        )
-    }
+async fn quick_context(c: Call, a: InspectArgs) -> Answer {
+    let space = c.space(a.space)?;
+    let d = InspectRecallOptions::default();
+    let opts = InspectRecallOptions {
+        token_budget: a.token_budget.unwrap_or(d.token_budget),
+        ..d
+    };
+    let r = ops::inspect(&c.state, &c.who, space, a.question, opts).await?;
+    let spans = r
+        .spans
+        .iter()
+        .map(|s| format!("{} {}-{}", s.trajectory_id, s.start_state, s.end_state))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Ok(format!("Spans: {spans}\n\n{}", r.context.context))
 }

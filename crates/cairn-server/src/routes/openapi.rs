@@ -153,11 +153,90 @@ pub fn document_text() -> String {
 
 fn build() -> Result<Value, String> {
     let mut doc = serde_json::to_value(Generated::openapi()).map_err(|e| e.to_string())?;
+    merge_flattened(&mut doc)?;
     public_routes(&mut doc);
     state_bounds(&mut doc)?;
     state_vocabularies(&mut doc)?;
     crate::wire::stated::state_descriptions(&mut doc)?;
     Ok(doc)
+}
+
+/// A request with a flattened part (the scope, `wire/scope.rs`) is generated as `allOf`
+/// its parts; the document states it as the one object a client sends, with one list of
+/// properties. A part no other schema names is dropped from the components.
+fn merge_flattened(doc: &mut Value) -> Result<(), String> {
+    let bodies = request_bodies(doc);
+    let schemas = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+        .ok_or("the document has no schemas")?;
+    let before = schemas.clone();
+    let mut merged_parts = Vec::new();
+    for (name, schema) in schemas.iter_mut() {
+        let Some(parts) = schema.get("allOf").and_then(Value::as_array).cloned() else {
+            continue;
+        };
+        let (mut properties, mut required) = (serde_json::Map::new(), Vec::new());
+        for part in parts {
+            let part = match part.get("$ref").and_then(Value::as_str) {
+                Some(r) => {
+                    let target = r.rsplit('/').next().unwrap_or_default();
+                    merged_parts.push(target.to_string());
+                    before
+                        .get(target)
+                        .cloned()
+                        .ok_or_else(|| format!("{name}: {r} is not a schema"))?
+                }
+                None => part,
+            };
+            if let Some(Value::Object(p)) = part.get("properties") {
+                properties.extend(p.clone());
+            }
+            if let Some(Value::Array(r)) = part.get("required") {
+                required.extend(r.iter().cloned());
+            }
+        }
+        let mut object = json!({"type": "object", "properties": properties});
+        if !required.is_empty() {
+            object["required"] = Value::Array(required);
+        }
+        if let Some(d) = schema.get("description") {
+            object["description"] = d.clone();
+        }
+        // utoipa drops `additionalProperties` from a flattened struct; every body the server
+        // reads refuses unknown fields (`deny_unknown_fields`), so a body is closed.
+        if bodies.contains(name) {
+            object["additionalProperties"] = json!(false);
+        }
+        *schema = object;
+    }
+    let text = doc.to_string();
+    let schemas = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+        .ok_or("the document has no schemas")?;
+    for part in merged_parts {
+        if !text.contains(&format!("\"#/components/schemas/{part}\"")) {
+            schemas.remove(&part);
+        }
+    }
+    Ok(())
+}
+
+/// The schemas the operations take as their JSON request body.
+fn request_bodies(doc: &Value) -> std::collections::BTreeSet<String> {
+    let operations = doc["paths"]
+        .as_object()
+        .into_iter()
+        .flat_map(|paths| paths.values())
+        .filter_map(Value::as_object)
+        .flat_map(|path| path.values());
+    operations
+        .filter_map(|op| op.pointer("/requestBody/content/application~1json/schema/$ref"))
+        .filter_map(Value::as_str)
+        .filter_map(|r| r.rsplit('/').next())
+        .map(str::to_string)
+        .collect()
 }
 
 /// An operation that needs no key says `security: []`; the attribute can only write

@@ -12,11 +12,14 @@ pub mod formats;
 pub mod inspection;
 pub mod out;
 pub mod records;
+pub mod scope;
 pub mod stated;
+mod time;
 pub mod warning;
 
-use doc::FilterDoc;
 use formats::{GroupMessageWire, MessageWire, SessionInputWire, TrajectoryInputWire};
+pub use scope::ScopeWire;
+pub use time::parse_time;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::ApiError;
@@ -140,7 +143,12 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
                 format!("malformed JSON: {inner}"),
             )
         } else {
-            let field = if path == "." { String::new() } else { path };
+            let (field, inner) = match path.as_str() {
+                "." => ScopeWire::locate_error(&serde_json::from_slice(bytes).unwrap_or_default())
+                    .filter(|(at, _)| at != ".")
+                    .unwrap_or((String::new(), inner.to_string())),
+                _ => (path, inner.to_string()),
+            };
             let detail = if field.is_empty() {
                 inner.to_string()
             } else {
@@ -254,13 +262,18 @@ pub struct HistoryQuery {
     pub filter: Option<String>,
 }
 
-/// The scope a read route or tool takes (`filter` as JSON text, as the listings take it,
-/// and `as_of`), checked by the library: errors name the field (`filter.user_id.eq`).
+/// The scope of a read route's query parameters (`filter` as JSON text, as the listings
+/// take it, and `as_of`): a [`ScopeWire`] of the two, checked as every scope is.
 pub fn scope_of(
     filter: Option<&str>,
     as_of: Option<&str>,
 ) -> Result<cairn::ScopeOptions, ApiError> {
-    scope_with(filter_json(filter)?, as_of)
+    ScopeWire {
+        as_of: as_of.map(str::to_string),
+        filter: filter_json(filter)?,
+        ..Default::default()
+    }
+    .options()
 }
 
 /// A `filter` query parameter (JSON text) as JSON; the library checks what it says.
@@ -270,22 +283,6 @@ pub fn filter_json(text: Option<&str>) -> Result<Option<serde_json::Value>, ApiE
             .map_err(|e| ApiError::invalid("filter", format!("filter is not JSON: {e}")))
     })
     .transpose()
-}
-
-/// [`scope_of`] with the filter already JSON (a tool's arguments).
-pub fn scope_with(
-    filter: Option<serde_json::Value>,
-    as_of: Option<&str>,
-) -> Result<cairn::ScopeOptions, ApiError> {
-    let scope = cairn::ScopeOptions {
-        as_of: as_of.map(|t| parse_time(t, "as_of")).transpose()?,
-        filter,
-        ..Default::default()
-    };
-    scope
-        .scope()
-        .map_err(|e| ApiError::from(cairn::Error::from(e)))?;
-    Ok(scope)
 }
 
 /// Query of the knowledge reads that take a scope alone (`speakers`, `profiles/{speaker}`,
@@ -349,11 +346,6 @@ impl AddMessages {
     }
 }
 
-/// A time from a request field or parameter (every shape the library reads).
-pub fn parse_time(raw: &str, field: &str) -> Result<cairn::Timestamp, ApiError> {
-    cairn::parse_timestamp(raw).map_err(|e| ApiError::invalid(field, e.problem))
-}
-
 fn default_top_k() -> usize {
     cairn::RecallOptions::default().top_k
 }
@@ -377,32 +369,10 @@ pub struct RecallRequest {
     #[serde(default)]
     #[schema(value_type = String)]
     pub format: Format,
-    /// Recall as of this date: later units are invisible; relative dates resolve against it.
-    #[serde(default)]
-    pub as_of: Option<String>,
-    /// Only units from this date on (with as_of, a time range).
-    #[serde(default)]
-    pub since: Option<String>,
-    #[serde(default)]
-    pub sessions: Option<Vec<String>>,
-    #[serde(default)]
-    pub speakers: Option<Vec<String>>,
-    #[serde(default)]
-    pub groups: Option<Vec<String>>,
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    pub kinds: Option<Vec<UnitKind>>,
     /// At most this many hits of a kind, e.g. {"note": 2, "slice": 5}.
     #[serde(default)]
     #[schema(value_type = Option<BTreeMap<String, usize>>)]
     pub quotas: Option<std::collections::BTreeMap<UnitKind, usize>>,
-    #[serde(default)]
-    #[schema(value_type = Option<FilterDoc>)]
-    pub filter: Option<Value>,
-    /// Only sessions of this end user's partition, e.g. `{"user_id": "u1"}` (keys `user_id`, `agent_id`, `namespace`; a session is in it when its metadata holds each value). A key pinned to a partition is held in it whatever this says, and naming another is refused (403 `outside_partition`).
-    #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub partition: Option<Value>,
     /// The relevance floor: a recall none of whose places reaches it (their relevance, the cosine of query and hit) has no hits, an empty context and `no_relevant_memory: true`; otherwise the hits are those without a floor. -1 turns it off.
     #[serde(default = "default_min_relevance")]
     pub min_relevance: f32,
@@ -410,12 +380,15 @@ pub struct RecallRequest {
     #[serde(default)]
     #[schema(default = false)]
     pub explain: bool,
+    /// What the recall sees (`as_of`, `since`, `sessions`, `speakers`, `groups`, `kinds`,
+    /// `filter`, `partition`), beside the other fields.
+    #[serde(flatten)]
+    pub scope: ScopeWire,
 }
 
 impl RecallRequest {
     /// The library's options (times parsed; everything else checked by the library).
     pub fn options(&self) -> Result<cairn::RecallOptions, ApiError> {
-        let time = |raw: &Option<String>, field| raw.as_deref().map(|t| parse_time(t, field));
         Ok(cairn::RecallOptions {
             top_k: self.top_k,
             token_budget: self.token_budget,
@@ -423,16 +396,7 @@ impl RecallRequest {
             quotas: self.quotas.clone(),
             min_relevance: self.min_relevance,
             explain: self.explain,
-            scope: cairn::ScopeOptions {
-                as_of: time(&self.as_of, "as_of").transpose()?,
-                since: time(&self.since, "since").transpose()?,
-                sessions: self.sessions.clone(),
-                speakers: self.speakers.clone(),
-                groups: self.groups.clone(),
-                kinds: self.kinds.clone(),
-                filter: self.filter.clone(),
-                partition: self.partition.clone(),
-            },
+            scope: self.scope.options()?,
         })
     }
 }

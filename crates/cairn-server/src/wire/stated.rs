@@ -9,6 +9,7 @@ fn values() -> Vec<(&'static str, String)> {
     use cairn::bounds::*;
     use cairn::inspect_limits::*;
     let inspect = cairn::InspectRecallOptions::default();
+    let recall = cairn::RecallOptions::default();
     let server = Limits::default();
     let n = |v: usize| v.to_string();
     vec![
@@ -31,6 +32,8 @@ fn values() -> Vec<(&'static str, String)> {
         ("DEFAULT_MANIFEST_FULL", n(DEFAULT_MANIFEST_FULL)),
         ("DEFAULT_CONTEXT_TOKENS", n(DEFAULT_CONTEXT_TOKENS)),
         ("DEFAULT_INSPECT_TOKENS", n(inspect.token_budget)),
+        ("DEFAULT_TOP_K", n(recall.top_k)),
+        ("DEFAULT_TOKEN_BUDGET", n(recall.token_budget)),
         ("DEFAULT_MAX_BATCH_SESSIONS", n(server.max_batch_sessions)),
     ]
 }
