@@ -861,6 +861,10 @@ fn bad_input_gets_problem_details_naming_the_field() {
         "invalid_field",
         None,
     );
+    // A body without a scope names an unknown field as unknown, whatever its name.
+    let r = s.post(SPACES, &[], k, &json!({"name": "x", "sessions": 5}));
+    assert!(r.text.contains("unknown field `sessions`"), "{}", r.text);
+    check(r, 422, "invalid_field", None);
     // The scope's fields are flattened into the request and still named when wrong.
     check(
         s.post(RECALL, &["a"], k, &json!({"query": "x", "sessions": 5})),

@@ -143,11 +143,19 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
                 format!("malformed JSON: {inner}"),
             )
         } else {
+            let message = inner.to_string();
+            // An error without a path is the whole object's (a field unknown or missing:
+            // serde's own words) or one inside the flattened scope.
+            let whole =
+                message.starts_with("unknown field") || message.starts_with("missing field");
             let (field, inner) = match path.as_str() {
-                "." => ScopeWire::locate_error(&serde_json::from_slice(bytes).unwrap_or_default())
-                    .filter(|(at, _)| at != ".")
-                    .unwrap_or((String::new(), inner.to_string())),
-                _ => (path, inner.to_string()),
+                "." if !whole => {
+                    ScopeWire::locate_error(&serde_json::from_slice(bytes).unwrap_or_default())
+                        .filter(|(at, _)| at != ".")
+                        .unwrap_or((String::new(), message))
+                }
+                "." => (String::new(), message),
+                _ => (path, message),
             };
             let detail = if field.is_empty() {
                 inner.to_string()
