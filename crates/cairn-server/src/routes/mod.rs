@@ -85,7 +85,7 @@ fn service_routes() -> Vec<Route> {
     vec![
         public(Method::GET, "/v1/health", get(health)),
         public(Method::GET, "/v1/ready", get(ready)),
-        public(Method::GET, "/v1/openapi.json", get(openapi)),
+        public(Method::GET, "/v1/openapi.json", get(openapi::openapi)),
         public(Method::GET, "/ui", get(crate::ui::index)),
         public(Method::GET, "/ui/", get(crate::ui::index_slash)),
         public(Method::GET, "/ui/{file}", get(crate::ui::file)),

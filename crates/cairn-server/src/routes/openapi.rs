@@ -39,7 +39,7 @@ use utoipa::{Modify, OpenApi};
         mcp,
         super::spaces::health,
         super::spaces::ready,
-        super::spaces::openapi,
+        openapi,
         super::keys::list,
         super::keys::create,
         super::keys::revoke,
@@ -101,6 +101,24 @@ use utoipa::{Modify, OpenApi};
     modifiers(&Bearer),
 )]
 struct Generated;
+
+/// `GET /v1/openapi.json`: the document, beside what builds it.
+#[utoipa::path(
+    get,
+    path = "/v1/openapi.json",
+    operation_id = "openapi",
+    tag = "service",
+    summary = "This document",
+    description = "The OpenAPI description of the API. No key needed.",
+    responses(
+        (status = 200, description = "OK", body = Object),
+        (status = 403, response = Forbidden),
+    ),
+    security(()),
+)]
+pub(super) async fn openapi() -> axum::Json<&'static Value> {
+    axum::Json(document())
+}
 
 /// `POST /mcp`. The route is rmcp's streamable HTTP service (`mcp::http_service`), which
 /// has no handler function to carry the attribute: this function stands for it in the

@@ -1,6 +1,6 @@
-//! Spaces, their counts, and the server's own liveness routes.
+//! Spaces, their counts, and the server's own liveness routes (the document's route is
+//! `openapi.rs`'s).
 use super::handler::{ApiResult, S};
-use super::openapi::document as openapi_document;
 use crate::auth::{Need, Principal};
 use crate::error::ApiError;
 use crate::ops::{self, blocking};
@@ -12,7 +12,6 @@ use crate::wire::{CreateSpace, ForgetPartition, WireJson};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
-use serde_json::Value;
 
 #[utoipa::path(
     get,
@@ -55,23 +54,6 @@ pub(super) async fn ready(State(st): State<S>) -> ApiResult<Json<Ready>> {
         status: "ready",
         spaces: spaces.len(),
     }))
-}
-
-#[utoipa::path(
-    get,
-    path = "/v1/openapi.json",
-    operation_id = "openapi",
-    tag = "service",
-    summary = "This document",
-    description = "The OpenAPI description of the API. No key needed.",
-    responses(
-        (status = 200, description = "OK", body = Object),
-        (status = 403, response = Forbidden),
-    ),
-    security(()),
-)]
-pub(super) async fn openapi() -> Json<&'static Value> {
-    Json(openapi_document())
 }
 
 #[utoipa::path(
