@@ -4,7 +4,8 @@
 //! module of its own (ARCHITECTURE.md, "Modules within a crate"). Read from the `use`
 //! statements of every source file (up to its first `#[cfg(test)]`): `use crate::…`,
 //! `use super::…`, `use self::…` and `use child::…` resolved to the longest module path
-//! that is a file of the crate.
+//! that is a file of the crate, and from the `crate::…` and `super::…` paths its code
+//! writes inline (a call, a type, a macro's list of handlers).
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -96,6 +97,48 @@ fn imports(module: &[String], src: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// The module paths a file names in its code outside `use` statements (before its
+/// tests): `crate::a::f(...)`, `super::b::C`, as in a call, a type or a macro's list of
+/// handlers. A dependency written inline is a dependency all the same.
+fn inline_paths(module: &[String], src: &str) -> Vec<Vec<String>> {
+    let code = src.split("#[cfg(test)]").next().unwrap_or("");
+    let mut out = Vec::new();
+    for line in code.lines() {
+        let line = line.split("//").next().unwrap_or("").trim_start();
+        if line.starts_with("use ") || line.starts_with("pub use ") || line.contains(" use ") {
+            continue;
+        }
+        for (at, _) in line
+            .match_indices("crate::")
+            .chain(line.match_indices("super::"))
+        {
+            // Only where a path starts: not the `super::` inside `super::super::` or
+            // `crate::a::super`.
+            let before = line[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let path: String = line[at..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            let mut here = module.to_vec();
+            let mut rest = path.as_str();
+            if let Some(r) = rest.strip_prefix("crate::") {
+                here.clear();
+                rest = r;
+            }
+            while let Some(r) = rest.strip_prefix("super::") {
+                here.pop();
+                rest = r;
+            }
+            here.extend(rest.split("::").filter(|x| !x.is_empty()).map(String::from));
+            out.push(here);
+        }
+    }
+    out
+}
+
 /// The import loops among one crate's modules, each as the modules around it.
 fn circles(src: &Path) -> Vec<Vec<String>> {
     let mut mods = BTreeMap::new();
@@ -103,7 +146,7 @@ fn circles(src: &Path) -> Vec<Vec<String>> {
     let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
     for (m, file) in &mods {
         let text = std::fs::read_to_string(file).unwrap_or_default();
-        for path in imports(m, &text) {
+        for path in imports(m, &text).into_iter().chain(inline_paths(m, &text)) {
             // The longest prefix of the path that is a module of the crate.
             let Some(target) = (1..=path.len())
                 .rev()
@@ -189,6 +232,15 @@ fn the_check_sees_a_circle_of_siblings_and_one_of_parent_and_child() {
     let found = circles(&dir);
     assert_eq!(found.len(), 3, "{found:?}");
     assert!(found.iter().all(|c| c.contains(&"a::b::d".to_string())));
+    // A path written inline is a dependency too: a child calling `super::f()` of a parent
+    // that re-exports it (a comment naming one is not).
+    write("a/mod.rs", "mod b;\nmod c;\npub use b::B;\npub fn f() {}\n");
+    write(
+        "a/b.rs",
+        "pub struct B;\nfn g() { super::f() }\n// crate::a::c\n",
+    );
+    let found = circles(&dir);
+    assert_eq!(names(&found), ["a -> a::b", "a::b -> a"], "{found:?}");
     // A child importing a sibling while the parent re-exports the child: no loop; nor is
     // an import under `#[cfg(test)]`.
     let _ = std::fs::remove_dir_all(dir.join("a/b"));

@@ -27,6 +27,7 @@
 //!
 //! Records (`results.jsonl`) never hold question, option or answer text.
 
+mod choice;
 pub mod inspect;
 
 use crate::args::RunFolderArgs;
@@ -37,13 +38,9 @@ use crate::records::lme_v2::{
 use crate::records::ResultsFile;
 use crate::report::canonical;
 use crate::report::lme_v2::{short_report, summarize, write_files};
-use crate::run::memory::embed;
 use crate::run::RunMeta;
 use crate::run::{arm_stop, open_memory, progress, space_name, stopped, ConfigRow, RunFolder};
-use crate::scoring::options::{
-    content_words, context_evidence, open_diagnostic, pick, question_only, score_options,
-    ChoiceResult, OptionScore,
-};
+use crate::scoring::options::{content_words, context_evidence, open_diagnostic};
 use crate::scoring::phrases::phrase_diagnostic;
 use anyhow::{bail, Context as _};
 use cairn::formats::lme_v2::{
@@ -51,6 +48,7 @@ use cairn::formats::lme_v2::{
 };
 use cairn::formats::{read_trajectories_jsonl, sha256_file};
 use cairn::{Memory, Recall, RecallOptions, TrajectoryInput, UnitKind};
+use choice::choice;
 use clap::Args;
 use indicatif::ProgressBar;
 use inspect::{InspectRowArgs, Rows};
@@ -599,59 +597,6 @@ fn traj_hits(recall: &Recall) -> Vec<TrajHit> {
             in_context: in_ctx.contains(h.unit_id.as_str()),
         })
         .collect()
-}
-
-/// Multiple choice with the option scorer; a set question picks every option whose total
-/// is at least halfway between the worst and the best.
-pub(crate) fn choice(
-    memory: &Memory,
-    q: &LmeV2Question,
-    evidence: &[&str],
-) -> anyhow::Result<Option<ChoiceResult>> {
-    let options = q.options();
-    if options.is_empty() {
-        bail!("a multiple-choice question without option lines (A. ... / (A) ...)");
-    }
-    let stem = q.stem();
-    let letters: Vec<&String> = options.keys().collect();
-    let texts: Vec<&str> = options.values().map(String::as_str).collect();
-    let ov = embed(memory, &texts)?;
-    let ev = embed(memory, evidence)?;
-    let qv = embed(memory, &[stem.as_str()])?;
-    let scores = score_options(&stem, &texts, evidence, &ov, &ev);
-    let gold: Vec<String> = q.eval_function.answer_letters(&q.answer);
-    let q_only = question_only(&ov, &qv[0]);
-    let (best, tie) = pick(&scores);
-    let (q_best, _) = pick(&q_only);
-    let (predicted, correct, q_correct) = if q.eval_function.kind == EvalKind::McChoiceSetMatch {
-        let set = |s: &[OptionScore]| -> Vec<String> {
-            let hi = s.iter().map(|x| x.total).fold(f64::MIN, f64::max);
-            let lo = s.iter().map(|x| x.total).fold(f64::MAX, f64::min);
-            letters
-                .iter()
-                .zip(s)
-                .filter(|(_, x)| x.total >= (hi + lo) / 2.0)
-                .map(|(l, _)| (*l).clone())
-                .collect()
-        };
-        let mut g = gold.clone();
-        g.sort();
-        let p = set(&scores);
-        let qo = set(&q_only);
-        (p.join(","), p == g, qo == g)
-    } else {
-        let p = letters[best].clone();
-        let ok = gold.len() == 1 && gold[0] == p;
-        (p, ok, gold.len() == 1 && gold[0] == *letters[q_best])
-    };
-    Ok(Some(ChoiceResult {
-        predicted,
-        correct,
-        tie,
-        scores: letters.iter().map(|l| (*l).clone()).zip(scores).collect(),
-        question_only_predicted: letters[q_best].clone(),
-        question_only_correct: q_correct,
-    }))
 }
 
 #[cfg(test)]

@@ -168,7 +168,7 @@ pub struct LedgerEntry {
 /// Reads every record of a results file (none if it does not exist); lines that do not
 /// parse (a line cut short by a crash) are skipped and counted.
 pub fn read_results(path: &Path) -> anyhow::Result<(Vec<QuestionRecord>, usize)> {
-    super::read_jsonl(path)
+    super::file::read_jsonl(path)
 }
 
 /// `(question id, config)` pairs already in a results file.

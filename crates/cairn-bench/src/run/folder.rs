@@ -1,5 +1,6 @@
 //! The run folder `<out>/<run-label>/` and the names inside it: labels (they name a
 //! folder), the scratch data directory, and the spaces questions are ingested into.
+use super::meta::RunMeta;
 use anyhow::{bail, Context as _};
 use cairn::Timestamp;
 use sha2::{Digest, Sha256};
@@ -107,7 +108,7 @@ impl RunFolder {
     }
 
     /// Writes the run's `run.json` (again as the run goes).
-    pub fn write_meta(&self, meta: &super::RunMeta) -> anyhow::Result<()> {
+    pub fn write_meta(&self, meta: &RunMeta) -> anyhow::Result<()> {
         std::fs::write(
             self.dir.join("run.json"),
             serde_json::to_string_pretty(meta)?,

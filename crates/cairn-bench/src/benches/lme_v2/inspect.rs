@@ -15,6 +15,7 @@
 //!
 //! Records go to `inspect.jsonl`; the table is appended to `summary.md`, the protocol to
 //! `METHODOLOGY.md`, the aggregates written to `inspect.json`.
+use super::choice::choice;
 use crate::records::lme_v2::LmeV2Record;
 use crate::report::methodology::{snippet, LME_V2_INSPECT};
 use crate::report::{canonical, f3, mean, ms, share};
@@ -473,7 +474,7 @@ fn fill(
             .split("\n## ")
             .filter(|s| !s.trim().is_empty())
             .collect();
-        match super::choice(memory, q, &sections) {
+        match choice(memory, q, &sections) {
             Ok(c) => rec.choice = c,
             Err(e) => rec.error = Some(format!("{e:#}")),
         }
