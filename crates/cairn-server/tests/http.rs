@@ -884,17 +884,6 @@ fn bad_input_gets_problem_details_naming_the_field() {
         Some("kinds[0]"),
     );
     check(
-        s.post(
-            RECALL,
-            &["a"],
-            k,
-            &json!({"query": "x", "as_of": "someday"}),
-        ),
-        422,
-        "invalid_input",
-        Some("as_of"),
-    );
-    check(
         s.post(RECALL, &["a"], k, &json!({"query": "x", "top_k": 0})),
         422,
         "invalid_input",

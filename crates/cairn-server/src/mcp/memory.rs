@@ -174,13 +174,13 @@ async fn forget(c: Call, args: ForgetArgs) -> Answer {
 
 async fn history(c: Call, args: HistoryArgs) -> Answer {
     let space = c.space(args.space)?;
-    let scope = args.scope.options()?;
+    let scope = args.scope.checked_options()?;
     warned(ops::history(&c.state, &c.who, &space, args.subject, scope).await?)
 }
 
 async fn profile(c: Call, args: ProfileArgs) -> Answer {
     let space = c.space(args.space)?;
-    let scope = args.scope.options()?;
+    let scope = args.scope.checked_options()?;
     warned(ops::profile(&c.state, &c.who, &space, args.speaker, scope).await?)
 }
 
@@ -193,13 +193,13 @@ async fn spaces(c: Call, _args: SpacesArgs) -> Answer {
 
 async fn subjects(c: Call, args: SubjectsArgs) -> Answer {
     let space = c.space(args.space)?;
-    let scope = args.scope.options()?;
+    let scope = args.scope.checked_options()?;
     pretty(&ops::subjects(&c.state, &c.who, &space, scope).await?)
 }
 
 async fn entities(c: Call, args: EntitiesArgs) -> Answer {
     let space = c.space(args.space)?;
-    let scope = args.scope.options()?;
+    let scope = args.scope.checked_options()?;
     match args.name {
         Some(name) => pretty(&ops::entity(&c.state, &c.who, &space, name, scope).await?),
         None => pretty(&ops::entities(&c.state, &c.who, &space, args.search, scope).await?),

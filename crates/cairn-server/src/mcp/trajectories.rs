@@ -174,13 +174,24 @@ const CONTEXT: &str = "Use it last, to finish: it turns your findings into the c
 
 const QUICK_CONTEXT: &str = "A quick first answer without inspecting by hand: recall shortlists trajectories for the question, the states that best hold it become spans, and the best procedure or gotcha note leads; returns the rendered context (within `token_budget`). Use it for a fast answer or a starting point, then verify with the other tools when it matters.";
 
-fn parse_mode(m: Option<&str>, default: PatternMode) -> Result<PatternMode, ApiError> {
-    match m {
-        None => Ok(default),
+/// A pattern as the tools take it: `mode` when given, else the tool's own default.
+fn pattern(
+    pattern: String,
+    mode: Option<&str>,
+    default: PatternMode,
+    limit: Option<usize>,
+) -> Result<Pattern, ApiError> {
+    let mode = match mode {
+        None => default,
         Some(m) => m
             .parse()
-            .map_err(|e: cairn::InputError| ApiError::invalid("mode", e.to_string())),
-    }
+            .map_err(|e: cairn::InputError| ApiError::invalid("mode", e.to_string()))?,
+    };
+    Ok(Pattern {
+        pattern,
+        mode,
+        limit,
+    })
 }
 
 async fn manifest(c: Call, a: ManifestArgs) -> Answer {
@@ -218,22 +229,14 @@ async fn span(c: Call, a: SpanArgs) -> Answer {
 
 async fn matches(c: Call, a: MatchArgs) -> Answer {
     let space = c.space(a.space)?;
-    let p = Pattern {
-        pattern: a.pattern,
-        mode: parse_mode(a.mode.as_deref(), PatternMode::Regex)?,
-        limit: a.limit,
-    };
+    let p = pattern(a.pattern, a.mode.as_deref(), PatternMode::Regex, a.limit)?;
     let out = ops::matches(&c.state, &c.who, space, Some(a.trajectory_id), p).await?;
     Ok(out.to_string())
 }
 
 async fn search(c: Call, a: SearchArgs) -> Answer {
     let space = c.space(a.space)?;
-    let p = Pattern {
-        pattern: a.pattern,
-        mode: parse_mode(a.mode.as_deref(), PatternMode::Words)?,
-        limit: a.limit,
-    };
+    let p = pattern(a.pattern, a.mode.as_deref(), PatternMode::Words, a.limit)?;
     let out = ops::matches(&c.state, &c.who, space, None, p).await?;
     Ok(out.to_string())
 }

@@ -281,7 +281,7 @@ pub fn scope_of(
         filter: filter_json(filter)?,
         ..Default::default()
     }
-    .options()
+    .checked_options()
 }
 
 /// A `filter` query parameter (JSON text) as JSON; the library checks what it says.

@@ -53,7 +53,7 @@ impl ScopeWire {
     /// error naming the field), everything else checked by the library.
     pub fn options(&self) -> Result<cairn::ScopeOptions, ApiError> {
         let time = |raw: &Option<String>, field| raw.as_deref().map(|t| parse_time(t, field));
-        let scope = cairn::ScopeOptions {
+        Ok(cairn::ScopeOptions {
             as_of: time(&self.as_of, "as_of").transpose()?,
             since: time(&self.since, "since").transpose()?,
             sessions: self.sessions.clone(),
@@ -62,7 +62,14 @@ impl ScopeWire {
             kinds: self.kinds.clone(),
             filter: self.filter.clone(),
             partition: self.partition.clone(),
-        };
+        })
+    }
+
+    /// [`ScopeWire::options`], checked now: the knowledge reads refuse a bad scope before
+    /// they look at the space (recall leaves the check to the library, after the key's
+    /// partition is applied).
+    pub fn checked_options(&self) -> Result<cairn::ScopeOptions, ApiError> {
+        let scope = self.options()?;
         scope
             .scope()
             .map_err(|e| ApiError::from(cairn::Error::from(e)))?;
