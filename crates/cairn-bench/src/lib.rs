@@ -149,6 +149,41 @@ pub enum BenchCommand {
     },
 }
 
+impl BenchCommand {
+    /// The run flags of a bench that opens a memory (`None`: `ann`, the plots, reports
+    /// and downloads, which run no engine).
+    fn run_folder(&mut self) -> Option<&mut RunFolderArgs> {
+        match self {
+            BenchCommand::Longmemeval(a) | BenchCommand::Friendsqa(a) => Some(&mut a.run),
+            BenchCommand::Locomo(a) => Some(&mut a.common.run),
+            BenchCommand::Evermembench(a) => Some(&mut a.run),
+            BenchCommand::LmeV2(a) => Some(&mut a.run),
+            BenchCommand::Personal(a) => Some(&mut a.run),
+            BenchCommand::TrajectoriesScale(a) => Some(&mut a.run),
+            BenchCommand::Scale(a) => Some(&mut a.run),
+            _ => None,
+        }
+    }
+
+    /// Takes the `cairn` command's configuration file (`--config-file`, `CAIRN_CONFIG`)
+    /// as the bench's engine settings, as `--memory-config` names them: a file given
+    /// there is never silently left unread. Two different files are an error.
+    pub fn with_config_file(mut self, file: Option<&std::path::Path>) -> anyhow::Result<Self> {
+        let (Some(file), Some(run)) = (file, self.run_folder()) else {
+            return Ok(self);
+        };
+        match &run.memory_config {
+            Some(own) if own != file => anyhow::bail!(
+                "--config-file {} and --memory-config {} name two engine settings files; give one",
+                file.display(),
+                own.display()
+            ),
+            _ => run.memory_config = Some(file.to_path_buf()),
+        }
+        Ok(self)
+    }
+}
+
 /// Runs one bench subcommand. What a command prints for its reader (`ann`'s result,
 /// `download`'s sources, `report`'s table) goes to `stdout`, so the caller decides what a
 /// closed output means; progress goes to stderr.
@@ -197,6 +232,30 @@ mod tests {
     struct Cli {
         #[command(subcommand)]
         bench: BenchCommand,
+    }
+
+    /// `cairn --config-file` reaches a bench's engine as `--memory-config` does.
+    #[test]
+    fn the_commands_config_file_is_the_benchs_engine_settings() {
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["cairn", "personal"];
+            argv.extend_from_slice(extra);
+            Cli::try_parse_from(argv).unwrap().bench
+        };
+        let settings = |c: BenchCommand| match c {
+            BenchCommand::Personal(a) => a.run.memory_config,
+            _ => unreachable!(),
+        };
+        let file = std::path::Path::new("a.toml");
+        let taken = parse(&[]).with_config_file(Some(file)).unwrap();
+        assert_eq!(settings(taken), Some(file.to_path_buf()));
+        let same = parse(&["--memory-config", "a.toml"]);
+        assert!(same.with_config_file(Some(file)).is_ok());
+        let err = parse(&["--memory-config", "b.toml"])
+            .with_config_file(Some(file))
+            .unwrap_err();
+        assert!(err.to_string().contains("b.toml"), "{err}");
+        assert_eq!(settings(parse(&[]).with_config_file(None).unwrap()), None);
     }
 
     #[test]

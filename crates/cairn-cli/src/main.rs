@@ -208,7 +208,10 @@ fn run(cli: Cli) -> Result<()> {
     let json = cli.json;
     match &cli.command {
         #[cfg(feature = "bench")]
-        Command::Bench(cmd) => cairn_bench::run(cmd.clone(), &mut print::Stdout),
+        Command::Bench(cmd) => {
+            let cmd = cmd.clone().with_config_file(cli.config_file.as_deref())?;
+            cairn_bench::run(cmd, &mut print::Stdout)
+        }
         #[cfg(feature = "reliability")]
         Command::Reliability(cmd) => reliability::run(cmd),
         Command::Migrate => commands::migrate(load_config(&cli)?.store, json),

@@ -46,7 +46,7 @@ pub fn asks_present(query: &str, analysis: &QueryAnalysis) -> bool {
 /// you recommend a weekend activity?") is close in meaning to the question, and says
 /// nothing of what is true. Nor does a place whose fact a newer version replaced (its
 /// text carries the note): the fact's chain already knows it is not current.
-fn states(r: &Ranked) -> bool {
+pub(crate) fn states(r: &Ranked) -> bool {
     let best = r.parts.first().map_or(&r.unit, |p| &p.unit);
     crate::rank::asking_share(&best.key) < 0.5 && !crate::facts::is_marked_superseded(&r.unit.text)
 }

@@ -318,6 +318,98 @@ fn a_new_job_stated_beside_the_old_one_left_is_the_current_one() {
             "Globex is current: {w:?}"
         );
     }
+    // The message that states Globex and denies Acme is one statement: its note says
+    // Globex is current with Acme before it, and nothing in it is superseded.
+    let r = m
+        .recall(s, "Who is my employer?", &RecallOptions::default())
+        .unwrap();
+    let stated = r
+        .hits
+        .iter()
+        .find(|h| h.text.contains("Globex"))
+        .expect("a hit states Globex");
+    assert!(
+        stated
+            .text
+            .contains("[current value; earlier: Acme (2025-01-10)]")
+            && !stated.text.contains("superseded")
+            && !stated.text.contains("no longer Acme"),
+        "{}",
+        stated.text
+    );
+}
+
+/// Issue 51: a request for advice places the asker's liking first as it holds now: a
+/// liking a newer statement denied goes first as the denial, never unmarked.
+#[test]
+fn a_request_places_the_current_version_of_a_liking() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let s = "erin";
+    for (id, date, text) in [
+        ("a", "2025-03-03", "I love jazz, it's my favourite music."),
+        (
+            "b",
+            "2025-05-06",
+            "My partner Alex cooked dinner for my birthday.",
+        ),
+        ("c", "2025-06-01", "Honestly I don't like jazz anymore."),
+    ] {
+        m.ingest_session(s, said(id, date, text)).unwrap();
+    }
+    let r = m
+        .recall(
+            s,
+            "Suggest a concert for me this weekend.",
+            &RecallOptions::default(),
+        )
+        .unwrap();
+    let first = &r.hits[0];
+    assert!(
+        first.text.contains("don't like jazz")
+            || first.text.lines().any(|l| l.starts_with("[superseded")),
+        "the first hit is the current liking, or says it was replaced: {}",
+        first.text
+    );
+    assert!(
+        r.hits
+            .iter()
+            .filter(|h| h.text.contains("I love jazz"))
+            .all(|h| h.text.contains("[superseded")),
+        "{:#?}",
+        r.hits
+    );
+}
+
+/// Issue 51: the asker's fact placed first for a request is one close to it in meaning
+/// (as close as half the best statement found), not merely the nearest of their facts.
+#[test]
+fn a_request_does_not_place_a_far_fact_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let s = "fran";
+    for (id, date, text) in [
+        ("a", "2025-03-03", "I have a dog named Rex, he is a beagle."),
+        (
+            "b",
+            "2025-04-01",
+            "The battery of my phone barely lasts until lunch since the last update.",
+        ),
+    ] {
+        m.ingest_session(s, said(id, date, text)).unwrap();
+    }
+    let r = m
+        .recall(
+            s,
+            "Any tips to make my phone's battery last longer?",
+            &RecallOptions::default(),
+        )
+        .unwrap();
+    assert!(
+        r.hits[0].text.contains("battery"),
+        "the statement about the battery, not the dog: {:#?}",
+        r.hits
+    );
 }
 
 /// Issue 51: a question about the present is answered by the newest statement about

@@ -48,6 +48,7 @@ mod import;
 mod ingest;
 mod inspect;
 mod knowledge;
+mod preference;
 mod profiles;
 mod recall;
 mod receipt;

@@ -10,11 +10,9 @@ use crate::places;
 use crate::query::{analyze_query, QueryAnalysis};
 use crate::rank::{convex_gives, fuse, gives, second_pass, RankConfig, Ranked};
 use cairn_core::explain::{
-    ListScore, PackingExplanation, RecallExplanation, StageCounts, StageTime, Step,
+    ListScore, PackingExplanation, RecallExplanation, StageCounts, StageTime,
 };
-use cairn_core::{
-    Hit, HitPart, InputError, Recall, RecallOptions, SpaceId, Timings, Unit, UnitKind,
-};
+use cairn_core::{Hit, HitPart, InputError, Recall, RecallOptions, SpaceId, Timings, UnitKind};
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -162,9 +160,16 @@ impl Retrieval<'_> {
         trace.stage("versions");
         check("recall: fact versions")?;
         let mut cosines: Cosines = found.dense.iter().cloned().collect();
-        let prefer = |top| match rc.preference_placement {
-            true => with_preference(analysis, &found, &loaded, opts, top),
-            false => top,
+        let prefer = |top, cosines: &mut Cosines| match rc.preference_placement {
+            true => self.with_preference(
+                space,
+                view,
+                analysis,
+                (&found, &loaded),
+                (top, cosines),
+                opts,
+            ),
+            false => Ok(top),
         };
         let present = crate::present::asks_present(query, analysis);
         let (top, hits) = self.places(
@@ -279,7 +284,7 @@ impl Retrieval<'_> {
         (qv, cosines): (Option<&[f32]>, &mut Cosines),
         opts: &RecallOptions,
         trace: &mut Trace,
-        prefer: impl FnOnce(Vec<Ranked>) -> Vec<Ranked>,
+        prefer: impl FnOnce(Vec<Ranked>, &mut Cosines) -> Result<Vec<Ranked>, EngineError>,
     ) -> Result<(Vec<Ranked>, usize), EngineError> {
         let ranked = places::by_place(places::fold_facts(ranked), &self.cfg.rank, opts.top_k);
         trace.counts(|c| c.ranked = ranked.len());
@@ -291,7 +296,11 @@ impl Retrieval<'_> {
         let mut top = take_with_quotas(ranked, opts, opts.top_k * FILL, trace);
         let fill = top.split_off(top.len().min(opts.top_k));
         trace.stage("quotas");
-        let top = if top.is_empty() { top } else { prefer(top) };
+        let top = if top.is_empty() {
+            top
+        } else {
+            prefer(top, cosines)?
+        };
         trace.stage("preference");
         let mut top = if top.is_empty() {
             top
@@ -385,83 +394,6 @@ impl Retrieval<'_> {
         }
         packed
     }
-}
-
-/// In a request for advice, the asker's personal fact closest in meaning to the request
-/// (a liking, a diet, a habit, a belonging, a condition, a role: what advice depends on)
-/// first, with the best hit's score, unless the first hit already shows its message.
-/// Closest by cosine among the dense candidates: a liking may share no word with the
-/// request ("recommend a restaurant", "I love spicy Thai food"), and scaled with every
-/// other candidate it would rank below the requests worded like this one.
-fn with_preference(
-    analysis: &QueryAnalysis,
-    found: &Candidates,
-    loaded: &Loaded,
-    opts: &RecallOptions,
-    mut top: Vec<Ranked>,
-) -> Vec<Ranked> {
-    use cairn_core::{FactCategory as C, UnitDetail};
-    if analysis.request.is_none()
-        || opts
-            .scope
-            .kinds
-            .as_ref()
-            .is_some_and(|k| !k.contains(&UnitKind::Fact))
-    {
-        return top;
-    }
-    let depends = |u: &Unit| match &u.detail {
-        Some(UnitDetail::Fact(d)) => {
-            d.person
-                .as_ref()
-                .is_some_and(|p| u.provenance.speakers.contains(p))
-                && matches!(
-                    d.category,
-                    Some(
-                        C::Preference
-                            | C::Diet
-                            | C::Habit
-                            | C::Possession
-                            | C::Health
-                            | C::Role
-                            | C::Pet
-                    )
-                )
-        }
-        _ => false,
-    };
-    let best = found
-        .dense
-        .iter()
-        .filter_map(|(id, cosine)| Some((loaded.units.get(id)?, *cosine)))
-        .filter(|(u, _)| depends(u))
-        .max_by(|a, b| a.1.total_cmp(&b.1));
-    let Some((fact, _)) = best else {
-        return top;
-    };
-    let shows = |r: &Ranked| {
-        r.unit.provenance.session_id == fact.provenance.session_id
-            && fact
-                .provenance
-                .message_ids
-                .iter()
-                .all(|m| r.unit.provenance.message_ids.contains(m))
-    };
-    if top.first().is_some_and(shows) {
-        return top;
-    }
-    let score = top.first().map_or(1.0, |r| r.score);
-    top.retain(|r| r.unit.id != fact.id);
-    let placed = Ranked::placed(
-        fact.clone(),
-        score,
-        opts.explain,
-        Step::PreferencePlacement,
-        || "the asker's personal fact closest to the request".to_string(),
-    );
-    top.insert(0, placed);
-    top.truncate(opts.top_k.max(1));
-    top
 }
 
 /// Between the user's card and the evidence in a context.

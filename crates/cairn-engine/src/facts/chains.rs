@@ -264,26 +264,37 @@ pub fn is_marked_superseded(text: &str) -> bool {
 }
 
 /// A note for a fact in a context: superseded by what, or current since when and what
-/// came before.
+/// came before. What one message states together is one statement ("I started at
+/// Globex today, left Acme on Friday"): a fact the current one's own message states is
+/// neither superseded by it nor an earlier value beside it; it has no note of its own.
 pub fn version_note(fact: &Unit, chain: &[&Unit]) -> Option<String> {
-    if chain.len() < 2 {
+    let newest = chain.last()?;
+    if chain.len() < 2 || (newest.id != fact.id && same_message(fact, newest)) {
         return None;
     }
     let pos = chain.iter().position(|u| u.id == fact.id)?;
     let day = |u: &Unit| day(u.occurred_at);
     let value = |u: &Unit| detail(u).map(shown_value).unwrap_or_default();
-    if let Some(newest) = chain.last().filter(|_| pos + 1 < chain.len()) {
+    if pos + 1 < chain.len() {
         return Some(format!(
             "{SUPERSEDED_NOTE}{} on {}]",
             value(newest),
             day(newest)
         ));
     }
+    let before: Vec<&Unit> = chain[..pos]
+        .iter()
+        .copied()
+        .filter(|u| !same_message(u, fact))
+        .collect();
+    if before.is_empty() {
+        return None;
+    }
     // The latest few earlier values; a long chain would otherwise grow the note (and the
     // packed context) with every version ever stated. `history` has them all.
     const SHOWN: usize = 3;
-    let older = pos.saturating_sub(SHOWN);
-    let earlier: Vec<String> = chain[older..pos]
+    let older = before.len().saturating_sub(SHOWN);
+    let earlier: Vec<String> = before[older..]
         .iter()
         .map(|u| format!("{} ({})", value(u), day(u)))
         .collect();
@@ -293,6 +304,15 @@ pub fn version_note(fact: &Unit, chain: &[&Unit]) -> Option<String> {
         String::new()
     };
     Some(format!("{CURRENT_NOTE}{}{more}]", earlier.join(", ")))
+}
+
+/// Whether two facts were stated by one message.
+fn same_message(a: &Unit, b: &Unit) -> bool {
+    a.provenance.session_id == b.provenance.session_id
+        && a.provenance
+            .message_ids
+            .iter()
+            .any(|m| b.provenance.message_ids.contains(m))
 }
 
 /// A fact's value as a note shows it: a denied one as such ("no longer Porto",
