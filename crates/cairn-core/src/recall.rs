@@ -56,7 +56,10 @@ pub struct RecallOptions {
     /// [`Hit::relevance`], the cosine of query and hit) has no hits and answers
     /// [`Recall::no_relevant_memory`]; otherwise the hits are those without a floor (a
     /// weaker place beside a strong one stays: on the dev sets such places held evidence).
-    /// `-1` turns it off. Default [`DEFAULT_MIN_RELEVANCE`].
+    /// A question about the asker or someone they name ("which company pays my salary?")
+    /// asked of the asker's own conversations (places the user speaks in) is not refused:
+    /// what they told is what it is about, in whatever words. `-1` turns it off. Default
+    /// [`DEFAULT_MIN_RELEVANCE`].
     pub min_relevance: f32,
     /// Explain every hit's score and what packing did (`Hit::explain`,
     /// `Recall::explain`). Off, nothing of it is computed. Left out of the JSON when

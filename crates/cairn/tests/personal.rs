@@ -565,3 +565,32 @@ fn a_denied_value_reads_as_denied_in_listings_and_histories() {
     let said: Vec<&str> = h.versions.iter().map(|v| v.statement.as_str()).collect();
     assert_eq!(said, ["jazz", "dislikes jazz"], "{h:#?}");
 }
+
+/// Issue 51: a question about the asker, in the words of neither their statement nor
+/// anything near it, is answered from their conversations: the relevance floor refuses
+/// a question about nothing they said (general knowledge), not one about them.
+#[test]
+fn a_paraphrased_question_about_the_user_is_not_refused_by_the_floor() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    let s = "gail";
+    m.ingest_session(
+        s,
+        said(
+            "a",
+            "2025-02-11",
+            "Stand-up ran long again - the joys of being the most junior developer at Monzo.",
+        ),
+    )
+    .unwrap();
+    let opts = RecallOptions::default();
+    let about_me = m.recall(s, "Which company pays my salary?", &opts).unwrap();
+    assert!(
+        !about_me.no_relevant_memory && about_me.context.contains("Monzo"),
+        "{about_me:#?}"
+    );
+    let general = m
+        .recall(s, "What is the capital of Mongolia?", &opts)
+        .unwrap();
+    assert!(general.no_relevant_memory, "{general:#?}");
+}

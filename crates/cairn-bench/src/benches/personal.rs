@@ -36,6 +36,10 @@ pub struct PersonalArgs {
     /// Token budget of each recall.
     #[arg(long, default_value_t = 600, value_name = "N")]
     pub token_budget: usize,
+    /// Relevance floor of each recall (a cosine; -1 turns it off) [default: the stock
+    /// floor].
+    #[arg(long, value_name = "COSINE", allow_hyphen_values = true)]
+    pub min_relevance: Option<f32>,
     /// Where the run goes and what it reads: shared by every bench.
     #[command(flatten)]
     pub run: RunFolderArgs,
@@ -95,6 +99,9 @@ fn open_rows(
     let options = RecallOptions {
         top_k: args.top_k,
         token_budget: args.token_budget,
+        min_relevance: args
+            .min_relevance
+            .unwrap_or(RecallOptions::default().min_relevance),
         ..RecallOptions::default()
     };
     let mut rows = vec![ConfigRow {

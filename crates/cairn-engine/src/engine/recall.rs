@@ -23,6 +23,17 @@ use super::relevance::{relevance, Cosines};
 use super::scope::View;
 use super::services::Retrieval;
 use super::state::ms;
+use crate::personal::USER;
+
+/// What a question asks, as placing its hits needs it.
+#[derive(Clone, Copy)]
+struct Asks {
+    /// About the asker's present (`present.rs`): the newest close statement goes first.
+    present: bool,
+    /// About the asker or someone they name by relation: the relevance floor does not
+    /// apply to the asker's own conversations.
+    about_person: bool,
+}
 
 /// Stage times and counts for an explanation; `None` when not explaining, so nothing is
 /// measured for it.
@@ -171,10 +182,13 @@ impl Retrieval<'_> {
             ),
             false => Ok(top),
         };
-        let present = crate::present::asks_present(query, analysis);
+        let asks = Asks {
+            present: crate::present::asks_present(query, analysis),
+            about_person: analysis.focus.is_some(),
+        };
         let (top, hits) = self.places(
             space,
-            (query, present),
+            (query, asks),
             view,
             ranked,
             (qv, &mut cosines),
@@ -269,16 +283,16 @@ impl Retrieval<'_> {
     }
 
     /// The ranked units as places (a fact folded into the unit showing its message), those
-    /// above the relevance floor (the newest close to the best first when the query asks
-    /// about the `present`), the first `top_k` (`prefer` placing a personal fact, then
-    /// profiles) and then the places
-    /// that may fill what the budget leaves, with their texts; and how many are hits
-    /// (none: no relevant memory).
+    /// above the relevance floor unless the query asks about a person (the newest close
+    /// to the best first when it asks about the present), the first `top_k` (`prefer`
+    /// placing a personal fact, then profiles) and then the places that may fill what
+    /// the budget leaves, with their texts; and how many are hits (none: no relevant
+    /// memory).
     #[allow(clippy::too_many_arguments)]
     fn places(
         &self,
         space: &SpaceId,
-        (query, present): (&str, bool),
+        (query, asks): (&str, Asks),
         view: &View,
         ranked: Vec<Ranked>,
         (qv, cosines): (Option<&[f32]>, &mut Cosines),
@@ -289,9 +303,18 @@ impl Retrieval<'_> {
         let ranked = places::by_place(places::fold_facts(ranked), &self.cfg.rank, opts.top_k);
         trace.counts(|c| c.ranked = ranked.len());
         trace.stage("places");
-        let ranked = self.above_floor(space, qv, ranked, cosines, opts)?;
+        // A question about the asker or someone they name, asked of the asker's own
+        // conversations (places the user speaks in), is about what they told there: its
+        // words need not be theirs ("which company pays my salary?" is .06 from "the
+        // most junior developer at Monzo" with MiniLM), so no floor refuses it. Of a
+        // chat between named people, nobody is "the user", and the floor holds.
+        let users = |r: &Ranked| r.unit.provenance.speakers.iter().any(|s| s == USER);
+        let ranked = match asks.about_person && ranked.iter().any(users) {
+            true => ranked,
+            false => self.above_floor(space, qv, ranked, cosines, opts)?,
+        };
         trace.stage("floor");
-        let ranked = self.newest_first(space, qv, ranked, cosines, present)?;
+        let ranked = self.newest_first(space, qv, ranked, cosines, asks.present)?;
         trace.stage("newest");
         let mut top = take_with_quotas(ranked, opts, opts.top_k * FILL, trace);
         let fill = top.split_off(top.len().min(opts.top_k));

@@ -381,7 +381,7 @@ pub struct RecallRequest {
     #[serde(default)]
     #[schema(value_type = Option<BTreeMap<String, usize>>)]
     pub quotas: Option<std::collections::BTreeMap<UnitKind, usize>>,
-    /// The relevance floor: a recall none of whose places reaches it (their relevance, the cosine of query and hit) has no hits, an empty context and `no_relevant_memory: true`; otherwise the hits are those without a floor. -1 turns it off.
+    /// The relevance floor: a recall none of whose places reaches it (their relevance, the cosine of query and hit) has no hits, an empty context and `no_relevant_memory: true`; otherwise the hits are those without a floor. A question about the asker or someone they name, asked of the asker's own conversations (places the user speaks in), is not refused. -1 turns it off.
     #[serde(default = "default_min_relevance")]
     pub min_relevance: f32,
     /// Explain each hit's score (`hits[].explain`) and what packing did (`explain`). Nothing is computed for it when false.
