@@ -73,10 +73,6 @@ pub struct RankConfig {
     /// Share a personal fact (what someone said of themself: a liking, a habit, a
     /// belonging) gains in a request for advice, which depends on them.
     pub request_boost: f32,
-    /// In a request for advice, the share of its score a unit whose key only asks loses
-    /// (in place of `question_penalty`): an earlier request is not what a request
-    /// depends on.
-    pub request_question_penalty: f32,
     /// Share a personal fact about the person a question asks about (the asker for
     /// "where do I live?", the sister for "where does my sister live?") gains.
     pub focus_boost: f32,
@@ -111,7 +107,6 @@ impl Default for RankConfig {
             request_topic: true,
             preference_placement: true,
             request_boost: 0.6,
-            request_question_penalty: 0.45,
             focus_boost: 0.3,
             newest_ratio: 0.5,
         }
@@ -496,10 +491,7 @@ fn adjust(
             }
         }
     }
-    let penalty = match analysis.request {
-        Some(_) => cfg.request_question_penalty,
-        None => cfg.question_penalty,
-    };
+    let penalty = cfg.question_penalty;
     if penalty > 0.0 {
         let share = asking;
         let factor = 1.0 - penalty * share;
