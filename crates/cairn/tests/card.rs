@@ -271,3 +271,58 @@ fn the_card_keeps_to_its_share_of_the_budget() {
     );
     assert!(r.context_tokens <= 300);
 }
+
+/// Issue 51: a statement of the user's goes on the card for a question about them when
+/// the question's words found it about as well as they found anything, not for one
+/// common word shared ("thinking").
+#[test]
+fn one_common_word_does_not_put_a_statement_on_the_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    for (id, date, text) in [
+        (
+            "s1",
+            "2024-03-01",
+            "I'm thinking of trying out a new sushi recipe this weekend.",
+        ),
+        (
+            "s2",
+            "2024-03-02",
+            "I'm thinking of learning the cello this year.",
+        ),
+        (
+            "s3",
+            "2024-03-03",
+            "I'm thinking of repainting the kitchen in green.",
+        ),
+        (
+            "s4",
+            "2024-03-09",
+            "My NAS is a two-bay Synology from 2019.",
+        ),
+        ("s5", "2024-03-12", "The fan of my NAS got loud last month."),
+        (
+            "s6",
+            "2024-03-15",
+            "I back up my laptop to the NAS every night.",
+        ),
+    ] {
+        said(&m, "me", id, date, text, None);
+    }
+    // One hit: the NAS statements fill the context; the plans are not shown.
+    let r = recall(
+        &m,
+        "me",
+        "I'm thinking about replacing my NAS, what do you think?",
+        RecallOptions {
+            top_k: 1,
+            ..RecallOptions::default()
+        },
+    );
+    assert!(r.context.contains("Synology"), "{}", r.context);
+    assert!(
+        r.card.iter().all(|l| !l.statement.contains("thinking of")),
+        "{:#?}",
+        r.card
+    );
+}

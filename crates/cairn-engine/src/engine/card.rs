@@ -36,8 +36,8 @@ pub(super) struct Asked<'a> {
     /// The units the query's words found.
     pub lexical: &'a [(String, f32)],
     /// The question is about the asker ("where do I work now?"): a statement of theirs
-    /// its words found goes on the card however far its meaning is from the question's
-    /// wording ("which company pays my salary?" and "I just started at Monzo").
+    /// its words found (a word match close to the best one) goes on the card however far
+    /// its meaning is from the question's wording.
     pub about_user: bool,
 }
 
@@ -77,7 +77,8 @@ impl Retrieval<'_> {
         instructions.dedup_by(|a, b| a.id == b.id);
         instructions.truncate(cfg.instructions);
         let (instructions, replaced) = self.standing(&instructions)?;
-        let heads = candidate_heads(&index, partition, asked, newest);
+        let close = self.cfg.rank.newest_ratio;
+        let heads = candidate_heads(&index, partition, asked, close, newest);
         let facts = self.relevant(space, heads, asked, opts)?;
         let count = |s: &str| self.b.embedder.count_tokens(s);
         Ok(UserCard {
@@ -217,10 +218,20 @@ fn candidate_heads<'a>(
     index: &'a crate::facts::FactIndex,
     partition: Option<&str>,
     asked: &Asked<'_>,
+    close: f32,
     newest: impl Fn(&'a Unit) -> Option<&'a Unit>,
 ) -> Vec<Head<'a>> {
     let shown: HashSet<(&str, &str)> = asked.hits.iter().flat_map(messages_of).collect();
-    let lexical: HashSet<&str> = asked.lexical.iter().map(|(id, _)| id.as_str()).collect();
+    // Found by its words: a word match close to the best one (`close` of its score, as a
+    // place is close to the best by meaning); one common word shared ("thinking",
+    // "trying") is not.
+    let best_words = asked.lexical.iter().map(|(_, s)| *s).fold(0.0, f32::max);
+    let lexical: HashSet<&str> = asked
+        .lexical
+        .iter()
+        .filter(|(_, s)| *s >= best_words * close)
+        .map(|(id, _)| id.as_str())
+        .collect();
     let mut listed: HashSet<&str> = HashSet::new();
     let mut heads: Vec<Head<'a>> = Vec::new();
     for (id, _) in asked.dense.iter().chain(asked.lexical) {
