@@ -43,6 +43,8 @@ pub use cairn_core::explain;
 pub use cairn_core::filter;
 /// Sizes and limits of the inspection verbs.
 pub use cairn_core::inspect as inspect_limits;
+/// The stock relevance floor (`RecallOptions::min_relevance`).
+pub use cairn_core::recall::DEFAULT_MIN_RELEVANCE;
 /// Serde readers of times from outside (every shape `parse_timestamp` reads): for
 /// types that mirror the library's formats, such as the server's wire types.
 pub use cairn_core::time::serde_time;

@@ -379,6 +379,13 @@ fn a_request_places_the_current_version_of_a_liking() {
         "{:#?}",
         r.hits
     );
+    // The history is found by one word of the attribute, and reads as facts.
+    let h = m
+        .history(s, "jazz", &ScopeOptions::default())
+        .unwrap()
+        .expect("a history of the user's taste in jazz");
+    let shown: Vec<&str> = h.versions.iter().map(|v| v.statement.as_str()).collect();
+    assert_eq!(shown, ["jazz", "dislikes jazz"], "{h:#?}");
 }
 
 /// Issue 51: the asker's fact placed first for a request is one close to it in meaning

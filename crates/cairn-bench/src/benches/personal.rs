@@ -99,9 +99,7 @@ fn open_rows(
     let options = RecallOptions {
         top_k: args.top_k,
         token_budget: args.token_budget,
-        min_relevance: args
-            .min_relevance
-            .unwrap_or(RecallOptions::default().min_relevance),
+        min_relevance: args.min_relevance.unwrap_or(cairn::DEFAULT_MIN_RELEVANCE),
         ..RecallOptions::default()
     };
     let mut rows = vec![ConfigRow {

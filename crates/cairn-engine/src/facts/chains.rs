@@ -164,8 +164,15 @@ pub fn history(subject: &str, facts: &[Unit]) -> Option<FactHistory> {
     }
     let extra = |d: &FactDetail| {
         let written = Subject::written(d);
-        (subject_match(&asked, &written) == SubjectMatch::Same)
-            .then(|| written.key.len().abs_diff(asked.key.len()))
+        // One person's attribute may be asked by one word of it ("workplace", "jazz"):
+        // the vagueness that keeps a one-word subject within one group is across
+        // conversations, and a person's chain is theirs in every one.
+        let same = match subject_match(&asked, &written) {
+            SubjectMatch::Same => true,
+            SubjectMatch::SameInGroup => d.person.is_some(),
+            SubjectMatch::No => false,
+        };
+        same.then(|| written.key.len().abs_diff(asked.key.len()))
     };
     // A stored key that neither holds nor lies in the other rules a fact out before its
     // subject is built (which allocates): most facts of a large space are about
