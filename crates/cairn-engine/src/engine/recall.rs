@@ -23,7 +23,6 @@ use super::relevance::{relevance, Cosines};
 use super::scope::View;
 use super::services::Retrieval;
 use super::state::ms;
-use crate::personal::USER;
 
 /// What a question asks, as placing its hits needs it.
 #[derive(Clone, Copy)]
@@ -303,16 +302,7 @@ impl Retrieval<'_> {
         let ranked = places::by_place(places::fold_facts(ranked), &self.cfg.rank, opts.top_k);
         trace.counts(|c| c.ranked = ranked.len());
         trace.stage("places");
-        // A question about the asker or someone they name, asked of the asker's own
-        // conversations (places the user speaks in), is about what they told there: its
-        // words need not be theirs ("which company pays my salary?" is .06 from "the
-        // most junior developer at Monzo" with MiniLM), so no floor refuses it. Of a
-        // chat between named people, nobody is "the user", and the floor holds.
-        let users = |r: &Ranked| r.unit.provenance.speakers.iter().any(|s| s == USER);
-        let ranked = match asks.about_person && ranked.iter().any(users) {
-            true => ranked,
-            false => self.above_floor(space, qv, ranked, cosines, opts)?,
-        };
+        let ranked = self.above_floor(space, qv, ranked, cosines, (opts, asks.about_person))?;
         trace.stage("floor");
         let ranked = self.newest_first(space, qv, ranked, cosines, asks.present)?;
         trace.stage("newest");

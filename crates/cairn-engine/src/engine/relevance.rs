@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use super::error::EngineError;
 use super::services::Retrieval;
+use crate::personal::USER;
 
 /// Cosines of units with the query: those the candidate lists found, and those asked
 /// for since.
@@ -79,16 +80,23 @@ impl Retrieval<'_> {
     /// beside one above it: on the dev sets such places held evidence more often than
     /// they cost it (docs/benchmarks/relevance-floor.md). Cosines not at hand are computed
     /// only when those at hand do not pass.
+    ///
+    /// A question `about_person` (the asker, or someone they name) asked of the asker's
+    /// own conversations (places the user speaks in) is about what they told there, and
+    /// its words need not be theirs ("which company pays my salary?" is .06 from "the
+    /// most junior developer at Monzo" with MiniLM): no floor refuses it. In a chat
+    /// between named people nobody is "the user", and the floor holds.
     pub(super) fn above_floor(
         &self,
         space: &SpaceId,
         query_vector: Option<&[f32]>,
         places: Vec<Ranked>,
         cosines: &mut Cosines,
-        opts: &RecallOptions,
+        (opts, about_person): (&RecallOptions, bool),
     ) -> Result<Vec<Ranked>, EngineError> {
         let floor = opts.min_relevance;
-        if floor <= -1.0 || query_vector.is_none() {
+        let users = |r: &Ranked| r.unit.provenance.speakers.iter().any(|s| s == USER);
+        if floor <= -1.0 || query_vector.is_none() || (about_person && places.iter().any(users)) {
             return Ok(places);
         }
         let best = |c: &Cosines| {
