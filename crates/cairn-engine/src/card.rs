@@ -1,8 +1,9 @@
 //! The user's card: a few lines at the head of a recall's context that an agent should
 //! know on every turn, whatever was asked: the user's standing instructions ("from now
 //! on, answer in metric units"), then what they said of themself that holds now and
-//! bears on the query (a diet before "what should I cook?"). Letta keeps such a block in
-//! every prompt; here it is derived, current, cited and bounded.
+//! bears on the query (a diet before "what should I cook?"), then their key facts (diet,
+//! health, home, work) while there is room. Letta keeps such a block in every prompt;
+//! here it is derived, current, cited and bounded.
 //!
 //! - **Current**: each line is the newest statement of one of the user's version chains
 //!   that the request's view sees (as of its time, in its scope), and an instruction a
@@ -31,7 +32,19 @@ pub struct CardConfig {
     pub same_instruction: f32,
     /// The most instructions read per recall, newest first.
     pub instructions: usize,
+    /// The most key facts ([`KEY`]) on a card, newest first (0: none).
+    pub key_facts: usize,
 }
+
+/// The categories of the user's key facts, on the card whatever was asked (after the
+/// instructions and what bears on the query, while the card has room): what any advice
+/// must respect (a diet, an allergy or condition) and where the user lives and works.
+pub const KEY: &[FactCategory] = &[
+    FactCategory::Diet,
+    FactCategory::Health,
+    FactCategory::Home,
+    FactCategory::Work,
+];
 
 impl Default for CardConfig {
     fn default() -> Self {
@@ -39,6 +52,7 @@ impl Default for CardConfig {
             share: 0.15,
             same_instruction: 0.35,
             instructions: 16,
+            key_facts: 4,
         }
     }
 }
@@ -88,24 +102,27 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// The card's lines and its text, within `budget` tokens: instructions newest first,
-/// then the other statements by relevance, each while it fits and takes at most half of
-/// `budget`.
+/// then the statements that bear on the query by relevance, then the key facts newest
+/// first, each once, while it fits and takes at most half of `budget`.
 pub fn write(
-    instructions: &[&Unit],
-    mut facts: Vec<Candidate<'_>>,
+    (instructions, mut facts, key): (&[&Unit], Vec<Candidate<'_>>, &[&Unit]),
     budget: usize,
     count_tokens: &dyn Fn(&str) -> usize,
 ) -> Option<(String, Vec<CardLine>, usize)> {
     facts.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
     let mut text = HEADING.to_string();
     let mut used = count_tokens(&text);
-    let mut lines = Vec::new();
+    let mut lines: Vec<CardLine> = Vec::new();
     for u in instructions
         .iter()
         .copied()
         .chain(facts.iter().map(|c| c.fact))
+        .chain(key.iter().copied())
     {
         let Some(line) = card_line(u) else { continue };
+        if lines.iter().any(|l| l.unit_id == line.unit_id) {
+            continue;
+        }
         let written = format!("\n- {}", shown(&line));
         let tokens = count_tokens(&written);
         // A compact card: no one statement takes more than half of it (a long message
@@ -216,7 +233,7 @@ mod tests {
                 relevance: 0.6,
             },
         ];
-        let (text, lines, used) = write(&[&i], facts, 100, &words).unwrap();
+        let (text, lines, used) = write((&[&i], facts, &[&home]), 100, &words).unwrap();
         let ids: Vec<&str> = lines.iter().map(|l| l.unit_id.as_str()).collect();
         assert_eq!(ids, ["i", "d", "h"]);
         assert!(text.starts_with(HEADING), "{text}");
@@ -228,8 +245,8 @@ mod tests {
 
         // A line takes at most half the card: twice its size keeps the instruction only.
         let line = words("\n- [2024-03-02] instruction: From now on answer in metric units.");
-        let (_, lines, used) = write(&[&i], Vec::new(), 2 * line, &words).unwrap();
+        let (_, lines, used) = write((&[&i], Vec::new(), &[]), 2 * line, &words).unwrap();
         assert_eq!((lines.len(), used), (1, words(HEADING) + line));
-        assert!(write(&[&i], Vec::new(), 2 * line - 1, &words).is_none());
+        assert!(write((&[&i], Vec::new(), &[]), 2 * line - 1, &words).is_none());
     }
 }

@@ -326,3 +326,42 @@ fn one_common_word_does_not_put_a_statement_on_the_card() {
         r.card
     );
 }
+
+/// Issue 51: the user's key facts (a diet, a condition, home, work) are on the card
+/// whatever is asked, as they hold at the request's time.
+#[test]
+fn key_facts_are_on_the_card_whatever_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = open(dir.path()) else { return };
+    history(&m, "me");
+    said(
+        &m,
+        "me",
+        "s5",
+        "2024-03-01",
+        "I am allergic to peanuts.",
+        None,
+    );
+    // One hit in a small budget: the allergy is not among the evidence.
+    let small = |as_of: Option<&str>| RecallOptions {
+        top_k: 1,
+        token_budget: 300,
+        scope: cairn::ScopeOptions {
+            as_of: as_of.and_then(|t| cairn::parse_timestamp(t).ok()),
+            ..Default::default()
+        },
+        ..RecallOptions::default()
+    };
+    let q = "Can you suggest a name for my new boat?";
+    let r = recall(&m, "me", q, small(None));
+    let line = r
+        .card
+        .iter()
+        .find(|l| l.statement.contains("peanuts"))
+        .unwrap_or_else(|| panic!("{:#?}\n{}", r.card, r.context));
+    assert_eq!(line.session_id, "s5");
+    assert!(r.context.starts_with("About the user"), "{}", r.context);
+    // Before the allergy was said, the card does not hold it.
+    let r = recall(&m, "me", q, small(Some("2024-02-20")));
+    assert!(!r.context.contains("peanuts"), "{}", r.context);
+}

@@ -68,21 +68,28 @@ impl Retrieval<'_> {
         let partition = partition.as_deref();
         let seen = |f: &Unit| view.shows(f);
         let newest = |f: &Unit| index.chain_of(f, seen).last().copied();
-        let mut instructions: Vec<&Unit> = index
-            .about_in(partition, USER, FactCategory::Instruction)
-            .into_iter()
-            .filter_map(newest)
-            .collect();
-        instructions.sort_by(|a, b| (b.occurred_at, &b.id).cmp(&(a.occurred_at, &a.id)));
-        instructions.dedup_by(|a, b| a.id == b.id);
-        instructions.truncate(cfg.instructions);
+        let heads_of = |categories: &[FactCategory], limit: usize| {
+            let mut heads: Vec<&Unit> = categories
+                .iter()
+                .flat_map(|&c| index.about_in(partition, USER, c))
+                .filter_map(newest)
+                .collect();
+            heads.sort_by(|a, b| (b.occurred_at, &b.id).cmp(&(a.occurred_at, &a.id)));
+            heads.dedup_by(|a, b| a.id == b.id);
+            heads.truncate(limit);
+            heads
+        };
+        let instructions = heads_of(&[FactCategory::Instruction], cfg.instructions);
         let (instructions, replaced) = self.standing(&instructions)?;
+        let shown: HashSet<(&str, &str)> = asked.hits.iter().flat_map(messages_of).collect();
+        let mut key = heads_of(card::KEY, cfg.key_facts);
+        key.retain(|u| !messages_of_unit(u).any(|m| shown.contains(&m)));
         let close = self.cfg.rank.newest_ratio;
         let heads = candidate_heads(&index, partition, asked, close, newest);
         let facts = self.relevant(space, heads, asked, opts)?;
         let count = |s: &str| self.b.embedder.count_tokens(s);
         Ok(UserCard {
-            card: card::write(&instructions, facts, budget, &count),
+            card: card::write((&instructions, facts, &key), budget, &count),
             replaced: replaced
                 .into_iter()
                 .map(|(old, newer)| (old.id.clone(), newer.clone()))
