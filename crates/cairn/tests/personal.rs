@@ -317,7 +317,15 @@ fn a_new_job_stated_beside_the_old_one_left_is_the_current_one() {
             w.current_value.contains("Globex") && !w.negated,
             "Globex is current: {w:?}"
         );
+        // Two versions: "left Acme" is part of the statement of Globex.
+        assert_eq!(w.versions, 2, "{w:?}");
     }
+    let h = m
+        .history(s, "workplace", &ScopeOptions::default())
+        .unwrap()
+        .expect("the user's workplace");
+    let shown: Vec<&str> = h.versions.iter().map(|v| v.statement.as_str()).collect();
+    assert_eq!(shown, ["Acme", "Globex"], "{h:#?}");
     // The message that states Globex and denies Acme is one statement: its note says
     // Globex is current with Acme before it, and nothing in it is superseded.
     let r = m

@@ -340,7 +340,7 @@ impl Knowledge<'_> {
             };
             out.push(FactSubject {
                 subject: d.subject.clone(),
-                versions: chain.len(),
+                versions: facts::stated_versions(&chain).len(),
                 current_value: d.value.clone(),
                 statement: facts::shown_value(d),
                 last_stated: newest.occurred_at,

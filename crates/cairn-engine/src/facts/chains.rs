@@ -214,8 +214,21 @@ pub fn history(subject: &str, facts: &[Unit]) -> Option<FactHistory> {
     Some(FactHistory { subject, versions })
 }
 
+/// The facts of a chain (oldest first) that are versions of their own: a fact the next
+/// one's message also states ("left Acme" beside "started at Globex") is part of that
+/// statement, not a value that held for no time.
+pub fn stated_versions<'a>(chain: &[&'a Unit]) -> Vec<&'a Unit> {
+    chain
+        .iter()
+        .enumerate()
+        .filter(|&(i, u)| chain.get(i + 1).is_none_or(|next| !same_message(u, next)))
+        .map(|(_, u)| *u)
+        .collect()
+}
+
 /// Versions of a chain (oldest first) with their validity intervals.
 pub fn versions(chain: &[&Unit]) -> Vec<FactVersion> {
+    let chain = stated_versions(chain);
     chain
         .iter()
         .enumerate()
