@@ -85,7 +85,7 @@ impl Retrieval<'_> {
         let mut key = heads_of(card::KEY, cfg.key_facts);
         key.retain(|u| !messages_of_unit(u).any(|m| shown.contains(&m)));
         let close = self.cfg.rank.newest_ratio;
-        let heads = candidate_heads(&index, partition, asked, close, newest);
+        let heads = candidate_heads(&index, partition, (asked, &shown), close, newest);
         let facts = self.relevant(space, heads, asked, opts)?;
         let count = |s: &str| self.b.embedder.count_tokens(s);
         Ok(UserCard {
@@ -220,15 +220,14 @@ fn card_partition(index: &crate::facts::FactIndex, view: &View) -> Option<Option
 
 /// The newest statement (by `newest`) of each chain of the user's in `partition` that a
 /// candidate of the recall belongs to, other than instructions and statements the hits
-/// show already, each once.
+/// show already (`shown`: their session and message), each once.
 fn candidate_heads<'a>(
     index: &'a crate::facts::FactIndex,
     partition: Option<&str>,
-    asked: &Asked<'_>,
+    (asked, shown): (&Asked<'_>, &HashSet<(&str, &str)>),
     close: f32,
     newest: impl Fn(&'a Unit) -> Option<&'a Unit>,
 ) -> Vec<Head<'a>> {
-    let shown: HashSet<(&str, &str)> = asked.hits.iter().flat_map(messages_of).collect();
     // Found by its words: a word match close to the best one (`close` of its score, as a
     // place is close to the best by meaning); one common word shared ("thinking",
     // "trying") is not.
