@@ -12,6 +12,18 @@ fn said(id: &str, date: &str, text: &str) -> cairn::SessionInput {
     ))
 }
 
+/// Each `(id, date, text)` as a session of its own in `space`.
+fn tell(m: &cairn::Memory, space: &str, sessions: &[(&str, &str, &str)]) {
+    for &(id, date, text) in sessions {
+        m.ingest_session(space, said(id, date, text)).unwrap();
+    }
+}
+
+/// The statements of a history's versions, oldest first.
+fn statements(h: &cairn::FactHistory) -> Vec<&str> {
+    h.versions.iter().map(|v| v.statement.as_str()).collect()
+}
+
 #[test]
 fn a_users_move_supersedes_their_old_home_and_a_sisters_home_stays_hers() {
     let dir = tempfile::tempdir().unwrap();
@@ -198,26 +210,28 @@ fn a_users_profile_holds_their_current_facts_and_preferences_with_evidence() {
     let dir = tempfile::tempdir().unwrap();
     let Some(m) = open(dir.path()) else { return };
     let s = "alice";
-    for (id, date, text) in [
-        (
-            "jan",
-            "2024-01-10",
-            "I live in Porto with my partner Ana, and I work as a nurse.",
-        ),
-        ("feb", "2024-02-12", "My sister lives in Rome."),
-        (
-            "mar",
-            "2024-03-02",
-            "I love spicy Thai food but I really dislike olives.",
-        ),
-        (
-            "jun",
-            "2024-06-20",
-            "I moved to Lisbon last month, and I switched jobs, I am a paramedic now.",
-        ),
-    ] {
-        m.ingest_session(s, said(id, date, text)).unwrap();
-    }
+    tell(
+        &m,
+        s,
+        &[
+            (
+                "jan",
+                "2024-01-10",
+                "I live in Porto with my partner Ana, and I work as a nurse.",
+            ),
+            ("feb", "2024-02-12", "My sister lives in Rome."),
+            (
+                "mar",
+                "2024-03-02",
+                "I love spicy Thai food but I really dislike olives.",
+            ),
+            (
+                "jun",
+                "2024-06-20",
+                "I moved to Lisbon last month, and I switched jobs, I am a paramedic now.",
+            ),
+        ],
+    );
     let p = m
         .profile(s, "user", &ScopeOptions::default())
         .unwrap()
@@ -324,8 +338,7 @@ fn a_new_job_stated_beside_the_old_one_left_is_the_current_one() {
         .history(s, "workplace", &ScopeOptions::default())
         .unwrap()
         .expect("the user's workplace");
-    let shown: Vec<&str> = h.versions.iter().map(|v| v.statement.as_str()).collect();
-    assert_eq!(shown, ["Acme", "Globex"], "{h:#?}");
+    assert_eq!(statements(&h), ["Acme", "Globex"], "{h:#?}");
     // The message that states Globex and denies Acme is one statement: its note says
     // Globex is current with Acme before it, and nothing in it is superseded.
     let r = m
@@ -354,17 +367,19 @@ fn a_request_places_the_current_version_of_a_liking() {
     let dir = tempfile::tempdir().unwrap();
     let Some(m) = open(dir.path()) else { return };
     let s = "erin";
-    for (id, date, text) in [
-        ("a", "2025-03-03", "I love jazz, it's my favourite music."),
-        (
-            "b",
-            "2025-05-06",
-            "My partner Alex cooked dinner for my birthday.",
-        ),
-        ("c", "2025-06-01", "Honestly I don't like jazz anymore."),
-    ] {
-        m.ingest_session(s, said(id, date, text)).unwrap();
-    }
+    tell(
+        &m,
+        s,
+        &[
+            ("a", "2025-03-03", "I love jazz, it's my favourite music."),
+            (
+                "b",
+                "2025-05-06",
+                "My partner Alex cooked dinner for my birthday.",
+            ),
+            ("c", "2025-06-01", "Honestly I don't like jazz anymore."),
+        ],
+    );
     let r = m
         .recall(
             s,
@@ -392,8 +407,7 @@ fn a_request_places_the_current_version_of_a_liking() {
         .history(s, "jazz", &ScopeOptions::default())
         .unwrap()
         .expect("a history of the user's taste in jazz");
-    let shown: Vec<&str> = h.versions.iter().map(|v| v.statement.as_str()).collect();
-    assert_eq!(shown, ["jazz", "dislikes jazz"], "{h:#?}");
+    assert_eq!(statements(&h), ["jazz", "dislikes jazz"], "{h:#?}");
 }
 
 /// Issue 51: the asker's fact placed first for a request is one close to it in meaning
@@ -403,16 +417,18 @@ fn a_request_does_not_place_a_far_fact_first() {
     let dir = tempfile::tempdir().unwrap();
     let Some(m) = open(dir.path()) else { return };
     let s = "fran";
-    for (id, date, text) in [
-        ("a", "2025-03-03", "I have a dog named Rex, he is a beagle."),
-        (
-            "b",
-            "2025-04-01",
-            "The battery of my phone barely lasts until lunch since the last update.",
-        ),
-    ] {
-        m.ingest_session(s, said(id, date, text)).unwrap();
-    }
+    tell(
+        &m,
+        s,
+        &[
+            ("a", "2025-03-03", "I have a dog named Rex, he is a beagle."),
+            (
+                "b",
+                "2025-04-01",
+                "The battery of my phone barely lasts until lunch since the last update.",
+            ),
+        ],
+    );
     let r = m
         .recall(
             s,
@@ -435,21 +451,23 @@ fn the_newest_statement_answers_a_present_question_and_a_past_one_keeps_its_rank
     let dir = tempfile::tempdir().unwrap();
     let Some(m) = open(dir.path()) else { return };
     let s = "dave";
-    for (id, date, text) in [
-        (
-            "jan",
-            "2025-01-05",
-            "I live in Porto, in a small flat near the river.",
-        ),
-        ("feb", "2025-02-11", "My sister is visiting next week."),
-        (
-            "may",
-            "2025-05-20",
-            "These days I'm based in Lisbon, in a flat near the river.",
-        ),
-    ] {
-        m.ingest_session(s, said(id, date, text)).unwrap();
-    }
+    tell(
+        &m,
+        s,
+        &[
+            (
+                "jan",
+                "2025-01-05",
+                "I live in Porto, in a small flat near the river.",
+            ),
+            ("feb", "2025-02-11", "My sister is visiting next week."),
+            (
+                "may",
+                "2025-05-20",
+                "These days I'm based in Lisbon, in a flat near the river.",
+            ),
+        ],
+    );
     let first = |q: &str| {
         let r = m.recall(s, q, &RecallOptions::default()).unwrap();
         let hit = r.hits.first().expect("a hit").clone();
@@ -577,8 +595,7 @@ fn a_denied_value_reads_as_denied_in_listings_and_histories() {
         .history(s, &jazz.subject, &ScopeOptions::default())
         .unwrap()
         .unwrap();
-    let said: Vec<&str> = h.versions.iter().map(|v| v.statement.as_str()).collect();
-    assert_eq!(said, ["jazz", "dislikes jazz"], "{h:#?}");
+    assert_eq!(statements(&h), ["jazz", "dislikes jazz"], "{h:#?}");
 }
 
 /// Issue 51: a question about the asker, in the words of neither their statement nor

@@ -16,6 +16,7 @@ use super::error::EngineError;
 use super::relevance::{relevance, Cosines};
 use super::scope::View;
 use super::services::Retrieval;
+use super::versions::shows_fact;
 
 impl Retrieval<'_> {
     /// `top` (the hits, best first) with the asker's personal fact that the request
@@ -59,7 +60,7 @@ impl Retrieval<'_> {
         let index = self.knowledge().fact_index(space)?;
         let chain = index.chain_of(nearest, |f| view.shows(f));
         let fact = chain.last().copied().unwrap_or(nearest);
-        if top.first().is_some_and(|r| shows(r, fact)) {
+        if top.first().is_some_and(|r| shows_fact(r, fact)) {
             return Ok(top);
         }
         let replaced = fact.id != nearest.id;
@@ -97,14 +98,4 @@ fn depends(u: &Unit) -> bool {
             d.category,
             Some(C::Preference | C::Diet | C::Habit | C::Possession | C::Health | C::Role | C::Pet)
         )
-}
-
-/// Whether place `r` shows the message that states `fact`.
-fn shows(r: &Ranked, fact: &Unit) -> bool {
-    r.unit.provenance.session_id == fact.provenance.session_id
-        && fact
-            .provenance
-            .message_ids
-            .iter()
-            .all(|m| r.unit.provenance.message_ids.contains(m))
 }

@@ -31,15 +31,18 @@ fn stated_by<'i>(index: &'i FactIndex, u: &Unit, in_view: impl Fn(&Unit) -> bool
         .collect()
 }
 
-/// Whether a unit of `out` already shows fact `f` (its session and every message it cites).
+/// Whether a unit of `out` already shows fact `f`.
 fn shown(out: &[Ranked], f: &Unit) -> bool {
-    out.iter().any(|o| {
-        o.unit.provenance.session_id == f.provenance.session_id
-            && f.provenance
-                .message_ids
-                .iter()
-                .all(|m| o.unit.provenance.message_ids.contains(m))
-    })
+    out.iter().any(|o| shows_fact(o, f))
+}
+
+/// Whether `r`'s unit shows fact `f`: its session and every message `f` cites.
+pub(super) fn shows_fact(r: &Ranked, f: &Unit) -> bool {
+    r.unit.provenance.session_id == f.provenance.session_id
+        && f.provenance
+            .message_ids
+            .iter()
+            .all(|m| r.unit.provenance.message_ids.contains(m))
 }
 
 impl Retrieval<'_> {
